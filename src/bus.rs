@@ -1,0 +1,134 @@
+//! The event bus: every event of a run goes to every sink, and permission questions go to the
+//! one responder a front end installs (the TUI); without one, headless runs answer "denied".
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::protocol::Event;
+use crate::protocol::events::{Risk, SideEffect};
+
+/// Something that consumes events: the stream-json writer, the text printer, the TUI.
+pub trait Sink: Send + Sync {
+    fn emit(&self, run_id: &str, event: &Event);
+}
+
+/// What a permission prompt shows besides the tool name.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Preview {
+    Command(String),
+    /// A write: path, contents before (None when the file is new), contents after (None: delete).
+    Write {
+        path: String,
+        before: Option<String>,
+        after: Option<String>,
+    },
+    None,
+}
+
+#[derive(Debug, Clone)]
+pub struct PermissionQuestion {
+    pub id: String,
+    pub tool: String,
+    pub side_effect: SideEffect,
+    pub risk: Option<Risk>,
+    pub reason: String,
+    /// The rule `a` (allow always) adds, e.g. `write_file` or `run_command(cargo test)`.
+    pub rule: String,
+    pub previews: Vec<Preview>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    AllowOnce,
+    /// Allow now and add the question's rule for the rest of the session.
+    AllowAlways,
+    Deny,
+}
+
+#[derive(Debug)]
+pub struct PermissionAsk {
+    pub question: PermissionQuestion,
+    pub reply: oneshot::Sender<Answer>,
+}
+
+struct Inner {
+    run_id: String,
+    sinks: Vec<Arc<dyn Sink>>,
+    responder: Option<mpsc::UnboundedSender<PermissionAsk>>,
+}
+
+/// A run's handle on its listeners. Cheap to clone.
+#[derive(Clone)]
+pub struct Bus {
+    inner: Arc<Inner>,
+}
+
+impl Bus {
+    pub fn new(run_id: impl Into<String>, sinks: Vec<Arc<dyn Sink>>) -> Bus {
+        Bus {
+            inner: Arc::new(Inner {
+                run_id: run_id.into(),
+                sinks,
+                responder: None,
+            }),
+        }
+    }
+
+    pub fn with_responder(
+        run_id: impl Into<String>,
+        sinks: Vec<Arc<dyn Sink>>,
+        responder: mpsc::UnboundedSender<PermissionAsk>,
+    ) -> Bus {
+        Bus {
+            inner: Arc::new(Inner {
+                run_id: run_id.into(),
+                sinks,
+                responder: Some(responder),
+            }),
+        }
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.inner.run_id
+    }
+
+    pub fn emit(&self, event: Event) {
+        for sink in &self.inner.sinks {
+            sink.emit(&self.inner.run_id, &event);
+        }
+    }
+
+    /// Whether someone can answer a permission prompt.
+    pub fn has_responder(&self) -> bool {
+        self.inner.responder.is_some()
+    }
+
+    /// Ask the responder; `None` when there is none or it went away (both mean "denied").
+    pub async fn ask(&self, question: PermissionQuestion) -> Option<Answer> {
+        let responder = self.inner.responder.as_ref()?;
+        let (reply, answer) = oneshot::channel();
+        responder.send(PermissionAsk { question, reply }).ok()?;
+        answer.await.ok()
+    }
+}
+
+/// A sink that keeps every event; used by tests and by the benchmark.
+#[derive(Default)]
+pub struct Recorder {
+    events: std::sync::Mutex<Vec<Event>>,
+}
+
+impl Recorder {
+    pub fn events(&self) -> Vec<Event> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+}
+
+impl Sink for Recorder {
+    fn emit(&self, _run_id: &str, event: &Event) {
+        if let Ok(mut events) = self.events.lock() {
+            events.push(event.clone());
+        }
+    }
+}

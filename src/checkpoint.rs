@@ -1,0 +1,291 @@
+//! File checkpoints: before any write, the prior contents (or absence) of each file are stored
+//! under the data dir, so `splice restore <runId> [--to N]` can put them back.
+//!
+//! Layout: `<data>/checkpoints/<runId>/<sequence>/manifest.json` plus one blob per file that
+//! existed. Each entry also records a hash of what the write left, so a restore can tell a file
+//! that was changed again afterwards (skipped unless forced) from one that was not.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::protocol::events::{CheckpointInfo, RestoreInfo};
+use crate::tools::fs::FileChange;
+
+#[derive(Debug, Error)]
+pub enum CheckpointError {
+    #[error("checkpoint storage failed at {path}: {message}")]
+    Io { path: String, message: String },
+    #[error("no checkpoints for run `{0}`")]
+    UnknownRun(String),
+    #[error("corrupt checkpoint manifest {path}: {message}")]
+    Corrupt { path: String, message: String },
+}
+
+fn io_error(path: &Path, e: impl std::fmt::Display) -> CheckpointError {
+    CheckpointError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    path: String,
+    existed: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    blob: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    after_hash: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Manifest {
+    run_id: String,
+    root: String,
+    sequence: u32,
+    tool: String,
+    files: Vec<Entry>,
+}
+
+/// FNV-1a: enough to notice that a file changed since Splice wrote it.
+fn content_hash(bytes: Option<&[u8]>) -> String {
+    match bytes {
+        None => "absent".to_string(),
+        Some(bytes) => {
+            let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+            });
+            format!("{hash:016x}-{}", bytes.len())
+        }
+    }
+}
+
+pub fn checkpoints_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("checkpoints")
+}
+
+/// The checkpoints of one run.
+pub struct CheckpointStore {
+    dir: PathBuf,
+    run_id: String,
+    root: PathBuf,
+    next: AtomicU32,
+}
+
+impl CheckpointStore {
+    pub fn new(data_dir: &Path, run_id: &str, root: &Path) -> CheckpointStore {
+        CheckpointStore {
+            dir: checkpoints_dir(data_dir).join(run_id),
+            run_id: run_id.to_string(),
+            root: root.to_path_buf(),
+            next: AtomicU32::new(1),
+        }
+    }
+
+    /// Store the prior state of every file in `changes`; returns what the event reports.
+    pub fn save(
+        &self,
+        tool: &str,
+        changes: &[FileChange],
+    ) -> Result<CheckpointInfo, CheckpointError> {
+        let sequence = self.next.fetch_add(1, Ordering::SeqCst);
+        let dir = self.dir.join(sequence.to_string());
+        std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+        let mut files = Vec::new();
+        for (index, change) in changes.iter().enumerate() {
+            let blob = match &change.before {
+                Some(bytes) => {
+                    let name = format!("{index}.blob");
+                    let path = dir.join(&name);
+                    std::fs::write(&path, bytes).map_err(|e| io_error(&path, e))?;
+                    Some(name)
+                }
+                None => None,
+            };
+            files.push(Entry {
+                path: change.shown.clone(),
+                existed: change.before.is_some(),
+                blob,
+                after_hash: Some(content_hash(change.after.as_deref())),
+            });
+        }
+        let manifest = Manifest {
+            run_id: self.run_id.clone(),
+            root: self.root.display().to_string(),
+            sequence,
+            tool: tool.to_string(),
+            files,
+        };
+        let path = dir.join("manifest.json");
+        let text = serde_json::to_string_pretty(&manifest).map_err(|e| io_error(&path, e))?;
+        std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
+        Ok(CheckpointInfo {
+            sequence,
+            tool: tool.to_string(),
+            files: changes.iter().map(|c| c.shown.clone()).collect(),
+        })
+    }
+}
+
+fn load_manifests(run_dir: &Path) -> Result<Vec<(PathBuf, Manifest)>, CheckpointError> {
+    let mut manifests = Vec::new();
+    let entries = std::fs::read_dir(run_dir).map_err(|e| io_error(run_dir, e))?;
+    for entry in entries.flatten() {
+        let path = entry.path().join("manifest.json");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let manifest: Manifest =
+            serde_json::from_str(&text).map_err(|e| CheckpointError::Corrupt {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+        manifests.push((entry.path(), manifest));
+    }
+    manifests.sort_by_key(|(_, m)| std::cmp::Reverse(m.sequence));
+    Ok(manifests)
+}
+
+/// Roll the files of `run_id` back to their state before checkpoint `to` (1 = before the run),
+/// newest checkpoint first. A file changed since Splice wrote it is skipped unless `force`.
+pub fn restore(
+    data_dir: &Path,
+    run_id: &str,
+    to: u32,
+    force: bool,
+) -> Result<Vec<RestoreInfo>, CheckpointError> {
+    let run_dir = checkpoints_dir(data_dir).join(run_id);
+    if !run_dir.is_dir() {
+        return Err(CheckpointError::UnknownRun(run_id.to_string()));
+    }
+    let mut reports = Vec::new();
+    for (dir, manifest) in load_manifests(&run_dir)? {
+        if manifest.sequence < to {
+            continue;
+        }
+        let root = PathBuf::from(&manifest.root);
+        let mut report = RestoreInfo {
+            sequence: manifest.sequence,
+            files_restored: Vec::new(),
+            files_deleted: Vec::new(),
+            skipped: Vec::new(),
+        };
+        for entry in &manifest.files {
+            let target = root.join(&entry.path);
+            let current = std::fs::read(&target).ok();
+            let unchanged = entry
+                .after_hash
+                .as_ref()
+                .is_none_or(|h| *h == content_hash(current.as_deref()));
+            if !unchanged && !force {
+                report.skipped.push(entry.path.clone());
+                continue;
+            }
+            match (&entry.blob, entry.existed) {
+                (Some(blob), true) => {
+                    let bytes = std::fs::read(dir.join(blob)).map_err(|e| io_error(&dir, e))?;
+                    if let Some(parent) = target.parent() {
+                        std::fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
+                    }
+                    std::fs::write(&target, bytes).map_err(|e| io_error(&target, e))?;
+                    report.files_restored.push(entry.path.clone());
+                }
+                _ => {
+                    if current.is_some() {
+                        std::fs::remove_file(&target).map_err(|e| io_error(&target, e))?;
+                    }
+                    report.files_deleted.push(entry.path.clone());
+                }
+            }
+        }
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// Runs that have checkpoints, newest last by name.
+pub fn list_runs(data_dir: &Path) -> Vec<String> {
+    let mut runs: Vec<String> = std::fs::read_dir(checkpoints_dir(data_dir))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    runs.sort();
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(root: &Path, path: &str, after: Option<&str>) -> FileChange {
+        let full = root.join(path);
+        FileChange {
+            before: std::fs::read(&full).ok(),
+            after: after.map(|a| a.as_bytes().to_vec()),
+            shown: path.to_string(),
+            path: full,
+        }
+    }
+
+    #[test]
+    fn restores_content_deletes_new_files_and_skips_later_edits() {
+        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = work.path();
+        std::fs::write(root.join("a.txt"), "old").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("c.txt"), "c0").unwrap_or_else(|e| panic!("{e}"));
+        let store = CheckpointStore::new(data.path(), "run_t", root);
+        let first = vec![
+            change(root, "a.txt", Some("new")),
+            change(root, "b.txt", Some("b")),
+        ];
+        let info = store
+            .save("write_file", &first)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(info.sequence, 1);
+        crate::tools::fs::apply(&first).unwrap_or_else(|e| panic!("{e}"));
+        let second = vec![change(root, "c.txt", Some("c1"))];
+        assert_eq!(
+            store.save("edit_file", &second).map(|i| i.sequence).ok(),
+            Some(2)
+        );
+        crate::tools::fs::apply(&second).unwrap_or_else(|e| panic!("{e}"));
+        // Someone edits c.txt after Splice did.
+        std::fs::write(root.join("c.txt"), "human").unwrap_or_else(|e| panic!("{e}"));
+
+        let reports = restore(data.path(), "run_t", 1, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reports.len(), 2);
+        assert_eq!(reports[0].sequence, 2);
+        assert_eq!(reports[0].skipped, vec!["c.txt".to_string()]);
+        assert_eq!(reports[1].files_restored, vec!["a.txt".to_string()]);
+        assert_eq!(reports[1].files_deleted, vec!["b.txt".to_string()]);
+        assert_eq!(
+            std::fs::read_to_string(root.join("a.txt")).ok().as_deref(),
+            Some("old")
+        );
+        assert!(!root.join("b.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(root.join("c.txt")).ok().as_deref(),
+            Some("human")
+        );
+    }
+
+    #[test]
+    fn unknown_run_is_an_error() {
+        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            restore(data.path(), "run_x", 1, false),
+            Err(CheckpointError::UnknownRun(_))
+        ));
+    }
+}

@@ -1,0 +1,5 @@
+//! Headless front ends: the stream-json writer and the text printer.
+
+pub mod redact;
+pub mod stream_json;
+pub mod text;

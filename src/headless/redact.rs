@@ -1,0 +1,160 @@
+//! Redaction of secrets on the way out of the process.
+//!
+//! Values of environment variables whose names suggest a secret, and well-known token shapes,
+//! are replaced by `[REDACTED]` in every string of an output line; the line object then carries
+//! `"redacted": true`.
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+pub const REDACTED: &str = "[REDACTED]";
+const SECRET_NAME_PARTS: [&str; 5] = ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"];
+const MIN_SECRET_LEN: usize = 8;
+
+/// Token shapes that are secrets wherever they come from.
+const TOKEN_SHAPES: &str = concat!(
+    r"sk-ant-[A-Za-z0-9_\-]{20,}",
+    r"|sk-(?:proj-)?[A-Za-z0-9_\-]{20,}",
+    r"|gh[pousr]_[A-Za-z0-9]{36,}",
+    r"|github_pat_[A-Za-z0-9_]{40,}",
+    r"|AKIA[0-9A-Z]{16}",
+    r"|xox[abposr]-[A-Za-z0-9\-]{10,}",
+    r"|AIza[0-9A-Za-z_\-]{35}",
+    r"|glpat-[A-Za-z0-9_\-]{20,}",
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----",
+);
+
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    /// Secret values, longest first so that a secret containing another is replaced whole.
+    values: Vec<String>,
+    shapes: Option<Regex>,
+}
+
+impl Redactor {
+    /// Build from the process environment.
+    pub fn from_env() -> Redactor {
+        Redactor::from_vars(std::env::vars())
+    }
+
+    pub fn from_vars(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
+        let mut values: Vec<String> = vars
+            .into_iter()
+            .filter(|(name, value)| {
+                let upper = name.to_ascii_uppercase();
+                value.len() >= MIN_SECRET_LEN && SECRET_NAME_PARTS.iter().any(|p| upper.contains(p))
+            })
+            .map(|(_, value)| value)
+            .collect();
+        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        values.dedup();
+        Redactor {
+            values,
+            shapes: Regex::new(TOKEN_SHAPES).ok(),
+        }
+    }
+
+    /// Redact one string; `None` when nothing secret was in it.
+    pub fn redact_str(&self, text: &str) -> Option<String> {
+        let mut out: Option<String> = None;
+        for secret in &self.values {
+            let current = out.as_deref().unwrap_or(text);
+            if current.contains(secret.as_str()) {
+                out = Some(current.replace(secret.as_str(), REDACTED));
+            }
+        }
+        if let Some(shapes) = &self.shapes {
+            let current = out.as_deref().unwrap_or(text);
+            if shapes.is_match(current) {
+                out = Some(shapes.replace_all(current, REDACTED).into_owned());
+            }
+        }
+        out
+    }
+
+    /// Redact every string in a line object (keys included); marks the line `redacted: true`.
+    pub fn redact_line(&self, line: &mut Map<String, Value>) -> bool {
+        let mut changed = false;
+        for value in line.values_mut() {
+            changed |= self.redact_value(value);
+        }
+        if changed {
+            line.insert("redacted".into(), Value::Bool(true));
+        }
+        changed
+    }
+
+    fn redact_value(&self, value: &mut Value) -> bool {
+        match value {
+            Value::String(text) => match self.redact_str(text) {
+                Some(clean) => {
+                    *text = clean;
+                    true
+                }
+                None => false,
+            },
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |changed, item| self.redact_value(item) | changed),
+            Value::Object(object) => {
+                let mut changed = false;
+                let keys: Vec<String> = object.keys().cloned().collect();
+                for key in keys {
+                    if let Some(clean_key) = self.redact_str(&key) {
+                        if let Some(inner) = object.remove(&key) {
+                            object.insert(clean_key, inner);
+                        }
+                        changed = true;
+                    }
+                }
+                for inner in object.values_mut() {
+                    changed |= self.redact_value(inner);
+                }
+                changed
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn redactor() -> Redactor {
+        Redactor::from_vars(vec![
+            ("MY_API_KEY".to_string(), "supersecretvalue123".to_string()),
+            ("SHORT_TOKEN".to_string(), "abc".to_string()),
+            ("HOME".to_string(), "/root/longpath".to_string()),
+        ])
+    }
+
+    #[test]
+    fn replaces_env_secret_everywhere_and_flags_line() {
+        let mut line = json!({"type":"tool_result","output":"key=supersecretvalue123","args":{"a":["x supersecretvalue123"]}})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        assert!(redactor().redact_line(&mut line));
+        let text = serde_json::to_string(&line).unwrap_or_default();
+        assert!(!text.contains("supersecretvalue123"));
+        assert_eq!(line["redacted"], true);
+        assert_eq!(line["output"], "key=[REDACTED]");
+    }
+
+    #[test]
+    fn short_values_and_non_secret_names_are_kept() {
+        assert_eq!(redactor().redact_str("abc /root/longpath"), None);
+    }
+
+    #[test]
+    fn token_shapes_are_redacted_without_env() {
+        let r = Redactor::from_vars(Vec::new());
+        assert_eq!(
+            r.redact_str("token ghp_abcdefghijklmnopqrstuvwxyz0123456789 end")
+                .as_deref(),
+            Some("token [REDACTED] end")
+        );
+    }
+}

@@ -1,0 +1,46 @@
+//! The stream-json writer: one redacted JSON line per event, flushed at once.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use super::redact::Redactor;
+use crate::bus::Sink;
+use crate::protocol::Event;
+use crate::protocol::events::envelope;
+
+pub struct StreamJsonSink<W: Write + Send> {
+    out: Mutex<W>,
+    redactor: Redactor,
+}
+
+impl<W: Write + Send> StreamJsonSink<W> {
+    pub fn new(out: W, redactor: Redactor) -> Self {
+        StreamJsonSink {
+            out: Mutex::new(out),
+            redactor,
+        }
+    }
+
+    pub fn into_inner(self) -> Option<W> {
+        self.out.into_inner().ok()
+    }
+}
+
+/// Render one event as its output line (without the newline), redacted.
+pub fn render_line(run_id: &str, event: &Event, redactor: &Redactor) -> String {
+    let mut line = envelope(run_id, event);
+    redactor.redact_line(&mut line);
+    serde_json::to_string(&line).unwrap_or_default()
+}
+
+impl<W: Write + Send> Sink for StreamJsonSink<W> {
+    fn emit(&self, run_id: &str, event: &Event) {
+        let mut text = render_line(run_id, event, &self.redactor);
+        text.push('\n');
+        if let Ok(mut out) = self.out.lock() {
+            // A closed pipe must not crash the run: the consumer went away, the run still ends.
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! The text printer: the model's answer on stdout, progress and diagnostics on stderr.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use super::redact::Redactor;
+use crate::bus::Sink;
+use crate::protocol::Event;
+use crate::protocol::events::ToolStatus;
+use crate::protocol::marker::{ReasoningPiece, StageStatus, split_markers};
+
+pub struct TextSink<O: Write + Send, E: Write + Send> {
+    streams: Mutex<(O, E, bool)>,
+    redactor: Redactor,
+}
+
+impl<O: Write + Send, E: Write + Send> TextSink<O, E> {
+    pub fn new(out: O, err: E, redactor: Redactor) -> Self {
+        TextSink {
+            streams: Mutex::new((out, err, false)),
+            redactor,
+        }
+    }
+
+    fn clean(&self, text: &str) -> String {
+        self.redactor
+            .redact_str(text)
+            .unwrap_or_else(|| text.to_string())
+    }
+}
+
+/// The stderr line for a progress event, if it has one.
+fn progress_line(event: &Event) -> Option<String> {
+    match event {
+        Event::Reasoning { delta } => {
+            let mut out = String::new();
+            for piece in split_markers(delta) {
+                match piece {
+                    ReasoningPiece::Text(text) => out.push_str(&text),
+                    ReasoningPiece::Marker(m) => {
+                        let verb = match m.status {
+                            StageStatus::Start => "started",
+                            StageStatus::Done => "done",
+                            StageStatus::Failed => "failed",
+                            StageStatus::Skipped => "skipped",
+                        };
+                        let ms = m.ms.map(|ms| format!(" ({ms} ms)")).unwrap_or_default();
+                        out.push_str(&format!(
+                            "[{}/{}] {} {verb}{ms}\n",
+                            m.index, m.total, m.stage
+                        ));
+                    }
+                }
+            }
+            (!out.is_empty()).then_some(out)
+        }
+        Event::ToolCall { name, args, .. } => Some(format!("→ {name} {args}\n")),
+        Event::ToolResult { status, output, .. } if *status != ToolStatus::Ok => {
+            let first = output.lines().next().unwrap_or_default();
+            Some(format!("  {status:?}: {first}\n").to_lowercase())
+        }
+        Event::PermissionDecision {
+            name,
+            permission_granted: false,
+            decision_reason,
+            ..
+        } => Some(format!(
+            "  permission for {name} denied: {decision_reason}\n"
+        )),
+        Event::Permission { name, reason, .. } => {
+            Some(format!("  permission for {name} refused: {reason}\n"))
+        }
+        Event::Checkpoint { checkpoint } => Some(format!(
+            "  checkpoint {} ({})\n",
+            checkpoint.sequence,
+            checkpoint.files.join(", ")
+        )),
+        Event::Restore { checkpoint } => Some(format!(
+            "restored checkpoint {}: {} restored, {} deleted, {} skipped\n",
+            checkpoint.sequence,
+            checkpoint.files_restored.len(),
+            checkpoint.files_deleted.len(),
+            checkpoint.skipped.len()
+        )),
+        Event::Warning { code, message } => Some(format!("warning [{code}]: {message}\n")),
+        Event::Error { code, message, .. } => Some(format!("error [{code}]: {message}\n")),
+        _ => None,
+    }
+}
+
+impl<O: Write + Send, E: Write + Send> Sink for TextSink<O, E> {
+    fn emit(&self, _run_id: &str, event: &Event) {
+        let Ok(mut guard) = self.streams.lock() else {
+            return;
+        };
+        let (out, err, mid_line) = &mut *guard;
+        match event {
+            Event::Text { delta } => {
+                let _ = out.write_all(self.clean(delta).as_bytes());
+                let _ = out.flush();
+                *mid_line = !delta.ends_with('\n');
+            }
+            Event::RunEnd { .. } => {
+                if *mid_line {
+                    let _ = out.write_all(b"\n");
+                    let _ = out.flush();
+                    *mid_line = false;
+                }
+            }
+            other => {
+                if let Some(line) = progress_line(other) {
+                    let _ = err.write_all(self.clean(&line).as_bytes());
+                    let _ = err.flush();
+                }
+            }
+        }
+    }
+}

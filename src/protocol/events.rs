@@ -1,0 +1,387 @@
+//! Output events of stream-json schema 2.
+//!
+//! `Event` is the one enum every front end consumes. It serializes with `type` as the tag and
+//! camelCase field names exactly as `shared/spec/stream-json-protocol.md` spells them; optional
+//! fields are omitted rather than written as `null`. `schemaVersion` and `runId` are added by
+//! [`envelope`], because they belong to the line, not to the event.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub const SCHEMA_VERSION: u64 = 2;
+
+/// What a tool call may do to the world (`sideEffect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SideEffect {
+    Read,
+    Write,
+    Execute,
+    Network,
+    None,
+}
+
+impl SideEffect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SideEffect::Read => "read",
+            SideEffect::Write => "write",
+            SideEffect::Execute => "execute",
+            SideEffect::Network => "network",
+            SideEffect::None => "none",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Ok,
+    Error,
+    Denied,
+    Blocked,
+    Timeout,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    Low,
+    Medium,
+    High,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Success,
+    Failed,
+    Error,
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The status `run_end` carries for a process exit code (DECISIONS.md).
+    pub fn for_exit_code(code: i32) -> RunStatus {
+        match code {
+            0 => RunStatus::Success,
+            1 => RunStatus::Failed,
+            130 => RunStatus::Interrupted,
+            _ => RunStatus::Error,
+        }
+    }
+}
+
+/// A sandbox or policy block attached to a `permission` event (schema 2's `block`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Block {
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointInfo {
+    pub sequence: u32,
+    pub tool: String,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreInfo {
+    pub sequence: u32,
+    pub files_restored: Vec<String>,
+    pub files_deleted: Vec<String>,
+    pub skipped: Vec<String>,
+}
+
+/// Token counts and cost of one model request.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageEvent {
+    pub provider: String,
+    pub model: String,
+    pub stage: String,
+    pub iteration: u32,
+    pub usage_sequence: u32,
+    pub usage_reported: bool,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_status: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_estimated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_provenance: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pricing_source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pricing_as_of: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unpriced_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    #[serde(rename_all = "camelCase")]
+    RunStart {
+        session_id: String,
+        cwd: String,
+        provider: String,
+        model: String,
+        api_model: String,
+    },
+    Reasoning {
+        delta: String,
+    },
+    Text {
+        delta: String,
+    },
+    ToolCallStart {
+        id: String,
+        name: String,
+    },
+    ToolCallDelta {
+        id: String,
+        delta: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        id: String,
+        name: String,
+        args: Value,
+        side_effect: SideEffect,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        id: String,
+        status: ToolStatus,
+        output: String,
+        truncated: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        changed_files: Option<Vec<String>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        display: Option<Value>,
+    },
+    #[serde(rename_all = "camelCase")]
+    PermissionRequest {
+        id: String,
+        name: String,
+        action: String,
+        permission: String,
+        permission_mode: String,
+        side_effect: SideEffect,
+        reason: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        risk: Option<Risk>,
+    },
+    #[serde(rename_all = "camelCase")]
+    PermissionDecision {
+        id: String,
+        name: String,
+        action: String,
+        permission_granted: bool,
+        decision_reason: String,
+    },
+    /// Fallback for a policy action that is neither a request nor a decision: a rule or mode
+    /// that denies without asking, or a sandbox block.
+    #[serde(rename_all = "camelCase")]
+    Permission {
+        id: String,
+        name: String,
+        action: String,
+        permission_mode: String,
+        side_effect: SideEffect,
+        reason: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        risk: Option<Risk>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        block: Option<Block>,
+    },
+    Usage(UsageEvent),
+    Checkpoint {
+        checkpoint: CheckpointInfo,
+    },
+    Restore {
+        checkpoint: RestoreInfo,
+    },
+    Warning {
+        code: String,
+        message: String,
+    },
+    Error {
+        code: String,
+        message: String,
+        recoverable: bool,
+    },
+    Final {
+        text: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    RunEnd {
+        status: RunStatus,
+        exit_code: i32,
+    },
+}
+
+impl Event {
+    pub fn reasoning(delta: impl Into<String>) -> Event {
+        Event::Reasoning {
+            delta: delta.into(),
+        }
+    }
+
+    pub fn text(delta: impl Into<String>) -> Event {
+        Event::Text {
+            delta: delta.into(),
+        }
+    }
+
+    pub fn warning(code: impl Into<String>, message: impl Into<String>) -> Event {
+        Event::Warning {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn error(code: impl Into<String>, message: impl Into<String>) -> Event {
+        Event::Error {
+            code: code.into(),
+            message: message.into(),
+            recoverable: false,
+        }
+    }
+
+    pub fn run_end(exit_code: i32) -> Event {
+        Event::RunEnd {
+            status: RunStatus::for_exit_code(exit_code),
+            exit_code,
+        }
+    }
+}
+
+/// The JSON object of one output line: `schemaVersion`, `type`, `runId`, then the event's fields.
+pub fn envelope(run_id: &str, event: &Event) -> Map<String, Value> {
+    let mut line = Map::new();
+    line.insert("schemaVersion".into(), Value::from(SCHEMA_VERSION));
+    let fields = match serde_json::to_value(event) {
+        Ok(Value::Object(fields)) => fields,
+        // Every variant is a struct-like variant, so this arm is unreachable in practice; keep
+        // the line well formed anyway.
+        _ => Map::new(),
+    };
+    if let Some(kind) = fields.get("type") {
+        line.insert("type".into(), kind.clone());
+    }
+    line.insert("runId".into(), Value::from(run_id));
+    for (key, value) in fields {
+        if key != "type" {
+            line.insert(key, value);
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn line(event: &Event) -> Value {
+        Value::Object(envelope("run_1", event))
+    }
+
+    #[test]
+    fn run_start_has_spec_field_names_in_order() {
+        let event = Event::RunStart {
+            session_id: "session_a".into(),
+            cwd: "/repo".into(),
+            provider: "openai".into(),
+            model: "m".into(),
+            api_model: "api-m".into(),
+        };
+        let text = serde_json::to_string(&envelope("run_1", &event)).unwrap_or_default();
+        assert_eq!(
+            text,
+            r#"{"schemaVersion":2,"type":"run_start","runId":"run_1","sessionId":"session_a","cwd":"/repo","provider":"openai","model":"m","apiModel":"api-m"}"#
+        );
+    }
+
+    #[test]
+    fn optional_fields_are_omitted_not_null() {
+        let event = Event::ToolResult {
+            id: "c".into(),
+            status: ToolStatus::Ok,
+            output: "x".into(),
+            truncated: false,
+            changed_files: None,
+            display: None,
+        };
+        let value = line(&event);
+        assert_eq!(
+            value,
+            json!({"schemaVersion":2,"type":"tool_result","runId":"run_1","id":"c","status":"ok","output":"x","truncated":false})
+        );
+    }
+
+    #[test]
+    fn usage_is_flat_with_camel_case_fields() {
+        let event = Event::Usage(UsageEvent {
+            provider: "openai".into(),
+            model: "m".into(),
+            stage: "code_writer".into(),
+            iteration: 1,
+            usage_sequence: 1,
+            usage_reported: true,
+            prompt_tokens: 10,
+            completion_tokens: 5,
+            total_tokens: 15,
+            cost_status: Some("unpriced".into()),
+            unpriced_reason: Some("no price".into()),
+            ..UsageEvent::default()
+        });
+        let value = line(&event);
+        assert_eq!(value["usageSequence"], 1);
+        assert_eq!(value["costStatus"], "unpriced");
+        assert!(value.get("costUsd").is_none());
+        assert!(value.get("apiModel").is_none());
+    }
+
+    #[test]
+    fn run_end_status_follows_exit_code() {
+        assert_eq!(
+            line(&Event::run_end(130)),
+            json!({"schemaVersion":2,"type":"run_end","runId":"run_1","status":"interrupted","exitCode":130})
+        );
+        assert_eq!(line(&Event::run_end(3))["status"], "error");
+        assert_eq!(line(&Event::run_end(1))["status"], "failed");
+    }
+
+    #[test]
+    fn checkpoint_nests_its_object() {
+        let value = line(&Event::Checkpoint {
+            checkpoint: CheckpointInfo {
+                sequence: 1,
+                tool: "submit_code".into(),
+                files: vec!["README.md".into()],
+            },
+        });
+        assert_eq!(
+            value["checkpoint"],
+            json!({"sequence":1,"tool":"submit_code","files":["README.md"]})
+        );
+    }
+}

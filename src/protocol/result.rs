@@ -1,0 +1,100 @@
+//! The JSON documents carried in `final.text`: the pipeline result and the design-plan result.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultStatus {
+    Completed,
+    Failed,
+    Aborted,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageRecord {
+    pub name: String,
+    pub status: String,
+    pub iteration: u32,
+    pub ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsageTotals {
+    pub requests: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+    /// Sum of the priced requests; absent when any request was unpriced.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cost_usd: Option<f64>,
+    /// `priced`, `unpriced` (no request had a price) or `partial`.
+    pub cost_status: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineResult {
+    pub run_id: String,
+    pub status: ResultStatus,
+    pub tier: String,
+    pub iterations: u32,
+    pub stages: Vec<StageRecord>,
+    pub usage: UsageTotals,
+    pub abort_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanTask {
+    pub id: String,
+    pub title: String,
+    pub depends_on: Vec<String>,
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub run_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DesignPlanResult {
+    pub kind: String,
+    pub run_id: String,
+    pub completed: Vec<String>,
+    pub failed: Vec<String>,
+    pub skipped: Vec<String>,
+    pub tasks: Vec<PlanTask>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn light_result_has_documented_keys() {
+        let result = PipelineResult {
+            run_id: "run_x".into(),
+            status: ResultStatus::Completed,
+            tier: "light".into(),
+            iterations: 1,
+            stages: vec![],
+            usage: UsageTotals {
+                cost_status: "unpriced".into(),
+                ..UsageTotals::default()
+            },
+            abort_reason: None,
+        };
+        let value = serde_json::to_value(&result).unwrap_or_default();
+        for key in [
+            "run_id",
+            "status",
+            "tier",
+            "iterations",
+            "stages",
+            "usage",
+            "abort_reason",
+        ] {
+            assert!(value.get(key).is_some(), "missing {key}");
+        }
+        assert_eq!(value["status"], "completed");
+        assert_eq!(value["stages"], serde_json::json!([]));
+    }
+}

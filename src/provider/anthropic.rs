@@ -1,0 +1,281 @@
+//! Anthropic Messages wire format (`/v1/messages`, `stream: true`).
+
+use serde_json::{Value, json};
+
+use super::openai::preview;
+use super::sse::SseReader;
+use super::{
+    Message, ModelRequest, ModelResponse, ProviderConfig, ProviderError, StreamEvent, TokenUsage,
+    ToolCallRequest,
+};
+
+pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
+    let mut messages: Vec<Value> = Vec::new();
+    for message in request.messages {
+        match message {
+            Message::User { text, images } => {
+                let mut content: Vec<Value> = images
+                    .iter()
+                    .map(|image| {
+                        json!({"type": "image", "source": {
+                            "type": "base64", "media_type": image.media_type, "data": image.data
+                        }})
+                    })
+                    .collect();
+                content.push(json!({"type": "text", "text": text}));
+                messages.push(json!({"role": "user", "content": content}));
+            }
+            Message::Assistant { text, tool_calls } => {
+                let mut content = Vec::new();
+                if !text.is_empty() {
+                    content.push(json!({"type": "text", "text": text}));
+                }
+                for call in tool_calls {
+                    let input: Value =
+                        serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+                    content.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
+                }
+                messages.push(json!({"role": "assistant", "content": content}));
+            }
+            Message::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } => {
+                let block = json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error});
+                // Consecutive tool results travel together in one user turn.
+                match messages.last_mut() {
+                    Some(last) if is_tool_result_turn(last) => {
+                        if let Some(blocks) = last["content"].as_array_mut() {
+                            blocks.push(block);
+                        }
+                    }
+                    _ => messages.push(json!({"role": "user", "content": [block]})),
+                }
+            }
+        }
+    }
+    let mut body = json!({
+        "model": api_model,
+        "max_tokens": request.max_tokens,
+        "system": request.system,
+        "messages": messages,
+        "stream": true,
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}))
+            .collect();
+    }
+    body
+}
+
+fn is_tool_result_turn(message: &Value) -> bool {
+    message["role"] == "user"
+        && message["content"]
+            .as_array()
+            .is_some_and(|blocks| blocks.iter().all(|b| b["type"] == "tool_result"))
+}
+
+pub async fn read_stream(
+    response: reqwest::Response,
+    config: &ProviderConfig,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> Result<ModelResponse, ProviderError> {
+    let mut reader = SseReader::new(response, "anthropic", config.idle_timeout);
+    let mut result = ModelResponse::default();
+    let mut usage = TokenUsage::default();
+    let mut saw_usage = false;
+    // Content blocks by index: the tool call each tool_use block is building, if any.
+    let mut blocks: Vec<(u64, Option<ToolCallRequest>)> = Vec::new();
+    let mut stopped = false;
+    while let Some(event) = reader.next().await? {
+        let data = event.data.trim();
+        if data.is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(data)
+            .map_err(|e| reader.error(format!("malformed event ({e}): {}", preview(data))))?;
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(event.event.as_str());
+        match kind {
+            "message_start" => {
+                if let Some(u) = value.pointer("/message/usage") {
+                    saw_usage = true;
+                    merge_usage(&mut usage, u);
+                }
+            }
+            "content_block_start" => {
+                let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let block = &value["content_block"];
+                let call = if block["type"] == "tool_use" {
+                    let id = block["id"].as_str().unwrap_or_default().to_string();
+                    let name = block["name"].as_str().unwrap_or_default().to_string();
+                    on_event(StreamEvent::ToolCallStart {
+                        id: id.clone(),
+                        name: name.clone(),
+                    });
+                    Some(ToolCallRequest {
+                        id,
+                        name,
+                        arguments: String::new(),
+                    })
+                } else {
+                    None
+                };
+                blocks.push((index, call));
+            }
+            "content_block_delta" => {
+                let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let delta = &value["delta"];
+                match delta["type"].as_str().unwrap_or_default() {
+                    "text_delta" => {
+                        let text = delta["text"].as_str().unwrap_or_default();
+                        result.text.push_str(text);
+                        on_event(StreamEvent::Text(text.to_string()));
+                    }
+                    "thinking_delta" => {
+                        let text = delta["thinking"].as_str().unwrap_or_default();
+                        on_event(StreamEvent::Reasoning(text.to_string()));
+                    }
+                    "input_json_delta" => {
+                        let part = delta["partial_json"].as_str().unwrap_or_default();
+                        let call = blocks
+                            .iter_mut()
+                            .find(|(i, _)| *i == index)
+                            .and_then(|(_, call)| call.as_mut())
+                            .ok_or_else(|| {
+                                reader.error("input_json_delta for a block that is not a tool_use")
+                            })?;
+                        call.arguments.push_str(part);
+                        if !part.is_empty() {
+                            on_event(StreamEvent::ToolCallDelta {
+                                id: call.id.clone(),
+                                delta: part.to_string(),
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = value.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    result.stop_reason = Some(reason.to_string());
+                }
+                if let Some(u) = value.get("usage") {
+                    saw_usage = true;
+                    merge_usage(&mut usage, u);
+                }
+            }
+            "message_stop" => {
+                stopped = true;
+                break;
+            }
+            "error" => {
+                let message = value
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown error");
+                return Err(reader.error(message.to_string()));
+            }
+            _ => {}
+        }
+    }
+    if !stopped {
+        return Err(reader.error("connection closed before the response was complete"));
+    }
+    if saw_usage {
+        result.usage = Some(usage);
+    }
+    result.tool_calls = blocks
+        .into_iter()
+        .filter_map(|(_, call)| call)
+        .map(|mut call| {
+            // A tool_use with no input streams no delta at all: its input is `{}`.
+            if call.arguments.trim().is_empty() {
+                call.arguments = "{}".to_string();
+            }
+            call
+        })
+        .collect();
+    Ok(result)
+}
+
+/// Anthropic reports input split into uncached, cache-read and cache-write parts; Splice's
+/// `promptTokens` is their sum so it means the same for every provider.
+fn merge_usage(usage: &mut TokenUsage, reported: &Value) {
+    let number = |key: &str| reported.get(key).and_then(Value::as_u64);
+    if let Some(input) = number("input_tokens") {
+        let read = number("cache_read_input_tokens").unwrap_or(0);
+        let write = number("cache_creation_input_tokens").unwrap_or(0);
+        usage.prompt_tokens = input + read + write;
+        if reported.get("cache_read_input_tokens").is_some() {
+            usage.cached_input_tokens = Some(read);
+        }
+        if reported.get("cache_creation_input_tokens").is_some() {
+            usage.cache_write_tokens = Some(write);
+        }
+    }
+    if let Some(output) = number("output_tokens") {
+        usage.completion_tokens = output;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_results_share_one_user_turn() {
+        let messages = vec![
+            Message::User {
+                text: "go".into(),
+                images: vec![],
+            },
+            Message::Assistant {
+                text: "ok".into(),
+                tool_calls: vec![
+                    ToolCallRequest {
+                        id: "a".into(),
+                        name: "read_file".into(),
+                        arguments: "{\"path\":\"x\"}".into(),
+                    },
+                    ToolCallRequest {
+                        id: "b".into(),
+                        name: "read_file".into(),
+                        arguments: "{\"path\":\"y\"}".into(),
+                    },
+                ],
+            },
+            Message::ToolResult {
+                call_id: "a".into(),
+                content: "1".into(),
+                is_error: false,
+            },
+            Message::ToolResult {
+                call_id: "b".into(),
+                content: "2".into(),
+                is_error: true,
+            },
+        ];
+        let body = request_body(
+            "claude",
+            &ModelRequest {
+                system: "sys",
+                messages: &messages,
+                tools: &[],
+                max_tokens: 10,
+            },
+        );
+        let turns = body["messages"].as_array().cloned().unwrap_or_default();
+        assert_eq!(turns.len(), 3);
+        assert_eq!(turns[1]["content"][1]["input"], json!({"path": "x"}));
+        assert_eq!(turns[2]["content"].as_array().map(Vec::len), Some(2));
+        assert_eq!(turns[2]["content"][1]["is_error"], true);
+        assert_eq!(body["system"], "sys");
+    }
+}

@@ -1,0 +1,484 @@
+//! Model providers over real HTTP with streaming: OpenAI Chat Completions (and every server that
+//! speaks it) and Anthropic Messages. Wire formats live in their own modules; this one holds the
+//! provider-neutral conversation types, errors, and the retry policy.
+
+pub mod anthropic;
+pub mod openai;
+pub mod pricing;
+mod sse;
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::Value;
+use thiserror::Error;
+
+use crate::protocol::input::Image;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    OpenAi,
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn parse(name: &str) -> Option<ProviderKind> {
+        match name {
+            "openai" => Some(ProviderKind::OpenAi),
+            "anthropic" => Some(ProviderKind::Anthropic),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+
+    pub fn default_model(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "gpt-4.1",
+            ProviderKind::Anthropic => "claude-sonnet-4-5",
+        }
+    }
+
+    fn key_var(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "OPENAI_API_KEY",
+            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+
+    fn base_var(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "OPENAI_BASE_URL",
+            ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
+        }
+    }
+
+    fn default_base(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "https://api.openai.com",
+            ProviderKind::Anthropic => "https://api.anthropic.com",
+        }
+    }
+}
+
+/// Short names a user may type for `--model`, and the API model each one sends.
+const MODEL_ALIASES: [(&str, &str); 6] = [
+    ("sonnet", "claude-sonnet-4-5"),
+    ("opus", "claude-opus-4-1"),
+    ("haiku", "claude-haiku-4-5"),
+    ("gpt", "gpt-4.1"),
+    ("mini", "gpt-4.1-mini"),
+    ("o", "o4-mini"),
+];
+
+pub fn api_model_for(model: &str) -> String {
+    MODEL_ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == model)
+        .map(|(_, api)| (*api).to_string())
+        .unwrap_or_else(|| model.to_string())
+}
+
+/// Everything needed to talk to one provider, resolved before the run starts.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    /// Base URL without a trailing `/v1`.
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    pub api_model: String,
+    pub max_retries: u32,
+    pub retry_base: Duration,
+    pub request_timeout: Duration,
+    pub idle_timeout: Duration,
+}
+
+impl ProviderConfig {
+    /// Resolve a provider from its name, the chosen model and the environment.
+    pub fn from_env(kind: ProviderKind, model: Option<&str>) -> ProviderConfig {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let model = model
+            .map(str::to_string)
+            .unwrap_or_else(|| kind.default_model().to_string());
+        let base = env(kind.base_var()).unwrap_or_else(|| kind.default_base().to_string());
+        let millis = |name: &str, default: u64| {
+            Duration::from_millis(env(name).and_then(|v| v.parse().ok()).unwrap_or(default))
+        };
+        ProviderConfig {
+            kind,
+            base_url: normalize_base_url(&base),
+            api_key: env(kind.key_var()),
+            api_model: api_model_for(&model),
+            model,
+            max_retries: env("SPLICE_MAX_RETRIES")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(4),
+            retry_base: millis("SPLICE_RETRY_BASE_MS", 500),
+            request_timeout: millis("SPLICE_REQUEST_TIMEOUT_MS", 120_000),
+            idle_timeout: millis("SPLICE_STREAM_IDLE_TIMEOUT_MS", 120_000),
+        }
+    }
+
+    /// Whether the base URL is the vendor's own service (which always needs a key).
+    fn is_vendor_host(&self) -> bool {
+        self.base_url == self.kind.default_base()
+    }
+
+    fn endpoint(&self, path: &str) -> String {
+        format!("{}/v1/{path}", self.base_url)
+    }
+}
+
+/// Accept both `http://host:port` and `http://host:port/v1`.
+pub fn normalize_base_url(base: &str) -> String {
+    let trimmed = base.trim().trim_end_matches('/');
+    trimmed
+        .strip_suffix("/v1")
+        .unwrap_or(trimmed)
+        .trim_end_matches('/')
+        .to_string()
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallRequest {
+    pub id: String,
+    pub name: String,
+    /// Raw JSON arguments as the model produced them.
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    User {
+        text: String,
+        images: Vec<Image>,
+    },
+    Assistant {
+        text: String,
+        tool_calls: Vec<ToolCallRequest>,
+    },
+    ToolResult {
+        call_id: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+pub struct ModelRequest<'a> {
+    pub system: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
+    pub max_tokens: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_input_tokens: Option<u64>,
+    pub cache_write_tokens: Option<u64>,
+    pub reasoning_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelResponse {
+    pub text: String,
+    pub tool_calls: Vec<ToolCallRequest>,
+    pub usage: Option<TokenUsage>,
+    pub stop_reason: Option<String>,
+}
+
+/// What a provider reports while a request is under way.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    Text(String),
+    Reasoning(String),
+    ToolCallStart {
+        id: String,
+        name: String,
+    },
+    ToolCallDelta {
+        id: String,
+        delta: String,
+    },
+    /// A retryable failure; the request is sent again after `delay`.
+    Retry {
+        attempt: u32,
+        delay: Duration,
+        reason: String,
+    },
+}
+
+#[derive(Debug, Error)]
+pub enum ProviderError {
+    #[error("no API key: set {var}")]
+    MissingKey { var: &'static str },
+    #[error("authentication refused by {provider} (HTTP {status}): {message}")]
+    Auth {
+        provider: &'static str,
+        status: u16,
+        message: String,
+    },
+    #[error("{provider} returned HTTP {status}: {message}")]
+    Http {
+        provider: &'static str,
+        status: u16,
+        message: String,
+    },
+    #[error("could not reach {provider}: {message}")]
+    Network {
+        provider: &'static str,
+        message: String,
+    },
+    #[error("{provider} stream failed: {message}")]
+    Stream {
+        provider: &'static str,
+        message: String,
+    },
+    #[error("{provider} did not answer within {seconds} s")]
+    Timeout {
+        provider: &'static str,
+        seconds: u64,
+    },
+}
+
+impl ProviderError {
+    /// The `error.code` this failure is reported with.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ProviderError::MissingKey { .. } | ProviderError::Auth { .. } => "auth_error",
+            _ => "provider_error",
+        }
+    }
+}
+
+/// A ready-to-use provider client.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub config: ProviderConfig,
+    http: reqwest::Client,
+}
+
+impl Provider {
+    pub fn new(config: ProviderConfig) -> Result<Provider, ProviderError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(15))
+            .build()
+            .map_err(|e| ProviderError::Network {
+                provider: config.kind.name(),
+                message: e.to_string(),
+            })?;
+        Ok(Provider { config, http })
+    }
+
+    /// Fail early, before any request, when a required key is missing.
+    pub fn check_credentials(&self) -> Result<(), ProviderError> {
+        if self.config.api_key.is_none() && self.config.is_vendor_host() {
+            return Err(ProviderError::MissingKey {
+                var: self.config.kind.key_var(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Send one streamed request, retrying 429/5xx and connection failures with backoff.
+    pub async fn complete(
+        &self,
+        request: &ModelRequest<'_>,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelResponse, ProviderError> {
+        self.check_credentials()?;
+        let provider = self.config.kind.name();
+        let (url, body) = match self.config.kind {
+            ProviderKind::OpenAi => (
+                self.config.endpoint("chat/completions"),
+                openai::request_body(&self.config.api_model, request),
+            ),
+            ProviderKind::Anthropic => (
+                self.config.endpoint("messages"),
+                anthropic::request_body(&self.config.api_model, request),
+            ),
+        };
+        let mut attempt = 0;
+        loop {
+            let outcome = self.send(&url, &body).await;
+            let retry_reason = match outcome {
+                Ok(response) => {
+                    let status = response.status();
+                    if status.is_success() {
+                        return match self.config.kind {
+                            ProviderKind::OpenAi => {
+                                openai::read_stream(response, &self.config, on_event).await
+                            }
+                            ProviderKind::Anthropic => {
+                                anthropic::read_stream(response, &self.config, on_event).await
+                            }
+                        };
+                    }
+                    let retry_after = retry_after(&response);
+                    let message = error_message(response).await;
+                    if !is_retryable(status) || attempt >= self.config.max_retries {
+                        return Err(status_error(provider, status, message));
+                    }
+                    (format!("HTTP {}: {message}", status.as_u16()), retry_after)
+                }
+                Err(error) => {
+                    if attempt >= self.config.max_retries {
+                        return Err(error);
+                    }
+                    (error.to_string(), None)
+                }
+            };
+            attempt += 1;
+            let (reason, retry_after) = retry_reason;
+            let delay = retry_after.unwrap_or_else(|| backoff(self.config.retry_base, attempt));
+            on_event(StreamEvent::Retry {
+                attempt,
+                delay,
+                reason,
+            });
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    async fn send(&self, url: &str, body: &Value) -> Result<reqwest::Response, ProviderError> {
+        let provider = self.config.kind.name();
+        let mut builder = self
+            .http
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .body(body.to_string());
+        builder = match self.config.kind {
+            ProviderKind::OpenAi => match &self.config.api_key {
+                Some(key) => builder.bearer_auth(key),
+                None => builder,
+            },
+            ProviderKind::Anthropic => {
+                let builder = builder.header("anthropic-version", "2023-06-01");
+                match &self.config.api_key {
+                    Some(key) => builder.header("x-api-key", key),
+                    None => builder,
+                }
+            }
+        };
+        let timeout = self.config.request_timeout;
+        match tokio::time::timeout(timeout, builder.send()).await {
+            Err(_) => Err(ProviderError::Timeout {
+                provider,
+                seconds: timeout.as_secs(),
+            }),
+            Ok(Err(e)) => Err(ProviderError::Network {
+                provider,
+                message: without_url(&e),
+            }),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+}
+
+fn without_url(error: &reqwest::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
+fn is_retryable(status: StatusCode) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
+}
+
+fn status_error(provider: &'static str, status: StatusCode, message: String) -> ProviderError {
+    if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+        ProviderError::Auth {
+            provider,
+            status: status.as_u16(),
+            message,
+        }
+    } else {
+        ProviderError::Http {
+            provider,
+            status: status.as_u16(),
+            message,
+        }
+    }
+}
+
+/// `Retry-After` in seconds (fractions allowed), capped so a hostile value cannot stall a run.
+fn retry_after(response: &reqwest::Response) -> Option<Duration> {
+    let value = response.headers().get("retry-after")?.to_str().ok()?;
+    let seconds: f64 = value.trim().parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(120.0)))
+}
+
+fn backoff(base: Duration, attempt: u32) -> Duration {
+    let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+    (base.saturating_mul(factor)).min(Duration::from_secs(30))
+}
+
+/// The provider's own error message from a JSON error body, else the body's first 500 bytes.
+async fn error_message(response: reqwest::Response) -> String {
+    let text = response.text().await.unwrap_or_default();
+    if let Ok(value) = serde_json::from_str::<Value>(&text) {
+        let message = value
+            .pointer("/error/message")
+            .or_else(|| value.get("message"))
+            .or_else(|| value.get("error"))
+            .and_then(Value::as_str);
+        if let Some(message) = message {
+            return message.to_string();
+        }
+    }
+    let mut text = text.trim().to_string();
+    if text.len() > 500 {
+        let mut end = 500;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_url_accepts_with_and_without_v1() {
+        assert_eq!(normalize_base_url("http://h:1/v1"), "http://h:1");
+        assert_eq!(normalize_base_url("http://h:1/v1/"), "http://h:1");
+        assert_eq!(normalize_base_url("http://h:1"), "http://h:1");
+    }
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let base = Duration::from_millis(100);
+        assert_eq!(backoff(base, 1), Duration::from_millis(100));
+        assert_eq!(backoff(base, 3), Duration::from_millis(400));
+        assert_eq!(backoff(base, 30), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn aliases_map_to_api_models() {
+        assert_eq!(api_model_for("sonnet"), "claude-sonnet-4-5");
+        assert_eq!(api_model_for("my-local-model"), "my-local-model");
+    }
+}

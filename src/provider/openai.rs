@@ -1,0 +1,276 @@
+//! OpenAI Chat Completions wire format (`/v1/chat/completions`, `stream: true`).
+
+use serde_json::{Value, json};
+
+use super::sse::SseReader;
+use super::{
+    Message, ModelRequest, ModelResponse, ProviderConfig, ProviderError, StreamEvent, TokenUsage,
+    ToolCallRequest,
+};
+
+pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
+    let mut messages = vec![json!({"role": "system", "content": request.system})];
+    for message in request.messages {
+        messages.push(match message {
+            Message::User { text, images } if images.is_empty() => {
+                json!({"role": "user", "content": text})
+            }
+            Message::User { text, images } => {
+                let mut parts = vec![json!({"type": "text", "text": text})];
+                parts.extend(images.iter().map(|image| {
+                    json!({"type": "image_url", "image_url": {
+                        "url": format!("data:{};base64,{}", image.media_type, image.data)
+                    }})
+                }));
+                json!({"role": "user", "content": parts})
+            }
+            Message::Assistant { text, tool_calls } => {
+                let mut value = json!({"role": "assistant", "content": text});
+                if !tool_calls.is_empty() {
+                    value["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|call| {
+                            json!({"id": call.id, "type": "function", "function": {
+                                "name": call.name, "arguments": call.arguments
+                            }})
+                        })
+                        .collect();
+                }
+                value
+            }
+            Message::ToolResult {
+                call_id, content, ..
+            } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
+        });
+    }
+    let mut body = json!({
+        "model": api_model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({"type": "function", "function": {
+                    "name": tool.name, "description": tool.description, "parameters": tool.parameters
+                }})
+            })
+            .collect();
+    }
+    body
+}
+
+/// A tool call being assembled from indexed chunks.
+struct PartialCall {
+    index: u64,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+pub async fn read_stream(
+    response: reqwest::Response,
+    config: &ProviderConfig,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> Result<ModelResponse, ProviderError> {
+    let mut reader = SseReader::new(response, "openai", config.idle_timeout);
+    let mut result = ModelResponse::default();
+    let mut calls: Vec<PartialCall> = Vec::new();
+    let mut done = false;
+    while let Some(event) = reader.next().await? {
+        let data = event.data.trim();
+        if data.is_empty() {
+            continue;
+        }
+        if data == "[DONE]" {
+            done = true;
+            break;
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| reader.error(format!("malformed chunk ({e}): {}", preview(data))))?;
+        if let Some(error) = chunk.get("error") {
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown error");
+            return Err(reader.error(message.to_string()));
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            result.usage = Some(parse_usage(usage));
+        }
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            continue;
+        };
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            result.stop_reason = Some(reason.to_string());
+        }
+        let Some(delta) = choice.get("delta") else {
+            continue;
+        };
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(text) = delta
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                on_event(StreamEvent::Reasoning(text.to_string()));
+            }
+        }
+        if let Some(text) = delta
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
+            result.text.push_str(text);
+            on_event(StreamEvent::Text(text.to_string()));
+        }
+        if let Some(tool_calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for fragment in tool_calls {
+                absorb_tool_fragment(&mut calls, fragment, on_event, &reader)?;
+            }
+        }
+    }
+    // A stream that ends without `[DONE]` or a finish reason was cut off mid-answer.
+    if !done && result.stop_reason.is_none() {
+        return Err(reader.error("connection closed before the response was complete"));
+    }
+    result.tool_calls = calls
+        .into_iter()
+        .map(|call| ToolCallRequest {
+            id: call.id,
+            name: call.name,
+            arguments: call.arguments,
+        })
+        .collect();
+    Ok(result)
+}
+
+fn absorb_tool_fragment(
+    calls: &mut Vec<PartialCall>,
+    fragment: &Value,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    reader: &SseReader,
+) -> Result<(), ProviderError> {
+    let index = fragment
+        .get("index")
+        .and_then(Value::as_u64)
+        .unwrap_or(calls.len() as u64);
+    let position = match calls.iter().position(|c| c.index == index) {
+        Some(position) => position,
+        None => {
+            let id = fragment
+                .get("id")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("call_{index}"));
+            let name = fragment
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| reader.error("tool call without a function name"))?
+                .to_string();
+            on_event(StreamEvent::ToolCallStart {
+                id: id.clone(),
+                name: name.clone(),
+            });
+            calls.push(PartialCall {
+                index,
+                id,
+                name,
+                arguments: String::new(),
+            });
+            calls.len() - 1
+        }
+    };
+    if let Some(args) = fragment
+        .pointer("/function/arguments")
+        .and_then(Value::as_str)
+        .filter(|a| !a.is_empty())
+    {
+        let call = &mut calls[position];
+        call.arguments.push_str(args);
+        on_event(StreamEvent::ToolCallDelta {
+            id: call.id.clone(),
+            delta: args.to_string(),
+        });
+    }
+    Ok(())
+}
+
+fn parse_usage(usage: &Value) -> TokenUsage {
+    let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64);
+    TokenUsage {
+        prompt_tokens: number("/prompt_tokens").unwrap_or(0),
+        completion_tokens: number("/completion_tokens").unwrap_or(0),
+        cached_input_tokens: number("/prompt_tokens_details/cached_tokens"),
+        cache_write_tokens: None,
+        reasoning_tokens: number("/completion_tokens_details/reasoning_tokens"),
+    }
+}
+
+pub(super) fn preview(data: &str) -> String {
+    data.chars().take(120).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::ToolSpec;
+
+    #[test]
+    fn body_carries_tools_images_and_tool_results() {
+        let messages = vec![
+            Message::User {
+                text: "look".into(),
+                images: vec![crate::protocol::input::Image {
+                    media_type: "image/png".into(),
+                    data: "AAAA".into(),
+                }],
+            },
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCallRequest {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: "{\"path\":\"a\"}".into(),
+                }],
+            },
+            Message::ToolResult {
+                call_id: "c1".into(),
+                content: "hello".into(),
+                is_error: false,
+            },
+        ];
+        let tools = vec![ToolSpec {
+            name: "read_file".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let body = request_body(
+            "m",
+            &ModelRequest {
+                system: "sys",
+                messages: &messages,
+                tools: &tools,
+                max_tokens: 100,
+            },
+        );
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "sys"})
+        );
+        assert_eq!(
+            body["messages"][1]["content"][1]["image_url"]["url"],
+            "data:image/png;base64,AAAA"
+        );
+        assert_eq!(
+            body["messages"][2]["tool_calls"][0]["function"]["name"],
+            "read_file"
+        );
+        assert_eq!(body["messages"][3]["tool_call_id"], "c1");
+        assert_eq!(body["tools"][0]["function"]["name"], "read_file");
+        assert_eq!(body["stream_options"]["include_usage"], true);
+    }
+}

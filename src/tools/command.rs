@@ -1,0 +1,195 @@
+//! `run_command`: a shell command in the working root, in its own process group so a timeout or
+//! an interrupt ends everything it started.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+
+use super::{MAX_OUTPUT_BYTES, ToolError, cap_output};
+
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Bytes kept in memory per stream; the output handed on is capped further.
+const MAX_CAPTURE_BYTES: usize = 4 * 1024 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandOutcome {
+    /// `None` when the command timed out or was killed by a signal.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// Standard output then standard error, capped.
+    pub output: String,
+    pub truncated: bool,
+}
+
+impl CommandOutcome {
+    /// The text the model and the events see.
+    pub fn render(&self, timeout: Duration) -> String {
+        let status = match (self.timed_out, self.exit_code) {
+            (true, _) => format!("timed out after {} ms", timeout.as_millis()),
+            (false, Some(code)) => format!("exit code {code}"),
+            (false, None) => "killed by a signal".to_string(),
+        };
+        if self.output.is_empty() {
+            status
+        } else {
+            format!("{status}\n{}", self.output)
+        }
+    }
+}
+
+pub fn timeout_for(requested: Option<u64>) -> Duration {
+    Duration::from_millis(
+        requested
+            .unwrap_or(DEFAULT_TIMEOUT_MS)
+            .clamp(1, MAX_TIMEOUT_MS),
+    )
+}
+
+pub async fn run(
+    root: &Path,
+    command: &str,
+    timeout: Duration,
+) -> Result<CommandOutcome, ToolError> {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| ToolError::Failed(format!("cannot start sh: {e}")))?;
+    let group = child.id();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    // Dropping this guard (interrupt, cancelled run) kills the whole process group.
+    let _guard = GroupGuard(group);
+    let collect = async {
+        let (out, err) = tokio::join!(capture(stdout), capture(stderr));
+        let status = child.wait().await;
+        (out, err, status)
+    };
+    match tokio::time::timeout(timeout, collect).await {
+        Ok((out, err, status)) => {
+            let status = status.map_err(|e| ToolError::Failed(format!("wait failed: {e}")))?;
+            let (output, truncated) = combine(&out, &err);
+            Ok(CommandOutcome {
+                exit_code: status.code(),
+                timed_out: false,
+                output,
+                truncated,
+            })
+        }
+        Err(_) => Ok(CommandOutcome {
+            exit_code: None,
+            timed_out: true,
+            output: String::new(),
+            truncated: false,
+        }),
+    }
+}
+
+fn combine(out: &[u8], err: &[u8]) -> (String, bool) {
+    let mut text = String::from_utf8_lossy(out).into_owned();
+    if !err.is_empty() {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&String::from_utf8_lossy(err));
+    }
+    cap_output(text.trim_end(), MAX_OUTPUT_BYTES)
+}
+
+async fn capture(stream: Option<impl AsyncRead + Unpin>) -> Vec<u8> {
+    let Some(mut stream) = stream else {
+        return Vec::new();
+    };
+    let mut kept = Vec::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        match stream.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                // Keep reading past the cap so the child never blocks on a full pipe.
+                let room = MAX_CAPTURE_BYTES.saturating_sub(kept.len());
+                kept.extend_from_slice(&buffer[..n.min(room)]);
+            }
+        }
+    }
+    kept
+}
+
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            kill_group(pid);
+        }
+    }
+}
+
+/// Send SIGKILL to a process group; harmless when it already exited.
+#[allow(unsafe_code)]
+fn kill_group(pid: u32) {
+    let Ok(pid) = i32::try_from(pid) else {
+        return;
+    };
+    // SAFETY: kill(2) takes plain integers and has no memory effects; a stale group id only
+    // yields ESRCH.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn captures_exit_code_and_both_streams() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let outcome = run(
+            dir.path(),
+            "echo out; echo err >&2; exit 3",
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(outcome.exit_code, Some(3));
+        assert_eq!(outcome.output, "out\nerr");
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_group() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let marker = dir.path().join("late");
+        let command = format!("(sleep 1; touch {}) & sleep 5", marker.display());
+        let outcome = run(dir.path(), &command, Duration::from_millis(200))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(outcome.timed_out);
+        tokio::time::sleep(Duration::from_millis(1300)).await;
+        assert!(!marker.exists(), "a background child outlived the timeout");
+    }
+
+    #[tokio::test]
+    async fn large_output_is_capped() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let outcome = run(
+            dir.path(),
+            "yes line | head -c 200000",
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(outcome.truncated);
+        assert!(outcome.output.len() < MAX_OUTPUT_BYTES + 100);
+    }
+}

@@ -1,0 +1,361 @@
+//! Executing a model's tool call: `tool_call`, the permission policy (and a prompt when it asks),
+//! a checkpoint before any write, the tool itself, and `tool_result`, in that order.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::fs::{FileChange, apply, plan_edit, plan_write, read_file};
+use super::search::{list_files, search_files};
+use super::{ToolError, ToolName, command, parse_args};
+use crate::bus::{Answer, Bus, PermissionQuestion, Preview};
+use crate::checkpoint::CheckpointStore;
+use crate::permissions::policy::Subject;
+use crate::permissions::risk::command_risk;
+use crate::permissions::{Effect, Policy, Rule, Verdict};
+use crate::protocol::events::{Block, Risk, ToolStatus};
+use crate::protocol::{Event, SideEffect};
+use crate::provider::ToolCallRequest;
+
+/// What goes back to the model for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolReply {
+    pub content: String,
+    pub is_error: bool,
+}
+
+/// The outcome of asking the policy about one call.
+enum Permit {
+    Granted,
+    Refused(ToolStatus, String),
+}
+
+#[derive(Clone)]
+pub struct ToolRunner {
+    pub root: PathBuf,
+    pub policy: Policy,
+    pub checkpoints: Arc<CheckpointStore>,
+    pub bus: Bus,
+}
+
+impl ToolRunner {
+    pub async fn execute(&self, call: &ToolCallRequest, allowed: &[ToolName]) -> ToolReply {
+        let args: Value = match serde_json::from_str(&call.arguments) {
+            Ok(args) => args,
+            Err(e) => {
+                let tool = ToolName::parse(&call.name);
+                self.emit_call(call, Value::String(call.arguments.clone()), tool);
+                return self.finish(
+                    &call.id,
+                    ToolStatus::Error,
+                    format!("arguments are not valid JSON: {e}"),
+                    false,
+                    None,
+                    None,
+                );
+            }
+        };
+        let tool = ToolName::parse(&call.name).filter(|t| allowed.contains(t));
+        self.emit_call(call, args.clone(), tool);
+        let Some(tool) = tool else {
+            return self.finish(
+                &call.id,
+                ToolStatus::Error,
+                ToolError::Unknown(call.name.clone()).to_string(),
+                false,
+                None,
+                None,
+            );
+        };
+        match self.dispatch(&call.id, tool, &args).await {
+            Ok(reply) => reply,
+            Err(ToolError::OutsideRoot(path)) => self.block_outside_root(call, tool, &path),
+            Err(error) => self.finish(
+                &call.id,
+                ToolStatus::Error,
+                error.to_string(),
+                false,
+                None,
+                None,
+            ),
+        }
+    }
+
+    fn emit_call(&self, call: &ToolCallRequest, args: Value, tool: Option<ToolName>) {
+        self.bus.emit(Event::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            args,
+            side_effect: tool.map_or(SideEffect::None, ToolName::side_effect),
+        });
+    }
+
+    async fn dispatch(
+        &self,
+        id: &str,
+        tool: ToolName,
+        args: &Value,
+    ) -> Result<ToolReply, ToolError> {
+        let root = &self.root;
+        match tool {
+            ToolName::ReadFile | ToolName::ListFiles | ToolName::SearchFiles => {
+                let target = args
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .unwrap_or(".")
+                    .to_string();
+                if let Permit::Refused(status, reason) = self
+                    .permit(
+                        id,
+                        tool.as_str(),
+                        SideEffect::Read,
+                        &[target],
+                        Risk::Low,
+                        vec![],
+                    )
+                    .await
+                {
+                    return Ok(self.finish(id, status, reason, false, None, None));
+                }
+                let (output, truncated) = match tool {
+                    ToolName::ReadFile => read_file(root, &parse_args(args)?)?,
+                    ToolName::ListFiles => list_files(root, &parse_args(args)?)?,
+                    _ => search_files(root, &parse_args(args)?)?,
+                };
+                Ok(self.finish(id, ToolStatus::Ok, output, truncated, None, None))
+            }
+            ToolName::WriteFile | ToolName::EditFile => {
+                let changes = if tool == ToolName::WriteFile {
+                    plan_write(root, &parse_args(args)?)?
+                } else {
+                    plan_edit(root, &parse_args(args)?)?
+                };
+                match self.write_changes(id, tool.as_str(), &changes).await {
+                    Ok(changed) => {
+                        let summary = format!("wrote {}", changed.join(", "));
+                        Ok(self.finish(id, ToolStatus::Ok, summary, false, Some(changed), None))
+                    }
+                    Err((status, reason)) => Ok(self.finish(id, status, reason, false, None, None)),
+                }
+            }
+            ToolName::RunCommand => {
+                let args: super::CommandArgs = parse_args(args)?;
+                let risk = command_risk(&args.command);
+                let preview = vec![Preview::Command(args.command.clone())];
+                let targets = [args.command.clone()];
+                if let Permit::Refused(status, reason) = self
+                    .permit(
+                        id,
+                        tool.as_str(),
+                        SideEffect::Execute,
+                        &targets,
+                        risk,
+                        preview,
+                    )
+                    .await
+                {
+                    return Ok(self.finish(id, status, reason, false, None, None));
+                }
+                let timeout = command::timeout_for(args.timeout_ms);
+                let outcome = command::run(root, &args.command, timeout).await?;
+                let status = match (outcome.timed_out, outcome.exit_code) {
+                    (true, _) => ToolStatus::Timeout,
+                    (false, Some(0)) => ToolStatus::Ok,
+                    _ => ToolStatus::Error,
+                };
+                let display = json!({"exitCode": outcome.exit_code});
+                Ok(self.finish(
+                    id,
+                    status,
+                    outcome.render(timeout),
+                    outcome.truncated,
+                    None,
+                    Some(display),
+                ))
+            }
+        }
+    }
+
+    /// Pass planned changes through the policy, checkpoint them, and apply them. Used by the
+    /// write tools and by the pipeline's `submit_code` / `submit_tests`.
+    pub async fn write_changes(
+        &self,
+        id: &str,
+        tool: &str,
+        changes: &[FileChange],
+    ) -> Result<Vec<String>, (ToolStatus, String)> {
+        let targets: Vec<String> = changes.iter().map(|c| c.shown.clone()).collect();
+        let risk = if changes.iter().any(|c| c.after.is_none()) {
+            Risk::Medium
+        } else {
+            Risk::Low
+        };
+        let previews = changes
+            .iter()
+            .map(|c| Preview::Write {
+                path: c.shown.clone(),
+                before: c
+                    .before
+                    .as_ref()
+                    .map(|b| String::from_utf8_lossy(b).into_owned()),
+                after: c
+                    .after
+                    .as_ref()
+                    .map(|a| String::from_utf8_lossy(a).into_owned()),
+            })
+            .collect();
+        if let Permit::Refused(status, reason) = self
+            .permit(id, tool, SideEffect::Write, &targets, risk, previews)
+            .await
+        {
+            return Err((status, reason));
+        }
+        let info = self
+            .checkpoints
+            .save(tool, changes)
+            .map_err(|e| (ToolStatus::Error, e.to_string()))?;
+        self.bus.emit(Event::Checkpoint { checkpoint: info });
+        apply(changes).map_err(|e| (ToolStatus::Error, e.to_string()))?;
+        Ok(targets)
+    }
+
+    async fn permit(
+        &self,
+        id: &str,
+        tool: &str,
+        side_effect: SideEffect,
+        targets: &[String],
+        risk: Risk,
+        previews: Vec<Preview>,
+    ) -> Permit {
+        let verdict = self.policy.judge(&Subject {
+            tool,
+            side_effect,
+            targets,
+            risk,
+        });
+        let mode = self.policy.mode.as_str().to_string();
+        let shown_risk = (side_effect != SideEffect::Read).then_some(risk);
+        match verdict {
+            Verdict::Allow { .. } => Permit::Granted,
+            Verdict::Deny { reason } => {
+                self.bus.emit(Event::Permission {
+                    id: id.to_string(),
+                    name: tool.to_string(),
+                    action: "deny".into(),
+                    permission_mode: mode,
+                    side_effect,
+                    reason: reason.clone(),
+                    risk: shown_risk,
+                    block: None,
+                });
+                Permit::Refused(ToolStatus::Denied, format!("denied: {reason}"))
+            }
+            Verdict::Prompt { reason } => {
+                self.bus.emit(Event::PermissionRequest {
+                    id: id.to_string(),
+                    name: tool.to_string(),
+                    action: "prompt".into(),
+                    permission: "prompt".into(),
+                    permission_mode: mode,
+                    side_effect,
+                    reason: reason.clone(),
+                    risk: shown_risk,
+                });
+                let rule = match (tool, targets.first()) {
+                    ("run_command", Some(command)) => format!("run_command({command})"),
+                    _ => tool.to_string(),
+                };
+                let question = PermissionQuestion {
+                    id: id.to_string(),
+                    tool: tool.to_string(),
+                    side_effect,
+                    risk: shown_risk,
+                    reason,
+                    rule: rule.clone(),
+                    previews,
+                };
+                let answer = if self.bus.has_responder() {
+                    self.bus.ask(question).await
+                } else {
+                    None
+                };
+                let (granted, decision_reason) = match answer {
+                    Some(Answer::AllowOnce) => (true, "approved in TUI".to_string()),
+                    Some(Answer::AllowAlways) => {
+                        if let Ok(rule) = Rule::parse(Effect::Allow, &rule) {
+                            self.policy.add_rule(rule);
+                        }
+                        (true, "approved in TUI".to_string())
+                    }
+                    Some(Answer::Deny) => (false, "denied in TUI".to_string()),
+                    None => (
+                        false,
+                        "headless run has no interactive responder".to_string(),
+                    ),
+                };
+                self.bus.emit(Event::PermissionDecision {
+                    id: id.to_string(),
+                    name: tool.to_string(),
+                    action: if granted { "allow" } else { "deny" }.into(),
+                    permission_granted: granted,
+                    decision_reason: decision_reason.clone(),
+                });
+                if granted {
+                    Permit::Granted
+                } else {
+                    Permit::Refused(ToolStatus::Denied, format!("denied: {decision_reason}"))
+                }
+            }
+        }
+    }
+
+    fn block_outside_root(&self, call: &ToolCallRequest, tool: ToolName, path: &str) -> ToolReply {
+        let reason = format!("`{path}` is outside the working root");
+        self.bus.emit(Event::Permission {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            action: "block".into(),
+            permission_mode: self.policy.mode.as_str().into(),
+            side_effect: tool.side_effect(),
+            reason: reason.clone(),
+            risk: (tool.side_effect() == SideEffect::Write).then_some(Risk::High),
+            block: Some(Block {
+                kind: "outside_root".into(),
+                path: Some(path.to_string()),
+            }),
+        });
+        self.finish(
+            &call.id,
+            ToolStatus::Blocked,
+            format!("blocked: {reason}"),
+            false,
+            None,
+            None,
+        )
+    }
+
+    fn finish(
+        &self,
+        id: &str,
+        status: ToolStatus,
+        output: String,
+        truncated: bool,
+        changed_files: Option<Vec<String>>,
+        display: Option<Value>,
+    ) -> ToolReply {
+        self.bus.emit(Event::ToolResult {
+            id: id.to_string(),
+            status,
+            output: output.clone(),
+            truncated,
+            changed_files,
+            display,
+        });
+        ToolReply {
+            content: output,
+            is_error: status != ToolStatus::Ok,
+        }
+    }
+}
