@@ -1,9 +1,15 @@
 //! Splice: a terminal coding agent. The library holds the core; `main.rs` is the binary edge.
 
+pub mod agent;
 pub mod bus;
 pub mod checkpoint;
+pub mod cli;
+pub mod config;
 pub mod headless;
+pub mod ids;
 pub mod permissions;
 pub mod protocol;
 pub mod provider;
+pub mod run;
 pub mod tools;
+pub mod usage;

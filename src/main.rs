@@ -1,1 +1,222 @@
-fn main() {}
+//! The binary edge: parse arguments, pick the front end (TUI or headless) and exit with the
+//! run's exit code.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Parser;
+use tokio::io::AsyncReadExt;
+
+use splice::bus::{Bus, Sink};
+use splice::cli::{
+    Cli, Command, ExecArgs, InputFormat, OutputFormat, RestoreArgs, RunArgs,
+    args_request_stream_json,
+};
+use splice::headless::redact::Redactor;
+use splice::headless::stream_json::StreamJsonSink;
+use splice::headless::text::TextSink;
+use splice::ids::{new_run_id, new_session_id};
+use splice::protocol::Event;
+use splice::protocol::input::{Prompt, parse_input};
+use splice::run::{self, EXIT_FAILED, EXIT_USAGE, RunFailure};
+
+fn main() -> ExitCode {
+    let code = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+    {
+        Ok(runtime) => runtime.block_on(real_main()),
+        Err(error) => {
+            eprintln!("splice: {error:#}");
+            EXIT_FAILED
+        }
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+async fn real_main() -> i32 {
+    let raw: Vec<String> = std::env::args().collect();
+    let cli = match Cli::try_parse_from(&raw) {
+        Ok(cli) => cli,
+        Err(error) => return parse_failure(&raw, error),
+    };
+    let stdout_is_tty = std::io::stdout().is_terminal();
+    match cli.command {
+        Some(Command::Exec(exec)) => headless(&cli.run, &exec).await,
+        Some(Command::Restore(args)) => restore(&args, stdout_is_tty),
+        None => {
+            // Not a terminal: behave exactly as `splice exec --output-format stream-json`.
+            let exec = ExecArgs {
+                input_format: InputFormat::Text,
+                output_format: OutputFormat::StreamJson,
+                prompt: cli.prompt.clone(),
+            };
+            headless(&cli.run, &exec).await
+        }
+    }
+}
+
+/// Bad flags: clap's message on stderr, and for a stream-json consumer a well-formed stream.
+fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
+        let _ = error.print();
+        return 0;
+    }
+    let _ = error.print();
+    let wants_json = args_request_stream_json(raw)
+        || (!std::io::stdout().is_terminal()
+            && !raw.iter().skip(1).any(|a| a == "exec" || a == "restore"));
+    if wants_json {
+        let bus = Bus::new(new_run_id(), vec![output_sink(OutputFormat::StreamJson)]);
+        let empty = RunArgs {
+            provider: None,
+            model: None,
+            permission_mode: None,
+            allow: vec![],
+            deny: vec![],
+            tier: None,
+            max_turns: None,
+            cwd: None,
+            max_cost_usd: None,
+            max_tokens: None,
+        };
+        bus.emit(empty.fallback_start(&new_session_id()));
+        let rendered = error.to_string();
+        let first = rendered.lines().next().unwrap_or("invalid arguments");
+        let message = first.strip_prefix("error: ").unwrap_or(first);
+        bus.emit(Event::error(
+            "usage_error",
+            format!("{message} (see splice --help)"),
+        ));
+        bus.emit(Event::run_end(EXIT_USAGE));
+    }
+    EXIT_USAGE
+}
+
+fn output_sink(format: OutputFormat) -> Arc<dyn Sink> {
+    let redactor = Redactor::from_env();
+    match format {
+        OutputFormat::StreamJson => Arc::new(StreamJsonSink::new(std::io::stdout(), redactor)),
+        OutputFormat::Text => Arc::new(TextSink::new(
+            std::io::stdout(),
+            std::io::stderr(),
+            redactor,
+        )),
+    }
+}
+
+async fn headless(run_args: &RunArgs, exec: &ExecArgs) -> i32 {
+    let bus = Bus::new(new_run_id(), vec![output_sink(exec.output_format)]);
+    let settings = match run_args.resolve(None) {
+        Ok(settings) => settings,
+        Err(failure) => {
+            bus.emit(run_args.fallback_start(&new_session_id()));
+            bus.emit(Event::error(failure.code, failure.message));
+            bus.emit(Event::run_end(failure.exit_code));
+            return failure.exit_code;
+        }
+    };
+    let prompt = read_prompt(exec);
+    run::execute(&settings, &bus, prompt, shutdown_signal()).await
+}
+
+async fn read_prompt(exec: &ExecArgs) -> Result<Prompt, RunFailure> {
+    let from_args = exec.prompt.join(" ");
+    match exec.input_format {
+        InputFormat::StreamJson => {
+            if !from_args.trim().is_empty() {
+                return Err(RunFailure::usage(
+                    "a prompt argument cannot be combined with --input-format stream-json",
+                ));
+            }
+            let input = read_stdin().await?;
+            parse_input(&input).map_err(|e| RunFailure::protocol(e.to_string()))
+        }
+        InputFormat::Text => {
+            let text = if from_args.trim().is_empty() {
+                if std::io::stdin().is_terminal() {
+                    String::new()
+                } else {
+                    read_stdin().await?
+                }
+            } else {
+                from_args
+            };
+            if text.trim().is_empty() {
+                return Err(RunFailure::usage(
+                    "no prompt: pass it as an argument or on standard input",
+                ));
+            }
+            Ok(Prompt::from_text(text.trim()))
+        }
+    }
+}
+
+async fn read_stdin() -> Result<String, RunFailure> {
+    let mut bytes = Vec::new();
+    tokio::io::stdin()
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(|e| RunFailure::usage(format!("cannot read standard input: {e}")))?;
+    String::from_utf8(bytes).map_err(|_| RunFailure::protocol("standard input is not UTF-8"))
+}
+
+/// Completes on SIGINT, SIGTERM or SIGHUP.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = hup.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
+    let format = args.output_format.unwrap_or(if stdout_is_tty {
+        OutputFormat::Text
+    } else {
+        OutputFormat::StreamJson
+    });
+    // Restore lines carry the id of the run being restored.
+    let bus = Bus::new(args.run_id.clone(), vec![output_sink(format)]);
+    let data_dir = splice::config::data_dir();
+    match splice::checkpoint::restore(&data_dir, &args.run_id, args.to, args.force) {
+        Ok(reports) => {
+            let skipped = reports.iter().any(|r| !r.skipped.is_empty());
+            for report in reports {
+                bus.emit(Event::Restore { checkpoint: report });
+            }
+            if skipped {
+                bus.emit(Event::warning(
+                    "restore_skipped",
+                    "some files changed after Splice wrote them and were left alone; use --force to restore them too",
+                ));
+                EXIT_FAILED
+            } else {
+                0
+            }
+        }
+        Err(error) => {
+            let code = match error {
+                splice::checkpoint::CheckpointError::UnknownRun(_) => EXIT_USAGE,
+                _ => EXIT_FAILED,
+            };
+            bus.emit(Event::error("restore_failed", error.to_string()));
+            code
+        }
+    }
+}

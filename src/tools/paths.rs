@@ -27,10 +27,10 @@ pub fn resolve(root: &Path, raw: &str) -> Result<PathBuf, ToolError> {
             None => break,
         }
     }
-    if let Ok(real) = existing.canonicalize() {
-        if !real.starts_with(&canonical_root) {
-            return Err(outside());
-        }
+    if let Ok(real) = existing.canonicalize()
+        && !real.starts_with(&canonical_root)
+    {
+        return Err(outside());
     }
     Ok(normal)
 }

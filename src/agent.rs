@@ -1,0 +1,167 @@
+//! One model ⇄ tools conversation: ask the model, run the tools it calls, hand back the results,
+//! until it answers without calling a tool, submits its typed output, or runs out of turns.
+
+use serde_json::Value;
+use thiserror::Error;
+
+use crate::bus::Bus;
+use crate::protocol::Event;
+use crate::provider::{Message, ModelRequest, Provider, ProviderError, StreamEvent, ToolSpec};
+use crate::tools::ToolName;
+use crate::tools::runner::ToolRunner;
+use crate::usage::UsageMeter;
+
+/// Output tokens a single response may use.
+pub const MAX_OUTPUT_TOKENS: u32 = 8192;
+
+#[derive(Debug, Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error("the model did not finish within {0} turns (raise --max-turns)")]
+    TurnLimit(u32),
+    #[error("{0}")]
+    Budget(String),
+}
+
+/// Where the model's streamed prose goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextRoute {
+    /// `text` events: the answer of a light run.
+    Answer,
+    /// `reasoning` events: a pipeline stage's working notes.
+    Reasoning,
+}
+
+/// What one conversation may do.
+pub struct TurnSpec<'a> {
+    pub system: &'a str,
+    pub tools: &'a [ToolName],
+    /// A typed-output tool (`submit_code`, …): its arguments stream as `tool_call_start` and
+    /// `tool_call_delta`, it is not executed, and calling it ends the conversation.
+    pub submit: Option<&'a ToolSpec>,
+    pub stage: &'a str,
+    pub iteration: u32,
+    pub max_turns: u32,
+    pub text_route: TextRoute,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnOutcome {
+    /// The model's prose of its last response.
+    pub text: String,
+    /// The id and raw arguments of the submit call, when the model submitted.
+    pub submitted: Option<(String, String)>,
+}
+
+pub struct Agent<'a> {
+    pub provider: &'a Provider,
+    pub runner: &'a ToolRunner,
+    pub meter: &'a UsageMeter,
+    pub bus: &'a Bus,
+}
+
+impl Agent<'_> {
+    pub async fn converse(
+        &self,
+        messages: &mut Vec<Message>,
+        spec: &TurnSpec<'_>,
+    ) -> Result<TurnOutcome, AgentError> {
+        let mut specs = crate::tools::specs(spec.tools);
+        if let Some(submit) = spec.submit {
+            specs.push(submit.clone());
+        }
+        for _turn in 0..spec.max_turns {
+            let response = {
+                let request = ModelRequest {
+                    system: spec.system,
+                    messages,
+                    tools: &specs,
+                    max_tokens: MAX_OUTPUT_TOKENS,
+                };
+                let submit_name = spec.submit.map(|s| s.name.as_str());
+                let mut streaming_submit: Option<String> = None;
+                let bus = self.bus;
+                let route = spec.text_route;
+                let mut on_event = |event: StreamEvent| match event {
+                    StreamEvent::Text(delta) => bus.emit(match route {
+                        TextRoute::Answer => Event::text(delta),
+                        TextRoute::Reasoning => Event::reasoning(delta),
+                    }),
+                    StreamEvent::Reasoning(delta) => bus.emit(Event::reasoning(delta)),
+                    StreamEvent::ToolCallStart { id, name } => {
+                        if Some(name.as_str()) == submit_name {
+                            streaming_submit = Some(id.clone());
+                            bus.emit(Event::ToolCallStart { id, name });
+                        }
+                    }
+                    StreamEvent::ToolCallDelta { id, delta } => {
+                        if streaming_submit.as_deref() == Some(id.as_str()) {
+                            bus.emit(Event::ToolCallDelta { id, delta });
+                        }
+                    }
+                    StreamEvent::Retry {
+                        attempt,
+                        delay,
+                        reason,
+                    } => bus.emit(Event::warning(
+                        "provider_retry",
+                        format!("retry {attempt} in {} ms after {reason}", delay.as_millis()),
+                    )),
+                };
+                self.provider.complete(&request, &mut on_event).await
+            };
+            let response = response?;
+            self.meter.record(
+                self.bus,
+                spec.stage,
+                spec.iteration,
+                response.usage.as_ref(),
+            );
+            messages.push(Message::Assistant {
+                text: response.text.clone(),
+                tool_calls: response.tool_calls.clone(),
+            });
+            if let Some(reason) = self.meter.over_budget() {
+                return Err(AgentError::Budget(reason));
+            }
+            if response.tool_calls.is_empty() {
+                return Ok(TurnOutcome {
+                    text: response.text,
+                    submitted: None,
+                });
+            }
+            let mut submitted = None;
+            for call in &response.tool_calls {
+                if spec.submit.is_some_and(|s| s.name == call.name) {
+                    submitted = Some((call.id.clone(), call.arguments.clone()));
+                    // The submit call needs an answer in the transcript for a later turn.
+                    messages.push(Message::ToolResult {
+                        call_id: call.id.clone(),
+                        content: "submitted".into(),
+                        is_error: false,
+                    });
+                    continue;
+                }
+                let reply = self.runner.execute(call, spec.tools).await;
+                messages.push(Message::ToolResult {
+                    call_id: call.id.clone(),
+                    content: reply.content,
+                    is_error: reply.is_error,
+                });
+            }
+            if let Some(submitted) = submitted {
+                return Ok(TurnOutcome {
+                    text: response.text,
+                    submitted: Some(submitted),
+                });
+            }
+        }
+        Err(AgentError::TurnLimit(spec.max_turns))
+    }
+}
+
+/// Parse a submit call's arguments, for stages that validate them further.
+pub fn submitted_json(raw: &str) -> Result<Value, String> {
+    serde_json::from_str(raw).map_err(|e| format!("submitted arguments are not valid JSON: {e}"))
+}

@@ -1,0 +1,261 @@
+//! Command-line arguments and their resolution into run settings.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::{self, ConfigFile};
+use crate::ids::new_session_id;
+use crate::permissions::{Effect, PermissionMode, Policy, Rule};
+use crate::protocol::Event;
+use crate::provider::pricing::PriceTable;
+use crate::provider::{ProviderConfig, ProviderKind, api_model_for};
+use crate::run::{RunFailure, RunSettings, Tier};
+use crate::usage::Budget;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "splice",
+    version,
+    about = "A terminal coding agent: ask for a change, watch a typed pipeline make it.",
+    long_about = "A terminal coding agent. `splice` opens the terminal UI; `splice \"PROMPT\"` opens it \
+with the prompt submitted. When standard output is not a terminal, the same invocation runs \
+headless and writes stream-json (schema 2) to stdout, exactly as \
+`splice exec --output-format stream-json` would.",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// The request to submit.
+    pub prompt: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run headless: prompt from the arguments or stdin, output as text or stream-json.
+    Exec(ExecArgs),
+    /// Put back the files a run changed, from its checkpoints.
+    Restore(RestoreArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    Text,
+    StreamJson,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    StreamJson,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Model provider: openai (also any OpenAI-compatible server via OPENAI_BASE_URL) or anthropic.
+    #[arg(long, env = "SPLICE_PROVIDER", global = true)]
+    pub provider: Option<String>,
+    /// Model name (aliases: sonnet, opus, haiku, gpt, mini, o).
+    #[arg(long, env = "SPLICE_MODEL", global = true)]
+    pub model: Option<String>,
+    /// ask (default), accept-edits, auto or read-only.
+    #[arg(long, global = true)]
+    pub permission_mode: Option<String>,
+    /// Allow a tool or a command pattern without asking, e.g. `run_command(cargo test*)`. Repeatable.
+    #[arg(long, global = true)]
+    pub allow: Vec<String>,
+    /// Refuse a tool or a command pattern, e.g. `run_command(git push*)`. Repeatable.
+    #[arg(long, global = true)]
+    pub deny: Vec<String>,
+    /// Request tier: auto (default), light, standard or full.
+    #[arg(long, global = true)]
+    pub tier: Option<String>,
+    /// Most model requests in one conversation.
+    #[arg(long, global = true)]
+    pub max_turns: Option<u32>,
+    /// Working root (default: the current directory).
+    #[arg(long, global = true)]
+    pub cwd: Option<PathBuf>,
+    /// Abort the run once its priced cost passes this many US dollars.
+    #[arg(long, global = true)]
+    pub max_cost_usd: Option<f64>,
+    /// Abort the run once it has used this many tokens.
+    #[arg(long, global = true)]
+    pub max_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExecArgs {
+    /// How the prompt arrives: text (arguments or stdin) or stream-json (JSON Lines on stdin).
+    #[arg(long, value_enum, default_value = "text")]
+    pub input_format: InputFormat,
+    /// text: the answer on stdout, progress on stderr; stream-json: JSON Lines on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+    /// The request; read from stdin when absent.
+    pub prompt: Vec<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RestoreArgs {
+    /// The run whose changes to undo.
+    pub run_id: String,
+    /// Restore to the state before checkpoint N (default 1: before the run).
+    #[arg(long, default_value_t = 1)]
+    pub to: u32,
+    /// Also restore files that changed after Splice wrote them.
+    #[arg(long)]
+    pub force: bool,
+    /// Default: stream-json when stdout is not a terminal, else text.
+    #[arg(long, value_enum)]
+    pub output_format: Option<OutputFormat>,
+}
+
+pub const DEFAULT_MAX_TURNS: u32 = 40;
+
+impl RunArgs {
+    fn provider_name(&self, config: &ConfigFile) -> String {
+        self.provider
+            .clone()
+            .or_else(|| config.provider.clone())
+            .unwrap_or_else(|| default_provider().name().to_string())
+    }
+
+    /// A `run_start` for a run whose settings could not be resolved, so that even a usage
+    /// error's stream starts with `run_start`.
+    pub fn fallback_start(&self, session_id: &str) -> Event {
+        let config = ConfigFile::load(config::config_path().as_deref()).unwrap_or_default();
+        let provider = self.provider_name(&config);
+        let model = self
+            .model
+            .clone()
+            .or(config.model.clone())
+            .unwrap_or_else(|| {
+                ProviderKind::parse(&provider)
+                    .map(|k| k.default_model().to_string())
+                    .unwrap_or_default()
+            });
+        let cwd = self
+            .cwd
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        Event::RunStart {
+            session_id: session_id.to_string(),
+            cwd: cwd.display().to_string(),
+            provider,
+            api_model: api_model_for(&model),
+            model,
+        }
+    }
+
+    /// Flags over config file over environment over defaults; every bad value is a usage error.
+    pub fn resolve(&self, session_id: Option<String>) -> Result<RunSettings, RunFailure> {
+        let config = ConfigFile::load(config::config_path().as_deref())
+            .map_err(|e| RunFailure::usage(e.to_string()))?;
+        let provider_name = self.provider_name(&config);
+        let kind = ProviderKind::parse(&provider_name).ok_or_else(|| {
+            RunFailure::usage(format!(
+                "unknown provider `{provider_name}` (expected openai or anthropic)"
+            ))
+        })?;
+        let model = self.model.clone().or(config.model.clone());
+        let provider = ProviderConfig::from_env(kind, model.as_deref());
+        let mode_name = self
+            .permission_mode
+            .clone()
+            .or(config.permission_mode.clone())
+            .unwrap_or_else(|| "ask".into());
+        let mode = PermissionMode::parse(&mode_name).ok_or_else(|| {
+            RunFailure::usage(format!(
+                "unknown permission mode `{mode_name}` (expected {})",
+                PermissionMode::NAMES.join(", ")
+            ))
+        })?;
+        let mut rules = Vec::new();
+        for (effect, texts) in [
+            (Effect::Deny, config.deny.iter().chain(&self.deny)),
+            (Effect::Allow, config.allow.iter().chain(&self.allow)),
+        ] {
+            for text in texts {
+                rules
+                    .push(Rule::parse(effect, text).map_err(|e| RunFailure::usage(e.to_string()))?);
+            }
+        }
+        let tier_name = self
+            .tier
+            .clone()
+            .or(config.tier.clone())
+            .unwrap_or_else(|| "auto".into());
+        let tier = Tier::parse(&tier_name).ok_or_else(|| {
+            RunFailure::usage(format!(
+                "unknown tier `{tier_name}` (expected {})",
+                Tier::NAMES.join(", ")
+            ))
+        })?;
+        let cwd = match &self.cwd {
+            Some(cwd) => cwd.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| RunFailure::usage(format!("no current directory: {e}")))?,
+        };
+        let cwd = cwd
+            .canonicalize()
+            .ok()
+            .filter(|p| p.is_dir())
+            .ok_or_else(|| {
+                RunFailure::usage(format!("--cwd {} is not a directory", cwd.display()))
+            })?;
+        let pricing = PriceTable::load(config::pricing_path().as_deref())
+            .map_err(|e| RunFailure::usage(e.to_string()))?;
+        let max_turns = self
+            .max_turns
+            .or(config.max_turns)
+            .unwrap_or(DEFAULT_MAX_TURNS);
+        if max_turns == 0 {
+            return Err(RunFailure::usage("--max-turns must be at least 1"));
+        }
+        if self
+            .max_cost_usd
+            .is_some_and(|c| !(c.is_finite() && c >= 0.0))
+        {
+            return Err(RunFailure::usage(
+                "--max-cost-usd must be a non-negative number",
+            ));
+        }
+        Ok(RunSettings {
+            session_id: session_id.unwrap_or_else(new_session_id),
+            cwd,
+            provider,
+            policy: Policy::new(mode, rules),
+            tier,
+            max_turns,
+            data_dir: config::data_dir(),
+            pricing,
+            budget: Budget {
+                max_cost_usd: self.max_cost_usd,
+                max_tokens: self.max_tokens,
+            },
+        })
+    }
+}
+
+/// `anthropic` when only its key is set, else `openai`.
+fn default_provider() -> ProviderKind {
+    let has = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty());
+    if has("ANTHROPIC_API_KEY") && !has("OPENAI_API_KEY") && !has("OPENAI_BASE_URL") {
+        ProviderKind::Anthropic
+    } else {
+        ProviderKind::OpenAi
+    }
+}
+
+/// Whether raw arguments ask for stream-json output (used when parsing itself failed).
+pub fn args_request_stream_json(args: &[String]) -> bool {
+    args.iter().enumerate().any(|(i, arg)| {
+        arg == "--output-format=stream-json"
+            || (arg == "--output-format" && args.get(i + 1).is_some_and(|v| v == "stream-json"))
+    })
+}

@@ -1,0 +1,109 @@
+//! The user's config file and directories.
+//!
+//! Config: `SPLICE_CONFIG`, else `<config dir>/splice/config.json`. Data (checkpoints, sessions,
+//! worktrees): `SPLICE_DATA_DIR`, else `<data dir>/splice`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigFile {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub permission_mode: Option<String>,
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+    pub tier: Option<String>,
+    pub max_turns: Option<u32>,
+    pub max_iterations: Option<u32>,
+    pub test_command: Option<String>,
+    pub theme: Option<String>,
+}
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {message}")]
+    Read { path: String, message: String },
+    #[error("invalid config file {path}: {message}")]
+    Parse { path: String, message: String },
+}
+
+fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+pub fn config_path() -> Option<PathBuf> {
+    env_path("SPLICE_CONFIG")
+        .or_else(|| dirs::config_dir().map(|d| d.join("splice").join("config.json")))
+}
+
+pub fn pricing_path() -> Option<PathBuf> {
+    env_path("SPLICE_PRICING_FILE")
+        .or_else(|| dirs::config_dir().map(|d| d.join("splice").join("pricing.json")))
+}
+
+pub fn data_dir() -> PathBuf {
+    env_path("SPLICE_DATA_DIR")
+        .or_else(|| dirs::data_dir().map(|d| d.join("splice")))
+        .unwrap_or_else(|| PathBuf::from(".splice"))
+}
+
+impl ConfigFile {
+    /// Load the config file; a missing file is an empty config, a broken one an error.
+    pub fn load(path: Option<&Path>) -> Result<ConfigFile, ConfigError> {
+        let Some(path) = path else {
+            return Ok(ConfigFile::default());
+        };
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ConfigFile::default()),
+            Err(e) => {
+                return Err(ConfigError::Read {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        serde_json::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_are_rejected_and_missing_file_is_empty() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("config.json");
+        assert_eq!(
+            ConfigFile::load(Some(&path)).ok(),
+            Some(ConfigFile::default())
+        );
+        std::fs::write(&path, r#"{"provider":"openai","colour":"red"}"#)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let error = ConfigFile::load(Some(&path))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("colour"), "{error}");
+        std::fs::write(
+            &path,
+            r#"{"provider":"anthropic","allow":["run_command(cargo test)"]}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let config = ConfigFile::load(Some(&path)).unwrap_or_default();
+        assert_eq!(config.provider.as_deref(), Some("anthropic"));
+        assert_eq!(config.allow, vec!["run_command(cargo test)".to_string()]);
+    }
+}

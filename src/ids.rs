@@ -1,0 +1,79 @@
+//! Run and session identifiers: `run_YYYYMMDD_xxxxxx`, `session_xxxxxxxxxxxx`.
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+
+fn random_suffix(len: usize) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    // RandomState is seeded from the OS per process; mixing a counter and the clock makes each
+    // call differ within one process too.
+    let mut value = RandomState::new().hash_one((COUNTER.fetch_add(1, Ordering::Relaxed), nanos));
+    let mut out = String::with_capacity(len);
+    for _ in 0..len {
+        out.push(char::from(ALPHABET[(value % 36) as usize]));
+        value /= 36;
+        if value == 0 {
+            value = RandomState::new().hash_one(nanos);
+        }
+    }
+    out
+}
+
+/// Today's date as `YYYYMMDD` (UTC), from days since the epoch (Howard Hinnant's algorithm).
+pub fn today_compact() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    format!("{y:04}{m:02}{d:02}")
+}
+
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+pub fn new_run_id() -> String {
+    format!("run_{}_{}", today_compact(), random_suffix(6))
+}
+
+pub fn new_session_id() -> String {
+    format!("session_{}", random_suffix(12))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_675), (2026, 8, 10));
+    }
+
+    #[test]
+    fn run_ids_have_the_documented_shape_and_differ() {
+        let a = new_run_id();
+        let b = new_run_id();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), "run_20260810_abc123".len());
+        assert!(a.starts_with("run_2"));
+    }
+}

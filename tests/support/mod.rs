@@ -1,0 +1,164 @@
+//! Shared helpers of the integration tests: a scratch repository, the real `splice` binary run
+//! against the fake provider, and its stream-json output parsed line by line.
+#![allow(dead_code)]
+
+pub mod fake_provider;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+pub const TEST_KEY: &str = "sk-test-fake-provider-key-0123456789";
+
+/// A temporary working root plus a private data dir and config path.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub data: PathBuf,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let root = base.join("repo");
+        let data = base.join("data");
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        Sandbox { dir, root, data }
+    }
+
+    pub fn write(&self, path: &str, content: &str) {
+        let full = self.root.join(path);
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::fs::write(full, content).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    pub fn read(&self, path: &str) -> Option<String> {
+        std::fs::read_to_string(self.root.join(path)).ok()
+    }
+
+    /// `splice` with a clean environment pointed at `base_url` for both providers.
+    pub fn command(&self, base_url: &str) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_splice"));
+        command
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("SPLICE_DATA_DIR", &self.data)
+            .env("SPLICE_CONFIG", self.dir.path().join("config.json"))
+            .env("SPLICE_PRICING_FILE", self.dir.path().join("pricing.json"))
+            .env("OPENAI_BASE_URL", base_url)
+            .env("ANTHROPIC_BASE_URL", base_url)
+            .env("OPENAI_API_KEY", TEST_KEY)
+            .env("ANTHROPIC_API_KEY", TEST_KEY)
+            .env("SPLICE_RETRY_BASE_MS", "5")
+            .current_dir(&self.root)
+            .stdin(Stdio::null());
+        command
+    }
+}
+
+pub struct Outcome {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub lines: Vec<Value>,
+}
+
+impl Outcome {
+    pub fn types(&self) -> Vec<String> {
+        self.lines
+            .iter()
+            .map(|l| l["type"].as_str().unwrap_or("?").to_string())
+            .collect()
+    }
+
+    pub fn of_type(&self, kind: &str) -> Vec<&Value> {
+        self.lines.iter().filter(|l| l["type"] == kind).collect()
+    }
+
+    pub fn first(&self, kind: &str) -> &Value {
+        self.lines
+            .iter()
+            .find(|l| l["type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} event in {:?}", self.types()))
+    }
+
+    pub fn text(&self) -> String {
+        self.of_type("text")
+            .iter()
+            .filter_map(|l| l["delta"].as_str())
+            .collect()
+    }
+
+    /// The decoded `final.text`.
+    pub fn final_result(&self) -> Value {
+        let text = self.first("final")["text"].as_str().unwrap_or_default();
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("final.text is not JSON: {e}"))
+    }
+
+    /// The invariants every stream must keep: each line is schema 2 JSON with type and runId,
+    /// run_start first, run_end last and equal to the exit code.
+    pub fn assert_well_formed(&self) {
+        assert!(!self.lines.is_empty(), "no output; stderr: {}", self.stderr);
+        let run_id = self.lines[0]["runId"].clone();
+        for line in &self.lines {
+            assert_eq!(line["schemaVersion"], 2, "{line}");
+            assert!(line["type"].is_string(), "{line}");
+            assert_eq!(line["runId"], run_id, "{line}");
+        }
+        assert_eq!(self.lines[0]["type"], "run_start");
+        let last = &self.lines[self.lines.len() - 1];
+        assert_eq!(last["type"], "run_end", "last line: {last}");
+        assert_eq!(
+            last["exitCode"], self.code,
+            "run_end.exitCode vs process exit code"
+        );
+        assert_eq!(self.types().iter().filter(|t| *t == "run_start").count(), 1);
+        assert_eq!(self.types().iter().filter(|t| *t == "run_end").count(), 1);
+    }
+}
+
+/// Run the command with `stdin` and parse stdout as JSON Lines.
+pub fn run(mut command: Command, stdin: Option<&str>) -> Outcome {
+    if stdin.is_some() {
+        command.stdin(Stdio::piped());
+    }
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn splice: {e}"));
+    if let Some(input) = stdin {
+        if let Some(mut pipe) = child.stdin.take() {
+            pipe.write_all(input.as_bytes())
+                .unwrap_or_else(|e| panic!("stdin: {e}"));
+        }
+    }
+    let output = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("wait: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let lines = stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    Outcome {
+        code: output.status.code().unwrap_or(-1),
+        stdout,
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        lines,
+    }
+}
+
+pub fn stream_json(command: &mut Command) -> &mut Command {
+    command.args(["exec", "--output-format", "stream-json"])
+}
+
+pub fn exists(root: &Path, path: &str) -> bool {
+    root.join(path).exists()
+}
