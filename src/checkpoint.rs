@@ -153,6 +153,7 @@ fn load_manifests(run_dir: &Path) -> Result<Vec<(PathBuf, Manifest)>, Checkpoint
 
 /// Roll the files of `run_id` back to their state before checkpoint `to` (1 = before the run),
 /// newest checkpoint first. A file changed since Splice wrote it is skipped unless `force`.
+/// Checkpoints restored whole are removed; one with skipped files stays for a forced retry.
 pub fn restore(
     data_dir: &Path,
     run_id: &str,
@@ -202,6 +203,10 @@ pub fn restore(
                     report.files_deleted.push(entry.path.clone());
                 }
             }
+        }
+        // A fully restored checkpoint is spent: a later restore must not apply it again.
+        if report.skipped.is_empty() {
+            std::fs::remove_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
         }
         reports.push(report);
     }

@@ -134,3 +134,266 @@ fn rate_limit_is_retried_with_a_warning() {
     );
     assert_eq!(provider.requests().len(), 2);
 }
+
+fn failing_run(replies: Vec<Reply>, env: &[(&str, &str)]) -> (support::Outcome, FakeProvider) {
+    let provider = FakeProvider::start(replies);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    stream_json(&mut command).arg("hi");
+    let out = run(command, None);
+    out.assert_well_formed();
+    (out, provider)
+}
+
+fn server_error() -> Reply {
+    Reply::Status {
+        code: 500,
+        headers: vec![],
+        body: "{\"error\":{\"message\":\"upstream exploded\"}}".into(),
+    }
+}
+
+#[test]
+fn persistent_server_errors_end_with_provider_error_exit_3() {
+    let replies = vec![server_error(), server_error(), server_error()];
+    let (out, provider) = failing_run(replies, &[("SPLICE_MAX_RETRIES", "2")]);
+    assert_eq!(out.code, 3);
+    assert_eq!(out.of_type("warning").len(), 2, "one warning per retry");
+    let error = out.first("error");
+    assert_eq!(error["code"], "provider_error");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("upstream exploded")
+    );
+    assert_eq!(
+        out.lines.last().map(|l| l["status"].clone()),
+        Some(json!("error"))
+    );
+    assert_eq!(provider.requests().len(), 3);
+    assert_eq!(out.final_result()["status"], "failed");
+}
+
+#[test]
+fn unauthorized_is_an_auth_error_without_retry() {
+    let replies = vec![Reply::Status {
+        code: 401,
+        headers: vec![],
+        body: "{\"error\":{\"message\":\"Incorrect API key provided\"}}".into(),
+    }];
+    let (out, provider) = failing_run(replies, &[]);
+    assert_eq!(out.code, 3);
+    assert_eq!(out.first("error")["code"], "auth_error");
+    assert_eq!(provider.requests().len(), 1);
+}
+
+#[test]
+fn malformed_chunk_is_a_provider_error() {
+    let replies = vec![Reply::Sse(vec![
+        openai::text("partial"),
+        "data: {not json\n\n".to_string(),
+        openai::done(),
+    ])];
+    let (out, _) = failing_run(replies, &[]);
+    assert_eq!(out.code, 3);
+    let message = out.first("error")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(message.contains("malformed chunk"), "{message}");
+    // What streamed before the bad chunk was still delivered, in order.
+    assert_eq!(out.text(), "partial");
+}
+
+#[test]
+fn connection_dropped_mid_stream_is_a_provider_error() {
+    let replies = vec![Reply::Drop(vec![openai::text("half an ans")])];
+    let (out, _) = failing_run(replies, &[]);
+    assert_eq!(out.code, 3);
+    assert_eq!(out.first("error")["code"], "provider_error");
+    assert_eq!(out.text(), "half an ans");
+}
+
+#[test]
+fn unreachable_provider_is_retried_then_reported() {
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&format!("http://127.0.0.1:{port}/v1"));
+    command.env("SPLICE_MAX_RETRIES", "1");
+    stream_json(&mut command).arg("hi");
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 3);
+    assert_eq!(out.of_type("warning").len(), 1);
+    let message = out.first("error")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(message.contains("could not reach openai"), "{message}");
+}
+
+#[test]
+fn missing_key_for_the_vendor_host_is_an_auth_error() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL");
+    stream_json(&mut command).args(["--provider", "openai", "hi"]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 3);
+    let error = out.first("error");
+    assert_eq!(error["code"], "auth_error");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("OPENAI_API_KEY")
+    );
+}
+
+#[test]
+fn known_model_is_priced_and_unknown_model_is_unpriced() {
+    let provider = FakeProvider::start(vec![openai::answer(&["a"]), openai::answer(&["b"])]);
+    let sandbox = Sandbox::new();
+    let mut priced = sandbox.command(&provider.url);
+    stream_json(&mut priced).args(["--model", "gpt-4.1", "hi"]);
+    let out = run(priced, None);
+    let usage = out.first("usage");
+    // 100 prompt tokens at $2/M + 20 completion tokens at $8/M.
+    assert_eq!(usage["costUsd"], json!(0.00036));
+    assert_eq!(usage["costStatus"], "priced");
+    assert_eq!(usage["pricingAsOf"], "2025-10-15");
+    assert!(usage["pricingSource"].is_string());
+    assert_eq!(out.final_result()["usage"]["cost_usd"], json!(0.00036));
+
+    let mut unpriced = sandbox.command(&provider.url);
+    stream_json(&mut unpriced).args(["--model", "llama3.2:3b", "hi"]);
+    let out = run(unpriced, None);
+    let usage = out.first("usage");
+    assert_eq!(usage["costStatus"], "unpriced");
+    assert!(
+        usage.get("costUsd").is_none(),
+        "unknown cost must not become 0"
+    );
+    assert!(
+        usage["unpricedReason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("llama3.2:3b")
+    );
+    assert!(out.final_result()["usage"].get("cost_usd").is_none());
+    assert_eq!(out.first("run_start")["apiModel"], "llama3.2:3b");
+}
+
+#[test]
+fn user_pricing_file_overrides_the_builtin_table() {
+    let provider = FakeProvider::start(vec![openai::answer(&["a"])]);
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.dir.path().join("pricing.json"),
+        r#"{"source":"team sheet","asOf":"2026-11-01","models":{"openai/llama3.2:3b":{"input":1.0,"output":2.0}}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--model", "llama3.2:3b", "hi"]);
+    let out = run(command, None);
+    let usage = out.first("usage");
+    assert_eq!(usage["costUsd"], json!(0.00014));
+    assert_eq!(usage["costProvenance"], "user");
+    assert_eq!(usage["pricingSource"], "team sheet");
+}
+
+#[test]
+fn images_are_sent_as_data_urls() {
+    let provider = FakeProvider::start(vec![openai::answer(&["a cat"])]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    command.args([
+        "exec",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+    ]);
+    let input = r#"{"schemaVersion":2,"type":"message","role":"user","content":"What is this?","images":[{"mediaType":"image/png","data":"iVBORw0KGgo="}]}"#;
+    let out = run(command, Some(input));
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let body = &provider.requests()[0].body;
+    let parts = &body["messages"][1]["content"];
+    assert_eq!(parts[0], json!({"type": "text", "text": "What is this?"}));
+    assert_eq!(
+        parts[1]["image_url"]["url"],
+        "data:image/png;base64,iVBORw0KGgo="
+    );
+}
+
+#[test]
+fn reasoning_content_becomes_reasoning_events() {
+    let provider = FakeProvider::start(vec![Reply::Sse(vec![
+        openai::chunk(json!({"reasoning_content": "thinking..."}), None),
+        openai::text("answer"),
+        openai::finish("stop"),
+        openai::done(),
+    ])]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--tier", "light", "hi"]);
+    let out = run(command, None);
+    assert_eq!(out.first("reasoning")["delta"], "thinking...");
+    assert_eq!(out.text(), "answer");
+    // No usage chunk: the usage event says so instead of inventing numbers.
+    let usage = out.first("usage");
+    assert_eq!(usage["usageReported"], false);
+    assert_eq!(usage["costStatus"], "unpriced");
+}
+
+#[test]
+fn base_url_with_or_without_v1_reaches_the_same_endpoint() {
+    for suffix in ["", "/v1", "/v1/"] {
+        let provider = FakeProvider::start(vec![openai::answer(&["ok"])]);
+        let sandbox = Sandbox::new();
+        let mut command = sandbox.command(&format!("{}{suffix}", provider.url));
+        stream_json(&mut command).arg("hi");
+        let out = run(command, None);
+        assert_eq!(out.code, 0, "suffix {suffix:?}: {}", out.stderr);
+        assert_eq!(provider.requests()[0].path, "/v1/chat/completions");
+    }
+}
+
+#[test]
+fn turn_limit_ends_the_run_with_exit_1() {
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("c1", "list_files", &["{}"]),
+        openai::tool_call("c2", "list_files", &["{}"]),
+    ]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--max-turns", "2", "loop forever"]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 1);
+    let error = out.first("error");
+    assert_eq!(error["code"], "turn_limit");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("2 turns")
+    );
+    assert_eq!(out.final_result()["status"], "failed");
+    assert_eq!(
+        out.lines.last().map(|l| l["status"].clone()),
+        Some(json!("failed"))
+    );
+}

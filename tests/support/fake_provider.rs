@@ -26,6 +26,8 @@ pub enum Reply {
     },
     /// 200, these events, then the connection closes without ending the chunked body.
     Drop(Vec<String>),
+    /// 200, these events, then nothing for a long time (the connection stays open).
+    Hang(Vec<String>),
 }
 
 #[derive(Debug, Clone)]
@@ -125,6 +127,13 @@ fn serve(mut stream: TcpStream, queue: &Mutex<VecDeque<Reply>>, log: &Mutex<Vec<
                 write_chunk(&mut stream, &event);
             }
             let _ = stream.write_all(b"0\r\n\r\n");
+        }
+        Reply::Hang(events) => {
+            write_sse_head(&mut stream);
+            for event in events {
+                write_chunk(&mut stream, &event);
+            }
+            thread::sleep(Duration::from_secs(60));
         }
         Reply::Drop(events) => {
             write_sse_head(&mut stream);

@@ -124,7 +124,22 @@ impl Outcome {
 }
 
 /// Run the command with `stdin` and parse stdout as JSON Lines.
-pub fn run(mut command: Command, stdin: Option<&str>) -> Outcome {
+pub fn run(command: Command, stdin: Option<&str>) -> Outcome {
+    parse(spawn_and_wait(command, stdin))
+}
+
+/// Run the command without parsing stdout (text output).
+pub fn run_raw(command: Command, stdin: Option<&str>) -> Outcome {
+    let output = spawn_and_wait(command, stdin);
+    Outcome {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        lines: Vec::new(),
+    }
+}
+
+fn spawn_and_wait(mut command: Command, stdin: Option<&str>) -> std::process::Output {
     if stdin.is_some() {
         command.stdin(Stdio::piped());
     }
@@ -136,9 +151,13 @@ pub fn run(mut command: Command, stdin: Option<&str>) -> Outcome {
         // A child that exits before reading all input closes the pipe; that is its answer.
         let _ = pipe.write_all(input.as_bytes());
     }
-    let output = child
+    child
         .wait_with_output()
-        .unwrap_or_else(|e| panic!("wait: {e}"));
+        .unwrap_or_else(|e| panic!("wait: {e}"))
+}
+
+/// Parse a finished process's stdout as JSON Lines.
+pub fn parse(output: std::process::Output) -> Outcome {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let lines = stdout
         .lines()

@@ -1,0 +1,298 @@
+//! Run lifecycle at the process edge: restore, redaction, signals, output formats, bad flags.
+
+mod support;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::json;
+use support::fake_provider::{FakeProvider, Reply, openai};
+use support::{Sandbox, run, stream_json};
+
+#[test]
+fn restore_puts_back_edited_files_and_removes_created_ones() {
+    let sandbox = Sandbox::new();
+    sandbox.write("a.txt", "before\n");
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "c1",
+            "write_file",
+            &[r#"{"path":"a.txt","content":"after\n"}"#],
+        ),
+        openai::tool_call(
+            "c2",
+            "write_file",
+            &[r#"{"path":"new/b.txt","content":"b"}"#],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--permission-mode", "accept-edits", "edit"]);
+    let out = run(command, None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sequences: Vec<_> = out
+        .of_type("checkpoint")
+        .iter()
+        .map(|c| c["checkpoint"]["sequence"].clone())
+        .collect();
+    assert_eq!(sequences, [json!(1), json!(2)]);
+    assert_eq!(sandbox.read("a.txt").as_deref(), Some("after\n"));
+    let run_id = out.lines[0]["runId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+
+    // Undo only the second write.
+    let mut restore = sandbox.command(&provider.url);
+    restore.args(["restore", &run_id, "--to", "2"]);
+    let undo = run(restore, None);
+    assert_eq!(undo.code, 0, "{}", undo.stderr);
+    assert_eq!(undo.types(), ["restore"]);
+    let report = &undo.lines[0];
+    assert_eq!(report["runId"], run_id.as_str());
+    assert_eq!(
+        report["checkpoint"],
+        json!({"sequence": 2, "filesRestored": [], "filesDeleted": ["new/b.txt"], "skipped": []})
+    );
+    assert!(!sandbox.root.join("new/b.txt").exists());
+    assert_eq!(sandbox.read("a.txt").as_deref(), Some("after\n"));
+
+    // Then everything.
+    let mut restore = sandbox.command(&provider.url);
+    restore.args(["restore", &run_id]);
+    let undo = run(restore, None);
+    assert_eq!(undo.code, 0);
+    assert_eq!(undo.types(), ["restore"]);
+    assert_eq!(
+        undo.lines[0]["checkpoint"]["filesRestored"],
+        json!(["a.txt"])
+    );
+    assert_eq!(sandbox.read("a.txt").as_deref(), Some("before\n"));
+}
+
+#[test]
+fn restore_skips_files_changed_since_and_exits_1() {
+    let sandbox = Sandbox::new();
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "c1",
+            "write_file",
+            &[r#"{"path":"a.txt","content":"splice"}"#],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--permission-mode", "auto", "edit"]);
+    let out = run(command, None);
+    let run_id = out.lines[0]["runId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    sandbox.write("a.txt", "human edit");
+    let mut restore = sandbox.command(&provider.url);
+    restore.args(["restore", &run_id, "--output-format", "stream-json"]);
+    let undo = run(restore, None);
+    assert_eq!(undo.code, 1);
+    assert_eq!(undo.lines[0]["checkpoint"]["skipped"], json!(["a.txt"]));
+    assert_eq!(undo.first("warning")["code"], "restore_skipped");
+    assert_eq!(sandbox.read("a.txt").as_deref(), Some("human edit"));
+}
+
+#[test]
+fn restore_of_an_unknown_run_is_a_usage_error() {
+    let sandbox = Sandbox::new();
+    let mut restore = sandbox.command("http://127.0.0.1:9");
+    restore.args(["restore", "run_20260101_nosuch"]);
+    let undo = run(restore, None);
+    assert_eq!(undo.code, 2);
+    assert_eq!(undo.first("error")["code"], "restore_failed");
+}
+
+#[test]
+fn secrets_from_the_environment_never_reach_stdout() {
+    let secret = "hunter2-very-secret-value";
+    let sandbox = Sandbox::new();
+    sandbox.write("config.env", &format!("DB_PASSWORD={secret}\n"));
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("c1", "read_file", &[r#"{"path":"config.env"}"#]),
+        openai::answer(&["The password is ", secret, "."]),
+    ]);
+    let mut command = sandbox.command(&provider.url);
+    command.env("DB_PASSWORD", secret);
+    stream_json(&mut command).arg("show config");
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert!(!out.stdout.contains(secret), "secret leaked to stdout");
+    assert!(
+        !out.stdout.contains(support::TEST_KEY),
+        "API key leaked to stdout"
+    );
+    let result = out.first("tool_result");
+    assert_eq!(result["output"], "DB_PASSWORD=[REDACTED]\n");
+    assert_eq!(result["redacted"], true);
+    // The model itself did get the real file (redaction is for output, not for work).
+    let second = &provider.requests()[1].body;
+    assert!(second.to_string().contains(secret));
+}
+
+#[test]
+fn text_output_puts_only_the_answer_on_stdout() {
+    let sandbox = Sandbox::new();
+    sandbox.write("a.txt", "x");
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("c1", "read_file", &[r#"{"path":"a.txt"}"#]),
+        openai::answer(&["The file ", "holds x."]),
+    ]);
+    let mut command = sandbox.command(&provider.url);
+    command.args(["exec", "summarize"]);
+    let out = support::run_raw(command, None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "The file holds x.\n");
+    assert!(out.stderr.contains("→ read_file"), "{}", out.stderr);
+}
+
+#[test]
+fn prompt_can_come_from_stdin_in_text_mode() {
+    let provider = FakeProvider::start(vec![openai::answer(&["ok"])]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command);
+    let out = run(command, Some("  explain the build  \n"));
+    assert_eq!(out.code, 0);
+    assert_eq!(
+        provider.requests()[0].body["messages"][1]["content"],
+        "explain the build"
+    );
+}
+
+#[test]
+fn empty_prompt_is_a_usage_error() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    stream_json(&mut command);
+    let out = run(command, Some("   \n"));
+    out.assert_well_formed();
+    assert_eq!(out.code, 2);
+    assert_eq!(out.first("error")["code"], "usage_error");
+}
+
+#[test]
+fn bare_prompt_with_piped_stdout_speaks_stream_json() {
+    let provider = FakeProvider::start(vec![openai::answer(&["hi"])]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    command.arg("say hi");
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0);
+    assert_eq!(out.text(), "hi");
+}
+
+#[test]
+fn bad_flags_give_a_well_formed_stream_with_exit_2() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command.args([
+        "exec",
+        "--output-format",
+        "stream-json",
+        "--no-such-flag",
+        "x",
+    ]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 2);
+    let error = out.first("error");
+    assert_eq!(error["code"], "usage_error");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("--no-such-flag")
+    );
+    assert!(out.stderr.contains("--no-such-flag"));
+}
+
+#[test]
+fn bad_values_are_usage_errors_naming_the_value() {
+    for (flags, needle) in [
+        (
+            vec!["--permission-mode", "yolo"],
+            "unknown permission mode `yolo`",
+        ),
+        (vec!["--provider", "acme"], "unknown provider `acme`"),
+        (vec!["--tier", "huge"], "unknown tier `huge`"),
+        (vec!["--allow", "run_command(ls"], "invalid permission rule"),
+        (vec!["--cwd", "/no/such/dir"], "is not a directory"),
+    ] {
+        let sandbox = Sandbox::new();
+        let mut command = sandbox.command("http://127.0.0.1:9");
+        stream_json(&mut command).args(&flags).arg("x");
+        let out = run(command, None);
+        out.assert_well_formed();
+        assert_eq!(out.code, 2, "{flags:?}");
+        let message = out.first("error")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(message.contains(needle), "{flags:?}: {message}");
+    }
+}
+
+#[test]
+fn broken_config_file_is_a_usage_error() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        r#"{"permisionMode":"auto"}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    stream_json(&mut command).arg("x");
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 2);
+    assert!(
+        out.first("error")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("permisionMode")
+    );
+}
+
+#[test]
+fn sigterm_mid_stream_still_writes_terminal_events_and_exits_130() {
+    for signal in ["TERM", "INT", "HUP"] {
+        let provider = FakeProvider::start(vec![Reply::Hang(vec![openai::text("working")])]);
+        let sandbox = Sandbox::new();
+        let mut command = sandbox.command(&provider.url);
+        stream_json(&mut command).arg("long task");
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
+        // Wait until the request is in flight.
+        for _ in 0..200 {
+            if !provider.requests().is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let status = std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(status.success());
+        let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+        let out = support::parse(output);
+        out.assert_well_formed();
+        assert_eq!(out.code, 130, "SIG{signal}");
+        assert_eq!(out.text(), "working");
+        assert_eq!(out.first("error")["code"], "interrupted");
+        assert_eq!(out.final_result()["status"], "aborted");
+        assert_eq!(out.final_result()["abort_reason"], "interrupted");
+        assert_eq!(
+            out.lines.last().map(|l| l["status"].clone()),
+            Some(json!("interrupted"))
+        );
+    }
+}

@@ -1,0 +1,307 @@
+//! Real tools under the permission policy, observed through the real binary: events, files on
+//! disk, and what went back to the model.
+
+mod support;
+
+use serde_json::json;
+use support::fake_provider::{FakeProvider, openai};
+use support::{Outcome, Sandbox, run, stream_json};
+
+/// One scripted tool call, then a closing answer; returns the run and the provider.
+fn one_call(
+    sandbox: &Sandbox,
+    name: &str,
+    args: serde_json::Value,
+    flags: &[&str],
+) -> (Outcome, FakeProvider) {
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("call_1", name, &[&args.to_string()]),
+        openai::answer(&["done"]),
+    ]);
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(flags).arg("do it");
+    let out = run(command, None);
+    out.assert_well_formed();
+    (out, provider)
+}
+
+/// What Splice sent back to the model as the result of call_1.
+fn returned_to_model(provider: &FakeProvider) -> String {
+    provider.requests()[1].body["messages"][3]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn headless_ask_mode_denies_a_write_and_changes_nothing() {
+    let sandbox = Sandbox::new();
+    sandbox.write("a.txt", "original\n");
+    let args = json!({"path": "a.txt", "content": "changed\n"});
+    let (out, provider) = one_call(&sandbox, "write_file", args, &[]);
+    assert_eq!(out.code, 0);
+    let kinds: Vec<String> = out
+        .types()
+        .into_iter()
+        .filter(|t| t.starts_with("tool") || t.starts_with("permission") || t == "checkpoint")
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool_call",
+            "permission_request",
+            "permission_decision",
+            "tool_result"
+        ]
+    );
+    let request = out.first("permission_request");
+    assert_eq!(request["id"], "call_1");
+    assert_eq!(request["name"], "write_file");
+    assert_eq!(request["action"], "prompt");
+    assert_eq!(request["permission"], "prompt");
+    assert_eq!(request["permissionMode"], "ask");
+    assert_eq!(request["sideEffect"], "write");
+    assert_eq!(request["reason"], "Creates or overwrites files.");
+    let decision = out.first("permission_decision");
+    assert_eq!(decision["permissionGranted"], false);
+    assert_eq!(decision["action"], "deny");
+    assert_eq!(out.first("tool_result")["status"], "denied");
+    assert_eq!(sandbox.read("a.txt").as_deref(), Some("original\n"));
+    assert!(returned_to_model(&provider).starts_with("denied"));
+}
+
+#[test]
+fn accept_edits_writes_with_a_checkpoint_first() {
+    let sandbox = Sandbox::new();
+    sandbox.write("src/lib.rs", "pub fn one() -> u8 { 1 }\n");
+    let args = json!({"path": "src/lib.rs", "old_string": "{ 1 }", "new_string": "{ 2 }"});
+    let (out, _) = one_call(
+        &sandbox,
+        "edit_file",
+        args,
+        &["--permission-mode", "accept-edits"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let kinds: Vec<String> = out
+        .types()
+        .into_iter()
+        .filter(|t| t.starts_with("tool") || t.starts_with("permission") || t == "checkpoint")
+        .collect();
+    assert_eq!(kinds, ["tool_call", "checkpoint", "tool_result"]);
+    assert_eq!(
+        out.first("checkpoint")["checkpoint"],
+        json!({"sequence": 1, "tool": "edit_file", "files": ["src/lib.rs"]})
+    );
+    let result = out.first("tool_result");
+    assert_eq!(result["status"], "ok");
+    assert_eq!(result["changedFiles"], json!(["src/lib.rs"]));
+    assert_eq!(
+        sandbox.read("src/lib.rs").as_deref(),
+        Some("pub fn one() -> u8 { 2 }\n")
+    );
+}
+
+#[test]
+fn edit_with_missing_old_text_is_a_clear_tool_error() {
+    let sandbox = Sandbox::new();
+    sandbox.write("a.txt", "alpha\n");
+    let args = json!({"path": "a.txt", "old_string": "beta", "new_string": "gamma"});
+    let (out, provider) = one_call(&sandbox, "edit_file", args, &["--permission-mode", "auto"]);
+    let result = out.first("tool_result");
+    assert_eq!(result["status"], "error");
+    assert!(returned_to_model(&provider).contains("old_string was not found in a.txt"));
+    assert!(out.of_type("checkpoint").is_empty());
+    assert_eq!(sandbox.read("a.txt").as_deref(), Some("alpha\n"));
+}
+
+#[test]
+fn read_only_mode_refuses_without_asking() {
+    let sandbox = Sandbox::new();
+    let args = json!({"command": "touch made.txt"});
+    let (out, _) = one_call(
+        &sandbox,
+        "run_command",
+        args,
+        &["--permission-mode", "read-only"],
+    );
+    assert!(out.of_type("permission_request").is_empty());
+    let permission = out.first("permission");
+    assert_eq!(permission["action"], "deny");
+    assert_eq!(permission["permissionMode"], "read-only");
+    assert_eq!(out.first("tool_result")["status"], "denied");
+    assert!(!sandbox.root.join("made.txt").exists());
+}
+
+#[test]
+fn accept_edits_still_prompts_for_commands() {
+    let sandbox = Sandbox::new();
+    let args = json!({"command": "touch made.txt"});
+    let (out, _) = one_call(
+        &sandbox,
+        "run_command",
+        args,
+        &["--permission-mode", "accept-edits"],
+    );
+    assert_eq!(out.first("permission_request")["sideEffect"], "execute");
+    assert_eq!(out.first("permission_request")["risk"], "low");
+    assert_eq!(out.first("tool_result")["status"], "denied");
+    assert!(!sandbox.root.join("made.txt").exists());
+}
+
+#[test]
+fn auto_mode_runs_commands_and_reports_the_exit_code() {
+    let sandbox = Sandbox::new();
+    let args = json!({"command": "echo hello > made.txt; cat made.txt; exit 4"});
+    let (out, provider) = one_call(
+        &sandbox,
+        "run_command",
+        args,
+        &["--permission-mode", "auto"],
+    );
+    let result = out.first("tool_result");
+    assert_eq!(result["status"], "error");
+    assert_eq!(result["display"], json!({"exitCode": 4}));
+    assert_eq!(result["output"], "exit code 4\nhello");
+    assert_eq!(returned_to_model(&provider), "exit code 4\nhello");
+    assert_eq!(sandbox.read("made.txt").as_deref(), Some("hello\n"));
+}
+
+#[test]
+fn auto_mode_still_asks_for_high_risk_commands() {
+    let sandbox = Sandbox::new();
+    sandbox.write("keep/file.txt", "x");
+    let args = json!({"command": "rm -rf keep"});
+    let (out, _) = one_call(
+        &sandbox,
+        "run_command",
+        args,
+        &["--permission-mode", "auto"],
+    );
+    let request = out.first("permission_request");
+    assert_eq!(request["risk"], "high");
+    assert_eq!(out.first("tool_result")["status"], "denied");
+    assert!(sandbox.root.join("keep/file.txt").exists());
+}
+
+#[test]
+fn allow_rule_runs_a_matching_command_in_ask_mode() {
+    let sandbox = Sandbox::new();
+    let args = json!({"command": "echo ok > allowed.txt"});
+    let (out, _) = one_call(
+        &sandbox,
+        "run_command",
+        args,
+        &["--allow", "run_command(echo *)"],
+    );
+    assert!(out.of_type("permission_request").is_empty());
+    assert_eq!(out.first("tool_result")["status"], "ok");
+    assert!(sandbox.root.join("allowed.txt").exists());
+}
+
+#[test]
+fn deny_rule_beats_auto_mode() {
+    let sandbox = Sandbox::new();
+    let args = json!({"command": "git status"});
+    let flags = ["--permission-mode", "auto", "--deny", "run_command(git *)"];
+    let (out, _) = one_call(&sandbox, "run_command", args, &flags);
+    let permission = out.first("permission");
+    assert_eq!(permission["reason"], "denied by rule `run_command(git *)`");
+    assert_eq!(out.first("tool_result")["status"], "denied");
+}
+
+#[test]
+fn rules_from_the_config_file_apply() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        r#"{"permissionMode":"auto","deny":["write_file"]}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let args = json!({"path": "x.txt", "content": "x"});
+    let (out, _) = one_call(&sandbox, "write_file", args, &[]);
+    assert_eq!(
+        out.first("permission")["reason"],
+        "denied by rule `write_file`"
+    );
+    assert!(!sandbox.root.join("x.txt").exists());
+}
+
+#[test]
+fn paths_outside_the_root_are_blocked() {
+    let sandbox = Sandbox::new();
+    let outside = sandbox.dir.path().join("outside.txt");
+    let args = json!({"path": outside.display().to_string(), "content": "escape"});
+    let (out, _) = one_call(&sandbox, "write_file", args, &["--permission-mode", "auto"]);
+    let permission = out.first("permission");
+    assert_eq!(permission["action"], "block");
+    assert_eq!(permission["block"]["kind"], "outside_root");
+    assert_eq!(permission["risk"], "high");
+    assert_eq!(out.first("tool_result")["status"], "blocked");
+    assert!(!outside.exists());
+
+    let (out, _) = one_call(
+        &sandbox,
+        "read_file",
+        json!({"path": "../outside.txt"}),
+        &[],
+    );
+    assert_eq!(out.first("tool_result")["status"], "blocked");
+}
+
+#[test]
+fn command_timeout_is_reported_as_timeout() {
+    let sandbox = Sandbox::new();
+    let args = json!({"command": "sleep 5", "timeout_ms": 200});
+    let (out, _) = one_call(
+        &sandbox,
+        "run_command",
+        args,
+        &["--permission-mode", "auto"],
+    );
+    let result = out.first("tool_result");
+    assert_eq!(result["status"], "timeout");
+    assert_eq!(result["output"], "timed out after 200 ms");
+}
+
+#[test]
+fn long_command_output_is_capped_and_flagged() {
+    let sandbox = Sandbox::new();
+    let args = json!({"command": "seq 1 100000"});
+    let (out, _) = one_call(
+        &sandbox,
+        "run_command",
+        args,
+        &["--permission-mode", "auto"],
+    );
+    let result = out.first("tool_result");
+    assert_eq!(result["truncated"], true);
+    let output = result["output"].as_str().unwrap_or_default();
+    assert!(output.len() < 32 * 1024);
+    assert!(output.ends_with("100000"), "the tail is kept");
+}
+
+#[test]
+fn list_files_respects_gitignore() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".gitignore", "build/\n");
+    sandbox.write("build/out.o", "x");
+    sandbox.write("src/a.rs", "x");
+    let (out, _) = one_call(&sandbox, "list_files", json!({}), &[]);
+    assert_eq!(out.first("tool_result")["output"], "src/a.rs");
+}
+
+#[test]
+fn unknown_tool_and_bad_arguments_are_tool_errors() {
+    let sandbox = Sandbox::new();
+    let (out, provider) = one_call(&sandbox, "delete_everything", json!({}), &[]);
+    assert_eq!(out.first("tool_call")["sideEffect"], "none");
+    assert_eq!(out.first("tool_result")["status"], "error");
+    assert_eq!(
+        returned_to_model(&provider),
+        "unknown tool `delete_everything`"
+    );
+
+    let (out, provider) = one_call(&sandbox, "read_file", json!({"file": "a"}), &[]);
+    assert_eq!(out.first("tool_result")["status"], "error");
+    assert!(returned_to_model(&provider).starts_with("invalid arguments"));
+}
