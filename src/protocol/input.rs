@@ -105,12 +105,8 @@ fn parse_event(
             ));
         }
     }
-    let kind = match object.get("type") {
-        None => return Err(InputError::new(line, "type", "missing")),
-        Some(Value::String(kind)) => kind.as_str(),
-        Some(_) => return Err(InputError::new(line, "type", "must be a string")),
-    };
-    let allowed: &[&str] = match kind {
+    let kind = string_field(line, object, "", "type")?;
+    let allowed: &[&str] = match kind.as_str() {
         "message" => &MESSAGE_FIELDS,
         "prompt" => &PROMPT_FIELDS,
         other => {
@@ -135,11 +131,7 @@ fn parse_event(
             }
         }
     }
-    let content = match object.get("content") {
-        None => return Err(InputError::new(line, "content", "missing")),
-        Some(Value::String(content)) => content.clone(),
-        Some(_) => return Err(InputError::new(line, "content", "must be a string")),
-    };
+    let content = string_field(line, object, "", "content")?;
     let images = match object.get("images") {
         None => Vec::new(),
         Some(Value::Array(items)) => items
@@ -165,6 +157,24 @@ fn reject_unknown_fields(
             "unknown field",
         )),
         None => Ok(()),
+    }
+}
+
+/// A required string field; `prefix` locates nested fields (`images[0].`) in the error.
+fn string_field(
+    line: usize,
+    object: &Map<String, Value>,
+    prefix: &str,
+    name: &str,
+) -> Result<String, InputError> {
+    match object.get(name) {
+        None => Err(InputError::new(line, format!("{prefix}{name}"), "missing")),
+        Some(Value::String(value)) => Ok(value.clone()),
+        Some(_) => Err(InputError::new(
+            line,
+            format!("{prefix}{name}"),
+            "must be a string",
+        )),
     }
 }
 
@@ -200,11 +210,7 @@ fn parse_image(line: usize, index: usize, item: &Value) -> Result<Image, InputEr
             ),
         ));
     }
-    let data = match object.get("data") {
-        None => return Err(InputError::new(line, field("data"), "missing")),
-        Some(Value::String(data)) => data.clone(),
-        Some(_) => return Err(InputError::new(line, field("data"), "must be a string")),
-    };
+    let data = string_field(line, object, &prefix, "data")?;
     if data.starts_with("data:") {
         return Err(InputError::new(
             line,
