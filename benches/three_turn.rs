@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fake_provider::{openai, FakeProvider};
+use fake_provider::{FakeProvider, openai};
 
 struct Sample {
     wall: Duration,
@@ -21,13 +21,25 @@ struct Sample {
 fn one_run(work: &std::path::Path, data: &std::path::Path) -> Sample {
     let provider = FakeProvider::start(vec![
         openai::tool_call("c1", "read_file", &[r#"{"path":"input.txt"}"#]),
-        openai::tool_call("c2", "write_file", &[r#"{"path":"output.txt","content":"copied\n"}"#]),
+        openai::tool_call(
+            "c2",
+            "write_file",
+            &[r#"{"path":"output.txt","content":"copied\n"}"#],
+        ),
         openai::answer(&["Copied ", "input.txt to output.txt."]),
     ]);
     let _ = std::fs::remove_file(work.join("output.txt"));
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_splice"))
-        .args(["exec", "--output-format", "stream-json", "--permission-mode", "accept-edits", "--tier", "light"])
+        .args([
+            "exec",
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "accept-edits",
+            "--tier",
+            "light",
+        ])
         .arg("Copy input.txt to output.txt")
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -54,9 +66,14 @@ fn one_run(work: &std::path::Path, data: &std::path::Path) -> Sample {
     let status = child.wait().unwrap_or_else(|e| panic!("wait: {e}"));
     let wall = started.elapsed();
     assert!(status.success(), "run failed");
-    assert!(lines >= 10, "expected a full event stream, got {lines} lines");
+    assert!(
+        lines >= 10,
+        "expected a full event stream, got {lines} lines"
+    );
     assert_eq!(
-        std::fs::read_to_string(work.join("output.txt")).ok().as_deref(),
+        std::fs::read_to_string(work.join("output.txt"))
+            .ok()
+            .as_deref(),
         Some("copied\n")
     );
     Sample {

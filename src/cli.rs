@@ -55,7 +55,7 @@ pub enum OutputFormat {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Model provider: openai (also any OpenAI-compatible server via OPENAI_BASE_URL) or anthropic.
+    /// Model provider: openai (also any OpenAI-compatible server via OPENAI_BASE_URL), anthropic or gemini.
     #[arg(long, env = "SPLICE_PROVIDER", global = true)]
     pub provider: Option<String>,
     /// Model name (aliases: sonnet, opus, haiku, gpt, mini, o).
@@ -159,7 +159,7 @@ impl RunArgs {
         let provider_name = self.provider_name(&config);
         let kind = ProviderKind::parse(&provider_name).ok_or_else(|| {
             RunFailure::usage(format!(
-                "unknown provider `{provider_name}` (expected openai or anthropic)"
+                "unknown provider `{provider_name}` (expected openai, anthropic or gemini)"
             ))
         })?;
         let model = self.model.clone().or(config.model.clone());

@@ -397,3 +397,23 @@ fn turn_limit_ends_the_run_with_exit_1() {
         Some(json!("failed"))
     );
 }
+
+#[test]
+fn gemini_uses_its_openai_compatible_endpoint() {
+    let provider = FakeProvider::start(vec![openai::answer(&["hola"])]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--provider", "gemini", "hi"]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.first("run_start")["provider"], "gemini");
+    assert_eq!(out.first("run_start")["model"], "gemini-2.5-flash");
+    assert_eq!(out.first("usage")["costStatus"], "priced");
+    let request = &provider.requests()[0];
+    assert_eq!(request.path, "/v1beta/openai/chat/completions");
+    assert_eq!(
+        request.header("authorization"),
+        Some(format!("Bearer {TEST_KEY}").as_str())
+    );
+}

@@ -19,6 +19,8 @@ use crate::protocol::input::Image;
 pub enum ProviderKind {
     OpenAi,
     Anthropic,
+    /// Google Gemini through its OpenAI-compatible endpoint (same wire format as `OpenAi`).
+    Gemini,
 }
 
 impl ProviderKind {
@@ -26,6 +28,7 @@ impl ProviderKind {
         match name {
             "openai" => Some(ProviderKind::OpenAi),
             "anthropic" => Some(ProviderKind::Anthropic),
+            "gemini" => Some(ProviderKind::Gemini),
             _ => None,
         }
     }
@@ -34,6 +37,7 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Gemini => "gemini",
         }
     }
 
@@ -41,6 +45,7 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => "gpt-4.1",
             ProviderKind::Anthropic => "claude-sonnet-4-5",
+            ProviderKind::Gemini => "gemini-2.5-flash",
         }
     }
 
@@ -48,6 +53,7 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => "OPENAI_API_KEY",
             ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+            ProviderKind::Gemini => "GEMINI_API_KEY",
         }
     }
 
@@ -55,6 +61,7 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => "OPENAI_BASE_URL",
             ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
+            ProviderKind::Gemini => "GEMINI_BASE_URL",
         }
     }
 
@@ -62,6 +69,7 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => "https://api.openai.com",
             ProviderKind::Anthropic => "https://api.anthropic.com",
+            ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta/openai",
         }
     }
 }
@@ -131,7 +139,11 @@ impl ProviderConfig {
     }
 
     fn endpoint(&self, path: &str) -> String {
-        format!("{}/v1/{path}", self.base_url)
+        match self.kind {
+            // Gemini's compatible endpoint carries its own version segment in the base URL.
+            ProviderKind::Gemini => format!("{}/{path}", self.base_url),
+            _ => format!("{}/v1/{path}", self.base_url),
+        }
     }
 }
 
@@ -303,7 +315,7 @@ impl Provider {
         self.check_credentials()?;
         let provider = self.config.kind.name();
         let (url, body) = match self.config.kind {
-            ProviderKind::OpenAi => (
+            ProviderKind::OpenAi | ProviderKind::Gemini => (
                 self.config.endpoint("chat/completions"),
                 openai::request_body(&self.config.api_model, request),
             ),
@@ -320,7 +332,7 @@ impl Provider {
                     let status = response.status();
                     if status.is_success() {
                         return match self.config.kind {
-                            ProviderKind::OpenAi => {
+                            ProviderKind::OpenAi | ProviderKind::Gemini => {
                                 openai::read_stream(response, &self.config, on_event).await
                             }
                             ProviderKind::Anthropic => {
@@ -363,7 +375,7 @@ impl Provider {
             .header("accept", "text/event-stream")
             .body(body.to_string());
         builder = match self.config.kind {
-            ProviderKind::OpenAi => match &self.config.api_key {
+            ProviderKind::OpenAi | ProviderKind::Gemini => match &self.config.api_key {
                 Some(key) => builder.bearer_auth(key),
                 None => builder,
             },

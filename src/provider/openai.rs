@@ -76,7 +76,7 @@ pub async fn read_stream(
     config: &ProviderConfig,
     on_event: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> Result<ModelResponse, ProviderError> {
-    let mut reader = SseReader::new(response, "openai", config.idle_timeout);
+    let mut reader = SseReader::new(response, config.kind.name(), config.idle_timeout);
     let mut result = ModelResponse::default();
     let mut calls: Vec<PartialCall> = Vec::new();
     let mut done = false;

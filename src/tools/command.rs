@@ -14,6 +14,8 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Bytes kept in memory per stream; the output handed on is capped further.
 const MAX_CAPTURE_BYTES: usize = 4 * 1024 * 1024;
+/// How long output is still collected after the shell exits.
+const DRAIN_GRACE: Duration = Duration::from_millis(300);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandOutcome {
@@ -70,15 +72,31 @@ pub async fn run(
     let stderr = child.stderr.take();
     // Dropping this guard (interrupt, cancelled run) kills the whole process group.
     let _guard = GroupGuard(group);
-    let collect = async {
-        let (out, err) = tokio::join!(capture(stdout), capture(stderr));
-        let status = child.wait().await;
-        (out, err, status)
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let finished = {
+        let reading = async {
+            tokio::join!(capture(stdout, &mut out), capture(stderr, &mut err));
+        };
+        let work = async {
+            tokio::pin!(reading);
+            let waiting = child.wait();
+            tokio::pin!(waiting);
+            tokio::select! {
+                () = &mut reading => waiting.await,
+                status = &mut waiting => {
+                    // The shell is gone; a background child may still hold the pipes open, so
+                    // drain briefly instead of waiting for it.
+                    let _ = tokio::time::timeout(DRAIN_GRACE, &mut reading).await;
+                    status
+                }
+            }
+        };
+        tokio::time::timeout(timeout, work).await
     };
-    match tokio::time::timeout(timeout, collect).await {
-        Ok((out, err, status)) => {
+    let (output, truncated) = combine(&out, &err);
+    match finished {
+        Ok(status) => {
             let status = status.map_err(|e| ToolError::Failed(format!("wait failed: {e}")))?;
-            let (output, truncated) = combine(&out, &err);
             Ok(CommandOutcome {
                 exit_code: status.code(),
                 timed_out: false,
@@ -86,11 +104,12 @@ pub async fn run(
                 truncated,
             })
         }
+        // What the command printed before the deadline is kept: it usually says why it hung.
         Err(_) => Ok(CommandOutcome {
             exit_code: None,
             timed_out: true,
-            output: String::new(),
-            truncated: false,
+            output,
+            truncated,
         }),
     }
 }
@@ -106,11 +125,10 @@ fn combine(out: &[u8], err: &[u8]) -> (String, bool) {
     cap_output(text.trim_end(), MAX_OUTPUT_BYTES)
 }
 
-async fn capture(stream: Option<impl AsyncRead + Unpin>) -> Vec<u8> {
+async fn capture(stream: Option<impl AsyncRead + Unpin>, kept: &mut Vec<u8>) {
     let Some(mut stream) = stream else {
-        return Vec::new();
+        return;
     };
-    let mut kept = Vec::new();
     let mut buffer = [0u8; 8192];
     loop {
         match stream.read(&mut buffer).await {
@@ -122,7 +140,6 @@ async fn capture(stream: Option<impl AsyncRead + Unpin>) -> Vec<u8> {
             }
         }
     }
-    kept
 }
 
 struct GroupGuard(Option<u32>);
@@ -175,8 +192,34 @@ mod tests {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(outcome.timed_out);
+        assert_eq!(outcome.exit_code, None);
         tokio::time::sleep(Duration::from_millis(1300)).await;
         assert!(!marker.exists(), "a background child outlived the timeout");
+    }
+
+    #[tokio::test]
+    async fn timeout_keeps_what_was_printed() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let outcome = run(
+            dir.path(),
+            "echo started; sleep 5",
+            Duration::from_millis(300),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(outcome.timed_out);
+        assert_eq!(outcome.output, "started");
+    }
+
+    #[tokio::test]
+    async fn background_child_holding_the_pipe_does_not_stall() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let outcome = run(dir.path(), "sleep 3 & echo done", Duration::from_secs(2))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!outcome.timed_out, "waited for the background child");
+        assert_eq!(outcome.exit_code, Some(0));
+        assert_eq!(outcome.output, "done");
     }
 
     #[tokio::test]

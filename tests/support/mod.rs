@@ -55,6 +55,8 @@ impl Sandbox {
             .env("ANTHROPIC_BASE_URL", base_url)
             .env("OPENAI_API_KEY", TEST_KEY)
             .env("ANTHROPIC_API_KEY", TEST_KEY)
+            .env("GEMINI_BASE_URL", format!("{base_url}/v1beta/openai"))
+            .env("GEMINI_API_KEY", TEST_KEY)
             .env("SPLICE_RETRY_BASE_MS", "5")
             .current_dir(&self.root)
             .stdin(Stdio::null());
