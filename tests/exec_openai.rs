@@ -417,3 +417,27 @@ fn gemini_uses_its_openai_compatible_endpoint() {
         Some(format!("Bearer {TEST_KEY}").as_str())
     );
 }
+
+#[test]
+fn tool_call_chunks_without_index_are_accepted() {
+    let fragment = |value: serde_json::Value| openai::chunk(json!({"tool_calls": [value]}), None);
+    let provider = FakeProvider::start(vec![
+        Reply::Sse(vec![
+            fragment(
+                json!({"id": "c9", "type": "function", "function": {"name": "list_files", "arguments": "{\"pa"}}),
+            ),
+            fragment(json!({"function": {"arguments": "th\":\"src\"}"}})),
+            openai::finish("tool_calls"),
+            openai::done(),
+        ]),
+        openai::answer(&["ok"]),
+    ]);
+    let sandbox = Sandbox::new();
+    sandbox.write("src/a.rs", "");
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).arg("list");
+    let out = run(command, None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.first("tool_call")["args"], json!({"path": "src"}));
+    assert_eq!(out.first("tool_result")["output"], "src/a.rs");
+}

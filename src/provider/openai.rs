@@ -154,10 +154,14 @@ fn absorb_tool_fragment(
     on_event: &mut (dyn FnMut(StreamEvent) + Send),
     reader: &SseReader,
 ) -> Result<(), ProviderError> {
-    let index = fragment
-        .get("index")
-        .and_then(Value::as_u64)
-        .unwrap_or(calls.len() as u64);
+    let starts_call = fragment.get("id").is_some() || fragment.pointer("/function/name").is_some();
+    // Some compatible servers omit `index`: a fragment that names a call starts one, any other
+    // continues the last.
+    let index = match fragment.get("index").and_then(Value::as_u64) {
+        Some(index) => index,
+        None if starts_call || calls.is_empty() => calls.len() as u64,
+        None => calls.last().map_or(0, |c| c.index),
+    };
     let position = match calls.iter().position(|c| c.index == index) {
         Some(position) => position,
         None => {
