@@ -8,6 +8,7 @@ pub mod config;
 pub mod headless;
 pub mod ids;
 pub mod permissions;
+pub mod pipeline;
 pub mod protocol;
 pub mod provider;
 pub mod run;

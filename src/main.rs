@@ -86,6 +86,7 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
             cwd: None,
             max_cost_usd: None,
             max_tokens: None,
+            pipeline: Default::default(),
         };
         bus.emit(empty.fallback_start(&new_session_id()));
         let rendered = error.to_string();
