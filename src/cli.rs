@@ -40,6 +40,30 @@ pub enum Command {
     Exec(ExecArgs),
     /// Put back the files a run changed, from its checkpoints.
     Restore(RestoreArgs),
+    /// Show and handle worktrees that `--worktree` runs left behind.
+    Worktree(WorktreeArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WorktreeArgs {
+    #[command(subcommand)]
+    pub action: WorktreeAction,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum WorktreeAction {
+    /// List leftover worktrees: run, branch, path, uncommitted changes, commits.
+    List,
+    /// Commit what an interrupted run left, remove its worktree, keep its branch.
+    Recover {
+        /// Only this run (default: every leftover).
+        run_id: Option<String>,
+    },
+    /// Remove leftover worktrees (discarding uncommitted work); branches with commits stay.
+    Clean {
+        /// Only this run (default: every leftover).
+        run_id: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

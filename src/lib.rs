@@ -14,3 +14,4 @@ pub mod provider;
 pub mod run;
 pub mod tools;
 pub mod usage;
+pub mod worktree;

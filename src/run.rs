@@ -21,6 +21,7 @@ use crate::provider::{Message, Provider, ProviderConfig};
 use crate::tools::ToolName;
 use crate::tools::runner::ToolRunner;
 use crate::usage::{Budget, UsageMeter};
+use crate::worktree::{self, Worktree, WorktreeError};
 
 pub const EXIT_SUCCESS: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
@@ -225,6 +226,51 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     if let Ok(mut shown) = shared.tier.lock() {
         *shown = tier.as_str().to_string();
     }
+    if !settings.pipeline.worktree {
+        return run_work(settings, bus, shared, &provider, prompt, tier).await;
+    }
+    let worktree = match Worktree::create(&settings.data_dir, &settings.cwd, bus.run_id()) {
+        Ok(worktree) => worktree,
+        Err(error @ WorktreeError::NotARepo(_)) => {
+            return report(bus, &RunFailure::usage(error.to_string()));
+        }
+        Err(error) => {
+            return report(
+                bus,
+                &RunFailure::new("tool_error", error.to_string(), EXIT_FAILED),
+            );
+        }
+    };
+    bus.emit(Event::reasoning(format!(
+        "Working in worktree {} on branch {}\n",
+        worktree.path.display(),
+        worktree.branch
+    )));
+    let inside = RunSettings {
+        cwd: worktree.root.clone(),
+        ..settings.clone()
+    };
+    let request = prompt.text.clone();
+    let exit = run_work(&inside, bus, shared, &provider, prompt, tier).await;
+    worktree::finish(
+        bus,
+        &settings.data_dir,
+        &worktree,
+        settings.pipeline.merge_back,
+        &request,
+        exit,
+    )
+}
+
+/// The tier's work in `settings.cwd`.
+async fn run_work(
+    settings: &RunSettings,
+    bus: &Bus,
+    shared: &Shared,
+    provider: &Provider,
+    prompt: Prompt,
+    tier: Tier,
+) -> i32 {
     let runner = ToolRunner {
         root: settings.cwd.clone(),
         policy: settings.policy.clone(),
@@ -236,7 +282,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         bus: bus.clone(),
     };
     let agent = Agent {
-        provider: &provider,
+        provider,
         runner: &runner,
         meter: &shared.meter,
         bus,
