@@ -301,3 +301,87 @@ fn leftover_worktrees_are_listed_recovered_and_cleaned() {
     let (code, _) = splice(&["worktree", "clean", "run_nope"]);
     assert_eq!(code, Some(2));
 }
+
+#[test]
+fn interrupted_worktree_run_closes_its_stage_and_leaves_a_recoverable_worktree() {
+    let sandbox = project();
+    let provider = FakeProvider::start(vec![submit(
+        "cw",
+        "submit_code",
+        json!({"files": [{"path": "calc.py", "content": FIXED}], "summary": "fix"}),
+    )]);
+    let started = sandbox.dir.path().join("started");
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args([
+        "--tier",
+        "standard",
+        "--permission-mode",
+        "auto",
+        "--worktree",
+        "--merge-back",
+        "--test-command",
+        &format!("touch {} && sleep 30", started.display()),
+        "Fix add",
+    ]);
+    command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !started.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(started.exists(), "the test command never started");
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let out = Outcome {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::new(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        lines,
+    };
+    out.assert_well_formed();
+    assert_eq!(out.code, 130);
+    let found = support::markers::markers(&out);
+    support::markers::assert_well_formed(&found);
+    let last = found.last().cloned().unwrap_or_default();
+    assert_eq!(
+        (last["stage"].clone(), last["status"].clone()),
+        (json!("test_runner"), json!("failed"))
+    );
+    assert_eq!(last["detail"], "interrupted");
+    let result = out.final_result();
+    assert_eq!(result["status"], "aborted");
+    assert_eq!(result["abort_reason"], "interrupted");
+    let records: Vec<&str> = result["stages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["status"].as_str())
+        .collect();
+    assert_eq!(records, ["done", "failed"]);
+    // Nothing was merged; the worktree holds the uncommitted work and can be recovered.
+    assert_eq!(sandbox.read("calc.py").as_deref(), Some(BUGGY));
+    let run_id = out.lines[0]["runId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let listed = sandbox
+        .command("http://127.0.0.1:9")
+        .args(["worktree", "list"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(
+        listed.contains(&run_id) && listed.contains("1 uncommitted change(s), 0 commit(s)"),
+        "{listed}"
+    );
+}
