@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::config::{self, ConfigFile};
 use crate::ids::new_session_id;
 use crate::permissions::{Effect, PermissionMode, Policy, Rule};
+use crate::pipeline::{DEFAULT_MAX_ITERATIONS, PipelineSettings};
 use crate::protocol::Event;
 use crate::provider::pricing::PriceTable;
 use crate::provider::{ProviderConfig, ProviderKind, api_model_for};
@@ -39,6 +40,30 @@ pub enum Command {
     Exec(ExecArgs),
     /// Put back the files a run changed, from its checkpoints.
     Restore(RestoreArgs),
+    /// Show and handle worktrees that `--worktree` runs left behind.
+    Worktree(WorktreeArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WorktreeArgs {
+    #[command(subcommand)]
+    pub action: WorktreeAction,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum WorktreeAction {
+    /// List leftover worktrees: run, branch, path, uncommitted changes, commits.
+    List,
+    /// Commit what an interrupted run left, remove its worktree, keep its branch.
+    Recover {
+        /// Only this run (default: every leftover).
+        run_id: Option<String>,
+    },
+    /// Remove leftover worktrees (discarding uncommitted work); branches with commits stay.
+    Clean {
+        /// Only this run (default: every leftover).
+        run_id: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -85,6 +110,52 @@ pub struct RunArgs {
     /// Abort the run once it has used this many tokens.
     #[arg(long, global = true)]
     pub max_tokens: Option<u64>,
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+}
+
+/// The pipeline's and the worktree's flags.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PipelineArgs {
+    /// Most pipeline iterations before the run counts as failed (default 3).
+    #[arg(long, global = true)]
+    pub max_iterations: Option<u32>,
+    /// The test command the test_runner stage runs (default: detected from the repository).
+    #[arg(long, global = true)]
+    pub test_command: Option<String>,
+    /// Run in a new git worktree on branch `splice/<runId>`.
+    #[arg(long, global = true)]
+    pub worktree: bool,
+    /// With --worktree: merge the branch into the source checkout at the end.
+    #[arg(long, global = true, requires = "worktree")]
+    pub merge_back: bool,
+    /// Draft a plan of tasks, critique it, and run each task as its own pipeline.
+    #[arg(long, global = true)]
+    pub design_plan: bool,
+}
+
+impl PipelineArgs {
+    fn resolve(&self, config: &ConfigFile) -> Result<PipelineSettings, RunFailure> {
+        let max_iterations = self
+            .max_iterations
+            .or(config.max_iterations)
+            .unwrap_or(DEFAULT_MAX_ITERATIONS);
+        if max_iterations == 0 {
+            return Err(RunFailure::usage("--max-iterations must be at least 1"));
+        }
+        let test_command = self
+            .test_command
+            .clone()
+            .or(config.test_command.clone())
+            .filter(|c| !c.trim().is_empty());
+        Ok(PipelineSettings {
+            max_iterations,
+            test_command,
+            worktree: self.worktree,
+            merge_back: self.merge_back,
+            design_plan: self.design_plan,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -238,6 +309,7 @@ impl RunArgs {
                 max_cost_usd: self.max_cost_usd,
                 max_tokens: self.max_tokens,
             },
+            pipeline: self.pipeline.resolve(&config)?,
         })
     }
 }

@@ -11,8 +11,8 @@ use tokio::io::AsyncReadExt;
 
 use splice::bus::{Bus, Sink};
 use splice::cli::{
-    Cli, Command, ExecArgs, InputFormat, OutputFormat, RestoreArgs, RunArgs,
-    args_request_stream_json,
+    Cli, Command, ExecArgs, InputFormat, OutputFormat, RestoreArgs, RunArgs, WorktreeAction,
+    WorktreeArgs, args_request_stream_json,
 };
 use splice::headless::redact::Redactor;
 use splice::headless::stream_json::StreamJsonSink;
@@ -47,6 +47,7 @@ async fn real_main() -> i32 {
     match cli.command {
         Some(Command::Exec(exec)) => headless(&cli.run, &exec).await,
         Some(Command::Restore(args)) => restore(&args, stdout_is_tty),
+        Some(Command::Worktree(args)) => worktree(&args),
         None => {
             // Not a terminal: behave exactly as `splice exec --output-format stream-json`.
             let exec = ExecArgs {
@@ -72,7 +73,10 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
     let _ = error.print();
     let wants_json = args_request_stream_json(raw)
         || (!std::io::stdout().is_terminal()
-            && !raw.iter().skip(1).any(|a| a == "exec" || a == "restore"));
+            && !raw
+                .iter()
+                .skip(1)
+                .any(|a| a == "exec" || a == "restore" || a == "worktree"));
     if wants_json {
         let bus = Bus::new(new_run_id(), vec![output_sink(OutputFormat::StreamJson)]);
         let empty = RunArgs {
@@ -86,6 +90,7 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
             cwd: None,
             max_cost_usd: None,
             max_tokens: None,
+            pipeline: Default::default(),
         };
         bus.emit(empty.fallback_start(&new_session_id()));
         let rendered = error.to_string();
@@ -183,6 +188,16 @@ async fn shutdown_signal() {
         _ = hup.recv() => {}
         _ = int.recv() => {}
     }
+}
+
+fn worktree(args: &WorktreeArgs) -> i32 {
+    let (action, run_id) = match &args.action {
+        WorktreeAction::List => ("list", None),
+        WorktreeAction::Recover { run_id } => ("recover", run_id.as_deref()),
+        WorktreeAction::Clean { run_id } => ("clean", run_id.as_deref()),
+    };
+    let data_dir = splice::config::data_dir();
+    splice::worktree::command(&data_dir, action, run_id, &mut std::io::stdout().lock())
 }
 
 fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {

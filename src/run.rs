@@ -9,14 +9,19 @@ use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
 use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
 use crate::permissions::Policy;
+use crate::pipeline::plan::{self, PlanEnd};
+use crate::pipeline::progress::StageLog;
+use crate::pipeline::runner::{self, PipelineEnd};
+use crate::pipeline::{Ctx, PipelineSettings, tiers};
 use crate::protocol::Event;
 use crate::protocol::input::Prompt;
-use crate::protocol::result::{PipelineResult, ResultStatus};
+use crate::protocol::result::{DesignPlanResult, PipelineResult, ResultStatus};
 use crate::provider::pricing::PriceTable;
 use crate::provider::{Message, Provider, ProviderConfig};
 use crate::tools::ToolName;
 use crate::tools::runner::ToolRunner;
 use crate::usage::{Budget, UsageMeter};
+use crate::worktree::{self, Worktree, WorktreeError};
 
 pub const EXIT_SUCCESS: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
@@ -70,6 +75,7 @@ pub struct RunSettings {
     pub data_dir: PathBuf,
     pub pricing: PriceTable,
     pub budget: Budget,
+    pub pipeline: PipelineSettings,
 }
 
 /// A failure that ends a run: the `error` event's code and message, and the exit code.
@@ -102,7 +108,9 @@ impl RunFailure {
 struct Shared {
     meter: UsageMeter,
     tier: Mutex<String>,
-    iterations: Mutex<u32>,
+    log: StageLog,
+    /// Set by a design-plan run: then `final.text` is the design-plan result.
+    plan: Mutex<Option<DesignPlanResult>>,
 }
 
 pub fn run_start(settings: &RunSettings) -> Event {
@@ -132,7 +140,8 @@ where
             settings.budget,
         ),
         tier: Mutex::new(Tier::Light.as_str().to_string()),
-        iterations: Mutex::new(0),
+        log: StageLog::default(),
+        plan: Mutex::new(None),
     });
     let work = async {
         let prompt = match prompt.await {
@@ -144,6 +153,8 @@ where
     let code = tokio::select! {
         biased;
         () = interrupt => {
+            // A stage cut short still ends with its one `failed` marker.
+            shared.log.finish(bus, false, Some("interrupted".into()));
             bus.emit(Event::error("interrupted", "the run was interrupted"));
             emit_final(bus, &shared, ResultStatus::Aborted, Some("interrupted".into()));
             EXIT_INTERRUPTED
@@ -160,17 +171,27 @@ fn report(bus: &Bus, failure: &RunFailure) -> i32 {
 }
 
 fn emit_final(bus: &Bus, shared: &Shared, status: ResultStatus, abort_reason: Option<String>) {
-    let result = PipelineResult {
-        run_id: bus.run_id().to_string(),
-        status,
-        tier: shared.tier.lock().map(|t| t.clone()).unwrap_or_default(),
-        iterations: shared.iterations.lock().map(|i| *i).unwrap_or(0),
-        stages: Vec::new(),
-        usage: shared.meter.totals(),
-        abort_reason,
+    let plan = shared.plan.lock().ok().and_then(|p| p.clone());
+    let text = match plan {
+        Some(mut plan) => {
+            // The run's outcome (an interrupt included) overrides what the plan recorded.
+            plan.status = status;
+            plan.abort_reason = abort_reason.or(plan.abort_reason);
+            plan.usage = shared.meter.totals();
+            serde_json::to_string(&plan)
+        }
+        None => serde_json::to_string(&PipelineResult {
+            run_id: bus.run_id().to_string(),
+            status,
+            tier: shared.tier.lock().map(|t| t.clone()).unwrap_or_default(),
+            iterations: shared.log.iterations(),
+            stages: shared.log.records(),
+            usage: shared.meter.totals(),
+            abort_reason,
+        }),
     };
     bus.emit(Event::Final {
-        text: serde_json::to_string(&result).unwrap_or_default(),
+        text: text.unwrap_or_default(),
     });
 }
 
@@ -191,17 +212,65 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         );
     }
     let tier = match settings.tier {
+        Tier::Auto if settings.pipeline.design_plan => Tier::Standard,
         Tier::Auto => {
-            bus.emit(Event::reasoning(
-                "Tier auto: light (one agent conversation with the real tools)\n",
-            ));
-            Tier::Light
+            let (tier, why) = tiers::classify(&prompt.text);
+            bus.emit(Event::reasoning(format!(
+                "Tier auto: {} ({why})\n",
+                tier.as_str()
+            )));
+            tier
         }
         other => other,
     };
     if let Ok(mut shown) = shared.tier.lock() {
         *shown = tier.as_str().to_string();
     }
+    if !settings.pipeline.worktree {
+        return run_work(settings, bus, shared, &provider, prompt, tier).await;
+    }
+    let worktree = match Worktree::create(&settings.data_dir, &settings.cwd, bus.run_id()) {
+        Ok(worktree) => worktree,
+        Err(error @ WorktreeError::NotARepo(_)) => {
+            return report(bus, &RunFailure::usage(error.to_string()));
+        }
+        Err(error) => {
+            return report(
+                bus,
+                &RunFailure::new("tool_error", error.to_string(), EXIT_FAILED),
+            );
+        }
+    };
+    bus.emit(Event::reasoning(format!(
+        "Working in worktree {} on branch {}\n",
+        worktree.path.display(),
+        worktree.branch
+    )));
+    let inside = RunSettings {
+        cwd: worktree.root.clone(),
+        ..settings.clone()
+    };
+    let request = prompt.text.clone();
+    let exit = run_work(&inside, bus, shared, &provider, prompt, tier).await;
+    worktree::finish(
+        bus,
+        &settings.data_dir,
+        &worktree,
+        settings.pipeline.merge_back,
+        &request,
+        exit,
+    )
+}
+
+/// The tier's work in `settings.cwd`.
+async fn run_work(
+    settings: &RunSettings,
+    bus: &Bus,
+    shared: &Shared,
+    provider: &Provider,
+    prompt: Prompt,
+    tier: Tier,
+) -> i32 {
     let runner = ToolRunner {
         root: settings.cwd.clone(),
         policy: settings.policy.clone(),
@@ -213,18 +282,133 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         bus: bus.clone(),
     };
     let agent = Agent {
-        provider: &provider,
+        provider,
         runner: &runner,
         meter: &shared.meter,
         bus,
     };
+    if settings.pipeline.design_plan {
+        return run_plan(settings, bus, shared, &agent, &prompt.text, tier).await;
+    }
     match tier {
         Tier::Light | Tier::Auto => run_light(settings, bus, shared, &agent, prompt).await,
-        Tier::Standard | Tier::Full => report(
-            bus,
-            &RunFailure::usage(format!("tier `{}` is not available yet", tier.as_str())),
-        ),
+        Tier::Standard | Tier::Full => {
+            let ctx = Ctx::new(settings, bus, &agent, &shared.log);
+            let end = runner::run(&ctx, tiers::stages(tier), &prompt.text).await;
+            finish_pipeline(bus, shared, end)
+        }
     }
+}
+
+/// Report a pipeline's end: an error when it did not complete, the human summary, `final`.
+fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> i32 {
+    let (status, reason, exit) = match end {
+        PipelineEnd::Completed => (ResultStatus::Completed, None, EXIT_SUCCESS),
+        PipelineEnd::Failed(detail) => {
+            bus.emit(Event::error(
+                "pipeline_failed",
+                format!(
+                    "the pipeline did not pass after {} iteration(s): {detail}",
+                    shared.log.iterations()
+                ),
+            ));
+            (ResultStatus::Failed, None, EXIT_FAILED)
+        }
+        PipelineEnd::Stopped(error) => {
+            let (status, reason, exit) = stop_status(&error);
+            bus.emit(Event::error(error_code(&error), error.to_string()));
+            (status, reason, exit)
+        }
+    };
+    bus.emit(Event::text(summary(shared, status)));
+    emit_final(bus, shared, status, reason);
+    exit
+}
+
+fn error_code(error: &AgentError) -> &'static str {
+    match error {
+        AgentError::Provider(e) => e.code(),
+        AgentError::TurnLimit(_) => "turn_limit",
+        AgentError::Budget(_) => "budget_exceeded",
+    }
+}
+
+/// The result status, abort reason and exit code of a run that an agent error stopped.
+fn stop_status(error: &AgentError) -> (ResultStatus, Option<String>, i32) {
+    match error {
+        AgentError::Provider(_) => (ResultStatus::Failed, None, EXIT_PROVIDER),
+        AgentError::TurnLimit(_) => (ResultStatus::Failed, None, EXIT_FAILED),
+        AgentError::Budget(reason) => (ResultStatus::Aborted, Some(reason.clone()), EXIT_FAILED),
+    }
+}
+
+/// One line a person reads: the outcome, iterations, and each stage of the last iteration.
+fn summary(shared: &Shared, status: ResultStatus) -> String {
+    let iterations = shared.log.iterations();
+    let records = shared.log.records();
+    let last: Vec<String> = records
+        .iter()
+        .filter(|r| r.iteration == iterations)
+        .map(|r| format!("{} {}", r.name, r.status))
+        .collect();
+    let outcome = match status {
+        ResultStatus::Completed => "completed",
+        ResultStatus::Failed => "failed",
+        ResultStatus::Aborted => "aborted",
+    };
+    let tier = shared.tier.lock().map(|t| t.clone()).unwrap_or_default();
+    format!(
+        "Pipeline {outcome} after {iterations} iteration(s) (tier {tier}): {}.\n",
+        last.join(", ")
+    )
+}
+
+async fn run_plan(
+    settings: &RunSettings,
+    bus: &Bus,
+    shared: &Shared,
+    agent: &Agent<'_>,
+    request: &str,
+    tier: Tier,
+) -> i32 {
+    let ctx = Ctx::new(settings, bus, agent, &shared.log);
+    let end = plan::run(&ctx, request, tier, &shared.plan).await;
+    let (status, reason, exit) = match end {
+        PlanEnd::Invalid(detail) => {
+            bus.emit(Event::error("design_plan_invalid", detail));
+            (ResultStatus::Failed, None, EXIT_FAILED)
+        }
+        PlanEnd::Stopped(error) => {
+            bus.emit(Event::error(error_code(&error), error.to_string()));
+            stop_status(&error)
+        }
+        PlanEnd::Finished => {
+            let result = shared.plan.lock().ok().and_then(|p| p.clone());
+            match result {
+                Some(r) if r.failed.is_empty() && r.skipped.is_empty() => {
+                    (ResultStatus::Completed, None, EXIT_SUCCESS)
+                }
+                _ => (ResultStatus::Failed, None, EXIT_FAILED),
+            }
+        }
+    };
+    let text = match shared.plan.lock().ok().and_then(|p| p.clone()) {
+        Some(r) => format!(
+            "Design plan {}: {} completed, {} failed, {} skipped.\n",
+            if exit == EXIT_SUCCESS {
+                "completed"
+            } else {
+                "did not complete"
+            },
+            r.completed.len(),
+            r.failed.len(),
+            r.skipped.len()
+        ),
+        None => "Design plan could not be made.\n".to_string(),
+    };
+    bus.emit(Event::text(text));
+    emit_final(bus, shared, status, reason);
+    exit
 }
 
 /// The light tier: one conversation with the real tools; its prose is the answer.
@@ -235,9 +419,7 @@ async fn run_light(
     agent: &Agent<'_>,
     prompt: Prompt,
 ) -> i32 {
-    if let Ok(mut iterations) = shared.iterations.lock() {
-        *iterations = 1;
-    }
+    shared.log.set_iterations(1);
     let system = format!("{AGENT_PROMPT}\nWorking root: {}\n", settings.cwd.display());
     let mut messages = vec![Message::User {
         text: prompt.text,

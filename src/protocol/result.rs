@@ -50,18 +50,27 @@ pub struct PlanTask {
     pub title: String,
     pub depends_on: Vec<String>,
     pub status: String,
+    /// The task's own pipeline run id, once it started.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub run_id: Option<String>,
+    /// The task's pipeline result, once it ran.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub result: Option<PipelineResult>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DesignPlanResult {
+    /// Always `design_plan`.
     pub kind: String,
     pub run_id: String,
+    /// `completed` when every task completed, `aborted` on a budget stop or interrupt.
+    pub status: ResultStatus,
     pub completed: Vec<String>,
     pub failed: Vec<String>,
     pub skipped: Vec<String>,
     pub tasks: Vec<PlanTask>,
+    pub usage: UsageTotals,
+    pub abort_reason: Option<String>,
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod fake_provider;
+pub mod markers;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,102 @@
+//! The typed execution pipeline: tiers schedule stages, stages run in iterations until one
+//! passes or `--max-iterations` is spent, design plans run several pipelines in order.
+
+pub mod detect;
+pub mod diff;
+pub mod plan;
+pub mod progress;
+pub mod runner;
+pub mod schema;
+pub mod stages;
+pub mod tiers;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::agent::Agent;
+use crate::bus::Bus;
+use crate::permissions::{Effect, Policy, Rule};
+use crate::run::RunSettings;
+use crate::tools::runner::ToolRunner;
+
+pub const DEFAULT_MAX_ITERATIONS: u32 = 3;
+
+/// Pipeline and worktree options, resolved from flags and config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PipelineSettings {
+    pub max_iterations: u32,
+    /// `--test-command` (or the config's `testCommand`); detected from the repository when absent.
+    pub test_command: Option<String>,
+    pub worktree: bool,
+    pub merge_back: bool,
+    pub design_plan: bool,
+}
+
+impl Default for PipelineSettings {
+    fn default() -> PipelineSettings {
+        PipelineSettings {
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            test_command: None,
+            worktree: false,
+            merge_back: false,
+            design_plan: false,
+        }
+    }
+}
+
+/// Everything a stage needs from the run.
+pub struct Ctx<'a> {
+    pub settings: &'a RunSettings,
+    pub bus: &'a Bus,
+    pub agent: &'a Agent<'a>,
+    pub log: &'a progress::StageLog,
+    calls: AtomicU32,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(
+        settings: &'a RunSettings,
+        bus: &'a Bus,
+        agent: &'a Agent<'a>,
+        log: &'a progress::StageLog,
+    ) -> Ctx<'a> {
+        Ctx {
+            settings,
+            bus,
+            agent,
+            log,
+            calls: AtomicU32::new(1),
+        }
+    }
+
+    pub fn root(&self) -> &PathBuf {
+        &self.settings.cwd
+    }
+
+    /// A fresh id for a tool execution Splice starts itself (analyzers, the test command).
+    pub fn call_id(&self, stage: &str) -> String {
+        format!(
+            "splice_{stage}_{}",
+            self.calls.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+
+    /// The run's tool runner, with `commands` allowed: the analyzers and the test command that
+    /// Splice chose itself (detected, or given with `--test-command`) are part of the stage, so
+    /// they do not prompt. `--deny` rules and read-only mode still refuse them.
+    pub fn runner_allowing(&self, commands: &[String]) -> ToolRunner {
+        let base = self.agent.runner;
+        let mut rules = base.policy.rules();
+        for command in commands {
+            rules.push(Rule {
+                effect: Effect::Allow,
+                tool: "run_command".into(),
+                pattern: Some(command.clone()),
+            });
+        }
+        ToolRunner {
+            policy: Policy::new(base.policy.mode, rules),
+            ..base.clone()
+        }
+    }
+}

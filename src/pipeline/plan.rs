@@ -1,0 +1,336 @@
+//! Design plans: the model drafts tasks with ids and dependencies, one critique pass may revise
+//! the plan once, then each task runs as an independent pipeline run in dependency order; a
+//! task whose dependency did not complete is skipped.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use super::Ctx;
+use super::runner::{self, PipelineEnd};
+use super::schema::{Critique, PlanSubmission, PlannedTask};
+use super::stages::{READ_ONLY, submit};
+use super::tiers;
+use crate::agent::AgentError;
+use crate::ids::new_run_id;
+use crate::protocol::Event;
+use crate::protocol::result::{
+    DesignPlanResult, PipelineResult, PlanTask, ResultStatus, UsageTotals,
+};
+use crate::run::Tier;
+
+const PLAN_PROMPT: &str = include_str!("../../assets/prompts/design_plan.md");
+const CRITIQUE_PROMPT: &str = include_str!("../../assets/prompts/design_critique.md");
+
+/// How a design-plan run ended; the result is also kept in `slot` as it grows, so that an
+/// interrupted run can still report it.
+pub enum PlanEnd {
+    Finished,
+    /// The plan could not be made (bad submission, invalid plan).
+    Invalid(String),
+    Stopped(AgentError),
+}
+
+pub async fn run(
+    ctx: &Ctx<'_>,
+    request: &str,
+    tier: Tier,
+    slot: &Mutex<Option<DesignPlanResult>>,
+) -> PlanEnd {
+    let mut result = DesignPlanResult {
+        kind: "design_plan".into(),
+        run_id: ctx.bus.run_id().to_string(),
+        status: ResultStatus::Failed,
+        completed: Vec::new(),
+        failed: Vec::new(),
+        skipped: Vec::new(),
+        tasks: Vec::new(),
+        usage: ctx.agent.meter.totals(),
+        abort_reason: None,
+    };
+    // From here on `final` is a design-plan result, even if no plan comes about.
+    store(slot, &result);
+    let tasks = match draft_and_critique(ctx, request).await {
+        Ok(Ok(tasks)) => tasks,
+        Ok(Err(detail)) => return PlanEnd::Invalid(detail),
+        Err(error) => return PlanEnd::Stopped(error),
+    };
+    result.tasks = tasks
+        .iter()
+        .map(|t| PlanTask {
+            id: t.id.clone(),
+            title: t.title.clone(),
+            depends_on: t.depends_on.clone(),
+            status: "pending".into(),
+            run_id: None,
+            result: None,
+        })
+        .collect();
+    store(slot, &result);
+    let task_tier = if tier == Tier::Full {
+        Tier::Full
+    } else {
+        Tier::Standard
+    };
+    let mut stopped = None;
+    for (index, task) in tasks.iter().enumerate() {
+        let blocked = task
+            .depends_on
+            .iter()
+            .find(|dep| !result.completed.contains(dep));
+        if let Some(dep) = blocked.filter(|_| stopped.is_none()) {
+            ctx.bus.emit(Event::reasoning(format!(
+                "Task {} skipped: its dependency {dep} did not complete\n",
+                task.id
+            )));
+        }
+        if blocked.is_some() || stopped.is_some() {
+            result.tasks[index].status = "skipped".into();
+            result.skipped.push(task.id.clone());
+            store(slot, &result);
+            continue;
+        }
+        let task_run = new_run_id();
+        ctx.bus.emit(Event::reasoning(format!(
+            "Task {} ({}/{}) runs as {task_run}: {}\n",
+            task.id,
+            index + 1,
+            tasks.len(),
+            task.title
+        )));
+        result.tasks[index].run_id = Some(task_run.clone());
+        store(slot, &result);
+        let before = ctx.agent.meter.totals();
+        let text = format!(
+            "{}\n\n{}\n\nThis is task {} of a plan for the request:\n{request}\n",
+            task.title, task.description, task.id
+        );
+        let end = runner::run(ctx, tiers::stages(task_tier), &text).await;
+        let (stages, iterations) = ctx.log.take();
+        let (status, abort_reason, label) = match &end {
+            PipelineEnd::Completed => (ResultStatus::Completed, None, "completed"),
+            PipelineEnd::Failed(_) => (ResultStatus::Failed, None, "failed"),
+            PipelineEnd::Stopped(AgentError::Budget(reason)) => {
+                (ResultStatus::Aborted, Some(reason.clone()), "failed")
+            }
+            PipelineEnd::Stopped(_) => (ResultStatus::Failed, None, "failed"),
+        };
+        ctx.bus.emit(Event::reasoning(format!(
+            "Task {} ({task_run}) {label}\n",
+            task.id
+        )));
+        result.tasks[index].status = label.into();
+        result.tasks[index].result = Some(PipelineResult {
+            run_id: task_run,
+            status,
+            tier: task_tier.as_str().into(),
+            iterations,
+            stages,
+            usage: usage_since(&before, &ctx.agent.meter.totals()),
+            abort_reason,
+        });
+        if label == "completed" {
+            result.completed.push(task.id.clone());
+        } else {
+            result.failed.push(task.id.clone());
+        }
+        if let PipelineEnd::Stopped(error) = end {
+            stopped = Some(error);
+        }
+        result.usage = ctx.agent.meter.totals();
+        store(slot, &result);
+    }
+    result.status = match &stopped {
+        Some(AgentError::Budget(reason)) => {
+            result.abort_reason = Some(reason.clone());
+            ResultStatus::Aborted
+        }
+        _ if result.failed.is_empty() && result.skipped.is_empty() => ResultStatus::Completed,
+        _ => ResultStatus::Failed,
+    };
+    result.usage = ctx.agent.meter.totals();
+    store(slot, &result);
+    match stopped {
+        Some(error) => PlanEnd::Stopped(error),
+        None => PlanEnd::Finished,
+    }
+}
+
+fn store(slot: &Mutex<Option<DesignPlanResult>>, result: &DesignPlanResult) {
+    if let Ok(mut slot) = slot.lock() {
+        *slot = Some(result.clone());
+    }
+}
+
+/// The usage of one task: the meter's totals now minus before it started.
+fn usage_since(before: &UsageTotals, now: &UsageTotals) -> UsageTotals {
+    let cost = match (before.cost_usd, now.cost_usd) {
+        (Some(a), Some(b)) => Some(((b - a) * 1_000_000.0).round() / 1_000_000.0),
+        _ => None,
+    };
+    UsageTotals {
+        requests: now.requests - before.requests,
+        prompt_tokens: now.prompt_tokens - before.prompt_tokens,
+        completion_tokens: now.completion_tokens - before.completion_tokens,
+        total_tokens: now.total_tokens - before.total_tokens,
+        cost_usd: cost,
+        cost_status: now.cost_status.clone(),
+    }
+}
+
+/// Draft the plan, critique it once, and use the revision when the critic rejects it.
+async fn draft_and_critique(
+    ctx: &Ctx<'_>,
+    request: &str,
+) -> Result<Result<Vec<PlannedTask>, String>, AgentError> {
+    ctx.bus
+        .emit(Event::reasoning("Design plan: drafting the tasks\n"));
+    let draft = submit::<PlanSubmission>(
+        ctx,
+        "design_plan",
+        1,
+        "submit_plan",
+        &READ_ONLY,
+        PLAN_PROMPT,
+        format!("Request:\n{request}\n"),
+    )
+    .await?;
+    let tasks = match draft.and_then(|(_, plan)| order(plan.tasks)) {
+        Ok(tasks) => tasks,
+        Err(detail) => return Ok(Err(format!("the design plan is invalid: {detail}"))),
+    };
+    ctx.bus.emit(Event::reasoning(format!(
+        "Design plan: {}\nDesign critique: reviewing the plan\n",
+        describe(&tasks)
+    )));
+    let critique = submit::<Critique>(
+        ctx,
+        "design_critique",
+        1,
+        "submit_critique",
+        &READ_ONLY,
+        CRITIQUE_PROMPT,
+        format!(
+            "Request:\n{request}\n\nPlan:\n{}\n",
+            serde_json::to_string_pretty(&tasks_json(&tasks)).unwrap_or_default()
+        ),
+    )
+    .await?;
+    let line = match critique {
+        Err(detail) => format!("Design critique unusable ({detail}); keeping the plan\n"),
+        Ok((_, c)) if c.approved => "Design critique: plan approved\n".to_string(),
+        Ok((_, c)) => match c.tasks.map(order) {
+            Some(Ok(revised)) => {
+                let line = format!(
+                    "Design critique: revised the plan ({}): {}\n",
+                    c.issues.join("; "),
+                    describe(&revised)
+                );
+                ctx.bus.emit(Event::reasoning(line));
+                return Ok(Ok(revised));
+            }
+            Some(Err(detail)) => {
+                format!("Design critique's revision is invalid ({detail}); keeping the plan\n")
+            }
+            None => format!(
+                "Design critique raised issues without a revision ({}); keeping the plan\n",
+                c.issues.join("; ")
+            ),
+        },
+    };
+    ctx.bus.emit(Event::reasoning(line));
+    Ok(Ok(tasks))
+}
+
+fn describe(tasks: &[PlannedTask]) -> String {
+    tasks
+        .iter()
+        .map(|t| {
+            if t.depends_on.is_empty() {
+                format!("{} {}", t.id, t.title)
+            } else {
+                format!("{} {} (after {})", t.id, t.title, t.depends_on.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn tasks_json(tasks: &[PlannedTask]) -> serde_json::Value {
+    serde_json::Value::Array(
+        tasks
+            .iter()
+            .map(|t| {
+                serde_json::json!({"id": t.id, "title": t.title,
+                    "description": t.description, "depends_on": t.depends_on})
+            })
+            .collect(),
+    )
+}
+
+/// Check ids and dependencies and put the tasks in dependency order (stable otherwise).
+pub fn order(tasks: Vec<PlannedTask>) -> Result<Vec<PlannedTask>, String> {
+    if tasks.is_empty() {
+        return Err("the plan has no tasks".into());
+    }
+    let mut ids = HashSet::new();
+    for task in &tasks {
+        if task.id.trim().is_empty() || !ids.insert(task.id.clone()) {
+            return Err(format!("task id `{}` is empty or repeated", task.id));
+        }
+    }
+    for task in &tasks {
+        if let Some(dep) = task.depends_on.iter().find(|d| !ids.contains(*d)) {
+            return Err(format!("task {} depends on unknown task `{dep}`", task.id));
+        }
+    }
+    let mut placed: HashSet<String> = HashSet::new();
+    let mut ordered = Vec::new();
+    let mut rest: Vec<PlannedTask> = tasks;
+    while !rest.is_empty() {
+        let position = rest
+            .iter()
+            .position(|t| t.depends_on.iter().all(|d| placed.contains(d)))
+            .ok_or_else(|| {
+                let cycle: Vec<&str> = rest.iter().map(|t| t.id.as_str()).collect();
+                format!("dependency cycle among {}", cycle.join(", "))
+            })?;
+        let task = rest.remove(position);
+        placed.insert(task.id.clone());
+        ordered.push(task);
+    }
+    Ok(ordered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(tasks: &[PlannedTask]) -> std::collections::HashMap<String, usize> {
+        tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.id.clone(), i))
+            .collect()
+    }
+
+    fn task(id: &str, deps: &[&str]) -> PlannedTask {
+        PlannedTask {
+            id: id.into(),
+            title: id.into(),
+            description: String::new(),
+            depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn orders_by_dependency_and_rejects_cycles() {
+        let ordered = order(vec![task("T2", &["T1"]), task("T1", &[]), task("T3", &[])])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let positions = ids(&ordered);
+        assert!(positions["T1"] < positions["T2"]);
+        assert!(order(vec![task("A", &["B"]), task("B", &["A"])]).is_err());
+        assert!(order(vec![task("A", &["Z"])]).is_err());
+        assert!(order(vec![task("A", &[]), task("A", &[])]).is_err());
+        assert!(order(vec![]).is_err());
+    }
+}

@@ -1,0 +1,190 @@
+//! Stage lifecycle bookkeeping: the `\x00STAGE` markers in `reasoning.delta` and the stage
+//! records of the final result. Every stage that starts ends with exactly one done or failed,
+//! an interrupt included (the run lifecycle closes the open stage).
+
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::bus::Bus;
+use crate::protocol::Event;
+use crate::protocol::marker::{StageMarker, StageStatus};
+use crate::protocol::result::StageRecord;
+
+struct Open {
+    marker: StageMarker,
+    started: Instant,
+}
+
+/// The stages of the pipeline run in progress.
+#[derive(Default)]
+pub struct StageLog {
+    records: Mutex<Vec<StageRecord>>,
+    open: Mutex<Option<Open>>,
+    iterations: Mutex<u32>,
+}
+
+/// Where a stage sits in its iteration.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    pub iteration: u32,
+    pub index: u32,
+    pub total: u32,
+}
+
+impl StageLog {
+    pub fn set_iterations(&self, n: u32) {
+        if let Ok(mut iterations) = self.iterations.lock() {
+            *iterations = n;
+        }
+    }
+
+    pub fn iterations(&self) -> u32 {
+        self.iterations.lock().map(|i| *i).unwrap_or(0)
+    }
+
+    pub fn records(&self) -> Vec<StageRecord> {
+        self.records.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Hand over the records and iterations and start afresh (design-plan tasks).
+    pub fn take(&self) -> (Vec<StageRecord>, u32) {
+        let records = self
+            .records
+            .lock()
+            .map(|mut r| std::mem::take(&mut *r))
+            .unwrap_or_default();
+        let iterations = self
+            .iterations
+            .lock()
+            .map(|mut i| std::mem::take(&mut *i))
+            .unwrap_or(0);
+        (records, iterations)
+    }
+
+    pub fn start(&self, bus: &Bus, stage: &str, slot: Slot) {
+        let marker = StageMarker {
+            stage: stage.to_string(),
+            status: StageStatus::Start,
+            iteration: slot.iteration,
+            index: slot.index,
+            total: slot.total,
+            ms: None,
+            detail: None,
+        };
+        bus.emit(Event::reasoning(marker.encode()));
+        if let Ok(mut open) = self.open.lock() {
+            *open = Some(Open {
+                marker,
+                started: Instant::now(),
+            });
+        }
+    }
+
+    /// End the open stage as done (`ok`) or failed. Does nothing when no stage is open.
+    pub fn finish(&self, bus: &Bus, ok: bool, detail: Option<String>) {
+        let Some(open) = self.open.lock().ok().and_then(|mut o| o.take()) else {
+            return;
+        };
+        let status = if ok {
+            StageStatus::Done
+        } else {
+            StageStatus::Failed
+        };
+        let ms = u64::try_from(open.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let marker = StageMarker {
+            status,
+            ms: Some(ms),
+            detail: detail.map(|d| one_line(&d)),
+            ..open.marker
+        };
+        bus.emit(Event::reasoning(marker.encode()));
+        self.record(&marker, ms);
+    }
+
+    pub fn skip(&self, bus: &Bus, stage: &str, slot: Slot) {
+        let marker = StageMarker {
+            stage: stage.to_string(),
+            status: StageStatus::Skipped,
+            iteration: slot.iteration,
+            index: slot.index,
+            total: slot.total,
+            ms: None,
+            detail: None,
+        };
+        bus.emit(Event::reasoning(marker.encode()));
+        self.record(&marker, 0);
+    }
+
+    fn record(&self, marker: &StageMarker, ms: u64) {
+        let status = match marker.status {
+            StageStatus::Done => "done",
+            StageStatus::Failed => "failed",
+            StageStatus::Skipped => "skipped",
+            StageStatus::Start => "start",
+        };
+        if let Ok(mut records) = self.records.lock() {
+            records.push(StageRecord {
+                name: marker.stage.clone(),
+                status: status.to_string(),
+                iteration: marker.iteration,
+                ms,
+                detail: marker.detail.clone(),
+            });
+        }
+    }
+}
+
+/// Marker details stay on one line and short, so a pipeline panel can show them.
+fn one_line(text: &str) -> String {
+    const MAX: usize = 300;
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.len() <= MAX {
+        return flat;
+    }
+    let mut end = MAX;
+    while !flat.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &flat[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::bus::Recorder;
+    use crate::protocol::marker::{ReasoningPiece, split_markers};
+
+    #[test]
+    fn finish_closes_the_open_stage_once() {
+        let recorder = Arc::new(Recorder::default());
+        let bus = Bus::new("run_x", vec![recorder.clone()]);
+        let log = StageLog::default();
+        let slot = Slot {
+            iteration: 1,
+            index: 2,
+            total: 3,
+        };
+        log.start(&bus, "test_runner", slot);
+        log.finish(&bus, false, Some("exit code 1\nmore".into()));
+        log.finish(&bus, true, None);
+        let markers: Vec<StageMarker> = recorder
+            .events()
+            .iter()
+            .filter_map(|e| match e {
+                Event::Reasoning { delta } => Some(split_markers(delta)),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|p| match p {
+                ReasoningPiece::Marker(m) => Some(m),
+                ReasoningPiece::Text(_) => None,
+            })
+            .collect();
+        assert_eq!(markers.len(), 2);
+        assert_eq!(markers[1].status, StageStatus::Failed);
+        assert_eq!(markers[1].detail.as_deref(), Some("exit code 1 more"));
+        assert_eq!(log.records()[0].status, "failed");
+    }
+}

@@ -1,0 +1,193 @@
+//! Iterations: run the tier's stages in order; a failed stage skips the rest of the iteration
+//! and its evidence feeds the next code writer, up to `--max-iterations`. Before the last
+//! iteration, a failure that repeated gets a step-back analysis first.
+
+use super::Ctx;
+use super::progress::Slot;
+use super::stages::{StageOutcome, analyze, audit, test_run, verify, write};
+use super::tiers::Stage;
+use crate::agent::{AgentError, TextRoute, TurnSpec};
+use crate::protocol::Event;
+use crate::provider::Message;
+
+const STEP_BACK_PROMPT: &str = include_str!("../../assets/prompts/step_back.md");
+
+/// What the stages of one iteration share.
+pub struct Iteration {
+    pub number: u32,
+    pub request: String,
+    /// The previous iteration's failure (and a step-back analysis), for the code writer.
+    pub feedback: Option<String>,
+    pub code_summary: Option<String>,
+    pub tests_summary: Option<String>,
+    pub test_report: Option<String>,
+}
+
+impl Iteration {
+    pub fn diff(&self, ctx: &Ctx<'_>) -> String {
+        super::diff::change(ctx.root())
+    }
+}
+
+/// How a pipeline run ended.
+#[derive(Debug)]
+pub enum PipelineEnd {
+    Completed,
+    /// Every iteration failed; the last failure's detail.
+    Failed(String),
+    /// A provider or budget failure ended the run.
+    Stopped(AgentError),
+}
+
+struct Failure {
+    stage: &'static str,
+    detail: String,
+    evidence: String,
+}
+
+impl Failure {
+    /// Two failures are "the same" when the same stage failed with the same detail, numbers
+    /// (timings, counts, line numbers) aside.
+    fn signature(&self) -> String {
+        let detail: String = self
+            .detail
+            .chars()
+            .filter(|c| !c.is_ascii_digit())
+            .collect();
+        format!("{}:{detail}", self.stage)
+    }
+}
+
+pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd {
+    let max = ctx.settings.pipeline.max_iterations.max(1);
+    let total = u32::try_from(stages.len()).unwrap_or(u32::MAX);
+    let mut failures: Vec<Failure> = Vec::new();
+    for number in 1..=max {
+        ctx.log.set_iterations(number);
+        ctx.bus.emit(Event::reasoning(format!(
+            "Starting pipeline iteration {number}\n"
+        )));
+        let mut feedback = failures
+            .last()
+            .map(|f| format!("Stage {} failed: {}\n\n{}", f.stage, f.detail, f.evidence));
+        if number == max && repeated(&failures) {
+            match step_back(ctx, number, request, feedback.as_deref().unwrap_or("")).await {
+                Ok(analysis) => {
+                    feedback = Some(format!(
+                        "{}\n\nStep-back analysis (restated problem and plan):\n{analysis}",
+                        feedback.unwrap_or_default()
+                    ));
+                }
+                Err(error) => return PipelineEnd::Stopped(error),
+            }
+        }
+        let mut it = Iteration {
+            number,
+            request: request.to_string(),
+            feedback,
+            code_summary: None,
+            tests_summary: None,
+            test_report: None,
+        };
+        let mut failed: Option<Failure> = None;
+        let mut stopped: Option<AgentError> = None;
+        for (position, stage) in stages.iter().enumerate() {
+            let slot = Slot {
+                iteration: number,
+                index: u32::try_from(position + 1).unwrap_or(u32::MAX),
+                total,
+            };
+            if failed.is_some() || stopped.is_some() {
+                ctx.log.skip(ctx.bus, stage.name(), slot);
+                continue;
+            }
+            ctx.log.start(ctx.bus, stage.name(), slot);
+            match run_stage(ctx, *stage, &mut it).await {
+                Ok(StageOutcome::Done { detail }) => ctx.log.finish(ctx.bus, true, detail),
+                Ok(StageOutcome::Failed { detail, evidence }) => {
+                    ctx.log.finish(ctx.bus, false, Some(detail.clone()));
+                    failed = Some(Failure {
+                        stage: stage.name(),
+                        detail,
+                        evidence,
+                    });
+                }
+                Err(error) => {
+                    ctx.log.finish(ctx.bus, false, Some(error.to_string()));
+                    stopped = Some(error);
+                }
+            }
+        }
+        if let Some(error) = stopped {
+            return PipelineEnd::Stopped(error);
+        }
+        match failed {
+            None => return PipelineEnd::Completed,
+            Some(failure) => failures.push(failure),
+        }
+    }
+    PipelineEnd::Failed(
+        failures
+            .last()
+            .map(|f| format!("{}: {}", f.stage, f.detail))
+            .unwrap_or_default(),
+    )
+}
+
+async fn run_stage(
+    ctx: &Ctx<'_>,
+    stage: Stage,
+    it: &mut Iteration,
+) -> Result<StageOutcome, AgentError> {
+    match stage {
+        Stage::CodeWriter => write::code_writer(ctx, it).await,
+        Stage::TestGenerator => write::test_generator(ctx, it).await,
+        Stage::StaticAnalyzer => analyze::static_analyzer(ctx, it).await,
+        Stage::SecurityAuditor => audit::security_auditor(ctx, it).await,
+        Stage::TestRunner => Ok(test_run::test_runner(ctx, it).await),
+        Stage::AcceptanceVerifier => verify::acceptance_verifier(ctx, it).await,
+    }
+}
+
+/// Whether the last two iterations failed the same way.
+fn repeated(failures: &[Failure]) -> bool {
+    match failures {
+        [.., a, b] => a.signature() == b.signature(),
+        _ => false,
+    }
+}
+
+/// The model restates the problem and the plan, without tools; shown as reasoning.
+async fn step_back(
+    ctx: &Ctx<'_>,
+    iteration: u32,
+    request: &str,
+    failure: &str,
+) -> Result<String, AgentError> {
+    ctx.bus.emit(Event::reasoning(format!(
+        "Step-back analysis before iteration {iteration}: the same failure repeated\n"
+    )));
+    let mut messages = vec![Message::User {
+        text: format!("Request:\n{request}\n\nThe failure that keeps repeating:\n{failure}\n"),
+        images: Vec::new(),
+    }];
+    let spec = TurnSpec {
+        system: STEP_BACK_PROMPT,
+        tools: &[],
+        submit: None,
+        stage: "step_back",
+        iteration,
+        max_turns: 1,
+        text_route: TextRoute::Reasoning,
+    };
+    let text = match ctx.agent.converse(&mut messages, &spec).await {
+        Ok(outcome) => outcome.text,
+        // A step-back that tried to call tools still leaves the iteration to run.
+        Err(AgentError::TurnLimit(_)) => String::new(),
+        Err(other) => return Err(other),
+    };
+    if !text.ends_with('\n') {
+        ctx.bus.emit(Event::reasoning("\n"));
+    }
+    Ok(text)
+}

@@ -1,0 +1,295 @@
+//! The typed submit tools of the stages and of the design-plan operations: their JSON schemas,
+//! a validator for the subset of JSON Schema they use, and the typed values they decode to.
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::provider::ToolSpec;
+
+const SEVERITIES: [&str; 3] = ["low", "medium", "high"];
+
+/// A submit tool: its name, what it is for, and its argument schema.
+pub fn submit_spec(name: &str) -> Option<ToolSpec> {
+    let files = json!({"type": "array", "items": {"type": "object", "properties": {
+        "path": {"type": "string"},
+        "content": {"type": "string"},
+        "delete": {"type": "boolean"}
+    }, "required": ["path"], "additionalProperties": false}});
+    let findings = json!({"type": "array", "items": {"type": "object", "properties": {
+        "severity": {"type": "string", "enum": SEVERITIES},
+        "path": {"type": "string"},
+        "line": {"type": "integer", "minimum": 0},
+        "message": {"type": "string"}
+    }, "required": ["severity", "path", "line", "message"], "additionalProperties": false}});
+    let tasks = json!({"type": "array", "items": {"type": "object", "properties": {
+        "id": {"type": "string"},
+        "title": {"type": "string"},
+        "description": {"type": "string"},
+        "depends_on": {"type": "array", "items": {"type": "string"}}
+    }, "required": ["id", "title", "description", "depends_on"], "additionalProperties": false}});
+    let (description, parameters) = match name {
+        "submit_code" => (
+            "Submit the finished change: every file to write in full ({path, content}) or to delete ({path, delete: true}), and a one-paragraph summary. Ends the stage.",
+            object(
+                json!({"files": files, "summary": {"type": "string"}}),
+                &["files", "summary"],
+            ),
+        ),
+        "submit_tests" => (
+            "Submit the test files to write ({path, content}) or delete ({path, delete: true}), and a summary of what they check. Ends the stage.",
+            object(
+                json!({"files": files, "summary": {"type": "string"}}),
+                &["files", "summary"],
+            ),
+        ),
+        "submit_analysis" => (
+            "Submit the triaged analyzer findings that matter for this change (an empty list when none). severity high means the change must not ship as is. Ends the stage.",
+            object(json!({"findings": findings}), &["findings"]),
+        ),
+        "submit_audit" => (
+            "Submit the security findings of the change: injection, secrets, unsafe shell, path traversal (an empty list when none). severity high fails the stage. Ends the stage.",
+            object(json!({"findings": findings}), &["findings"]),
+        ),
+        "submit_verdict" => (
+            "Submit whether the change meets the request, with the reasons. Ends the stage.",
+            object(
+                json!({"accepted": {"type": "boolean"}, "reasons": {"type": "array", "items": {"type": "string"}}}),
+                &["accepted", "reasons"],
+            ),
+        ),
+        "submit_plan" => (
+            "Submit the plan: tasks with unique ids, each small enough for one change, and the ids each depends on.",
+            object(json!({"tasks": tasks}), &["tasks"]),
+        ),
+        "submit_critique" => (
+            "Submit the critique of the plan: approved, the issues found, and (only when not approved) the revised task list.",
+            object(
+                json!({"approved": {"type": "boolean"}, "issues": {"type": "array", "items": {"type": "string"}}, "tasks": tasks}),
+                &["approved", "issues"],
+            ),
+        ),
+        _ => return None,
+    };
+    Some(ToolSpec {
+        name: name.to_string(),
+        description: description.to_string(),
+        parameters,
+    })
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
+/// Check `value` against `schema` (type, properties, required, additionalProperties, items,
+/// enum, minimum). Returns the first violation with its JSON path.
+pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
+    check(schema, value, "$")
+}
+
+fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    if let Some(kind) = schema.get("type").and_then(Value::as_str) {
+        let ok = match kind {
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            _ => true,
+        };
+        if !ok {
+            return Err(format!("{at}: expected {kind}, got {}", type_name(value)));
+        }
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(value)
+    {
+        return Err(format!(
+            "{at}: {value} is not one of {}",
+            Value::Array(allowed.clone())
+        ));
+    }
+    if let (Some(min), Some(n)) = (
+        schema.get("minimum").and_then(Value::as_f64),
+        value.as_f64(),
+    ) && n < min
+    {
+        return Err(format!("{at}: {n} is below the minimum {min}"));
+    }
+    if let Some(map) = value.as_object() {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        for name in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if !map.contains_key(name) {
+                return Err(format!("{at}: missing required field `{name}`"));
+            }
+        }
+        for (key, item) in map {
+            match properties.and_then(|p| p.get(key)) {
+                Some(sub) => check(sub, item, &format!("{at}.{key}"))?,
+                None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                    return Err(format!("{at}: unknown field `{key}`"));
+                }
+                None => {}
+            }
+        }
+    }
+    if let (Some(items), Some(list)) = (schema.get("items"), value.as_array()) {
+        for (index, item) in list.iter().enumerate() {
+            check(items, item, &format!("{at}[{index}]"))?;
+        }
+    }
+    Ok(())
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Parse raw submitted arguments, validate them against the tool's schema and decode them.
+pub fn decode<T: DeserializeOwned>(spec: &ToolSpec, raw: &str) -> Result<T, String> {
+    let value: Value = serde_json::from_str(raw)
+        .map_err(|e| format!("{} arguments are not valid JSON: {e}", spec.name))?;
+    validate(&spec.parameters, &value)
+        .map_err(|e| format!("{} arguments do not match its schema: {e}", spec.name))?;
+    serde_json::from_value(value).map_err(|e| format!("{} arguments: {e}", spec.name))
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct SubmittedFile {
+    pub path: String,
+    pub content: Option<String>,
+    #[serde(default)]
+    pub delete: bool,
+}
+
+/// `submit_code` and `submit_tests`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct FilesSubmission {
+    pub files: Vec<SubmittedFile>,
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct Finding {
+    pub severity: String,
+    pub path: String,
+    pub line: u64,
+    pub message: String,
+}
+
+impl Finding {
+    pub fn is_high(&self) -> bool {
+        self.severity == "high"
+    }
+
+    pub fn render(&self) -> String {
+        format!(
+            "[{}] {}:{}: {}",
+            self.severity, self.path, self.line, self.message
+        )
+    }
+}
+
+/// `submit_analysis` and `submit_audit`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct FindingsSubmission {
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct Verdict {
+    pub accepted: bool,
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct PlannedTask {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub depends_on: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct PlanSubmission {
+    pub tasks: Vec<PlannedTask>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct Critique {
+    pub approved: bool,
+    pub issues: Vec<String>,
+    pub tasks: Option<Vec<PlannedTask>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str) -> ToolSpec {
+        submit_spec(name).unwrap_or_else(|| panic!("no spec {name}"))
+    }
+
+    #[test]
+    fn valid_code_submission_decodes() {
+        let raw = r#"{"files":[{"path":"a.py","content":"x = 1\n"},{"path":"b.py","delete":true}],"summary":"s"}"#;
+        let decoded: FilesSubmission =
+            decode(&spec("submit_code"), raw).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(decoded.files.len(), 2);
+        assert!(decoded.files[1].delete);
+    }
+
+    #[test]
+    fn violations_name_the_field() {
+        let bad = decode::<FilesSubmission>(
+            &spec("submit_code"),
+            r#"{"files":[{"content":"x"}],"summary":"s"}"#,
+        );
+        assert_eq!(
+            bad.err().as_deref(),
+            Some(
+                "submit_code arguments do not match its schema: $.files[0]: missing required field `path`"
+            )
+        );
+        let bad = decode::<FindingsSubmission>(
+            &spec("submit_audit"),
+            r#"{"findings":[{"severity":"fatal","path":"a","line":1,"message":"m"}]}"#,
+        );
+        assert!(
+            bad.err()
+                .unwrap_or_default()
+                .contains("$.findings[0].severity")
+        );
+        let bad = decode::<Verdict>(
+            &spec("submit_verdict"),
+            r#"{"accepted":"yes","reasons":[]}"#,
+        );
+        assert!(
+            bad.err()
+                .unwrap_or_default()
+                .contains("expected boolean, got string")
+        );
+        let bad = decode::<Verdict>(
+            &spec("submit_verdict"),
+            r#"{"accepted":true,"reasons":[],"x":1}"#,
+        );
+        assert!(bad.err().unwrap_or_default().contains("unknown field `x`"));
+        let bad = decode::<Verdict>(&spec("submit_verdict"), "{\"accepted\":");
+        assert!(bad.err().unwrap_or_default().contains("not valid JSON"));
+    }
+}

@@ -1,0 +1,56 @@
+//! static_analyzer: the project's real analyzers as `run_command` executions, then the model
+//! triages their output; a high-severity finding fails the stage.
+
+use serde_json::json;
+
+use super::{READ_ONLY, StageOutcome, submit};
+use crate::agent::AgentError;
+use crate::pipeline::runner::Iteration;
+use crate::pipeline::schema::FindingsSubmission;
+use crate::pipeline::{Ctx, detect};
+use crate::provider::ToolCallRequest;
+use crate::tools::ToolName;
+
+const PROMPT: &str = include_str!("../../../assets/prompts/static_analyzer.md");
+/// Analyzer output handed to the model, per command.
+const MAX_REPORT: usize = 12 * 1024;
+
+pub async fn static_analyzer(
+    ctx: &Ctx<'_>,
+    it: &mut Iteration,
+) -> Result<StageOutcome, AgentError> {
+    let commands = detect::analyzers(ctx.root());
+    if commands.is_empty() {
+        return Ok(StageOutcome::Done {
+            detail: Some("no analyzer detected for this repository".into()),
+        });
+    }
+    let runner = ctx.runner_allowing(&commands);
+    let mut report = String::new();
+    for command in &commands {
+        let call = ToolCallRequest {
+            id: ctx.call_id("static_analyzer"),
+            name: "run_command".into(),
+            arguments: json!({"command": command, "timeout_ms": 600_000}).to_string(),
+        };
+        let reply = runner.execute(&call, &[ToolName::RunCommand]).await;
+        let (output, _) = crate::tools::cap_output(&reply.content, MAX_REPORT);
+        report.push_str(&format!("$ {command}\n{output}\n\n"));
+    }
+    let user = format!(
+        "Request:\n{}\n\nChange:\n{}\n\nAnalyzer output:\n{report}",
+        it.request,
+        it.diff(ctx)
+    );
+    let submission = submit::<FindingsSubmission>(
+        ctx,
+        "static_analyzer",
+        it.number,
+        "submit_analysis",
+        &READ_ONLY,
+        PROMPT,
+        user,
+    )
+    .await?;
+    Ok(super::audit::judge_findings(submission, "analyzer"))
+}

@@ -1,0 +1,59 @@
+//! test_runner: the repository's real test command (`--test-command`, or detected) as a
+//! `run_command` execution; its exit code and failing output are the result.
+
+use serde_json::json;
+
+use super::StageOutcome;
+use crate::pipeline::runner::Iteration;
+use crate::pipeline::{Ctx, detect};
+use crate::protocol::Event;
+use crate::provider::ToolCallRequest;
+use crate::tools::ToolName;
+
+/// Failing output kept as evidence for the next iteration (the tail holds the summary).
+const MAX_EVIDENCE: usize = 8 * 1024;
+
+pub async fn test_runner(ctx: &Ctx<'_>, it: &mut Iteration) -> StageOutcome {
+    let command = ctx
+        .settings
+        .pipeline
+        .test_command
+        .clone()
+        .or_else(|| detect::test_command(ctx.root()));
+    let Some(command) = command else {
+        ctx.bus.emit(Event::warning(
+            "no_test_command",
+            "no test command detected; pass --test-command to run the tests",
+        ));
+        it.test_report = Some("no test command detected; no tests were run".into());
+        return StageOutcome::Done {
+            detail: Some("no test command detected; nothing run".into()),
+        };
+    };
+    let runner = ctx.runner_allowing(std::slice::from_ref(&command));
+    let call = ToolCallRequest {
+        id: ctx.call_id("test_runner"),
+        name: "run_command".into(),
+        arguments: json!({"command": command, "timeout_ms": 600_000}).to_string(),
+    };
+    let reply = runner.execute(&call, &[ToolName::RunCommand]).await;
+    let status_line = reply.content.lines().next().unwrap_or("").to_string();
+    let (tail, _) = crate::tools::cap_output(&reply.content, MAX_EVIDENCE);
+    it.test_report = Some(format!("$ {command}\n{tail}"));
+    if !reply.is_error {
+        return StageOutcome::Done {
+            detail: Some(format!("`{command}` passed ({status_line})")),
+        };
+    }
+    let summary = reply
+        .content
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .to_string();
+    StageOutcome::Failed {
+        detail: format!("`{command}` failed ({status_line}): {summary}"),
+        evidence: format!("The test command `{command}` failed:\n{tail}"),
+    }
+}

@@ -1,0 +1,159 @@
+//! code_writer and test_generator: the real tools under the permission policy, then a typed
+//! submission whose files are applied through the same policy, checkpointed first.
+
+use super::{StageOutcome, submit};
+use crate::agent::AgentError;
+use crate::pipeline::Ctx;
+use crate::pipeline::runner::Iteration;
+use crate::pipeline::schema::{FilesSubmission, SubmittedFile};
+use crate::tools::ToolName;
+use crate::tools::fs::FileChange;
+use crate::tools::paths::{display, resolve};
+
+const CODE_PROMPT: &str = include_str!("../../../assets/prompts/code_writer.md");
+const TESTS_PROMPT: &str = include_str!("../../../assets/prompts/test_generator.md");
+
+pub async fn code_writer(ctx: &Ctx<'_>, it: &mut Iteration) -> Result<StageOutcome, AgentError> {
+    let mut user = format!("Request:\n{}\n", it.request);
+    if let Some(feedback) = &it.feedback {
+        user.push_str(&format!(
+            "\nThe previous iteration failed. Fix this:\n{feedback}\n"
+        ));
+    }
+    let outcome = write_stage(ctx, it, "code_writer", "submit_code", CODE_PROMPT, user).await?;
+    Ok(match outcome {
+        Ok((summary, written)) => {
+            it.code_summary = Some(summary);
+            StageOutcome::Done {
+                detail: Some(written_detail(&written)),
+            }
+        }
+        Err(failure) => failure,
+    })
+}
+
+pub async fn test_generator(ctx: &Ctx<'_>, it: &mut Iteration) -> Result<StageOutcome, AgentError> {
+    let user = format!(
+        "Request:\n{}\n\nWhat the code writer did:\n{}\n\nWrite or update the tests that check this change.\n",
+        it.request,
+        it.code_summary.as_deref().unwrap_or("(no summary)")
+    );
+    let outcome = write_stage(
+        ctx,
+        it,
+        "test_generator",
+        "submit_tests",
+        TESTS_PROMPT,
+        user,
+    )
+    .await?;
+    Ok(match outcome {
+        Ok((summary, written)) => {
+            it.tests_summary = Some(summary);
+            StageOutcome::Done {
+                detail: Some(written_detail(&written)),
+            }
+        }
+        Err(failure) => failure,
+    })
+}
+
+/// Run the conversation and apply the submitted files; the summary, or the failed outcome.
+async fn write_stage(
+    ctx: &Ctx<'_>,
+    it: &mut Iteration,
+    stage: &str,
+    submit_name: &str,
+    system: &str,
+    user: String,
+) -> Result<Result<(String, Vec<String>), StageOutcome>, AgentError> {
+    let submission = submit::<FilesSubmission>(
+        ctx,
+        stage,
+        it.number,
+        submit_name,
+        &ToolName::ALL,
+        system,
+        user,
+    )
+    .await?;
+    let (id, submitted) = match submission {
+        Ok(ok) => ok,
+        Err(detail) => return Ok(Err(StageOutcome::failed(detail))),
+    };
+    let changes = match plan_files(ctx, &submitted.files) {
+        Ok(changes) => changes,
+        Err(detail) => return Ok(Err(StageOutcome::failed(detail))),
+    };
+    if changes.is_empty() {
+        return Ok(Ok((submitted.summary, Vec::new())));
+    }
+    match ctx
+        .agent
+        .runner
+        .write_changes(&id, submit_name, &changes)
+        .await
+    {
+        Ok(written) => Ok(Ok((submitted.summary, written))),
+        Err((status, reason)) => Ok(Err(StageOutcome::failed(format!(
+            "{submit_name} could not be applied ({}): {reason}",
+            status_name(status)
+        )))),
+    }
+}
+
+fn written_detail(written: &[String]) -> String {
+    if written.is_empty() {
+        "no files submitted".into()
+    } else {
+        format!("wrote {}", written.join(", "))
+    }
+}
+
+fn status_name(status: crate::protocol::events::ToolStatus) -> String {
+    serde_json::to_value(status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "error".into())
+}
+
+/// Turn submitted files into planned changes, confined to the working root.
+fn plan_files(ctx: &Ctx<'_>, files: &[SubmittedFile]) -> Result<Vec<FileChange>, String> {
+    let root = ctx.root();
+    let mut changes = Vec::new();
+    for file in files {
+        let path = resolve(root, &file.path)
+            .map_err(|_| format!("submitted path `{}` is outside the working root", file.path))?;
+        if path.is_dir() {
+            return Err(format!("submitted path `{}` is a directory", file.path));
+        }
+        let after = match (&file.content, file.delete) {
+            (None, true) => None,
+            (Some(content), false) => Some(content.clone().into_bytes()),
+            (Some(_), true) => {
+                return Err(format!(
+                    "submitted file `{}` has both content and delete",
+                    file.path
+                ));
+            }
+            (None, false) => {
+                return Err(format!(
+                    "submitted file `{}` has neither content nor delete: true",
+                    file.path
+                ));
+            }
+        };
+        let before = match std::fs::read(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(format!("cannot read `{}`: {e}", file.path)),
+        };
+        changes.push(FileChange {
+            shown: display(root, &path),
+            path,
+            before,
+            after,
+        });
+    }
+    Ok(changes)
+}

@@ -1,0 +1,413 @@
+//! `--worktree`: a run in its own git worktree on branch `splice/<runId>`, its merge back into
+//! the source checkout (`--merge-back`), and `splice worktree list|recover|clean` for leftovers.
+//!
+//! A merge is tried with `git merge-tree` first, which touches neither the index nor the files,
+//! so a conflict leaves the source checkout exactly as it was.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::bus::Bus;
+use crate::protocol::Event;
+
+#[derive(Debug, Error)]
+pub enum WorktreeError {
+    #[error("--worktree needs a git repository with a commit: {0}")]
+    NotARepo(String),
+    #[error("`git {command}` failed: {message}")]
+    Git { command: String, message: String },
+    #[error("{0}")]
+    Io(String),
+}
+
+/// A worktree of one run; saved next to it so that a later `splice worktree` finds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Worktree {
+    pub run_id: String,
+    /// The source checkout's top level.
+    pub source: PathBuf,
+    /// The worktree's top level.
+    pub path: PathBuf,
+    pub branch: String,
+    /// The commit the branch started from.
+    pub base: String,
+    /// The run's working root inside the worktree (the user's cwd, relative to the source).
+    pub root: PathBuf,
+}
+
+/// How a merge-back ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MergeOutcome {
+    Merged { commits: u32 },
+    NoChange,
+    DirtySource,
+    Conflict { files: Vec<String> },
+    Failed(String),
+}
+
+fn git_output(dir: &Path, args: &[&str]) -> Result<std::process::Output, WorktreeError> {
+    Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .map_err(|e| WorktreeError::Io(format!("cannot run git: {e}")))
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
+    let output = git_output(dir, args)?;
+    if !output.status.success() {
+        return Err(WorktreeError::Git {
+            command: args.join(" "),
+            message: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+pub fn worktrees_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("worktrees")
+}
+
+fn record_path(data_dir: &Path, run_id: &str) -> PathBuf {
+    worktrees_dir(data_dir).join(format!("{run_id}.json"))
+}
+
+impl Worktree {
+    /// Add a worktree for `run_id` on a new branch from the source's HEAD.
+    pub fn create(data_dir: &Path, cwd: &Path, run_id: &str) -> Result<Worktree, WorktreeError> {
+        let not_repo = |e: WorktreeError| WorktreeError::NotARepo(e.to_string());
+        let source = PathBuf::from(git(cwd, &["rev-parse", "--show-toplevel"]).map_err(not_repo)?);
+        let base = git(&source, &["rev-parse", "HEAD"]).map_err(not_repo)?;
+        let path = worktrees_dir(data_dir).join(run_id);
+        let branch = format!("splice/{run_id}");
+        std::fs::create_dir_all(worktrees_dir(data_dir))
+            .map_err(|e| WorktreeError::Io(format!("cannot create the worktrees dir: {e}")))?;
+        let shown = path.display().to_string();
+        git(
+            &source,
+            &["worktree", "add", "-q", "-b", &branch, &shown, &base],
+        )?;
+        let source_real = source.canonicalize().unwrap_or_else(|_| source.clone());
+        let relative = cwd.strip_prefix(&source_real).unwrap_or(Path::new(""));
+        let path = path.canonicalize().unwrap_or(path);
+        let worktree = Worktree {
+            run_id: run_id.to_string(),
+            root: path.join(relative),
+            source: source_real,
+            path,
+            branch,
+            base,
+        };
+        let text = serde_json::to_string_pretty(&worktree)
+            .map_err(|e| WorktreeError::Io(e.to_string()))?;
+        std::fs::write(record_path(data_dir, run_id), text)
+            .map_err(|e| WorktreeError::Io(format!("cannot record the worktree: {e}")))?;
+        Ok(worktree)
+    }
+
+    /// Commit whatever the run left in the worktree; whether there was anything.
+    pub fn commit(&self, message: &str) -> Result<bool, WorktreeError> {
+        git(&self.path, &["add", "-A"])?;
+        let staged = git_output(&self.path, &["diff", "--cached", "--quiet"])?;
+        if staged.status.success() {
+            return Ok(false);
+        }
+        // A machine without a git identity can still commit the run's work.
+        let has_identity = git(&self.path, &["config", "user.email"]).is_ok_and(|e| !e.is_empty());
+        let mut args = Vec::new();
+        if !has_identity {
+            args.extend([
+                "-c",
+                "user.name=Splice",
+                "-c",
+                "user.email=splice@localhost",
+            ]);
+        }
+        args.extend(["commit", "-q", "--no-verify", "-m", message]);
+        git(&self.path, &args)?;
+        Ok(true)
+    }
+
+    /// Commits on the branch since it was made.
+    pub fn commits(&self) -> Result<u32, WorktreeError> {
+        let range = format!("{}..{}", self.base, self.branch);
+        let count = git(&self.source, &["rev-list", "--count", &range])?;
+        Ok(count.parse().unwrap_or(0))
+    }
+
+    /// Merge the branch into the source checkout, or say why not.
+    pub fn merge_back(&self) -> MergeOutcome {
+        match self.try_merge() {
+            Ok(outcome) => outcome,
+            Err(error) => MergeOutcome::Failed(error.to_string()),
+        }
+    }
+
+    fn try_merge(&self) -> Result<MergeOutcome, WorktreeError> {
+        let commits = self.commits()?;
+        if commits == 0 {
+            return Ok(MergeOutcome::NoChange);
+        }
+        let status = git(
+            &self.source,
+            &["status", "--porcelain", "--untracked-files=no"],
+        )?;
+        if !status.is_empty() {
+            return Ok(MergeOutcome::DirtySource);
+        }
+        // A dry merge in memory: exit 1 means conflicts, and nothing was touched.
+        let dry = git_output(
+            &self.source,
+            &[
+                "merge-tree",
+                "--write-tree",
+                "--name-only",
+                "HEAD",
+                &self.branch,
+            ],
+        )?;
+        match dry.status.code() {
+            Some(0) => {}
+            Some(1) => {
+                let text = String::from_utf8_lossy(&dry.stdout).into_owned();
+                // Line 1 is the tree; conflicted names follow until the blank line.
+                let files = text
+                    .lines()
+                    .skip(1)
+                    .take_while(|l| !l.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                return Ok(MergeOutcome::Conflict { files });
+            }
+            _ => {
+                return Err(WorktreeError::Git {
+                    command: "merge-tree".into(),
+                    message: String::from_utf8_lossy(&dry.stderr).trim().to_string(),
+                });
+            }
+        }
+        let message = format!("Merge {} (splice run {})", self.branch, self.run_id);
+        if let Err(error) = git(
+            &self.source,
+            &[
+                "merge",
+                "--no-ff",
+                "--no-edit",
+                "-m",
+                &message,
+                &self.branch,
+            ],
+        ) {
+            let _ = git(&self.source, &["merge", "--abort"]);
+            return Err(error);
+        }
+        Ok(MergeOutcome::Merged { commits })
+    }
+
+    /// Remove the worktree and its record; the branch too when `drop_branch`.
+    pub fn remove(&self, data_dir: &Path, drop_branch: bool) -> Result<(), WorktreeError> {
+        if self.path.exists() {
+            let shown = self.path.display().to_string();
+            git(&self.source, &["worktree", "remove", "--force", &shown])?;
+        }
+        let _ = git(&self.source, &["worktree", "prune"]);
+        if drop_branch {
+            git(&self.source, &["branch", "-D", &self.branch])?;
+        }
+        let _ = std::fs::remove_file(record_path(data_dir, &self.run_id));
+        Ok(())
+    }
+}
+
+/// End a worktree run: commit its work, then merge back or say where the branch is. Returns
+/// the exit code, which only a failed merge changes.
+pub fn finish(
+    bus: &Bus,
+    data_dir: &Path,
+    worktree: &Worktree,
+    merge_back: bool,
+    request: &str,
+    exit: i32,
+) -> i32 {
+    let title = request
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(72)
+        .collect::<String>();
+    let message = format!("splice {}: {title}", worktree.run_id);
+    let kept = format!(
+        "the changes stay on branch {} (worktree {})",
+        worktree.branch,
+        worktree.path.display()
+    );
+    if let Err(error) = worktree.commit(&message) {
+        bus.emit(Event::error(
+            "merge_back_failed",
+            format!("{error}; {kept}"),
+        ));
+        return if exit == 0 { 1 } else { exit };
+    }
+    if !merge_back || exit != 0 {
+        let text = match worktree.commits() {
+            Ok(0) => {
+                let _ = worktree.remove(data_dir, true);
+                "The worktree run made no changes.\n".to_string()
+            }
+            _ if merge_back => format!("Not merged: the run did not succeed; {kept}.\n"),
+            _ => format!(
+                "The changes are on branch {} (worktree {}); merge them with `git merge {}`.\n",
+                worktree.branch,
+                worktree.path.display(),
+                worktree.branch
+            ),
+        };
+        bus.emit(Event::text(text));
+        return exit;
+    }
+    let source = worktree.source.display();
+    match worktree.merge_back() {
+        MergeOutcome::Merged { commits } => {
+            let _ = worktree.remove(data_dir, true);
+            bus.emit(Event::text(format!(
+                "Merged {} into {source} ({commits} commit(s)).\n",
+                worktree.branch
+            )));
+            exit
+        }
+        MergeOutcome::NoChange => {
+            let _ = worktree.remove(data_dir, true);
+            bus.emit(Event::text("No changes to merge.\n"));
+            exit
+        }
+        MergeOutcome::DirtySource => {
+            bus.emit(Event::warning(
+                "dirty_source",
+                format!("{source} has uncommitted changes, so nothing was merged; {kept}"),
+            ));
+            exit
+        }
+        MergeOutcome::Conflict { files } => {
+            bus.emit(Event::warning(
+                "merge_conflict",
+                format!(
+                    "merging {} into {source} conflicts in {}; the source checkout was left as it was; {kept}",
+                    worktree.branch,
+                    files.join(", ")
+                ),
+            ));
+            exit
+        }
+        MergeOutcome::Failed(message) => {
+            bus.emit(Event::error(
+                "merge_back_failed",
+                format!("{message}; {kept}"),
+            ));
+            if exit == 0 { 1 } else { exit }
+        }
+    }
+}
+
+/// The recorded worktrees, oldest run first.
+pub fn recorded(data_dir: &Path) -> Vec<Worktree> {
+    let mut found: Vec<Worktree> = std::fs::read_dir(worktrees_dir(data_dir))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|text| serde_json::from_str(&text).ok())
+        .collect();
+    found.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+    found
+}
+
+/// `splice worktree list|recover|clean`: text lines on `out`; the exit code.
+pub fn command(data_dir: &Path, action: &str, run_id: Option<&str>, out: &mut dyn Write) -> i32 {
+    let all = recorded(data_dir);
+    let chosen: Vec<&Worktree> = all
+        .iter()
+        .filter(|w| run_id.is_none_or(|id| w.run_id == id))
+        .collect();
+    if let (Some(id), true) = (run_id, chosen.is_empty()) {
+        let _ = writeln!(out, "no leftover worktree of run {id}");
+        return 2;
+    }
+    if chosen.is_empty() {
+        let _ = writeln!(out, "no leftover worktrees");
+        return 0;
+    }
+    let mut code = 0;
+    for worktree in chosen {
+        let line = match action {
+            "list" => Ok(describe(worktree)),
+            "recover" => recover(worktree, data_dir),
+            _ => clean(worktree, data_dir),
+        };
+        match line {
+            Ok(line) => {
+                let _ = writeln!(out, "{line}");
+            }
+            Err(error) => {
+                let _ = writeln!(out, "{}: {error}", worktree.run_id);
+                code = 1;
+            }
+        }
+    }
+    code
+}
+
+fn describe(worktree: &Worktree) -> String {
+    let state = if worktree.path.exists() {
+        let dirty = git(&worktree.path, &["status", "--porcelain"])
+            .map(|s| s.lines().count())
+            .unwrap_or(0);
+        let commits = worktree.commits().unwrap_or(0);
+        format!("{dirty} uncommitted change(s), {commits} commit(s)")
+    } else {
+        "worktree directory missing".to_string()
+    };
+    format!(
+        "{}\t{}\t{}\t{state}",
+        worktree.run_id,
+        worktree.branch,
+        worktree.path.display()
+    )
+}
+
+/// Commit what an interrupted run left, drop the worktree directory, keep the branch.
+fn recover(worktree: &Worktree, data_dir: &Path) -> Result<String, WorktreeError> {
+    if worktree.path.exists() {
+        worktree.commit(&format!("splice {}: recovered work", worktree.run_id))?;
+    }
+    let commits = worktree.commits()?;
+    if commits == 0 {
+        worktree.remove(data_dir, true)?;
+        return Ok(format!("{}: nothing to recover; removed", worktree.run_id));
+    }
+    worktree.remove(data_dir, false)?;
+    Ok(format!(
+        "{}: recovered {commits} commit(s) on branch {}; merge with `git merge {}`",
+        worktree.run_id, worktree.branch, worktree.branch
+    ))
+}
+
+/// Remove the worktree (uncommitted work is discarded); keep a branch that has commits.
+fn clean(worktree: &Worktree, data_dir: &Path) -> Result<String, WorktreeError> {
+    let commits = worktree.commits().unwrap_or(0);
+    worktree.remove(data_dir, commits == 0)?;
+    Ok(if commits == 0 {
+        format!("{}: removed", worktree.run_id)
+    } else {
+        format!(
+            "{}: removed the worktree; branch {} keeps {commits} commit(s)",
+            worktree.run_id, worktree.branch
+        )
+    })
+}
