@@ -638,3 +638,40 @@ fn design_plan_skips_the_dependent_of_a_failed_task() {
     assert!(reasoning.contains("Task T3 skipped: its dependency T2 did not complete"));
     assert!(reasoning.contains("Design critique: plan approved"));
 }
+
+#[test]
+fn headless_ask_mode_refuses_the_write_and_stops_after_one_iteration() {
+    let provider = FakeProvider::start(vec![submit(
+        "cw1",
+        "submit_code",
+        json!({"files": files(&[("calc.py", FIXED)]), "summary": "add"}),
+    )]);
+    let sandbox = project(&[("calc.py", BUGGY)]);
+    let out = run_splice(
+        &sandbox,
+        &provider,
+        &["--tier", "standard", "Fix add in calc.py"],
+    );
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        compact(&markers(&out)),
+        [
+            "code_writer:start:1",
+            "code_writer:failed:1",
+            "test_runner:skipped:1",
+            "acceptance_verifier:skipped:1"
+        ]
+    );
+    let decision = out.first("permission_decision");
+    assert_eq!(decision["permissionGranted"], false);
+    let result = out.final_result();
+    assert_eq!(result["status"], "failed");
+    assert_eq!(result["iterations"], 1);
+    let detail = result["stages"][0]["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("--permission-mode accept-edits"),
+        "{detail}"
+    );
+    assert_eq!(provider.requests().len(), 1, "no further model requests");
+    assert_eq!(sandbox.read("calc.py").as_deref(), Some(BUGGY));
+}

@@ -91,6 +91,7 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
         };
         let mut failed: Option<Failure> = None;
         let mut stopped: Option<AgentError> = None;
+        let mut refused = false;
         for (position, stage) in stages.iter().enumerate() {
             let slot = Slot {
                 iteration: number,
@@ -112,6 +113,15 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
                         evidence,
                     });
                 }
+                Ok(StageOutcome::Refused { detail }) => {
+                    ctx.log.finish(ctx.bus, false, Some(detail.clone()));
+                    refused = true;
+                    failed = Some(Failure {
+                        stage: stage.name(),
+                        evidence: detail.clone(),
+                        detail,
+                    });
+                }
                 Err(error) => {
                     ctx.log.finish(ctx.bus, false, Some(error.to_string()));
                     stopped = Some(error);
@@ -124,6 +134,9 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
         match failed {
             None => return PipelineEnd::Completed,
             Some(failure) => failures.push(failure),
+        }
+        if refused {
+            break;
         }
     }
     PipelineEnd::Failed(

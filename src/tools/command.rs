@@ -60,6 +60,9 @@ pub async fn run(
         .arg("-c")
         .arg(command)
         .current_dir(root)
+        // Python decides a cached .pyc is fresh by mtime (in seconds) and size, so a file the
+        // agent rewrites twice within a second could run stale bytecode.
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -33,6 +33,11 @@ pub enum StageOutcome {
         detail: String,
         evidence: String,
     },
+    /// The stage failed in a way no later iteration can mend (the permission policy refused
+    /// its writes), so the pipeline stops instead of spending more model requests.
+    Refused {
+        detail: String,
+    },
 }
 
 impl StageOutcome {

@@ -6,6 +6,7 @@ use crate::agent::AgentError;
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
 use crate::pipeline::schema::{FilesSubmission, SubmittedFile};
+use crate::protocol::events::ToolStatus;
 use crate::tools::ToolName;
 use crate::tools::fs::FileChange;
 use crate::tools::paths::{display, resolve};
@@ -95,10 +96,21 @@ async fn write_stage(
         .await
     {
         Ok(written) => Ok(Ok((submitted.summary, written))),
-        Err((status, reason)) => Ok(Err(StageOutcome::failed(format!(
-            "{submit_name} could not be applied ({}): {reason}",
-            status_name(status)
-        )))),
+        Err((status, reason)) => {
+            let detail = format!(
+                "{submit_name} could not be applied ({}): {reason}",
+                status_name(status)
+            );
+            Ok(Err(if status == ToolStatus::Denied {
+                StageOutcome::Refused {
+                    detail: format!(
+                        "{detail}; allow writes with --permission-mode accept-edits or auto"
+                    ),
+                }
+            } else {
+                StageOutcome::failed(detail)
+            }))
+        }
     }
 }
 
@@ -110,7 +122,7 @@ fn written_detail(written: &[String]) -> String {
     }
 }
 
-fn status_name(status: crate::protocol::events::ToolStatus) -> String {
+fn status_name(status: ToolStatus) -> String {
     serde_json::to_value(status)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
