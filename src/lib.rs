@@ -12,4 +12,5 @@ pub mod protocol;
 pub mod provider;
 pub mod run;
 pub mod tools;
+pub mod tui;
 pub mod usage;
