@@ -501,7 +501,7 @@ impl App {
                     .areas(main);
             (left, Some(right))
         } else {
-            let rows = u16::try_from(self.pipeline.stages.len() + 1)
+            let rows = u16::try_from(self.pipeline.height())
                 .unwrap_or(u16::MAX)
                 .min(main.height / 2);
             let [top, bottom] =

@@ -11,6 +11,8 @@ pub mod markdown;
 pub mod permission;
 pub mod pipeline;
 pub mod session;
+#[cfg(test)]
+mod snapshot_tests;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;

@@ -6,7 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph, Widget};
 use similar::{ChangeTag, TextDiff};
 
 use super::theme::Theme;
@@ -74,7 +74,7 @@ impl ModalView for PermissionModal {
 
     fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let width = area.width.saturating_sub(4).clamp(20, 100).min(area.width);
-        let inner_width = usize::from(width.saturating_sub(2));
+        let inner_width = usize::from(width.saturating_sub(4));
         let q = &self.question;
         let risk = match q.risk {
             Some(Risk::High) => ("high", theme.error),
@@ -150,6 +150,7 @@ impl ModalView for PermissionModal {
         let block = Block::default()
             .borders(Borders::ALL)
             .border_type(BorderType::Rounded)
+            .padding(Padding::horizontal(1))
             .border_style(Style::default().fg(risk.1))
             .title(Span::styled(
                 " Permission needed ",

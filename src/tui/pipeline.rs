@@ -53,6 +53,24 @@ impl Pipeline {
         !self.stages.is_empty()
     }
 
+    /// Rows the panel needs: a title, each stage, and a line per failure detail.
+    pub fn height(&self) -> usize {
+        let details = self
+            .stages
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.state,
+                    StageState::Failed {
+                        detail: Some(_),
+                        ..
+                    }
+                )
+            })
+            .count();
+        1 + self.stages.len() + details
+    }
+
     pub fn running(&self) -> bool {
         self.stages
             .iter()
