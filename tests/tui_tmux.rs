@@ -11,6 +11,7 @@ use support::{Sandbox, TEST_KEY};
 
 struct Tmux {
     socket: String,
+    target: String,
 }
 
 impl Tmux {
@@ -35,7 +36,7 @@ impl Tmux {
     }
 
     fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "splice"])
+        self.run(&["capture-pane", "-p", "-t", &self.target])
     }
 
     fn wait_for(&self, needle: &str) -> String {
@@ -108,13 +109,18 @@ fn prompt_approve_write_with_y_and_see_it_on_screen() {
     for (name, value) in &env {
         shell.push_str(&format!(" {name}={}", quote(value)));
     }
+    let resume = format!(
+        "{shell} {} --continue; echo SPLICE_EXIT=$?; sleep 60",
+        quote(env!("CARGO_BIN_EXE_splice"))
+    );
     shell.push_str(&format!(
         " {} --tier light {}; echo SPLICE_EXIT=$?; sleep 60",
         quote(env!("CARGO_BIN_EXE_splice")),
         quote("Create hello.txt")
     ));
-    let tmux = Tmux {
+    let mut tmux = Tmux {
         socket: format!("splice-test-{}", std::process::id()),
+        target: "splice".into(),
     };
     tmux.run(&[
         "new-session",
@@ -171,4 +177,23 @@ fn prompt_approve_write_with_y_and_see_it_on_screen() {
         !saved.contains(TEST_KEY),
         "secrets are redacted in the session file"
     );
+
+    // `--continue` reopens that session with its transcript.
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "resumed",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &resume,
+    ]);
+    tmux.target = "resumed".into();
+    let reopened = tmux.wait_for("session resumed");
+    assert!(reopened.contains("› Create hello.txt"), "{reopened}");
+    assert!(reopened.contains("Wrote hello.txt for you."), "{reopened}");
+    tmux.run(&["send-keys", "-t", "resumed", "/quit", "Enter"]);
+    tmux.wait_for("SPLICE_EXIT=0");
 }
