@@ -30,8 +30,24 @@ pub struct Cli {
     pub command: Option<Command>,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub tui: TuiArgs,
     /// The request to submit.
     pub prompt: Vec<String>,
+}
+
+/// Options of the terminal UI only.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TuiArgs {
+    /// UI theme: ansi (default: your terminal's palette), dark, light, high-contrast, or a theme file.
+    #[arg(long)]
+    pub theme: Option<String>,
+    /// Reopen a saved session: `--resume=ID`, or the newest one without an id.
+    #[arg(long, num_args = 0..=1, default_missing_value = "", require_equals = true)]
+    pub resume: Option<String>,
+    /// Reopen the newest session started in this directory.
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
 }
 
 #[derive(Debug, Subcommand)]

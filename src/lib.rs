@@ -13,5 +13,6 @@ pub mod protocol;
 pub mod provider;
 pub mod run;
 pub mod tools;
+pub mod tui;
 pub mod usage;
 pub mod worktree;

@@ -21,6 +21,7 @@ use splice::ids::{new_run_id, new_session_id};
 use splice::protocol::Event;
 use splice::protocol::input::{Prompt, parse_input};
 use splice::run::{self, EXIT_FAILED, EXIT_USAGE, RunFailure};
+use splice::tui::{Reopen, TuiOptions};
 
 fn main() -> ExitCode {
     let code = match tokio::runtime::Builder::new_current_thread()
@@ -48,6 +49,7 @@ async fn real_main() -> i32 {
         Some(Command::Exec(exec)) => headless(&cli.run, &exec).await,
         Some(Command::Restore(args)) => restore(&args, stdout_is_tty),
         Some(Command::Worktree(args)) => worktree(&args),
+        None if stdout_is_tty => tui(&cli).await,
         None => {
             // Not a terminal: behave exactly as `splice exec --output-format stream-json`.
             let exec = ExecArgs {
@@ -56,6 +58,42 @@ async fn real_main() -> i32 {
                 prompt: cli.prompt.clone(),
             };
             headless(&cli.run, &exec).await
+        }
+    }
+}
+
+/// The terminal UI: settings resolved as for a headless run, theme from the flag or config.
+async fn tui(cli: &Cli) -> i32 {
+    let settings = match cli.run.resolve(None) {
+        Ok(settings) => settings,
+        Err(failure) => {
+            eprintln!("splice: {}", failure.message);
+            return failure.exit_code;
+        }
+    };
+    let theme = cli.tui.theme.clone().or_else(|| {
+        splice::config::ConfigFile::load(splice::config::config_path().as_deref())
+            .ok()
+            .and_then(|c| c.theme)
+    });
+    let reopen = match (&cli.tui.resume, cli.tui.continue_session) {
+        (Some(id), _) if id.is_empty() => Some(Reopen::Latest),
+        (Some(id), _) => Some(Reopen::Id(id.clone())),
+        (None, true) => Some(Reopen::LatestHere),
+        (None, false) => None,
+    };
+    let prompt = cli.prompt.join(" ");
+    let options = TuiOptions {
+        settings,
+        theme,
+        prompt: (!prompt.trim().is_empty()).then_some(prompt),
+        reopen,
+    };
+    match splice::tui::run(options).await {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("splice: {error}");
+            EXIT_USAGE
         }
     }
 }

@@ -1,0 +1,596 @@
+//! The TUI's state and its reactions to keys and bus events, plus drawing one frame. No I/O with
+//! the terminal here: the event loop (`event_loop.rs`) feeds it and carries out its requests.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+use serde_json::Value;
+
+use super::cells::{Cell, Level, ToolOutcome};
+use super::commands::{self, CommandSpec};
+use super::composer::{Composer, ComposerAction};
+use super::permission::{ModalView, PermissionModal};
+use super::pipeline::{PANEL_WIDTH, Pipeline};
+use super::theme::Theme;
+use super::wrap::truncate;
+use crate::bus::PermissionAsk;
+use crate::protocol::events::RunStatus;
+use crate::protocol::{Event, SideEffect};
+use crate::run::RunSettings;
+
+/// Context from earlier exchanges sent with a follow-up prompt, at most this many characters.
+const CONTEXT_CHARS: usize = 12_000;
+
+/// What the app asks the event loop to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Start a run with this prompt text (context included).
+    StartRun(String),
+    Interrupt,
+    Quit,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunState {
+    Idle,
+    Running { since: Instant },
+    Ended { status: RunStatus, exit_code: i32 },
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UsageTotals {
+    pub tokens: u64,
+    pub requests: u32,
+    pub cost_usd: f64,
+    pub priced: u32,
+    pub unpriced: u32,
+}
+
+impl UsageTotals {
+    /// Never `$0` for a cost nobody knows.
+    pub fn cost_text(&self) -> String {
+        match (self.priced, self.unpriced) {
+            (0, 0) => "no cost yet".to_string(),
+            (0, _) => "cost unpriced".to_string(),
+            (_, 0) => format!("${:.4}", self.cost_usd),
+            _ => format!("${:.4} + unpriced", self.cost_usd),
+        }
+    }
+}
+
+pub struct App {
+    pub theme: Theme,
+    pub settings: RunSettings,
+    pub transcript: Transcript,
+    pub composer: Composer,
+    pub pipeline: Pipeline,
+    /// Open permission prompts; the front one is shown, the rest wait in order.
+    pub modals: VecDeque<PermissionModal>,
+    pub commands: Vec<CommandSpec>,
+    pub usage: UsageTotals,
+    pub run: RunState,
+    pub run_id: Option<String>,
+    /// The newest checkpoint `/undo` would restore: run id and sequence.
+    pub last_checkpoint: Option<(String, u32)>,
+    pub now: Instant,
+    pub tick: u64,
+    pub dirty: bool,
+    pub quit: bool,
+    ctrl_c_armed: bool,
+    requests: Vec<Request>,
+}
+
+pub use super::transcript::Transcript;
+
+impl App {
+    pub fn new(settings: RunSettings, theme: Theme) -> App {
+        let commands = commands::builtin();
+        let composer = Composer::new(
+            settings.cwd.clone(),
+            commands.iter().map(CommandSpec::hint).collect(),
+        );
+        App {
+            theme,
+            settings,
+            transcript: Transcript::default(),
+            composer,
+            pipeline: Pipeline::default(),
+            modals: VecDeque::new(),
+            commands,
+            usage: UsageTotals::default(),
+            run: RunState::Idle,
+            run_id: None,
+            last_checkpoint: None,
+            now: Instant::now(),
+            tick: 0,
+            dirty: true,
+            quit: false,
+            ctrl_c_armed: false,
+            requests: Vec::new(),
+        }
+    }
+
+    /// Add a slash command; the composer's popup picks it up.
+    pub fn register_command(&mut self, spec: CommandSpec) {
+        self.commands.retain(|c| c.name != spec.name);
+        self.commands.push(spec);
+        self.composer
+            .set_commands(self.commands.iter().map(CommandSpec::hint).collect());
+    }
+
+    pub fn request(&mut self, request: Request) {
+        if request == Request::Quit {
+            self.quit = true;
+        }
+        self.requests.push(request);
+    }
+
+    pub fn take_requests(&mut self) -> Vec<Request> {
+        std::mem::take(&mut self.requests)
+    }
+
+    pub fn is_running(&self) -> bool {
+        matches!(self.run, RunState::Running { .. })
+    }
+
+    pub fn notice(&mut self, level: Level, text: impl Into<String>) {
+        self.transcript.push(Cell::Notice(level, text.into()));
+        self.dirty = true;
+    }
+
+    /// A frame tick: only animations (spinner, elapsed time) need a redraw.
+    pub fn on_tick(&mut self, now: Instant) {
+        self.now = now;
+        self.tick += 1;
+        if self.is_running() {
+            self.dirty = true;
+        }
+    }
+
+    pub fn on_permission(&mut self, ask: PermissionAsk) {
+        self.modals.push_back(PermissionModal::new(ask));
+        self.update_queue_counts();
+        self.dirty = true;
+    }
+
+    fn update_queue_counts(&mut self) {
+        let waiting = self.modals.len().saturating_sub(1);
+        if let Some(front) = self.modals.front_mut() {
+            front.queued = waiting;
+        }
+    }
+
+    pub fn on_paste(&mut self, text: &str) {
+        if self.modals.is_empty() {
+            self.composer.paste(text);
+            self.dirty = true;
+        }
+    }
+
+    pub fn on_mouse(&mut self, mouse: MouseEvent) {
+        match mouse.kind {
+            MouseEventKind::ScrollUp => self.transcript.scroll_up(3),
+            MouseEventKind::ScrollDown => self.transcript.scroll_down(3),
+            _ => return,
+        }
+        self.dirty = true;
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) {
+        if key.kind == KeyEventKind::Release {
+            return;
+        }
+        self.dirty = true;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && matches!(key.code, KeyCode::Char('c' | 'd')) {
+            self.on_ctrl_c();
+            return;
+        }
+        self.ctrl_c_armed = false;
+        if let Some(modal) = self.modals.front_mut() {
+            if modal.handle_key(key) {
+                self.modals.pop_front();
+                self.update_queue_counts();
+            }
+            return;
+        }
+        match key.code {
+            KeyCode::PageUp => self.transcript.scroll_up(self.transcript.page()),
+            KeyCode::PageDown => self.transcript.scroll_down(self.transcript.page()),
+            KeyCode::Char('o') if ctrl => self.transcript.toggle_tool_folding(),
+            KeyCode::Esc if self.is_running() && self.composer.suggestions().is_empty() => {
+                self.interrupt();
+            }
+            _ => {
+                if let ComposerAction::Submit(text) = self.composer.handle_key(key) {
+                    self.submit(text);
+                }
+            }
+        }
+    }
+
+    fn on_ctrl_c(&mut self) {
+        if self.is_running() {
+            self.interrupt();
+            self.ctrl_c_armed = true;
+        } else if self.ctrl_c_armed {
+            self.request(Request::Quit);
+        } else if !self.composer.text().is_empty() {
+            self.composer.set_text("");
+        } else {
+            self.ctrl_c_armed = true;
+        }
+    }
+
+    fn interrupt(&mut self) {
+        // Dropping open prompts answers them "deny", so the run is not left waiting.
+        self.modals.clear();
+        self.request(Request::Interrupt);
+    }
+
+    /// A line from the composer: a slash command or a prompt.
+    pub fn submit(&mut self, text: String) {
+        if let Some(command) = text.strip_prefix('/') {
+            let (name, args) = command.split_once(' ').unwrap_or((command, ""));
+            match self.commands.iter().find(|c| c.name == name).map(|c| c.run) {
+                Some(run) => run(self, args),
+                None => self.notice(Level::Error, format!("unknown command /{name} (try /help)")),
+            }
+            return;
+        }
+        if self.is_running() {
+            self.composer.set_text(&text);
+            self.notice(
+                Level::Warning,
+                "a run is in progress: wait for it, or press Esc to interrupt it",
+            );
+            return;
+        }
+        let prompt = self.with_context(&text);
+        self.transcript.push(Cell::User(text));
+        self.run = RunState::Running { since: self.now };
+        self.pipeline.reset();
+        self.request(Request::StartRun(prompt));
+    }
+
+    /// A follow-up carries the earlier exchanges, newest kept when they are long, since each
+    /// run starts a fresh conversation with the model.
+    fn with_context(&self, text: &str) -> String {
+        let mut history = Vec::new();
+        let mut size = 0;
+        for cell in self
+            .transcript
+            .cells()
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
+            let piece = match cell {
+                Cell::User(t) => format!("User: {t}"),
+                Cell::Assistant(t) => format!("Assistant: {t}"),
+                _ => continue,
+            };
+            size += piece.len();
+            if size > CONTEXT_CHARS {
+                break;
+            }
+            history.push(piece);
+        }
+        if history.is_empty() {
+            return text.to_string();
+        }
+        history.reverse();
+        format!(
+            "Earlier in this session:\n\n{}\n\nNew request:\n{text}",
+            history.join("\n\n")
+        )
+    }
+
+    /// React to one event of the run.
+    pub fn on_event(&mut self, run_id: &str, event: Event) {
+        self.dirty = true;
+        match event {
+            Event::RunStart {
+                provider, model, ..
+            } => {
+                self.run_id = Some(run_id.to_string());
+                if let RunState::Idle | RunState::Ended { .. } = self.run {
+                    self.run = RunState::Running { since: self.now };
+                }
+                let _ = (provider, model);
+            }
+            Event::Reasoning { delta } => {
+                let text = self.pipeline.take_reasoning(&delta, self.now);
+                if !text.is_empty() {
+                    self.append(text, true);
+                }
+            }
+            Event::Text { delta } => self.append(delta, false),
+            Event::ToolCallStart { id, name } => self.transcript.push(Cell::Tool {
+                id,
+                name,
+                args: Value::String(String::new()),
+                side_effect: SideEffect::None,
+                decision: None,
+                result: None,
+                expanded: false,
+            }),
+            Event::ToolCallDelta { id, delta } => {
+                self.transcript.update_tool(&id, |cell| {
+                    if let Cell::Tool {
+                        args: Value::String(args),
+                        ..
+                    } = cell
+                    {
+                        args.push_str(&delta);
+                    }
+                });
+            }
+            Event::ToolCall {
+                id,
+                name,
+                args,
+                side_effect,
+            } => {
+                let (new_args, new_effect) = (args.clone(), side_effect);
+                let known = self.transcript.update_tool(&id, |cell| {
+                    if let Cell::Tool {
+                        args, side_effect, ..
+                    } = cell
+                    {
+                        *args = new_args;
+                        *side_effect = new_effect;
+                    }
+                });
+                if !known {
+                    self.transcript.push(Cell::Tool {
+                        id,
+                        name,
+                        args,
+                        side_effect,
+                        decision: None,
+                        result: None,
+                        expanded: false,
+                    });
+                }
+            }
+            Event::ToolResult {
+                id,
+                status,
+                output,
+                truncated,
+                ..
+            } => {
+                let outcome = ToolOutcome {
+                    status,
+                    output,
+                    truncated,
+                };
+                self.transcript.update_tool(&id, |cell| {
+                    if let Cell::Tool { result, .. } = cell {
+                        *result = Some(outcome);
+                    }
+                });
+            }
+            Event::PermissionRequest { .. } => {}
+            Event::PermissionDecision {
+                id,
+                decision_reason,
+                ..
+            } => {
+                self.transcript.update_tool(&id, |cell| {
+                    if let Cell::Tool { decision, .. } = cell {
+                        *decision = Some(decision_reason);
+                    }
+                });
+            }
+            Event::Permission {
+                id, action, reason, ..
+            } => {
+                self.transcript.update_tool(&id, |cell| {
+                    if let Cell::Tool { decision, .. } = cell {
+                        *decision = Some(format!("{action}: {reason}"));
+                    }
+                });
+            }
+            Event::Usage(usage) => {
+                self.usage.tokens += usage.total_tokens;
+                self.usage.requests += 1;
+                match usage.cost_usd {
+                    Some(cost) => {
+                        self.usage.cost_usd += cost;
+                        self.usage.priced += 1;
+                    }
+                    None => self.usage.unpriced += 1,
+                }
+            }
+            Event::Checkpoint { checkpoint } => {
+                self.last_checkpoint = Some((run_id.to_string(), checkpoint.sequence));
+            }
+            Event::Restore { checkpoint } => {
+                let mut files = checkpoint.files_restored;
+                files.extend(checkpoint.files_deleted);
+                self.notice(Level::Info, format!("restored {}", files.join(", ")));
+            }
+            Event::Warning { message, .. } => self.notice(Level::Warning, message),
+            Event::Error { code, message, .. } => {
+                let level = if code == "interrupted" {
+                    Level::Warning
+                } else {
+                    Level::Error
+                };
+                self.notice(level, message);
+            }
+            Event::Final { .. } => {}
+            Event::RunEnd { status, exit_code } => {
+                self.run = RunState::Ended { status, exit_code };
+                self.modals.clear();
+            }
+        }
+    }
+
+    /// Stream a delta into the newest answer (or reasoning) cell, starting one when needed.
+    fn append(&mut self, delta: String, reasoning: bool) {
+        let continues = matches!(
+            (self.transcript.last(), reasoning),
+            (Some(Cell::Reasoning(_)), true) | (Some(Cell::Assistant(_)), false)
+        );
+        if continues {
+            self.transcript.update_last(|cell| match cell {
+                Cell::Reasoning(text) | Cell::Assistant(text) => text.push_str(&delta),
+                _ => {}
+            });
+        } else if reasoning {
+            self.transcript.push(Cell::Reasoning(delta));
+        } else {
+            self.transcript.push(Cell::Assistant(delta));
+        }
+    }
+
+    /// Draw the whole screen.
+    pub fn render(&mut self, frame: &mut Frame<'_>) {
+        let area = frame.area();
+        let buf = frame.buffer_mut();
+        self.dirty = false;
+        let composer_height = self.composer.height(area.width);
+        let [main, composer, status] = Layout::vertical([
+            Constraint::Min(1),
+            Constraint::Length(composer_height),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let (transcript_area, panel_area) = self.split_main(main);
+        if self.transcript.is_empty() {
+            self.render_welcome(transcript_area, buf);
+        } else {
+            self.transcript.render(transcript_area, buf, &self.theme);
+        }
+        if let Some(panel) = panel_area {
+            self.pipeline
+                .render(panel, buf, &self.theme, self.now, self.tick);
+        }
+        let title = if self.is_running() {
+            " running · Esc to interrupt "
+        } else {
+            " Enter send · Shift+Enter newline · /help "
+        };
+        self.composer.render(composer, buf, &self.theme, title);
+        self.render_status(status, buf);
+        if self.modals.is_empty() {
+            self.composer.render_popup(composer, buf, &self.theme);
+        }
+        if let Some(modal) = self.modals.front() {
+            modal.render(main, buf, &self.theme);
+        }
+    }
+
+    /// The pipeline panel sits on the right when there is room, else above the transcript.
+    fn split_main(&self, main: Rect) -> (Rect, Option<Rect>) {
+        if !self.pipeline.visible() {
+            return (main, None);
+        }
+        if main.width >= 80 {
+            let [left, right] =
+                Layout::horizontal([Constraint::Min(40), Constraint::Length(PANEL_WIDTH)])
+                    .areas(main);
+            (left, Some(right))
+        } else {
+            let rows = u16::try_from(self.pipeline.height())
+                .unwrap_or(u16::MAX)
+                .min(main.height / 2);
+            let [top, bottom] =
+                Layout::vertical([Constraint::Length(rows), Constraint::Min(1)]).areas(main);
+            (bottom, Some(top))
+        }
+    }
+
+    fn render_welcome(&self, area: Rect, buf: &mut ratatui::buffer::Buffer) {
+        let t = &self.theme;
+        let cwd = self.settings.cwd.display().to_string();
+        let width = usize::from(area.width);
+        let lines = vec![
+            Line::from(vec![
+                Span::styled("splice", t.bold(t.accent)),
+                Span::styled(" · a terminal coding agent", t.dim()),
+            ]),
+            Line::from(Span::styled(truncate(&cwd, width), t.dim())),
+            Line::default(),
+            Line::from(Span::styled(
+                truncate(
+                    "Type a request and press Enter. /help lists commands.",
+                    width,
+                ),
+                t.text(),
+            )),
+        ];
+        Paragraph::new(lines).render(area, buf);
+    }
+
+    fn render_status(&self, area: Rect, buf: &mut ratatui::buffer::Buffer) {
+        let t = &self.theme;
+        let (state, style) = match &self.run {
+            RunState::Idle => ("ready".to_string(), t.dim()),
+            RunState::Running { since } => {
+                let spinner =
+                    ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"][(self.tick as usize) % 10];
+                let secs = self.now.saturating_duration_since(*since).as_secs();
+                let waiting = if self.modals.is_empty() {
+                    ""
+                } else {
+                    " · waiting for you"
+                };
+                (
+                    format!("{spinner} running {secs}s{waiting}"),
+                    t.bold(t.accent),
+                )
+            }
+            RunState::Ended { status, exit_code } => match status {
+                RunStatus::Success => ("✓ done".to_string(), Style::default().fg(t.success)),
+                RunStatus::Interrupted => {
+                    ("interrupted".to_string(), Style::default().fg(t.warning))
+                }
+                other => (
+                    format!(
+                        "✗ {} (exit {exit_code})",
+                        format!("{other:?}").to_lowercase()
+                    ),
+                    Style::default().fg(t.error),
+                ),
+            },
+        };
+        let state = if self.ctrl_c_armed && !self.is_running() {
+            ("Ctrl-C again to quit".to_string(), t.bold(t.warning))
+        } else {
+            (state, style)
+        };
+        let route = format!(
+            " {}/{} · {} · tier {} ",
+            self.settings.provider.kind.name(),
+            self.settings.provider.model,
+            self.settings.policy.mode.as_str(),
+            self.settings.tier.as_str()
+        );
+        let usage = format!("{} tok · {} ", self.usage.tokens, self.usage.cost_text());
+        let width = usize::from(area.width);
+        let used = state.0.chars().count() + 1 + route.chars().count() + usage.chars().count();
+        let mut spans = vec![Span::styled(format!(" {}", state.0), state.1)];
+        if used <= width {
+            spans.push(Span::styled(route, t.dim()));
+            spans.push(Span::raw(" ".repeat(width - used)));
+            spans.push(Span::styled(usage, t.text()));
+        } else {
+            let rest = width.saturating_sub(state.0.chars().count() + 2);
+            spans.push(Span::styled(
+                format!(" {}", truncate(&usage, rest)),
+                t.text(),
+            ));
+        }
+        buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+    }
+}

@@ -1,0 +1,233 @@
+//! Slash commands: a table of name, argument hint, help and handler. New commands (logins,
+//! package commands) are added with [`App::register_command`]; the composer only ever sees the
+//! names and help texts.
+
+use super::app::{App, Request};
+use super::cells::Level;
+use super::composer::CommandHint;
+use crate::permissions::{PermissionMode, Policy};
+use crate::provider::{ProviderConfig, ProviderKind};
+use crate::run::Tier;
+
+pub type Handler = fn(&mut App, &str);
+
+#[derive(Clone)]
+pub struct CommandSpec {
+    pub name: &'static str,
+    /// Shown in the popup; empty for a command that takes no argument.
+    pub args: &'static str,
+    pub help: &'static str,
+    pub run: Handler,
+}
+
+impl CommandSpec {
+    pub fn hint(&self) -> CommandHint {
+        CommandHint {
+            name: self.name.to_string(),
+            args: self.args.to_string(),
+            help: self.help.to_string(),
+        }
+    }
+}
+
+pub fn builtin() -> Vec<CommandSpec> {
+    vec![
+        CommandSpec {
+            name: "help",
+            args: "",
+            help: "commands and keys",
+            run: help,
+        },
+        CommandSpec {
+            name: "model",
+            args: "[NAME]",
+            help: "show or switch the model",
+            run: model,
+        },
+        CommandSpec {
+            name: "tier",
+            args: "[auto|light|standard|full]",
+            help: "show or set the request tier",
+            run: tier,
+        },
+        CommandSpec {
+            name: "mode",
+            args: "[ask|accept-edits|auto|read-only]",
+            help: "show or set the permission mode",
+            run: mode,
+        },
+        CommandSpec {
+            name: "undo",
+            args: "",
+            help: "restore the files before the last change",
+            run: undo,
+        },
+        CommandSpec {
+            name: "clear",
+            args: "",
+            help: "clear the transcript",
+            run: clear,
+        },
+        CommandSpec {
+            name: "cost",
+            args: "",
+            help: "tokens and cost so far",
+            run: cost,
+        },
+        CommandSpec {
+            name: "quit",
+            args: "",
+            help: "leave Splice",
+            run: quit,
+        },
+    ]
+}
+
+fn help(app: &mut App, _: &str) {
+    let mut text = String::from("Commands:\n");
+    for spec in &app.commands {
+        let name = if spec.args.is_empty() {
+            format!("/{}", spec.name)
+        } else {
+            format!("/{} {}", spec.name, spec.args)
+        };
+        text.push_str(&format!("  {name:<40} {}\n", spec.help));
+    }
+    text.push_str(
+        "Keys: Enter send · Shift/Alt+Enter or Ctrl-J newline · Up/Down history · Tab complete\n\
+         PageUp/PageDown or wheel scroll · Ctrl-O unfold the last tool result\n\
+         Esc or Ctrl-C interrupt the run · Ctrl-C twice quit",
+    );
+    app.notice(Level::Info, text);
+}
+
+fn model(app: &mut App, args: &str) {
+    let name = args.trim();
+    if name.is_empty() {
+        let text = format!(
+            "model: {} ({})",
+            app.settings.provider.model,
+            app.settings.provider.kind.name()
+        );
+        app.notice(Level::Info, text);
+        return;
+    }
+    // `provider/model` switches the provider too.
+    let (kind, model) = match name.split_once('/') {
+        Some((provider, model)) => match ProviderKind::parse(provider) {
+            Some(kind) => (kind, model),
+            None => {
+                app.notice(Level::Error, format!("unknown provider `{provider}`"));
+                return;
+            }
+        },
+        None => (app.settings.provider.kind, name),
+    };
+    app.settings.provider = ProviderConfig::from_env(kind, Some(model));
+    app.notice(
+        Level::Info,
+        format!("model set to {model} ({})", kind.name()),
+    );
+}
+
+fn tier(app: &mut App, args: &str) {
+    let name = args.trim();
+    if name.is_empty() {
+        app.notice(Level::Info, format!("tier: {}", app.settings.tier.as_str()));
+        return;
+    }
+    match Tier::parse(name) {
+        Some(tier) => {
+            app.settings.tier = tier;
+            app.notice(Level::Info, format!("tier set to {name}"));
+        }
+        None => app.notice(
+            Level::Error,
+            format!(
+                "unknown tier `{name}` (expected {})",
+                Tier::NAMES.join(", ")
+            ),
+        ),
+    }
+}
+
+fn mode(app: &mut App, args: &str) {
+    let name = args.trim();
+    if name.is_empty() {
+        let text = format!("permission mode: {}", app.settings.policy.mode.as_str());
+        app.notice(Level::Info, text);
+        return;
+    }
+    match PermissionMode::parse(name) {
+        Some(mode) => {
+            // Keep the session's rules ("allow always" answers) under the new mode.
+            app.settings.policy = Policy::new(mode, app.settings.policy.rules());
+            app.notice(Level::Info, format!("permission mode set to {name}"));
+        }
+        None => app.notice(
+            Level::Error,
+            format!(
+                "unknown permission mode `{name}` (expected {})",
+                PermissionMode::NAMES.join(", ")
+            ),
+        ),
+    }
+}
+
+fn undo(app: &mut App, _: &str) {
+    if app.is_running() {
+        app.notice(
+            Level::Warning,
+            "wait for the run to end (or press Esc) before /undo",
+        );
+        return;
+    }
+    let Some((run_id, sequence)) = app.last_checkpoint.clone() else {
+        app.notice(Level::Info, "nothing to undo");
+        return;
+    };
+    match crate::checkpoint::restore(&app.settings.data_dir, &run_id, sequence, false) {
+        Ok(reports) => {
+            let mut restored = Vec::new();
+            let mut skipped = Vec::new();
+            for report in reports {
+                restored.extend(report.files_restored);
+                restored.extend(report.files_deleted);
+                skipped.extend(report.skipped);
+            }
+            app.last_checkpoint = (sequence > 1).then(|| (run_id, sequence - 1));
+            let mut text = if restored.is_empty() {
+                "undo: no file needed restoring".to_string()
+            } else {
+                format!("undo: restored {}", restored.join(", "))
+            };
+            if !skipped.is_empty() {
+                text.push_str(&format!(
+                    "\nleft alone (changed since Splice wrote them): {}",
+                    skipped.join(", ")
+                ));
+            }
+            app.notice(Level::Info, text);
+        }
+        Err(error) => app.notice(Level::Error, format!("undo failed: {error}")),
+    }
+}
+
+fn clear(app: &mut App, _: &str) {
+    app.transcript.clear();
+    app.pipeline.reset();
+}
+
+fn cost(app: &mut App, _: &str) {
+    let text = format!(
+        "{} tokens ({} requests) · {}",
+        app.usage.tokens,
+        app.usage.requests,
+        app.usage.cost_text()
+    );
+    app.notice(Level::Info, text);
+}
+
+fn quit(app: &mut App, _: &str) {
+    app.request(Request::Quit);
+}

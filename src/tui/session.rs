@@ -1,0 +1,184 @@
+//! Saved sessions: each session's prompts and events as JSON lines under
+//! `<data dir>/sessions/<session id>.jsonl`, replayed to reopen it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::headless::redact::Redactor;
+use crate::protocol::Event;
+
+#[derive(Debug, Error)]
+pub enum SessionError {
+    #[error("no saved session `{0}`")]
+    Unknown(String),
+    #[error("no saved session to continue in {0}")]
+    NoneFor(String),
+    #[error("cannot use session file {path}: {message}")]
+    Io { path: String, message: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Record {
+    #[serde(rename_all = "camelCase")]
+    Session {
+        session_id: String,
+        cwd: String,
+    },
+    Prompt {
+        text: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    Event {
+        run_id: String,
+        event: Box<Event>,
+    },
+}
+
+pub fn sessions_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("sessions")
+}
+
+/// Appends records to one session's file; failures are kept quiet after the first, which the
+/// app shows as a warning (a full disk must not stop the UI).
+pub struct SessionLog {
+    path: PathBuf,
+    file: Option<std::fs::File>,
+    /// The file is written outside the process, so secrets are redacted as in stream-json.
+    redactor: Redactor,
+}
+
+impl SessionLog {
+    pub fn open(
+        data_dir: &Path,
+        session_id: &str,
+        cwd: &Path,
+        redactor: Redactor,
+    ) -> Result<SessionLog, SessionError> {
+        let dir = sessions_dir(data_dir);
+        let path = dir.join(format!("{session_id}.jsonl"));
+        let io = |e: std::io::Error| SessionError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        };
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        let existed = path.exists();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io)?;
+        let mut log = SessionLog {
+            path: path.clone(),
+            file: Some(file),
+            redactor,
+        };
+        if !existed {
+            log.append(&Record::Session {
+                session_id: session_id.to_string(),
+                cwd: cwd.display().to_string(),
+            })?;
+        }
+        Ok(log)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn append(&mut self, record: &Record) -> Result<(), SessionError> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        let line = serde_json::to_string(record).unwrap_or_default();
+        let mut line = self.redactor.redact_str(&line).unwrap_or(line);
+        line.push('\n');
+        if let Err(e) = file.write_all(line.as_bytes()) {
+            self.file = None;
+            return Err(SessionError::Io {
+                path: self.path.display().to_string(),
+                message: e.to_string(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The records of a saved session, in order; unreadable lines are skipped.
+pub fn load(data_dir: &Path, session_id: &str) -> Result<Vec<Record>, SessionError> {
+    let path = sessions_dir(data_dir).join(format!("{session_id}.jsonl"));
+    let text = std::fs::read_to_string(&path)
+        .map_err(|_| SessionError::Unknown(session_id.to_string()))?;
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
+}
+
+/// The most recently changed session, only among those started in `cwd` when given.
+pub fn latest(data_dir: &Path, cwd: Option<&Path>) -> Option<String> {
+    let entries = std::fs::read_dir(sessions_dir(data_dir)).ok()?;
+    let mut found: Vec<(std::time::SystemTime, String)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let id = name.strip_suffix(".jsonl")?.to_string();
+            let modified = e.metadata().and_then(|m| m.modified()).ok()?;
+            Some((modified, id))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().rev().map(|(_, id)| id).find(|id| {
+        cwd.is_none_or(|cwd| {
+            load(data_dir, id).ok().is_some_and(|records| {
+                matches!(records.first(), Some(Record::Session { cwd: c, .. }) if Path::new(c) == cwd)
+            })
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_latest_filters_by_cwd() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let data = dir.path();
+        let mut log = SessionLog::open(
+            data,
+            "session_a",
+            Path::new("/repo/a"),
+            Redactor::from_vars([]),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        log.append(&Record::Prompt { text: "hi".into() })
+            .unwrap_or_else(|e| panic!("{e}"));
+        log.append(&Record::Event {
+            run_id: "run_1".into(),
+            event: Box::new(Event::text("hello")),
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        drop(log);
+        SessionLog::open(
+            data,
+            "session_b",
+            Path::new("/repo/b"),
+            Redactor::from_vars([]),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let records = load(data, "session_a").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(records.len(), 3);
+        assert_eq!(records[1], Record::Prompt { text: "hi".into() });
+        assert_eq!(
+            latest(data, Some(Path::new("/repo/a"))).as_deref(),
+            Some("session_a")
+        );
+        assert_eq!(latest(data, Some(Path::new("/elsewhere"))), None);
+        assert!(latest(data, None).is_some());
+        assert!(matches!(load(data, "nope"), Err(SessionError::Unknown(_))));
+    }
+}

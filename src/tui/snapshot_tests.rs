@@ -1,0 +1,395 @@
+//! Snapshots of every visible state, drawn with ratatui's `TestBackend`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+use super::app::App;
+use super::theme::Theme;
+use crate::bus::{Answer, PermissionAsk, PermissionQuestion, Preview};
+use crate::permissions::{PermissionMode, Policy};
+use crate::protocol::events::{Risk, ToolStatus, UsageEvent};
+use crate::protocol::marker::{StageMarker, StageStatus};
+use crate::protocol::{Event, SideEffect};
+use crate::provider::pricing::PriceTable;
+use crate::provider::{ProviderConfig, ProviderKind};
+use crate::run::{RunSettings, Tier};
+use crate::usage::Budget;
+
+pub fn settings() -> RunSettings {
+    let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1"));
+    provider.api_key = None;
+    RunSettings {
+        session_id: "session_test".into(),
+        cwd: PathBuf::from("/repo"),
+        provider,
+        policy: Policy::new(PermissionMode::Ask, vec![]),
+        tier: Tier::Auto,
+        max_turns: 40,
+        data_dir: PathBuf::from("/nonexistent/splice-data"),
+        pricing: PriceTable::default(),
+        budget: Budget::default(),
+        pipeline: Default::default(),
+    }
+}
+
+pub fn app() -> App {
+    App::new(settings(), Theme::ansi())
+}
+
+fn draw(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal =
+        Terminal::new(TestBackend::new(width, height)).unwrap_or_else(|e| panic!("terminal: {e}"));
+    terminal
+        .draw(|frame| app.render(frame))
+        .unwrap_or_else(|e| panic!("draw: {e}"));
+    let screen = terminal.backend().to_string();
+    assert!(!screen.contains('\u{0}'), "a raw NUL reached the screen");
+    screen
+}
+
+fn start(app: &mut App, prompt: &str) {
+    app.submit(prompt.to_string());
+    app.on_event(
+        "run_1",
+        Event::RunStart {
+            session_id: "session_test".into(),
+            cwd: "/repo".into(),
+            provider: "openai".into(),
+            model: "gpt-4.1".into(),
+            api_model: "gpt-4.1".into(),
+        },
+    );
+}
+
+fn usage(cost: Option<f64>) -> Event {
+    Event::Usage(UsageEvent {
+        provider: "openai".into(),
+        model: "gpt-4.1".into(),
+        stage: "agent".into(),
+        iteration: 1,
+        usage_sequence: 1,
+        usage_reported: true,
+        prompt_tokens: 1000,
+        completion_tokens: 234,
+        total_tokens: 1234,
+        cost_usd: cost,
+        cost_status: cost.is_none().then(|| "unpriced".into()),
+        ..UsageEvent::default()
+    })
+}
+
+const ANSWER: &str = "## Plan\n\nI will change **two** things:\n\n1. rename `parse` to `parse_line`\n2. add a test\n\n```rust\nfn parse_line(s: &str) -> Option<u32> {\n    s.trim().parse().ok()\n}\n```\n";
+
+#[test]
+fn empty_screen() {
+    let mut app = app();
+    assert_snapshot!(draw(&mut app, 80, 16));
+}
+
+#[test]
+fn streaming_text() {
+    let mut app = app();
+    start(&mut app, "Rename parse and add a test");
+    // Deltas cut mid-word and mid-fence, as a model streams them.
+    let cut = ANSWER.len() - 30;
+    app.on_event("run_1", Event::text(&ANSWER[..40]));
+    app.on_event("run_1", Event::text(&ANSWER[40..cut]));
+    app.on_event("run_1", usage(None));
+    let screen = draw(&mut app, 80, 24);
+    assert!(screen.contains("cost unpriced"), "{screen}");
+    assert!(!screen.contains("$0"), "{screen}");
+    assert_snapshot!(screen);
+}
+
+#[test]
+fn tool_call_with_folded_result() {
+    let mut app = app();
+    start(&mut app, "What is in src?");
+    app.on_event(
+        "run_1",
+        Event::ToolCall {
+            id: "call_1".into(),
+            name: "run_command".into(),
+            args: json!({"command": "ls src"}),
+            side_effect: SideEffect::Execute,
+        },
+    );
+    app.on_event(
+        "run_1",
+        Event::PermissionDecision {
+            id: "call_1".into(),
+            name: "run_command".into(),
+            action: "allow".into(),
+            permission_granted: true,
+            decision_reason: "approved in TUI".into(),
+        },
+    );
+    app.on_event(
+        "run_1",
+        Event::ToolResult {
+            id: "call_1".into(),
+            status: ToolStatus::Ok,
+            output: "agent.rs\nbus.rs\ncli.rs\nmain.rs\nrun.rs\n".into(),
+            truncated: false,
+            changed_files: None,
+            display: None,
+        },
+    );
+    app.on_event(
+        "run_1",
+        Event::ToolCall {
+            id: "call_2".into(),
+            name: "read_file".into(),
+            args: json!({"path": "src/main.rs"}),
+            side_effect: SideEffect::Read,
+        },
+    );
+    app.on_event("run_1", usage(Some(0.0123)));
+    let screen = draw(&mut app, 80, 20);
+    assert!(screen.contains("… 2 more lines"), "{screen}");
+    assert!(screen.contains("$0.0123"), "{screen}");
+    assert_snapshot!(screen);
+}
+
+fn write_ask() -> (PermissionAsk, tokio::sync::oneshot::Receiver<Answer>) {
+    let (reply, rx) = tokio::sync::oneshot::channel();
+    let question = PermissionQuestion {
+        id: "call_1".into(),
+        tool: "edit_file".into(),
+        side_effect: SideEffect::Write,
+        risk: Some(Risk::Medium),
+        reason: "Changes files in the working tree.".into(),
+        rule: "edit_file".into(),
+        previews: vec![Preview::Write {
+            path: "src/parse.rs".into(),
+            before: Some("fn parse(s: &str) -> u32 {\n    s.parse().unwrap()\n}\n".into()),
+            after: Some(
+                "fn parse_line(s: &str) -> Option<u32> {\n    s.trim().parse().ok()\n}\n".into(),
+            ),
+        }],
+    };
+    (PermissionAsk { question, reply }, rx)
+}
+
+#[test]
+fn permission_prompt_for_a_write_shows_its_diff_and_queues() {
+    let mut app = app();
+    start(&mut app, "Make parse safe");
+    app.on_event(
+        "run_1",
+        Event::ToolCall {
+            id: "call_1".into(),
+            name: "edit_file".into(),
+            args: json!({"path": "src/parse.rs"}),
+            side_effect: SideEffect::Write,
+        },
+    );
+    let (first, mut first_rx) = write_ask();
+    let (second, mut second_rx) = write_ask();
+    app.on_permission(first);
+    app.on_permission(second);
+    let screen = draw(&mut app, 90, 26);
+    assert!(screen.contains("1 more waiting"), "{screen}");
+    assert!(screen.contains("waiting for you"), "{screen}");
+    assert_snapshot!(screen);
+    // `a` answers the first; the second then shows, and Esc denies it.
+    app.on_key(key('a'));
+    assert_eq!(first_rx.try_recv().ok(), Some(Answer::AllowAlways));
+    assert!(second_rx.try_recv().is_err());
+    assert_eq!(app.modals.len(), 1);
+    app.on_key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::Esc,
+    ));
+    assert_eq!(second_rx.try_recv().ok(), Some(Answer::Deny));
+    assert!(app.modals.is_empty());
+}
+
+fn key(c: char) -> crossterm::event::KeyEvent {
+    crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c))
+}
+
+fn marker(stage: &str, status: StageStatus, ms: Option<u64>) -> String {
+    StageMarker {
+        stage: stage.into(),
+        status,
+        iteration: 2,
+        index: 1,
+        total: 6,
+        ms,
+        detail: (status == StageStatus::Failed).then(|| "2 tests failed".into()),
+    }
+    .encode()
+}
+
+fn pipeline_app() -> App {
+    let mut app = app();
+    start(&mut app, "Add input validation");
+    let t0 = app.now;
+    app.on_event(
+        "run_1",
+        Event::reasoning(format!(
+            "Starting pipeline iteration 2\n{}{}{}",
+            marker("code_writer", StageStatus::Done, Some(4200)),
+            marker("test_generator", StageStatus::Failed, Some(1300)),
+            marker("static_analyzer", StageStatus::Skipped, None),
+        )),
+    );
+    app.on_event(
+        "run_1",
+        Event::reasoning(marker("security_auditor", StageStatus::Start, None)),
+    );
+    app.now = t0 + Duration::from_millis(2500);
+    app.tick = 3;
+    app
+}
+
+#[test]
+fn pipeline_panel_mid_run() {
+    let mut app = pipeline_app();
+    let screen = draw(&mut app, 100, 16);
+    assert!(screen.contains("2.5s"), "{screen}");
+    assert!(screen.contains("iteration 2"), "{screen}");
+    assert_snapshot!(screen);
+}
+
+#[test]
+fn pipeline_panel_is_hidden_without_markers() {
+    let mut app = app();
+    start(&mut app, "hi");
+    app.on_event("run_1", Event::reasoning("Tier auto: light\n"));
+    let screen = draw(&mut app, 100, 10);
+    assert!(!screen.contains("pipeline"), "{screen}");
+    assert!(screen.contains("Tier auto: light"), "{screen}");
+}
+
+#[test]
+fn error_and_run_end() {
+    let mut app = app();
+    start(&mut app, "hi");
+    app.on_event(
+        "run_1",
+        Event::warning("provider_retry", "rate limited (429); retrying in 1s"),
+    );
+    app.on_event(
+        "run_1",
+        Event::error("auth_error", "the provider refused the API key (401)"),
+    );
+    app.on_event("run_1", Event::run_end(3));
+    let screen = draw(&mut app, 80, 12);
+    assert!(screen.contains("exit 3"), "{screen}");
+    assert_snapshot!(screen);
+}
+
+fn busy_app() -> App {
+    let mut app = pipeline_app();
+    app.on_event("run_1", Event::text(ANSWER));
+    app.on_event(
+        "run_1",
+        Event::ToolCall {
+            id: "call_9".into(),
+            name: "search_files".into(),
+            args: json!({"pattern": "fn parse", "path": "src"}),
+            side_effect: SideEffect::Read,
+        },
+    );
+    app
+}
+
+#[test]
+fn narrow_terminal() {
+    let mut app = busy_app();
+    let screen = draw(&mut app, 40, 30);
+    assert_snapshot!(screen);
+}
+
+#[test]
+fn wide_terminal() {
+    let mut app = busy_app();
+    let screen = draw(&mut app, 160, 30);
+    assert_snapshot!(screen);
+}
+
+#[test]
+fn slash_popup() {
+    let mut app = app();
+    app.on_key(key('/'));
+    app.on_key(key('m'));
+    let screen = draw(&mut app, 80, 14);
+    assert!(screen.contains("/model"), "{screen}");
+    assert!(screen.contains("/mode"), "{screen}");
+    assert!(!screen.contains("/quit"), "{screen}");
+    assert_snapshot!(screen);
+}
+
+#[test]
+fn scrolled_view_stays_put_while_text_streams() {
+    let mut app = app();
+    start(&mut app, "long answer");
+    for i in 0..60 {
+        app.on_event("run_1", Event::text(format!("line {i}\n\n")));
+    }
+    draw(&mut app, 60, 12);
+    app.on_key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::PageUp,
+    ));
+    let before = draw(&mut app, 60, 12);
+    app.on_event("run_1", Event::text("more text arriving\n\n"));
+    let after = draw(&mut app, 60, 12);
+    let body = |s: &str| s.lines().take(6).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&before), body(&after));
+    // Back at the bottom (the view moved up by the new rows), the newest text is visible.
+    app.on_key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::PageDown,
+    ));
+    assert!(app.transcript.scrolled());
+    app.on_key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::PageDown,
+    ));
+    assert!(!app.transcript.scrolled());
+    let bottom = draw(&mut app, 60, 12);
+    assert!(bottom.contains("more text arriving"), "{bottom}");
+}
+
+#[test]
+fn themes_render_with_their_colours() {
+    for name in ["dark", "light", "high-contrast"] {
+        let theme = Theme::load(name).unwrap_or_else(|e| panic!("{e}"));
+        let mut app = App::new(settings(), theme.clone());
+        start(&mut app, "hi");
+        let mut terminal =
+            Terminal::new(TestBackend::new(40, 8)).unwrap_or_else(|e| panic!("terminal: {e}"));
+        terminal
+            .draw(|frame| app.render(frame))
+            .unwrap_or_else(|e| panic!("draw: {e}"));
+        let buffer = terminal.backend().buffer();
+        // The user's prompt is drawn in the theme's user colour.
+        let cell = &buffer[(0, 0)];
+        assert_eq!(cell.symbol(), "›");
+        assert_eq!(cell.fg, theme.user, "{name}");
+    }
+}
+
+#[test]
+fn interrupt_keys() {
+    let mut app = app();
+    start(&mut app, "hi");
+    app.take_requests();
+    app.on_key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::Esc,
+    ));
+    assert_eq!(app.take_requests(), vec![super::app::Request::Interrupt]);
+    app.on_event("run_1", Event::run_end(130));
+    let ctrl_c = crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('c'),
+        crossterm::event::KeyModifiers::CONTROL,
+    );
+    app.on_key(ctrl_c);
+    assert!(!app.quit);
+    app.on_key(ctrl_c);
+    assert!(app.quit);
+}
