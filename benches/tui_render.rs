@@ -57,6 +57,7 @@ fn app() -> App {
         pricing: PriceTable::default(),
         budget: Budget::default(),
         pipeline: Default::default(),
+        conversation: Default::default(),
     };
     App::new(settings, Theme::load("dark").unwrap_or_default())
 }

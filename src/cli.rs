@@ -326,6 +326,7 @@ impl RunArgs {
                 max_tokens: self.max_tokens,
             },
             pipeline: self.pipeline.resolve(&config)?,
+            conversation: Default::default(),
         })
     }
 }

@@ -5,6 +5,7 @@ pub mod bus;
 pub mod checkpoint;
 pub mod cli;
 pub mod config;
+pub mod conversation;
 pub mod headless;
 pub mod ids;
 pub mod permissions;

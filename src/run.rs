@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
 use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
+use crate::conversation::Conversation;
 use crate::permissions::Policy;
 use crate::pipeline::plan::{self, PlanEnd};
 use crate::pipeline::progress::StageLog;
@@ -76,6 +77,8 @@ pub struct RunSettings {
     pub pricing: PriceTable,
     pub budget: Budget,
     pub pipeline: PipelineSettings,
+    /// Earlier runs of this session (the TUI's follow-ups); empty for a headless run.
+    pub conversation: Conversation,
 }
 
 /// A failure that ends a run: the `error` event's code and message, and the exit code.
@@ -287,21 +290,26 @@ async fn run_work(
         meter: &shared.meter,
         bus,
     };
+    // Stages start fresh conversations, so earlier exchanges reach them as a recap.
+    let request = settings.conversation.with_recap(&prompt.text);
     if settings.pipeline.design_plan {
-        return run_plan(settings, bus, shared, &agent, &prompt.text, tier).await;
+        return run_plan(settings, bus, shared, &agent, &request, tier).await;
     }
     match tier {
         Tier::Light | Tier::Auto => run_light(settings, bus, shared, &agent, prompt).await,
         Tier::Standard | Tier::Full => {
             let ctx = Ctx::new(settings, bus, &agent, &shared.log);
-            let end = runner::run(&ctx, tiers::stages(tier), &prompt.text).await;
-            finish_pipeline(bus, shared, end)
+            let end = runner::run(&ctx, tiers::stages(tier), &request).await;
+            let (exit, summary) = finish_pipeline(bus, shared, end);
+            settings.conversation.push_exchange(&prompt.text, &summary);
+            exit
         }
     }
 }
 
 /// Report a pipeline's end: an error when it did not complete, the human summary, `final`.
-fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> i32 {
+/// Returns the exit code and the summary.
+fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String) {
     let (status, reason, exit) = match end {
         PipelineEnd::Completed => (ResultStatus::Completed, None, EXIT_SUCCESS),
         PipelineEnd::Failed(detail) => {
@@ -320,9 +328,10 @@ fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> i32 {
             (status, reason, exit)
         }
     };
-    bus.emit(Event::text(summary(shared, status)));
+    let summary = summary(shared, status);
+    bus.emit(Event::text(summary.clone()));
     emit_final(bus, shared, status, reason);
-    exit
+    (exit, summary)
 }
 
 fn error_code(error: &AgentError) -> &'static str {
@@ -421,10 +430,11 @@ async fn run_light(
 ) -> i32 {
     shared.log.set_iterations(1);
     let system = format!("{AGENT_PROMPT}\nWorking root: {}\n", settings.cwd.display());
-    let mut messages = vec![Message::User {
+    let mut messages = settings.conversation.messages();
+    messages.push(Message::User {
         text: prompt.text,
         images: prompt.images,
-    }];
+    });
     let spec = TurnSpec {
         system: &system,
         tools: &ToolName::ALL,
@@ -436,25 +446,15 @@ async fn run_light(
     };
     match agent.converse(&mut messages, &spec).await {
         Ok(_) => {
+            settings.conversation.replace(messages);
             emit_final(bus, shared, ResultStatus::Completed, None);
             EXIT_SUCCESS
         }
-        Err(error) => finish_with_agent_error(bus, shared, error),
+        Err(error) => {
+            let (status, reason, exit) = stop_status(&error);
+            bus.emit(Event::error(error_code(&error), error.to_string()));
+            emit_final(bus, shared, status, reason);
+            exit
+        }
     }
-}
-
-fn finish_with_agent_error(bus: &Bus, shared: &Shared, error: AgentError) -> i32 {
-    let (code, exit, status, reason) = match &error {
-        AgentError::Provider(e) => (e.code(), EXIT_PROVIDER, ResultStatus::Failed, None),
-        AgentError::TurnLimit(_) => ("turn_limit", EXIT_FAILED, ResultStatus::Failed, None),
-        AgentError::Budget(reason) => (
-            "budget_exceeded",
-            EXIT_FAILED,
-            ResultStatus::Aborted,
-            Some(reason.clone()),
-        ),
-    };
-    bus.emit(Event::error(code, error.to_string()));
-    emit_final(bus, shared, status, reason);
-    exit
 }

@@ -24,8 +24,6 @@ use crate::protocol::events::RunStatus;
 use crate::protocol::{Event, SideEffect};
 use crate::run::RunSettings;
 
-/// Context from earlier exchanges sent with a follow-up prompt, at most this many characters.
-const CONTEXT_CHARS: usize = 12_000;
 
 /// What the app asks the event loop to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -252,44 +250,11 @@ impl App {
             );
             return;
         }
-        let prompt = self.with_context(&text);
+        let prompt = text.clone();
         self.transcript.push(Cell::User(text));
         self.run = RunState::Running { since: self.now };
         self.pipeline.reset();
         self.request(Request::StartRun(prompt));
-    }
-
-    /// A follow-up carries the earlier exchanges, newest kept when they are long, since each
-    /// run starts a fresh conversation with the model.
-    fn with_context(&self, text: &str) -> String {
-        let mut history = Vec::new();
-        let mut size = 0;
-        for cell in self
-            .transcript
-            .cells()
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-        {
-            let piece = match cell {
-                Cell::User(t) => format!("User: {t}"),
-                Cell::Assistant(t) => format!("Assistant: {t}"),
-                _ => continue,
-            };
-            size += piece.len();
-            if size > CONTEXT_CHARS {
-                break;
-            }
-            history.push(piece);
-        }
-        if history.is_empty() {
-            return text.to_string();
-        }
-        history.reverse();
-        format!(
-            "Earlier in this session:\n\n{}\n\nNew request:\n{text}",
-            history.join("\n\n")
-        )
     }
 
     /// React to one event of the run.

@@ -228,6 +228,32 @@ pub async fn run_loop(input: LoopInput) -> std::io::Result<i32> {
     Ok(last_code)
 }
 
+/// A resumed session's prompts and answers become the model's memory of it, in prose (the
+/// tool calls of old runs are not kept).
+fn remember_transcript(app: &App) {
+    let mut exchange: Option<(String, String)> = None;
+    let conversation = &app.settings.conversation;
+    for cell in app.transcript.cells() {
+        match cell {
+            super::cells::Cell::User(text) => {
+                if let Some((request, answer)) = exchange.take() {
+                    conversation.push_exchange(&request, &answer);
+                }
+                exchange = Some((text.clone(), String::new()));
+            }
+            super::cells::Cell::Assistant(text) => {
+                if let Some((_, answer)) = exchange.as_mut() {
+                    answer.push_str(text);
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some((request, answer)) = exchange {
+        conversation.push_exchange(&request, &answer);
+    }
+}
+
 /// Session id, log and replayed app for a fresh or a resumed session.
 pub fn open_session(
     app: &mut App,
@@ -249,6 +275,7 @@ pub fn open_session(
             }
         }
         app.run = super::app::RunState::Idle;
+        remember_transcript(app);
         app.notice(Level::Info, "session resumed");
     }
     SessionLog::open(

@@ -34,6 +34,7 @@ pub fn settings() -> RunSettings {
         pricing: PriceTable::default(),
         budget: Budget::default(),
         pipeline: Default::default(),
+        conversation: Default::default(),
     }
 }
 

@@ -1,0 +1,168 @@
+//! The conversation of one session: the messages of earlier runs, so a follow-up request sees
+//! what came before (tool results included), the way a chat with an agent is expected to work.
+
+use std::sync::{Arc, Mutex};
+
+use crate::provider::Message;
+
+/// Past this many characters of history the oldest exchanges are dropped, whole.
+const MAX_HISTORY_CHARS: usize = 400_000;
+/// How much prose of earlier exchanges a pipeline's fresh stage conversations are told.
+const MAX_RECAP_CHARS: usize = 12_000;
+
+/// Shared by every clone of a session's run settings.
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    messages: Arc<Mutex<Vec<Message>>>,
+}
+
+fn size(message: &Message) -> usize {
+    match message {
+        Message::User { text, images } => {
+            text.len() + images.iter().map(|i| i.data.len()).sum::<usize>()
+        }
+        Message::Assistant { text, tool_calls } => {
+            text.len()
+                + tool_calls
+                    .iter()
+                    .map(|c| c.arguments.len() + c.name.len())
+                    .sum::<usize>()
+        }
+        Message::ToolResult { content, .. } => content.len(),
+    }
+}
+
+impl Conversation {
+    pub fn messages(&self) -> Vec<Message> {
+        self.messages.lock().map(|m| m.clone()).unwrap_or_default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.lock().map(|m| m.is_empty()).unwrap_or(true)
+    }
+
+    pub fn clear(&self) {
+        if let Ok(mut messages) = self.messages.lock() {
+            messages.clear();
+        }
+    }
+
+    /// Keep `messages` as the history, dropping the oldest exchanges past the size limit. An
+    /// exchange starts at a user message, so a tool call is never kept without its result.
+    pub fn replace(&self, mut messages: Vec<Message>) {
+        let mut total: usize = messages.iter().map(size).sum();
+        while total > MAX_HISTORY_CHARS {
+            let next_start = messages
+                .iter()
+                .skip(1)
+                .position(|m| matches!(m, Message::User { .. }))
+                .map(|p| p + 1);
+            let Some(cut) = next_start else { break };
+            total -= messages[..cut].iter().map(size).sum::<usize>();
+            messages.drain(..cut);
+        }
+        if let Ok(mut stored) = self.messages.lock() {
+            *stored = messages;
+        }
+    }
+
+    /// Add one exchange told in prose (a pipeline run, a resumed session).
+    pub fn push_exchange(&self, request: &str, answer: &str) {
+        let mut messages = self.messages();
+        messages.push(Message::User {
+            text: request.to_string(),
+            images: Vec::new(),
+        });
+        messages.push(Message::Assistant {
+            text: answer.to_string(),
+            tool_calls: Vec::new(),
+        });
+        self.replace(messages);
+    }
+
+    /// `request` with the prose of earlier exchanges before it, newest kept, for pipeline stages
+    /// that start fresh conversations.
+    pub fn with_recap(&self, request: &str) -> String {
+        let mut pieces = Vec::new();
+        let mut used = 0;
+        for message in self.messages().iter().rev() {
+            let piece = match message {
+                Message::User { text, .. } => format!("User: {text}"),
+                Message::Assistant { text, .. } if !text.trim().is_empty() => {
+                    format!("Assistant: {text}")
+                }
+                _ => continue,
+            };
+            used += piece.len();
+            if used > MAX_RECAP_CHARS {
+                break;
+            }
+            pieces.push(piece);
+        }
+        if pieces.is_empty() {
+            return request.to_string();
+        }
+        pieces.reverse();
+        format!(
+            "Earlier in this session:\n\n{}\n\nNew request:\n{request}",
+            pieces.join("\n\n")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::ToolCallRequest;
+
+    fn user(text: &str) -> Message {
+        Message::User {
+            text: text.into(),
+            images: vec![],
+        }
+    }
+
+    #[test]
+    fn trimming_drops_whole_exchanges_from_the_front() {
+        let conversation = Conversation::default();
+        let big = "x".repeat(MAX_HISTORY_CHARS / 2);
+        conversation.replace(vec![
+            user(&big),
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCallRequest {
+                    id: "c".into(),
+                    name: "read_file".into(),
+                    arguments: "{}".into(),
+                }],
+            },
+            Message::ToolResult {
+                call_id: "c".into(),
+                content: big.clone(),
+                is_error: false,
+            },
+            user("second"),
+            Message::Assistant {
+                text: "ok".into(),
+                tool_calls: vec![],
+            },
+        ]);
+        let kept = conversation.messages();
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept[0], user("second"));
+    }
+
+    #[test]
+    fn recap_tells_earlier_prose_before_the_request() {
+        let conversation = Conversation::default();
+        assert_eq!(conversation.with_recap("now"), "now");
+        conversation.push_exchange("fix add", "Fixed it.");
+        assert_eq!(
+            conversation.with_recap("now test it"),
+            "Earlier in this session:\n\nUser: fix add\n\nAssistant: Fixed it.\n\nNew request:\nnow test it"
+        );
+        let clone = conversation.clone();
+        clone.clear();
+        assert!(conversation.is_empty());
+    }
+}
