@@ -24,7 +24,6 @@ use crate::protocol::events::RunStatus;
 use crate::protocol::{Event, SideEffect};
 use crate::run::RunSettings;
 
-
 /// What the app asks the event loop to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
