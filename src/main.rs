@@ -18,12 +18,22 @@ use splice::headless::redact::Redactor;
 use splice::headless::stream_json::StreamJsonSink;
 use splice::headless::text::TextSink;
 use splice::ids::{new_run_id, new_session_id};
+use splice::permissions::sandbox;
 use splice::protocol::Event;
 use splice::protocol::input::{Prompt, parse_input};
 use splice::run::{self, EXIT_FAILED, EXIT_USAGE, RunFailure};
 use splice::tui::{Reopen, TuiOptions};
 
 fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The sandbox launcher confines itself and becomes the command: no runtime, no parsing.
+    if args.get(1).is_some_and(|a| a == sandbox::SANDBOX_ARG) {
+        let code = sandbox::exec_confined(&args[2..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(126));
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        sandbox::set_launcher(exe);
+    }
     let code = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

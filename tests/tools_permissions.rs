@@ -305,3 +305,62 @@ fn unknown_tool_and_bad_arguments_are_tool_errors() {
     assert_eq!(out.first("tool_result")["status"], "error");
     assert!(returned_to_model(&provider).starts_with("invalid arguments"));
 }
+
+/// A directory outside both the working root and the temporary directories, which a confined
+/// command may not write to.
+fn outside_dir() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "outside-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
+#[test]
+fn auto_mode_commands_cannot_write_outside_the_root() {
+    let sandbox = Sandbox::new();
+    let outside = outside_dir();
+    // `touch` in another directory looks harmless to the risk heuristic: the sandbox, not the
+    // heuristic, is what stops it.
+    let command = format!(
+        "echo in > inside.txt; cd {} && touch escape.txt; echo done",
+        outside.display()
+    );
+    let (out, _) = one_call(
+        &sandbox,
+        "run_command",
+        json!({"command": command}),
+        &["--permission-mode", "auto"],
+    );
+    let output = out.first("tool_result")["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(output.contains("Permission denied"), "{output}");
+    assert!(output.starts_with("exit code 0\ndone"), "{output}");
+    assert_eq!(sandbox.read("inside.txt").as_deref(), Some("in\n"));
+    assert!(
+        !outside.join("escape.txt").exists(),
+        "a confined command wrote outside the root"
+    );
+}
+
+#[test]
+fn a_command_the_user_allowed_runs_unconfined() {
+    let sandbox = Sandbox::new();
+    let outside = outside_dir();
+    let command = format!("echo out > {}/allowed.txt", outside.display());
+    let (out, _) = one_call(
+        &sandbox,
+        "run_command",
+        json!({"command": command}),
+        &["--allow", "run_command(echo out*)"],
+    );
+    assert_eq!(out.first("tool_result")["status"], "ok");
+    assert!(outside.join("allowed.txt").exists());
+}

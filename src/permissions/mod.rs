@@ -1,6 +1,8 @@
-//! Who may do what: permission modes, rules, and command risk.
+//! Who may do what: permission modes, rules, command risk, and the sandbox for commands nobody
+//! approved.
 
 pub mod policy;
 pub mod risk;
+pub mod sandbox;
 
-pub use policy::{Effect, PermissionMode, Policy, Rule, Verdict};
+pub use policy::{Effect, Origin, PermissionMode, Policy, Rule, Verdict};

@@ -49,6 +49,14 @@ pub enum Effect {
     Deny,
 }
 
+/// Who made a rule: a command the user allowed runs as the user; one Splice allowed itself (a
+/// pipeline stage's analyzer or test command) runs in the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    User,
+    Splice,
+}
+
 /// `tool` or `tool(pattern)`; the pattern is a glob (`*`, `?`) over the command for
 /// `run_command` and over each path for file tools. `*` as the tool matches every tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +64,7 @@ pub struct Rule {
     pub effect: Effect,
     pub tool: String,
     pub pattern: Option<String>,
+    pub origin: Origin,
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -97,6 +106,7 @@ impl Rule {
             effect,
             tool: tool.to_string(),
             pattern,
+            origin: Origin::User,
         })
     }
 
@@ -146,9 +156,17 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    Allow { reason: String },
-    Prompt { reason: String },
-    Deny { reason: String },
+    /// `confine`: nobody approved this command, so it runs in the sandbox.
+    Allow {
+        reason: String,
+        confine: bool,
+    },
+    Prompt {
+        reason: String,
+    },
+    Deny {
+        reason: String,
+    },
 }
 
 /// A call to be judged.
@@ -206,20 +224,24 @@ impl Policy {
         if let Some(rule) = find(Effect::Allow) {
             return Verdict::Allow {
                 reason: format!("allowed by rule `{}`", rule.render()),
+                confine: rule.origin == Origin::Splice,
             };
         }
         let mode = self.mode.as_str();
         match (subject.side_effect, self.mode) {
             (SideEffect::Read | SideEffect::None, _) => Verdict::Allow {
                 reason: "reads are allowed".into(),
+                confine: false,
             },
             (SideEffect::Write, PermissionMode::AcceptEdits | PermissionMode::Auto) => {
                 Verdict::Allow {
                     reason: format!("{mode} mode allows edits"),
+                    confine: false,
                 }
             }
             (_, PermissionMode::Auto) if subject.risk < Risk::High => Verdict::Allow {
                 reason: "auto mode".into(),
+                confine: true,
             },
             (_, PermissionMode::Auto) => Verdict::Prompt {
                 reason: "high-risk command needs approval even in auto mode".into(),

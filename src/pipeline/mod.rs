@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::agent::Agent;
 use crate::bus::Bus;
-use crate::permissions::{Effect, Policy, Rule};
+use crate::permissions::{Effect, Origin, Policy, Rule};
 use crate::run::RunSettings;
 use crate::tools::runner::ToolRunner;
 
@@ -92,6 +92,7 @@ impl<'a> Ctx<'a> {
                 effect: Effect::Allow,
                 tool: "run_command".into(),
                 pattern: Some(command.clone()),
+                origin: Origin::Splice,
             });
         }
         ToolRunner {

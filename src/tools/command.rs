@@ -6,9 +6,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
 
 use super::{MAX_OUTPUT_BYTES, ToolError, cap_output};
+use crate::permissions::sandbox::shell_command;
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -51,14 +51,15 @@ pub fn timeout_for(requested: Option<u64>) -> Duration {
     )
 }
 
+/// Run `command` with `sh -c` in `root`; `confine` runs it in the sandbox when one is available.
 pub async fn run(
     root: &Path,
     command: &str,
     timeout: Duration,
+    confine: bool,
 ) -> Result<CommandOutcome, ToolError> {
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(command)
+    let (mut process, _confined) = shell_command(root, command, confine);
+    let mut child = process
         .current_dir(root)
         // Python decides a cached .pyc is fresh by mtime (in seconds) and size, so a file the
         // agent rewrites twice within a second could run stale bytecode.
@@ -179,6 +180,7 @@ mod tests {
             dir.path(),
             "echo out; echo err >&2; exit 3",
             Duration::from_secs(5),
+            false,
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -191,7 +193,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let marker = dir.path().join("late");
         let command = format!("(sleep 1; touch {}) & sleep 5", marker.display());
-        let outcome = run(dir.path(), &command, Duration::from_millis(200))
+        let outcome = run(dir.path(), &command, Duration::from_millis(200), false)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(outcome.timed_out);
@@ -207,6 +209,7 @@ mod tests {
             dir.path(),
             "echo started; sleep 5",
             Duration::from_millis(300),
+            false,
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -217,9 +220,14 @@ mod tests {
     #[tokio::test]
     async fn background_child_holding_the_pipe_does_not_stall() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let outcome = run(dir.path(), "sleep 3 & echo done", Duration::from_secs(2))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let outcome = run(
+            dir.path(),
+            "sleep 3 & echo done",
+            Duration::from_secs(2),
+            false,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
         assert!(!outcome.timed_out, "waited for the background child");
         assert_eq!(outcome.exit_code, Some(0));
         assert_eq!(outcome.output, "done");
@@ -232,6 +240,7 @@ mod tests {
             dir.path(),
             "yes line | head -c 200000",
             Duration::from_secs(5),
+            false,
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));

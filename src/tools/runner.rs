@@ -27,7 +27,10 @@ pub struct ToolReply {
 
 /// The outcome of asking the policy about one call.
 enum Permit {
-    Granted,
+    /// `confine`: granted by autonomy rather than by a person, so a command runs sandboxed.
+    Granted {
+        confine: bool,
+    },
     Refused(ToolStatus, String),
 }
 
@@ -144,7 +147,7 @@ impl ToolRunner {
                 let risk = command_risk(&args.command);
                 let preview = vec![Preview::Command(args.command.clone())];
                 let targets = [args.command.clone()];
-                if let Permit::Refused(status, reason) = self
+                let permit = self
                     .permit(
                         id,
                         tool.as_str(),
@@ -153,12 +156,15 @@ impl ToolRunner {
                         risk,
                         preview,
                     )
-                    .await
-                {
-                    return Ok(self.finish(id, status, reason, false, None, None));
-                }
+                    .await;
+                let confine = match permit {
+                    Permit::Granted { confine } => confine,
+                    Permit::Refused(status, reason) => {
+                        return Ok(self.finish(id, status, reason, false, None, None));
+                    }
+                };
                 let timeout = command::timeout_for(args.timeout_ms);
-                let outcome = command::run(root, &args.command, timeout).await?;
+                let outcome = command::run(root, &args.command, timeout, confine).await?;
                 let status = match (outcome.timed_out, outcome.exit_code) {
                     (true, _) => ToolStatus::Timeout,
                     (false, Some(0)) => ToolStatus::Ok,
@@ -238,7 +244,7 @@ impl ToolRunner {
         let mode = self.policy.mode.as_str().to_string();
         let shown_risk = (side_effect != SideEffect::Read).then_some(risk);
         match verdict {
-            Verdict::Allow { .. } => Permit::Granted,
+            Verdict::Allow { confine, .. } => Permit::Granted { confine },
             Verdict::Deny { reason } => {
                 self.bus.emit(Event::Permission {
                     id: id.to_string(),
@@ -303,7 +309,7 @@ impl ToolRunner {
                     decision_reason: decision_reason.clone(),
                 });
                 if granted {
-                    Permit::Granted
+                    Permit::Granted { confine: false }
                 } else {
                     Permit::Refused(ToolStatus::Denied, format!("denied: {decision_reason}"))
                 }
