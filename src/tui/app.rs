@@ -10,7 +10,6 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
-use serde_json::Value;
 
 use super::cells::{Cell, Level, ToolOutcome};
 use super::commands::{self, CommandSpec};
@@ -20,8 +19,8 @@ use super::pipeline::{PANEL_WIDTH, Pipeline};
 use super::theme::Theme;
 use super::wrap::truncate;
 use crate::bus::PermissionAsk;
+use crate::protocol::Event;
 use crate::protocol::events::RunStatus;
-use crate::protocol::{Event, SideEffect};
 use crate::run::RunSettings;
 
 /// What the app asks the event loop to do.
@@ -276,23 +275,15 @@ impl App {
                 }
             }
             Event::Text { delta } => self.append(delta, false),
-            Event::ToolCallStart { id, name } => self.transcript.push(Cell::Tool {
+            Event::ToolCallStart { id, name } => self.transcript.push(Cell::Submission {
                 id,
                 name,
-                args: Value::String(String::new()),
-                side_effect: SideEffect::None,
-                decision: None,
-                result: None,
-                expanded: false,
+                raw: String::new(),
             }),
             Event::ToolCallDelta { id, delta } => {
                 self.transcript.update_tool(&id, |cell| {
-                    if let Cell::Tool {
-                        args: Value::String(args),
-                        ..
-                    } = cell
-                    {
-                        args.push_str(&delta);
+                    if let Cell::Submission { raw, .. } = cell {
+                        raw.push_str(&delta);
                     }
                 });
             }

@@ -45,6 +45,13 @@ pub enum Cell {
         result: Option<ToolOutcome>,
         expanded: bool,
     },
+    /// A pipeline stage's typed output (`submit_code`, `submit_verdict`, …) as it streams in; it
+    /// is data, not an execution, so it never has a result.
+    Submission {
+        id: String,
+        name: String,
+        raw: String,
+    },
     Notice(Level, String),
 }
 
@@ -92,6 +99,7 @@ impl Cell {
                 },
                 width,
             ),
+            Cell::Submission { name, raw, .. } => submission_lines(&mut logical, theme, name, raw),
             Cell::Notice(level, text) => {
                 let (label, color) = match level {
                     Level::Error => ("error: ", theme.error),
@@ -190,6 +198,94 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
     }
 }
 
+/// Most findings or reasons listed under a submission.
+const MAX_SUBMISSION_ITEMS: usize = 5;
+
+/// A submission, decoded for a reader once its JSON is complete: the files it writes, its
+/// findings by severity, or its verdict with the reasons.
+fn submission_lines(out: &mut Vec<Line<'static>>, theme: &Theme, name: &str, raw: &str) {
+    out.push(Line::from(vec![
+        Span::styled("◆ ".to_string(), Style::default().fg(theme.accent)),
+        Span::styled(name.to_string(), theme.bold(theme.text)),
+    ]));
+    let item = |text: String, style: Style| Line::from(Span::styled(format!("  {text}"), style));
+    let Ok(value) = serde_json::from_str::<Value>(raw) else {
+        out.push(item(
+            format!("⎿ receiving… ({} bytes)", raw.len()),
+            theme.dim(),
+        ));
+        return;
+    };
+    let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
+    if let Some(files) = value.get("files").and_then(Value::as_array) {
+        let names: Vec<String> = files
+            .iter()
+            .filter_map(|f| {
+                let path = f.get("path").and_then(Value::as_str)?;
+                Some(if f.get("delete") == Some(&Value::Bool(true)) {
+                    format!("{path} (delete)")
+                } else {
+                    path.to_string()
+                })
+            })
+            .collect();
+        let files = if names.is_empty() {
+            "no files".to_string()
+        } else {
+            names.join(", ")
+        };
+        out.push(item(format!("⎿ {files}"), theme.text()));
+        if let Some(summary) = text("summary") {
+            out.push(item(summary, theme.dim()));
+        }
+    } else if let Some(findings) = value.get("findings").and_then(Value::as_array) {
+        let head = match findings.len() {
+            0 => "⎿ no findings".to_string(),
+            1 => "⎿ 1 finding".to_string(),
+            n => format!("⎿ {n} findings"),
+        };
+        out.push(item(head, theme.text()));
+        for finding in findings.iter().take(MAX_SUBMISSION_ITEMS) {
+            let field = |key: &str| {
+                finding.get(key).map_or(String::new(), |v| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+            };
+            let severity = field("severity");
+            let color = match severity.as_str() {
+                "high" | "critical" => theme.error,
+                "medium" => theme.warning,
+                _ => theme.dim,
+            };
+            out.push(item(
+                format!(
+                    "{severity} {}:{} {}",
+                    field("path"),
+                    field("line"),
+                    field("message")
+                ),
+                Style::default().fg(color),
+            ));
+        }
+    } else if let Some(accepted) = value.get("accepted").and_then(Value::as_bool) {
+        let (mark, color) = if accepted {
+            ("⎿ accepted", theme.success)
+        } else {
+            ("⎿ rejected", theme.error)
+        };
+        out.push(item(mark.to_string(), theme.bold(color)));
+        let reasons = value.get("reasons").and_then(Value::as_array);
+        for reason in reasons.into_iter().flatten().take(MAX_SUBMISSION_ITEMS) {
+            if let Some(reason) = reason.as_str() {
+                out.push(item(format!("• {reason}"), theme.dim()));
+            }
+        }
+    } else {
+        out.push(item(format!("⎿ {value}"), theme.dim()));
+    }
+}
+
 /// The argument a reader cares about: the path, the command, the pattern; else compact JSON.
 fn args_summary(name: &str, args: &Value) -> String {
     let get = |key: &str| args.get(key).and_then(Value::as_str);
@@ -219,6 +315,51 @@ mod tests {
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect()
+    }
+
+    #[test]
+    fn submissions_are_decoded_for_a_reader() {
+        let theme = Theme::ansi();
+        let cell = |name: &str, raw: &str| {
+            plain(
+                &Cell::Submission {
+                    id: "c".into(),
+                    name: name.into(),
+                    raw: raw.into(),
+                }
+                .lines(&theme, 80),
+            )
+        };
+        assert_eq!(
+            cell(
+                "submit_code",
+                r#"{"files":[{"path":"a.py","content":"x"},{"path":"b.py","delete":true}],"summary":"fix"}"#
+            ),
+            ["◆ submit_code", "  ⎿ a.py, b.py (delete)", "  fix", ""]
+        );
+        assert_eq!(
+            cell(
+                "submit_audit",
+                r#"{"findings":[{"severity":"high","path":"a.py","line":3,"message":"shell=True"}]}"#
+            ),
+            [
+                "◆ submit_audit",
+                "  ⎿ 1 finding",
+                "  high a.py:3 shell=True",
+                ""
+            ]
+        );
+        assert_eq!(
+            cell(
+                "submit_verdict",
+                r#"{"accepted":false,"reasons":["no test"]}"#
+            ),
+            ["◆ submit_verdict", "  ⎿ rejected", "  • no test", ""]
+        );
+        assert_eq!(
+            cell("submit_code", r#"{"files":[{"pa"#),
+            ["◆ submit_code", "  ⎿ receiving… (14 bytes)", ""]
+        );
     }
 
     #[test]

@@ -259,6 +259,42 @@ fn pipeline_panel_mid_run() {
 }
 
 #[test]
+fn stage_submissions_stream_then_decode() {
+    let mut app = pipeline_app();
+    let id = "call_cw".to_string();
+    app.on_event(
+        "run_1",
+        Event::ToolCallStart {
+            id: id.clone(),
+            name: "submit_code".into(),
+        },
+    );
+    app.on_event(
+        "run_1",
+        Event::ToolCallDelta {
+            id: id.clone(),
+            delta: r#"{"files":[{"path":"src/config.rs","#.into(),
+        },
+    );
+    let streaming = draw(&mut app, 100, 16);
+    assert!(streaming.contains("receiving…"), "{streaming}");
+    app.on_event(
+        "run_1",
+        Event::ToolCallDelta {
+            id,
+            delta: r#""content":"fn x() {}"}],"summary":"validate parse_config input"}"#.into(),
+        },
+    );
+    let screen = draw(&mut app, 100, 16);
+    assert!(screen.contains("⎿ src/config.rs"), "{screen}");
+    assert!(
+        !screen.contains("running…"),
+        "a submission is not an execution: {screen}"
+    );
+    assert_snapshot!(screen);
+}
+
+#[test]
 fn pipeline_panel_is_hidden_without_markers() {
     let mut app = app();
     start(&mut app, "hi");

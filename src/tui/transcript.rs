@@ -57,7 +57,7 @@ impl Transcript {
     }
 
     pub fn push(&mut self, cell: Cell) {
-        if let Cell::Tool { id, .. } = &cell {
+        if let Cell::Tool { id, .. } | Cell::Submission { id, .. } = &cell {
             self.tools.insert(id.clone(), self.entries.len());
         }
         self.entries.push(Entry { cell, rows: None });
