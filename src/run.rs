@@ -3,6 +3,7 @@
 
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
@@ -114,6 +115,10 @@ struct Shared {
     log: StageLog,
     /// Set by a design-plan run: then `final.text` is the design-plan result.
     plan: Mutex<Option<DesignPlanResult>>,
+    /// A worktree run holds its `final` back until the merge is done, so that `final` still
+    /// comes last and its status counts a failed merge.
+    hold_final: AtomicBool,
+    held_final: Mutex<Option<(ResultStatus, Option<String>)>>,
 }
 
 pub fn run_start(settings: &RunSettings) -> Event {
@@ -145,6 +150,8 @@ where
         tier: Mutex::new(Tier::Light.as_str().to_string()),
         log: StageLog::default(),
         plan: Mutex::new(None),
+        hold_final: AtomicBool::new(false),
+        held_final: Mutex::new(None),
     });
     let work = async {
         let prompt = match prompt.await {
@@ -159,7 +166,7 @@ where
             // A stage cut short still ends with its one `failed` marker.
             shared.log.finish(bus, false, Some("interrupted".into()));
             bus.emit(Event::error("interrupted", "the run was interrupted"));
-            emit_final(bus, &shared, ResultStatus::Aborted, Some("interrupted".into()));
+            write_final(bus, &shared, ResultStatus::Aborted, Some("interrupted".into()));
             EXIT_INTERRUPTED
         }
         code = work => code,
@@ -174,6 +181,16 @@ fn report(bus: &Bus, failure: &RunFailure) -> i32 {
 }
 
 fn emit_final(bus: &Bus, shared: &Shared, status: ResultStatus, abort_reason: Option<String>) {
+    if shared.hold_final.load(Ordering::SeqCst) {
+        if let Ok(mut held) = shared.held_final.lock() {
+            *held = Some((status, abort_reason));
+        }
+        return;
+    }
+    write_final(bus, shared, status, abort_reason);
+}
+
+fn write_final(bus: &Bus, shared: &Shared, status: ResultStatus, abort_reason: Option<String>) {
     let plan = shared.plan.lock().ok().and_then(|p| p.clone());
     let text = match plan {
         Some(mut plan) => {
@@ -254,15 +271,25 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         ..settings.clone()
     };
     let request = prompt.text.clone();
+    shared.hold_final.store(true, Ordering::SeqCst);
     let exit = run_work(&inside, bus, shared, &provider, prompt, tier).await;
-    worktree::finish(
+    let merged_exit = worktree::finish(
         bus,
         &settings.data_dir,
         &worktree,
         settings.pipeline.merge_back,
         &request,
         exit,
-    )
+    );
+    shared.hold_final.store(false, Ordering::SeqCst);
+    let held = shared.held_final.lock().ok().and_then(|mut h| h.take());
+    if let Some((mut status, reason)) = held {
+        if merged_exit != EXIT_SUCCESS && status == ResultStatus::Completed {
+            status = ResultStatus::Failed;
+        }
+        write_final(bus, shared, status, reason);
+    }
+    merged_exit
 }
 
 /// The tier's work in `settings.cwd`.

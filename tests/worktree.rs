@@ -106,6 +106,14 @@ fn completed_run_merges_back() {
     assert_eq!(branches(&sandbox.root), "", "a merged branch is removed");
     assert!(!sandbox.data.join("worktrees").join(&run_id).exists());
     assert_eq!(out.final_result()["status"], "completed");
+    let types = out.types();
+    assert_eq!(&types[types.len() - 3..], ["text", "final", "run_end"]);
+    assert!(
+        out.lines[types.len() - 3]["delta"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("Merged")
+    );
 }
 
 #[test]
@@ -223,6 +231,10 @@ fn git_failure_is_merge_back_failed() {
     assert_eq!(sandbox.read("calc.py").as_deref(), Some(BUGGY));
     assert!(branches(&sandbox.root).contains(&format!("splice/{run_id}")));
     assert_eq!(out.first("run_end")["status"], "failed");
+    // `final` waits for the merge: it comes after the error and counts the failed merge.
+    let types = out.types();
+    assert_eq!(&types[types.len() - 3..], ["error", "final", "run_end"]);
+    assert_eq!(out.final_result()["status"], "failed");
 }
 
 #[test]
