@@ -30,6 +30,10 @@ pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
                 if !text.is_empty() {
                     content.push(json!({"type": "text", "text": text}));
                 }
+                if text.is_empty() && tool_calls.is_empty() {
+                    // The API refuses a turn without blocks; an empty answer still took a turn.
+                    content.push(json!({"type": "text", "text": "(no answer)"}));
+                }
                 for call in tool_calls {
                     let input: Value =
                         serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
@@ -42,6 +46,12 @@ pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
                 content,
                 is_error,
             } => {
+                // An empty tool result is sent as words: empty text blocks are refused.
+                let content = if content.is_empty() {
+                    "(no output)"
+                } else {
+                    content.as_str()
+                };
                 let block = json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error});
                 // Consecutive tool results travel together in one user turn.
                 match messages.last_mut() {
@@ -228,6 +238,48 @@ fn merge_usage(usage: &mut TokenUsage, reported: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_answers_and_outputs_are_never_empty_blocks() {
+        let messages = vec![
+            Message::User {
+                text: "go".into(),
+                images: vec![],
+            },
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![],
+            },
+            Message::User {
+                text: "again".into(),
+                images: vec![],
+            },
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCallRequest {
+                    id: "a".into(),
+                    name: "run_command".into(),
+                    arguments: "{\"command\":\"true\"}".into(),
+                }],
+            },
+            Message::ToolResult {
+                call_id: "a".into(),
+                content: String::new(),
+                is_error: false,
+            },
+        ];
+        let body = request_body(
+            "claude",
+            &ModelRequest {
+                system: "sys",
+                messages: &messages,
+                tools: &[],
+                max_tokens: 10,
+            },
+        );
+        assert_eq!(body["messages"][1]["content"][0]["text"], "(no answer)");
+        assert_eq!(body["messages"][4]["content"][0]["content"], "(no output)");
+    }
 
     #[test]
     fn tool_results_share_one_user_turn() {
