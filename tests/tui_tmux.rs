@@ -147,9 +147,10 @@ fn prompt_approve_write_with_y_and_see_it_on_screen() {
     );
 
     tmux.run(&["send-keys", "-t", "splice", "y"]);
-    let done = tmux.wait_for("Wrote hello.txt for you.");
+    // The answer streams in before the run ends: wait for the end, then look at everything.
+    let done = tmux.wait_for("✓ done");
+    assert!(done.contains("Wrote hello.txt for you."), "{done}");
     assert!(done.contains("approved in TUI"), "{done}");
-    assert!(done.contains("✓ done"), "{done}");
     assert!(!done.contains("Permission needed"), "{done}");
     assert_eq!(
         sandbox.read("hello.txt").as_deref(),
