@@ -96,11 +96,13 @@ pub enum OutputFormat {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Model provider: openai (also any OpenAI-compatible server via OPENAI_BASE_URL), anthropic or gemini.
-    #[arg(long, env = "SPLICE_PROVIDER", global = true)]
+    /// Model provider: openai (also any OpenAI-compatible server via OPENAI_BASE_URL), anthropic or
+    /// gemini. Default: the config file, then SPLICE_PROVIDER.
+    #[arg(long, global = true)]
     pub provider: Option<String>,
-    /// Model name (aliases: sonnet, opus, haiku, gpt, mini, o).
-    #[arg(long, env = "SPLICE_MODEL", global = true)]
+    /// Model name (aliases: sonnet, opus, haiku, gpt, mini, o). Default: the config file, then
+    /// SPLICE_MODEL.
+    #[arg(long, global = true)]
     pub model: Option<String>,
     /// ask (default), accept-edits, auto or read-only.
     #[arg(long, global = true)]
@@ -204,11 +206,21 @@ pub struct RestoreArgs {
 pub const DEFAULT_MAX_TURNS: u32 = 40;
 
 impl RunArgs {
+    /// Flag, then config file, then `SPLICE_PROVIDER` (DECISIONS.md's order), then a default.
     fn provider_name(&self, config: &ConfigFile) -> String {
         self.provider
             .clone()
             .or_else(|| config.provider.clone())
+            .or_else(|| env_value("SPLICE_PROVIDER"))
             .unwrap_or_else(|| default_provider().name().to_string())
+    }
+
+    /// Flag, then config file, then `SPLICE_MODEL`; `None` means the provider's default.
+    fn model_name(&self, config: &ConfigFile) -> Option<String> {
+        self.model
+            .clone()
+            .or_else(|| config.model.clone())
+            .or_else(|| env_value("SPLICE_MODEL"))
     }
 
     /// A `run_start` for a run whose settings could not be resolved, so that even a usage
@@ -216,15 +228,11 @@ impl RunArgs {
     pub fn fallback_start(&self, session_id: &str) -> Event {
         let config = ConfigFile::load(config::config_path().as_deref()).unwrap_or_default();
         let provider = self.provider_name(&config);
-        let model = self
-            .model
-            .clone()
-            .or(config.model.clone())
-            .unwrap_or_else(|| {
-                ProviderKind::parse(&provider)
-                    .map(|k| k.default_model().to_string())
-                    .unwrap_or_default()
-            });
+        let model = self.model_name(&config).unwrap_or_else(|| {
+            ProviderKind::parse(&provider)
+                .map(|k| k.default_model().to_string())
+                .unwrap_or_default()
+        });
         let cwd = self
             .cwd
             .clone()
@@ -249,7 +257,7 @@ impl RunArgs {
                 "unknown provider `{provider_name}` (expected openai, anthropic or gemini)"
             ))
         })?;
-        let model = self.model.clone().or(config.model.clone());
+        let model = self.model_name(&config);
         let provider = ProviderConfig::from_env(kind, model.as_deref());
         let mode_name = self
             .permission_mode
@@ -329,6 +337,10 @@ impl RunArgs {
             conversation: Default::default(),
         })
     }
+}
+
+fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// `anthropic` when only its key is set, else `openai`.

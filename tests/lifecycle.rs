@@ -296,3 +296,39 @@ fn sigterm_mid_stream_still_writes_terminal_events_and_exits_130() {
         );
     }
 }
+
+#[test]
+fn provider_precedence_is_flag_then_config_then_environment() {
+    let provider = FakeProvider::start(vec![
+        support::fake_provider::anthropic::answer(&["a"]),
+        openai::answer(&["b"]),
+        openai::answer(&["c"]),
+    ]);
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        r#"{"provider":"anthropic","model":"haiku"}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let start = |flags: &[&str]| {
+        let mut command = sandbox.command(&provider.url);
+        command
+            .env("SPLICE_PROVIDER", "openai")
+            .env("SPLICE_MODEL", "gpt-4o");
+        stream_json(&mut command).args(flags).arg("hi");
+        let out = run(command, None);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let start = out.first("run_start").clone();
+        (start["provider"].clone(), start["model"].clone())
+    };
+    // The config file beats the environment.
+    assert_eq!(start(&[]), (json!("anthropic"), json!("haiku")));
+    // A flag beats both.
+    assert_eq!(
+        start(&["--provider", "openai", "--model", "mini"]),
+        (json!("openai"), json!("mini"))
+    );
+    // Without a config file, the environment decides.
+    std::fs::remove_file(sandbox.dir.path().join("config.json")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(start(&[]), (json!("openai"), json!("gpt-4o")));
+}
