@@ -121,11 +121,16 @@ impl ToolRunner {
                 {
                     return Ok(self.finish(id, status, reason, false, None, None));
                 }
-                let (output, truncated) = match tool {
-                    ToolName::ReadFile => read_file(root, &parse_args(args)?)?,
-                    ToolName::ListFiles => list_files(root, &parse_args(args)?)?,
-                    _ => search_files(root, &parse_args(args)?)?,
-                };
+                // Walking a large tree is blocking work: off the runtime's thread, so the TUI
+                // keeps drawing while a search runs.
+                let (root, args) = (root.clone(), args.clone());
+                let (output, truncated) = tokio::task::spawn_blocking(move || match tool {
+                    ToolName::ReadFile => read_file(&root, &parse_args(&args)?),
+                    ToolName::ListFiles => list_files(&root, &parse_args(&args)?),
+                    _ => search_files(&root, &parse_args(&args)?),
+                })
+                .await
+                .map_err(|e| ToolError::Failed(format!("the tool stopped: {e}")))??;
                 Ok(self.finish(id, ToolStatus::Ok, output, truncated, None, None))
             }
             ToolName::WriteFile | ToolName::EditFile => {
