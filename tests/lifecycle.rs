@@ -332,3 +332,33 @@ fn provider_precedence_is_flag_then_config_then_environment() {
     std::fs::remove_file(sandbox.dir.path().join("config.json")).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(start(&[]), (json!("openai"), json!("gpt-4o")));
 }
+
+#[test]
+fn a_secret_the_model_streams_in_pieces_never_reaches_stdout() {
+    let secret = "supersecretvalue123";
+    for format in ["stream-json", "text"] {
+        let provider = FakeProvider::start(vec![openai::answer(&[
+            "The key is supersec",
+            "retvalue1",
+            "23 and nothing else.",
+        ])]);
+        let sandbox = Sandbox::new();
+        let mut command = sandbox.command(&provider.url);
+        command.env("MY_API_KEY", secret).args([
+            "exec",
+            "--output-format",
+            format,
+            "what is the key?",
+        ]);
+        let out = support::run_raw(command, None);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        for fragment in ["supersec", "retvalue1", secret] {
+            assert!(
+                !out.stdout.contains(fragment),
+                "{format}: {fragment} leaked: {}",
+                out.stdout
+            );
+        }
+        assert!(out.stdout.contains("[REDACTED]"), "{}", out.stdout);
+    }
+}

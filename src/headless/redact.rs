@@ -54,6 +54,27 @@ impl Redactor {
         }
     }
 
+    /// The secret values taken from the environment.
+    pub fn secret_values(&self) -> &[String] {
+        &self.values
+    }
+
+    /// Byte ranges of every secret found in `text` (they may overlap).
+    pub fn secret_spans(&self, text: &str) -> Vec<(usize, usize)> {
+        let mut spans: Vec<(usize, usize)> = self
+            .values
+            .iter()
+            .flat_map(|secret| {
+                text.match_indices(secret.as_str())
+                    .map(|(start, found)| (start, start + found.len()))
+            })
+            .collect();
+        if let Some(shapes) = &self.shapes {
+            spans.extend(shapes.find_iter(text).map(|m| (m.start(), m.end())));
+        }
+        spans
+    }
+
     /// Redact one string; `None` when nothing secret was in it.
     pub fn redact_str(&self, text: &str) -> Option<String> {
         let mut out: Option<String> = None;

@@ -3,26 +3,27 @@
 use std::io::Write;
 use std::sync::Mutex;
 
+use super::rechunk::Rechunker;
 use super::redact::Redactor;
 use crate::bus::Sink;
 use crate::protocol::Event;
 use crate::protocol::events::envelope;
 
 pub struct StreamJsonSink<W: Write + Send> {
-    out: Mutex<W>,
+    out: Mutex<(W, Rechunker)>,
     redactor: Redactor,
 }
 
 impl<W: Write + Send> StreamJsonSink<W> {
     pub fn new(out: W, redactor: Redactor) -> Self {
         StreamJsonSink {
-            out: Mutex::new(out),
+            out: Mutex::new((out, Rechunker::new(redactor.clone()))),
             redactor,
         }
     }
 
     pub fn into_inner(self) -> Option<W> {
-        self.out.into_inner().ok()
+        self.out.into_inner().ok().map(|(out, _)| out)
     }
 }
 
@@ -35,9 +36,13 @@ pub fn render_line(run_id: &str, event: &Event, redactor: &Redactor) -> String {
 
 impl<W: Write + Send> Sink for StreamJsonSink<W> {
     fn emit(&self, run_id: &str, event: &Event) {
-        let mut text = render_line(run_id, event, &self.redactor);
-        text.push('\n');
-        if let Ok(mut out) = self.out.lock() {
+        let Ok(mut guard) = self.out.lock() else {
+            return;
+        };
+        let (out, rechunker) = &mut *guard;
+        for event in rechunker.push(event) {
+            let mut text = render_line(run_id, &event, &self.redactor);
+            text.push('\n');
             // A closed pipe must not crash the run: the consumer went away, the run still ends.
             let _ = out.write_all(text.as_bytes());
             let _ = out.flush();

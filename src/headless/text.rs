@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::sync::Mutex;
 
+use super::rechunk::Rechunker;
 use super::redact::Redactor;
 use crate::bus::Sink;
 use crate::protocol::Event;
@@ -10,14 +11,27 @@ use crate::protocol::events::ToolStatus;
 use crate::protocol::marker::{ReasoningPiece, StageStatus, split_markers};
 
 pub struct TextSink<O: Write + Send, E: Write + Send> {
-    streams: Mutex<(O, E, bool)>,
+    streams: Mutex<Streams<O, E>>,
     redactor: Redactor,
+}
+
+struct Streams<O, E> {
+    out: O,
+    err: E,
+    /// The answer on stdout does not end with a newline yet.
+    mid_line: bool,
+    rechunker: Rechunker,
 }
 
 impl<O: Write + Send, E: Write + Send> TextSink<O, E> {
     pub fn new(out: O, err: E, redactor: Redactor) -> Self {
         TextSink {
-            streams: Mutex::new((out, err, false)),
+            streams: Mutex::new(Streams {
+                out,
+                err,
+                mid_line: false,
+                rechunker: Rechunker::new(redactor.clone()),
+            }),
             redactor,
         }
     }
@@ -93,24 +107,26 @@ impl<O: Write + Send, E: Write + Send> Sink for TextSink<O, E> {
         let Ok(mut guard) = self.streams.lock() else {
             return;
         };
-        let (out, err, mid_line) = &mut *guard;
-        match event {
-            Event::Text { delta } => {
-                let _ = out.write_all(self.clean(delta).as_bytes());
-                let _ = out.flush();
-                *mid_line = !delta.ends_with('\n');
-            }
-            Event::RunEnd { .. } => {
-                if *mid_line {
-                    let _ = out.write_all(b"\n");
-                    let _ = out.flush();
-                    *mid_line = false;
+        let streams = &mut *guard;
+        for event in streams.rechunker.push(event) {
+            match &event {
+                Event::Text { delta } => {
+                    let _ = streams.out.write_all(self.clean(delta).as_bytes());
+                    let _ = streams.out.flush();
+                    streams.mid_line = !delta.ends_with('\n');
                 }
-            }
-            other => {
-                if let Some(line) = progress_line(other) {
-                    let _ = err.write_all(self.clean(&line).as_bytes());
-                    let _ = err.flush();
+                Event::RunEnd { .. } => {
+                    if streams.mid_line {
+                        let _ = streams.out.write_all(b"\n");
+                        let _ = streams.out.flush();
+                        streams.mid_line = false;
+                    }
+                }
+                other => {
+                    if let Some(line) = progress_line(other) {
+                        let _ = streams.err.write_all(self.clean(&line).as_bytes());
+                        let _ = streams.err.flush();
+                    }
                 }
             }
         }

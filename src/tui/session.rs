@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::headless::rechunk::Rechunker;
 use crate::headless::redact::Redactor;
 use crate::protocol::Event;
 
@@ -47,8 +48,11 @@ pub fn sessions_dir(data_dir: &Path) -> PathBuf {
 pub struct SessionLog {
     path: PathBuf,
     file: Option<std::fs::File>,
-    /// The file is written outside the process, so secrets are redacted as in stream-json.
+    /// The file is written outside the process, so secrets are redacted as in stream-json,
+    /// streamed deltas re-cut so that none straddles two records.
     redactor: Redactor,
+    rechunker: Rechunker,
+    last_run: String,
 }
 
 impl SessionLog {
@@ -74,7 +78,9 @@ impl SessionLog {
         let mut log = SessionLog {
             path: path.clone(),
             file: Some(file),
+            rechunker: Rechunker::new(redactor.clone()),
             redactor,
+            last_run: String::new(),
         };
         if !existed {
             log.append(&Record::Session {
@@ -90,6 +96,31 @@ impl SessionLog {
     }
 
     pub fn append(&mut self, record: &Record) -> Result<(), SessionError> {
+        match record {
+            Record::Event { run_id, event } => {
+                self.last_run.clone_from(run_id);
+                for event in self.rechunker.push(event) {
+                    self.write(&Record::Event {
+                        run_id: run_id.clone(),
+                        event: Box::new(event),
+                    })?;
+                }
+                Ok(())
+            }
+            other => {
+                if let Some(event) = self.rechunker.flush() {
+                    let run_id = self.last_run.clone();
+                    self.write(&Record::Event {
+                        run_id,
+                        event: Box::new(event),
+                    })?;
+                }
+                self.write(other)
+            }
+        }
+    }
+
+    fn write(&mut self, record: &Record) -> Result<(), SessionError> {
         let Some(file) = self.file.as_mut() else {
             return Ok(());
         };
