@@ -364,3 +364,24 @@ fn a_command_the_user_allowed_runs_unconfined() {
     assert_eq!(out.first("tool_result")["status"], "ok");
     assert!(outside.join("allowed.txt").exists());
 }
+
+#[test]
+fn a_dangling_symlink_cannot_carry_a_write_out_of_the_root() {
+    let sandbox = Sandbox::new();
+    let outside = outside_dir().join("pwned.txt");
+    std::os::unix::fs::symlink(&outside, sandbox.root.join("evil"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let args = json!({"path": "evil", "content": "escaped"});
+    let (out, _) = one_call(
+        &sandbox,
+        "write_file",
+        args,
+        &["--permission-mode", "accept-edits"],
+    );
+    assert_eq!(out.first("tool_result")["status"], "blocked");
+    assert_eq!(out.first("permission")["block"]["kind"], "outside_root");
+    assert!(
+        !outside.exists(),
+        "the write followed the link out of the root"
+    );
+}

@@ -18,21 +18,59 @@ pub fn resolve(root: &Path, raw: &str) -> Result<PathBuf, ToolError> {
     if !normal.starts_with(root) {
         return Err(outside());
     }
-    // Symlinks: the deepest existing ancestor must still be inside the canonical root.
     let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let mut existing = normal.as_path();
-    while !existing.exists() {
-        match existing.parent() {
-            Some(parent) => existing = parent,
-            None => break,
+    let relative = normal.strip_prefix(root).map_err(|_| outside())?;
+    match physical_location(&canonical_root, relative) {
+        Some(real) if real.starts_with(&canonical_root) => Ok(normal),
+        _ => Err(outside()),
+    }
+}
+
+/// Most symlinks followed for one path, as the kernel's own limit.
+const MAX_LINK_HOPS: usize = 40;
+
+/// Where `relative` under `start` really lands, following every symlink on the way the way the
+/// kernel would, dangling ones included (a write through a dangling link creates its target).
+/// `None` for a link loop.
+fn physical_location(start: &Path, relative: &Path) -> Option<PathBuf> {
+    let mut current = start.to_path_buf();
+    let mut queue: std::collections::VecDeque<std::ffi::OsString> = relative
+        .components()
+        .map(|c| c.as_os_str().to_os_string())
+        .collect();
+    let mut hops = 0;
+    while let Some(part) = queue.pop_front() {
+        if part == ".." {
+            current.pop();
+            continue;
+        }
+        if part == "." {
+            continue;
+        }
+        let next = current.join(&part);
+        let is_link = std::fs::symlink_metadata(&next)
+            .map(|m| m.file_type().is_symlink())
+            .unwrap_or(false);
+        if !is_link {
+            current = next;
+            continue;
+        }
+        hops += 1;
+        if hops > MAX_LINK_HOPS {
+            return None;
+        }
+        let target = std::fs::read_link(&next).ok()?;
+        if target.is_absolute() {
+            current = PathBuf::from("/");
+        }
+        for component in target.components().rev() {
+            match component {
+                Component::RootDir | Component::Prefix(_) => {}
+                other => queue.push_front(other.as_os_str().to_os_string()),
+            }
         }
     }
-    if let Ok(real) = existing.canonicalize()
-        && !real.starts_with(&canonical_root)
-    {
-        return Err(outside());
-    }
-    Ok(normal)
+    Some(current)
 }
 
 /// The path relative to root, with forward slashes, for events and messages.
@@ -73,6 +111,26 @@ mod tests {
         assert!(resolve(&root, "/etc/passwd").is_err());
         let inside = root.join("b.txt");
         assert_eq!(resolve(&root, &inside.to_string_lossy()).ok(), Some(inside));
+    }
+
+    #[test]
+    fn refuses_dangling_symlinks_out_of_root_and_follows_ones_inside() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap_or_else(|e| panic!("{e}"));
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, root.join(name)).unwrap_or_else(|e| panic!("{e}"))
+        };
+        // Targets that do not exist yet: a write would create them.
+        link(&base.join("outside.txt"), "evil");
+        link(Path::new("../outside-too.txt"), "evil_relative");
+        link(Path::new("sub/../sub/new.txt"), "fine");
+        link(Path::new("loop"), "loop");
+        assert!(resolve(&root, "evil").is_err());
+        assert!(resolve(&root, "evil_relative").is_err());
+        assert!(resolve(&root, "loop").is_err());
+        assert_eq!(resolve(&root, "fine").ok(), Some(root.join("fine")));
     }
 
     #[test]
