@@ -385,3 +385,18 @@ fn a_dangling_symlink_cannot_carry_a_write_out_of_the_root() {
         "the write followed the link out of the root"
     );
 }
+
+#[test]
+fn an_allow_rule_does_not_let_a_chained_command_through() {
+    let sandbox = Sandbox::new();
+    let args = json!({"command": "echo ok; touch injected.txt"});
+    let (out, _) = one_call(
+        &sandbox,
+        "run_command",
+        args,
+        &["--allow", "run_command(echo *)"],
+    );
+    assert_eq!(out.first("permission_request")["name"], "run_command");
+    assert_eq!(out.first("tool_result")["status"], "denied");
+    assert!(!sandbox.root.join("injected.txt").exists());
+}

@@ -4,5 +4,6 @@
 pub mod policy;
 pub mod risk;
 pub mod sandbox;
+pub mod shell;
 
 pub use policy::{Effect, Origin, PermissionMode, Policy, Rule, Verdict};

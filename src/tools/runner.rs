@@ -11,8 +11,9 @@ use super::search::{list_files, search_files};
 use super::{ToolError, ToolName, command, parse_args};
 use crate::bus::{Answer, Bus, PermissionQuestion, Preview};
 use crate::checkpoint::CheckpointStore;
-use crate::permissions::policy::Subject;
+use crate::permissions::policy::{Subject, exact_pattern};
 use crate::permissions::risk::command_risk;
+use crate::permissions::shell;
 use crate::permissions::{Effect, Policy, Rule, Verdict};
 use crate::protocol::events::{Block, Risk, ToolStatus};
 use crate::protocol::{Event, SideEffect};
@@ -274,17 +275,18 @@ impl ToolRunner {
                     reason: reason.clone(),
                     risk: shown_risk,
                 });
-                let rule = match (tool, targets.first()) {
-                    ("run_command", Some(command)) => format!("run_command({command})"),
-                    _ => tool.to_string(),
-                };
+                let rules = always_rules(tool, targets);
                 let question = PermissionQuestion {
                     id: id.to_string(),
                     tool: tool.to_string(),
                     side_effect,
                     risk: shown_risk,
                     reason,
-                    rule: rule.clone(),
+                    rule: if rules.is_empty() {
+                        "this command only".to_string()
+                    } else {
+                        rules.join(", ")
+                    },
                     previews,
                 };
                 let answer = if self.bus.has_responder() {
@@ -295,8 +297,10 @@ impl ToolRunner {
                 let (granted, decision_reason) = match answer {
                     Some(Answer::AllowOnce) => (true, "approved in TUI".to_string()),
                     Some(Answer::AllowAlways) => {
-                        if let Ok(rule) = Rule::parse(Effect::Allow, &rule) {
-                            self.policy.add_rule(rule);
+                        for rule in &rules {
+                            if let Ok(rule) = Rule::parse(Effect::Allow, rule) {
+                                self.policy.add_rule(rule);
+                            }
                         }
                         (true, "approved in TUI".to_string())
                     }
@@ -368,5 +372,38 @@ impl ToolRunner {
             content: output,
             is_error: status != ToolStatus::Ok,
         }
+    }
+}
+
+/// The rules "allow always" adds: the tool, or for a command each of its simple commands
+/// exactly (glob characters escaped), so approving `ls *.py` does not approve `ls x; rm y`. A
+/// command with substitutions gets none: no rule could judge it.
+fn always_rules(tool: &str, targets: &[String]) -> Vec<String> {
+    match (tool, targets.first()) {
+        ("run_command", Some(command)) => shell::split(command)
+            .unwrap_or_default()
+            .iter()
+            .map(|part| format!("run_command({})", exact_pattern(&part.text)))
+            .collect(),
+        _ => vec![tool.to_string()],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_always_rules_are_exact_and_per_part() {
+        let rules = always_rules("run_command", &["ls *.py && wc -l a.txt".to_string()]);
+        assert_eq!(
+            rules,
+            ["run_command(ls \\*.py)", "run_command(wc -l a.txt)"]
+        );
+        assert!(always_rules("run_command", &["echo $(id)".to_string()]).is_empty());
+        assert_eq!(
+            always_rules("write_file", &["a.txt".to_string()]),
+            ["write_file"]
+        );
     }
 }
