@@ -187,11 +187,12 @@ fn auto_mode_still_asks_for_high_risk_commands() {
 fn allow_rule_runs_a_matching_command_in_ask_mode() {
     let sandbox = Sandbox::new();
     let args = json!({"command": "echo ok > allowed.txt"});
+    // The rule names the redirect: a rule without `>` does not cover writing a file.
     let (out, _) = one_call(
         &sandbox,
         "run_command",
         args,
-        &["--allow", "run_command(echo *)"],
+        &["--allow", "run_command(echo * > *)"],
     );
     assert!(out.of_type("permission_request").is_empty());
     assert_eq!(out.first("tool_result")["status"], "ok");
@@ -359,7 +360,7 @@ fn a_command_the_user_allowed_runs_unconfined() {
         &sandbox,
         "run_command",
         json!({"command": command}),
-        &["--allow", "run_command(echo out*)"],
+        &["--allow", "run_command(echo out > *)"],
     );
     assert_eq!(out.first("tool_result")["status"], "ok");
     assert!(outside.join("allowed.txt").exists());

@@ -48,12 +48,8 @@ pub fn split(command: &str) -> Option<Vec<Part>> {
             '\'' => single = true,
             '"' => double = true,
             '<' | '>' if next == Some('(') => return None,
-            '>' => {
-                // `>&2`, `2>&1`: a file descriptor, not a file.
-                if next != Some('&') {
-                    current.writes_file = true;
-                }
-            }
+            // `>&2`, `2>&1`: a file descriptor, not a file.
+            '>' if next != Some('&') => current.writes_file = true,
             '&' if i > 0 && chars[i - 1] == '>' => {}
             ';' | '\n' | '&' | '|' => {
                 finish(&mut parts, &mut current);
