@@ -85,10 +85,10 @@ impl Agent<'_> {
                 let route = spec.text_route;
                 let mut on_event = |event: StreamEvent| match event {
                     StreamEvent::Text(delta) => bus.emit(match route {
-                        TextRoute::Answer => Event::text(delta),
-                        TextRoute::Reasoning => Event::reasoning(delta),
+                        TextRoute::Answer => Event::text(without_nul(delta)),
+                        TextRoute::Reasoning => Event::reasoning(without_nul(delta)),
                     }),
-                    StreamEvent::Reasoning(delta) => bus.emit(Event::reasoning(delta)),
+                    StreamEvent::Reasoning(delta) => bus.emit(Event::reasoning(without_nul(delta))),
                     StreamEvent::ToolCallStart { id, name } => {
                         if Some(name.as_str()) == submit_name {
                             streaming_submit = Some(id.clone());
@@ -158,6 +158,16 @@ impl Agent<'_> {
             }
         }
         Err(AgentError::TurnLimit(spec.max_turns))
+    }
+}
+
+/// Model text loses its NUL bytes: in `reasoning.delta` they open stage markers, which only
+/// Splice may write.
+fn without_nul(text: String) -> String {
+    if text.contains('\u{0}') {
+        text.replace('\u{0}', "")
+    } else {
+        text
     }
 }
 
