@@ -176,14 +176,15 @@ impl ToolRunner {
                     (false, Some(0)) => ToolStatus::Ok,
                     _ => ToolStatus::Error,
                 };
-                let display = json!({"exitCode": outcome.exit_code});
+                // A timed-out or signalled command has no exit code: no `display`, never null.
+                let display = outcome.exit_code.map(|code| json!({"exitCode": code}));
                 Ok(self.finish(
                     id,
                     status,
                     outcome.render(timeout),
                     outcome.truncated,
                     None,
-                    Some(display),
+                    display,
                 ))
             }
         }
