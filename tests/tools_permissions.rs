@@ -262,7 +262,10 @@ fn command_timeout_is_reported_as_timeout() {
     let result = out.first("tool_result");
     assert_eq!(result["status"], "timeout");
     assert_eq!(result["output"], "timed out after 200 ms");
-    assert!(result.get("display").is_none(), "no exit code, no null: {result}");
+    assert!(
+        result.get("display").is_none(),
+        "no exit code, no null: {result}"
+    );
 }
 
 #[test]

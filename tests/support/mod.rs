@@ -114,6 +114,9 @@ impl Outcome {
             assert!(line["type"].is_string(), "{line}");
             assert_eq!(line["runId"], run_id, "{line}");
         }
+        for line in &self.lines {
+            assert_no_null(line, "$");
+        }
         assert_eq!(self.lines[0]["type"], "run_start");
         let last = &self.lines[self.lines.len() - 1];
         assert_eq!(last["type"], "run_end", "last line: {last}");
@@ -123,6 +126,26 @@ impl Outcome {
         );
         assert_eq!(self.types().iter().filter(|t| *t == "run_start").count(), 1);
         assert_eq!(self.types().iter().filter(|t| *t == "run_end").count(), 1);
+    }
+}
+
+/// Optional fields are omitted, never null (the model's own tool arguments aside).
+fn assert_no_null(value: &Value, at: &str) {
+    match value {
+        Value::Null => panic!("null at {at}"),
+        Value::Object(map) => {
+            for (key, inner) in map {
+                if key != "args" {
+                    assert_no_null(inner, &format!("{at}.{key}"));
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, inner) in items.iter().enumerate() {
+                assert_no_null(inner, &format!("{at}[{i}]"));
+            }
+        }
+        _ => {}
     }
 }
 
