@@ -56,6 +56,8 @@ struct Inner {
     run_id: String,
     sinks: Vec<Arc<dyn Sink>>,
     responder: Option<mpsc::UnboundedSender<PermissionAsk>>,
+    /// Tool calls announced without a result yet, so an interrupt can close them.
+    open_calls: std::sync::Mutex<Vec<String>>,
 }
 
 /// A run's handle on its listeners. Cheap to clone.
@@ -71,6 +73,7 @@ impl Bus {
                 run_id: run_id.into(),
                 sinks,
                 responder: None,
+                open_calls: Default::default(),
             }),
         }
     }
@@ -85,6 +88,7 @@ impl Bus {
                 run_id: run_id.into(),
                 sinks,
                 responder: Some(responder),
+                open_calls: Default::default(),
             }),
         }
     }
@@ -94,9 +98,25 @@ impl Bus {
     }
 
     pub fn emit(&self, event: Event) {
+        if let Ok(mut open) = self.inner.open_calls.lock() {
+            match &event {
+                Event::ToolCall { id, .. } => open.push(id.clone()),
+                Event::ToolResult { id, .. } => open.retain(|o| o != id),
+                _ => {}
+            }
+        }
         for sink in &self.inner.sinks {
             sink.emit(&self.inner.run_id, &event);
         }
+    }
+
+    /// Ids of the tool calls that have a `tool_call` but no `tool_result` yet, oldest first.
+    pub fn open_calls(&self) -> Vec<String> {
+        self.inner
+            .open_calls
+            .lock()
+            .map(|open| open.clone())
+            .unwrap_or_default()
     }
 
     /// Whether someone can answer a permission prompt.

@@ -15,9 +15,9 @@ use crate::pipeline::plan::{self, PlanEnd};
 use crate::pipeline::progress::StageLog;
 use crate::pipeline::runner::{self, PipelineEnd};
 use crate::pipeline::{Ctx, PipelineSettings, tiers};
-use crate::protocol::Event;
 use crate::protocol::input::Prompt;
 use crate::protocol::result::{DesignPlanResult, PipelineResult, ResultStatus};
+use crate::protocol::{Event, ToolStatus};
 use crate::provider::pricing::PriceTable;
 use crate::provider::{Message, Provider, ProviderConfig};
 use crate::tools::ToolName;
@@ -163,6 +163,17 @@ where
     let code = tokio::select! {
         biased;
         () = interrupt => {
+            // Every announced call gets its result, even one the interrupt cut short.
+            for id in bus.open_calls() {
+                bus.emit(Event::ToolResult {
+                    id,
+                    status: ToolStatus::Error,
+                    output: "interrupted before the tool finished".into(),
+                    truncated: false,
+                    changed_files: None,
+                    display: None,
+                });
+            }
             // A stage cut short still ends with its one `failed` marker.
             shared.log.finish(bus, false, Some("interrupted".into()));
             bus.emit(Event::error("interrupted", "the run was interrupted"));

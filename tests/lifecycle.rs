@@ -362,3 +362,41 @@ fn a_secret_the_model_streams_in_pieces_never_reaches_stdout() {
         assert!(out.stdout.contains("[REDACTED]"), "{}", out.stdout);
     }
 }
+
+#[test]
+fn an_interrupted_command_still_gets_its_tool_result() {
+    let provider = FakeProvider::start(vec![openai::tool_call(
+        "c1",
+        "run_command",
+        &[r#"{"command":"sleep 30"}"#],
+    )]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--permission-mode", "auto", "wait"]);
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
+    // The command is running once the request has been answered; give the shell a moment.
+    for _ in 0..200 {
+        if !provider.requests().is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(status.success());
+    let out = support::parse(child.wait_with_output().unwrap_or_else(|e| panic!("{e}")));
+    out.assert_well_formed();
+    assert_eq!(out.code, 130);
+    let result = out.first("tool_result");
+    assert_eq!(result["id"], "c1");
+    assert_eq!(result["status"], "error");
+    assert_eq!(result["output"], "interrupted before the tool finished");
+    let types = out.types();
+    let result_at = types.iter().position(|t| t == "tool_result");
+    let error_at = types.iter().position(|t| t == "error");
+    assert!(result_at < error_at, "{types:?}");
+}

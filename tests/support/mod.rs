@@ -117,6 +117,15 @@ impl Outcome {
         for line in &self.lines {
             assert_no_null(line, "$");
         }
+        // Begin/end pairs: every executed call has exactly one result.
+        for call in self.of_type("tool_call") {
+            let results = self
+                .of_type("tool_result")
+                .iter()
+                .filter(|r| r["id"] == call["id"])
+                .count();
+            assert_eq!(results, 1, "tool_call {} has {results} results", call["id"]);
+        }
         assert_eq!(self.lines[0]["type"], "run_start");
         let last = &self.lines[self.lines.len() - 1];
         assert_eq!(last["type"], "run_end", "last line: {last}");
