@@ -664,6 +664,10 @@ fn headless_ask_mode_refuses_the_write_and_stops_after_one_iteration() {
     );
     let decision = out.first("permission_decision");
     assert_eq!(decision["permissionGranted"], false);
+    // The headless denial sequence of DECISIONS: request, decision, denied result.
+    let denied = out.first("tool_result");
+    assert_eq!(denied["id"], "cw1");
+    assert_eq!(denied["status"], "denied");
     let result = out.final_result();
     assert_eq!(result["status"], "failed");
     assert_eq!(result["iterations"], 1);

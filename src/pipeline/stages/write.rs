@@ -6,6 +6,7 @@ use crate::agent::AgentError;
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
 use crate::pipeline::schema::{FilesSubmission, SubmittedFile};
+use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;
 use crate::tools::ToolName;
 use crate::tools::fs::FileChange;
@@ -97,6 +98,18 @@ async fn write_stage(
     {
         Ok(written) => Ok(Ok((submitted.summary, written))),
         Err((status, reason)) => {
+            if status == ToolStatus::Denied {
+                // DECISIONS: a denied call ends with a `denied` tool_result; a submission that
+                // is applied keeps the envelope rule (no tool_result).
+                ctx.bus.emit(Event::ToolResult {
+                    id: id.clone(),
+                    status,
+                    output: reason.clone(),
+                    truncated: false,
+                    changed_files: None,
+                    display: None,
+                });
+            }
             let detail = format!(
                 "{submit_name} could not be applied ({}): {reason}",
                 status_name(status)
