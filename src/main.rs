@@ -57,7 +57,7 @@ async fn real_main() -> i32 {
     let stdout_is_tty = std::io::stdout().is_terminal();
     match cli.command {
         Some(Command::Exec(exec)) => headless(&cli.run, &exec).await,
-        Some(Command::Restore(args)) => restore(&args, stdout_is_tty),
+        Some(Command::Restore(args)) => restore(&cli.run, &args, stdout_is_tty),
         Some(Command::Worktree(args)) => worktree(&args),
         None if stdout_is_tty => tui(&cli).await,
         None => {
@@ -248,16 +248,18 @@ fn worktree(args: &WorktreeArgs) -> i32 {
     splice::worktree::command(&data_dir, action, run_id, &mut std::io::stdout().lock())
 }
 
-fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
+fn restore(run_args: &RunArgs, args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
     let format = args.output_format.unwrap_or(if stdout_is_tty {
         OutputFormat::Text
     } else {
         OutputFormat::StreamJson
     });
-    // Restore lines carry the id of the run being restored.
+    // The stream is about the run being restored, so its lines carry that run's id; it starts
+    // and ends like every stream-json stream.
     let bus = Bus::new(args.run_id.clone(), vec![output_sink(format)]);
+    bus.emit(run_args.fallback_start(&new_session_id()));
     let data_dir = splice::config::data_dir();
-    match splice::checkpoint::restore(&data_dir, &args.run_id, args.to, args.force) {
+    let code = match splice::checkpoint::restore(&data_dir, &args.run_id, args.to, args.force) {
         Ok(reports) => {
             let skipped = reports.iter().any(|r| !r.skipped.is_empty());
             for report in reports {
@@ -281,5 +283,7 @@ fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
             bus.emit(Event::error("restore_failed", error.to_string()));
             code
         }
-    }
+    };
+    bus.emit(Event::run_end(code));
+    code
 }

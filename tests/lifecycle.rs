@@ -46,9 +46,10 @@ fn restore_puts_back_edited_files_and_removes_created_ones() {
     let mut restore = sandbox.command(&provider.url);
     restore.args(["restore", &run_id, "--to", "2"]);
     let undo = run(restore, None);
+    undo.assert_well_formed();
     assert_eq!(undo.code, 0, "{}", undo.stderr);
-    assert_eq!(undo.types(), ["restore"]);
-    let report = &undo.lines[0];
+    assert_eq!(undo.types(), ["run_start", "restore", "run_end"]);
+    let report = &undo.lines[1];
     assert_eq!(report["runId"], run_id.as_str());
     assert_eq!(
         report["checkpoint"],
@@ -61,10 +62,11 @@ fn restore_puts_back_edited_files_and_removes_created_ones() {
     let mut restore = sandbox.command(&provider.url);
     restore.args(["restore", &run_id]);
     let undo = run(restore, None);
+    undo.assert_well_formed();
     assert_eq!(undo.code, 0);
-    assert_eq!(undo.types(), ["restore"]);
+    assert_eq!(undo.types(), ["run_start", "restore", "run_end"]);
     assert_eq!(
-        undo.lines[0]["checkpoint"]["filesRestored"],
+        undo.lines[1]["checkpoint"]["filesRestored"],
         json!(["a.txt"])
     );
     assert_eq!(sandbox.read("a.txt").as_deref(), Some("before\n"));
@@ -92,8 +94,9 @@ fn restore_skips_files_changed_since_and_exits_1() {
     let mut restore = sandbox.command(&provider.url);
     restore.args(["restore", &run_id, "--output-format", "stream-json"]);
     let undo = run(restore, None);
+    undo.assert_well_formed();
     assert_eq!(undo.code, 1);
-    assert_eq!(undo.lines[0]["checkpoint"]["skipped"], json!(["a.txt"]));
+    assert_eq!(undo.lines[1]["checkpoint"]["skipped"], json!(["a.txt"]));
     assert_eq!(undo.first("warning")["code"], "restore_skipped");
     assert_eq!(sandbox.read("a.txt").as_deref(), Some("human edit"));
 }
@@ -104,6 +107,7 @@ fn restore_of_an_unknown_run_is_a_usage_error() {
     let mut restore = sandbox.command("http://127.0.0.1:9");
     restore.args(["restore", "run_20260101_nosuch"]);
     let undo = run(restore, None);
+    undo.assert_well_formed();
     assert_eq!(undo.code, 2);
     assert_eq!(undo.first("error")["code"], "restore_failed");
 }
