@@ -53,7 +53,7 @@ pub struct TuiArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run headless: prompt from the arguments or stdin, output as text or stream-json.
-    Exec(ExecArgs),
+    Exec(Box<ExecArgs>),
     /// Put back the files a run changed, from its checkpoints.
     Restore(RestoreArgs),
     /// Show and handle worktrees that `--worktree` runs left behind.
@@ -94,39 +94,40 @@ pub enum OutputFormat {
     StreamJson,
 }
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct RunArgs {
     /// Model provider: openai (also any OpenAI-compatible server via OPENAI_BASE_URL), anthropic or
-    /// gemini. Default: the config file, then SPLICE_PROVIDER.
-    #[arg(long, global = true)]
+    /// gemini. Default: the config file, then SPLICE_PROVIDER, then anthropic when only
+    /// ANTHROPIC_API_KEY is set, else openai.
+    #[arg(long)]
     pub provider: Option<String>,
     /// Model name (aliases: sonnet, opus, haiku, gpt, mini, o). Default: the config file, then
     /// SPLICE_MODEL.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub model: Option<String>,
     /// ask (default), accept-edits, auto or read-only.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub permission_mode: Option<String>,
     /// Allow a tool or a command pattern without asking, e.g. `run_command(cargo test*)`. Repeatable.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub allow: Vec<String>,
     /// Refuse a tool or a command pattern, e.g. `run_command(git push*)`. Repeatable.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub deny: Vec<String>,
     /// Request tier: auto (default), light, standard or full.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub tier: Option<String>,
-    /// Most model requests in one conversation.
-    #[arg(long, global = true)]
+    /// Most model requests in one conversation (default 40).
+    #[arg(long)]
     pub max_turns: Option<u32>,
     /// Working root (default: the current directory).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub cwd: Option<PathBuf>,
     /// Abort the run once its priced cost passes this many US dollars.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub max_cost_usd: Option<f64>,
     /// Abort the run once it has used this many tokens.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub max_tokens: Option<u64>,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
@@ -136,19 +137,19 @@ pub struct RunArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct PipelineArgs {
     /// Most pipeline iterations before the run counts as failed (default 3).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub max_iterations: Option<u32>,
     /// The test command the test_runner stage runs (default: detected from the repository).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub test_command: Option<String>,
     /// Run in a new git worktree on branch `splice/<runId>`.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub worktree: bool,
     /// With --worktree: merge the branch into the source checkout at the end.
-    #[arg(long, global = true, requires = "worktree")]
+    #[arg(long, requires = "worktree")]
     pub merge_back: bool,
     /// Draft a plan of tasks, critique it, and run each task as its own pipeline.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub design_plan: bool,
 }
 
@@ -178,6 +179,8 @@ impl PipelineArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ExecArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
     /// How the prompt arrives: text (arguments or stdin) or stream-json (JSON Lines on stdin).
     #[arg(long, value_enum, default_value = "text")]
     pub input_format: InputFormat,

@@ -56,18 +56,19 @@ async fn real_main() -> i32 {
     };
     let stdout_is_tty = std::io::stdout().is_terminal();
     match cli.command {
-        Some(Command::Exec(exec)) => headless(&cli.run, &exec).await,
-        Some(Command::Restore(args)) => restore(&cli.run, &args, stdout_is_tty),
+        Some(Command::Exec(exec)) => headless(&exec).await,
+        Some(Command::Restore(args)) => restore(&args, stdout_is_tty),
         Some(Command::Worktree(args)) => worktree(&args),
         None if stdout_is_tty => tui(&cli).await,
         None => {
             // Not a terminal: behave exactly as `splice exec --output-format stream-json`.
             let exec = ExecArgs {
+                run: cli.run.clone(),
                 input_format: InputFormat::Text,
                 output_format: OutputFormat::StreamJson,
                 prompt: cli.prompt.clone(),
             };
-            headless(&cli.run, &exec).await
+            headless(&exec).await
         }
     }
 }
@@ -127,26 +128,10 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
                 .any(|a| a == "exec" || a == "restore" || a == "worktree"));
     if wants_json {
         let bus = Bus::new(new_run_id(), vec![output_sink(OutputFormat::StreamJson)]);
-        let empty = RunArgs {
-            provider: None,
-            model: None,
-            permission_mode: None,
-            allow: vec![],
-            deny: vec![],
-            tier: None,
-            max_turns: None,
-            cwd: None,
-            max_cost_usd: None,
-            max_tokens: None,
-            pipeline: Default::default(),
-        };
-        bus.emit(empty.fallback_start(&new_session_id()));
-        let rendered = error.to_string();
-        let first = rendered.lines().next().unwrap_or("invalid arguments");
-        let message = first.strip_prefix("error: ").unwrap_or(first);
+        bus.emit(RunArgs::default().fallback_start(&new_session_id()));
         bus.emit(Event::error(
             "usage_error",
-            format!("{message} (see splice --help)"),
+            format!("{} (see splice --help)", clap_message(&error)),
         ));
         bus.emit(Event::run_end(EXIT_USAGE));
     }
@@ -165,7 +150,26 @@ fn output_sink(format: OutputFormat) -> Arc<dyn Sink> {
     }
 }
 
-async fn headless(run_args: &RunArgs, exec: &ExecArgs) -> i32 {
+/// Clap's message without its `error:` label and the usage block: the part up to the first
+/// blank line, on one line (`the following required arguments were not provided: --worktree`).
+fn clap_message(error: &clap::Error) -> String {
+    let rendered = error.to_string();
+    let message: Vec<&str> = rendered
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let message = message.join(" ");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    if message.is_empty() {
+        "invalid arguments".to_string()
+    } else {
+        message.to_string()
+    }
+}
+
+async fn headless(exec: &ExecArgs) -> i32 {
+    let run_args = &exec.run;
     let bus = Bus::new(new_run_id(), vec![output_sink(exec.output_format)]);
     let settings = match run_args.resolve(None) {
         Ok(settings) => settings,
@@ -248,7 +252,7 @@ fn worktree(args: &WorktreeArgs) -> i32 {
     splice::worktree::command(&data_dir, action, run_id, &mut std::io::stdout().lock())
 }
 
-fn restore(run_args: &RunArgs, args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
+fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
     let format = args.output_format.unwrap_or(if stdout_is_tty {
         OutputFormat::Text
     } else {
@@ -257,7 +261,7 @@ fn restore(run_args: &RunArgs, args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
     // The stream is about the run being restored, so its lines carry that run's id; it starts
     // and ends like every stream-json stream.
     let bus = Bus::new(args.run_id.clone(), vec![output_sink(format)]);
-    bus.emit(run_args.fallback_start(&new_session_id()));
+    bus.emit(RunArgs::default().fallback_start(&new_session_id()));
     let data_dir = splice::config::data_dir();
     let code = match splice::checkpoint::restore(&data_dir, &args.run_id, args.to, args.force) {
         Ok(reports) => {

@@ -215,6 +215,24 @@ fn bad_flags_give_a_well_formed_stream_with_exit_2() {
             .contains("--no-such-flag")
     );
     assert!(out.stderr.contains("--no-such-flag"));
+
+    // A multi-line clap message keeps what it names.
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command.args([
+        "exec",
+        "--output-format",
+        "stream-json",
+        "--merge-back",
+        "x",
+    ]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 2);
+    let message = out.first("error")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(message.contains("--worktree"), "{message}");
 }
 
 #[test]
