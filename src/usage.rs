@@ -22,6 +22,8 @@ struct State {
     totals: UsageTotals,
     priced: u32,
     cost: f64,
+    /// Requests whose provider reported no usage: their tokens are unknown.
+    unreported: u32,
 }
 
 pub struct UsageMeter {
@@ -66,6 +68,9 @@ impl UsageMeter {
             ..UsageEvent::default()
         };
         self.pricing.fill(&mut event, &self.api_model, usage);
+        if !event.usage_reported {
+            state.unreported += 1;
+        }
         state.totals.requests += 1;
         state.totals.prompt_tokens += event.prompt_tokens;
         state.totals.completion_tokens += event.completion_tokens;
@@ -97,6 +102,14 @@ impl UsageMeter {
     /// The reason to abort, when a budget is spent.
     pub fn over_budget(&self) -> Option<String> {
         let totals = self.totals();
+        let unreported = self.state.lock().map(|s| s.unreported).unwrap_or(0);
+        if let Some(max) = self.budget.max_tokens
+            && unreported > 0
+        {
+            return Some(format!(
+                "token budget cannot be enforced: the provider reported no token usage (--max-tokens {max})"
+            ));
+        }
         if let Some(max) = self.budget.max_tokens
             && totals.total_tokens > max
         {
@@ -121,5 +134,67 @@ impl UsageMeter {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meter(budget: Budget) -> UsageMeter {
+        UsageMeter::new(
+            "openai",
+            "gpt-4.1",
+            "gpt-4.1",
+            PriceTable::builtin(),
+            budget,
+        )
+    }
+
+    #[test]
+    fn token_budget_counts_reported_tokens_and_refuses_unknown_ones() {
+        let bus = Bus::new("run_t", Vec::new());
+        let budget = Budget {
+            max_tokens: Some(100),
+            ..Budget::default()
+        };
+        let usage = TokenUsage {
+            prompt_tokens: 60,
+            completion_tokens: 30,
+            ..TokenUsage::default()
+        };
+        let within = meter(budget);
+        within.record(&bus, "agent", 1, Some(&usage));
+        assert_eq!(within.over_budget(), None);
+        within.record(&bus, "agent", 1, Some(&usage));
+        assert!(
+            within
+                .over_budget()
+                .is_some_and(|r| r.contains("180 tokens used"))
+        );
+
+        let blind = meter(budget);
+        blind.record(&bus, "agent", 1, None);
+        assert!(
+            blind
+                .over_budget()
+                .is_some_and(|r| r.contains("cannot be enforced"))
+        );
+    }
+
+    #[test]
+    fn totals_never_turn_an_unknown_cost_into_zero() {
+        let bus = Bus::new("run_t", Vec::new());
+        let unpriced = UsageMeter::new(
+            "openai",
+            "llama",
+            "llama",
+            PriceTable::builtin(),
+            Budget::default(),
+        );
+        unpriced.record(&bus, "agent", 1, Some(&TokenUsage::default()));
+        let totals = unpriced.totals();
+        assert_eq!(totals.cost_status, "unpriced");
+        assert_eq!(totals.cost_usd, None);
     }
 }
