@@ -93,47 +93,57 @@ impl Redactor {
         out
     }
 
-    /// Redact every string in a line object (keys included); marks the line `redacted: true`.
+    /// Redact every string in a line object (keys included). The line, and any nested object
+    /// whose own keys or values changed, carry `redacted: true`.
     pub fn redact_line(&self, line: &mut Map<String, Value>) -> bool {
-        let mut changed = false;
-        for value in line.values_mut() {
-            changed |= self.redact_value(value);
-        }
+        let changed = self.redact_object(line);
         if changed {
             line.insert("redacted".into(), Value::Bool(true));
         }
         changed
     }
 
-    fn redact_value(&self, value: &mut Value) -> bool {
+    /// Redact an object; marks it when a key or a value of its own (not of a nested object)
+    /// changed. Returns whether anything inside changed.
+    fn redact_object(&self, object: &mut Map<String, Value>) -> bool {
+        let mut own = false;
+        let mut nested = false;
+        let keys: Vec<String> = object.keys().cloned().collect();
+        for key in keys {
+            if let Some(clean_key) = self.redact_str(&key) {
+                if let Some(inner) = object.remove(&key) {
+                    object.insert(clean_key, inner);
+                }
+                own = true;
+            }
+        }
+        for inner in object.values_mut() {
+            let (direct, deeper) = self.redact_value(inner);
+            own |= direct;
+            nested |= deeper;
+        }
+        if own {
+            object.insert("redacted".into(), Value::Bool(true));
+        }
+        own || nested
+    }
+
+    /// (a string of this value changed, something in a nested object changed)
+    fn redact_value(&self, value: &mut Value) -> (bool, bool) {
         match value {
             Value::String(text) => match self.redact_str(text) {
                 Some(clean) => {
                     *text = clean;
-                    true
+                    (true, false)
                 }
-                None => false,
+                None => (false, false),
             },
-            Value::Array(items) => items
-                .iter_mut()
-                .fold(false, |changed, item| self.redact_value(item) | changed),
-            Value::Object(object) => {
-                let mut changed = false;
-                let keys: Vec<String> = object.keys().cloned().collect();
-                for key in keys {
-                    if let Some(clean_key) = self.redact_str(&key) {
-                        if let Some(inner) = object.remove(&key) {
-                            object.insert(clean_key, inner);
-                        }
-                        changed = true;
-                    }
-                }
-                for inner in object.values_mut() {
-                    changed |= self.redact_value(inner);
-                }
-                changed
-            }
-            _ => false,
+            Value::Array(items) => items.iter_mut().fold((false, false), |(a, b), item| {
+                let (direct, deeper) = self.redact_value(item);
+                (a | direct, b | deeper)
+            }),
+            Value::Object(object) => (false, self.redact_object(object)),
+            _ => (false, false),
         }
     }
 }
@@ -162,6 +172,9 @@ mod tests {
         assert!(!text.contains("supersecretvalue123"));
         assert_eq!(line["redacted"], true);
         assert_eq!(line["output"], "key=[REDACTED]");
+        // The nested object that changed says so too.
+        assert_eq!(line["args"]["redacted"], true);
+        assert_eq!(line["args"]["a"][0], "x [REDACTED]");
     }
 
     #[test]
