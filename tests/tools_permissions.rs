@@ -311,11 +311,27 @@ fn unknown_tool_and_bad_arguments_are_tool_errors() {
     assert!(returned_to_model(&provider).starts_with("invalid arguments"));
 }
 
-/// A directory outside both the working root and the temporary directories, which a confined
-/// command may not write to.
-fn outside_dir() -> std::path::PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "outside-{}-{}",
+/// A directory outside the working root, the temporary directories and the tool caches, which
+/// a confined command may not write to. Not under /tmp (writable in the sandbox), wherever the
+/// checkout lives; removed when the test ends.
+struct OutsideDir(std::path::PathBuf);
+
+impl std::ops::Deref for OutsideDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for OutsideDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn outside_dir() -> OutsideDir {
+    let dir = std::path::Path::new("/var/tmp").join(format!(
+        "splice-outside-{}-{}",
         std::process::id(),
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -323,7 +339,7 @@ fn outside_dir() -> std::path::PathBuf {
             .unwrap_or(0)
     ));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    dir
+    OutsideDir(dir)
 }
 
 #[test]
@@ -373,7 +389,8 @@ fn a_command_the_user_allowed_runs_unconfined() {
 #[test]
 fn a_dangling_symlink_cannot_carry_a_write_out_of_the_root() {
     let sandbox = Sandbox::new();
-    let outside = outside_dir().join("pwned.txt");
+    let outside_parent = outside_dir();
+    let outside = outside_parent.join("pwned.txt");
     std::os::unix::fs::symlink(&outside, sandbox.root.join("evil"))
         .unwrap_or_else(|e| panic!("{e}"));
     let args = json!({"path": "evil", "content": "escaped"});
