@@ -282,6 +282,18 @@ fn full_run_fails_the_tests_once_then_passes() {
     // Files on disk.
     assert_eq!(sandbox.read("calc.py").as_deref(), Some(FIXED));
     assert_eq!(sandbox.read("test_calc.py").as_deref(), Some(TEST));
+    // The analyzer really ran, and left no bytecode in the repository.
+    assert!(
+        out.of_type("tool_call").iter().any(|c| c["args"]["command"]
+            .as_str()
+            .unwrap_or("")
+            .contains("compileall")),
+        "no analyzer ran"
+    );
+    assert!(
+        !sandbox.root.join("__pycache__").exists(),
+        "compileall wrote into the repository"
+    );
 
     // The second code writer was told why the first iteration failed.
     let requests = provider.requests();
@@ -678,4 +690,82 @@ fn headless_ask_mode_refuses_the_write_and_stops_after_one_iteration() {
     );
     assert_eq!(provider.requests().len(), 1, "no further model requests");
     assert_eq!(sandbox.read("calc.py").as_deref(), Some(BUGGY));
+}
+
+#[test]
+fn splices_own_test_command_runs_unasked_even_with_backslashes_and_operators() {
+    let provider = FakeProvider::start(vec![
+        submit(
+            "cw1",
+            "submit_code",
+            json!({"files": files(&[("calc.py", FIXED), ("test_calc.py", TEST)]), "summary": "add"}),
+        ),
+        submit(
+            "av1",
+            "submit_verdict",
+            json!({"accepted": true, "reasons": ["ok"]}),
+        ),
+    ]);
+    let sandbox = project(&[("calc.py", BUGGY)]);
+    let command = r"printf 'start\n' && python3 -m unittest -q";
+    let out = run_splice(
+        &sandbox,
+        &provider,
+        &[
+            "--tier",
+            "standard",
+            "--permission-mode",
+            "accept-edits",
+            "--test-command",
+            command,
+            "Fix add in calc.py",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.of_type("permission_request").is_empty(),
+        "Splice asked about its own command"
+    );
+    let call = out
+        .of_type("tool_call")
+        .into_iter()
+        .find(|c| c["args"]["command"] == command)
+        .unwrap_or_else(|| panic!("the test command did not run"));
+    let result = out
+        .of_type("tool_result")
+        .into_iter()
+        .find(|r| r["id"] == call["id"])
+        .unwrap_or_else(|| panic!("no result"));
+    assert_eq!(result["status"], "ok");
+    assert_eq!(sandbox.read("test_runs.log").as_deref(), Some("ran\n"));
+}
+
+#[test]
+fn a_refused_test_command_stops_the_pipeline() {
+    let provider = FakeProvider::start(vec![submit(
+        "cw1",
+        "submit_code",
+        json!({"files": files(&[("calc.py", FIXED)]), "summary": "add"}),
+    )]);
+    let sandbox = project(&[("calc.py", BUGGY), ("test_calc.py", TEST)]);
+    let out = run_splice(
+        &sandbox,
+        &provider,
+        &[
+            "--tier",
+            "standard",
+            "--permission-mode",
+            "auto",
+            "--deny",
+            "run_command(python3*)",
+            "--test-command",
+            "python3 -m unittest",
+            "Fix add in calc.py",
+        ],
+    );
+    assert_eq!(out.code, 1);
+    let result = out.final_result();
+    assert_eq!(result["iterations"], 1, "a refusal is not retried");
+    let detail = result["stages"][1]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("was refused"), "{detail}");
 }

@@ -131,10 +131,14 @@ impl Rule {
         if tool != "run_command" {
             return subjects.iter().all(|s| glob_match(pattern, s));
         }
-        subjects.iter().all(|command| match self.effect {
-            Effect::Allow => allows_command(pattern, command),
-            Effect::Deny => denies_command(pattern, command),
-        })
+        subjects
+            .iter()
+            .all(|command| match (self.effect, self.origin) {
+                // Splice's own rules name one exact command line, compound or not.
+                (Effect::Allow, Origin::Splice) => glob_match(pattern, command),
+                (Effect::Allow, Origin::User) => allows_command(pattern, command),
+                (Effect::Deny, _) => denies_command(pattern, command),
+            })
     }
 }
 

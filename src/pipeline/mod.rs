@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::agent::Agent;
 use crate::bus::Bus;
+use crate::permissions::policy::exact_pattern;
 use crate::permissions::{Effect, Origin, Policy, Rule};
 use crate::run::RunSettings;
 use crate::tools::runner::ToolRunner;
@@ -91,7 +92,8 @@ impl<'a> Ctx<'a> {
             rules.push(Rule {
                 effect: Effect::Allow,
                 tool: "run_command".into(),
-                pattern: Some(command.clone()),
+                // Exactly this command: a `\\` or `*` in it is text, not a glob.
+                pattern: Some(exact_pattern(command)),
                 origin: Origin::Splice,
             });
         }

@@ -64,6 +64,11 @@ pub async fn run(
         // Python decides a cached .pyc is fresh by mtime (in seconds) and size, so a file the
         // agent rewrites twice within a second could run stale bytecode.
         .env("PYTHONDONTWRITEBYTECODE", "1")
+        // compileall writes bytecode on purpose; keep it out of the repository.
+        .env(
+            "PYTHONPYCACHEPREFIX",
+            std::env::temp_dir().join("splice-pycache"),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

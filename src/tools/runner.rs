@@ -24,6 +24,7 @@ use crate::provider::ToolCallRequest;
 pub struct ToolReply {
     pub content: String,
     pub is_error: bool,
+    pub status: ToolStatus,
 }
 
 /// The outcome of asking the policy about one call.
@@ -372,6 +373,7 @@ impl ToolRunner {
         ToolReply {
             content: output,
             is_error: status != ToolStatus::Ok,
+            status,
         }
     }
 }

@@ -8,6 +8,8 @@ use crate::agent::AgentError;
 use crate::pipeline::runner::Iteration;
 use crate::pipeline::schema::FindingsSubmission;
 use crate::pipeline::{Ctx, detect};
+use crate::protocol::Event;
+use crate::protocol::events::ToolStatus;
 use crate::provider::ToolCallRequest;
 use crate::tools::ToolName;
 
@@ -27,6 +29,7 @@ pub async fn static_analyzer(
     }
     let runner = ctx.runner_allowing(&commands);
     let mut report = String::new();
+    let mut refused = Vec::new();
     for command in &commands {
         let call = ToolCallRequest {
             id: ctx.call_id("static_analyzer"),
@@ -34,8 +37,27 @@ pub async fn static_analyzer(
             arguments: json!({"command": command, "timeout_ms": 600_000}).to_string(),
         };
         let reply = runner.execute(&call, &[ToolName::RunCommand]).await;
+        if matches!(reply.status, ToolStatus::Denied | ToolStatus::Blocked) {
+            refused.push(command.clone());
+            continue;
+        }
         let (output, _) = crate::tools::cap_output(&reply.content, MAX_REPORT);
         report.push_str(&format!("$ {command}\n{output}\n\n"));
+    }
+    if !refused.is_empty() {
+        // Saying "no findings" for an analyzer that never ran would be a lie.
+        ctx.bus.emit(Event::warning(
+            "analyzer_refused",
+            format!(
+                "the permission policy refused {}; their findings are missing",
+                refused.join(", ")
+            ),
+        ));
+    }
+    if report.is_empty() {
+        return Ok(StageOutcome::Done {
+            detail: Some("no analyzer ran: the permission policy refused them".into()),
+        });
     }
     let user = format!(
         "Request:\n{}\n\nChange:\n{}\n\nAnalyzer output:\n{report}",

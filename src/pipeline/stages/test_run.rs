@@ -7,6 +7,7 @@ use super::StageOutcome;
 use crate::pipeline::runner::Iteration;
 use crate::pipeline::{Ctx, detect};
 use crate::protocol::Event;
+use crate::protocol::events::ToolStatus;
 use crate::provider::ToolCallRequest;
 use crate::tools::ToolName;
 
@@ -37,6 +38,15 @@ pub async fn test_runner(ctx: &Ctx<'_>, it: &mut Iteration) -> StageOutcome {
         arguments: json!({"command": command, "timeout_ms": 600_000}).to_string(),
     };
     let reply = runner.execute(&call, &[ToolName::RunCommand]).await;
+    if matches!(reply.status, ToolStatus::Denied | ToolStatus::Blocked) {
+        // Another iteration would be refused the same way: stop instead of retrying.
+        return StageOutcome::Refused {
+            detail: format!(
+                "the test command `{command}` was refused: {}",
+                reply.content
+            ),
+        };
+    }
     let status_line = reply.content.lines().next().unwrap_or("").to_string();
     let (tail, _) = crate::tools::cap_output(&reply.content, MAX_EVIDENCE);
     it.test_report = Some(format!("$ {command}\n{tail}"));
