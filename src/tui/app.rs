@@ -23,6 +23,10 @@ use crate::protocol::Event;
 use crate::protocol::events::RunStatus;
 use crate::run::RunSettings;
 
+/// Below this size the layout does not fit; a one-line notice is drawn instead.
+const MIN_HEIGHT: u16 = 5;
+const MIN_WIDTH: u16 = 12;
+
 /// What the app asks the event loop to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
@@ -413,7 +417,17 @@ impl App {
         let area = frame.area();
         let buf = frame.buffer_mut();
         self.dirty = false;
-        let composer_height = self.composer.height(area.width);
+        if area.height < MIN_HEIGHT || area.width < MIN_WIDTH {
+            // Too small for the layout; the run goes on, and a bigger window shows it again.
+            let line = Line::from(Span::styled("terminal too small", self.theme.dim()));
+            Paragraph::new(line).render(area, buf);
+            return;
+        }
+        // The composer never takes the rows the transcript and status line need.
+        let composer_height = self
+            .composer
+            .height(area.width)
+            .min(area.height.saturating_sub(2));
         let [main, composer, status] = Layout::vertical([
             Constraint::Min(1),
             Constraint::Length(composer_height),
@@ -433,7 +447,7 @@ impl App {
         let title = if self.is_running() {
             " running · Esc to interrupt "
         } else {
-            " Enter send · Shift+Enter newline · /help "
+            " Enter send · Alt+Enter newline · /help "
         };
         self.composer.render(composer, buf, &self.theme, title);
         self.render_status(status, buf);

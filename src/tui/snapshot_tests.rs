@@ -430,3 +430,30 @@ fn interrupt_keys() {
     app.on_key(ctrl_c);
     assert!(app.quit);
 }
+
+#[test]
+fn tiny_terminals_never_panic() {
+    for (width, height) in [
+        (40, 1),
+        (40, 2),
+        (40, 4),
+        (1, 1),
+        (11, 30),
+        (12, 5),
+        (13, 6),
+        (200, 5),
+    ] {
+        let mut app = busy_app();
+        // A permission prompt and the slash popup open too: the largest things on screen.
+        let (ask, _reply) = write_ask();
+        app.on_permission(ask);
+        app.on_key(key('/'));
+        let screen = draw(&mut app, width, height);
+        if height < 5 || width < 12 {
+            assert!(
+                screen.contains("terminal") || width < 18,
+                "{width}x{height}: {screen}"
+            );
+        }
+    }
+}
