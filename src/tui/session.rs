@@ -149,7 +149,8 @@ pub fn load(data_dir: &Path, session_id: &str) -> Result<Vec<Record>, SessionErr
         .collect())
 }
 
-/// The most recently changed session, only among those started in `cwd` when given.
+/// The most recently changed session that holds at least one prompt (a launch that was quit
+/// at once leaves nothing to reopen), only among those started in `cwd` when given.
 pub fn latest(data_dir: &Path, cwd: Option<&Path>) -> Option<String> {
     let entries = std::fs::read_dir(sessions_dir(data_dir)).ok()?;
     let mut found: Vec<(std::time::SystemTime, String)> = entries
@@ -163,10 +164,11 @@ pub fn latest(data_dir: &Path, cwd: Option<&Path>) -> Option<String> {
         .collect();
     found.sort();
     found.into_iter().rev().map(|(_, id)| id).find(|id| {
-        cwd.is_none_or(|cwd| {
-            load(data_dir, id).ok().is_some_and(|records| {
+        load(data_dir, id).ok().is_some_and(|records| {
+            let here = cwd.is_none_or(|cwd| {
                 matches!(records.first(), Some(Record::Session { cwd: c, .. }) if Path::new(c) == cwd)
-            })
+            });
+            here && records.iter().any(|r| matches!(r, Record::Prompt { .. }))
         })
     })
 }
@@ -209,7 +211,9 @@ mod tests {
             Some("session_a")
         );
         assert_eq!(latest(data, Some(Path::new("/elsewhere"))), None);
-        assert!(latest(data, None).is_some());
+        // session_b is newer but was quit before any prompt: nothing to reopen there.
+        assert_eq!(latest(data, None).as_deref(), Some("session_a"));
+        assert_eq!(latest(data, Some(Path::new("/repo/b"))), None);
         assert!(matches!(load(data, "nope"), Err(SessionError::Unknown(_))));
     }
 }
