@@ -77,7 +77,8 @@ pub struct App {
     pub run: RunState,
     pub run_id: Option<String>,
     /// The newest checkpoint `/undo` would restore: run id and sequence.
-    pub last_checkpoint: Option<(String, u32)>,
+    /// Every checkpoint of the session, oldest first: `/undo` walks back through them, across runs.
+    pub checkpoints: Vec<(String, u32)>,
     pub now: Instant,
     pub tick: u64,
     pub dirty: bool,
@@ -106,7 +107,7 @@ impl App {
             usage: UsageTotals::default(),
             run: RunState::Idle,
             run_id: None,
-            last_checkpoint: None,
+            checkpoints: Vec::new(),
             now: Instant::now(),
             tick: 0,
             dirty: true,
@@ -370,7 +371,8 @@ impl App {
                 }
             }
             Event::Checkpoint { checkpoint } => {
-                self.last_checkpoint = Some((run_id.to_string(), checkpoint.sequence));
+                self.checkpoints
+                    .push((run_id.to_string(), checkpoint.sequence));
             }
             Event::Restore { checkpoint } => {
                 let mut files = checkpoint.files_restored;

@@ -182,7 +182,7 @@ fn undo(app: &mut App, _: &str) {
         );
         return;
     }
-    let Some((run_id, sequence)) = app.last_checkpoint.clone() else {
+    let Some((run_id, sequence)) = app.checkpoints.pop() else {
         app.notice(Level::Info, "nothing to undo");
         return;
     };
@@ -195,7 +195,6 @@ fn undo(app: &mut App, _: &str) {
                 restored.extend(report.files_deleted);
                 skipped.extend(report.skipped);
             }
-            app.last_checkpoint = (sequence > 1).then(|| (run_id, sequence - 1));
             let mut text = if restored.is_empty() {
                 "undo: no file needed restoring".to_string()
             } else {

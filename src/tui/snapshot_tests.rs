@@ -457,3 +457,54 @@ fn tiny_terminals_never_panic() {
         }
     }
 }
+
+#[test]
+fn undo_walks_back_across_runs() {
+    use crate::checkpoint::CheckpointStore;
+    use crate::tools::fs::{FileChange, apply};
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root = dir.path().join("repo");
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+    let write = |run: &str, store: &CheckpointStore, path: &str, content: &str| {
+        let full = root.join(path);
+        let change = FileChange {
+            before: std::fs::read(&full).ok(),
+            after: Some(content.as_bytes().to_vec()),
+            shown: path.to_string(),
+            path: full,
+        };
+        let info = store
+            .save("write_file", std::slice::from_ref(&change))
+            .unwrap_or_else(|e| panic!("{e}"));
+        apply(&[change]).unwrap_or_else(|e| panic!("{e}"));
+        (run.to_string(), Event::Checkpoint { checkpoint: info })
+    };
+    let mut settings = settings();
+    settings.cwd = root.clone();
+    settings.data_dir = data.clone();
+    let mut app = App::new(settings, Theme::ansi());
+    let first = CheckpointStore::new(&data, "run_a", &root);
+    let second = CheckpointStore::new(&data, "run_b", &root);
+    for (run, event) in [
+        write("run_a", &first, "a.txt", "a1"),
+        write("run_a", &first, "new.txt", "n"),
+        write("run_b", &second, "a.txt", "a2"),
+    ] {
+        app.on_event(&run, event);
+    }
+    let read = |path: &str| std::fs::read_to_string(root.join(path)).ok();
+    app.submit("/undo".into());
+    assert_eq!(read("a.txt").as_deref(), Some("a1"));
+    app.submit("/undo".into());
+    assert_eq!(
+        read("new.txt"),
+        None,
+        "the second /undo reaches into the earlier run"
+    );
+    app.submit("/undo".into());
+    assert_eq!(read("a.txt"), None);
+    app.submit("/undo".into());
+    let screen = draw(&mut app, 80, 20);
+    assert!(screen.contains("nothing to undo"), "{screen}");
+}
