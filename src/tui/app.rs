@@ -79,6 +79,9 @@ pub struct App {
     /// The newest checkpoint `/undo` would restore: run id and sequence.
     /// Every checkpoint of the session, oldest first: `/undo` walks back through them, across runs.
     pub checkpoints: Vec<(String, u32)>,
+    /// The cell the model's text or reasoning is streaming into (index, is reasoning); a notice
+    /// shown meanwhile lands after it without splitting it.
+    pub streaming: Option<(usize, bool)>,
     pub now: Instant,
     pub tick: u64,
     pub dirty: bool,
@@ -108,6 +111,7 @@ impl App {
             run: RunState::Idle,
             run_id: None,
             checkpoints: Vec::new(),
+            streaming: None,
             now: Instant::now(),
             tick: 0,
             dirty: true,
@@ -263,6 +267,10 @@ impl App {
     /// React to one event of the run.
     pub fn on_event(&mut self, run_id: &str, event: Event) {
         self.dirty = true;
+        // Anything else the run does ends the piece of text being streamed.
+        if !matches!(event, Event::Text { .. } | Event::Reasoning { .. }) {
+            self.streaming = None;
+        }
         match event {
             Event::RunStart {
                 provider, model, ..
@@ -398,20 +406,21 @@ impl App {
 
     /// Stream a delta into the newest answer (or reasoning) cell, starting one when needed.
     fn append(&mut self, delta: String, reasoning: bool) {
-        let continues = matches!(
-            (self.transcript.last(), reasoning),
-            (Some(Cell::Reasoning(_)), true) | (Some(Cell::Assistant(_)), false)
-        );
-        if continues {
-            self.transcript.update_last(|cell| match cell {
+        if let Some((index, kind)) = self.streaming
+            && kind == reasoning
+        {
+            self.transcript.update(index, |cell| match cell {
                 Cell::Reasoning(text) | Cell::Assistant(text) => text.push_str(&delta),
                 _ => {}
             });
-        } else if reasoning {
-            self.transcript.push(Cell::Reasoning(delta));
-        } else {
-            self.transcript.push(Cell::Assistant(delta));
+            return;
         }
+        self.transcript.push(if reasoning {
+            Cell::Reasoning(delta)
+        } else {
+            Cell::Assistant(delta)
+        });
+        self.streaming = Some((self.transcript.len() - 1, reasoning));
     }
 
     /// Draw the whole screen.

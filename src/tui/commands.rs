@@ -215,6 +215,7 @@ fn undo(app: &mut App, _: &str) {
 /// A fresh start: the screen and what the model remembers of this session.
 fn clear(app: &mut App, _: &str) {
     app.transcript.clear();
+    app.streaming = None;
     app.pipeline.reset();
     app.settings.conversation.clear();
 }

@@ -508,3 +508,23 @@ fn undo_walks_back_across_runs() {
     let screen = draw(&mut app, 80, 20);
     assert!(screen.contains("nothing to undo"), "{screen}");
 }
+
+#[test]
+fn a_notice_during_streaming_does_not_split_the_answer() {
+    let mut app = app();
+    start(&mut app, "explain");
+    app.on_event("run_1", Event::text("The answer streams wor"));
+    app.submit("/cost".into());
+    app.on_event("run_1", Event::text("d by word."));
+    let screen = draw(&mut app, 80, 14);
+    assert!(
+        screen.contains("The answer streams word by word."),
+        "{screen}"
+    );
+    let answer_row = screen.find("word by word").unwrap_or(usize::MAX);
+    let notice_row = screen.find("tokens (").unwrap_or(0);
+    assert!(
+        notice_row > answer_row,
+        "the notice lands after the answer: {screen}"
+    );
+}

@@ -69,14 +69,6 @@ impl Transcript {
         self.entries.last().map(|e| &e.cell)
     }
 
-    /// Change the newest cell in place (a streamed delta).
-    pub fn update_last(&mut self, change: impl FnOnce(&mut Cell)) {
-        if let Some(index) = self.entries.len().checked_sub(1) {
-            self.update(index, change);
-        }
-    }
-
-    /// Change the cell of a tool call; false when the id is unknown.
     pub fn update_tool(&mut self, id: &str, change: impl FnOnce(&mut Cell)) -> bool {
         match self.tools.get(id).copied() {
             Some(index) => {
@@ -87,7 +79,8 @@ impl Transcript {
         }
     }
 
-    fn update(&mut self, index: usize, change: impl FnOnce(&mut Cell)) {
+    /// Change the cell at `index` in place (a streamed delta to the cell it belongs to).
+    pub fn update(&mut self, index: usize, change: impl FnOnce(&mut Cell)) {
         let Some(entry) = self.entries.get_mut(index) else {
             return;
         };
