@@ -131,6 +131,13 @@ impl Composer {
             }
             KeyCode::Enter | KeyCode::Tab if !popup.is_empty() => {
                 let choice = popup[self.selected.min(popup.len() - 1)].clone();
+                // `/model` typed out in full: Enter runs it (showing the current value) rather
+                // than completing it to `/model ` and waiting for a second Enter.
+                let text = self.text();
+                let typed_in_full = popup.iter().any(|c| c.insert.trim_end() == text.trim_end());
+                if key.code == KeyCode::Enter && typed_in_full {
+                    return self.submit();
+                }
                 self.accept(&choice);
                 if key.code == KeyCode::Enter && choice.runs {
                     return self.submit();
@@ -460,6 +467,15 @@ mod tests {
             c.handle_key(key(KeyCode::Enter)),
             ComposerAction::Submit("/quit".into())
         );
+        // Typed out in full, a command runs at once, even when a longer one shares its start.
+        for command in ["/mode", "/model", "/tier"] {
+            c.set_text("");
+            typed(&mut c, command);
+            assert_eq!(
+                c.handle_key(key(KeyCode::Enter)),
+                ComposerAction::Submit(command.into())
+            );
+        }
     }
 
     #[test]
