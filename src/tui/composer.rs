@@ -294,7 +294,12 @@ impl Composer {
             .textarea
             .lines()
             .iter()
-            .map(|l| l.chars().count().max(1).div_ceil(inner))
+            // Display columns, not chars: a CJK character takes two.
+            .map(|l| {
+                unicode_width::UnicodeWidthStr::width(l.as_str())
+                    .max(1)
+                    .div_ceil(inner)
+            })
             .sum();
         u16::try_from(rows)
             .unwrap_or(MAX_INPUT_ROWS)
@@ -450,6 +455,14 @@ mod tests {
         c.handle_key(key(KeyCode::Down));
         c.handle_key(key(KeyCode::Down));
         assert_eq!(c.text(), "dra");
+    }
+
+    #[test]
+    fn height_counts_display_columns() {
+        let mut c = composer();
+        c.set_text(&"漢".repeat(40));
+        // 80 columns of text in a 40-column composer (38 inner): three rows plus two borders.
+        assert_eq!(c.height(40), 5);
     }
 
     #[test]

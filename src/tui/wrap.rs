@@ -4,6 +4,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
+const TAB: &str = "    ";
+
 /// Wrap one logical line into rows of at most `width` columns. Breaks at spaces; a word wider
 /// than a row is broken between characters. An empty line stays one empty row.
 pub fn wrap_line(line: &Line<'static>, width: usize) -> Vec<Line<'static>> {
@@ -12,7 +14,9 @@ pub fn wrap_line(line: &Line<'static>, width: usize) -> Vec<Line<'static>> {
     let mut used = 0usize;
     for span in &line.spans {
         let style = line.style.patch(span.style);
-        for token in tokens(&span.content) {
+        // A terminal cell cannot hold a tab: expand it, or indentation in code disappears.
+        let content = span.content.replace('\t', TAB);
+        for token in tokens(&content) {
             let token_width = str_width(token);
             let is_space = token.starts_with(char::is_whitespace);
             if used + token_width <= width {
@@ -107,6 +111,14 @@ pub fn truncate(text: &str, width: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn tabs_become_spaces() {
+        let rows = wrap_line(&Line::from("\treturn\tx"), 40);
+        let text: String = rows[0].spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(text, "    return    x");
+    }
+
     use super::*;
 
     fn texts(rows: &[Line<'static>]) -> Vec<String> {
