@@ -174,8 +174,9 @@ where
                     display: None,
                 });
             }
-            // A stage cut short still ends with its one `failed` marker.
-            shared.log.finish(bus, false, Some("interrupted".into()));
+            // A stage cut short still ends with its one `failed` marker, and the stages it
+            // kept from starting are `skipped`.
+            shared.log.interrupt(bus);
             bus.emit(Event::error("interrupted", "the run was interrupted"));
             write_final(bus, &shared, ResultStatus::Aborted, Some("interrupted".into()));
             EXIT_INTERRUPTED

@@ -21,6 +21,8 @@ pub struct StageLog {
     records: Mutex<Vec<StageRecord>>,
     open: Mutex<Option<Open>>,
     iterations: Mutex<u32>,
+    /// The stages the current iteration schedules, and how many of them have started.
+    plan: Mutex<(u32, Vec<String>, u32)>,
 }
 
 /// Where a stage sits in its iteration.
@@ -61,7 +63,40 @@ impl StageLog {
         (records, iterations)
     }
 
+    /// The stages iteration `iteration` will run, in order.
+    pub fn plan(&self, iteration: u32, stages: Vec<String>) {
+        if let Ok(mut plan) = self.plan.lock() {
+            *plan = (iteration, stages, 0);
+        }
+    }
+
+    /// An interrupt: the open stage fails, the ones not reached are skipped, so the markers
+    /// and the final result show the whole iteration.
+    pub fn interrupt(&self, bus: &Bus) {
+        self.finish(bus, false, Some("interrupted".into()));
+        let (iteration, stages, started) = match self.plan.lock() {
+            Ok(mut plan) => std::mem::take(&mut *plan),
+            Err(_) => return,
+        };
+        let total = u32::try_from(stages.len()).unwrap_or(u32::MAX);
+        for (position, stage) in stages.iter().enumerate().skip(started as usize) {
+            let index = u32::try_from(position + 1).unwrap_or(u32::MAX);
+            self.skip(
+                bus,
+                stage,
+                Slot {
+                    iteration,
+                    index,
+                    total,
+                },
+            );
+        }
+    }
+
     pub fn start(&self, bus: &Bus, stage: &str, slot: Slot) {
+        if let Ok(mut plan) = self.plan.lock() {
+            plan.2 = plan.2.max(slot.index);
+        }
         let marker = StageMarker {
             stage: stage.to_string(),
             status: StageStatus::Start,
@@ -102,6 +137,9 @@ impl StageLog {
     }
 
     pub fn skip(&self, bus: &Bus, stage: &str, slot: Slot) {
+        if let Ok(mut plan) = self.plan.lock() {
+            plan.2 = plan.2.max(slot.index);
+        }
         let marker = StageMarker {
             stage: stage.to_string(),
             status: StageStatus::Skipped,

@@ -67,6 +67,10 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
         ctx.bus.emit(Event::reasoning(format!(
             "Starting pipeline iteration {number}\n"
         )));
+        ctx.log.plan(
+            number,
+            stages.iter().map(|s| s.name().to_string()).collect(),
+        );
         let mut feedback = failures
             .last()
             .map(|f| format!("Stage {} failed: {}\n\n{}", f.stage, f.detail, f.evidence));
