@@ -436,7 +436,17 @@ async fn run_plan(
                 Some(r) if r.failed.is_empty() && r.skipped.is_empty() => {
                     (ResultStatus::Completed, None, EXIT_SUCCESS)
                 }
-                _ => (ResultStatus::Failed, None, EXIT_FAILED),
+                other => {
+                    // As for a single pipeline: a run that did not complete says so.
+                    let (failed, skipped) = other
+                        .map(|r| (r.failed.join(", "), r.skipped.join(", ")))
+                        .unwrap_or_default();
+                    bus.emit(Event::error(
+                        "design_plan_failed",
+                        format!("tasks failed: [{failed}]; skipped: [{skipped}]"),
+                    ));
+                    (ResultStatus::Failed, None, EXIT_FAILED)
+                }
             }
         }
     };

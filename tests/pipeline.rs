@@ -601,6 +601,12 @@ fn design_plan_skips_the_dependent_of_a_failed_task() {
     );
     assert_eq!(out.code, 1, "{}\n{}", out.stderr, out.stdout);
     assert_eq!(provider.remaining(), 0);
+    let error = out.first("error");
+    assert_eq!(error["code"], "design_plan_failed");
+    assert!(
+        error["message"].as_str().unwrap_or("").contains("[T2]"),
+        "{error}"
+    );
     let found = markers(&out);
     assert_well_formed(&found);
     assert_eq!(
@@ -768,4 +774,53 @@ fn a_refused_test_command_stops_the_pipeline() {
     assert_eq!(result["iterations"], 1, "a refusal is not retried");
     let detail = result["stages"][1]["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("was refused"), "{detail}");
+}
+
+#[test]
+fn the_critique_can_repair_a_plan_that_cannot_run_as_drafted() {
+    let task = |id: &str, deps: &[&str]| json!({"id": id, "title": format!("task {id}"), "description": format!("do {id}"), "depends_on": deps});
+    let provider = FakeProvider::start(vec![
+        // The draft depends on a task that does not exist.
+        submit("p1", "submit_plan", json!({"tasks": [task("T1", &["T0"])]})),
+        submit(
+            "c1",
+            "submit_critique",
+            json!({"approved": false, "issues": ["T0 does not exist"], "tasks": [task("T1", &[])]}),
+        ),
+        submit(
+            "t1cw",
+            "submit_code",
+            json!({"files": files(&[("calc.py", FIXED)]), "summary": "fix add"}),
+        ),
+        submit(
+            "t1av",
+            "submit_verdict",
+            json!({"accepted": true, "reasons": ["ok"]}),
+        ),
+    ]);
+    let sandbox = project(&[("calc.py", BUGGY), ("test_calc.py", TEST)]);
+    let out = run_splice(
+        &sandbox,
+        &provider,
+        &[
+            "--design-plan",
+            "--permission-mode",
+            "auto",
+            "--test-command",
+            "python3 -m unittest test_calc",
+            "Fix add",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let critique_request = &provider.requests()[1].body;
+    assert!(
+        critique_request
+            .to_string()
+            .contains("cannot run as drafted"),
+        "the critique was told what is wrong"
+    );
+    let result = out.final_result();
+    assert_eq!(result["kind"], "design_plan");
+    assert_eq!(result["completed"], json!(["T1"]));
+    assert_eq!(sandbox.read("calc.py").as_deref(), Some(FIXED));
 }

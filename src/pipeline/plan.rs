@@ -194,14 +194,34 @@ async fn draft_and_critique(
         format!("Request:\n{request}\n"),
     )
     .await?;
-    let tasks = match draft.and_then(|(_, plan)| order(plan.tasks)) {
-        Ok(tasks) => tasks,
+    let drafted = match draft {
+        Ok((_, plan)) => plan.tasks,
         Err(detail) => return Ok(Err(format!("the design plan is invalid: {detail}"))),
     };
-    ctx.bus.emit(Event::reasoning(format!(
-        "Design plan: {}\nDesign critique: reviewing the plan\n",
-        describe(&tasks)
-    )));
+    // A draft whose order does not hold (a cycle, an unknown dependency) still goes to the
+    // critique, which may repair it; only a plan that stays broken fails.
+    let (tasks, problem) = match order(drafted.clone()) {
+        Ok(tasks) => (tasks, None),
+        Err(detail) => (drafted, Some(detail)),
+    };
+    let mut review = format!(
+        "Request:\n{request}\n\nPlan:\n{}\n",
+        serde_json::to_string_pretty(&tasks_json(&tasks)).unwrap_or_default()
+    );
+    match &problem {
+        Some(detail) => {
+            ctx.bus.emit(Event::reasoning(format!(
+                "Design plan: invalid as drafted ({detail})\nDesign critique: reviewing the plan\n"
+            )));
+            review.push_str(&format!(
+                "\nThe plan cannot run as drafted: {detail}. Revise it.\n"
+            ));
+        }
+        None => ctx.bus.emit(Event::reasoning(format!(
+            "Design plan: {}\nDesign critique: reviewing the plan\n",
+            describe(&tasks)
+        ))),
+    }
     let critique = submit::<Critique>(
         ctx,
         "design_critique",
@@ -209,35 +229,40 @@ async fn draft_and_critique(
         "submit_critique",
         &READ_ONLY,
         CRITIQUE_PROMPT,
-        format!(
-            "Request:\n{request}\n\nPlan:\n{}\n",
-            serde_json::to_string_pretty(&tasks_json(&tasks)).unwrap_or_default()
-        ),
+        review,
     )
     .await?;
-    let line = match critique {
-        Err(detail) => format!("Design critique unusable ({detail}); keeping the plan\n"),
-        Ok((_, c)) if c.approved => "Design critique: plan approved\n".to_string(),
+    // Past this match the plan was not revised; `reason` says why.
+    let reason = match critique {
+        Err(detail) => format!("Design critique unusable ({detail})"),
+        Ok((_, c)) if c.approved && problem.is_none() => {
+            ctx.bus
+                .emit(Event::reasoning("Design critique: plan approved\n"));
+            return Ok(Ok(tasks));
+        }
         Ok((_, c)) => match c.tasks.map(order) {
             Some(Ok(revised)) => {
-                let line = format!(
+                ctx.bus.emit(Event::reasoning(format!(
                     "Design critique: revised the plan ({}): {}\n",
                     c.issues.join("; "),
                     describe(&revised)
-                );
-                ctx.bus.emit(Event::reasoning(line));
+                )));
                 return Ok(Ok(revised));
             }
-            Some(Err(detail)) => {
-                format!("Design critique's revision is invalid ({detail}); keeping the plan\n")
-            }
+            Some(Err(detail)) => format!("Design critique's revision is invalid ({detail})"),
             None => format!(
-                "Design critique raised issues without a revision ({}); keeping the plan\n",
+                "Design critique raised issues without a revision ({})",
                 c.issues.join("; ")
             ),
         },
     };
-    ctx.bus.emit(Event::reasoning(line));
+    if let Some(detail) = problem {
+        return Ok(Err(format!(
+            "the design plan is invalid: {detail}; {reason}"
+        )));
+    }
+    ctx.bus
+        .emit(Event::reasoning(format!("{reason}; keeping the plan\n")));
     Ok(Ok(tasks))
 }
 
