@@ -65,7 +65,7 @@ pub fn builtin() -> Vec<CommandSpec> {
         CommandSpec {
             name: "clear",
             args: "",
-            help: "clear the transcript",
+            help: "clear the transcript and the model's memory of this session",
             run: clear,
         },
         CommandSpec {
@@ -94,8 +94,8 @@ fn help(app: &mut App, _: &str) {
         text.push_str(&format!("  {name:<40} {}\n", spec.help));
     }
     text.push_str(
-        "Keys: Enter send · Shift/Alt+Enter or Ctrl-J newline · Up/Down history · Tab complete\n\
-         PageUp/PageDown or wheel scroll · Ctrl-O unfold the last tool result\n\
+        "Keys: Enter send · Alt+Enter or Ctrl-J newline · Up/Down history · Tab complete\n\
+         PageUp/PageDown or wheel scroll · Ctrl-O fold/unfold the newest tool result\n\
          Esc or Ctrl-C interrupt the run · Ctrl-C twice quit",
     );
     app.notice(Level::Info, text);

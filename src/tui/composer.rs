@@ -272,8 +272,11 @@ impl Composer {
                 .iter()
                 .filter(|f| f.to_lowercase().contains(&query))
                 .collect();
-            // Prefix matches first, then shorter paths.
-            hits.sort_by_key(|f| (!f.to_lowercase().starts_with(&query), f.len()));
+            // Prefix matches first, then shorter paths, then by name so the order is stable.
+            hits.sort_by(|a, b| {
+                let key = |f: &String| (!f.to_lowercase().starts_with(&query), f.len());
+                key(a).cmp(&key(b)).then_with(|| a.cmp(b))
+            });
             return hits
                 .into_iter()
                 .take(POPUP_ROWS)
