@@ -275,6 +275,8 @@ pub fn open_session(
             }
         }
         app.run = super::app::RunState::Idle;
+        app.pipeline.settle();
+        app.transcript.settle_open_tools();
         remember_transcript(app);
         app.notice(Level::Info, "session resumed");
     }

@@ -99,6 +99,19 @@ impl Pipeline {
         shown
     }
 
+    /// A run that ended without closing its stages (a session saved by a process that died):
+    /// what was running failed, nothing is left spinning.
+    pub fn settle(&mut self) {
+        for row in &mut self.stages {
+            if matches!(row.state, StageState::Running { .. }) {
+                row.state = StageState::Failed {
+                    ms: None,
+                    detail: Some("interrupted".into()),
+                };
+            }
+        }
+    }
+
     pub fn apply(&mut self, marker: &StageMarker, now: Instant) {
         if marker.iteration != self.iteration {
             // A new iteration starts its stages afresh.

@@ -528,3 +528,42 @@ fn a_notice_during_streaming_does_not_split_the_answer() {
         "the notice lands after the answer: {screen}"
     );
 }
+
+#[test]
+fn a_resumed_session_whose_run_never_ended_shows_nothing_still_running() {
+    use crate::tui::session::Record;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut settings = settings();
+    settings.data_dir = dir.path().to_path_buf();
+    let mut app = App::new(settings, Theme::ansi());
+    let marker = StageMarker {
+        stage: "code_writer".into(),
+        status: StageStatus::Start,
+        iteration: 1,
+        index: 1,
+        total: 3,
+        ms: None,
+        detail: None,
+    };
+    let event = |event: Event| Record::Event {
+        run_id: "run_1".into(),
+        event: Box::new(event),
+    };
+    let records = vec![
+        Record::Prompt {
+            text: "fix it".into(),
+        },
+        event(Event::reasoning(marker.encode())),
+        event(Event::ToolCall {
+            id: "c1".into(),
+            name: "read_file".into(),
+            args: json!({"path": "a.rs"}),
+            side_effect: SideEffect::Read,
+        }),
+    ];
+    super::event_loop::open_session(&mut app, Some(records)).unwrap_or_else(|e| panic!("{e}"));
+    let screen = draw(&mut app, 100, 16);
+    assert!(!screen.contains("running…"), "{screen}");
+    assert!(screen.contains("interrupted"), "{screen}");
+    assert!(!app.pipeline.running(), "a stage is still spinning");
+}

@@ -7,8 +7,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use super::cells::Cell;
+use super::cells::{Cell, ToolOutcome};
 use super::theme::Theme;
+use crate::protocol::events::ToolStatus;
 
 struct Entry {
     cell: Cell,
@@ -67,6 +68,29 @@ impl Transcript {
 
     pub fn last(&self) -> Option<&Cell> {
         self.entries.last().map(|e| &e.cell)
+    }
+
+    /// Give every tool call still waiting for its result an `interrupted` one (a replayed
+    /// session whose run never ended).
+    pub fn settle_open_tools(&mut self) {
+        let open: Vec<usize> = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e.cell, Cell::Tool { result: None, .. }))
+            .map(|(i, _)| i)
+            .collect();
+        for index in open {
+            self.update(index, |cell| {
+                if let Cell::Tool { result, .. } = cell {
+                    *result = Some(ToolOutcome {
+                        status: ToolStatus::Error,
+                        output: "interrupted".into(),
+                        truncated: false,
+                    });
+                }
+            });
+        }
     }
 
     pub fn update_tool(&mut self, id: &str, change: impl FnOnce(&mut Cell)) -> bool {
