@@ -428,6 +428,9 @@ impl App {
         let area = frame.area();
         let buf = frame.buffer_mut();
         self.dirty = false;
+        if self.theme.background != ratatui::style::Color::Reset {
+            buf.set_style(area, Style::default().bg(self.theme.background));
+        }
         if area.height < MIN_HEIGHT || area.width < MIN_WIDTH {
             // Too small for the layout; the run goes on, and a bigger window shows it again.
             let line = Line::from(Span::styled("terminal too small", self.theme.dim()));

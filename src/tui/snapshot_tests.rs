@@ -408,6 +408,9 @@ fn themes_render_with_their_colours() {
         let cell = &buffer[(0, 0)];
         assert_eq!(cell.symbol(), "›");
         assert_eq!(cell.fg, theme.user, "{name}");
+        // The theme's own background under everything, empty cells included.
+        assert_eq!(buffer[(39, 3)].bg, theme.background, "{name}");
+        assert_ne!(theme.background, ratatui::style::Color::Reset, "{name}");
     }
 }
 

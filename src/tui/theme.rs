@@ -56,6 +56,9 @@ pub struct Theme {
     pub added: Color,
     pub removed: Color,
     pub highlight_bg: Color,
+    /// Painted under the whole screen; `Reset` keeps the terminal's own. A light theme sets
+    /// it, or its dark text would sit on a dark terminal's background.
+    pub background: Color,
 }
 
 impl Default for Theme {
@@ -83,6 +86,7 @@ impl Theme {
             added: Color::Green,
             removed: Color::Red,
             highlight_bg: Color::Reset,
+            background: Color::Reset,
         }
     }
 
@@ -131,6 +135,7 @@ impl Theme {
                 "added" => &mut theme.added,
                 "removed" => &mut theme.removed,
                 "highlight_bg" => &mut theme.highlight_bg,
+                "background" => &mut theme.background,
                 other => return Err(invalid(format!("unknown colour key `{other}`"))),
             };
             *slot = color;
