@@ -3,13 +3,10 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::Command;
-
 use serde_json::{Value, json};
 use support::fake_provider::{FakeProvider, Reply, openai};
 use support::markers::{assert_well_formed, compact, markers};
-use support::{Outcome, Sandbox, run, stream_json};
+use support::{Outcome, Sandbox, git, run, stream_json};
 
 const BUGGY: &str = "def add(a, b):\n    return a - b\n";
 const FIXED: &str = "def add(a, b):\n    return a + b\n";
@@ -18,21 +15,6 @@ const FIXED: &str = "def add(a, b):\n    return a + b\n";
 const WRONG: &str = "def add(a, b):\n    return a * b  # wrong\n";
 /// A test that leaves a line in test_runs.log each time it really runs.
 const TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        with open(\"test_runs.log\", \"a\") as log:\n            log.write(\"ran\\n\")\n        self.assertEqual(add(2, 3), 5)\n";
-
-pub fn git(root: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("git: {e}"));
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// A git repository with `files`, committed.
 fn project(files: &[(&str, &str)]) -> Sandbox {

@@ -8,25 +8,10 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 use support::fake_provider::{FakeProvider, Reply, openai};
-use support::{Outcome, Sandbox, run, stream_json};
+use support::{Outcome, Sandbox, git, run, stream_json};
 
 const BUGGY: &str = "def add(a, b):\n    return a - b\n";
 const FIXED: &str = "def add(a, b):\n    return a + b\n";
-
-fn git(root: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("git: {e}"));
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 fn project() -> Sandbox {
     let sandbox = Sandbox::new();

@@ -211,6 +211,22 @@ pub fn stream_json(command: &mut Command) -> &mut Command {
     command.args(["exec", "--output-format", "stream-json"])
 }
 
+/// Run git in `root`; a failure fails the test with git's message.
+pub fn git(root: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("git: {e}"));
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 pub fn exists(root: &Path, path: &str) -> bool {
     root.join(path).exists()
 }
