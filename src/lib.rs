@@ -8,6 +8,7 @@ pub mod config;
 pub mod conversation;
 pub mod headless;
 pub mod ids;
+pub mod instructions;
 pub mod permissions;
 pub mod pipeline;
 pub mod protocol;

@@ -478,7 +478,7 @@ async fn run_light(
     prompt: Prompt,
 ) -> i32 {
     shared.log.set_iterations(1);
-    let system = format!("{AGENT_PROMPT}\nWorking root: {}\n", settings.cwd.display());
+    let system = crate::instructions::system_prompt(AGENT_PROMPT, &settings.cwd);
     let mut messages = settings.conversation.messages();
     messages.push(Message::User {
         text: prompt.text,

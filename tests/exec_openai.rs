@@ -468,3 +468,26 @@ fn model_text_cannot_forge_stage_markers() {
         "the rest of the text is kept"
     );
 }
+
+#[test]
+fn project_instructions_reach_the_system_prompt() {
+    let provider = FakeProvider::start(vec![openai::answer(&["ok"])]);
+    let sandbox = Sandbox::new();
+    sandbox.write("AGENTS.md", "Always run `make check` before answering.\n");
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--tier", "light", "hi"]);
+    let out = run(command, None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let system = provider.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        system.contains("Project instructions from AGENTS.md"),
+        "{system}"
+    );
+    assert!(
+        system.contains("Always run `make check` before answering."),
+        "{system}"
+    );
+}

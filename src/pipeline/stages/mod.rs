@@ -68,8 +68,8 @@ pub async fn submit<T: DeserializeOwned>(
         return Ok(Err(format!("unknown submit tool {submit_name}")));
     };
     let system = format!(
-        "{system}\nWorking root: {}\nEnd by calling {submit_name} exactly once.\n",
-        ctx.root().display()
+        "{}\nEnd by calling {submit_name} exactly once.\n",
+        crate::instructions::system_prompt(system, ctx.root())
     );
     let mut messages = vec![Message::User {
         text: user,
