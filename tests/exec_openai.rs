@@ -491,3 +491,18 @@ fn project_instructions_reach_the_system_prompt() {
         "{system}"
     );
 }
+
+#[test]
+fn a_refusal_is_shown_as_the_answer() {
+    let provider = FakeProvider::start(vec![Reply::Sse(vec![
+        openai::chunk(json!({"refusal": "I can't help with that."}), None),
+        openai::finish("stop"),
+        openai::done(),
+    ])]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--tier", "light", "do something bad"]);
+    let out = run(command, None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.text(), "I can't help with that.");
+}

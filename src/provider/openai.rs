@@ -119,9 +119,10 @@ pub async fn read_stream(
                 on_event(StreamEvent::Reasoning(text.to_string()));
             }
         }
-        if let Some(text) = delta
-            .get("content")
-            .and_then(Value::as_str)
+        // A refusal is the model's answer too, in a field of its own.
+        for text in ["content", "refusal"]
+            .iter()
+            .filter_map(|key| delta.get(*key).and_then(Value::as_str))
             .filter(|t| !t.is_empty())
         {
             result.text.push_str(text);
