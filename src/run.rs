@@ -259,7 +259,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         *shown = tier.as_str().to_string();
     }
     if !settings.pipeline.worktree {
-        return run_work(settings, bus, shared, &provider, prompt, tier).await;
+        return run_work(settings, bus, shared, &provider, prompt, tier, Vec::new()).await;
     }
     let worktree = match Worktree::create(&settings.data_dir, &settings.cwd, bus.run_id()) {
         Ok(worktree) => worktree,
@@ -284,7 +284,8 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     };
     let request = prompt.text.clone();
     shared.hold_final.store(true, Ordering::SeqCst);
-    let exit = run_work(&inside, bus, shared, &provider, prompt, tier).await;
+    let git_dir: Vec<PathBuf> = worktree.git_dir().into_iter().collect();
+    let exit = run_work(&inside, bus, shared, &provider, prompt, tier, git_dir).await;
     let merged_exit = worktree::finish(
         bus,
         &settings.data_dir,
@@ -312,6 +313,7 @@ async fn run_work(
     provider: &Provider,
     prompt: Prompt,
     tier: Tier,
+    writable: Vec<PathBuf>,
 ) -> i32 {
     let runner = ToolRunner {
         root: settings.cwd.clone(),
@@ -322,6 +324,7 @@ async fn run_work(
             &settings.cwd,
         )),
         bus: bus.clone(),
+        writable,
     };
     let agent = Agent {
         provider,

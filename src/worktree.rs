@@ -78,6 +78,18 @@ fn record_path(data_dir: &Path, run_id: &str) -> PathBuf {
 }
 
 impl Worktree {
+    /// The source repository's git directory, where git in the worktree writes its index,
+    /// objects and refs. Asked of the source checkout (outside the run's reach), never read
+    /// from the worktree's own `.git` file, which a command in the run could rewrite.
+    pub fn git_dir(&self) -> Option<PathBuf> {
+        git(
+            &self.source,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        )
+        .ok()
+        .map(PathBuf::from)
+    }
+
     /// Add a worktree for `run_id` on a new branch from the source's HEAD.
     pub fn create(data_dir: &Path, cwd: &Path, run_id: &str) -> Result<Worktree, WorktreeError> {
         let not_repo = |e: WorktreeError| WorktreeError::NotARepo(e.to_string());

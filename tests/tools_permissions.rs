@@ -422,3 +422,35 @@ fn an_allow_rule_does_not_let_a_chained_command_through() {
     assert_eq!(out.first("tool_result")["status"], "denied");
     assert!(!sandbox.root.join("injected.txt").exists());
 }
+
+#[test]
+fn a_rewritten_git_file_does_not_widen_the_sandbox() {
+    let sandbox = Sandbox::new();
+    let outside = outside_dir();
+    let escape = format!("cd {} && touch pwned; echo done", outside.display());
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "c1",
+            "run_command",
+            &[&json!({"command": "printf 'gitdir: /x/y\\n' > .git"}).to_string()],
+        ),
+        openai::tool_call(
+            "c2",
+            "run_command",
+            &[&json!({"command": escape}).to_string()],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--permission-mode", "auto", "go"]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(sandbox.read(".git").as_deref(), Some("gitdir: /x/y\n"));
+    let results = out.of_type("tool_result");
+    let second = results[1]["output"].as_str().unwrap_or_default();
+    assert!(second.contains("Permission denied"), "{second}");
+    assert!(
+        !outside.join("pwned").exists(),
+        "the sandbox let a write out"
+    );
+}

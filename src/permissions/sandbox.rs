@@ -29,8 +29,9 @@ pub fn set_launcher(path: PathBuf) {
     let _ = LAUNCHER.set(path);
 }
 
-/// Where a confined command in `root` may write.
-pub fn writable_paths(root: &Path) -> Vec<PathBuf> {
+/// Where a confined command in `root` may write, with `extra` places the run vouches for (a
+/// worktree's git directory, which Splice knows from its own records).
+pub fn writable_paths(root: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
     let mut paths = vec![
         root.to_path_buf(),
         PathBuf::from("/tmp"),
@@ -44,34 +45,24 @@ pub fn writable_paths(root: &Path) -> Vec<PathBuf> {
         .or_else(|| dirs::home_dir().map(|h| h.join(".cargo")));
     paths.extend(cargo_home);
     paths.extend(dirs::home_dir().map(|h| h.join(".npm")));
-    // In a git worktree `.git` is a file naming the real git directory, where git writes too.
-    paths.extend(git_dirs_of_worktree(root));
+    paths.extend(extra.iter().cloned());
     paths.sort();
     paths.dedup();
     paths
 }
 
-/// For a worktree whose `.git` file says `gitdir: <repo>/.git/worktrees/<name>`: that directory
-/// and the repository's common `.git` (objects, refs).
-fn git_dirs_of_worktree(root: &Path) -> Vec<PathBuf> {
-    let Ok(text) = std::fs::read_to_string(root.join(".git")) else {
-        return Vec::new();
-    };
-    let Some(dir) = text.trim().strip_prefix("gitdir:") else {
-        return Vec::new();
-    };
-    let dir = root.join(dir.trim());
-    let common = dir.parent().and_then(Path::parent).map(Path::to_path_buf);
-    std::iter::once(dir).chain(common).collect()
-}
-
 /// `sh -c command` in `root`, confined when a launcher is known; the flag says which.
-pub fn shell_command(root: &Path, command: &str, confine: bool) -> (tokio::process::Command, bool) {
+pub fn shell_command(
+    root: &Path,
+    extra: &[PathBuf],
+    command: &str,
+    confine: bool,
+) -> (tokio::process::Command, bool) {
     match LAUNCHER.get().filter(|_| confine) {
         Some(launcher) => {
             let mut process = tokio::process::Command::new(launcher);
             process.arg(SANDBOX_ARG);
-            for path in writable_paths(root) {
+            for path in writable_paths(root, extra) {
                 process.arg("--write").arg(path);
             }
             process.args(["--", "sh", "-c", command]);
@@ -140,22 +131,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn worktree_git_dirs_are_writable() {
+    fn a_git_file_in_the_root_widens_nothing() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let root = dir.path().join("wt");
         std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join(".git"), "gitdir: /repo/.git/worktrees/wt\n")
-            .unwrap_or_else(|e| panic!("{e}"));
-        let paths = writable_paths(&root);
+        // A command in the run could write this file: it must not open up `/`.
+        std::fs::write(root.join(".git"), "gitdir: /x/y\n").unwrap_or_else(|e| panic!("{e}"));
+        let paths = writable_paths(&root, &[]);
         assert!(paths.contains(&root));
-        assert!(paths.contains(&PathBuf::from("/repo/.git/worktrees/wt")));
-        assert!(paths.contains(&PathBuf::from("/repo/.git")));
-        assert!(paths.contains(&PathBuf::from("/tmp")));
+        assert!(
+            !paths
+                .iter()
+                .any(|p| p == Path::new("/") || p.starts_with("/x"))
+        );
+        let vouched = writable_paths(&root, &[PathBuf::from("/repo/.git")]);
+        assert!(vouched.contains(&PathBuf::from("/repo/.git")));
     }
 
     #[test]
     fn without_a_launcher_the_shell_runs_directly() {
-        let (command, confined) = shell_command(Path::new("/"), "true", true);
+        let (command, confined) = shell_command(Path::new("/"), &[], "true", true);
         assert!(!confined);
         assert_eq!(command.as_std().get_program(), "sh");
     }

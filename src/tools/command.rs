@@ -1,7 +1,7 @@
 //! `run_command`: a shell command in the working root, in its own process group so a timeout or
 //! an interrupt ends everything it started.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -51,14 +51,16 @@ pub fn timeout_for(requested: Option<u64>) -> Duration {
     )
 }
 
-/// Run `command` with `sh -c` in `root`; `confine` runs it in the sandbox when one is available.
+/// Run `command` with `sh -c` in `root`; `confine` runs it in the sandbox when one is available,
+/// with `writable` places beyond the root that the run vouches for.
 pub async fn run(
     root: &Path,
     command: &str,
     timeout: Duration,
     confine: bool,
+    writable: &[PathBuf],
 ) -> Result<CommandOutcome, ToolError> {
-    let (mut process, _confined) = shell_command(root, command, confine);
+    let (mut process, _confined) = shell_command(root, writable, command, confine);
     let mut child = process
         .current_dir(root)
         // Python decides a cached .pyc is fresh by mtime (in seconds) and size, so a file the
@@ -186,6 +188,7 @@ mod tests {
             "echo out; echo err >&2; exit 3",
             Duration::from_secs(5),
             false,
+            &[],
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -198,7 +201,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let marker = dir.path().join("late");
         let command = format!("(sleep 1; touch {}) & sleep 5", marker.display());
-        let outcome = run(dir.path(), &command, Duration::from_millis(200), false)
+        let outcome = run(dir.path(), &command, Duration::from_millis(200), false, &[])
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(outcome.timed_out);
@@ -215,6 +218,7 @@ mod tests {
             "echo started; sleep 5",
             Duration::from_millis(300),
             false,
+            &[],
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -230,6 +234,7 @@ mod tests {
             "sleep 3 & echo done",
             Duration::from_secs(2),
             false,
+            &[],
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -246,6 +251,7 @@ mod tests {
             "yes line | head -c 200000",
             Duration::from_secs(5),
             false,
+            &[],
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));

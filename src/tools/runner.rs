@@ -42,6 +42,8 @@ pub struct ToolRunner {
     pub policy: Policy,
     pub checkpoints: Arc<CheckpointStore>,
     pub bus: Bus,
+    /// Places beyond the root a confined command may write (a worktree's git directory).
+    pub writable: Vec<PathBuf>,
 }
 
 impl ToolRunner {
@@ -171,7 +173,8 @@ impl ToolRunner {
                     }
                 };
                 let timeout = command::timeout_for(args.timeout_ms);
-                let outcome = command::run(root, &args.command, timeout, confine).await?;
+                let outcome =
+                    command::run(root, &args.command, timeout, confine, &self.writable).await?;
                 let status = match (outcome.timed_out, outcome.exit_code) {
                     (true, _) => ToolStatus::Timeout,
                     (false, Some(0)) => ToolStatus::Ok,
