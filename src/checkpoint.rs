@@ -258,13 +258,13 @@ mod tests {
             .save("write_file", &first)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(info.sequence, 1);
-        crate::tools::fs::apply(&first).unwrap_or_else(|e| panic!("{e}"));
+        crate::tools::fs::apply(root, &first).unwrap_or_else(|e| panic!("{e}"));
         let second = vec![change(root, "c.txt", Some("c1"))];
         assert_eq!(
             store.save("edit_file", &second).map(|i| i.sequence).ok(),
             Some(2)
         );
-        crate::tools::fs::apply(&second).unwrap_or_else(|e| panic!("{e}"));
+        crate::tools::fs::apply(root, &second).unwrap_or_else(|e| panic!("{e}"));
         // Someone edits c.txt after Splice did.
         std::fs::write(root.join("c.txt"), "human").unwrap_or_else(|e| panic!("{e}"));
 

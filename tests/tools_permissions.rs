@@ -4,7 +4,7 @@
 mod support;
 
 use serde_json::json;
-use support::fake_provider::{FakeProvider, openai};
+use support::fake_provider::{FakeProvider, Reply, openai};
 use support::{Outcome, Sandbox, run, stream_json};
 
 /// One scripted tool call, then a closing answer; returns the run and the provider.
@@ -452,5 +452,48 @@ fn a_rewritten_git_file_does_not_widen_the_sandbox() {
     assert!(
         !outside.join("pwned").exists(),
         "the sandbox let a write out"
+    );
+}
+
+#[test]
+fn a_symlink_swapped_in_during_writes_cannot_carry_them_out() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let sandbox = Sandbox::new();
+    let outside = outside_dir();
+    let target = outside.join("race.txt");
+    // One response asking for many writes to the same name.
+    let mut events = Vec::new();
+    for i in 0..60u64 {
+        events.push(openai::tool_start(i, &format!("w{i}"), "write_file"));
+        events.push(openai::tool_args(
+            i,
+            &json!({"path": "r", "content": format!("RACE{i}\n")}).to_string(),
+        ));
+    }
+    events.push(openai::finish("tool_calls"));
+    events.push(openai::done());
+    let provider = FakeProvider::start(vec![Reply::Sse(events), openai::answer(&["done"])]);
+    // Meanwhile the name flips between nothing and a link out of the root.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = {
+        let (stop, link, target) = (stop.clone(), sandbox.root.join("r"), target.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = std::os::unix::fs::symlink(&target, &link);
+                let _ = std::fs::remove_file(&link);
+            }
+        })
+    };
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--permission-mode", "auto", "write"]);
+    let out = run(command, None);
+    stop.store(true, Ordering::Relaxed);
+    let _ = flipper.join();
+    out.assert_well_formed();
+    assert_eq!(out.of_type("tool_result").len(), 60);
+    assert!(
+        !target.exists(),
+        "a write followed a swapped-in link out of the root"
     );
 }

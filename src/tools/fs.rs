@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::beneath;
 use super::paths::{display, resolve};
 use super::{EditArgs, MAX_OUTPUT_BYTES, ReadArgs, ToolError, WriteArgs, cap_output};
 
@@ -19,8 +20,8 @@ pub struct FileChange {
     pub after: Option<Vec<u8>>,
 }
 
-fn read_existing(path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
-    match std::fs::read(path) {
+fn read_existing(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
+    match beneath::read(root, path) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(ToolError::Failed(format!(
@@ -38,7 +39,7 @@ pub fn read_file(root: &Path, args: &ReadArgs) -> Result<(String, bool), ToolErr
             args.path
         )));
     }
-    let bytes = std::fs::read(&path)
+    let bytes = beneath::read(root, &path)
         .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", args.path)))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| ToolError::Failed(format!("{} is not a UTF-8 text file", args.path)))?;
@@ -69,7 +70,7 @@ pub fn plan_write(root: &Path, args: &WriteArgs) -> Result<Vec<FileChange>, Tool
     }
     Ok(vec![FileChange {
         shown: display(root, &path),
-        before: read_existing(&path)?,
+        before: read_existing(root, &path)?,
         after: Some(args.content.clone().into_bytes()),
         path,
     }])
@@ -77,7 +78,7 @@ pub fn plan_write(root: &Path, args: &WriteArgs) -> Result<Vec<FileChange>, Tool
 
 pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<Vec<FileChange>, ToolError> {
     let path = resolve(root, &args.path)?;
-    let before = read_existing(&path)?
+    let before = read_existing(root, &path)?
         .ok_or_else(|| ToolError::Failed(format!("{} does not exist", args.path)))?;
     let text = String::from_utf8(before.clone())
         .map_err(|_| ToolError::Failed(format!("{} is not a UTF-8 text file", args.path)))?;
@@ -114,30 +115,14 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<Vec<FileChange>, ToolEr
     }])
 }
 
-/// Write or delete every planned file.
-pub fn apply(changes: &[FileChange]) -> Result<(), ToolError> {
+/// Write or delete every planned file, each opened beneath `root` by the kernel.
+pub fn apply(root: &Path, changes: &[FileChange]) -> Result<(), ToolError> {
     for change in changes {
         match &change.after {
-            Some(bytes) => {
-                if let Some(parent) = change.path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| {
-                        ToolError::Failed(format!("cannot create {}: {e}", parent.display()))
-                    })?;
-                }
-                std::fs::write(&change.path, bytes).map_err(|e| {
-                    ToolError::Failed(format!("cannot write {}: {e}", change.shown))
-                })?;
-            }
-            None => match std::fs::remove_file(&change.path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(ToolError::Failed(format!(
-                        "cannot delete {}: {e}",
-                        change.shown
-                    )));
-                }
-            },
+            Some(bytes) => beneath::write(root, &change.path, bytes)
+                .map_err(|e| ToolError::Failed(format!("cannot write {}: {e}", change.shown)))?,
+            None => beneath::remove(root, &change.path)
+                .map_err(|e| ToolError::Failed(format!("cannot delete {}: {e}", change.shown)))?,
         }
     }
     Ok(())
@@ -197,7 +182,7 @@ mod tests {
         };
         let plan = plan_write(&root, &args).unwrap_or_default();
         assert_eq!(plan[0].before, None);
-        apply(&plan).unwrap_or_else(|e| panic!("{e}"));
+        apply(&root, &plan).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             std::fs::read_to_string(root.join("deep/new.txt"))
                 .ok()

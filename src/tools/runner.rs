@@ -233,7 +233,7 @@ impl ToolRunner {
             .save(tool, changes)
             .map_err(|e| (ToolStatus::Error, e.to_string()))?;
         self.bus.emit(Event::Checkpoint { checkpoint: info });
-        apply(changes).map_err(|e| (ToolStatus::Error, e.to_string()))?;
+        apply(&self.root, changes).map_err(|e| (ToolStatus::Error, e.to_string()))?;
         Ok(targets)
     }
 

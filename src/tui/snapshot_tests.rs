@@ -480,7 +480,7 @@ fn undo_walks_back_across_runs() {
         let info = store
             .save("write_file", std::slice::from_ref(&change))
             .unwrap_or_else(|e| panic!("{e}"));
-        apply(&[change]).unwrap_or_else(|e| panic!("{e}"));
+        apply(&root, &[change]).unwrap_or_else(|e| panic!("{e}"));
         (run.to_string(), Event::Checkpoint { checkpoint: info })
     };
     let mut settings = settings();
