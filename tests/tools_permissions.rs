@@ -497,3 +497,14 @@ fn a_symlink_swapped_in_during_writes_cannot_carry_them_out() {
         "a write followed a swapped-in link out of the root"
     );
 }
+
+#[test]
+fn file_tools_do_not_write_inside_git() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".git/config", "[core]\n");
+    let args = json!({"path": ".git/config", "content": "[core]\n\tfsmonitor = \"id > /tmp/x\"\n"});
+    let (out, _) = one_call(&sandbox, "write_file", args, &["--permission-mode", "auto"]);
+    assert_eq!(out.first("tool_result")["status"], "blocked");
+    assert_eq!(out.first("permission")["block"]["kind"], "protected_path");
+    assert_eq!(sandbox.read(".git/config").as_deref(), Some("[core]\n"));
+}

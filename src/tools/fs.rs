@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::beneath;
-use super::paths::{display, resolve};
+use super::paths::{display, resolve, resolve_for_write};
 use super::{EditArgs, MAX_OUTPUT_BYTES, ReadArgs, ToolError, WriteArgs, cap_output};
 
 /// Default number of lines `read_file` returns without a `limit`.
@@ -64,7 +64,7 @@ pub fn read_file(root: &Path, args: &ReadArgs) -> Result<(String, bool), ToolErr
 }
 
 pub fn plan_write(root: &Path, args: &WriteArgs) -> Result<Vec<FileChange>, ToolError> {
-    let path = resolve(root, &args.path)?;
+    let path = resolve_for_write(root, &args.path)?;
     if path.is_dir() {
         return Err(ToolError::Failed(format!("{} is a directory", args.path)));
     }
@@ -77,7 +77,7 @@ pub fn plan_write(root: &Path, args: &WriteArgs) -> Result<Vec<FileChange>, Tool
 }
 
 pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<Vec<FileChange>, ToolError> {
-    let path = resolve(root, &args.path)?;
+    let path = resolve_for_write(root, &args.path)?;
     let before = read_existing(root, &path)?
         .ok_or_else(|| ToolError::Failed(format!("{} does not exist", args.path)))?;
     let text = String::from_utf8(before.clone())

@@ -25,6 +25,8 @@ pub enum ToolError {
     InvalidArguments(String),
     #[error("path `{0}` is outside the working root")]
     OutsideRoot(String),
+    #[error("path `{0}` is inside .git, which file tools do not write")]
+    Protected(String),
     #[error("{0}")]
     Failed(String),
     #[error("unknown tool `{0}`")]

@@ -73,6 +73,20 @@ fn physical_location(start: &Path, relative: &Path) -> Option<PathBuf> {
     Some(current)
 }
 
+/// `resolve` for a write: besides staying inside the root, the path must not be inside a
+/// `.git` directory, whose config can make a later, approved `git` command run anything.
+pub fn resolve_for_write(root: &Path, raw: &str) -> Result<PathBuf, ToolError> {
+    let path = resolve(root, raw)?;
+    let inside_git = path
+        .strip_prefix(root)
+        .map(|relative| relative.components().any(|c| c.as_os_str() == ".git"))
+        .unwrap_or(true);
+    if inside_git {
+        return Err(ToolError::Protected(raw.to_string()));
+    }
+    Ok(path)
+}
+
 /// The path relative to root, with forward slashes, for events and messages.
 pub fn display(root: &Path, path: &Path) -> String {
     path.strip_prefix(root)

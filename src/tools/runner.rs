@@ -77,7 +77,8 @@ impl ToolRunner {
         };
         match self.dispatch(&call.id, tool, &args).await {
             Ok(reply) => reply,
-            Err(ToolError::OutsideRoot(path)) => self.block_outside_root(call, tool, &path),
+            Err(ToolError::OutsideRoot(path)) => self.block(call, tool, &path, "outside_root"),
+            Err(ToolError::Protected(path)) => self.block(call, tool, &path, "protected_path"),
             Err(error) => self.finish(
                 &call.id,
                 ToolStatus::Error,
@@ -331,8 +332,12 @@ impl ToolRunner {
         }
     }
 
-    fn block_outside_root(&self, call: &ToolCallRequest, tool: ToolName, path: &str) -> ToolReply {
-        let reason = format!("`{path}` is outside the working root");
+    fn block(&self, call: &ToolCallRequest, tool: ToolName, path: &str, kind: &str) -> ToolReply {
+        let reason = if kind == "outside_root" {
+            format!("`{path}` is outside the working root")
+        } else {
+            format!("`{path}` is inside .git, which file tools do not write")
+        };
         self.bus.emit(Event::Permission {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -342,7 +347,7 @@ impl ToolRunner {
             reason: reason.clone(),
             risk: (tool.side_effect() == SideEffect::Write).then_some(Risk::High),
             block: Some(Block {
-                kind: "outside_root".into(),
+                kind: kind.into(),
                 path: Some(path.to_string()),
             }),
         });

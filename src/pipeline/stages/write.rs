@@ -10,7 +10,7 @@ use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;
 use crate::tools::ToolName;
 use crate::tools::fs::FileChange;
-use crate::tools::paths::{display, resolve};
+use crate::tools::paths::{display, resolve_for_write};
 
 const CODE_PROMPT: &str = include_str!("../../../assets/prompts/code_writer.md");
 const TESTS_PROMPT: &str = include_str!("../../../assets/prompts/test_generator.md");
@@ -147,8 +147,7 @@ fn plan_files(ctx: &Ctx<'_>, files: &[SubmittedFile]) -> Result<Vec<FileChange>,
     let root = ctx.root();
     let mut changes = Vec::new();
     for file in files {
-        let path = resolve(root, &file.path)
-            .map_err(|_| format!("submitted path `{}` is outside the working root", file.path))?;
+        let path = resolve_for_write(root, &file.path).map_err(|e| format!("submitted {e}"))?;
         if path.is_dir() {
             return Err(format!("submitted path `{}` is a directory", file.path));
         }
