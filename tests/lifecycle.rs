@@ -422,3 +422,24 @@ fn an_interrupted_command_still_gets_its_tool_result() {
     let error_at = types.iter().position(|t| t == "error");
     assert!(result_at < error_at, "{types:?}");
 }
+
+#[test]
+fn a_secret_split_around_reasoning_never_reaches_stdout() {
+    let secret = "supersecretvalue123";
+    let provider = FakeProvider::start(vec![Reply::Sse(vec![
+        openai::text("The key is supersec"),
+        openai::chunk(json!({"reasoning_content": "."}), None),
+        openai::text("retvalue123 ok"),
+        openai::finish("stop"),
+        openai::done(),
+    ])]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    command
+        .env("MY_API_KEY", secret)
+        .args(["exec", "what is the key?"]);
+    let out = support::run_raw(command, None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains("supersec"), "{}", out.stdout);
+    assert!(out.stdout.contains("[REDACTED]"), "{}", out.stdout);
+}

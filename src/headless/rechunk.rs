@@ -50,14 +50,16 @@ struct Pending {
 #[derive(Debug)]
 pub struct Rechunker {
     redactor: Redactor,
-    pending: Option<Pending>,
+    /// Held tails, one per stream: a secret split around another stream's delta (text,
+    /// reasoning, text) must not be released by it.
+    pending: Vec<Pending>,
 }
 
 impl Rechunker {
     pub fn new(redactor: Redactor) -> Rechunker {
         Rechunker {
             redactor,
-            pending: None,
+            pending: Vec::new(),
         }
     }
 
@@ -75,12 +77,8 @@ impl Rechunker {
                 return out;
             }
         };
-        let mut text = match self.pending.take() {
-            Some(pending) if pending.stream == stream => pending.text,
-            Some(pending) => {
-                out.extend(to_event(pending));
-                String::new()
-            }
+        let mut text = match self.pending.iter().position(|p| p.stream == stream) {
+            Some(at) => self.pending.remove(at).text,
             None => String::new(),
         };
         text.push_str(delta);
@@ -93,14 +91,14 @@ impl Rechunker {
             }));
         }
         if !rest.is_empty() {
-            self.pending = Some(Pending { stream, text: rest });
+            self.pending.push(Pending { stream, text: rest });
         }
         out
     }
 
-    /// Release whatever is held (the run moves on, or ends).
-    pub fn flush(&mut self) -> Option<Event> {
-        self.pending.take().and_then(to_event)
+    /// Release whatever is held (the run moves on, or ends), oldest stream first.
+    pub fn flush(&mut self) -> Vec<Event> {
+        self.pending.drain(..).filter_map(to_event).collect()
     }
 
     /// Where `text` may be cut: before a tail that could begin a secret, and never inside one.
@@ -226,7 +224,7 @@ mod tests {
             r.push(&Event::text(", world.\n")),
             vec![Event::text(", world.\n")]
         );
-        assert!(r.flush().is_none());
+        assert!(r.flush().is_empty());
     }
 
     #[test]
@@ -279,5 +277,17 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_secret_split_around_another_stream_stays_held() {
+        let mut r = rechunker();
+        let mut out = r.push(&Event::text("The key is supersec"));
+        out.extend(r.push(&Event::reasoning(".")));
+        out.extend(r.push(&Event::text("retvalue123 ok")));
+        out.extend(r.flush());
+        let pieces = texts(&out);
+        assert!(pieces.iter().any(|p| p.contains(SECRET)), "{pieces:?}");
+        assert_eq!(pieces.concat(), "The key is supersecretvalue123 ok");
     }
 }

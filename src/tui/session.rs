@@ -108,7 +108,7 @@ impl SessionLog {
                 Ok(())
             }
             other => {
-                if let Some(event) = self.rechunker.flush() {
+                for event in self.rechunker.flush() {
                     let run_id = self.last_run.clone();
                     self.write(&Record::Event {
                         run_id,
