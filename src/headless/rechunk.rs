@@ -82,6 +82,19 @@ impl Rechunker {
             None => String::new(),
         };
         text.push_str(delta);
+        if let Stream::ToolArgs(_) = stream {
+            // JSON can spell a secret with escapes (`\u0065`) that no text match sees: hold the
+            // arguments until they parse, then write them back out plainly, so redaction sees
+            // the characters themselves.
+            match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(value) => out.extend(to_event(Pending {
+                    stream,
+                    text: value.to_string(),
+                })),
+                Err(_) => self.pending.push(Pending { stream, text }),
+            }
+            return out;
+        }
         let cut = self.safe_cut(&text);
         let rest = text.split_off(cut);
         if !text.is_empty() {
@@ -250,6 +263,28 @@ mod tests {
         let marker = "\u{0}STAGE{\"stage\":\"code_writer\",\"status\":\"start\",\"iteration\":1,\"index\":1,\"total\":3}\u{0}";
         let out = r.push(&Event::reasoning(marker));
         assert_eq!(out, vec![Event::reasoning(marker)]);
+    }
+
+    #[test]
+    fn escaped_secrets_in_tool_arguments_are_spelled_out_for_redaction() {
+        let mut r = rechunker();
+        let id = || "s1".to_string();
+        let mut out = r.push(&Event::ToolCallDelta {
+            id: id(),
+            delta: r#"{"content":"key=supers\u0065cret"#.into(),
+        });
+        assert!(out.is_empty(), "incomplete arguments are held");
+        out.extend(r.push(&Event::ToolCallDelta {
+            id: id(),
+            delta: r#"value123"}"#.into(),
+        }));
+        assert_eq!(
+            out,
+            vec![Event::ToolCallDelta {
+                id: id(),
+                delta: format!(r#"{{"content":"key={SECRET}"}}"#),
+            }]
+        );
     }
 
     #[test]
