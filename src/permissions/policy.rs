@@ -157,13 +157,17 @@ fn allows_command(pattern: &str, command: &str) -> bool {
     }
 }
 
-/// A deny pattern catches a command line when it matches the whole line or any part of it.
+/// A deny pattern catches a command line when it matches the whole line or any part of it, as
+/// written or plainly spelled (`git -c x=y push` is still `git push`).
 fn denies_command(pattern: &str, command: &str) -> bool {
     glob_match(pattern, command)
         || shell::split(command)
             .unwrap_or_default()
             .iter()
-            .any(|part| glob_match(pattern, &part.text))
+            .any(|part| {
+                glob_match(pattern, &part.text)
+                    || glob_match(pattern, &shell::normalized(&part.text))
+            })
 }
 
 /// The pattern of a rule that allows exactly `text`: glob characters escaped.
@@ -487,6 +491,15 @@ mod tests {
             verdict("echo hi && git push -f"),
             Verdict::Deny { .. }
         ));
+        for reworded in [
+            "git -c x.y=1 push origin HEAD:main 2>&1 | tail -1",
+            "env GIT_DIR=.git /usr/bin/git push",
+        ] {
+            assert!(
+                matches!(verdict(reworded), Verdict::Deny { .. }),
+                "{reworded}"
+            );
+        }
         assert!(matches!(verdict("git status"), Verdict::Allow { .. }));
     }
 

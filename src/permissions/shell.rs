@@ -69,6 +69,50 @@ pub fn split(command: &str) -> Option<Vec<Part>> {
     Some(parts)
 }
 
+/// Wrappers that run the command after them unchanged.
+const PREFIXES: [&str; 7] = ["env", "command", "exec", "nohup", "time", "builtin", "sudo"];
+/// git options that take a value as the next word.
+const GIT_VALUE_OPTIONS: [&str; 4] = ["-c", "-C", "--git-dir", "--work-tree"];
+
+/// The command a part runs, spelled plainly for deny rules: no `VAR=x` or `env`/`command`
+/// prefixes, no directory on the program, no quotes, and for git no global options before the
+/// subcommand (`git -c x=y push` is `git push`). A best effort, not a shell.
+pub fn normalized(part: &str) -> String {
+    let words: Vec<String> = part
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '"').to_string())
+        .collect();
+    let mut rest = words.as_slice();
+    while let Some((first, tail)) = rest.split_first() {
+        let is_assignment = first.contains('=') && !first.starts_with('-');
+        if is_assignment || PREFIXES.contains(&first.as_str()) {
+            rest = tail;
+        } else {
+            break;
+        }
+    }
+    let Some((program, args)) = rest.split_first() else {
+        return String::new();
+    };
+    let program = program.rsplit('/').next().unwrap_or(program).to_string();
+    let mut out = vec![program.clone()];
+    let mut args = args.iter();
+    if program == "git" {
+        // Skip global options up to the subcommand.
+        while let Some(arg) = args.clone().next() {
+            if !arg.starts_with('-') {
+                break;
+            }
+            args.next();
+            if GIT_VALUE_OPTIONS.contains(&arg.as_str()) {
+                args.next();
+            }
+        }
+    }
+    out.extend(args.cloned());
+    out.join(" ")
+}
+
 fn finish(parts: &mut Vec<Part>, current: &mut Part) {
     let text = current.text.trim().to_string();
     if !text.is_empty() {
@@ -123,5 +167,19 @@ mod tests {
         assert!(!parts[0].writes_file);
         let parts = split("cargo test > log.txt").unwrap_or_default();
         assert!(parts[0].writes_file);
+    }
+
+    #[test]
+    fn normalized_drops_wrappers_and_git_global_options() {
+        assert_eq!(
+            normalized("git -c x.y=1 push origin main"),
+            "git push origin main"
+        );
+        assert_eq!(
+            normalized("GIT_TRACE=1 env /usr/bin/git -C . --no-pager push -f"),
+            "git push -f"
+        );
+        assert_eq!(normalized("command 'rm' -rf build"), "rm -rf build");
+        assert_eq!(normalized("cargo test"), "cargo test");
     }
 }
