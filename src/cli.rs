@@ -102,7 +102,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub provider: Option<String>,
     /// Model name (aliases: sonnet, opus, haiku, gpt, mini, o). Default: the config file, then
-    /// SPLICE_MODEL.
+    /// SPLICE_MODEL, then gpt-4.1 / claude-sonnet-4-5 / gemini-2.5-flash for the provider.
     #[arg(long)]
     pub model: Option<String>,
     /// ask (default), accept-edits, auto or read-only.
