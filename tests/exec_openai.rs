@@ -506,3 +506,42 @@ fn a_refusal_is_shown_as_the_answer() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.text(), "I can't help with that.");
 }
+
+#[test]
+fn a_provider_that_never_answers_times_out_with_exit_3() {
+    let (out, _) = failing_run(
+        vec![Reply::Silent],
+        &[
+            ("SPLICE_REQUEST_TIMEOUT_MS", "300"),
+            ("SPLICE_MAX_RETRIES", "0"),
+        ],
+    );
+    assert_eq!(out.code, 3);
+    let error = out.first("error");
+    assert_eq!(error["code"], "provider_error");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("did not answer within 300 ms"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_stream_that_stops_talking_times_out_with_exit_3() {
+    let (out, _) = failing_run(
+        vec![Reply::Hang(vec![openai::text("thinking")])],
+        &[("SPLICE_STREAM_IDLE_TIMEOUT_MS", "300")],
+    );
+    assert_eq!(out.code, 3);
+    assert_eq!(out.text(), "thinking");
+    assert!(
+        out.first("error")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("did not answer"),
+        "{}",
+        out.stdout
+    );
+}

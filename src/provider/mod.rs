@@ -260,10 +260,10 @@ pub enum ProviderError {
         provider: &'static str,
         message: String,
     },
-    #[error("{provider} did not answer within {seconds} s")]
+    #[error("{provider} did not answer within {}", shown_duration(*.waited))]
     Timeout {
         provider: &'static str,
-        seconds: u64,
+        waited: Duration,
     },
 }
 
@@ -391,7 +391,7 @@ impl Provider {
         match tokio::time::timeout(timeout, builder.send()).await {
             Err(_) => Err(ProviderError::Timeout {
                 provider,
-                seconds: timeout.as_secs(),
+                waited: timeout,
             }),
             Ok(Err(e)) => Err(ProviderError::Network {
                 provider,
@@ -430,6 +430,15 @@ fn status_error(provider: &'static str, status: StatusCode, message: String) -> 
             status: status.as_u16(),
             message,
         }
+    }
+}
+
+/// "2 s" for whole seconds, else "300 ms".
+fn shown_duration(waited: Duration) -> String {
+    if waited.subsec_millis() == 0 && waited.as_secs() > 0 {
+        format!("{} s", waited.as_secs())
+    } else {
+        format!("{} ms", waited.as_millis())
     }
 }
 

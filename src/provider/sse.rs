@@ -34,7 +34,7 @@ impl SseReader {
         match tokio::time::timeout(self.idle, self.events.next()).await {
             Err(_) => Err(ProviderError::Timeout {
                 provider: self.provider,
-                seconds: self.idle.as_secs(),
+                waited: self.idle,
             }),
             Ok(None) => Ok(None),
             Ok(Some(Ok(event))) => Ok(Some(event)),

@@ -28,6 +28,8 @@ pub enum Reply {
     Drop(Vec<String>),
     /// 200, these events, then nothing for a long time (the connection stays open).
     Hang(Vec<String>),
+    /// Read the request and never answer at all.
+    Silent,
 }
 
 #[derive(Debug, Clone)]
@@ -128,6 +130,7 @@ fn serve(mut stream: TcpStream, queue: &Mutex<VecDeque<Reply>>, log: &Mutex<Vec<
             }
             let _ = stream.write_all(b"0\r\n\r\n");
         }
+        Reply::Silent => thread::sleep(Duration::from_secs(60)),
         Reply::Hang(events) => {
             write_sse_head(&mut stream);
             for event in events {
