@@ -8,7 +8,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use super::theme::Theme;
@@ -357,7 +357,7 @@ impl Composer {
                 ])
             })
             .collect();
-        Clear.render(rect, buf);
+        theme.clear(rect, buf);
         Paragraph::new(lines)
             .block(
                 Block::default()

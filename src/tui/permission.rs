@@ -6,7 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph, Widget};
+use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph, Widget};
 use similar::{ChangeTag, TextDiff};
 
 use super::theme::Theme;
@@ -146,7 +146,7 @@ impl ModalView for PermissionModal {
             width,
             height,
         };
-        Clear.render(rect, buf);
+        theme.clear(rect, buf);
         let block = Block::default()
             .borders(Borders::ALL)
             .border_type(BorderType::Rounded)

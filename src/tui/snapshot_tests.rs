@@ -570,3 +570,24 @@ fn a_resumed_session_whose_run_never_ended_shows_nothing_still_running() {
     assert!(screen.contains("interrupted"), "{screen}");
     assert!(!app.pipeline.running(), "a stage is still spinning");
 }
+
+#[test]
+fn a_themed_background_has_no_holes_under_overlays() {
+    let theme = Theme::load("dark").unwrap_or_else(|e| panic!("{e}"));
+    let mut app = busy_app();
+    app.theme = theme.clone();
+    let (ask, _reply) = write_ask();
+    app.on_permission(ask);
+    let mut terminal =
+        Terminal::new(TestBackend::new(90, 26)).unwrap_or_else(|e| panic!("terminal: {e}"));
+    terminal
+        .draw(|frame| app.render(frame))
+        .unwrap_or_else(|e| panic!("draw: {e}"));
+    let buffer = terminal.backend().buffer();
+    let holes = buffer
+        .content()
+        .iter()
+        .filter(|cell| cell.bg == ratatui::style::Color::Reset)
+        .count();
+    assert_eq!(holes, 0, "cells showing the terminal's own background");
+}

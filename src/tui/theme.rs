@@ -90,6 +90,15 @@ impl Theme {
         }
     }
 
+    /// Blank an area for an overlay (popup, prompt), keeping the theme's background.
+    pub fn clear(&self, area: ratatui::layout::Rect, buf: &mut ratatui::buffer::Buffer) {
+        use ratatui::widgets::Widget;
+        ratatui::widgets::Clear.render(area, buf);
+        if self.background != Color::Reset {
+            buf.set_style(area, ratatui::style::Style::default().bg(self.background));
+        }
+    }
+
     /// `ansi`, a built-in theme name, or a path to a theme file.
     pub fn load(name: &str) -> Result<Theme, ThemeError> {
         if name == "ansi" || name.is_empty() {
