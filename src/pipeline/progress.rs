@@ -94,24 +94,29 @@ impl StageLog {
     }
 
     pub fn start(&self, bus: &Bus, stage: &str, slot: Slot) {
-        if let Ok(mut plan) = self.plan.lock() {
-            plan.2 = plan.2.max(slot.index);
-        }
-        let marker = StageMarker {
-            stage: stage.to_string(),
-            status: StageStatus::Start,
-            iteration: slot.iteration,
-            index: slot.index,
-            total: slot.total,
-            ms: None,
-            detail: None,
-        };
+        let marker = self.reach(stage, StageStatus::Start, slot);
         bus.emit(Event::reasoning(marker.encode()));
         if let Ok(mut open) = self.open.lock() {
             *open = Some(Open {
                 marker,
                 started: Instant::now(),
             });
+        }
+    }
+
+    /// The marker of a stage the iteration has now reached (started or skipped).
+    fn reach(&self, stage: &str, status: StageStatus, slot: Slot) -> StageMarker {
+        if let Ok(mut plan) = self.plan.lock() {
+            plan.2 = plan.2.max(slot.index);
+        }
+        StageMarker {
+            stage: stage.to_string(),
+            status,
+            iteration: slot.iteration,
+            index: slot.index,
+            total: slot.total,
+            ms: None,
+            detail: None,
         }
     }
 
@@ -137,18 +142,7 @@ impl StageLog {
     }
 
     pub fn skip(&self, bus: &Bus, stage: &str, slot: Slot) {
-        if let Ok(mut plan) = self.plan.lock() {
-            plan.2 = plan.2.max(slot.index);
-        }
-        let marker = StageMarker {
-            stage: stage.to_string(),
-            status: StageStatus::Skipped,
-            iteration: slot.iteration,
-            index: slot.index,
-            total: slot.total,
-            ms: None,
-            detail: None,
-        };
+        let marker = self.reach(stage, StageStatus::Skipped, slot);
         bus.emit(Event::reasoning(marker.encode()));
         self.record(&marker, 0);
     }
