@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use tokio::io::AsyncReadExt;
+use tokio::sync::Notify;
 
 use splice::bus::{Bus, Sink};
 use splice::cli::{
@@ -146,14 +147,20 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
 }
 
 fn output_sink(format: OutputFormat) -> Arc<dyn Sink> {
+    output_sink_watched(format, Arc::new(Notify::new()))
+}
+
+/// The output sink; `gone` is signalled when the reader closes stdout.
+fn output_sink_watched(format: OutputFormat, gone: Arc<Notify>) -> Arc<dyn Sink> {
     let redactor = Redactor::from_env();
     match format {
-        OutputFormat::StreamJson => Arc::new(StreamJsonSink::new(std::io::stdout(), redactor)),
-        OutputFormat::Text => Arc::new(TextSink::new(
-            std::io::stdout(),
-            std::io::stderr(),
-            redactor,
-        )),
+        OutputFormat::StreamJson => {
+            Arc::new(StreamJsonSink::new(std::io::stdout(), redactor).notify_when_reader_gone(gone))
+        }
+        OutputFormat::Text => Arc::new(
+            TextSink::new(std::io::stdout(), std::io::stderr(), redactor)
+                .notify_when_reader_gone(gone),
+        ),
     }
 }
 
@@ -177,7 +184,11 @@ fn clap_message(error: &clap::Error) -> String {
 
 async fn headless(exec: &ExecArgs) -> i32 {
     let run_args = &exec.run;
-    let bus = Bus::new(new_run_id(), vec![output_sink(exec.output_format)]);
+    let reader_gone = Arc::new(Notify::new());
+    let bus = Bus::new(
+        new_run_id(),
+        vec![output_sink_watched(exec.output_format, reader_gone.clone())],
+    );
     let settings = match run_args.resolve(None) {
         Ok(settings) => settings,
         Err(failure) => {
@@ -188,7 +199,14 @@ async fn headless(exec: &ExecArgs) -> i32 {
         }
     };
     let prompt = read_prompt(exec);
-    run::execute(&settings, &bus, prompt, shutdown_signal()).await
+    // A reader that closed its end is an interrupt too: nobody would see the rest.
+    let interrupt = async {
+        tokio::select! {
+            () = shutdown_signal() => {}
+            () = reader_gone.notified() => {}
+        }
+    };
+    run::execute(&settings, &bus, prompt, interrupt).await
 }
 
 async fn read_prompt(exec: &ExecArgs) -> Result<Prompt, RunFailure> {

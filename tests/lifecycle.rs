@@ -443,3 +443,31 @@ fn a_secret_split_around_reasoning_never_reaches_stdout() {
     assert!(!out.stdout.contains("supersec"), "{}", out.stdout);
     assert!(out.stdout.contains("[REDACTED]"), "{}", out.stdout);
 }
+
+#[test]
+fn a_reader_that_closes_the_stream_stops_the_run() {
+    use std::io::{BufRead, BufReader};
+    // A long answer, one piece every 50 ms: about 5 s if nobody stops it.
+    let mut events: Vec<String> = (0..100)
+        .map(|i| openai::text(&format!("piece {i} ")))
+        .collect();
+    events.push(openai::finish("stop"));
+    events.push(openai::done());
+    let provider = FakeProvider::start(vec![Reply::Slow(events, Duration::from_millis(50))]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--tier", "light", "talk"]);
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let mut reader = BufReader::new(stdout);
+    let mut first = String::new();
+    reader
+        .read_line(&mut first)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(first.contains("run_start"));
+    // Like `splice exec … | head -1`: the reader goes away.
+    drop(reader);
+    let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status.code(), Some(130), "the run went on for nobody");
+}

@@ -1,7 +1,9 @@
 //! The stream-json writer: one redacted JSON line per event, flushed at once.
 
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
 
 use super::rechunk::Rechunker;
 use super::redact::Redactor;
@@ -12,6 +14,7 @@ use crate::protocol::events::envelope;
 pub struct StreamJsonSink<W: Write + Send> {
     out: Mutex<(W, Rechunker)>,
     redactor: Redactor,
+    reader_gone: Option<Arc<Notify>>,
 }
 
 impl<W: Write + Send> StreamJsonSink<W> {
@@ -19,7 +22,15 @@ impl<W: Write + Send> StreamJsonSink<W> {
         StreamJsonSink {
             out: Mutex::new((out, Rechunker::new(redactor.clone()))),
             redactor,
+            reader_gone: None,
         }
+    }
+
+    /// Signal `gone` when the reader closes the stream (a broken pipe), so the run can stop
+    /// instead of spending model requests on output nobody reads.
+    pub fn notify_when_reader_gone(mut self, gone: Arc<Notify>) -> Self {
+        self.reader_gone = Some(gone);
+        self
     }
 
     pub fn into_inner(self) -> Option<W> {
@@ -43,9 +54,13 @@ impl<W: Write + Send> Sink for StreamJsonSink<W> {
         for event in rechunker.push(event) {
             let mut text = render_line(run_id, &event, &self.redactor);
             text.push('\n');
-            // A closed pipe must not crash the run: the consumer went away, the run still ends.
-            let _ = out.write_all(text.as_bytes());
-            let _ = out.flush();
+            // A closed pipe must not crash the run: the consumer went away; say so and go on.
+            let written = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+            if let (Err(error), Some(gone)) = (written, &self.reader_gone)
+                && error.kind() == std::io::ErrorKind::BrokenPipe
+            {
+                gone.notify_one();
+            }
         }
     }
 }

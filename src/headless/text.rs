@@ -1,7 +1,9 @@
 //! The text printer: the model's answer on stdout, progress and diagnostics on stderr.
 
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
 
 use super::rechunk::Rechunker;
 use super::redact::Redactor;
@@ -13,6 +15,7 @@ use crate::protocol::marker::{ReasoningPiece, StageStatus, split_markers};
 pub struct TextSink<O: Write + Send, E: Write + Send> {
     streams: Mutex<Streams<O, E>>,
     redactor: Redactor,
+    reader_gone: Option<Arc<Notify>>,
 }
 
 struct Streams<O, E> {
@@ -33,7 +36,14 @@ impl<O: Write + Send, E: Write + Send> TextSink<O, E> {
                 rechunker: Rechunker::new(redactor.clone()),
             }),
             redactor,
+            reader_gone: None,
         }
+    }
+
+    /// Signal `gone` when the reader of the answer closes stdout (a broken pipe).
+    pub fn notify_when_reader_gone(mut self, gone: Arc<Notify>) -> Self {
+        self.reader_gone = Some(gone);
+        self
     }
 
     fn clean(&self, text: &str) -> String {
@@ -111,8 +121,15 @@ impl<O: Write + Send, E: Write + Send> Sink for TextSink<O, E> {
         for event in streams.rechunker.push(event) {
             match &event {
                 Event::Text { delta } => {
-                    let _ = streams.out.write_all(self.clean(delta).as_bytes());
-                    let _ = streams.out.flush();
+                    let written = streams
+                        .out
+                        .write_all(self.clean(delta).as_bytes())
+                        .and_then(|()| streams.out.flush());
+                    if let (Err(error), Some(gone)) = (written, &self.reader_gone)
+                        && error.kind() == std::io::ErrorKind::BrokenPipe
+                    {
+                        gone.notify_one();
+                    }
                     streams.mid_line = !delta.ends_with('\n');
                 }
                 Event::RunEnd { .. } => {

@@ -30,6 +30,8 @@ pub enum Reply {
     Hang(Vec<String>),
     /// Read the request and never answer at all.
     Silent,
+    /// 200, these events with a pause before each, then the end of the stream.
+    Slow(Vec<String>, Duration),
 }
 
 #[derive(Debug, Clone)]
@@ -131,6 +133,14 @@ fn serve(mut stream: TcpStream, queue: &Mutex<VecDeque<Reply>>, log: &Mutex<Vec<
             let _ = stream.write_all(b"0\r\n\r\n");
         }
         Reply::Silent => thread::sleep(Duration::from_secs(60)),
+        Reply::Slow(events, pause) => {
+            write_sse_head(&mut stream);
+            for event in events {
+                thread::sleep(pause);
+                write_chunk(&mut stream, &event);
+            }
+            let _ = stream.write_all(b"0\r\n\r\n");
+        }
         Reply::Hang(events) => {
             write_sse_head(&mut stream);
             for event in events {
