@@ -42,10 +42,11 @@ pub struct TuiArgs {
     /// UI theme: ansi (default: your terminal's palette), dark, light, high-contrast, or a theme file.
     #[arg(long)]
     pub theme: Option<String>,
-    /// Reopen a saved session: `--resume=ID`, or the newest one without an id.
+    /// Reopen a saved session: `--resume ID` or `--resume=ID`; without an id, the newest one
+    /// that has a prompt.
     #[arg(long, num_args = 0..=1, default_missing_value = "", require_equals = true)]
     pub resume: Option<String>,
-    /// Reopen the newest session started in this directory.
+    /// Reopen the newest session with a prompt started in this directory.
     #[arg(long = "continue", conflicts_with = "resume")]
     pub continue_session: bool,
 }
