@@ -289,23 +289,9 @@ fn sigterm_mid_stream_still_writes_terminal_events_and_exits_130() {
         let sandbox = Sandbox::new();
         let mut command = sandbox.command(&provider.url);
         stream_json(&mut command).arg("long task");
-        command.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
-        // Wait until the request is in flight.
-        for _ in 0..200 {
-            if !provider.requests().is_empty() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-        let status = std::process::Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
-            .status()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(status.success());
-        let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
-        let out = support::parse(output);
+        // Signalled while the answer is streaming.
+        let in_flight = || !provider.requests().is_empty();
+        let out = support::run_and_signal(command, signal, in_flight, Duration::from_millis(100));
         out.assert_well_formed();
         assert_eq!(out.code, 130, "SIG{signal}");
         assert_eq!(out.text(), "working");
@@ -395,22 +381,9 @@ fn an_interrupted_command_still_gets_its_tool_result() {
     let sandbox = Sandbox::new();
     let mut command = sandbox.command(&provider.url);
     stream_json(&mut command).args(["--permission-mode", "auto", "wait"]);
-    command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
     // The command is running once the request has been answered; give the shell a moment.
-    for _ in 0..200 {
-        if !provider.requests().is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(status.success());
-    let out = support::parse(child.wait_with_output().unwrap_or_else(|e| panic!("{e}")));
+    let answered = || !provider.requests().is_empty();
+    let out = support::run_and_signal(command, "TERM", answered, Duration::from_millis(300));
     out.assert_well_formed();
     assert_eq!(out.code, 130);
     let result = out.first("tool_result");

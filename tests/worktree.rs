@@ -320,31 +320,8 @@ fn interrupted_worktree_run_closes_its_stage_and_leaves_a_recoverable_worktree()
         &format!("touch {} && sleep 30", started.display()),
         "Fix add",
     ]);
-    command
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !started.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert!(started.exists(), "the test command never started");
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(killed.success());
-    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
-    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    let out = Outcome {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::new(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        lines,
-    };
+    let test_running = || started.exists();
+    let out = support::run_and_signal(command, "INT", test_running, std::time::Duration::ZERO);
     out.assert_well_formed();
     assert_eq!(out.code, 130);
     let found = support::markers::markers(&out);

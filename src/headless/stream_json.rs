@@ -54,13 +54,7 @@ impl<W: Write + Send> Sink for StreamJsonSink<W> {
         for event in rechunker.push(event) {
             let mut text = render_line(run_id, &event, &self.redactor);
             text.push('\n');
-            // A closed pipe must not crash the run: the consumer went away; say so and go on.
-            let written = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-            if let (Err(error), Some(gone)) = (written, &self.reader_gone)
-                && error.kind() == std::io::ErrorKind::BrokenPipe
-            {
-                gone.notify_one();
-            }
+            super::write_or_notice(out, text.as_bytes(), self.reader_gone.as_ref());
         }
     }
 }

@@ -121,15 +121,12 @@ impl<O: Write + Send, E: Write + Send> Sink for TextSink<O, E> {
         for event in streams.rechunker.push(event) {
             match &event {
                 Event::Text { delta } => {
-                    let written = streams
-                        .out
-                        .write_all(self.clean(delta).as_bytes())
-                        .and_then(|()| streams.out.flush());
-                    if let (Err(error), Some(gone)) = (written, &self.reader_gone)
-                        && error.kind() == std::io::ErrorKind::BrokenPipe
-                    {
-                        gone.notify_one();
-                    }
+                    let bytes = self.clean(delta);
+                    super::write_or_notice(
+                        &mut streams.out,
+                        bytes.as_bytes(),
+                        self.reader_gone.as_ref(),
+                    );
                     streams.mid_line = !delta.ends_with('\n');
                 }
                 Event::RunEnd { .. } => {

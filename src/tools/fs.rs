@@ -63,17 +63,25 @@ pub fn read_file(root: &Path, args: &ReadArgs) -> Result<(String, bool), ToolErr
     Ok((capped, cut))
 }
 
-pub fn plan_write(root: &Path, args: &WriteArgs) -> Result<Vec<FileChange>, ToolError> {
-    let path = resolve_for_write(root, &args.path)?;
+/// One file to become `after` (`None`: deleted): confined to the root and out of `.git`, with
+/// what it holds now read beneath the root. Shared by `write_file` and the pipeline's
+/// submissions.
+pub fn plan_file(root: &Path, raw: &str, after: Option<Vec<u8>>) -> Result<FileChange, ToolError> {
+    let path = resolve_for_write(root, raw)?;
     if path.is_dir() {
-        return Err(ToolError::Failed(format!("{} is a directory", args.path)));
+        return Err(ToolError::Failed(format!("{raw} is a directory")));
     }
-    Ok(vec![FileChange {
+    Ok(FileChange {
         shown: display(root, &path),
         before: read_existing(root, &path)?,
-        after: Some(args.content.clone().into_bytes()),
+        after,
         path,
-    }])
+    })
+}
+
+pub fn plan_write(root: &Path, args: &WriteArgs) -> Result<Vec<FileChange>, ToolError> {
+    let after = Some(args.content.clone().into_bytes());
+    Ok(vec![plan_file(root, &args.path, after)?])
 }
 
 pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<Vec<FileChange>, ToolError> {

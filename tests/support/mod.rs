@@ -191,6 +191,36 @@ fn spawn_and_wait(mut command: Command, stdin: Option<&str>) -> std::process::Ou
         .unwrap_or_else(|e| panic!("wait: {e}"))
 }
 
+/// Start the command, wait until `ready` holds (at most 10 s), then a `settle` pause, send it
+/// `signal` (TERM, INT, HUP) and parse what it wrote.
+pub fn run_and_signal(
+    mut command: Command,
+    signal: &str,
+    ready: impl Fn() -> bool,
+    settle: std::time::Duration,
+) -> Outcome {
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn splice: {e}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !ready() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(ready(), "the run never got ready for the signal");
+    std::thread::sleep(settle);
+    let status = Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .unwrap_or_else(|e| panic!("kill: {e}"));
+    assert!(status.success());
+    parse(
+        child
+            .wait_with_output()
+            .unwrap_or_else(|e| panic!("wait: {e}")),
+    )
+}
+
 /// Parse a finished process's stdout as JSON Lines.
 pub fn parse(output: std::process::Output) -> Outcome {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();

@@ -9,8 +9,7 @@ use crate::pipeline::schema::{FilesSubmission, SubmittedFile};
 use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;
 use crate::tools::ToolName;
-use crate::tools::fs::FileChange;
-use crate::tools::paths::{display, resolve_for_write};
+use crate::tools::fs::{FileChange, plan_file};
 
 const CODE_PROMPT: &str = include_str!("../../../assets/prompts/code_writer.md");
 const TESTS_PROMPT: &str = include_str!("../../../assets/prompts/test_generator.md");
@@ -144,13 +143,8 @@ fn status_name(status: ToolStatus) -> String {
 
 /// Turn submitted files into planned changes, confined to the working root.
 fn plan_files(ctx: &Ctx<'_>, files: &[SubmittedFile]) -> Result<Vec<FileChange>, String> {
-    let root = ctx.root();
     let mut changes = Vec::new();
     for file in files {
-        let path = resolve_for_write(root, &file.path).map_err(|e| format!("submitted {e}"))?;
-        if path.is_dir() {
-            return Err(format!("submitted path `{}` is a directory", file.path));
-        }
         let after = match (&file.content, file.delete) {
             (None, true) => None,
             (Some(content), false) => Some(content.clone().into_bytes()),
@@ -167,17 +161,9 @@ fn plan_files(ctx: &Ctx<'_>, files: &[SubmittedFile]) -> Result<Vec<FileChange>,
                 ));
             }
         };
-        let before = match std::fs::read(&path) {
-            Ok(bytes) => Some(bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(format!("cannot read `{}`: {e}", file.path)),
-        };
-        changes.push(FileChange {
-            shown: display(root, &path),
-            path,
-            before,
-            after,
-        });
+        let change =
+            plan_file(ctx.root(), &file.path, after).map_err(|e| format!("submitted {e}"))?;
+        changes.push(change);
     }
     Ok(changes)
 }
