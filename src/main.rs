@@ -88,19 +88,11 @@ async fn tui(cli: &Cli) -> i32 {
             .ok()
             .and_then(|c| c.theme)
     });
-    let mut words = cli.prompt.clone();
-    let reopen = match (&cli.tui.resume, cli.tui.continue_session) {
-        // `--resume session_x` (with a space): the id arrives as the first word of the prompt.
-        (Some(id), _)
-            if id.is_empty() && words.first().is_some_and(|w| w.starts_with("session_")) =>
-        {
-            Some(Reopen::Id(words.remove(0)))
-        }
-        (Some(id), _) if id.is_empty() => Some(Reopen::Latest),
-        (Some(id), _) => Some(Reopen::Id(id.clone())),
-        (None, true) => Some(Reopen::LatestHere),
-        (None, false) => None,
-    };
+    let (reopen, words) = Reopen::choose(
+        cli.tui.resume.as_deref(),
+        cli.tui.continue_session,
+        cli.prompt.clone(),
+    );
     let prompt = words.join(" ");
     let options = TuiOptions {
         settings,

@@ -99,6 +99,27 @@ fn restore_skips_files_changed_since_and_exits_1() {
     assert_eq!(undo.lines[1]["checkpoint"]["skipped"], json!(["a.txt"]));
     assert_eq!(undo.first("warning")["code"], "restore_skipped");
     assert_eq!(sandbox.read("a.txt").as_deref(), Some("human edit"));
+
+    // The skipped checkpoint stays for a forced retry, which puts the file back anyway.
+    let mut forced = sandbox.command(&provider.url);
+    forced.args([
+        "restore",
+        &run_id,
+        "--force",
+        "--output-format",
+        "stream-json",
+    ]);
+    let undo = run(forced, None);
+    undo.assert_well_formed();
+    assert_eq!(undo.code, 0);
+    assert_eq!(
+        undo.lines[1]["checkpoint"]["filesDeleted"],
+        json!(["a.txt"])
+    );
+    assert!(
+        sandbox.read("a.txt").is_none(),
+        "a.txt did not exist before the run"
+    );
 }
 
 #[test]

@@ -42,6 +42,27 @@ pub enum Reopen {
     LatestHere,
 }
 
+impl Reopen {
+    /// What `--resume [ID]` / `--continue` ask for, and the prompt words left over. With a
+    /// space, `--resume session_x` hands the id over as the prompt's first word.
+    pub fn choose(
+        resume: Option<&str>,
+        continue_session: bool,
+        mut words: Vec<String>,
+    ) -> (Option<Reopen>, Vec<String>) {
+        let reopen = match resume {
+            Some("") if words.first().is_some_and(|w| w.starts_with("session_")) => {
+                Some(Reopen::Id(words.remove(0)))
+            }
+            Some("") => Some(Reopen::Latest),
+            Some(id) => Some(Reopen::Id(id.to_string())),
+            None if continue_session => Some(Reopen::LatestHere),
+            None => None,
+        };
+        (reopen, words)
+    }
+}
+
 pub struct TuiOptions {
     /// Settings for new runs; `session_id` is replaced when a session is reopened.
     pub settings: RunSettings,
@@ -80,4 +101,37 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
         session: Some(session),
     };
     Ok(event_loop::run_loop(input).await?)
+}
+
+#[cfg(test)]
+mod reopen_tests {
+    use super::Reopen;
+
+    fn words(text: &str) -> Vec<String> {
+        text.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn resume_takes_its_id_with_or_without_equals() {
+        assert_eq!(
+            Reopen::choose(Some(""), false, words("session_ab12 fix it")),
+            (Some(Reopen::Id("session_ab12".into())), words("fix it"))
+        );
+        assert_eq!(
+            Reopen::choose(Some("session_x"), false, words("fix it")),
+            (Some(Reopen::Id("session_x".into())), words("fix it"))
+        );
+        assert_eq!(
+            Reopen::choose(Some(""), false, words("fix it")),
+            (Some(Reopen::Latest), words("fix it"))
+        );
+        assert_eq!(
+            Reopen::choose(None, true, vec![]),
+            (Some(Reopen::LatestHere), vec![])
+        );
+        assert_eq!(
+            Reopen::choose(None, false, words("hi")),
+            (None, words("hi"))
+        );
+    }
 }
