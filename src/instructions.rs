@@ -4,28 +4,51 @@
 
 use std::path::Path;
 
+use crate::tools::beneath;
+
 /// The files read, in order of preference; the first one present wins.
 pub const FILES: [&str; 2] = ["SPLICE.md", "AGENTS.md"];
 /// More than this is cut: instructions are guidance, not a second repository.
 const MAX_BYTES: usize = 32 * 1024;
 
-/// The system-prompt section for the project's instructions, if the root has them.
-pub fn section(root: &Path) -> Option<String> {
-    FILES.iter().find_map(|name| {
-        let text = std::fs::read_to_string(root.join(name)).ok()?;
+/// What the root holds: the section for the system prompt, and the files passed over because
+/// they could not be read safely (a link out of the root, a FIFO), with why.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Instructions {
+    pub section: Option<String>,
+    pub skipped: Vec<String>,
+}
+
+/// Read the project's instructions. Each file is opened beneath the root as a regular file, so
+/// `SPLICE.md -> /proc/self/environ` or a link to a file elsewhere never reaches a provider.
+pub fn read(root: &Path) -> Instructions {
+    let mut found = Instructions::default();
+    for name in FILES {
+        let bytes = match beneath::read_prefix(root, Path::new(name), MAX_BYTES) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(error) => {
+                found.skipped.push(format!("{name} was not read: {error}"));
+                continue;
+            }
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        // The cut may have split a character; the replacement mark at the end is harmless.
         let text = text.trim();
         if text.is_empty() {
-            return None;
+            continue;
         }
-        let mut end = text.len().min(MAX_BYTES);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        Some(format!(
-            "\nProject instructions from {name} (follow them unless the user says otherwise):\n{}\n",
-            &text[..end]
-        ))
-    })
+        found.section = Some(format!(
+            "\nProject instructions from {name} (follow them unless the user says otherwise):\n{text}\n"
+        ));
+        break;
+    }
+    found
+}
+
+/// The system-prompt section for the project's instructions, if the root has them.
+pub fn section(root: &Path) -> Option<String> {
+    read(root).section
 }
 
 /// `system` with the working root and the project's instructions appended.
@@ -57,5 +80,34 @@ mod tests {
         assert!(
             section(dir.path()).is_some_and(|s| s.contains("SPLICE.md") && s.contains("Use tabs."))
         );
+    }
+
+    #[test]
+    fn links_out_of_the_root_and_non_files_are_skipped_with_a_reason() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("docs")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("outside.md"), "outside").unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("../outside.md", root.join("SPLICE.md"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir(root.join("AGENTS.md")).unwrap_or_else(|e| panic!("{e}"));
+        let found = read(&root);
+        assert_eq!(found.section, None);
+        assert_eq!(found.skipped.len(), 2, "{:?}", found.skipped);
+        // A link that stays inside the root is an ordinary file.
+        std::fs::remove_file(root.join("SPLICE.md")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("docs/agents.md"), "inside").unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("docs/agents.md", root.join("SPLICE.md"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(section(&root).is_some_and(|s| s.contains("inside")));
+    }
+
+    #[test]
+    fn a_long_file_is_cut_at_the_limit() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("AGENTS.md"), "é".repeat(MAX_BYTES))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = section(dir.path()).unwrap_or_default();
+        assert!(text.len() < MAX_BYTES + 200, "{}", text.len());
     }
 }

@@ -315,6 +315,9 @@ async fn run_work(
     tier: Tier,
     writable: Vec<PathBuf>,
 ) -> i32 {
+    for skipped in crate::instructions::read(&settings.cwd).skipped {
+        bus.emit(Event::warning("instructions_skipped", skipped));
+    }
     let runner = ToolRunner {
         root: settings.cwd.clone(),
         policy: settings.policy.clone(),

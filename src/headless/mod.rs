@@ -3,6 +3,7 @@
 pub mod rechunk;
 pub mod redact;
 pub mod stream_json;
+pub mod terminal;
 pub mod text;
 
 use std::io::Write;

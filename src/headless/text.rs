@@ -7,6 +7,7 @@ use tokio::sync::Notify;
 
 use super::rechunk::Rechunker;
 use super::redact::Redactor;
+use super::terminal::strip_controls;
 use crate::bus::Sink;
 use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;
@@ -46,10 +47,12 @@ impl<O: Write + Send, E: Write + Send> TextSink<O, E> {
         self
     }
 
+    /// Redacted, and stripped of anything a terminal would act on: everything this sink writes
+    /// (model text, tool output, reasons) is untrusted.
     fn clean(&self, text: &str) -> String {
-        self.redactor
-            .redact_str(text)
-            .unwrap_or_else(|| text.to_string())
+        let redacted = self.redactor.redact_str(text);
+        let text = redacted.as_deref().unwrap_or(text);
+        strip_controls(text).into_owned()
     }
 }
 

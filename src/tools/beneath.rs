@@ -109,6 +109,33 @@ pub fn read(root: &Path, path: &Path) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// At most `max` bytes of the regular file at `relative` beneath `root`: for files Splice reads
+/// from a repository on its own initiative (project instructions, build manifests). The open
+/// never blocks (a FIFO would otherwise hang the run), and anything but a regular file is
+/// refused, so `/proc` links, devices and sockets cannot stand in for a file.
+pub fn read_prefix(root: &Path, relative: &Path, max: usize) -> io::Result<Vec<u8>> {
+    let handle = root_handle(root)?;
+    let fd = openat2(
+        &handle,
+        relative,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+        BENEATH,
+    )
+    .map_err(beneath_error)?;
+    if !rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode).is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(u64::try_from(max).unwrap_or(u64::MAX))
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Remove the file at `path` (absolute, inside `root`); a missing file is not an error.
 pub fn remove(root: &Path, path: &Path) -> io::Result<()> {
     let handle = root_handle(root)?;
