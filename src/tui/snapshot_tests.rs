@@ -591,3 +591,49 @@ fn a_themed_background_has_no_holes_under_overlays() {
         .count();
     assert_eq!(holes, 0, "cells showing the terminal's own background");
 }
+
+#[test]
+fn escape_sequences_in_model_and_tool_text_never_reach_the_terminal() {
+    let hostile = "\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZWNobyBoaQ==\u{7}\u{1b}[31mred\u{1b}[2J\u{9b}1m\r";
+    let mut app = app();
+    start(&mut app, "Say it");
+    app.on_event("run_1", Event::text(format!("answer {hostile} end\n")));
+    app.on_event("run_1", Event::reasoning(format!("thinking {hostile}\n")));
+    app.on_event(
+        "run_1",
+        Event::ToolCall {
+            id: "call_1".into(),
+            name: "run_command".into(),
+            args: json!({"command": format!("printf '{hostile}'")}),
+            side_effect: SideEffect::Execute,
+        },
+    );
+    app.on_event(
+        "run_1",
+        Event::ToolResult {
+            id: "call_1".into(),
+            status: ToolStatus::Ok,
+            output: format!("out {hostile}\n"),
+            truncated: false,
+            changed_files: None,
+            display: None,
+        },
+    );
+    app.on_event("run_1", Event::warning("w", hostile));
+    let mut terminal =
+        Terminal::new(TestBackend::new(100, 30)).unwrap_or_else(|e| panic!("terminal: {e}"));
+    terminal
+        .draw(|frame| app.render(frame))
+        .unwrap_or_else(|e| panic!("draw: {e}"));
+    let buffer = terminal.backend().buffer();
+    for cell in buffer.content() {
+        assert!(
+            !cell.symbol().chars().any(char::is_control),
+            "a control character reached a cell: {:?}",
+            cell.symbol()
+        );
+    }
+    let screen = terminal.backend().to_string();
+    assert!(screen.contains("answer"), "{screen}");
+    assert!(screen.contains("out"), "{screen}");
+}
