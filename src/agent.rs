@@ -72,6 +72,8 @@ impl Agent<'_> {
             specs.push(submit.clone());
         }
         for _turn in 0..spec.max_turns {
+            // Run-unique ids of this response's tool calls, by place.
+            let mut ids: Vec<String> = Vec::new();
             let response = {
                 let request = ModelRequest {
                     system: spec.system,
@@ -80,7 +82,7 @@ impl Agent<'_> {
                     max_tokens: MAX_OUTPUT_TOKENS,
                 };
                 let submit_name = spec.submit.map(|s| s.name.as_str());
-                let mut streaming_submit: Option<String> = None;
+                let mut streaming_submit: Option<usize> = None;
                 let bus = self.bus;
                 let route = spec.text_route;
                 let mut on_event = |event: StreamEvent| match event {
@@ -89,15 +91,23 @@ impl Agent<'_> {
                         TextRoute::Reasoning => Event::reasoning(without_nul(delta)),
                     }),
                     StreamEvent::Reasoning(delta) => bus.emit(Event::reasoning(without_nul(delta))),
-                    StreamEvent::ToolCallStart { id, name } => {
+                    StreamEvent::ToolCallStart { index, id, name } => {
+                        // A retried request streams its calls again from the first.
+                        ids.truncate(index);
+                        let id = bus.claim_call_id(&id);
+                        ids.push(id.clone());
                         if Some(name.as_str()) == submit_name {
-                            streaming_submit = Some(id.clone());
+                            streaming_submit = Some(index);
                             bus.emit(Event::ToolCallStart { id, name });
                         }
                     }
-                    StreamEvent::ToolCallDelta { id, delta } => {
-                        if streaming_submit.as_deref() == Some(id.as_str()) {
-                            bus.emit(Event::ToolCallDelta { id, delta });
+                    StreamEvent::ToolCallDelta { index, delta } => {
+                        if let (Some(id), true) = (ids.get(index), streaming_submit == Some(index))
+                        {
+                            bus.emit(Event::ToolCallDelta {
+                                id: id.clone(),
+                                delta,
+                            });
                         }
                     }
                     StreamEvent::Retry {
@@ -111,13 +121,29 @@ impl Agent<'_> {
                 };
                 self.provider.complete(&request, &mut on_event).await
             };
-            let response = response?;
+            let mut response = response?;
+            for (i, call) in response.tool_calls.iter_mut().enumerate() {
+                call.id = match ids.get(i) {
+                    Some(id) => id.clone(),
+                    None => self.bus.claim_call_id(&call.id),
+                };
+            }
             self.meter.record(
                 self.bus,
                 spec.stage,
                 spec.iteration,
                 response.usage.as_ref(),
             );
+            // An answer cut at the output limit is reported, not passed off as complete.
+            if let Some(reason @ ("length" | "max_tokens")) = response.stop_reason.as_deref() {
+                self.bus.emit(Event::warning(
+                    "response_truncated",
+                    format!(
+                        "the model's answer was cut at the output limit (stop reason `{reason}`, \
+                         {MAX_OUTPUT_TOKENS} tokens); it may be incomplete"
+                    ),
+                ));
+            }
             messages.push(Message::Assistant {
                 text: response.text.clone(),
                 tool_calls: response.tool_calls.clone(),

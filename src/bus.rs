@@ -58,6 +58,34 @@ struct Inner {
     responder: Option<mpsc::UnboundedSender<PermissionAsk>>,
     /// Tool calls announced without a result yet, so an interrupt can close them.
     open_calls: std::sync::Mutex<Vec<String>>,
+    /// Every tool call id of the run, so each is used once.
+    call_ids: std::sync::Mutex<CallIds>,
+}
+
+/// Tool call ids handed out in a run. Providers may omit ids or repeat them (some compatible
+/// servers number calls per response), but events pair calls with results by id.
+#[derive(Default)]
+struct CallIds {
+    used: std::collections::HashSet<String>,
+    minted: u64,
+}
+
+impl CallIds {
+    fn claim(&mut self, proposed: &str) -> String {
+        // Kept as sent when fresh and plain, since providers check the id sent back.
+        let plain = !proposed.is_empty()
+            && proposed.len() <= 64
+            && proposed
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        let mut id = proposed.to_string();
+        while !plain && id == proposed || self.used.contains(&id) {
+            self.minted += 1;
+            id = format!("call_splice_{}", self.minted);
+        }
+        self.used.insert(id.clone());
+        id
+    }
 }
 
 /// A run's handle on its listeners. Cheap to clone.
@@ -74,6 +102,7 @@ impl Bus {
                 sinks,
                 responder: None,
                 open_calls: Default::default(),
+                call_ids: Default::default(),
             }),
         }
     }
@@ -89,6 +118,7 @@ impl Bus {
                 sinks,
                 responder: Some(responder),
                 open_calls: Default::default(),
+                call_ids: Default::default(),
             }),
         }
     }
@@ -107,6 +137,15 @@ impl Bus {
         }
         for sink in &self.inner.sinks {
             sink.emit(&self.inner.run_id, &event);
+        }
+    }
+
+    /// A run-unique id for a tool call the provider named `proposed`: the same id when it is
+    /// new and plain, a fresh one otherwise.
+    pub fn claim_call_id(&self, proposed: &str) -> String {
+        match self.inner.call_ids.lock() {
+            Ok(mut ids) => ids.claim(proposed),
+            Err(_) => proposed.to_string(),
         }
     }
 
@@ -150,5 +189,27 @@ impl Sink for Recorder {
         if let Ok(mut events) = self.events.lock() {
             events.push(event.clone());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_ids_are_unique_in_a_run() {
+        let bus = Bus::new("run_1", Vec::new());
+        assert_eq!(bus.claim_call_id("call_abc"), "call_abc");
+        let repeated = bus.claim_call_id("call_abc");
+        assert_ne!(repeated, "call_abc");
+        let empty = bus.claim_call_id("");
+        let odd = bus.claim_call_id("call with spaces");
+        let ids = ["call_abc", &repeated, &empty, &odd];
+        let distinct: std::collections::HashSet<_> = ids.iter().collect();
+        assert_eq!(distinct.len(), 4, "{ids:?}");
+        assert!(ids.iter().all(|id| !id.is_empty() && !id.contains(' ')));
+        // A provider id that looks minted is never minted again.
+        assert_eq!(bus.claim_call_id("call_splice_4"), "call_splice_4");
+        assert_eq!(bus.claim_call_id(""), "call_splice_5");
     }
 }

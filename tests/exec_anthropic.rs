@@ -150,3 +150,40 @@ fn stream_without_message_stop_is_a_provider_error() {
             .contains("before the response was complete")
     );
 }
+
+#[test]
+fn a_whole_message_body_instead_of_a_stream_is_read_as_the_complete_response() {
+    let body = |value: serde_json::Value| Reply::Status {
+        code: 200,
+        headers: vec![],
+        body: value.to_string(),
+    };
+    let provider = FakeProvider::start(vec![
+        body(
+            json!({"id": "msg_1", "type": "message", "role": "assistant",
+            "content": [{"type": "text", "text": "Reading."},
+                {"type": "tool_use", "id": "toolu_1", "name": "read_file",
+                 "input": {"path": "notes.txt"}}],
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 11, "output_tokens": 5}}),
+        ),
+        body(
+            json!({"id": "msg_2", "type": "message", "role": "assistant",
+            "content": [{"type": "text", "text": "It says hi."}],
+            "stop_reason": "max_tokens",
+            "usage": {"input_tokens": 20, "output_tokens": 6}}),
+        ),
+    ]);
+    let sandbox = Sandbox::new();
+    sandbox.write("notes.txt", "hi\n");
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--provider", "anthropic", "--tier", "light", "notes?"]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.first("tool_call")["id"], "toolu_1");
+    assert_eq!(out.first("tool_result")["output"], "hi\n");
+    assert_eq!(out.text(), "Reading.It says hi.");
+    assert_eq!(out.of_type("usage")[1]["promptTokens"], 20);
+    assert_eq!(out.first("warning")["code"], "response_truncated");
+}

@@ -545,3 +545,129 @@ fn a_stream_that_stops_talking_times_out_with_exit_3() {
         out.stdout
     );
 }
+
+/// A 200 answer with a JSON body instead of a stream.
+fn whole_body(body: Value) -> Reply {
+    Reply::Status {
+        code: 200,
+        headers: vec![],
+        body: body.to_string(),
+    }
+}
+
+#[test]
+fn repeated_or_missing_tool_call_ids_are_made_unique_and_used_consistently() {
+    let nameless = Reply::Sse(vec![
+        openai::chunk(
+            json!({"tool_calls": [{"index": 0, "type": "function",
+                "function": {"name": "list_files", "arguments": "{}"}}]}),
+            None,
+        ),
+        openai::finish("tool_calls"),
+        openai::done(),
+    ]);
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("call_0", "read_file", &[r#"{"path":"a.txt"}"#]),
+        openai::tool_call("call_0", "read_file", &[r#"{"path":"b.txt"}"#]),
+        nameless,
+        openai::answer(&["done"]),
+    ]);
+    let sandbox = Sandbox::new();
+    sandbox.write("a.txt", "A\n");
+    sandbox.write("b.txt", "B\n");
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--tier", "light", "read both"]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let ids: Vec<String> = out
+        .of_type("tool_call")
+        .iter()
+        .map(|c| c["id"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(ids.len(), 3);
+    assert_eq!(ids[0], "call_0", "a fresh id is kept as sent");
+    let distinct: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(distinct.len(), 3, "{ids:?}");
+    assert!(ids.iter().all(|id| !id.is_empty()));
+    // What goes back to the provider pairs each call with its result by the same id.
+    let last = &provider.requests()[3].body;
+    let messages = last["messages"].as_array().cloned().unwrap_or_default();
+    let sent_calls: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["tool_calls"][0]["id"].as_str())
+        .collect();
+    let sent_results: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["tool_call_id"].as_str())
+        .collect();
+    assert_eq!(sent_calls, ids);
+    assert_eq!(sent_results, ids);
+}
+
+#[test]
+fn a_whole_json_body_instead_of_a_stream_is_read_as_the_complete_response() {
+    let provider = FakeProvider::start(vec![
+        whole_body(json!({"id": "chatcmpl-1", "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null, "tool_calls": [{"id": "call_w",
+                "type": "function", "function": {"name": "read_file",
+                "arguments": "{\"path\":\"notes.txt\"}"}}]}}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}})),
+        whole_body(json!({"id": "chatcmpl-2", "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "It says hi."}}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13}})),
+    ]);
+    let sandbox = Sandbox::new();
+    sandbox.write("notes.txt", "hi\n");
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--tier", "light", "What do the notes say?"]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.first("tool_result")["output"], "hi\n");
+    assert_eq!(out.text(), "It says hi.");
+    let usage = out.of_type("usage");
+    assert_eq!(usage[0]["promptTokens"], 7);
+    assert_eq!(usage[1]["completionTokens"], 4);
+}
+
+#[test]
+fn a_json_body_that_is_not_a_response_is_a_provider_error() {
+    let provider = FakeProvider::start(vec![whole_body(
+        json!({"error": {"message": "model overloaded"}}),
+    )]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--tier", "light", "hi"]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    let error = out.first("error");
+    assert_eq!(error["code"], "provider_error");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("model overloaded")),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_answer_cut_at_the_length_limit_is_reported_with_a_warning() {
+    let provider = FakeProvider::start(vec![Reply::Sse(vec![
+        openai::text("The first half of"),
+        openai::finish("length"),
+        openai::usage(100, 20, 0),
+        openai::done(),
+    ])]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--tier", "light", "write a lot"]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    let warning = out.first("warning");
+    assert_eq!(warning["code"], "response_truncated", "{warning}");
+    assert_eq!(out.text(), "The first half of");
+}

@@ -5,8 +5,7 @@ use serde_json::{Value, json};
 use super::openai::preview;
 use super::sse::SseReader;
 use super::{
-    Message, ModelRequest, ModelResponse, ProviderConfig, ProviderError, StreamEvent, TokenUsage,
-    ToolCallRequest,
+    Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, TokenUsage, ToolCallRequest,
 };
 
 pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
@@ -89,12 +88,44 @@ fn is_tool_result_turn(message: &Value) -> bool {
             .is_some_and(|blocks| blocks.iter().all(|b| b["type"] == "tool_result"))
 }
 
+/// A whole `message` body restated as the events it would have streamed as.
+pub fn as_stream(body: &Value) -> Vec<String> {
+    if body["type"] == "error" {
+        return vec![body.to_string()];
+    }
+    let mut events = vec![json!({"type": "message_start",
+        "message": {"usage": body.get("usage").cloned().unwrap_or_else(|| json!({}))}})];
+    let blocks = body["content"].as_array().cloned().unwrap_or_default();
+    for (index, block) in blocks.iter().enumerate() {
+        let (start, delta) = match block["type"].as_str() {
+            Some("tool_use") => (
+                json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
+                json!({"type": "input_json_delta",
+                    "partial_json": block.get("input").map(Value::to_string).unwrap_or_default()}),
+            ),
+            Some("thinking") => (
+                json!({"type": "thinking", "thinking": ""}),
+                json!({"type": "thinking_delta", "thinking": block["thinking"]}),
+            ),
+            _ => (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": block["text"]}),
+            ),
+        };
+        events.push(json!({"type": "content_block_start", "index": index, "content_block": start}));
+        events.push(json!({"type": "content_block_delta", "index": index, "delta": delta}));
+        events.push(json!({"type": "content_block_stop", "index": index}));
+    }
+    events.push(json!({"type": "message_delta",
+        "delta": {"stop_reason": body.get("stop_reason").cloned().unwrap_or(Value::Null)}}));
+    events.push(json!({"type": "message_stop"}));
+    events.iter().map(Value::to_string).collect()
+}
+
 pub async fn read_stream(
-    response: reqwest::Response,
-    config: &ProviderConfig,
+    mut reader: SseReader,
     on_event: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> Result<ModelResponse, ProviderError> {
-    let mut reader = SseReader::new(response, "anthropic", config.idle_timeout);
     let mut result = ModelResponse::default();
     let mut usage = TokenUsage::default();
     let mut saw_usage = false;
@@ -126,6 +157,7 @@ pub async fn read_stream(
                     let id = block["id"].as_str().unwrap_or_default().to_string();
                     let name = block["name"].as_str().unwrap_or_default().to_string();
                     on_event(StreamEvent::ToolCallStart {
+                        index: blocks.iter().filter(|(_, call)| call.is_some()).count(),
                         id: id.clone(),
                         name: name.clone(),
                     });
@@ -154,17 +186,19 @@ pub async fn read_stream(
                     }
                     "input_json_delta" => {
                         let part = delta["partial_json"].as_str().unwrap_or_default();
-                        let call = blocks
+                        let (position, call) = blocks
                             .iter_mut()
-                            .find(|(i, _)| *i == index)
-                            .and_then(|(_, call)| call.as_mut())
+                            .filter_map(|(i, call)| Some((*i, call.as_mut()?)))
+                            .enumerate()
+                            .find(|(_, (i, _))| *i == index)
+                            .map(|(position, (_, call))| (position, call))
                             .ok_or_else(|| {
                                 reader.error("input_json_delta for a block that is not a tool_use")
                             })?;
                         call.arguments.push_str(part);
                         if !part.is_empty() {
                             on_event(StreamEvent::ToolCallDelta {
-                                id: call.id.clone(),
+                                index: position,
                                 delta: part.to_string(),
                             });
                         }

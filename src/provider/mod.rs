@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::Value;
+use sse::SseReader;
 use thiserror::Error;
 
 use crate::protocol::input::Image;
@@ -218,12 +219,15 @@ pub struct ModelResponse {
 pub enum StreamEvent {
     Text(String),
     Reasoning(String),
+    /// A tool call begins; `index` is its place in the response's `tool_calls`.
     ToolCallStart {
+        index: usize,
         id: String,
         name: String,
     },
+    /// More arguments of the call at `index` (ids may repeat, so calls go by place).
     ToolCallDelta {
-        id: String,
+        index: usize,
         delta: String,
     },
     /// A retryable failure; the request is sent again after `delay`.
@@ -331,12 +335,13 @@ impl Provider {
                 Ok(response) => {
                     let status = response.status();
                     if status.is_success() {
+                        let reader = self.reader(response).await?;
                         return match self.config.kind {
                             ProviderKind::OpenAi | ProviderKind::Gemini => {
-                                openai::read_stream(response, &self.config, on_event).await
+                                openai::read_stream(reader, on_event).await
                             }
                             ProviderKind::Anthropic => {
-                                anthropic::read_stream(response, &self.config, on_event).await
+                                anthropic::read_stream(reader, on_event).await
                             }
                         };
                     }
@@ -364,6 +369,43 @@ impl Provider {
             });
             tokio::time::sleep(delay).await;
         }
+    }
+
+    /// The events of a successful response. Some gateways answer a streaming request with the
+    /// whole response as one JSON body; that body is read (within the idle timeout and a size
+    /// cap) and restated as the stream it stands for.
+    async fn reader(&self, response: reqwest::Response) -> Result<SseReader, ProviderError> {
+        let provider = self.config.kind.name();
+        let idle = self.config.idle_timeout;
+        let is_json = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().starts_with("application/json"));
+        if !is_json {
+            return Ok(SseReader::new(response, provider, idle));
+        }
+        let failed = |message: String| ProviderError::Stream { provider, message };
+        let body = read_capped(response, idle, MAX_WHOLE_BODY)
+            .await
+            .map_err(|message| match message {
+                BodyError::Timeout => ProviderError::Timeout {
+                    provider,
+                    waited: idle,
+                },
+                BodyError::Failed(message) => failed(message),
+            })?;
+        let value: Value = serde_json::from_slice(&body).map_err(|e| {
+            failed(format!(
+                "the response is neither a stream nor valid JSON ({e}): {}",
+                String::from_utf8_lossy(&body[..body.len().min(120)])
+            ))
+        })?;
+        let events = match self.config.kind {
+            ProviderKind::OpenAi | ProviderKind::Gemini => openai::as_stream(&value),
+            ProviderKind::Anthropic => anthropic::as_stream(&value),
+        };
+        Ok(SseReader::replay(events, provider, idle))
     }
 
     async fn send(&self, url: &str, body: &Value) -> Result<reqwest::Response, ProviderError> {
@@ -398,6 +440,39 @@ impl Provider {
                 message: without_url(&e),
             }),
             Ok(Ok(response)) => Ok(response),
+        }
+    }
+}
+
+/// The most of a whole-body answer read into memory.
+const MAX_WHOLE_BODY: usize = 32 * 1024 * 1024;
+
+enum BodyError {
+    Timeout,
+    Failed(String),
+}
+
+/// A response body, at most `cap` bytes, with at most `idle` between pieces.
+async fn read_capped(
+    mut response: reqwest::Response,
+    idle: Duration,
+    cap: usize,
+) -> Result<Vec<u8>, BodyError> {
+    let mut body = Vec::new();
+    loop {
+        match tokio::time::timeout(idle, response.chunk()).await {
+            Err(_) => return Err(BodyError::Timeout),
+            Ok(Err(e)) => return Err(BodyError::Failed(format!("connection lost: {e}"))),
+            Ok(Ok(None)) => return Ok(body),
+            Ok(Ok(Some(piece))) => {
+                if body.len() + piece.len() > cap {
+                    return Err(BodyError::Failed(format!(
+                        "the response body is larger than {} MiB",
+                        cap / (1024 * 1024)
+                    )));
+                }
+                body.extend_from_slice(&piece);
+            }
         }
     }
 }

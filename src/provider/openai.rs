@@ -4,8 +4,7 @@ use serde_json::{Value, json};
 
 use super::sse::SseReader;
 use super::{
-    Message, ModelRequest, ModelResponse, ProviderConfig, ProviderError, StreamEvent, TokenUsage,
-    ToolCallRequest,
+    Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, TokenUsage, ToolCallRequest,
 };
 
 pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
@@ -71,12 +70,31 @@ struct PartialCall {
     arguments: String,
 }
 
+/// A whole `chat.completion` body restated as the one chunk and `[DONE]` it would have
+/// streamed as.
+pub fn as_stream(body: &Value) -> Vec<String> {
+    if body.get("error").is_some() {
+        return vec![body.to_string()];
+    }
+    let choice = body.pointer("/choices/0").cloned().unwrap_or(Value::Null);
+    let mut delta = choice.get("message").cloned().unwrap_or_else(|| json!({}));
+    if let Some(calls) = delta.get_mut("tool_calls").and_then(Value::as_array_mut) {
+        for (index, call) in calls.iter_mut().enumerate() {
+            call["index"] = json!(index);
+        }
+    }
+    let mut chunk = json!({"choices": [{"index": 0, "delta": delta,
+        "finish_reason": choice.get("finish_reason").cloned().unwrap_or(Value::Null)}]});
+    if let Some(usage) = body.get("usage") {
+        chunk["usage"] = usage.clone();
+    }
+    vec![chunk.to_string(), "[DONE]".to_string()]
+}
+
 pub async fn read_stream(
-    response: reqwest::Response,
-    config: &ProviderConfig,
+    mut reader: SseReader,
     on_event: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> Result<ModelResponse, ProviderError> {
-    let mut reader = SseReader::new(response, config.kind.name(), config.idle_timeout);
     let mut result = ModelResponse::default();
     let mut calls: Vec<PartialCall> = Vec::new();
     let mut done = false;
@@ -177,6 +195,7 @@ fn absorb_tool_fragment(
                 .ok_or_else(|| reader.error("tool call without a function name"))?
                 .to_string();
             on_event(StreamEvent::ToolCallStart {
+                index: calls.len(),
                 id: id.clone(),
                 name: name.clone(),
             });
@@ -197,7 +216,7 @@ fn absorb_tool_fragment(
         let call = &mut calls[position];
         call.arguments.push_str(args);
         on_event(StreamEvent::ToolCallDelta {
-            id: call.id.clone(),
+            index: position,
             delta: args.to_string(),
         });
     }

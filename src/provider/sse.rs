@@ -29,6 +29,22 @@ impl SseReader {
         }
     }
 
+    /// Events already in hand, read as if they had streamed: a gateway that answered a
+    /// streaming request with one JSON body has its body restated as the stream it stands for.
+    pub fn replay(data: Vec<String>, provider: &'static str, idle: Duration) -> SseReader {
+        let events = data.into_iter().map(|data| {
+            Ok(SseEvent {
+                data,
+                ..SseEvent::default()
+            })
+        });
+        SseReader {
+            events: Box::pin(futures_util::stream::iter(events)),
+            provider,
+            idle,
+        }
+    }
+
     /// The next event; `Ok(None)` when the server closed the stream.
     pub async fn next(&mut self) -> Result<Option<SseEvent>, ProviderError> {
         match tokio::time::timeout(self.idle, self.events.next()).await {

@@ -594,7 +594,8 @@ fn a_themed_background_has_no_holes_under_overlays() {
 
 #[test]
 fn escape_sequences_in_model_and_tool_text_never_reach_the_terminal() {
-    let hostile = "\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZWNobyBoaQ==\u{7}\u{1b}[31mred\u{1b}[2J\u{9b}1m\r";
+    let hostile =
+        "\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZWNobyBoaQ==\u{7}\u{1b}[31mred\u{1b}[2J\u{9b}1m\r";
     let mut app = app();
     start(&mut app, "Say it");
     app.on_event("run_1", Event::text(format!("answer {hostile} end\n")));
