@@ -45,7 +45,7 @@ fn one_run(work: &std::path::Path, data: &std::path::Path) -> Sample {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", data)
         .env("SPLICE_DATA_DIR", data)
-        .env("SPLICE_CONFIG", data.join("none.json"))
+        .env("SPLICE_CONFIG", data.join("config.json"))
         .env("OPENAI_BASE_URL", &provider.url)
         .env("OPENAI_API_KEY", "sk-bench")
         .current_dir(work)
@@ -107,6 +107,8 @@ fn main() {
     let work = dir.path().join("repo");
     let data = dir.path().join("data");
     std::fs::create_dir_all(&work).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&data).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(data.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(work.join("input.txt"), "copied\n").unwrap_or_else(|e| panic!("{e}"));
     // One warm-up run so the binary is in the page cache.
     one_run(&work, &data);

@@ -49,7 +49,8 @@ fn app() -> App {
     let settings = RunSettings {
         session_id: "session_bench".into(),
         cwd: PathBuf::from("/repo"),
-        provider: ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1")),
+        provider: ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1"))
+            .unwrap_or_else(|e| panic!("{e}")),
         policy: Policy::new(PermissionMode::Ask, vec![]),
         tier: Tier::Auto,
         max_turns: 40,

@@ -213,6 +213,20 @@ pub fn restore(
     Ok(reports)
 }
 
+/// The sequence numbers of a run's checkpoints not yet restored, in ascending order.
+pub fn sequences(data_dir: &Path, run_id: &str) -> Result<Vec<u32>, CheckpointError> {
+    let run_dir = checkpoints_dir(data_dir).join(run_id);
+    if !run_dir.is_dir() {
+        return Err(CheckpointError::UnknownRun(run_id.to_string()));
+    }
+    let mut sequences: Vec<u32> = load_manifests(&run_dir)?
+        .iter()
+        .map(|(_, m)| m.sequence)
+        .collect();
+    sequences.sort_unstable();
+    Ok(sequences)
+}
+
 /// Runs that have checkpoints, newest last by name.
 pub fn list_runs(data_dir: &Path) -> Vec<String> {
     let mut runs: Vec<String> = std::fs::read_dir(checkpoints_dir(data_dir))

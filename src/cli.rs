@@ -230,7 +230,7 @@ impl RunArgs {
     /// A `run_start` for a run whose settings could not be resolved, so that even a usage
     /// error's stream starts with `run_start`.
     pub fn fallback_start(&self, session_id: &str) -> Event {
-        let config = ConfigFile::load(config::config_path().as_deref()).unwrap_or_default();
+        let config = ConfigFile::load_user().unwrap_or_default();
         let provider = self.provider_name(&config);
         let model = self.model_name(&config).unwrap_or_else(|| {
             ProviderKind::parse(&provider)
@@ -253,7 +253,7 @@ impl RunArgs {
 
     /// Flags over config file over environment over defaults; every bad value is a usage error.
     pub fn resolve(&self, session_id: Option<String>) -> Result<RunSettings, RunFailure> {
-        let config = ConfigFile::load(config::config_path().as_deref())
+        let config = ConfigFile::load_user()
             .map_err(|e| RunFailure::usage(e.to_string()))?;
         let provider_name = self.provider_name(&config);
         let kind = ProviderKind::parse(&provider_name).ok_or_else(|| {
@@ -262,7 +262,8 @@ impl RunArgs {
             ))
         })?;
         let model = self.model_name(&config);
-        let provider = ProviderConfig::from_env(kind, model.as_deref());
+        let provider = ProviderConfig::from_env(kind, model.as_deref())
+            .map_err(|e| RunFailure::usage(e.to_string()))?;
         let mode_name = self
             .permission_mode
             .clone()

@@ -56,6 +56,18 @@ pub fn data_dir() -> PathBuf {
 }
 
 impl ConfigFile {
+    /// The user's config: the file `SPLICE_CONFIG` names, which must exist (a typo there must
+    /// not silently drop the deny rules it holds), else the default file, which may be absent.
+    pub fn load_user() -> Result<ConfigFile, ConfigError> {
+        match env_path("SPLICE_CONFIG") {
+            Some(path) if !path.exists() => Err(ConfigError::Read {
+                path: path.display().to_string(),
+                message: "no such file (named by SPLICE_CONFIG)".into(),
+            }),
+            named => ConfigFile::load(named.or_else(config_path).as_deref()),
+        }
+    }
+
     /// Load the config file; a missing file is an empty config, a broken one an error.
     pub fn load(path: Option<&Path>) -> Result<ConfigFile, ConfigError> {
         let Some(path) = path else {

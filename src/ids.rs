@@ -58,6 +58,14 @@ pub fn new_session_id() -> String {
     format!("session_{}", random_suffix(12))
 }
 
+/// Whether `text` has a run id's shape (`run_` then letters, digits and `_`): anything else,
+/// `..` or a path, is refused before it names a directory.
+pub fn is_run_id(text: &str) -> bool {
+    text.strip_prefix("run_").is_some_and(|rest| {
+        !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +83,9 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a.len(), "run_20260810_abc123".len());
         assert!(a.starts_with("run_2"));
+        assert!(is_run_id(&a));
+        for bad in ["", "..", "run_", "run_../x", "run_a/b", "session_abc", "run_a b"] {
+            assert!(!is_run_id(bad), "{bad:?}");
+        }
     }
 }

@@ -84,7 +84,7 @@ async fn tui(cli: &Cli) -> i32 {
         }
     };
     let theme = cli.tui.theme.clone().or_else(|| {
-        splice::config::ConfigFile::load(splice::config::config_path().as_deref())
+        splice::config::ConfigFile::load_user()
             .ok()
             .and_then(|c| c.theme)
     });
@@ -210,7 +210,7 @@ async fn read_prompt(exec: &ExecArgs) -> Result<Prompt, RunFailure> {
                     "a prompt argument cannot be combined with --input-format stream-json",
                 ));
             }
-            let input = read_stdin().await?;
+            let input = read_stdin_bytes().await?;
             parse_input(&input).map_err(|e| RunFailure::protocol(e.to_string()))
         }
         InputFormat::Text => {
@@ -233,13 +233,18 @@ async fn read_prompt(exec: &ExecArgs) -> Result<Prompt, RunFailure> {
     }
 }
 
-async fn read_stdin() -> Result<String, RunFailure> {
+async fn read_stdin_bytes() -> Result<Vec<u8>, RunFailure> {
     let mut bytes = Vec::new();
     tokio::io::stdin()
         .read_to_end(&mut bytes)
         .await
         .map_err(|e| RunFailure::usage(format!("cannot read standard input: {e}")))?;
-    String::from_utf8(bytes).map_err(|_| RunFailure::protocol("standard input is not UTF-8"))
+    Ok(bytes)
+}
+
+async fn read_stdin() -> Result<String, RunFailure> {
+    String::from_utf8(read_stdin_bytes().await?)
+        .map_err(|_| RunFailure::usage("standard input is not UTF-8"))
 }
 
 /// Completes on SIGINT, SIGTERM or SIGHUP.
@@ -269,6 +274,31 @@ fn worktree(args: &WorktreeArgs) -> i32 {
     splice::worktree::command(&data_dir, action, run_id, &mut std::io::stdout().lock())
 }
 
+/// A run id of the right shape, and a `--to` that names one of its checkpoints.
+fn check_restore_args(data_dir: &std::path::Path, args: &RestoreArgs) -> Result<(), String> {
+    if !splice::ids::is_run_id(&args.run_id) {
+        return Err(format!(
+            "`{}` is not a run id (run ids look like run_20261129_abc123)",
+            args.run_id
+        ));
+    }
+    if args.to == 0 {
+        return Err("--to counts checkpoints from 1 (1: before the run)".into());
+    }
+    // An unknown run is reported by the restore itself.
+    let Ok(sequences) = splice::checkpoint::sequences(data_dir, &args.run_id) else {
+        return Ok(());
+    };
+    let highest = sequences.last().copied().unwrap_or(1);
+    if args.to > highest {
+        return Err(format!(
+            "--to {}: run {} has no checkpoint past {highest}",
+            args.to, args.run_id
+        ));
+    }
+    Ok(())
+}
+
 fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
     let format = args.output_format.unwrap_or(if stdout_is_tty {
         OutputFormat::Text
@@ -280,6 +310,11 @@ fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
     let bus = Bus::new(args.run_id.clone(), vec![output_sink(format)]);
     bus.emit(RunArgs::default().fallback_start(&new_session_id()));
     let data_dir = splice::config::data_dir();
+    if let Err(message) = check_restore_args(&data_dir, args) {
+        bus.emit(Event::error("usage_error", message));
+        bus.emit(Event::run_end(EXIT_USAGE));
+        return EXIT_USAGE;
+    }
     let code = match splice::checkpoint::restore(&data_dir, &args.run_id, args.to, args.force) {
         Ok(reports) => {
             let skipped = reports.iter().any(|r| !r.skipped.is_empty());

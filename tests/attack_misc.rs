@@ -117,3 +117,106 @@ fn a_fifo_as_project_instructions_does_not_hang_the_run() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!system_prompt(&provider).contains("Project instructions"));
 }
+
+/// A headless run with `env` overrides and extra flags that must stop before any request.
+fn usage_error(env: &[(&str, &str)], flags: &[&str], expected: &str) {
+    let provider = FakeProvider::start(vec![]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    stream_json(&mut command).args(flags).arg("hi");
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 2, "{env:?} {flags:?}: {}", out.stdout);
+    let error = out.first("error");
+    assert_eq!(error["code"], "usage_error", "{error}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.contains(expected), "{expected:?} in {message:?}");
+    assert!(provider.requests().is_empty());
+}
+
+#[test]
+fn bad_settings_are_usage_errors_not_silent_defaults() {
+    usage_error(&[("SPLICE_MAX_RETRIES", "lots")], &[], "SPLICE_MAX_RETRIES=lots");
+    usage_error(&[("SPLICE_MAX_RETRIES", "-1")], &[], "SPLICE_MAX_RETRIES=-1");
+    usage_error(
+        &[("SPLICE_REQUEST_TIMEOUT_MS", "-5")],
+        &[],
+        "SPLICE_REQUEST_TIMEOUT_MS=-5",
+    );
+    usage_error(
+        &[("SPLICE_STREAM_IDLE_TIMEOUT_MS", "0")],
+        &[],
+        "SPLICE_STREAM_IDLE_TIMEOUT_MS=0",
+    );
+    usage_error(&[("SPLICE_RETRY_BASE_MS", "1.5")], &[], "SPLICE_RETRY_BASE_MS");
+    usage_error(&[], &["--model", ""], "model name is empty");
+    usage_error(&[], &["--model", "  "], "model name is empty");
+    usage_error(
+        &[("OPENAI_BASE_URL", "localhost:11434")],
+        &["--provider", "openai"],
+        "OPENAI_BASE_URL=localhost:11434 is not an http(s) URL",
+    );
+    usage_error(
+        &[("ANTHROPIC_BASE_URL", "not a url")],
+        &["--provider", "anthropic"],
+        "ANTHROPIC_BASE_URL",
+    );
+}
+
+#[test]
+fn a_config_file_named_by_splice_config_must_exist() {
+    // A typo in SPLICE_CONFIG must not run with the deny rules that file holds dropped.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let missing = dir.path().join("confg.json");
+    let missing = missing.display().to_string();
+    usage_error(&[("SPLICE_CONFIG", missing.as_str())], &[], "confg.json");
+}
+
+#[test]
+fn restore_refuses_ids_and_checkpoints_that_do_not_name_one() {
+    let sandbox = Sandbox::new();
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "c1",
+            "write_file",
+            &[r#"{"path":"a.txt","content":"after\n"}"#],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--permission-mode", "accept-edits", "edit"]);
+    let out = run(command, None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run_id = out.lines[0]["runId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // `..` would name the data directory itself.
+    std::fs::create_dir_all(sandbox.data.join("checkpoints"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    for args in [
+        vec!["restore", ".."],
+        vec!["restore", ""],
+        vec!["restore", "../checkpoints"],
+        vec!["restore", &run_id, "--to", "0"],
+        vec!["restore", &run_id, "--to", "99"],
+    ] {
+        let mut restore = sandbox.command(&provider.url);
+        restore.args(&args).args(["--output-format", "stream-json"]);
+        let undo = run(restore, None);
+        undo.assert_well_formed();
+        assert_eq!(undo.code, 2, "{args:?}: {}", undo.stdout);
+        assert_eq!(undo.first("error")["code"], "usage_error", "{args:?}");
+        assert!(undo.of_type("restore").is_empty(), "{args:?}");
+    }
+    assert_eq!(sandbox.read("a.txt").as_deref(), Some("after\n"));
+    // The run's one checkpoint is still there to restore.
+    let mut restore = sandbox.command(&provider.url);
+    restore.args(["restore", &run_id, "--to", "1", "--output-format", "stream-json"]);
+    let undo = run(restore, None);
+    assert_eq!(undo.code, 0, "{}", undo.stdout);
+    assert_eq!(sandbox.read("a.txt"), None);
+}

@@ -17,7 +17,8 @@ use support::Sandbox;
 use support::fake_provider::{FakeProvider, openai};
 
 fn settings(sandbox: &Sandbox, url: &str, tier: Tier) -> RunSettings {
-    let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1"));
+    let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1"))
+        .unwrap_or_else(|e| panic!("{e}"));
     provider.base_url = normalize_base_url(url);
     provider.api_key = Some("sk-test".into());
     RunSettings {

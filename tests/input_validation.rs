@@ -241,3 +241,59 @@ fn valid_events_are_joined_in_order_with_a_blank_line() {
         "Inspect this repository.\n\nReport only blockers."
     );
 }
+
+#[test]
+fn duplicate_keys_are_rejected() {
+    rejected(
+        r#"{"schemaVersion":2,"type":"prompt","content":"a","content":"b"}"#,
+        "line 1: field `(line)`: invalid JSON: duplicate key `content`",
+    );
+    rejected(
+        &format!(
+            "{OK}\n{}",
+            r#"{"schemaVersion":2,"type":"message","role":"user","content":"see","images":[{"mediaType":"image/png","mediaType":"image/gif","data":"AAAA"}]}"#
+        ),
+        "line 2: field `(line)`: invalid JSON: duplicate key `mediaType`",
+    );
+}
+
+#[test]
+fn empty_image_data_is_rejected() {
+    rejected(
+        &message_with_image(json!({"mediaType": "image/png", "data": ""})),
+        "field `images[0].data`: empty image data",
+    );
+}
+
+#[test]
+fn invalid_utf8_names_the_line() {
+    let provider = FakeProvider::start(vec![]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    command
+        .args([
+            "exec",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let mut input = format!("{OK}\n").into_bytes();
+    input.extend_from_slice(b"{\"schemaVersion\":2,\"type\":\"prompt\",\"content\":\"\xff\xfe\"}\n");
+    if let Some(mut stdin) = child.stdin.take() {
+        std::io::Write::write_all(&mut stdin, &input).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let out = support::parse(child.wait_with_output().unwrap_or_else(|e| panic!("{e}")));
+    out.assert_well_formed();
+    assert_eq!(out.code, 2);
+    let error = out.first("error");
+    assert_eq!(error["code"], "protocol_error");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("line 2: "), "{message}");
+    assert!(message.contains("not valid UTF-8"), "{message}");
+    assert!(provider.requests().is_empty());
+}

@@ -357,8 +357,8 @@ fn provider_precedence_is_flag_then_config_then_environment() {
         start(&["--provider", "openai", "--model", "mini"]),
         (json!("openai"), json!("mini"))
     );
-    // Without a config file, the environment decides.
-    std::fs::remove_file(sandbox.dir.path().join("config.json")).unwrap_or_else(|e| panic!("{e}"));
+    // Without settings in the config file, the environment decides.
+    std::fs::write(sandbox.dir.path().join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(start(&[]), (json!("openai"), json!("gpt-4o")));
 }
 

@@ -59,16 +59,24 @@ const MESSAGE_FIELDS: [&str; 5] = ["schemaVersion", "type", "role", "content", "
 const PROMPT_FIELDS: [&str; 3] = ["schemaVersion", "type", "content"];
 const IMAGE_FIELDS: [&str; 2] = ["mediaType", "data"];
 
-/// Parse a whole stream-json request.
-pub fn parse_input(input: &str) -> Result<Prompt, InputError> {
+/// Parse a whole stream-json request, as bytes: a line that is not UTF-8 is named like any
+/// other bad line.
+pub fn parse_input(input: &[u8]) -> Result<Prompt, InputError> {
     let mut parts: Vec<String> = Vec::new();
     let mut images = Vec::new();
-    for (index, raw) in input.lines().enumerate() {
+    for (index, raw) in input.split(|b| *b == b'\n').enumerate() {
         let line = index + 1;
+        let raw = std::str::from_utf8(raw).map_err(|e| {
+            InputError::new(
+                line,
+                "(line)",
+                format!("not valid UTF-8 (at byte {})", e.valid_up_to() + 1),
+            )
+        })?;
         if raw.trim().is_empty() {
             continue;
         }
-        let value: Value = serde_json::from_str(raw)
+        let value = strict_json(raw)
             .map_err(|e| InputError::new(line, "(line)", format!("invalid JSON: {e}")))?;
         let Value::Object(object) = value else {
             return Err(InputError::new(line, "(line)", "expected a JSON object"));
@@ -88,6 +96,82 @@ pub fn parse_input(input: &str) -> Result<Prompt, InputError> {
         ));
     }
     Ok(Prompt { text, images })
+}
+
+/// A JSON value in which no object repeats a key: with duplicates, which one counts differs
+/// between parsers, so a request that means two things is refused.
+fn strict_json(text: &str) -> Result<Value, serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = Strict.deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
+
+struct Strict;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Strict {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Strict {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Strict)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!("duplicate key `{key}`")));
+            }
+            let value = map.next_value_seed(Strict)?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 fn parse_event(
@@ -211,6 +295,9 @@ fn parse_image(line: usize, index: usize, item: &Value) -> Result<Image, InputEr
         ));
     }
     let data = string_field(line, object, &prefix, "data")?;
+    if data.trim().is_empty() {
+        return Err(InputError::new(line, field("data"), "empty image data"));
+    }
     if data.starts_with("data:") {
         return Err(InputError::new(
             line,
@@ -252,7 +339,7 @@ mod tests {
     use super::*;
 
     fn err(input: &str) -> InputError {
-        match parse_input(input) {
+        match parse_input(input.as_bytes()) {
             Err(e) => e,
             Ok(p) => panic!("expected an error, got {p:?}"),
         }
@@ -261,7 +348,7 @@ mod tests {
     #[test]
     fn joins_content_in_order_with_blank_line() {
         let input = "{\"schemaVersion\":2,\"type\":\"message\",\"role\":\"user\",\"content\":\"Inspect.\"}\n\n{\"schemaVersion\":2,\"type\":\"prompt\",\"content\":\"Only blockers.\"}\n";
-        let prompt = parse_input(input).unwrap_or_default();
+        let prompt = parse_input(input.as_bytes()).unwrap_or_default();
         assert_eq!(prompt.text, "Inspect.\n\nOnly blockers.");
     }
 

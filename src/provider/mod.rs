@@ -108,30 +108,78 @@ pub struct ProviderConfig {
     pub idle_timeout: Duration,
 }
 
+/// A provider setting that cannot be used as given (a usage error, exit 2).
+#[derive(Debug, Error)]
+#[error("{0}")]
+pub struct InvalidSetting(pub String);
+
+/// The most retries `SPLICE_MAX_RETRIES` may ask for.
+const MAX_RETRIES_LIMIT: u32 = 100;
+
+fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// A whole number from the environment within `range`, else `default` when unset; anything
+/// else is refused rather than quietly replaced by the default.
+fn env_number(
+    name: &str,
+    range: std::ops::RangeInclusive<u64>,
+    default: u64,
+) -> Result<u64, InvalidSetting> {
+    let Some(text) = env_value(name) else {
+        return Ok(default);
+    };
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| {
+            InvalidSetting(format!(
+                "{name}={text} is not a whole number from {} to {}",
+                range.start(),
+                range.end()
+            ))
+        })
+}
+
+/// A base URL must be an absolute http(s) URL.
+fn check_base_url(var: &str, base: &str) -> Result<(), InvalidSetting> {
+    match reqwest::Url::parse(base.trim()) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => Ok(()),
+        _ => Err(InvalidSetting(format!(
+            "{var}={base} is not an http(s) URL (for example http://localhost:11434)"
+        ))),
+    }
+}
+
 impl ProviderConfig {
     /// Resolve a provider from its name, the chosen model and the environment.
-    pub fn from_env(kind: ProviderKind, model: Option<&str>) -> ProviderConfig {
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let model = model
-            .map(str::to_string)
-            .unwrap_or_else(|| kind.default_model().to_string());
-        let base = env(kind.base_var()).unwrap_or_else(|| kind.default_base().to_string());
-        let millis = |name: &str, default: u64| {
-            Duration::from_millis(env(name).and_then(|v| v.parse().ok()).unwrap_or(default))
+    pub fn from_env(kind: ProviderKind, model: Option<&str>) -> Result<ProviderConfig, InvalidSetting> {
+        let model = match model {
+            Some(model) if model.trim().is_empty() => {
+                return Err(InvalidSetting("the model name is empty".into()));
+            }
+            Some(model) => model.trim().to_string(),
+            None => kind.default_model().to_string(),
         };
-        ProviderConfig {
+        let base = env_value(kind.base_var()).unwrap_or_else(|| kind.default_base().to_string());
+        check_base_url(kind.base_var(), &base)?;
+        let millis = |name: &str, min: u64, default: u64| {
+            env_number(name, min..=u64::from(u32::MAX), default).map(Duration::from_millis)
+        };
+        let max_retries = env_number("SPLICE_MAX_RETRIES", 0..=u64::from(MAX_RETRIES_LIMIT), 4)?;
+        Ok(ProviderConfig {
             kind,
             base_url: normalize_base_url(&base),
-            api_key: env(kind.key_var()),
+            api_key: env_value(kind.key_var()),
             api_model: api_model_for(&model),
             model,
-            max_retries: env("SPLICE_MAX_RETRIES")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(4),
-            retry_base: millis("SPLICE_RETRY_BASE_MS", 500),
-            request_timeout: millis("SPLICE_REQUEST_TIMEOUT_MS", 120_000),
-            idle_timeout: millis("SPLICE_STREAM_IDLE_TIMEOUT_MS", 120_000),
-        }
+            max_retries: u32::try_from(max_retries).unwrap_or(MAX_RETRIES_LIMIT),
+            retry_base: millis("SPLICE_RETRY_BASE_MS", 0, 500)?,
+            request_timeout: millis("SPLICE_REQUEST_TIMEOUT_MS", 1, 120_000)?,
+            idle_timeout: millis("SPLICE_STREAM_IDLE_TIMEOUT_MS", 1, 120_000)?,
+        })
     }
 
     /// Whether the base URL is the vendor's own service (which always needs a key).

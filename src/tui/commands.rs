@@ -123,7 +123,13 @@ fn model(app: &mut App, args: &str) {
         },
         None => (app.settings.provider.kind, name),
     };
-    app.settings.provider = ProviderConfig::from_env(kind, Some(model));
+    app.settings.provider = match ProviderConfig::from_env(kind, Some(model)) {
+        Ok(provider) => provider,
+        Err(error) => {
+            app.notice(Level::Error, error.to_string());
+            return;
+        }
+    };
     app.notice(
         Level::Info,
         format!("model set to {model} ({})", kind.name()),

@@ -21,7 +21,8 @@ use crate::run::{RunSettings, Tier};
 use crate::usage::Budget;
 
 pub fn settings() -> RunSettings {
-    let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1"));
+    let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1"))
+        .unwrap_or_else(|e| panic!("{e}"));
     provider.api_key = None;
     RunSettings {
         session_id: "session_test".into(),

@@ -27,6 +27,8 @@ impl Sandbox {
         let root = base.join("repo");
         let data = base.join("data");
         std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        // SPLICE_CONFIG must name a file that exists; tests that need settings overwrite it.
+        std::fs::write(base.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
         Sandbox { dir, root, data }
     }
 
