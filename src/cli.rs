@@ -253,8 +253,7 @@ impl RunArgs {
 
     /// Flags over config file over environment over defaults; every bad value is a usage error.
     pub fn resolve(&self, session_id: Option<String>) -> Result<RunSettings, RunFailure> {
-        let config = ConfigFile::load_user()
-            .map_err(|e| RunFailure::usage(e.to_string()))?;
+        let config = ConfigFile::load_user().map_err(|e| RunFailure::usage(e.to_string()))?;
         let provider_name = self.provider_name(&config);
         let kind = ProviderKind::parse(&provider_name).ok_or_else(|| {
             RunFailure::usage(format!(

@@ -84,7 +84,15 @@ mod tests {
         assert_eq!(a.len(), "run_20260810_abc123".len());
         assert!(a.starts_with("run_2"));
         assert!(is_run_id(&a));
-        for bad in ["", "..", "run_", "run_../x", "run_a/b", "session_abc", "run_a b"] {
+        for bad in [
+            "",
+            "..",
+            "run_",
+            "run_../x",
+            "run_a/b",
+            "session_abc",
+            "run_a b",
+        ] {
             assert!(!is_run_id(bad), "{bad:?}");
         }
     }

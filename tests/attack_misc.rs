@@ -139,8 +139,16 @@ fn usage_error(env: &[(&str, &str)], flags: &[&str], expected: &str) {
 
 #[test]
 fn bad_settings_are_usage_errors_not_silent_defaults() {
-    usage_error(&[("SPLICE_MAX_RETRIES", "lots")], &[], "SPLICE_MAX_RETRIES=lots");
-    usage_error(&[("SPLICE_MAX_RETRIES", "-1")], &[], "SPLICE_MAX_RETRIES=-1");
+    usage_error(
+        &[("SPLICE_MAX_RETRIES", "lots")],
+        &[],
+        "SPLICE_MAX_RETRIES=lots",
+    );
+    usage_error(
+        &[("SPLICE_MAX_RETRIES", "-1")],
+        &[],
+        "SPLICE_MAX_RETRIES=-1",
+    );
     usage_error(
         &[("SPLICE_REQUEST_TIMEOUT_MS", "-5")],
         &[],
@@ -151,7 +159,11 @@ fn bad_settings_are_usage_errors_not_silent_defaults() {
         &[],
         "SPLICE_STREAM_IDLE_TIMEOUT_MS=0",
     );
-    usage_error(&[("SPLICE_RETRY_BASE_MS", "1.5")], &[], "SPLICE_RETRY_BASE_MS");
+    usage_error(
+        &[("SPLICE_RETRY_BASE_MS", "1.5")],
+        &[],
+        "SPLICE_RETRY_BASE_MS",
+    );
     usage_error(&[], &["--model", ""], "model name is empty");
     usage_error(&[], &["--model", "  "], "model name is empty");
     usage_error(
@@ -195,8 +207,7 @@ fn restore_refuses_ids_and_checkpoints_that_do_not_name_one() {
         .unwrap_or_default()
         .to_string();
     // `..` would name the data directory itself.
-    std::fs::create_dir_all(sandbox.data.join("checkpoints"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(sandbox.data.join("checkpoints")).unwrap_or_else(|e| panic!("{e}"));
     for args in [
         vec!["restore", ".."],
         vec!["restore", ""],
@@ -215,7 +226,14 @@ fn restore_refuses_ids_and_checkpoints_that_do_not_name_one() {
     assert_eq!(sandbox.read("a.txt").as_deref(), Some("after\n"));
     // The run's one checkpoint is still there to restore.
     let mut restore = sandbox.command(&provider.url);
-    restore.args(["restore", &run_id, "--to", "1", "--output-format", "stream-json"]);
+    restore.args([
+        "restore",
+        &run_id,
+        "--to",
+        "1",
+        "--output-format",
+        "stream-json",
+    ]);
     let undo = run(restore, None);
     assert_eq!(undo.code, 0, "{}", undo.stdout);
     assert_eq!(sandbox.read("a.txt"), None);

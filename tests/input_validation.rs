@@ -283,7 +283,8 @@ fn invalid_utf8_names_the_line() {
         .stderr(std::process::Stdio::piped());
     let mut child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
     let mut input = format!("{OK}\n").into_bytes();
-    input.extend_from_slice(b"{\"schemaVersion\":2,\"type\":\"prompt\",\"content\":\"\xff\xfe\"}\n");
+    input
+        .extend_from_slice(b"{\"schemaVersion\":2,\"type\":\"prompt\",\"content\":\"\xff\xfe\"}\n");
     if let Some(mut stdin) = child.stdin.take() {
         std::io::Write::write_all(&mut stdin, &input).unwrap_or_else(|e| panic!("{e}"));
     }

@@ -35,9 +35,18 @@ fn compiled(cell: &'static OnceLock<Option<Regex>>, pattern: &str) -> Option<&'s
     cell.get_or_init(|| Regex::new(pattern).ok()).as_ref()
 }
 
+/// Redirections to the terminal's own streams and the null device write no file.
+const HARMLESS_REDIRECT: &str = r"(\d|&)?>>?\s*/dev/(null|stdout|stderr|tty|fd/\d+)\b";
+
 pub fn command_risk(command: &str) -> Risk {
     static HIGH_RE: OnceLock<Option<Regex>> = OnceLock::new();
     static MEDIUM_RE: OnceLock<Option<Regex>> = OnceLock::new();
+    static HARMLESS_RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let command = match compiled(&HARMLESS_RE, HARMLESS_REDIRECT) {
+        Some(re) => re.replace_all(command, " "),
+        None => std::borrow::Cow::Borrowed(command),
+    };
+    let command = command.as_ref();
     if compiled(&HIGH_RE, HIGH).is_some_and(|re| re.is_match(command)) {
         Risk::High
     } else if compiled(&MEDIUM_RE, MEDIUM).is_some_and(|re| re.is_match(command)) {
@@ -62,6 +71,9 @@ mod tests {
             "git push --force origin main",
             "echo x > /etc/hosts",
             "git reset --hard HEAD~3",
+            "echo x > /etc/passwd 2>/dev/null",
+            "cat img > /dev/sda",
+            "ls >/dev/null; echo x >> ~/.bashrc",
         ] {
             assert_eq!(command_risk(high), Risk::High, "{high}");
         }
@@ -78,6 +90,11 @@ mod tests {
             "ls -la",
             "grep -rn foo src",
             "echo hi > out.txt",
+            "ls >/dev/null 2>&1",
+            "cargo build 2>/dev/null",
+            "make &>/dev/null",
+            "echo done >&2",
+            "echo x > /dev/stderr",
         ] {
             assert_eq!(command_risk(low), Risk::Low, "{low}");
         }

@@ -11,9 +11,27 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
+/// Build manifests worth reading are small; more than this is not read.
+const MAX_MANIFEST_BYTES: usize = 1024 * 1024;
+
+/// A build file of the repository, read beneath the root as a regular file (a link out of the
+/// root or a FIFO reads as absent).
+fn read(root: &Path, name: &str) -> Option<String> {
+    let bytes =
+        crate::tools::beneath::read_prefix(root, Path::new(name), MAX_MANIFEST_BYTES).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 fn package_json(root: &Path) -> Option<serde_json::Value> {
-    let text = std::fs::read_to_string(root.join("package.json")).ok()?;
-    serde_json::from_str(&text).ok()
+    serde_json::from_str(&read(root, "package.json")?).ok()
+}
+
+/// A Makefile rule named `test`, wherever it stands (the first line included).
+fn makefile_has_test(root: &Path) -> bool {
+    read(root, "Makefile").is_some_and(|text| {
+        text.lines()
+            .any(|line| line.starts_with("test:") || line.starts_with("test :"))
+    })
 }
 
 /// Python sources at the top level or one directory down.
@@ -82,17 +100,14 @@ pub fn test_command(root: &Path) -> Option<String> {
     if has_python(root) {
         let pytest_configured = has(root, "pytest.ini")
             || has(root, "conftest.py")
-            || std::fs::read_to_string(root.join("pyproject.toml"))
-                .is_ok_and(|t| t.contains("[tool.pytest"));
+            || read(root, "pyproject.toml").is_some_and(|t| t.contains("[tool.pytest"));
         return Some(if pytest_configured {
             "python3 -m pytest -q".into()
         } else {
             "python3 -m unittest discover -v".into()
         });
     }
-    if has(root, "Makefile")
-        && std::fs::read_to_string(root.join("Makefile")).is_ok_and(|t| t.contains("\ntest:"))
-    {
+    if makefile_has_test(root) {
         return Some("make test".into());
     }
     None
@@ -118,5 +133,27 @@ mod tests {
         std::fs::write(root.join("Cargo.toml"), "[package]\n").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(test_command(root).as_deref(), Some("cargo test"));
         assert!(analyzers(root)[0].starts_with("cargo clippy"));
+    }
+
+    #[test]
+    fn a_makefile_test_rule_counts_on_any_line_and_links_out_are_not_read() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("Makefile"), "test:\n\tpython3 t.py\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(test_command(&root).as_deref(), Some("make test"));
+        std::fs::write(root.join("Makefile"), "build:\n\tcc x.c\ntests:\n\ttrue\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(test_command(&root), None);
+        // A package.json that points out of the root is not read.
+        std::fs::write(
+            dir.path().join("outside.json"),
+            r#"{"scripts":{"test":"x"}}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("../outside.json", root.join("package.json"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(test_command(&root), None);
     }
 }

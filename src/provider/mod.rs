@@ -155,7 +155,10 @@ fn check_base_url(var: &str, base: &str) -> Result<(), InvalidSetting> {
 
 impl ProviderConfig {
     /// Resolve a provider from its name, the chosen model and the environment.
-    pub fn from_env(kind: ProviderKind, model: Option<&str>) -> Result<ProviderConfig, InvalidSetting> {
+    pub fn from_env(
+        kind: ProviderKind,
+        model: Option<&str>,
+    ) -> Result<ProviderConfig, InvalidSetting> {
         let model = match model {
             Some(model) if model.trim().is_empty() => {
                 return Err(InvalidSetting("the model name is empty".into()));
