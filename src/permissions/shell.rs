@@ -210,6 +210,10 @@ impl Walker<'_> {
                 self.out.substitutes = true;
                 self.children(node, false);
             }
+            "variable_assignment" => {
+                self.assignment(node);
+                self.children(node, writes_file);
+            }
             kind if DESCEND.contains(&kind) => self.children(node, writes_file),
             kind if LEAVES.contains(&kind) || !node.is_named() => {}
             kind => self.out.refuse(format!(
@@ -222,6 +226,28 @@ impl Walker<'_> {
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
             self.walk(child, writes_file);
+        }
+    }
+
+    /// `NAME=value` where NAME makes a later program run something (`GIT_SSH_COMMAND`).
+    fn assignment(&mut self, node: Node<'_>) {
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| &self.src[n.byte_range()]);
+        let value = match node.child_by_field_name("value") {
+            Some(value) => words::word(value, self.src),
+            None => Word::Known(String::new()),
+        };
+        if let Some(effect) = name.and_then(|name| programs::assignment(name, &value)) {
+            self.follow(effect, self.depth);
+        }
+    }
+
+    fn follow(&mut self, inner: programs::Inner, depth: usize) {
+        match inner {
+            programs::Inner::Run(words) => self.resolve(words, depth + 1, true),
+            programs::Inner::Script(script) => parse_into(&script, depth + 1, self.out, false),
+            programs::Inner::Opaque(reason) => self.out.refuse(reason),
         }
     }
 
@@ -272,17 +298,13 @@ impl Walker<'_> {
         };
         let program = words[0].known().map(str::to_string);
         if program.as_deref() == Some("git") {
-            let (plain, script) = git::plain(&words[1..]);
+            let (plain, runs) = git::plain(&words[1..]);
             words = plain;
-            inner.extend(script);
+            inner.extend(runs);
         }
         let known_inner = !inner.is_empty();
         for next in inner {
-            match next {
-                programs::Inner::Run(words) => self.resolve(words, depth + 1, true),
-                programs::Inner::Script(script) => parse_into(&script, depth + 1, self.out, false),
-                programs::Inner::Opaque(reason) => self.out.refuse(reason),
-            }
+            self.follow(next, depth);
         }
         if suffixes && !known_inner && program.as_deref().is_some_and(programs::may_run_arguments) {
             for start in 1..words.len() {

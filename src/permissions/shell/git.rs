@@ -2,7 +2,7 @@
 //! push` is `git push`), and an alias defined with `-c alias.X=…` replaced by what it runs. A
 //! subcommand that is not built into git may be an alias from a config file, so it is unknown.
 
-use super::programs::Inner;
+use super::programs::{self, Inner};
 use super::words::Word;
 
 /// Global options followed by a value in the next word.
@@ -183,14 +183,48 @@ const BUILTINS: &[&str] = &[
 /// How deep aliases may refer to aliases before the command is refused.
 const ALIAS_DEPTH: usize = 8;
 
-/// `git` followed by `args` as a deny rule reads it, and a script it runs (a `!` alias).
-pub fn plain(args: &[Word]) -> (Vec<Word>, Option<Inner>) {
-    plain_at(args, &mut Vec::new(), 0)
+/// `git` followed by `args` as a deny rule reads it, and what else it runs: a `!` alias, a
+/// program named by a setting (`-c core.pager=…`, `git config core.fsmonitor …`).
+pub fn plain(args: &[Word]) -> (Vec<Word>, Vec<Inner>) {
+    let mut inner = Vec::new();
+    let (words, script) = plain_at(args, &mut Vec::new(), &mut inner, 0);
+    inner.extend(script);
+    if words.get(1).and_then(Word::known) == Some("config") {
+        inner.extend(config_writes(&words[2..]));
+    }
+    (words, inner)
+}
+
+/// `git config [options] key value`: the settings it may write. Every word that looks like a
+/// key is read as one, the next word as its value.
+fn config_writes(args: &[Word]) -> Vec<Inner> {
+    let is_key = |word: &Word| {
+        word.known()
+            .is_some_and(|w| w.contains('.') && !w.starts_with('-'))
+    };
+    // An unknown word that is not a key's value may be a key itself.
+    let unknown_key = args
+        .iter()
+        .enumerate()
+        .find_map(|(index, word)| match word {
+            Word::Unknown(written) if index == 0 || !is_key(&args[index - 1]) => Some(written),
+            _ => None,
+        });
+    if let Some(written) = unknown_key {
+        return vec![Inner::Opaque(format!(
+            "`git config` is given {written}, which is only known when it runs"
+        ))];
+    }
+    args.windows(2)
+        .filter(|pair| is_key(&pair[0]))
+        .filter_map(|pair| programs::git_setting(pair[0].known()?, &pair[1]))
+        .collect()
 }
 
 fn plain_at(
     args: &[Word],
     aliases: &mut Vec<(String, Word)>,
+    inner: &mut Vec<Inner>,
     depth: usize,
 ) -> (Vec<Word>, Option<Inner>) {
     let git = Word::Known("git".into());
@@ -214,7 +248,7 @@ fn plain_at(
                 rest.next().cloned()
             };
             if name == "-c" || name == "--config-env" {
-                define(name, value, aliases);
+                define(name, value, aliases, inner);
             }
         } else if FLAG_OPTIONS.contains(&name) {
         } else if option.starts_with('-') {
@@ -235,7 +269,7 @@ fn plain_at(
         .find(|(name, _)| name.eq_ignore_ascii_case(subcommand) || name == "*")
         .map(|(_, value)| value.clone());
     match alias {
-        Some(Word::Known(value)) => expand(subcommand, &value, &rest, aliases, depth),
+        Some(Word::Known(value)) => expand(subcommand, &value, &rest, aliases, inner, depth),
         Some(Word::Unknown(why)) => unknown(why),
         None => unknown(format!(
             "`git {subcommand}` (not built into git: it may be an alias)"
@@ -243,25 +277,38 @@ fn plain_at(
     }
 }
 
-/// Record `-c alias.X=V` (or `--config-env=alias.X=ENV`, whose value is unknown).
-fn define(option: &str, value: Option<Word>, aliases: &mut Vec<(String, Word)>) {
+/// Record `-c alias.X=V` (or `--config-env=alias.X=ENV`, whose value is unknown), and what
+/// a setting that names a program runs.
+fn define(
+    option: &str,
+    value: Option<Word>,
+    aliases: &mut Vec<(String, Word)>,
+    inner: &mut Vec<Inner>,
+) {
     match value {
         Some(Word::Known(setting)) => {
             let (key, value) = setting.split_once('=').unwrap_or((&setting, "true"));
+            let value = if option == "-c" {
+                Word::Known(value.to_string())
+            } else {
+                Word::Unknown(format!("`{option} {setting}`'s value"))
+            };
             let Some((section, name)) = key.split_once('.') else {
                 return;
             };
             if section.eq_ignore_ascii_case("alias") {
-                let value = if option == "-c" {
-                    Word::Known(value.to_string())
-                } else {
-                    Word::Unknown(format!("`{option} {setting}`'s value"))
-                };
                 aliases.push((name.to_string(), value));
+            } else {
+                inner.extend(programs::git_setting(key, &value));
             }
         }
         // Any alias at all might be defined here.
-        Some(Word::Unknown(written)) => aliases.push(("*".into(), Word::Unknown(written))),
+        Some(Word::Unknown(written)) => {
+            inner.push(Inner::Opaque(format!(
+                "it sets git configuration to {written}, which is only known when it runs"
+            )));
+            aliases.push(("*".into(), Word::Unknown(written)));
+        }
         None => {}
     }
 }
@@ -271,6 +318,7 @@ fn expand(
     value: &str,
     rest: &[Word],
     aliases: &mut Vec<(String, Word)>,
+    inner: &mut Vec<Inner>,
     depth: usize,
 ) -> (Vec<Word>, Option<Inner>) {
     let git = Word::Known("git".into());
@@ -305,7 +353,7 @@ fn expand(
         .map(|w| Word::Known(w.to_string()))
         .collect();
     args.extend(rest.iter().cloned());
-    plain_at(&args, aliases, depth + 1)
+    plain_at(&args, aliases, inner, depth + 1)
 }
 
 fn written(word: &Word) -> String {

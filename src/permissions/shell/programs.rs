@@ -226,14 +226,27 @@ fn after_options(program: &str, options: &Options, args: &[Word]) -> Inner {
         }
         index += 1;
     }
+    let mut effects = Vec::new();
     if program == "env" {
-        while args
+        while let Some((name, value)) = args
             .get(index)
             .and_then(Word::known)
-            .is_some_and(|a| a.contains('=') && !a.starts_with('='))
+            .and_then(|a| a.split_once('='))
+            .filter(|(name, _)| !name.is_empty())
         {
+            effects.extend(assignment(name, &Word::Known(value.to_string())));
             index += 1;
         }
+    }
+    // A setting that runs something is refused with the command rather than followed: `env`
+    // assignments are rare enough.
+    if let Some(effect) = effects.into_iter().next() {
+        return match effect {
+            Inner::Script(_) => Inner::Opaque(format!(
+                "`{program}` sets a variable whose value is a command"
+            )),
+            other => other,
+        };
     }
     Inner::Run(args.get(index..).unwrap_or_default().to_vec())
 }
@@ -450,4 +463,99 @@ pub fn may_run_arguments(program: &str) -> bool {
             | "true"
             | "false"
     )
+}
+
+/// Environment variables whose value is a command that git, ssh or a shell will run.
+const COMMAND_VARIABLES: [&str; 13] = [
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "SSH_ASKPASS",
+    "PAGER",
+    "EDITOR",
+    "VISUAL",
+    "PROMPT_COMMAND",
+];
+
+/// Environment variables that point git or a shell at configuration or code the rules cannot
+/// read (a config file can define aliases and hooks).
+const OPAQUE_VARIABLES: [&str; 9] = [
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_EXEC_PATH",
+    "GIT_TEMPLATE_DIR",
+    "BASH_ENV",
+    "ENV",
+];
+
+/// What setting `name=value` makes a later program run.
+pub fn assignment(name: &str, value: &Word) -> Option<Inner> {
+    if OPAQUE_VARIABLES.contains(&name) || name.starts_with("GIT_CONFIG_KEY_") {
+        return Some(Inner::Opaque(format!("it sets `{name}`")));
+    }
+    if !COMMAND_VARIABLES.contains(&name) {
+        return None;
+    }
+    Some(match value {
+        Word::Known(script) => Inner::Script(script.clone()),
+        Word::Unknown(written) => Inner::Opaque(format!(
+            "it sets `{name}` to {written}, which is only known when it runs"
+        )),
+    })
+}
+
+/// What setting git's `key` to `value` (`git -c key=value`, `git config key value`) makes git
+/// run: settings that name a program are scripts; includes and hook directories bring in
+/// what the rules cannot read.
+pub fn git_setting(key: &str, value: &Word) -> Option<Inner> {
+    let key = key.to_ascii_lowercase();
+    let section = key.split('.').next().unwrap_or_default();
+    let name = key.rsplit('.').next().unwrap_or_default();
+    let opaque = matches!(section, "include" | "includeif") || key == "core.hookspath";
+    if opaque {
+        return Some(Inner::Opaque(format!("it sets git's `{key}`")));
+    }
+    let runs = match section {
+        "core" => matches!(
+            name,
+            "pager"
+                | "editor"
+                | "sshcommand"
+                | "fsmonitor"
+                | "askpass"
+                | "gitproxy"
+                | "alternaterefscommand"
+        ),
+        "sequence" => name == "editor",
+        "diff" => matches!(name, "external" | "textconv" | "command"),
+        "difftool" | "mergetool" | "browser" | "man" => name == "cmd",
+        "merge" => name == "driver",
+        "filter" => matches!(name, "clean" | "smudge" | "process"),
+        "gpg" => name == "program",
+        "credential" => name == "helper",
+        "pager" => true,
+        "uploadpack" => name == "packobjectshook",
+        "remote" => matches!(name, "uploadpack" | "receivepack"),
+        "sendemail" => matches!(name, "sendmailcmd" | "tocmd" | "cccmd" | "smtpserver"),
+        "trailer" => matches!(name, "command" | "cmd"),
+        _ => false,
+    };
+    if !runs {
+        return None;
+    }
+    Some(match value {
+        // git runs these with the shell; `!` marks a shell command for a few of them.
+        Word::Known(script) => Inner::Script(script.trim_start_matches('!').to_string()),
+        Word::Unknown(written) => Inner::Opaque(format!(
+            "it sets git's `{key}` to {written}, which is only known when it runs"
+        )),
+    })
 }
