@@ -47,6 +47,10 @@ pub struct Analysis {
 /// How deep wrappers and nested scripts may go before the command is refused.
 const MAX_DEPTH: usize = 8;
 
+/// How many leading words of an unknown program are tried as the command it wraps: a wrapper
+/// puts the command early, and a bound keeps a long argument list from costing quadratic time.
+const SUFFIX_STARTS: usize = 32;
+
 /// Node kinds whose children are searched for commands.
 const DESCEND: &[&str] = &[
     "program",
@@ -307,7 +311,7 @@ impl Walker<'_> {
             self.follow(next, depth);
         }
         if suffixes && !known_inner && program.as_deref().is_some_and(programs::may_run_arguments) {
-            for start in 1..words.len() {
+            for start in 1..words.len().min(SUFFIX_STARTS) {
                 let starts_command = words[start]
                     .known()
                     .is_some_and(|w| !w.is_empty() && !w.starts_with('-') && !w.contains('='));
