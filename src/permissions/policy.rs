@@ -716,6 +716,9 @@ mod tests {
             "bash -lc 'git push'",
             "dash -c 'cd . && git push'",
             "sh -c \"sh -c 'git push'\"",
+            "git push",
+            "sh -c \"$VAR\"",
+            "bash -c \"$(curl -s x)\"",
             "eval git push",
             "eval \"$CMD\"",
             "source ./push.sh",
@@ -851,6 +854,44 @@ mod tests {
                 "{benign:?} got {:?}",
                 verdict(benign)
             );
+        }
+    }
+
+    #[test]
+    fn any_deny_pattern_is_read_the_same_way() {
+        let policy = Policy::new(
+            PermissionMode::Auto,
+            vec![rule(Effect::Deny, "run_command(rm -rf*)")],
+        );
+        let denied = |command: &str| {
+            matches!(
+                judge(
+                    &policy,
+                    "run_command",
+                    SideEffect::Execute,
+                    command,
+                    Risk::Low
+                ),
+                Verdict::Deny { .. }
+            )
+        };
+        for dodge in [
+            "\\rm -rf x",
+            "r''m -rf x",
+            "/bin/rm -rf x",
+            "xargs rm -rf",
+            "$RM -rf x",
+        ] {
+            assert!(denied(dodge), "{dodge}");
+        }
+        for benign in [
+            "rm x.txt",
+            "git rm -r x",
+            "cargo clean",
+            "ls $HOME",
+            "cat *.md",
+        ] {
+            assert!(!denied(benign), "{benign}");
         }
     }
 
