@@ -247,6 +247,12 @@ fn plain_at(
             } else {
                 rest.next().cloned()
             };
+            if let Some(Word::Unknown(written)) = &value {
+                // Several words, perhaps, one of them the subcommand.
+                if name != "-c" && name != "--config-env" {
+                    return unknown(written.clone());
+                }
+            }
             if name == "-c" || name == "--config-env" {
                 define(name, value, aliases, inner);
             }

@@ -165,8 +165,9 @@ const XARGS: Options = Options {
     operands: 0,
 };
 
-const SHELLS: [&str; 9] = [
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash",
+const SHELLS: [&str; 13] = [
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash", "rbash", "fish", "csh",
+    "tcsh",
 ];
 const INTERPRETERS: [&str; 9] = [
     "python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua",
@@ -273,7 +274,11 @@ fn skip_options(program: &str, options: &Options, args: &[Word]) -> Result<usize
         if let Some(long) = arg.strip_prefix("--") {
             let name = long.split('=').next().unwrap_or(long);
             if options.long_values.contains(&name) {
-                index += if long.contains('=') { 1 } else { 2 };
+                if !long.contains('=') {
+                    index += 1;
+                    value_known(program, args.get(index))?;
+                }
+                index += 1;
             } else if options.long_flags.contains(&name) {
                 index += 1;
             } else {
@@ -299,6 +304,7 @@ fn skip_options(program: &str, options: &Options, args: &[Word]) -> Result<usize
             }
             if options.short_values.contains(letter) {
                 if at + letter.len_utf8() == cluster.len() {
+                    value_known(program, args.get(index))?;
                     index += 1;
                 }
                 break;
@@ -307,6 +313,16 @@ fn skip_options(program: &str, options: &Options, args: &[Word]) -> Result<usize
         }
     }
     Ok(index)
+}
+
+/// An option's value only known when it runs may be several words, one of them the command.
+fn value_known(program: &str, value: Option<&Word>) -> Result<(), String> {
+    match value {
+        Some(Word::Unknown(written)) => Err(format!(
+            "`{program}` is given {written}, which is only known when it runs"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `sh -c SCRIPT`, `bash -lc SCRIPT`: the script. A shell reading its script from standard
