@@ -1,7 +1,21 @@
-//! Just enough shell syntax to judge a command by its parts: `a && b; c | d` is four simple
-//! commands, and a rule that allows `a*` must not let `b`, `c` or `d` through with it.
+//! A command line read the way the shell will run it, so rules judge what runs rather than how
+//! it is spelled: every simple command (in lists, pipelines, subshells, groups, loop and `if`
+//! bodies, functions, substitutions), its words unquoted and unescaped, and the commands run
+//! through wrappers (`nice`, `env`, `xargs`, `find -exec`, `sh -c '…'`, git aliases…).
+//!
+//! The grammar is tree-sitter-bash (what codex-rs uses for the same job): a maintained grammar
+//! with a small pure-C runtime (two crates, a 2 s C compile, no proc macros). brush-parser
+//! pulls in peg, bon, cached and insta at run time; yash-syntax is GPL-3.0.
 
-/// One simple command of a command line.
+mod git;
+mod programs;
+mod words;
+
+use tree_sitter::{Node, Parser};
+
+pub use words::Word;
+
+/// One simple command of a command line, as written, for allow rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Part {
     pub text: String,
@@ -9,122 +23,338 @@ pub struct Part {
     pub writes_file: bool,
 }
 
-/// Split `command` on `;`, `&&`, `||`, `|`, `&` and newlines outside quotes. `None` when it
-/// substitutes commands (`$(…)`, backticks, `<(…)`), whose parts cannot be judged from here.
+/// One command the line may run, as a deny rule reads it: the program without its directory,
+/// git without its global options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    pub words: Vec<Word>,
+}
+
+/// Everything a command line runs, as far as it can be seen.
+#[derive(Debug, Default)]
+pub struct Analysis {
+    pub commands: Vec<Command>,
+    /// Why part of it cannot be seen through (`eval`, `… | sh`, a parse error).
+    pub opaque: Option<String>,
+    /// The top-level simple commands as written.
+    pub parts: Vec<Part>,
+    /// It substitutes commands (`$(…)`, backticks, `<(…)`).
+    pub substitutes: bool,
+    /// It did not parse, so `parts` are not the whole line.
+    pub broken: bool,
+}
+
+/// How deep wrappers and nested scripts may go before the command is refused.
+const MAX_DEPTH: usize = 8;
+
+/// How many leading words of an unknown program are tried as the command it wraps: a wrapper
+/// puts the command early, and a bound keeps a long argument list from costing quadratic time.
+const SUFFIX_STARTS: usize = 32;
+
+/// Node kinds whose children are searched for commands.
+const DESCEND: &[&str] = &[
+    "program",
+    "list",
+    "pipeline",
+    "subshell",
+    "compound_statement",
+    "do_group",
+    "negated_command",
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "while_statement",
+    "for_statement",
+    "c_style_for_statement",
+    "case_statement",
+    "case_item",
+    "function_definition",
+    "test_command",
+    "declaration_command",
+    "unset_command",
+    "variable_assignment",
+    "variable_assignments",
+    "command_name",
+    "concatenation",
+    "string",
+    "translated_string",
+    "expansion",
+    "simple_expansion",
+    "arithmetic_expansion",
+    "binary_expression",
+    "unary_expression",
+    "ternary_expression",
+    "postfix_expression",
+    "parenthesized_expression",
+    "subscript",
+    "array",
+    "brace_expression",
+    "file_redirect",
+    "heredoc_redirect",
+    "herestring_redirect",
+    "heredoc_body",
+];
+
+/// Node kinds that hold no command.
+const LEAVES: &[&str] = &[
+    "word",
+    "number",
+    "raw_string",
+    "string_content",
+    "ansi_c_string",
+    "variable_name",
+    "special_variable_name",
+    "comment",
+    "file_descriptor",
+    "heredoc_start",
+    "heredoc_end",
+    "heredoc_content",
+    "extglob_pattern",
+    "regex",
+    "test_operator",
+];
+
+pub fn analyze(command: &str) -> Analysis {
+    let mut analysis = Analysis::default();
+    parse_into(command, 0, &mut analysis, true);
+    analysis
+}
+
+/// Split `command` into its simple commands for allow rules. `None` when it substitutes
+/// commands (`$(…)`, backticks, `<(…)`), whose parts cannot be judged from here, or does not
+/// parse.
 pub fn split(command: &str) -> Option<Vec<Part>> {
-    let chars: Vec<char> = command.chars().collect();
-    let mut parts = Vec::new();
-    let mut current = Part {
-        text: String::new(),
-        writes_file: false,
+    let analysis = analyze(command);
+    (!analysis.substitutes && !analysis.broken).then_some(analysis.parts)
+}
+
+fn parse_into(src: &str, depth: usize, out: &mut Analysis, top: bool) {
+    if depth > MAX_DEPTH {
+        out.refuse("it nests commands too deeply".into());
+        return;
+    }
+    let mut parser = Parser::new();
+    let tree = parser
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .ok()
+        .and_then(|()| parser.parse(src, None));
+    let Some(tree) = tree.filter(|t| !t.root_node().has_error()) else {
+        out.broken |= top;
+        out.refuse("it does not parse as a shell command".into());
+        return;
     };
-    let (mut single, mut double) = (false, false);
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if single {
-            single = c != '\'';
-            current.text.push(c);
-            i += 1;
-            continue;
-        }
-        if c == '\\' {
-            current.text.push(c);
-            current.text.extend(next);
-            i += 2;
-            continue;
-        }
-        if c == '`' || (c == '$' && next == Some('(')) {
-            return None;
-        }
-        if double {
-            double = c != '"';
-            current.text.push(c);
-            i += 1;
-            continue;
-        }
-        match c {
-            '\'' => single = true,
-            '"' => double = true,
-            '<' | '>' if next == Some('(') => return None,
-            // `>&2`, `2>&1`: a file descriptor, not a file.
-            '>' if next != Some('&') => current.writes_file = true,
-            '&' if i > 0 && chars[i - 1] == '>' => {}
-            ';' | '\n' | '&' | '|' => {
-                finish(&mut parts, &mut current);
-                // `&&`, `||`: one operator.
-                if next == Some(c) {
-                    i += 1;
+    if let Some(reason) = joined_words(tree.root_node(), src) {
+        out.broken |= top;
+        out.refuse(reason);
+        return;
+    }
+    let mut walker = Walker {
+        src,
+        depth,
+        top,
+        out,
+    };
+    walker.walk(tree.root_node(), false);
+}
+
+impl Analysis {
+    fn refuse(&mut self, reason: String) {
+        self.opaque.get_or_insert(reason);
+    }
+}
+
+/// tree-sitter reads `pu\<newline>sh` as two words; the shell removes `\<newline>` first and
+/// runs `push`. Where only line continuations separate two tokens, refuse.
+fn joined_words(root: Node<'_>, src: &str) -> Option<String> {
+    let mut leaves = Vec::new();
+    collect_leaves(root, &mut leaves);
+    leaves.windows(2).find_map(|pair| {
+        let gap = &src[pair[0].end_byte()..pair[1].start_byte()];
+        let only_continuations =
+            !gap.is_empty() && gap.replace("\\\r\n", "").replace("\\\n", "").is_empty();
+        only_continuations.then(|| "it splits a word across lines with `\\`".to_string())
+    })
+}
+
+fn collect_leaves<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
+    if node.child_count() == 0 {
+        out.push(node);
+        return;
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        collect_leaves(child, out);
+    }
+}
+
+struct Walker<'a> {
+    src: &'a str,
+    depth: usize,
+    top: bool,
+    out: &'a mut Analysis,
+}
+
+impl Walker<'_> {
+    fn walk(&mut self, node: Node<'_>, writes_file: bool) {
+        match node.kind() {
+            "command" => self.command(node, node, writes_file),
+            "redirected_statement" => {
+                let writes = writes_file || writes_to_file(node, self.src);
+                let mut cursor = node.walk();
+                for (index, child) in node.children(&mut cursor).enumerate() {
+                    let body = node.field_name_for_child(index as u32) == Some("body");
+                    if body && child.kind() == "command" {
+                        self.command(child, node, writes);
+                    } else {
+                        self.walk(child, writes);
+                    }
                 }
-                i += 1;
-                continue;
             }
-            _ => {}
+            "command_substitution" | "process_substitution" => {
+                self.out.substitutes = true;
+                self.children(node, false);
+            }
+            "variable_assignment" => {
+                self.assignment(node);
+                self.children(node, writes_file);
+            }
+            kind if DESCEND.contains(&kind) => self.children(node, writes_file),
+            kind if LEAVES.contains(&kind) || !node.is_named() => {}
+            kind => self.out.refuse(format!(
+                "it uses shell syntax Splice does not check (`{kind}`)"
+            )),
         }
-        current.text.push(c);
-        i += 1;
     }
-    finish(&mut parts, &mut current);
-    Some(parts)
-}
 
-/// Wrappers that run the command after them unchanged.
-const PREFIXES: [&str; 7] = ["env", "command", "exec", "nohup", "time", "builtin", "sudo"];
-/// git options that take a value as the next word.
-const GIT_VALUE_OPTIONS: [&str; 4] = ["-c", "-C", "--git-dir", "--work-tree"];
+    fn children(&mut self, node: Node<'_>, writes_file: bool) {
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            self.walk(child, writes_file);
+        }
+    }
 
-/// The command a part runs, spelled plainly for deny rules: no `VAR=x` or `env`/`command`
-/// prefixes, no directory on the program, no quotes, and for git no global options before the
-/// subcommand (`git -c x=y push` is `git push`). A best effort, not a shell.
-pub fn normalized(part: &str) -> String {
-    let words: Vec<String> = part
-        .split_whitespace()
-        .map(|w| w.trim_matches(|c| c == '\'' || c == '"').to_string())
-        .collect();
-    let mut rest = words.as_slice();
-    while let Some((first, tail)) = rest.split_first() {
-        let is_assignment = first.contains('=') && !first.starts_with('-');
-        if is_assignment || PREFIXES.contains(&first.as_str()) {
-            rest = tail;
+    /// `NAME=value` where NAME makes a later program run something (`GIT_SSH_COMMAND`).
+    fn assignment(&mut self, node: Node<'_>) {
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| &self.src[n.byte_range()]);
+        let value = match node.child_by_field_name("value") {
+            Some(value) => words::word(value, self.src),
+            None => Word::Known(String::new()),
+        };
+        if let Some(effect) = name.and_then(|name| programs::assignment(name, &value)) {
+            self.follow(effect, self.depth);
+        }
+    }
+
+    fn follow(&mut self, inner: programs::Inner, depth: usize) {
+        match inner {
+            programs::Inner::Run(words) => self.resolve(words, depth + 1, true),
+            programs::Inner::Script(script) => parse_into(&script, depth + 1, self.out, false),
+            programs::Inner::Opaque(reason) => self.out.refuse(reason),
+        }
+    }
+
+    /// A simple command: `written` is the node whose text allow rules see (with redirects).
+    fn command(&mut self, node: Node<'_>, written: Node<'_>, writes_file: bool) {
+        let mut words = Vec::new();
+        let mut writes = writes_file;
+        let mut cursor = node.walk();
+        for (index, child) in node.children(&mut cursor).enumerate() {
+            match node.field_name_for_child(index as u32) {
+                Some("name") => match child.named_child(0) {
+                    Some(name) => words.push(words::word(name, self.src)),
+                    None => words.push(words::word(child, self.src)),
+                },
+                Some("argument") => words.push(words::word(child, self.src)),
+                Some("redirect") => writes |= redirect_writes(child, self.src),
+                _ => {}
+            }
+            // Substitutions inside words and assignments run too.
+            self.walk(child, false);
+        }
+        if self.top {
+            self.out.parts.push(Part {
+                text: self.src[written.byte_range()].trim().to_string(),
+                writes_file: writes,
+            });
+        }
+        self.resolve(words, self.depth, true);
+    }
+
+    /// Record `words` and what it runs in turn. `suffixes`: also read each later word as a
+    /// program, for wrappers Splice does not know (`chrt 5 git push`).
+    fn resolve(&mut self, mut words: Vec<Word>, depth: usize, suffixes: bool) {
+        if depth > MAX_DEPTH {
+            self.out.refuse("it nests commands too deeply".into());
+            return;
+        }
+        let Some(first) = words.first_mut() else {
+            return;
+        };
+        if let Word::Known(program) = first {
+            *program = programs::basename(program).to_string();
+        }
+        let mut inner = if suffixes {
+            programs::inner(&words)
         } else {
-            break;
+            Vec::new()
+        };
+        let program = words[0].known().map(str::to_string);
+        if program.as_deref() == Some("git") {
+            let (plain, runs) = git::plain(&words[1..]);
+            words = plain;
+            inner.extend(runs);
         }
-    }
-    let Some((program, args)) = rest.split_first() else {
-        return String::new();
-    };
-    let program = program.rsplit('/').next().unwrap_or(program).to_string();
-    let mut out = vec![program.clone()];
-    let mut args = args.iter();
-    if program == "git" {
-        // Skip global options up to the subcommand.
-        while let Some(arg) = args.clone().next() {
-            if !arg.starts_with('-') {
-                break;
-            }
-            args.next();
-            if GIT_VALUE_OPTIONS.contains(&arg.as_str()) {
-                args.next();
+        let known_inner = !inner.is_empty();
+        for next in inner {
+            self.follow(next, depth);
+        }
+        if suffixes && !known_inner && program.as_deref().is_some_and(programs::may_run_arguments) {
+            for start in 1..words.len().min(SUFFIX_STARTS) {
+                let starts_command = words[start]
+                    .known()
+                    .is_some_and(|w| !w.is_empty() && !w.starts_with('-') && !w.contains('='));
+                if starts_command {
+                    self.resolve(words[start..].to_vec(), depth + 1, false);
+                }
             }
         }
+        self.out.commands.push(Command { words });
     }
-    out.extend(args.cloned());
-    out.join(" ")
 }
 
-fn finish(parts: &mut Vec<Part>, current: &mut Part) {
-    let text = current.text.trim().to_string();
-    if !text.is_empty() {
-        parts.push(Part {
-            text,
-            writes_file: current.writes_file,
-        });
+/// Whether a `redirected_statement` writes a file through one of its own redirects.
+fn writes_to_file(node: Node<'_>, src: &str) -> bool {
+    let mut cursor = node.walk();
+    node.children(&mut cursor)
+        .enumerate()
+        .any(|(index, child)| {
+            node.field_name_for_child(index as u32) == Some("redirect")
+                && redirect_writes(child, src)
+        })
+}
+
+/// `> f`, `>> f`, `&> f`, `>| f`, `<> f` and `>& f` write a file; `2>&1`, `>&-` do not.
+fn redirect_writes(redirect: Node<'_>, src: &str) -> bool {
+    if redirect.kind() != "file_redirect" {
+        return false;
     }
-    *current = Part {
-        text: String::new(),
-        writes_file: false,
+    let mut cursor = redirect.walk();
+    let children: Vec<Node<'_>> = redirect.children(&mut cursor).collect();
+    let Some(operator) = children.iter().find(|c| !c.is_named()) else {
+        return false;
     };
+    let destination = children
+        .iter()
+        .rev()
+        .find(|c| c.is_named() && c.kind() != "file_descriptor")
+        .map(|c| &src[c.byte_range()]);
+    match operator.kind() {
+        ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => true,
+        ">&" => !destination.is_some_and(|d| d == "-" || d.chars().all(|c| c.is_ascii_digit())),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -154,6 +384,7 @@ mod tests {
         assert_eq!(texts("echo $(curl x)"), None);
         assert_eq!(texts("echo `id`"), None);
         assert_eq!(texts("diff <(ls a) <(ls b)"), None);
+        assert_eq!(texts("echo 'unclosed"), None);
         assert_eq!(
             texts("echo '$(not run)'"),
             Some(vec!["echo '$(not run)'".to_string()])
@@ -167,19 +398,41 @@ mod tests {
         assert!(!parts[0].writes_file);
         let parts = split("cargo test > log.txt").unwrap_or_default();
         assert!(parts[0].writes_file);
+        assert_eq!(parts[0].text, "cargo test > log.txt");
+        let parts = split("{ a; b; } >> log.txt").unwrap_or_default();
+        assert!(parts.iter().all(|p| p.writes_file));
+    }
+
+    fn plain(command: &str) -> Vec<String> {
+        analyze(command)
+            .commands
+            .iter()
+            .map(|c| {
+                c.words
+                    .iter()
+                    .map(|w| w.known().unwrap_or("?"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
     }
 
     #[test]
-    fn normalized_drops_wrappers_and_git_global_options() {
-        assert_eq!(
-            normalized("git -c x.y=1 push origin main"),
-            "git push origin main"
+    fn commands_are_read_as_the_shell_runs_them() {
+        assert!(
+            plain("GIT_TRACE=1 env /usr/bin/git -C . --no-pager push -f")
+                .contains(&"git push -f".to_string())
         );
-        assert_eq!(
-            normalized("GIT_TRACE=1 env /usr/bin/git -C . --no-pager push -f"),
-            "git push -f"
+        assert!(plain("command 'rm' -rf build").contains(&"rm -rf build".to_string()));
+        assert!(plain("timeout -k 5 20 git push").contains(&"git push".to_string()));
+        assert!(plain("git -c alias.p=push p origin").contains(&"git push origin".to_string()));
+        assert!(plain("git -c 'alias.p=!git push' p").contains(&"git push".to_string()));
+        assert!(plain("echo x | xargs -I{} git push").contains(&"git push ?".to_string()));
+        assert!(
+            plain("find . -name '*.rs' -exec git push {} \\;").contains(&"git push ?".to_string())
         );
-        assert_eq!(normalized("command 'rm' -rf build"), "rm -rf build");
-        assert_eq!(normalized("cargo test"), "cargo test");
+        assert_eq!(plain("echo \"git push\""), ["echo git push"]);
+        assert!(plain("cargo test").contains(&"cargo test".to_string()));
+        assert_eq!(plain("git p"), ["git ?"]);
     }
 }
