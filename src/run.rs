@@ -10,6 +10,7 @@ use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
 use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
 use crate::conversation::Conversation;
+use crate::git::snapshot::Snapshot;
 use crate::permissions::Policy;
 use crate::pipeline::plan::{self, PlanEnd};
 use crate::pipeline::progress::StageLog;
@@ -285,6 +286,8 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     let request = prompt.text.clone();
     shared.hold_final.store(true, Ordering::SeqCst);
     let git_dir: Vec<PathBuf> = worktree.git_dir().into_iter().collect();
+    // The run's sandbox may write that git dir: what it holds now is what must stay.
+    let guard = git_dir.first().map(|dir| Snapshot::take(dir));
     let exit = run_work(&inside, bus, shared, &provider, prompt, tier, git_dir).await;
     let merged_exit = worktree::finish(
         bus,
@@ -293,6 +296,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         settings.pipeline.merge_back,
         &request,
         exit,
+        guard.as_ref(),
     );
     shared.hold_final.store(false, Ordering::SeqCst);
     let held = shared.held_final.lock().ok().and_then(|mut h| h.take());
