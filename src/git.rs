@@ -161,6 +161,17 @@ pub fn command(dir: &Path, access: Access) -> Result<Command, GitError> {
     Ok(base(dir, &overrides))
 }
 
+/// The (common) git dir of the repository `dir` is in, if it is in one.
+pub fn common_dir(dir: &Path) -> Option<PathBuf> {
+    let output = base(dir, &[])
+        .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8(output.stdout).ok()?;
+    let path = text.trim_end_matches('\n');
+    (output.status.success() && !path.is_empty()).then(|| PathBuf::from(path))
+}
+
 /// The keys set by the repository's own config files (scopes `local` and `worktree`, includes
 /// they pull in too), from `git config --null --list --show-scope`.
 fn repository_keys(listing: &[u8]) -> Vec<String> {

@@ -102,12 +102,7 @@ impl Worktree {
     /// objects and refs. Asked of the source checkout (outside the run's reach), never read
     /// from the worktree's own `.git` file, which a command in the run could rewrite.
     pub fn git_dir(&self) -> Option<PathBuf> {
-        git(
-            &self.source,
-            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-        )
-        .ok()
-        .map(PathBuf::from)
+        crate::git::common_dir(&self.source)
     }
 
     /// Add a worktree for `run_id` on a new branch from the source's HEAD.

@@ -148,6 +148,7 @@ fn command_output(out: &Outcome) -> String {
 fn planted_git_config_does_not_run_in_the_reviewing_diff() {
     let outside = Outside::new();
     let sandbox = project();
+    let config_before = sandbox.read(".git/config");
     let (out, provider) = standard_run(&sandbox, &plant(&outside), &[]);
     assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
     assert_eq!(
@@ -156,14 +157,31 @@ fn planted_git_config_does_not_run_in_the_reviewing_diff() {
         "{}",
         command_output(&out)
     );
-    // The config really is there: git run by hand would fire it.
-    let config = git(&sandbox.root, &["config", "--list", "--local"]);
-    assert!(config.contains("diff.external="), "{config}");
     assert_eq!(outside.ran(), Vec::<String>::new(), "hooks ran unconfined");
     // The verifier still saw the change, through the neutralised filters and drivers.
     let verifier = provider.requests()[2].body.to_string();
     assert!(verifier.contains("return a + b"), "{verifier}");
     assert!(verifier.contains("return a - b"), "{verifier}");
+    // And the user's repository does not keep what the run planted, so their next git
+    // command fires nothing either.
+    let warning = out
+        .of_type("warning")
+        .into_iter()
+        .find(|w| w["code"] == "git_config_restored")
+        .unwrap_or_else(|| panic!("no git_config_restored warning: {}", out.stdout));
+    let message = warning["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("config") && message.contains("hooks/pre-commit"),
+        "{message}"
+    );
+    assert_eq!(sandbox.read(".git/config"), config_before);
+    assert!(!sandbox.root.join(".git/info/attributes").exists());
+    assert!(!sandbox.root.join(".git/hooks/pre-commit").exists());
+    git(&sandbox.root, &["status"]);
+    git(&sandbox.root, &["diff", "HEAD"]);
+    assert_eq!(outside.ran(), Vec::<String>::new());
+    let types = out.types();
+    assert_eq!(&types[types.len() - 2..], ["final", "run_end"]);
 }
 
 #[test]

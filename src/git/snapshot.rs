@@ -56,6 +56,11 @@ impl Snapshot {
         }
     }
 
+    /// The git dir it watches.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Put back every watched path that differs from the snapshot; the ones that did.
     pub fn restore(&self) -> std::io::Result<Vec<String>> {
         let now = Snapshot::take(&self.dir);
