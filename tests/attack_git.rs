@@ -461,3 +461,34 @@ fn restore_does_not_write_into_git_through_a_swapped_in_link() {
     assert_eq!(sandbox.read(".git/config"), Some(config));
     assert!(sandbox.root.join(".git/HEAD").exists());
 }
+
+#[test]
+fn an_interrupted_run_still_puts_back_the_git_config() {
+    let outside = Outside::new();
+    let sandbox = project();
+    let config_before = sandbox.read(".git/config");
+    let command = format!(
+        "git config core.fsmonitor {} && sleep 30",
+        outside.script("fsm")
+    );
+    let provider = FakeProvider::start(vec![call(
+        "c1",
+        "run_command",
+        json!({ "command": command }),
+    )]);
+    let mut splice = sandbox.command(&provider.url);
+    stream_json(&mut splice).args(["--tier", "light", "--permission-mode", "auto", "go"]);
+    let config = sandbox.root.join(".git/config");
+    let planted = || std::fs::read_to_string(&config).is_ok_and(|text| text.contains("fsmonitor"));
+    let out = support::run_and_signal(splice, "INT", planted, std::time::Duration::ZERO);
+    out.assert_well_formed();
+    assert_eq!(out.code, 130, "{}", out.stdout);
+    assert_eq!(sandbox.read(".git/config"), config_before);
+    let types = out.types();
+    let restored = types.iter().position(|t| t == "warning");
+    let last_final = types.iter().position(|t| t == "final");
+    assert!(restored.is_some() && restored < last_final, "{types:?}");
+    assert_eq!(out.first("warning")["code"], "git_config_restored");
+    git(&sandbox.root, &["status"]);
+    assert_eq!(outside.ran(), Vec::<String>::new());
+}

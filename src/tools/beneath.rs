@@ -217,7 +217,14 @@ fn parent_for_write(root: &OwnedFd, relative: &Path) -> io::Result<(OwnedFd, OsS
     let mut relative = relative.to_path_buf();
     for _ in 0..=MAX_LINK_HOPS {
         let (parent, name) = split(&relative)?;
-        let dir = open_dir(root, &parent)?;
+        let dir = match open_dir(root, &parent) {
+            Ok(dir) => dir,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                refuse_nearest(root, &parent)?;
+                return Err(error);
+            }
+            Err(error) => return Err(error),
+        };
         refuse_git_dir(root, &dir)?;
         if name == OsStr::new(".git") {
             return Err(Escape::Protected.error());
@@ -236,6 +243,18 @@ fn parent_for_write(root: &OwnedFd, relative: &Path) -> io::Result<(OwnedFd, OsS
         }
     }
     Err(Escape::Outside.error())
+}
+
+/// For a directory that does not exist yet: refuse it when the nearest one above it that does
+/// is, or is inside, a git dir (the write would create it there).
+fn refuse_nearest(root: &OwnedFd, missing: &Path) -> io::Result<()> {
+    let mut above = missing.to_path_buf();
+    while above.pop() {
+        if let Ok(dir) = open_dir(root, &above) {
+            return refuse_git_dir(root, &dir);
+        }
+    }
+    Ok(())
 }
 
 /// Write `bytes` to `path` (absolute, inside `root`), creating its directories.
@@ -270,18 +289,11 @@ pub fn write(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
 pub fn check_write(root: &Path, path: &Path) -> io::Result<()> {
     let handle = root_handle(root)?;
     let relative = relative(root, path)?;
-    // Directories that do not exist yet are created beneath the deepest one that does.
-    let mut existing = relative.clone();
-    loop {
-        match parent_for_write(&handle, &existing) {
-            Ok(_) => return Ok(()),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                if !existing.pop() || existing.as_os_str().is_empty() {
-                    return Ok(());
-                }
-            }
-            Err(error) => return Err(error),
-        }
+    match parent_for_write(&handle, &relative) {
+        // Directories still to be created were judged by where they would be created.
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(error),
     }
 }
 
@@ -374,6 +386,73 @@ mod tests {
         );
         remove(&root, &root.join("a/b/c.txt")).unwrap_or_else(|e| panic!("{e}"));
         assert!(!root.join("a/b/c.txt").exists());
+    }
+
+    fn protected(result: io::Result<()>) -> bool {
+        result.as_ref().err().and_then(Escape::of) == Some(Escape::Protected)
+    }
+
+    #[test]
+    fn git_dirs_are_judged_where_links_lead() {
+        let (_dir, root) = root();
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(target, root.join(name)).unwrap_or_else(|e| panic!("{e}"))
+        };
+        // A `.git` file pointing at a git dir inside the root, holding only a config.
+        std::fs::create_dir_all(root.join("store")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("store/config"), "[core]\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join(".git"), "gitdir: store\n").unwrap_or_else(|e| panic!("{e}"));
+        link("store", "s");
+        // Anything shaped like a git dir, whatever its name.
+        for part in ["bare/objects", "bare/refs"] {
+            std::fs::create_dir_all(root.join(part)).unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::fs::write(root.join("bare/HEAD"), "ref: refs/heads/main\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        // A chain of file links ending in a git dir, and one ending at a dangling name there.
+        link("b", "a");
+        link("store/config", "b");
+        link("bare/hooks/pre-commit", "dangling");
+        assert!(protected(write(&root, &root.join("s/config"), b"x")));
+        assert!(protected(write(&root, &root.join("bare/config"), b"x")));
+        assert!(protected(write(&root, &root.join("a"), b"x")));
+        assert!(protected(write(&root, &root.join("dangling"), b"x")));
+        assert!(protected(write(&root, &root.join("s/new/deep.txt"), b"x")));
+        assert!(protected(check_write(&root, &root.join("s/new/deep.txt"))));
+        assert!(protected(remove(&root, &root.join("s/config"))));
+        assert!(protected(write(&root, &root.join(".git"), b"x")));
+        assert_eq!(
+            std::fs::read_to_string(root.join("store/config"))
+                .ok()
+                .as_deref(),
+            Some("[core]\n")
+        );
+        assert!(!root.join("store/new").exists());
+        assert!(!root.join("bare/hooks").exists());
+        // Removing a link that leads into one removes the link, not what it leads to.
+        remove(&root, &root.join("b")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(root.join("store/config").exists());
+        // Elsewhere, writes go through.
+        write(&root, &root.join("src/main.rs"), b"fn main() {}").unwrap_or_else(|e| panic!("{e}"));
+        assert!(check_write(&root, &root.join("src/new/lib.rs")).is_ok());
+    }
+
+    #[test]
+    fn reads_a_prefix_of_files_only() {
+        let (_dir, root) = root();
+        std::fs::write(root.join("big.txt"), "0123456789").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            read_prefix(&root, &root.join("big.txt"), 4).ok().as_deref(),
+            Some(&b"0123"[..])
+        );
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            root.join("fifo"),
+            Mode::from_raw_mode(0o600),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(read_prefix(&root, &root.join("fifo"), 4).is_err());
+        assert!(write(&root, &root.join("fifo"), b"x").is_err());
     }
 
     #[test]
