@@ -172,16 +172,21 @@ fn restore_entry(
 ) -> Result<Restored, CheckpointError> {
     let target = root.join(&entry.path);
     let escaped = |e: &std::io::Error| beneath::Escape::of(e).is_some();
-    let current = match beneath::read(root, &target) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+    // Only a regular file is read (a FIFO swapped in would block the read forever); anything
+    // else counts as changed since Splice wrote it.
+    let current = match beneath::read_prefix(root, &target, u64::MAX) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) if escaped(&e) => return Ok(Restored::Escaped),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Err(()),
         Err(e) => return Err(io_error(&target, e)),
     };
-    let unchanged = entry
-        .after_hash
-        .as_ref()
-        .is_none_or(|h| *h == content_hash(current.as_deref()));
+    let unchanged = current.as_ref().is_ok_and(|current| {
+        entry
+            .after_hash
+            .as_ref()
+            .is_none_or(|h| *h == content_hash(current.as_deref()))
+    });
     if !unchanged && !force {
         return Ok(Restored::Changed);
     }

@@ -8,6 +8,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::{Value, json};
 use support::fake_provider::{FakeProvider, Reply, openai};
@@ -491,4 +492,32 @@ fn an_interrupted_run_still_puts_back_the_git_config() {
     assert_eq!(out.first("warning")["code"], "git_config_restored");
     git(&sandbox.root, &["status"]);
     assert_eq!(outside.ran(), Vec::<String>::new());
+}
+
+#[test]
+fn restore_does_not_hang_on_a_fifo_swapped_in() {
+    let sandbox = Sandbox::new();
+    let out = file_run(
+        &sandbox,
+        vec![call(
+            "w1",
+            "write_file",
+            json!({"path": "f.txt", "content": "mine\n"}),
+        )],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let fifo = sandbox.root.join("f.txt");
+    std::fs::remove_file(&fifo).unwrap_or_else(|e| panic!("{e}"));
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(made.success());
+    let undo = restore(&sandbox, sandbox.dir.path(), &run_id(&out), false);
+    assert_eq!(undo.code, 1, "{}", undo.stdout);
+    assert_eq!(undo.first("warning")["code"], "restore_skipped");
+    assert_eq!(
+        undo.first("restore")["checkpoint"]["skipped"],
+        json!(["f.txt"])
+    );
 }
