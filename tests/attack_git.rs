@@ -521,3 +521,38 @@ fn restore_does_not_hang_on_a_fifo_swapped_in() {
         json!(["f.txt"])
     );
 }
+
+#[test]
+fn worktree_refuses_a_repository_whose_own_config_defines_filters() {
+    let outside = Outside::new();
+    let sandbox = project();
+    sandbox.write(".gitattributes", "*.py filter=crypt\n");
+    git(&sandbox.root, &["add", "-A"]);
+    git(&sandbox.root, &["commit", "-q", "-m", "attributes"]);
+    git(
+        &sandbox.root,
+        &["config", "filter.crypt.smudge", &outside.script("clean")],
+    );
+    git(
+        &sandbox.root,
+        &["config", "filter.crypt.clean", &outside.script("clean")],
+    );
+    let provider = FakeProvider::start(vec![openai::answer(&["done"])]);
+    let mut splice = sandbox.command(&provider.url);
+    stream_json(&mut splice).args(["--tier", "light", "--worktree", "look"]);
+    let out = run(splice, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let message = out.first("error")["message"].as_str().unwrap_or_default();
+    assert!(message.contains("filter driver(s) crypt"), "{message}");
+    assert_eq!(
+        outside.ran(),
+        Vec::<String>::new(),
+        "a filter ran unconfined"
+    );
+    assert_eq!(
+        provider.remaining(),
+        1,
+        "the run went on without its worktree"
+    );
+}
