@@ -116,8 +116,9 @@ struct Shared {
     log: StageLog,
     /// Set by a design-plan run: then `final.text` is the design-plan result.
     plan: Mutex<Option<DesignPlanResult>>,
-    /// A worktree run holds its `final` back until the merge is done, so that `final` still
-    /// comes last and its status counts a failed merge.
+    /// A worktree run holds its `final` back until the merge is done (a run in a repository,
+    /// until its git dir is put back), so that `final` still comes last and its status counts
+    /// a failed merge.
     hold_final: AtomicBool,
     held_final: Mutex<Option<(ResultStatus, Option<String>)>>,
     /// The repository's git config and hooks as the run found them; put back when it ends,
