@@ -556,3 +556,55 @@ fn worktree_refuses_a_repository_whose_own_config_defines_filters() {
         "the run went on without its worktree"
     );
 }
+
+#[test]
+fn the_reviewing_diff_reads_new_files_beneath_the_root_only() {
+    let home = Outside::new();
+    std::fs::write(home.path.join("secret.txt"), "hunter2-private-key\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sandbox = project();
+    let provider = FakeProvider::start(vec![
+        call(
+            "c1",
+            "run_command",
+            json!({"command": "ln -s \"$HOME/secret.txt\" leak.txt && mkfifo pipe && ln -s pipe pipe.txt"}),
+        ),
+        call(
+            "cw",
+            "submit_code",
+            json!({"files": [{"path": "calc.py", "content": FIXED}], "summary": "fix"}),
+        ),
+        call(
+            "av",
+            "submit_verdict",
+            json!({"accepted": true, "reasons": ["fixed"]}),
+        ),
+    ]);
+    let mut splice = sandbox.command(&provider.url);
+    splice.env("HOME", &home.path);
+    stream_json(&mut splice).args([
+        "--tier",
+        "standard",
+        "--permission-mode",
+        "auto",
+        "--test-command",
+        "true",
+        "Fix add",
+    ]);
+    let out = run(splice, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(
+        out.of_type("tool_result")[0]["status"],
+        "ok",
+        "{}",
+        out.stdout
+    );
+    let verifier = provider.requests()[2].body.to_string();
+    assert!(verifier.contains("return a + b"), "{verifier}");
+    assert!(verifier.contains("new file leak.txt"), "{verifier}");
+    assert!(
+        !verifier.contains("hunter2"),
+        "a file outside the root reached the model"
+    );
+}
