@@ -1,12 +1,15 @@
 //! The parts of a git dir that can make git run programs (`config`, `config.worktree`,
-//! `info/attributes`, `hooks/`), recorded before a `--worktree` run, whose sandbox may write the
-//! source repository's git dir, and put back afterwards if the run changed them.
+//! `info/` for its `attributes`, `hooks/`), recorded before a run whose sandbox may write that
+//! git dir, and put back afterwards if the run changed them. Links are recorded as links and
+//! never followed, and nothing is touched if the git dir itself was swapped for another one.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-const WATCHED: [&str; 4] = ["config", "config.worktree", "info/attributes", "hooks"];
+/// Top-level entries only: a watched path below a directory the run could swap for a link
+/// would be written through that link.
+const WATCHED: [&str; 4] = ["config", "config.worktree", "info", "hooks"];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Node {
@@ -19,7 +22,17 @@ enum Node {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     dir: PathBuf,
+    /// Device and inode of the git dir, a real directory when the snapshot was taken.
+    identity: Option<(u64, u64)>,
     nodes: BTreeMap<PathBuf, Node>,
+}
+
+fn identity(dir: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(dir)
+        .ok()
+        .filter(std::fs::Metadata::is_dir)
+        .map(|m| (m.dev(), m.ino()))
 }
 
 /// Record `relative` and, for a real directory, what it holds; links are never followed.
@@ -46,12 +59,16 @@ fn record(dir: &Path, relative: &Path, nodes: &mut BTreeMap<PathBuf, Node>) {
 
 impl Snapshot {
     pub fn take(dir: &Path) -> Snapshot {
+        let identity = identity(dir);
         let mut nodes = BTreeMap::new();
-        for watched in WATCHED {
-            record(dir, Path::new(watched), &mut nodes);
+        if identity.is_some() {
+            for watched in WATCHED {
+                record(dir, Path::new(watched), &mut nodes);
+            }
         }
         Snapshot {
             dir: dir.to_path_buf(),
+            identity,
             nodes,
         }
     }
@@ -63,6 +80,15 @@ impl Snapshot {
 
     /// Put back every watched path that differs from the snapshot; the ones that did.
     pub fn restore(&self) -> std::io::Result<Vec<String>> {
+        if self.identity.is_none() {
+            return Ok(Vec::new());
+        }
+        if identity(&self.dir) != self.identity {
+            // Whatever is there now (a link to $HOME, say) is not the git dir to put back.
+            return Err(std::io::Error::other(
+                "the git dir itself was replaced; nothing was put back there",
+            ));
+        }
         let now = Snapshot::take(&self.dir);
         let mut changed = Vec::new();
         // Children before their parents: what the run added goes, links included (as links).
@@ -132,7 +158,13 @@ mod tests {
         let changed = snapshot.restore().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             changed,
-            ["config", "hooks", "hooks/x.sample", "info/attributes"]
+            [
+                "config",
+                "hooks",
+                "hooks/x.sample",
+                "info",
+                "info/attributes"
+            ]
         );
         assert_eq!(
             std::fs::read_to_string(git.join("config")).ok().as_deref(),
@@ -146,6 +178,36 @@ mod tests {
                 .ok()
                 .as_deref(),
             Some("mine")
+        );
+    }
+
+    #[test]
+    fn touches_nothing_through_a_swapped_git_dir_or_a_swapped_info_dir() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let git = dir.path().join("git");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(git.join("info")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(git.join("config"), "[core]\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(home.join("config"), "Host *\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(home.join("attributes"), "mine\n").unwrap_or_else(|e| panic!("{e}"));
+        let snapshot = Snapshot::take(&git);
+
+        // `info` swapped for a link to a directory holding an `attributes` of the user's.
+        std::fs::remove_dir_all(git.join("info")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&home, git.join("info")).unwrap_or_else(|e| panic!("{e}"));
+        let changed = snapshot.restore().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(changed, ["info"]);
+        assert!(git.join("info").is_dir() && !git.join("info").is_symlink());
+        assert!(home.join("attributes").exists());
+
+        // The whole git dir swapped for a link to a directory holding a `config`.
+        std::fs::rename(&git, dir.path().join("moved")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&home, &git).unwrap_or_else(|e| panic!("{e}"));
+        assert!(snapshot.restore().is_err());
+        assert_eq!(
+            std::fs::read_to_string(home.join("config")).ok().as_deref(),
+            Some("Host *\n")
         );
     }
 }
