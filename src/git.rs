@@ -24,6 +24,13 @@
 //! - `gc.auto`, `maintenance.auto`: off (an automatic gc after a commit is a process we did not
 //!   ask for). `submodule.recurse`: off (a submodule's config is a second repository's).
 //! - `alias.*`: git never lets an alias shadow a built-in, and Splice only runs built-ins.
+//! - Not reached by the commands Splice runs (`rev-parse`, `config`, `diff`, `ls-files`,
+//!   `status`, `worktree`, `add`, `commit`, `merge-tree`, `merge`, `rev-list`, `branch`):
+//!   `core.alternateRefsCommand`, `credential.<url>.helper`, `url.*.insteadOf` (transports),
+//!   `submodule.<name>.update=!cmd`, `interactive.diffFilter`, `imap.tunnel`, `sendemail.*`,
+//!   `difftool.*`/`mergetool.*`/`guitool.*`/`man.*`/`browser.*`/`instaweb.*`, `help.autoCorrect`
+//!   (Splice spells every subcommand right). `trace2.*`, `safe.directory` and
+//!   `uploadpack.packObjectsHook` are never read from a repository's config.
 //! - `hook.*` (config-defined hooks in newer git): refused outright, whatever git's version.
 //! - The system config (`GIT_CONFIG_NOSYSTEM=1`) is skipped; the user's global config is kept
 //!   (it is theirs, out of the sandbox's reach, and holds the identity a commit needs).
