@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::protocol::events::{CheckpointInfo, RestoreInfo};
+use crate::tools::beneath;
 use crate::tools::fs::FileChange;
 
 #[derive(Debug, Error)]
@@ -151,8 +152,61 @@ fn load_manifests(run_dir: &Path) -> Result<Vec<(PathBuf, Manifest)>, Checkpoint
     Ok(manifests)
 }
 
+/// What restoring one entry did.
+enum Restored {
+    Written,
+    Deleted,
+    /// Changed since Splice wrote it: left alone unless forced.
+    Changed,
+    /// No longer resolves inside the root, or now leads into a git dir: left alone, forced or
+    /// not (a directory swapped for a link to `$HOME` must not cost the user their files).
+    Escaped,
+}
+
+/// Put one entry back, every path opened beneath the root.
+fn restore_entry(
+    root: &Path,
+    dir: &Path,
+    entry: &Entry,
+    force: bool,
+) -> Result<Restored, CheckpointError> {
+    let target = root.join(&entry.path);
+    let escaped = |e: &std::io::Error| beneath::Escape::of(e).is_some();
+    // Only a regular file is read (a FIFO swapped in would block the read forever); anything
+    // else counts as changed since Splice wrote it.
+    let current = match beneath::read_prefix(root, &target, u64::MAX) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if escaped(&e) => return Ok(Restored::Escaped),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Err(()),
+        Err(e) => return Err(io_error(&target, e)),
+    };
+    let unchanged = current.as_ref().is_ok_and(|current| {
+        entry
+            .after_hash
+            .as_ref()
+            .is_none_or(|h| *h == content_hash(current.as_deref()))
+    });
+    if !unchanged && !force {
+        return Ok(Restored::Changed);
+    }
+    let outcome = match (&entry.blob, entry.existed) {
+        (Some(blob), true) => {
+            let bytes = std::fs::read(dir.join(blob)).map_err(|e| io_error(dir, e))?;
+            beneath::write(root, &target, &bytes).map(|()| Restored::Written)
+        }
+        _ => beneath::remove(root, &target).map(|()| Restored::Deleted),
+    };
+    match outcome {
+        Ok(done) => Ok(done),
+        Err(e) if escaped(&e) => Ok(Restored::Escaped),
+        Err(e) => Err(io_error(&target, e)),
+    }
+}
+
 /// Roll the files of `run_id` back to their state before checkpoint `to` (1 = before the run),
-/// newest checkpoint first. A file changed since Splice wrote it is skipped unless `force`.
+/// newest checkpoint first. A file changed since Splice wrote it is skipped unless `force`; one
+/// that no longer resolves inside the root (or now leads into `.git`) is skipped always.
 /// Checkpoints restored whole are removed; one with skipped files stays for a forced retry.
 pub fn restore(
     data_dir: &Path,
@@ -175,32 +229,16 @@ pub fn restore(
             files_restored: Vec::new(),
             files_deleted: Vec::new(),
             skipped: Vec::new(),
+            escaped: Vec::new(),
         };
         for entry in &manifest.files {
-            let target = root.join(&entry.path);
-            let current = std::fs::read(&target).ok();
-            let unchanged = entry
-                .after_hash
-                .as_ref()
-                .is_none_or(|h| *h == content_hash(current.as_deref()));
-            if !unchanged && !force {
-                report.skipped.push(entry.path.clone());
-                continue;
-            }
-            match (&entry.blob, entry.existed) {
-                (Some(blob), true) => {
-                    let bytes = std::fs::read(dir.join(blob)).map_err(|e| io_error(&dir, e))?;
-                    if let Some(parent) = target.parent() {
-                        std::fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
-                    }
-                    std::fs::write(&target, bytes).map_err(|e| io_error(&target, e))?;
-                    report.files_restored.push(entry.path.clone());
-                }
-                _ => {
-                    if current.is_some() {
-                        std::fs::remove_file(&target).map_err(|e| io_error(&target, e))?;
-                    }
-                    report.files_deleted.push(entry.path.clone());
+            match restore_entry(&root, &dir, entry, force)? {
+                Restored::Written => report.files_restored.push(entry.path.clone()),
+                Restored::Deleted => report.files_deleted.push(entry.path.clone()),
+                Restored::Changed => report.skipped.push(entry.path.clone()),
+                Restored::Escaped => {
+                    report.skipped.push(entry.path.clone());
+                    report.escaped.push(entry.path.clone());
                 }
             }
         }

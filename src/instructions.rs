@@ -9,7 +9,7 @@ use crate::tools::beneath;
 /// The files read, in order of preference; the first one present wins.
 pub const FILES: [&str; 2] = ["SPLICE.md", "AGENTS.md"];
 /// More than this is cut: instructions are guidance, not a second repository.
-const MAX_BYTES: usize = 32 * 1024;
+const MAX_BYTES: u64 = 32 * 1024;
 
 /// What the root holds: the section for the system prompt, and the files passed over because
 /// they could not be read safely (a link out of the root, a FIFO), with why.
@@ -24,7 +24,7 @@ pub struct Instructions {
 pub fn read(root: &Path) -> Instructions {
     let mut found = Instructions::default();
     for name in FILES {
-        let bytes = match beneath::read_prefix(root, Path::new(name), MAX_BYTES) {
+        let bytes = match beneath::read_prefix(root, &root.join(name), MAX_BYTES) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
             Err(error) => {
@@ -105,9 +105,9 @@ mod tests {
     #[test]
     fn a_long_file_is_cut_at_the_limit() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(dir.path().join("AGENTS.md"), "é".repeat(MAX_BYTES))
+        std::fs::write(dir.path().join("AGENTS.md"), "é".repeat(32 * 1024))
             .unwrap_or_else(|e| panic!("{e}"));
         let text = section(dir.path()).unwrap_or_default();
-        assert!(text.len() < MAX_BYTES + 200, "{}", text.len());
+        assert!(text.len() < 32 * 1024 + 200, "{}", text.len());
     }
 }

@@ -35,6 +35,8 @@ fn main() -> ExitCode {
     if let Ok(exe) = std::env::current_exe() {
         sandbox::set_launcher(exe);
     }
+    // Before any command of a run could put another `git` first on PATH.
+    splice::git::pin_program();
     let code = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -318,14 +320,23 @@ fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
     let code = match splice::checkpoint::restore(&data_dir, &args.run_id, args.to, args.force) {
         Ok(reports) => {
             let skipped = reports.iter().any(|r| !r.skipped.is_empty());
+            let escaped: Vec<String> = reports.iter().flat_map(|r| r.escaped.clone()).collect();
+            let changed = reports.iter().any(|r| r.skipped.len() > r.escaped.len());
             for report in reports {
                 bus.emit(Event::Restore { checkpoint: report });
             }
             if skipped {
-                bus.emit(Event::warning(
-                    "restore_skipped",
-                    "some files changed after Splice wrote them and were left alone; use --force to restore them too",
-                ));
+                let mut why = Vec::new();
+                if !escaped.is_empty() {
+                    why.push(format!(
+                        "{} now lead(s) outside the working root or into .git (a link was swapped in) and were left alone, even with --force",
+                        escaped.join(", ")
+                    ));
+                }
+                if changed {
+                    why.push("some files changed after Splice wrote them and were left alone; use --force to restore them too".to_string());
+                }
+                bus.emit(Event::warning("restore_skipped", why.join("; ")));
                 EXIT_FAILED
             } else {
                 0

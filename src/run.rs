@@ -10,6 +10,7 @@ use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
 use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
 use crate::conversation::Conversation;
+use crate::git::snapshot::Snapshot;
 use crate::permissions::Policy;
 use crate::pipeline::plan::{self, PlanEnd};
 use crate::pipeline::progress::StageLog;
@@ -115,10 +116,14 @@ struct Shared {
     log: StageLog,
     /// Set by a design-plan run: then `final.text` is the design-plan result.
     plan: Mutex<Option<DesignPlanResult>>,
-    /// A worktree run holds its `final` back until the merge is done, so that `final` still
-    /// comes last and its status counts a failed merge.
+    /// A worktree run holds its `final` back until the merge is done (a run in a repository,
+    /// until its git dir is put back), so that `final` still comes last and its status counts
+    /// a failed merge.
     hold_final: AtomicBool,
     held_final: Mutex<Option<(ResultStatus, Option<String>)>>,
+    /// The repository's git config and hooks as the run found them; put back when it ends,
+    /// interrupted or not (its sandbox may write them).
+    git_guard: Mutex<Option<Snapshot>>,
 }
 
 pub fn run_start(settings: &RunSettings) -> Event {
@@ -152,6 +157,7 @@ where
         plan: Mutex::new(None),
         hold_final: AtomicBool::new(false),
         held_final: Mutex::new(None),
+        git_guard: Mutex::new(None),
     });
     let work = async {
         let prompt = match prompt.await {
@@ -177,6 +183,7 @@ where
             // A stage cut short still ends with its one `failed` marker, and the stages it
             // kept from starting are `skipped`.
             shared.log.interrupt(bus);
+            put_back_git_dir(bus, &shared, EXIT_INTERRUPTED);
             bus.emit(Event::error("interrupted", "the run was interrupted"));
             write_final(bus, &shared, ResultStatus::Aborted, Some("interrupted".into()));
             EXIT_INTERRUPTED
@@ -185,6 +192,54 @@ where
     };
     bus.emit(Event::run_end(code));
     code
+}
+
+/// Put back what the run changed in the repository's git config, hooks and attributes, saying
+/// so; the exit code, made a failure when they could not be put back.
+fn put_back_git_dir(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
+    let Some(guard) = shared.git_guard.lock().ok().and_then(|mut g| g.take()) else {
+        return exit;
+    };
+    let dir = guard.dir().display().to_string();
+    match guard.restore() {
+        Ok(changed) if changed.is_empty() => exit,
+        Ok(changed) => {
+            bus.emit(Event::warning(
+                "git_config_restored",
+                format!(
+                    "the run changed {} in {dir}, which can make git run programs; Splice put them back as they were",
+                    changed.join(", ")
+                ),
+            ));
+            exit
+        }
+        Err(error) => {
+            bus.emit(Event::error(
+                "git_config_restore_failed",
+                format!(
+                    "the run changed the git config or hooks in {dir} and Splice could not put them back ({error}): check them before running git there"
+                ),
+            ));
+            if exit == EXIT_SUCCESS {
+                EXIT_FAILED
+            } else {
+                exit
+            }
+        }
+    }
+}
+
+/// Write the `final` a run held back, failed when `exit` says the run failed after all.
+fn release_final(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
+    shared.hold_final.store(false, Ordering::SeqCst);
+    let held = shared.held_final.lock().ok().and_then(|mut h| h.take());
+    if let Some((mut status, reason)) = held {
+        if exit != EXIT_SUCCESS && status == ResultStatus::Completed {
+            status = ResultStatus::Failed;
+        }
+        write_final(bus, shared, status, reason);
+    }
+    exit
 }
 
 fn report(bus: &Bus, failure: &RunFailure) -> i32 {
@@ -259,7 +314,16 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         *shown = tier.as_str().to_string();
     }
     if !settings.pipeline.worktree {
-        return run_work(settings, bus, shared, &provider, prompt, tier, Vec::new()).await;
+        // A sandboxed command may write the repository's git dir under the root: what it
+        // changes there that makes git run programs is put back before `final`.
+        let guard = crate::git::common_dir(&settings.cwd).map(|dir| Snapshot::take(&dir));
+        shared.hold_final.store(guard.is_some(), Ordering::SeqCst);
+        if let Ok(mut slot) = shared.git_guard.lock() {
+            *slot = guard;
+        }
+        let exit = run_work(settings, bus, shared, &provider, prompt, tier, Vec::new()).await;
+        let exit = put_back_git_dir(bus, shared, exit);
+        return release_final(bus, shared, exit);
     }
     let worktree = match Worktree::create(&settings.data_dir, &settings.cwd, bus.run_id()) {
         Ok(worktree) => worktree,
@@ -285,7 +349,12 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     let request = prompt.text.clone();
     shared.hold_final.store(true, Ordering::SeqCst);
     let git_dir: Vec<PathBuf> = worktree.git_dir().into_iter().collect();
+    // The run's sandbox may write that git dir: what it holds now is what must stay.
+    if let Ok(mut slot) = shared.git_guard.lock() {
+        *slot = git_dir.first().map(|dir| Snapshot::take(dir));
+    }
     let exit = run_work(&inside, bus, shared, &provider, prompt, tier, git_dir).await;
+    let guard = shared.git_guard.lock().ok().and_then(|mut g| g.take());
     let merged_exit = worktree::finish(
         bus,
         &settings.data_dir,
@@ -293,16 +362,9 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         settings.pipeline.merge_back,
         &request,
         exit,
+        guard.as_ref(),
     );
-    shared.hold_final.store(false, Ordering::SeqCst);
-    let held = shared.held_final.lock().ok().and_then(|mut h| h.take());
-    if let Some((mut status, reason)) = held {
-        if merged_exit != EXIT_SUCCESS && status == ResultStatus::Completed {
-            status = ResultStatus::Failed;
-        }
-        write_final(bus, shared, status, reason);
-    }
-    merged_exit
+    release_final(bus, shared, merged_exit)
 }
 
 /// The tier's work in `settings.cwd`.

@@ -6,12 +6,13 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::bus::Bus;
+use crate::git::snapshot::Snapshot;
+use crate::git::{Access, DIFF_FLAGS, GitError};
 use crate::protocol::Event;
 
 #[derive(Debug, Error)]
@@ -22,6 +23,8 @@ pub enum WorktreeError {
     Git { command: String, message: String },
     #[error("{0}")]
     Io(String),
+    #[error("{0}")]
+    Unsafe(String),
 }
 
 /// A worktree of one run; saved next to it so that a later `splice worktree` finds it.
@@ -49,17 +52,23 @@ pub enum MergeOutcome {
     Failed(String),
 }
 
-fn git_output(dir: &Path, args: &[&str]) -> Result<std::process::Output, WorktreeError> {
-    Command::new("git")
-        .arg("-C")
-        .arg(dir)
+fn git_output(
+    dir: &Path,
+    access: Access,
+    args: &[&str],
+) -> Result<std::process::Output, WorktreeError> {
+    crate::git::command(dir, access)
+        .map_err(|e| match e {
+            GitError::Io(message) => WorktreeError::Io(format!("cannot run git: {message}")),
+            GitError::Unsafe(message) => WorktreeError::Unsafe(message),
+        })?
         .args(args)
         .output()
         .map_err(|e| WorktreeError::Io(format!("cannot run git: {e}")))
 }
 
-fn git(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
-    let output = git_output(dir, args)?;
+fn run(dir: &Path, access: Access, args: &[&str]) -> Result<String, WorktreeError> {
+    let output = git_output(dir, access, args)?;
     if !output.status.success() {
         return Err(WorktreeError::Git {
             command: args.join(" "),
@@ -67,6 +76,17 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
         });
     }
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+/// A git command that only reads (filters the repository defines are passed through).
+fn git(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
+    run(dir, Access::Read, args)
+}
+
+/// A git command that checks files out or records them (refused when the repository defines
+/// filters Splice will not run).
+fn git_write(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
+    run(dir, Access::Write, args)
 }
 
 pub fn worktrees_dir(data_dir: &Path) -> PathBuf {
@@ -82,12 +102,7 @@ impl Worktree {
     /// objects and refs. Asked of the source checkout (outside the run's reach), never read
     /// from the worktree's own `.git` file, which a command in the run could rewrite.
     pub fn git_dir(&self) -> Option<PathBuf> {
-        git(
-            &self.source,
-            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-        )
-        .ok()
-        .map(PathBuf::from)
+        crate::git::common_dir(&self.source)
     }
 
     /// Add a worktree for `run_id` on a new branch from the source's HEAD.
@@ -100,7 +115,7 @@ impl Worktree {
         std::fs::create_dir_all(worktrees_dir(data_dir))
             .map_err(|e| WorktreeError::Io(format!("cannot create the worktrees dir: {e}")))?;
         let shown = path.display().to_string();
-        git(
+        git_write(
             &source,
             &["worktree", "add", "-q", "-b", &branch, &shown, &base],
         )?;
@@ -124,8 +139,10 @@ impl Worktree {
 
     /// Commit whatever the run left in the worktree; whether there was anything.
     pub fn commit(&self, message: &str) -> Result<bool, WorktreeError> {
-        git(&self.path, &["add", "-A"])?;
-        let staged = git_output(&self.path, &["diff", "--cached", "--quiet"])?;
+        git_write(&self.path, &["add", "-A"])?;
+        let mut diff = vec!["diff", "--cached", "--quiet"];
+        diff.extend(DIFF_FLAGS);
+        let staged = git_output(&self.path, Access::Read, &diff)?;
         if staged.status.success() {
             return Ok(false);
         }
@@ -141,7 +158,7 @@ impl Worktree {
             ]);
         }
         args.extend(["commit", "-q", "--no-verify", "-m", message]);
-        git(&self.path, &args)?;
+        git_write(&self.path, &args)?;
         Ok(true)
     }
 
@@ -175,6 +192,7 @@ impl Worktree {
         // A dry merge in memory: exit 1 means conflicts, and nothing was touched.
         let dry = git_output(
             &self.source,
+            Access::Read,
             &[
                 "merge-tree",
                 "--write-tree",
@@ -204,12 +222,13 @@ impl Worktree {
             }
         }
         let message = format!("Merge {} (splice run {})", self.branch, self.run_id);
-        if let Err(error) = git(
+        if let Err(error) = git_write(
             &self.source,
             &[
                 "merge",
                 "--no-ff",
                 "--no-edit",
+                "--no-stat",
                 "-m",
                 &message,
                 &self.branch,
@@ -236,8 +255,27 @@ impl Worktree {
     }
 }
 
-/// End a worktree run: commit its work, then merge back or say where the branch is. Returns
-/// the exit code, which only a failed merge changes.
+/// How the source repository's git dir came out of the run.
+enum GitDir {
+    Untouched,
+    /// These watched paths were changed and have been put back.
+    Restored(Vec<String>),
+    Unrestorable(String),
+}
+
+/// Put back what the run changed in the source repository's git dir (see `git::snapshot`).
+fn restore_git_dir(guard: Option<&Snapshot>) -> GitDir {
+    match guard.map(Snapshot::restore) {
+        None => GitDir::Untouched,
+        Some(Ok(changed)) if changed.is_empty() => GitDir::Untouched,
+        Some(Ok(changed)) => GitDir::Restored(changed),
+        Some(Err(error)) => GitDir::Unrestorable(error.to_string()),
+    }
+}
+
+/// End a worktree run: put back the source's git config and hooks if the run changed them,
+/// commit its work, then merge back or say where the branch is. Returns the exit code, which
+/// only a failed merge (or a git dir that could not be put back) changes.
 pub fn finish(
     bus: &Bus,
     data_dir: &Path,
@@ -245,6 +283,7 @@ pub fn finish(
     merge_back: bool,
     request: &str,
     exit: i32,
+    guard: Option<&Snapshot>,
 ) -> i32 {
     let title = request
         .lines()
@@ -259,12 +298,42 @@ pub fn finish(
         worktree.branch,
         worktree.path.display()
     );
+    // Before Splice's own git commands, so nothing planted there is in force for them either.
+    let git_dir = restore_git_dir(guard);
+    let source = worktree.source.display();
     if let Err(error) = worktree.commit(&message) {
         bus.emit(Event::error(
             "merge_back_failed",
             format!("{error}; {kept}"),
         ));
         return if exit == 0 { 1 } else { exit };
+    }
+    // A run that changed how git runs programs in the user's repository is not merged (fail
+    // closed): its branch waits for the user to look at it.
+    match &git_dir {
+        GitDir::Untouched => {}
+        GitDir::Restored(changed) => {
+            let merge = if merge_back { "; not merged" } else { "" };
+            bus.emit(Event::warning(
+                "git_config_restored",
+                format!(
+                    "the run changed {} in the git dir of {source}, which can make git run programs; Splice put them back as they were{merge}; {kept}",
+                    changed.join(", ")
+                ),
+            ));
+        }
+        GitDir::Unrestorable(error) => {
+            bus.emit(Event::error(
+                "merge_back_failed",
+                format!(
+                    "the run changed the git config or hooks of {source} and Splice could not put them back ({error}): check them before running git there; {kept}"
+                ),
+            ));
+            return if exit == 0 { 1 } else { exit };
+        }
+    }
+    if let (GitDir::Restored(_), true, 0) = (&git_dir, merge_back, exit) {
+        return exit;
     }
     if !merge_back || exit != 0 {
         let text = match worktree.commits() {
@@ -283,7 +352,6 @@ pub fn finish(
         bus.emit(Event::text(text));
         return exit;
     }
-    let source = worktree.source.display();
     match worktree.merge_back() {
         MergeOutcome::Merged { commits } => {
             let _ = worktree.remove(data_dir, true);

@@ -12,13 +12,13 @@ fn on_path(program: &str) -> bool {
 }
 
 /// Build manifests worth reading are small; more than this is not read.
-const MAX_MANIFEST_BYTES: usize = 1024 * 1024;
+const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
 /// A build file of the repository, read beneath the root as a regular file (a link out of the
 /// root or a FIFO reads as absent).
 fn read(root: &Path, name: &str) -> Option<String> {
     let bytes =
-        crate::tools::beneath::read_prefix(root, Path::new(name), MAX_MANIFEST_BYTES).ok()?;
+        crate::tools::beneath::read_prefix(root, &root.join(name), MAX_MANIFEST_BYTES).ok()?;
     String::from_utf8(bytes).ok()
 }
 

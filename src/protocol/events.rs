@@ -96,6 +96,10 @@ pub struct RestoreInfo {
     pub files_restored: Vec<String>,
     pub files_deleted: Vec<String>,
     pub skipped: Vec<String>,
+    /// Those of `skipped` that lead outside the root or into `.git` now (`--force` keeps them
+    /// skipped); for the warning's wording, not part of the event.
+    #[serde(skip)]
+    pub escaped: Vec<String>,
 }
 
 /// Token counts and cost of one model request.

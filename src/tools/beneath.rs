@@ -4,15 +4,53 @@
 //! left running in the background can do that) would otherwise carry the write out of the root.
 //! Opening relative to a handle on the root, with the kernel refusing any step outside it,
 //! closes that window. Symlinks that stay inside the root still work.
+//!
+//! Writes and removals also refuse a directory that is, or is inside, a git dir (the root's
+//! `.git`, what a `.git` file points to, or anything that looks like one), judged on the
+//! directory actually opened, so no symlink (`docs/internals -> ../.git`, `h -> .git/hooks`)
+//! carries a write there. A final symlink is followed by hand, one hop at a time, each hop
+//! judged the same way; the file itself is then opened with `O_NOFOLLOW`.
 
+use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
-use std::path::{Component, Path};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, mkdirat, open, openat2, unlinkat};
+use rustix::fd::OwnedFd;
+use rustix::fs::{
+    AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat, fstat, mkdirat, open, openat, openat2,
+    readlinkat, statat, unlinkat,
+};
 
 const BENEATH: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
 
-fn root_handle(root: &Path) -> io::Result<rustix::fd::OwnedFd> {
+/// Most symlinks followed by hand for one write, as the kernel's own limit.
+const MAX_LINK_HOPS: usize = 40;
+
+/// Why a path was refused: it leads out of the root, or into a git dir.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Escape {
+    #[error("path leaves the working root")]
+    Outside,
+    #[error("path leads into a .git directory")]
+    Protected,
+}
+
+impl Escape {
+    fn error(self) -> io::Error {
+        io::Error::new(io::ErrorKind::PermissionDenied, self)
+    }
+
+    /// The refusal an error carries, if it is one.
+    pub fn of(error: &io::Error) -> Option<Escape> {
+        error
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<Escape>())
+            .copied()
+    }
+}
+
+fn root_handle(root: &Path) -> io::Result<OwnedFd> {
     Ok(open(
         root,
         OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
@@ -20,56 +58,201 @@ fn root_handle(root: &Path) -> io::Result<rustix::fd::OwnedFd> {
     )?)
 }
 
-fn relative(root: &Path, path: &Path) -> io::Result<std::path::PathBuf> {
-    path.strip_prefix(root).map(Path::to_path_buf).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            "path leaves the working root",
-        )
-    })
+fn relative(root: &Path, path: &Path) -> io::Result<PathBuf> {
+    path.strip_prefix(root)
+        .map(Path::to_path_buf)
+        .map_err(|_| Escape::Outside.error())
 }
 
 fn beneath_error(error: rustix::io::Errno) -> io::Error {
     if error == rustix::io::Errno::XDEV || error == rustix::io::Errno::LOOP {
-        io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            "path leaves the working root",
-        )
+        Escape::Outside.error()
     } else {
         error.into()
     }
 }
 
+/// The directory `dir` (relative to the root; empty is the root) opened beneath the root.
+fn open_dir(root: &OwnedFd, dir: &Path) -> io::Result<OwnedFd> {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    openat2(
+        root,
+        dir,
+        OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+        BENEATH,
+    )
+    .map_err(beneath_error)
+}
+
 /// Create the directories of `dir` (relative to the root) that do not exist, each beneath it.
-fn create_dirs(root: &rustix::fd::OwnedFd, dir: &Path) -> io::Result<()> {
-    let mut done = std::path::PathBuf::new();
+fn create_dirs(root: &OwnedFd, dir: &Path) -> io::Result<()> {
+    let mut done = PathBuf::new();
     for component in dir.components() {
         let Component::Normal(name) = component else {
             continue;
         };
-        let parent = if done.as_os_str().is_empty() {
-            openat2(
-                root,
-                ".",
-                OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
-                Mode::empty(),
-                BENEATH,
-            )
-        } else {
-            openat2(
-                root,
-                &done,
-                OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
-                Mode::empty(),
-                BENEATH,
-            )
-        }
-        .map_err(beneath_error)?;
+        let parent = open_dir(root, &done)?;
+        refuse_git_dir(root, &parent)?;
         match mkdirat(&parent, name, Mode::from_raw_mode(0o777)) {
             Ok(()) | Err(rustix::io::Errno::EXIST) => {}
             Err(error) => return Err(error.into()),
         }
         done.push(name);
+    }
+    Ok(())
+}
+
+fn same(a: &Stat, b: &Stat) -> bool {
+    a.st_dev == b.st_dev && a.st_ino == b.st_ino
+}
+
+fn is_kind(dir: &OwnedFd, name: &str, kind: FileType) -> bool {
+    statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == kind)
+}
+
+/// Whether a directory has what git needs of a git dir (`HEAD`, `objects/`, `refs/`).
+fn looks_like_git_dir(dir: &OwnedFd) -> bool {
+    is_kind(dir, "HEAD", FileType::RegularFile)
+        && is_kind(dir, "objects", FileType::Directory)
+        && is_kind(dir, "refs", FileType::Directory)
+}
+
+/// The root's own git dirs that resolve inside it: `.git` (followed, beneath the root), and the
+/// directory a `.git` file names (`gitdir: …`).
+fn root_git_dirs(root: &OwnedFd) -> Vec<Stat> {
+    let open_path = |path: &Path| {
+        openat2(
+            root,
+            path,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            BENEATH,
+        )
+        .ok()
+        .and_then(|fd| fstat(fd).ok())
+    };
+    let mut found: Vec<Stat> = open_path(Path::new(".git")).into_iter().collect();
+    let gitfile = openat2(
+        root,
+        ".git",
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+        BENEATH,
+    );
+    if let Ok(fd) = gitfile {
+        let mut text = String::new();
+        let is_file = fstat(&fd).is_ok_and(|st| FileType::from_raw_mode(st.st_mode).is_file());
+        let read = is_file
+            && std::fs::File::from(fd)
+                .take(4096)
+                .read_to_string(&mut text)
+                .is_ok();
+        if let Some(target) = text.trim().strip_prefix("gitdir:").filter(|_| read) {
+            found.extend(open_path(Path::new(target.trim())));
+        }
+    }
+    found
+}
+
+/// Refuse `dir` (opened beneath the root) when it or any directory between it and the root
+/// is a git dir. Walks up with `..` from the opened directory itself, so how the path was
+/// spelled, and which links it went through, do not matter.
+fn refuse_git_dir(root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
+    let root_stat = fstat(root)?;
+    let protected = root_git_dirs(root);
+    let mut current = openat(
+        dir,
+        ".",
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    // A directory beneath the root reaches it within PATH_MAX / 2 steps.
+    for _ in 0..4096 {
+        let stat = fstat(&current)?;
+        if same(&stat, &root_stat) {
+            return Ok(());
+        }
+        if protected.iter().any(|p| same(p, &stat)) || looks_like_git_dir(&current) {
+            return Err(Escape::Protected.error());
+        }
+        let parent = openat(
+            &current,
+            "..",
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        if same(&fstat(&parent)?, &stat) {
+            // The filesystem's root, without passing the working root: not beneath it.
+            return Err(Escape::Outside.error());
+        }
+        current = parent;
+    }
+    Err(Escape::Outside.error())
+}
+
+/// Split `relative` into its parent directory and its last, normal, component.
+fn split(relative: &Path) -> io::Result<(PathBuf, OsString)> {
+    match relative.components().next_back() {
+        Some(Component::Normal(name)) => Ok((
+            relative.parent().map(Path::to_path_buf).unwrap_or_default(),
+            name.to_os_string(),
+        )),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "path does not name a file",
+        )),
+    }
+}
+
+/// The directory that will hold the file `relative` names, and the file's name in it: every
+/// final symlink followed by hand (beneath the root), every directory judged by
+/// [`refuse_git_dir`].
+fn parent_for_write(root: &OwnedFd, relative: &Path) -> io::Result<(OwnedFd, OsString)> {
+    let mut relative = relative.to_path_buf();
+    for _ in 0..=MAX_LINK_HOPS {
+        let (parent, name) = split(&relative)?;
+        let dir = match open_dir(root, &parent) {
+            Ok(dir) => dir,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                refuse_nearest(root, &parent)?;
+                return Err(error);
+            }
+            Err(error) => return Err(error),
+        };
+        refuse_git_dir(root, &dir)?;
+        if name == OsStr::new(".git") {
+            return Err(Escape::Protected.error());
+        }
+        match readlinkat(&dir, name.as_os_str(), Vec::new()) {
+            Ok(target) => {
+                let target = Path::new(OsStr::from_bytes(target.as_bytes()));
+                if target.is_absolute() {
+                    return Err(Escape::Outside.error());
+                }
+                relative = parent.join(target);
+            }
+            // Not a link, or nothing there yet.
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOENT) => return Ok((dir, name)),
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Err(Escape::Outside.error())
+}
+
+/// For a directory that does not exist yet: refuse it when the nearest one above it that does
+/// is, or is inside, a git dir (the write would create it there).
+fn refuse_nearest(root: &OwnedFd, missing: &Path) -> io::Result<()> {
+    let mut above = missing.to_path_buf();
+    while above.pop() {
+        if let Ok(dir) = open_dir(root, &above) {
+            return refuse_git_dir(root, &dir);
+        }
     }
     Ok(())
 }
@@ -81,15 +264,37 @@ pub fn write(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
     if let Some(parent) = relative.parent() {
         create_dirs(&handle, parent)?;
     }
-    let fd = openat2(
-        &handle,
-        &relative,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC,
+    let (dir, name) = parent_for_write(&handle, &relative)?;
+    // NONBLOCK: a FIFO without a reader fails instead of hanging; then only files are written.
+    let fd = openat(
+        &dir,
+        name.as_os_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o666),
-        BENEATH,
     )
     .map_err(beneath_error)?;
+    if !FileType::from_raw_mode(fstat(&fd)?.st_mode).is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    rustix::fs::ftruncate(&fd, 0)?;
     std::fs::File::from(fd).write_all(bytes)
+}
+
+/// Whether `path` (absolute, inside `root`) may be written: beneath the root and out of any
+/// git dir, through whatever links lead there now. Checked when a write is planned, so the
+/// refusal can be shown before anything is asked or saved.
+pub fn check_write(root: &Path, path: &Path) -> io::Result<()> {
+    let handle = root_handle(root)?;
+    let relative = relative(root, path)?;
+    match parent_for_write(&handle, &relative) {
+        // Directories still to be created were judged by where they would be created.
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(error),
+    }
 }
 
 /// Read `path` (absolute, inside `root`).
@@ -109,54 +314,46 @@ pub fn read(root: &Path, path: &Path) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// At most `max` bytes of the regular file at `relative` beneath `root`: for files Splice reads
-/// from a repository on its own initiative (project instructions, build manifests). The open
-/// never blocks (a FIFO would otherwise hang the run), and anything but a regular file is
-/// refused, so `/proc` links, devices and sockets cannot stand in for a file.
-pub fn read_prefix(root: &Path, relative: &Path, max: usize) -> io::Result<Vec<u8>> {
+/// At most `max` bytes of the regular file `path` (absolute, inside `root`); anything else (a
+/// FIFO, a device) is refused without blocking.
+pub fn read_prefix(root: &Path, path: &Path, max: u64) -> io::Result<Vec<u8>> {
     let handle = root_handle(root)?;
+    let relative = relative(root, path)?;
     let fd = openat2(
         &handle,
-        relative,
+        &relative,
+        // NOCTTY: a terminal device opened here must not become the controlling terminal.
         OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
         Mode::empty(),
         BENEATH,
     )
     .map_err(beneath_error)?;
-    if !rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode).is_file() {
+    if !FileType::from_raw_mode(fstat(&fd)?.st_mode).is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "not a regular file",
         ));
     }
     let mut bytes = Vec::new();
-    std::fs::File::from(fd)
-        .take(u64::try_from(max).unwrap_or(u64::MAX))
-        .read_to_end(&mut bytes)?;
+    std::fs::File::from(fd).take(max).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 
-/// Remove the file at `path` (absolute, inside `root`); a missing file is not an error.
+/// Remove the file at `path` (absolute, inside `root`); a missing file is not an error. A link
+/// is removed itself, never followed.
 pub fn remove(root: &Path, path: &Path) -> io::Result<()> {
     let handle = root_handle(root)?;
     let relative = relative(root, path)?;
-    let (Some(parent), Some(name)) = (relative.parent(), relative.file_name()) else {
-        return Ok(());
+    let (parent, name) = split(&relative)?;
+    let dir = match open_dir(&handle, &parent) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
+        other => other?,
     };
-    let parent = if parent.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        parent
-    };
-    let dir = openat2(
-        &handle,
-        parent,
-        OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
-        Mode::empty(),
-        BENEATH,
-    )
-    .map_err(beneath_error)?;
-    match unlinkat(&dir, name, AtFlags::empty()) {
+    refuse_git_dir(&handle, &dir)?;
+    if name == OsStr::new(".git") {
+        return Err(Escape::Protected.error());
+    }
+    match unlinkat(&dir, name.as_os_str(), AtFlags::empty()) {
         Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
         Err(error) => Err(error.into()),
     }
@@ -190,6 +387,73 @@ mod tests {
         );
         remove(&root, &root.join("a/b/c.txt")).unwrap_or_else(|e| panic!("{e}"));
         assert!(!root.join("a/b/c.txt").exists());
+    }
+
+    fn protected(result: io::Result<()>) -> bool {
+        result.as_ref().err().and_then(Escape::of) == Some(Escape::Protected)
+    }
+
+    #[test]
+    fn git_dirs_are_judged_where_links_lead() {
+        let (_dir, root) = root();
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(target, root.join(name)).unwrap_or_else(|e| panic!("{e}"))
+        };
+        // A `.git` file pointing at a git dir inside the root, holding only a config.
+        std::fs::create_dir_all(root.join("store")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("store/config"), "[core]\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join(".git"), "gitdir: store\n").unwrap_or_else(|e| panic!("{e}"));
+        link("store", "s");
+        // Anything shaped like a git dir, whatever its name.
+        for part in ["bare/objects", "bare/refs"] {
+            std::fs::create_dir_all(root.join(part)).unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::fs::write(root.join("bare/HEAD"), "ref: refs/heads/main\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        // A chain of file links ending in a git dir, and one ending at a dangling name there.
+        link("b", "a");
+        link("store/config", "b");
+        link("bare/hooks/pre-commit", "dangling");
+        assert!(protected(write(&root, &root.join("s/config"), b"x")));
+        assert!(protected(write(&root, &root.join("bare/config"), b"x")));
+        assert!(protected(write(&root, &root.join("a"), b"x")));
+        assert!(protected(write(&root, &root.join("dangling"), b"x")));
+        assert!(protected(write(&root, &root.join("s/new/deep.txt"), b"x")));
+        assert!(protected(check_write(&root, &root.join("s/new/deep.txt"))));
+        assert!(protected(remove(&root, &root.join("s/config"))));
+        assert!(protected(write(&root, &root.join(".git"), b"x")));
+        assert_eq!(
+            std::fs::read_to_string(root.join("store/config"))
+                .ok()
+                .as_deref(),
+            Some("[core]\n")
+        );
+        assert!(!root.join("store/new").exists());
+        assert!(!root.join("bare/hooks").exists());
+        // Removing a link that leads into one removes the link, not what it leads to.
+        remove(&root, &root.join("b")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(root.join("store/config").exists());
+        // Elsewhere, writes go through.
+        write(&root, &root.join("src/main.rs"), b"fn main() {}").unwrap_or_else(|e| panic!("{e}"));
+        assert!(check_write(&root, &root.join("src/new/lib.rs")).is_ok());
+    }
+
+    #[test]
+    fn reads_a_prefix_of_files_only() {
+        let (_dir, root) = root();
+        std::fs::write(root.join("big.txt"), "0123456789").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            read_prefix(&root, &root.join("big.txt"), 4).ok().as_deref(),
+            Some(&b"0123"[..])
+        );
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            root.join("fifo"),
+            Mode::from_raw_mode(0o600),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(read_prefix(&root, &root.join("fifo"), 4).is_err());
+        assert!(write(&root, &root.join("fifo"), b"x").is_err());
     }
 
     #[test]

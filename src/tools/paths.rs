@@ -3,6 +3,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::ToolError;
+use super::beneath::{self, Escape};
 
 /// Resolve a path argument against `root`, refusing anything that lands outside it, through
 /// `..` or through a symlink. The file itself need not exist.
@@ -74,7 +75,9 @@ fn physical_location(start: &Path, relative: &Path) -> Option<PathBuf> {
 }
 
 /// `resolve` for a write: besides staying inside the root, the path must not be inside a
-/// `.git` directory, whose config can make a later, approved `git` command run anything.
+/// `.git` directory, whose config can make a later, approved `git` command run anything:
+/// neither as written nor where its directories and links really lead (the write itself is
+/// judged again when it opens the file).
 pub fn resolve_for_write(root: &Path, raw: &str) -> Result<PathBuf, ToolError> {
     let path = resolve(root, raw)?;
     let inside_git = path
@@ -84,7 +87,14 @@ pub fn resolve_for_write(root: &Path, raw: &str) -> Result<PathBuf, ToolError> {
     if inside_git {
         return Err(ToolError::Protected(raw.to_string()));
     }
-    Ok(path)
+    match beneath::check_write(root, &path) {
+        Ok(()) => Ok(path),
+        Err(error) => Err(match Escape::of(&error) {
+            Some(Escape::Protected) => ToolError::Protected(raw.to_string()),
+            Some(Escape::Outside) => ToolError::OutsideRoot(raw.to_string()),
+            None => ToolError::Failed(format!("cannot write {raw}: {error}")),
+        }),
+    }
 }
 
 /// The path relative to root, with forward slashes, for events and messages.

@@ -208,7 +208,7 @@ fn undo(app: &mut App, _: &str) {
             };
             if !skipped.is_empty() {
                 text.push_str(&format!(
-                    "\nleft alone (changed since Splice wrote them): {}",
+                    "\nleft alone (changed since Splice wrote them, or now leading outside the root or into .git): {}",
                     skipped.join(", ")
                 ));
             }
