@@ -12,13 +12,7 @@ use support::{Outcome, Sandbox, git, run, stream_json};
 /// A sandbox whose HOME is outside everything a confined command may write (`/tmp` is
 /// writable), so only the remote below is reachable.
 fn sandbox_outside_tmp() -> Sandbox {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap_or_else(|e| panic!("tempdir: {e}"));
-    let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-    let root = base.join("repo");
-    let data = base.join("data");
-    std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
-    Sandbox { dir, root, data }
+    Sandbox::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 /// A repository with one commit whose `origin` is an empty bare repository in `/tmp`, where a

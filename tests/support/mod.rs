@@ -22,7 +22,13 @@ pub struct Sandbox {
 
 impl Sandbox {
     pub fn new() -> Sandbox {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        Sandbox::new_in(&std::env::temp_dir())
+    }
+
+    /// A sandbox under `parent`: under the build's own temporary directory, HOME is outside
+    /// everything a confined command may write (`/tmp` is writable).
+    pub fn new_in(parent: &Path) -> Sandbox {
+        let dir = tempfile::tempdir_in(parent).unwrap_or_else(|e| panic!("tempdir: {e}"));
         let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
         let root = base.join("repo");
         let data = base.join("data");
