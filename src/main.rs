@@ -40,7 +40,13 @@ fn main() -> ExitCode {
         .build()
         .context("cannot start the async runtime")
     {
-        Ok(runtime) => runtime.block_on(real_main()),
+        Ok(runtime) => {
+            let code = runtime.block_on(real_main());
+            // Dropping the runtime would wait for blocking tasks; one stuck in a system call
+            // (a read that never returns) must not keep the process alive after `run_end`.
+            runtime.shutdown_background();
+            code
+        }
         Err(error) => {
             eprintln!("splice: {error:#}");
             EXIT_FAILED

@@ -8,9 +8,13 @@
 use std::io::{self, Read, Write};
 use std::path::{Component, Path};
 
-use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, mkdirat, open, openat2, unlinkat};
+use rustix::fs::{
+    AtFlags, FileType, Mode, OFlags, ResolveFlags, fstat, mkdirat, open, openat2, unlinkat,
+};
 
 const BENEATH: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
+/// Largest file the write tools load whole (to edit it, or to checkpoint what they replace).
+pub const MAX_EDITED_BYTES: u64 = 10 * 1024 * 1024;
 
 fn root_handle(root: &Path) -> io::Result<rustix::fd::OwnedFd> {
     Ok(open(
@@ -81,31 +85,77 @@ pub fn write(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
     if let Some(parent) = relative.parent() {
         create_dirs(&handle, parent)?;
     }
+    // Non-blocking: opening a FIFO for writing would otherwise wait for a reader forever (with
+    // none it fails with ENXIO). A device is refused after the open, before any byte moves.
     let fd = openat2(
         &handle,
         &relative,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC | OFlags::NONBLOCK,
         Mode::from_raw_mode(0o666),
         BENEATH,
     )
     .map_err(beneath_error)?;
-    std::fs::File::from(fd).write_all(bytes)
+    std::fs::File::from(regular(fd)?).write_all(bytes)
 }
 
-/// Read `path` (absolute, inside `root`).
-pub fn read(root: &Path, path: &Path) -> io::Result<Vec<u8>> {
+/// Open `path` (absolute, inside `root`) for reading, if it is a regular file. The open never
+/// blocks (a FIFO would wait for a writer) and the type is checked on the opened file, so
+/// nothing swapped in after a check can hang the tool or stream a device at it.
+pub fn open_regular(root: &Path, path: &Path) -> io::Result<std::fs::File> {
     let handle = root_handle(root)?;
     let relative = relative(root, path)?;
     let fd = openat2(
         &handle,
         &relative,
-        OFlags::RDONLY | OFlags::CLOEXEC,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,
         Mode::empty(),
         BENEATH,
     )
     .map_err(beneath_error)?;
+    Ok(std::fs::File::from(regular(fd)?))
+}
+
+/// `fd` if it is a regular file, else an error that says what it is.
+fn regular(fd: rustix::fd::OwnedFd) -> io::Result<rustix::fd::OwnedFd> {
+    let kind = FileType::from_raw_mode(fstat(&fd)?.st_mode);
+    if kind == FileType::RegularFile {
+        return Ok(fd);
+    }
+    let what = match kind {
+        FileType::Fifo => "a FIFO",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice | FileType::BlockDevice => "a device",
+        FileType::Directory => "a directory",
+        _ => "a special file",
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("not a regular file ({what})"),
+    ))
+}
+
+/// Read `path` (absolute, inside `root`) whole: a regular file of at most `MAX_EDITED_BYTES`.
+pub fn read(root: &Path, path: &Path) -> io::Result<Vec<u8>> {
+    let file = open_regular(root, path)?;
+    let size = file.metadata()?.len();
+    if size > MAX_EDITED_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{size} bytes, larger than the {} MiB file tools load whole",
+                MAX_EDITED_BYTES / (1024 * 1024)
+            ),
+        ));
+    }
     let mut bytes = Vec::new();
-    std::fs::File::from(fd).read_to_end(&mut bytes)?;
+    // The size may have grown since the check: never read past the cap.
+    file.take(MAX_EDITED_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_EDITED_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the file grew larger than the file tools load whole",
+        ));
+    }
     Ok(bytes)
 }
 
