@@ -93,6 +93,7 @@ async fn tui(cli: &Cli) -> i32 {
             return failure.exit_code;
         }
     };
+    sandbox::set_passed_env(cli.run.passed_env());
     let theme = cli.tui.theme.clone().or_else(|| {
         splice::config::ConfigFile::load(splice::config::config_path().as_deref())
             .ok()
@@ -200,6 +201,7 @@ async fn headless(exec: &ExecArgs) -> i32 {
             return failure.exit_code;
         }
     };
+    sandbox::set_passed_env(run_args.passed_env());
     let prompt = read_prompt(exec);
     // A reader that closed its end is an interrupt too: nobody would see the rest.
     let interrupt = async {

@@ -347,3 +347,271 @@ fn a_detached_grandchild_dies_when_splice_is_interrupted_or_killed() {
         assert_nothing_outlived(&sandbox, &marker, &format!("SIG{signal}"));
     }
 }
+
+/// What `env` shows a command in a run with `flags`, with a secret-named variable set
+/// (`MY_SERVICE_TOKEN=abc`: too short for the redactor, so the output shows it if it is there).
+fn command_env(flags: &[&str], config: Option<&str>) -> String {
+    let sandbox = Sandbox::new();
+    if let Some(config) = config {
+        std::fs::write(sandbox.dir.path().join("config.json"), config)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("call_1", "run_command", &[r#"{"command":"env"}"#]),
+        openai::answer(&["done"]),
+    ]);
+    let mut all = vec!["--allow", "run_command"];
+    all.extend_from_slice(flags);
+    let out = one_call_with(&sandbox, &provider, &all, |command| {
+        command
+            .env("MY_SERVICE_TOKEN", "abc")
+            .env("PLAIN_SETTING", "visible");
+    });
+    let (status, output) = result_of(&out);
+    assert_eq!(status, "ok", "{output}");
+    output
+}
+
+#[test]
+fn commands_do_not_inherit_secret_variables() {
+    let output = command_env(&[], None);
+    assert!(output.contains("PLAIN_SETTING=visible"), "{output}");
+    for name in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_SERVICE_TOKEN"] {
+        assert!(
+            !output.contains(name),
+            "{name} reached the command: {output}"
+        );
+    }
+}
+
+#[test]
+fn pass_env_lets_a_named_variable_through() {
+    for (flags, config) in [
+        (&["--pass-env", "MY_SERVICE_TOKEN"][..], None),
+        (&[][..], Some(r#"{"passEnv": ["MY_SERVICE_TOKEN"]}"#)),
+    ] {
+        let output = command_env(flags, config);
+        assert!(output.contains("MY_SERVICE_TOKEN=abc"), "{output}");
+        assert!(!output.contains("OPENAI_API_KEY"), "{output}");
+    }
+}
+
+/// `command` rebuilt to run as `nobody` (the keys' protection is by user; root bypasses it),
+/// with the sandbox opened up for that user.
+fn as_nobody(sandbox: &Sandbox, command: &Command) -> Command {
+    let status = Command::new("chmod")
+        .args(["-R", "a+rwX"])
+        .arg(sandbox.dir.path())
+        .status()
+        .unwrap_or_else(|e| panic!("chmod: {e}"));
+    assert!(status.success());
+    let mut wrapped = Command::new("setpriv");
+    wrapped
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(command.get_program())
+        .args(command.get_args())
+        .env_clear()
+        .stdin(Stdio::null());
+    for (name, value) in command.get_envs() {
+        if let Some(value) = value {
+            wrapped.env(name, value);
+        }
+    }
+    if let Some(dir) = command.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
+}
+
+#[test]
+fn a_command_cannot_read_the_keys_from_splices_own_environment() {
+    let sandbox = Sandbox::new();
+    // The shell's parent is the supervisor, whose parent is Splice.
+    let command = "cat /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/environ | tr '\\0' '\\n'; echo end";
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "run_command",
+            &[&json!({ "command": command }).to_string()],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let mut splice = sandbox.command(&provider.url);
+    stream_json(&mut splice)
+        .args(["--allow", "run_command"])
+        .arg("do it");
+    let is_root = rustix::process::getuid().is_root();
+    let splice = if is_root {
+        as_nobody(&sandbox, &splice)
+    } else {
+        splice
+    };
+    let out = finish(spawn(splice), "environ read");
+    out.assert_well_formed();
+    let (_, output) = result_of(&out);
+    assert!(output.contains("end"), "{output}");
+    assert!(!output.contains("OPENAI_API_KEY"), "{output}");
+}
+
+#[test]
+fn without_landlock_an_auto_command_is_asked_about_not_run_unconfined() {
+    let sandbox = Sandbox::new();
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "run_command",
+            &[r#"{"command":"touch made.txt"}"#],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let out = one_call_with(&sandbox, &provider, &["--permission-mode", "auto"], |c| {
+        c.env("SPLICE_TEST_NO_LANDLOCK", "1");
+    });
+    let request = out.first("permission_request");
+    let reason = request["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("sandbox is unavailable"), "{reason}");
+    assert_eq!(out.first("permission_decision")["permissionGranted"], false);
+    assert_eq!(result_of(&out).0, "denied");
+    assert!(!sandbox.root.join("made.txt").exists());
+    // A command the user approved runs as the user, sandbox or not.
+    let sandbox = Sandbox::new();
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "run_command",
+            &[r#"{"command":"touch made.txt"}"#],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let flags = [
+        "--permission-mode",
+        "auto",
+        "--allow",
+        "run_command(touch *)",
+    ];
+    let out = one_call_with(&sandbox, &provider, &flags, |c| {
+        c.env("SPLICE_TEST_NO_LANDLOCK", "1");
+    });
+    assert_eq!(result_of(&out).0, "ok");
+    assert!(sandbox.root.join("made.txt").exists());
+}
+
+#[test]
+fn a_confined_command_still_cannot_write_outside_its_places() {
+    // Outside the root, /tmp and the caches: the build's own scratch directory.
+    let outside = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("attack-proc-{}-outside.txt", std::process::id()));
+    let _ = std::fs::remove_file(&outside);
+    let sandbox = Sandbox::new();
+    let command = format!("touch made.txt; touch {}", outside.display());
+    let out = one_call(
+        &sandbox,
+        "run_command",
+        json!({ "command": command }),
+        &["--permission-mode", "auto"],
+    );
+    let (status, output) = result_of(&out);
+    assert_eq!(status, "error", "{output}");
+    assert!(sandbox.root.join("made.txt").exists(), "{output}");
+    assert!(
+        !outside.exists(),
+        "the confined command wrote {}",
+        outside.display()
+    );
+}
+
+#[test]
+fn without_landlock_the_pipelines_own_test_command_is_refused_not_run_unconfined() {
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", "def add(a, b):\n    return a - b\n");
+    support::git(&sandbox.root, &["init", "-q", "-b", "main"]);
+    support::git(&sandbox.root, &["add", "-A"]);
+    support::git(
+        &sandbox.root,
+        &[
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-qm",
+            "init",
+        ],
+    );
+    let fixed = json!({
+        "files": [{"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}],
+        "summary": "add"
+    });
+    let provider = FakeProvider::start(vec![openai::tool_call(
+        "cw1",
+        "submit_code",
+        &[&fixed.to_string()],
+    )]);
+    let flags = [
+        "--tier",
+        "standard",
+        "--permission-mode",
+        "accept-edits",
+        "--test-command",
+        "touch ran.txt",
+    ];
+    let out = one_call_with(&sandbox, &provider, &flags, |c| {
+        c.env("SPLICE_TEST_NO_LANDLOCK", "1");
+    });
+    assert_eq!(out.code, 1);
+    assert!(!sandbox.root.join("ran.txt").exists(), "ran unconfined");
+    let reason = out.first("permission_request")["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(reason.contains("sandbox is unavailable"), "{reason}");
+    let detail = out.final_result()["stages"][1]["detail"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(detail.contains("was refused"), "{detail}");
+}
+
+#[test]
+fn an_untracked_link_to_a_fifo_does_not_hang_the_review_diff() {
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", "def add(a, b):\n    return a - b\n");
+    support::git(&sandbox.root, &["init", "-q", "-b", "main"]);
+    support::git(&sandbox.root, &["add", "-A"]);
+    support::git(
+        &sandbox.root,
+        &[
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-qm",
+            "init",
+        ],
+    );
+    // Untracked, so the reviewers' diff reads it in full: it must not wait on the FIFO.
+    let fifo = sandbox.dir.path().join("outside-fifo");
+    mkfifo(&fifo);
+    std::os::unix::fs::symlink(&fifo, sandbox.root.join("notes.txt"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let fixed = json!({
+        "files": [{"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}],
+        "summary": "add"
+    });
+    let verdict = json!({"accepted": true, "reasons": ["ok"]});
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("cw1", "submit_code", &[&fixed.to_string()]),
+        openai::tool_call("av1", "submit_verdict", &[&verdict.to_string()]),
+    ]);
+    let flags = [
+        "--tier",
+        "standard",
+        "--permission-mode",
+        "accept-edits",
+        "--test-command",
+        "true",
+    ];
+    let out = one_call_with(&sandbox, &provider, &flags, |_| {});
+    assert_eq!(out.code, 0, "{}", out.stdout);
+}

@@ -26,7 +26,11 @@ pub fn change(root: &Path) -> String {
     };
     if let Some(untracked) = git(root, &["ls-files", "--others", "--exclude-standard"]) {
         for path in untracked.lines().filter(|l| !l.is_empty()) {
-            let content = std::fs::read_to_string(root.join(path)).unwrap_or_default();
+            // Opened beneath the root, regular files only: a link to a FIFO or a device (or out
+            // of the root) must not hang the run or reach the model.
+            let content = crate::tools::beneath::read(root, &root.join(path))
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                .unwrap_or_else(|e| format!("({e})"));
             text.push_str(&format!("new file {path}:\n{content}\n"));
         }
     }
