@@ -130,6 +130,10 @@ pub struct RunArgs {
     /// Abort the run once it has used this many tokens.
     #[arg(long)]
     pub max_tokens: Option<u64>,
+    /// Let commands see this environment variable although its name marks it secret (it has
+    /// KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL in it). Repeatable.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
 }
@@ -249,6 +253,15 @@ impl RunArgs {
             api_model: api_model_for(&model),
             model,
         }
+    }
+
+    /// The secret-named variables commands may see: the config file's `passEnv` and the
+    /// `--pass-env` flags together (call after `resolve`, which reports a broken config).
+    pub fn passed_env(&self) -> Vec<String> {
+        let config = ConfigFile::load(config::config_path().as_deref()).unwrap_or_default();
+        let mut names = config.pass_env;
+        names.extend(self.pass_env.iter().cloned());
+        names
     }
 
     /// Flags over config file over environment over defaults; every bad value is a usage error.

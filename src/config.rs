@@ -23,6 +23,9 @@ pub struct ConfigFile {
     pub max_iterations: Option<u32>,
     pub test_command: Option<String>,
     pub theme: Option<String>,
+    /// Secret-named environment variables that commands may see anyway.
+    #[serde(default)]
+    pub pass_env: Vec<String>,
 }
 
 #[derive(Debug, Error)]

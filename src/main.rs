@@ -19,7 +19,7 @@ use splice::headless::redact::Redactor;
 use splice::headless::stream_json::StreamJsonSink;
 use splice::headless::text::TextSink;
 use splice::ids::{new_run_id, new_session_id};
-use splice::permissions::sandbox;
+use splice::permissions::{sandbox, supervisor};
 use splice::protocol::Event;
 use splice::protocol::input::{Prompt, parse_input};
 use splice::run::{self, EXIT_FAILED, EXIT_USAGE, RunFailure};
@@ -27,11 +27,15 @@ use splice::tui::{Reopen, TuiOptions};
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    // The sandbox launcher confines itself and becomes the command: no runtime, no parsing.
+    // The command supervisor (confined or not) runs the command and ends what it leaves:
+    // no runtime, no parsing.
     if args.get(1).is_some_and(|a| a == sandbox::SANDBOX_ARG) {
-        let code = sandbox::exec_confined(&args[2..]);
+        let code = supervisor::main(&args[2..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(126));
     }
+    // Commands run as the same user: without this, one could read the provider keys that
+    // their own environment lacks from /proc/<splice>/environ (or attach a debugger).
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
     if let Ok(exe) = std::env::current_exe() {
         sandbox::set_launcher(exe);
     }
@@ -42,7 +46,13 @@ fn main() -> ExitCode {
         .build()
         .context("cannot start the async runtime")
     {
-        Ok(runtime) => runtime.block_on(real_main()),
+        Ok(runtime) => {
+            let code = runtime.block_on(real_main());
+            // Dropping the runtime would wait for blocking tasks; one stuck in a system call
+            // (a read that never returns) must not keep the process alive after `run_end`.
+            runtime.shutdown_background();
+            code
+        }
         Err(error) => {
             eprintln!("splice: {error:#}");
             EXIT_FAILED
@@ -85,6 +95,7 @@ async fn tui(cli: &Cli) -> i32 {
             return failure.exit_code;
         }
     };
+    sandbox::set_passed_env(cli.run.passed_env());
     let theme = cli.tui.theme.clone().or_else(|| {
         splice::config::ConfigFile::load_user()
             .ok()
@@ -192,6 +203,7 @@ async fn headless(exec: &ExecArgs) -> i32 {
             return failure.exit_code;
         }
     };
+    sandbox::set_passed_env(run_args.passed_env());
     let prompt = read_prompt(exec);
     // A reader that closed its end is an interrupt too: nobody would see the rest.
     let interrupt = async {

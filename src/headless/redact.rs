@@ -24,6 +24,13 @@ const TOKEN_SHAPES: &str = concat!(
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----",
 );
 
+/// Whether an environment variable's name says it holds a secret (`OPENAI_API_KEY`,
+/// `GH_TOKEN`, `DB_PASSWORD`…). Commands do not inherit such variables unless passed on.
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_NAME_PARTS.iter().any(|p| upper.contains(p))
+}
+
 #[derive(Debug, Clone)]
 pub struct Redactor {
     /// Secret values, longest first so that a secret containing another is replaced whole.
@@ -40,10 +47,7 @@ impl Redactor {
     pub fn from_vars(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
         let mut values: Vec<String> = vars
             .into_iter()
-            .filter(|(name, value)| {
-                let upper = name.to_ascii_uppercase();
-                value.len() >= MIN_SECRET_LEN && SECRET_NAME_PARTS.iter().any(|p| upper.contains(p))
-            })
+            .filter(|(name, value)| value.len() >= MIN_SECRET_LEN && is_secret_name(name))
             .map(|(_, value)| value)
             .collect();
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));

@@ -5,5 +5,6 @@ pub mod policy;
 pub mod risk;
 pub mod sandbox;
 pub mod shell;
+pub mod supervisor;
 
 pub use policy::{Effect, Origin, PermissionMode, Policy, Rule, Verdict};

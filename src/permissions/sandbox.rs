@@ -2,31 +2,73 @@
 //! test command a pipeline stage chooses): Linux Landlock lets them read everywhere but write
 //! only inside the working root, the temporary directories, `/dev` and the build tools' caches.
 //!
-//! Landlock confines the calling process and its children, so a confined command is started
-//! through Splice itself: `splice __sandbox-exec --write DIR… -- sh -c COMMAND` confines that
-//! process and then `exec`s the shell. No `unsafe` `pre_exec` hook is needed.
+//! Every command, confined or not, is started through Splice itself: `splice __sandbox-exec`
+//! is the supervisor (see `supervisor.rs`) that confines itself when asked, runs `sh -c`, and
+//! ends whatever the command left behind. No `unsafe` `pre_exec` hook is needed.
+//!
+//! Commands get Splice's environment without the variables redaction treats as secret (provider
+//! keys and the like), except those the user passes on with `--pass-env` / `passEnv`.
 
-use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use landlock::{
-    ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
-    path_beneath_rules,
+    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    RulesetStatus, path_beneath_rules,
 };
 
-/// The hidden first argument of the confining launcher.
+use crate::headless::redact::is_secret_name;
+
+/// The hidden first argument of the supervisor.
 pub const SANDBOX_ARG: &str = "__sandbox-exec";
 /// The newest Landlock ABI this code was written and tested against.
 const ABI_VERSION: ABI = ABI::V5;
+/// The oldest ABI that governs every way to change a file: ABI 3 (Linux 6.2) adds truncation,
+/// without which a confined command could empty any file it can read.
+const MINIMUM_ABI: ABI = ABI::V3;
+/// Test hook: set (non-empty) to make Splice behave as on a kernel without Landlock. It can
+/// only make Splice stricter.
+pub const NO_LANDLOCK_ENV: &str = "SPLICE_TEST_NO_LANDLOCK";
 
 static LAUNCHER: OnceLock<PathBuf> = OnceLock::new();
+static PASSED_ENV: OnceLock<Vec<String>> = OnceLock::new();
 
-/// Record the executable that can confine commands (the `splice` binary itself). Without it,
-/// as when the library is embedded elsewhere, commands run unconfined.
+/// Record the executable that supervises commands (the `splice` binary itself). Without it,
+/// as when the library is embedded elsewhere, commands run directly and none can be confined.
 pub fn set_launcher(path: PathBuf) {
     let _ = LAUNCHER.set(path);
+}
+
+/// Record the secret-looking variables the user lets commands see (`--pass-env`, `passEnv`).
+pub fn set_passed_env(names: Vec<String>) {
+    let _ = PASSED_ENV.set(names);
+}
+
+/// Whether a command can be confined here; the error says why not. Checked before a command
+/// that would run confined, so one that cannot be is asked about instead (fail closed).
+pub fn available() -> Result<(), String> {
+    if std::env::var_os(NO_LANDLOCK_ENV).is_some_and(|v| !v.is_empty()) {
+        return Err(format!(
+            "the sandbox is unavailable ({NO_LANDLOCK_ENV} is set)"
+        ));
+    }
+    static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
+    PROBE
+        .get_or_init(|| {
+            // Creating (not enforcing) a ruleset that requires the minimum ABI's rights tells
+            // whether this kernel can enforce them, without confining Splice itself.
+            Ruleset::default()
+                .set_compatibility(CompatLevel::HardRequirement)
+                .handle_access(AccessFs::from_all(MINIMUM_ABI))
+                .and_then(|ruleset| ruleset.create())
+                .map(drop)
+                .map_err(|error| {
+                    format!(
+                        "the sandbox is unavailable: this kernel lacks Landlock ABI 3 (Linux 6.2+): {error}"
+                    )
+                })
+        })
+        .clone()
 }
 
 /// Where a confined command in `root` may write, with `extra` places the run vouches for (a
@@ -51,79 +93,73 @@ pub fn writable_paths(root: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
     paths
 }
 
-/// `sh -c command` in `root`, confined when a launcher is known; the flag says which.
+/// `sh -c command` in `root` under the supervisor, confined when `confine` is set. Refuses
+/// (with the reason) to build a command that should be confined but cannot be. The flag says
+/// whether the supervisor runs it (it does whenever a launcher is known).
 pub fn shell_command(
     root: &Path,
     extra: &[PathBuf],
     command: &str,
     confine: bool,
-) -> (tokio::process::Command, bool) {
-    match LAUNCHER.get().filter(|_| confine) {
+) -> Result<(tokio::process::Command, bool), String> {
+    if confine {
+        available()?;
+    }
+    let mut process = match LAUNCHER.get() {
         Some(launcher) => {
             let mut process = tokio::process::Command::new(launcher);
-            process.arg(SANDBOX_ARG);
-            for path in writable_paths(root, extra) {
-                process.arg("--write").arg(path);
+            process
+                .arg(SANDBOX_ARG)
+                .arg("--parent")
+                .arg(std::process::id().to_string());
+            if confine {
+                process.arg("--confine");
+                for path in writable_paths(root, extra) {
+                    process.arg("--write").arg(path);
+                }
             }
             process.args(["--", "sh", "-c", command]);
-            (process, true)
+            process
         }
+        None if confine => return Err("the sandbox is unavailable: no launcher".into()),
         None => {
             let mut process = tokio::process::Command::new("sh");
             process.arg("-c").arg(command);
-            (process, false)
+            process
         }
-    }
-}
-
-/// The `__sandbox-exec` entry point: confine this process, then replace it with the command.
-/// Returns only on failure, with the exit code to use (126, as a shell does for "cannot run").
-pub fn exec_confined(args: &[OsString]) -> i32 {
-    let mut writable = Vec::new();
-    let mut rest = args.iter();
-    let mut program: Vec<OsString> = Vec::new();
-    while let Some(arg) = rest.next() {
-        if arg == "--write" {
-            writable.extend(rest.next().map(PathBuf::from));
-        } else if arg == "--" {
-            program = rest.by_ref().cloned().collect();
-        }
-    }
-    let Some((first, others)) = program.split_first() else {
-        eprintln!("splice sandbox: no command given");
-        return 126;
     };
-    match confine(&writable) {
-        Ok(RulesetStatus::NotEnforced) => {
-            eprintln!(
-                "splice: Landlock is not available on this kernel; the command runs unconfined"
-            );
-        }
-        Ok(_) => {}
-        Err(error) => {
-            eprintln!("splice sandbox: cannot confine the command: {error}");
-            return 126;
+    let passed = PASSED_ENV.get().map(Vec::as_slice).unwrap_or_default();
+    for (name, _) in std::env::vars_os() {
+        let Some(text) = name.to_str() else { continue };
+        if is_secret_name(text) && !passed.iter().any(|p| p == text) {
+            process.env_remove(&name);
         }
     }
-    let error = std::process::Command::new(first).args(others).exec();
-    eprintln!(
-        "splice sandbox: cannot run {}: {error}",
-        first.to_string_lossy()
-    );
-    126
+    Ok((process, LAUNCHER.get().is_some()))
 }
 
-fn confine(writable: &[PathBuf]) -> Result<RulesetStatus, landlock::RulesetError> {
+/// Confine this process (the supervisor, before it starts the shell). Fails unless the
+/// kernel enforces the rules: a command that was to be confined never runs unconfined.
+pub fn confine_self(writable: &[PathBuf]) -> Result<(), String> {
+    available()?;
     let status = Ruleset::default()
-        .handle_access(AccessFs::from_all(ABI_VERSION))?
-        .create()?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(ABI_VERSION)))?
-        .add_rules(path_beneath_rules(
-            writable,
-            AccessFs::from_all(ABI_VERSION),
-        ))?
-        .restrict_self()?;
-    Ok(status.ruleset)
+        .handle_access(AccessFs::from_all(ABI_VERSION))
+        .and_then(|r| r.create())
+        .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(ABI_VERSION))))
+        .and_then(|r| {
+            r.add_rules(path_beneath_rules(
+                writable,
+                AccessFs::from_all(ABI_VERSION),
+            ))
+        })
+        .and_then(|r| r.restrict_self())
+        .map_err(|error| format!("cannot confine the command: {error}"))?;
+    // Partly enforced means rights newer than the kernel's ABI (at least 3, checked above) are
+    // missing: writes, removals and truncation are still governed.
+    match status.ruleset {
+        RulesetStatus::NotEnforced => Err("Landlock did not enforce the rules".into()),
+        RulesetStatus::FullyEnforced | RulesetStatus::PartiallyEnforced => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -149,9 +185,11 @@ mod tests {
     }
 
     #[test]
-    fn without_a_launcher_the_shell_runs_directly() {
-        let (command, confined) = shell_command(Path::new("/"), &[], "true", true);
-        assert!(!confined);
+    fn without_a_launcher_the_shell_runs_directly_and_nothing_is_confined() {
+        let (command, supervised) =
+            shell_command(Path::new("/"), &[], "true", false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!supervised);
         assert_eq!(command.as_std().get_program(), "sh");
+        assert!(shell_command(Path::new("/"), &[], "true", true).is_err());
     }
 }

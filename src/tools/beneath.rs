@@ -23,6 +23,8 @@ use rustix::fs::{
 };
 
 const BENEATH: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
+/// Largest file the write tools load whole (to edit it, or to checkpoint what they replace).
+pub const MAX_EDITED_BYTES: u64 = 10 * 1024 * 1024;
 
 /// Most symlinks followed by hand for one write, as the kernel's own limit.
 const MAX_LINK_HOPS: usize = 40;
@@ -273,12 +275,7 @@ pub fn write(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
         Mode::from_raw_mode(0o666),
     )
     .map_err(beneath_error)?;
-    if !FileType::from_raw_mode(fstat(&fd)?.st_mode).is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
+    let fd = regular(fd)?;
     rustix::fs::ftruncate(&fd, 0)?;
     std::fs::File::from(fd).write_all(bytes)
 }
@@ -297,45 +294,74 @@ pub fn check_write(root: &Path, path: &Path) -> io::Result<()> {
     }
 }
 
-/// Read `path` (absolute, inside `root`).
-pub fn read(root: &Path, path: &Path) -> io::Result<Vec<u8>> {
+/// Open `path` (absolute, inside `root`) for reading, if it is a regular file. The open never
+/// blocks (a FIFO would wait for a writer) and the type is checked on the opened file, so
+/// nothing swapped in after a check can hang the tool or stream a device at it.
+pub fn open_regular(root: &Path, path: &Path) -> io::Result<std::fs::File> {
     let handle = root_handle(root)?;
     let relative = relative(root, path)?;
     let fd = openat2(
         &handle,
         &relative,
-        OFlags::RDONLY | OFlags::CLOEXEC,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,
         Mode::empty(),
         BENEATH,
     )
     .map_err(beneath_error)?;
+    Ok(std::fs::File::from(regular(fd)?))
+}
+
+/// `fd` if it is a regular file, else an error that says what it is.
+fn regular(fd: OwnedFd) -> io::Result<OwnedFd> {
+    let kind = FileType::from_raw_mode(fstat(&fd)?.st_mode);
+    if kind == FileType::RegularFile {
+        return Ok(fd);
+    }
+    let what = match kind {
+        FileType::Fifo => "a FIFO",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice | FileType::BlockDevice => "a device",
+        FileType::Directory => "a directory",
+        _ => "a special file",
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("not a regular file ({what})"),
+    ))
+}
+
+/// Read `path` (absolute, inside `root`) whole: a regular file of at most `MAX_EDITED_BYTES`.
+pub fn read(root: &Path, path: &Path) -> io::Result<Vec<u8>> {
+    let file = open_regular(root, path)?;
+    let size = file.metadata()?.len();
+    if size > MAX_EDITED_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{size} bytes, larger than the {} MiB file tools load whole",
+                MAX_EDITED_BYTES / (1024 * 1024)
+            ),
+        ));
+    }
     let mut bytes = Vec::new();
-    std::fs::File::from(fd).read_to_end(&mut bytes)?;
+    // The size may have grown since the check: never read past the cap.
+    file.take(MAX_EDITED_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_EDITED_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the file grew larger than the file tools load whole",
+        ));
+    }
     Ok(bytes)
 }
 
 /// At most `max` bytes of the regular file `path` (absolute, inside `root`); anything else (a
 /// FIFO, a device) is refused without blocking.
 pub fn read_prefix(root: &Path, path: &Path, max: u64) -> io::Result<Vec<u8>> {
-    let handle = root_handle(root)?;
-    let relative = relative(root, path)?;
-    let fd = openat2(
-        &handle,
-        &relative,
-        // NOCTTY: a terminal device opened here must not become the controlling terminal.
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
-        Mode::empty(),
-        BENEATH,
-    )
-    .map_err(beneath_error)?;
-    if !FileType::from_raw_mode(fstat(&fd)?.st_mode).is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
     let mut bytes = Vec::new();
-    std::fs::File::from(fd).take(max).read_to_end(&mut bytes)?;
+    open_regular(root, path)?
+        .take(max)
+        .read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 

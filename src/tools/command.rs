@@ -1,10 +1,12 @@
-//! `run_command`: a shell command in the working root, in its own process group so a timeout or
-//! an interrupt ends everything it started.
+//! `run_command`: a shell command in the working root, under the supervisor (`splice
+//! __sandbox-exec`), which ends every process the command started when the shell exits. A
+//! timeout or an interrupt signals the supervisor, which ends the command the same way.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{MAX_OUTPUT_BYTES, ToolError, cap_output};
@@ -16,6 +18,8 @@ pub const MAX_TIMEOUT_MS: u64 = 600_000;
 const MAX_CAPTURE_BYTES: usize = 4 * 1024 * 1024;
 /// How long output is still collected after the shell exits.
 const DRAIN_GRACE: Duration = Duration::from_millis(300);
+/// How long a signalled supervisor gets to end the command before it is killed outright.
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandOutcome {
@@ -60,7 +64,8 @@ pub async fn run(
     confine: bool,
     writable: &[PathBuf],
 ) -> Result<CommandOutcome, ToolError> {
-    let (mut process, _confined) = shell_command(root, writable, command, confine);
+    let (mut process, supervised) =
+        shell_command(root, writable, command, confine).map_err(ToolError::Failed)?;
     let mut child = process
         .current_dir(root)
         // Python decides a cached .pyc is fresh by mtime (in seconds) and size, so a file the
@@ -75,14 +80,17 @@ pub async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
+        // The guard below ends it: SIGKILL would stop the supervisor before it cleans up.
+        .kill_on_drop(!supervised)
         .spawn()
         .map_err(|e| ToolError::Failed(format!("cannot start sh: {e}")))?;
-    let group = child.id();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
-    // Dropping this guard (interrupt, cancelled run) kills the whole process group.
-    let _guard = GroupGuard(group);
+    // Dropping this guard (interrupt, cancelled run) ends the command and all it started.
+    let mut guard = Guard {
+        pid: child.id(),
+        supervised,
+    };
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let finished = {
         let reading = async {
@@ -104,6 +112,19 @@ pub async fn run(
         };
         tokio::time::timeout(timeout, work).await
     };
+    if finished.is_err() {
+        guard.stop();
+        if supervised
+            && tokio::time::timeout(STOP_GRACE, child.wait())
+                .await
+                .is_err()
+        {
+            let _ = child.start_kill();
+        }
+    } else if supervised {
+        // The supervisor has exited after ending everything; its pid may be reused.
+        guard.pid = None;
+    }
     let (output, truncated) = combine(&out, &err);
     match finished {
         Ok(status) => {
@@ -153,26 +174,34 @@ async fn capture(stream: Option<impl AsyncRead + Unpin>, kept: &mut Vec<u8>) {
     }
 }
 
-struct GroupGuard(Option<u32>);
+/// Ends a command that is still running when its run stops caring: the supervisor gets
+/// SIGTERM (it then kills every descendant, reaps them and exits); without a supervisor the
+/// shell's process group gets SIGKILL.
+struct Guard {
+    pid: Option<u32>,
+    supervised: bool,
+}
 
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(pid) = self.0 {
-            kill_group(pid);
-        }
+impl Guard {
+    fn stop(&mut self) {
+        let Some(pid) = self.pid.take().and_then(|p| i32::try_from(p).ok()) else {
+            return;
+        };
+        let Some(pid) = Pid::from_raw(pid) else {
+            return;
+        };
+        // Harmless when it already exited (ESRCH).
+        let _ = if self.supervised {
+            kill_process(pid, Signal::TERM)
+        } else {
+            kill_process_group(pid, Signal::KILL)
+        };
     }
 }
 
-/// Send SIGKILL to a process group; harmless when it already exited.
-#[allow(unsafe_code)]
-fn kill_group(pid: u32) {
-    let Ok(pid) = i32::try_from(pid) else {
-        return;
-    };
-    // SAFETY: kill(2) takes plain integers and has no memory effects; a stale group id only
-    // yields ESRCH.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::beneath;
 use super::paths::{display, resolve, resolve_for_write};
-use super::{EditArgs, MAX_OUTPUT_BYTES, ReadArgs, ToolError, WriteArgs, cap_output};
+use super::{EditArgs, MAX_OUTPUT_BYTES, ReadArgs, ToolError, WriteArgs};
 
 /// Default number of lines `read_file` returns without a `limit`.
 const DEFAULT_READ_LINES: usize = 2000;
@@ -39,28 +39,108 @@ pub fn read_file(root: &Path, args: &ReadArgs) -> Result<(String, bool), ToolErr
             args.path
         )));
     }
-    let bytes = beneath::read(root, &path)
+    let file = beneath::open_regular(root, &path)
         .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", args.path)))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| ToolError::Failed(format!("{} is not a UTF-8 text file", args.path)))?;
     let first = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_READ_LINES);
-    let total = text.lines().count();
-    let mut selected: String = text
-        .split_inclusive('\n')
-        .skip(first - 1)
-        .take(limit)
-        .collect();
-    let mut cut = first > 1 || first - 1 + limit < total;
-    if first - 1 + limit < total {
-        selected.push_str(&format!(
-            "\n[… lines {}–{total} not shown; read on with offset …]\n",
-            first + limit
+    let page = read_lines(
+        std::io::BufReader::new(file),
+        first,
+        limit,
+        MAX_OUTPUT_BYTES * 4,
+    )
+    .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", args.path)))?;
+    let mut bytes = page.bytes;
+    if page.cut {
+        // The byte budget may have split a character: drop its first half.
+        if let Err(error) = std::str::from_utf8(&bytes)
+            && error.error_len().is_none()
+        {
+            bytes.truncate(error.valid_up_to());
+        }
+    }
+    let mut text = String::from_utf8(bytes)
+        .map_err(|_| ToolError::Failed(format!("{} is not a UTF-8 text file", args.path)))?;
+    let next = first + page.lines;
+    if page.cut {
+        text.push_str(&format!(
+            "\n[… line {next} is cut here at {} bytes of output; read on with offset …]\n",
+            MAX_OUTPUT_BYTES * 4
+        ));
+    } else if page.more {
+        text.push_str(&format!(
+            "\n[… lines from {next} not shown; read on with offset {next} …]\n"
         ));
     }
-    let (capped, truncated) = cap_output(&selected, MAX_OUTPUT_BYTES * 4);
-    cut |= truncated;
-    Ok((capped, cut))
+    Ok((text, first > 1 || page.more || page.cut))
+}
+
+/// The lines of one `read_file` page, read without holding more than the page.
+struct Page {
+    bytes: Vec<u8>,
+    /// Whole lines in `bytes`.
+    lines: usize,
+    /// More lines follow the page.
+    more: bool,
+    /// The byte budget ended the page inside a line.
+    cut: bool,
+}
+
+/// Lines `first..first + limit` (1-based) of `reader`, at most `budget` bytes of them. Lines
+/// before `first` are skipped without being kept, so memory stays bounded by the budget
+/// whatever the size of the file or of one line in it.
+fn read_lines(
+    mut reader: impl std::io::BufRead,
+    first: usize,
+    limit: usize,
+    budget: usize,
+) -> std::io::Result<Page> {
+    let mut skipped = 1;
+    while skipped < first {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            break;
+        }
+        match buffer.iter().position(|&b| b == b'\n') {
+            Some(end) => {
+                reader.consume(end + 1);
+                skipped += 1;
+            }
+            None => {
+                let length = buffer.len();
+                reader.consume(length);
+            }
+        }
+    }
+    let mut page = Page {
+        bytes: Vec::new(),
+        lines: 0,
+        more: false,
+        cut: false,
+    };
+    while page.lines < limit {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(page);
+        }
+        let (taken, ends_line) = match buffer.iter().position(|&b| b == b'\n') {
+            Some(end) => (end + 1, true),
+            None => (buffer.len(), false),
+        };
+        let room = budget - page.bytes.len();
+        if taken > room {
+            page.bytes.extend_from_slice(&buffer[..room]);
+            page.cut = true;
+            return Ok(page);
+        }
+        page.bytes.extend_from_slice(&buffer[..taken]);
+        reader.consume(taken);
+        if ends_line {
+            page.lines += 1;
+        }
+    }
+    page.more = !reader.fill_buf()?.is_empty();
+    Ok(page)
 }
 
 /// One file to become `after` (`None`: deleted): confined to the root and out of `.git`, with
@@ -179,6 +259,28 @@ mod tests {
         let (text, cut) = read_file(&root, &args).unwrap_or_default();
         assert!(text.starts_with("2\n3\n"));
         assert!(cut);
+    }
+
+    #[test]
+    fn a_page_keeps_only_its_lines_within_the_budget() {
+        // A 1 MiB first line is skipped without being kept, and a long line is cut at the budget.
+        let long = "x".repeat(1024 * 1024);
+        let text = format!("{long}\nshort\n{long}\nlast\n");
+        let reader = std::io::BufReader::with_capacity(64, text.as_bytes());
+        let page = read_lines(reader, 2, 10, 100).unwrap_or_else(|e| panic!("{e}"));
+        assert!(page.cut);
+        assert_eq!(page.lines, 1);
+        assert_eq!(page.bytes.len(), 100);
+        assert!(page.bytes.starts_with(b"short\nxxx"));
+        assert!(
+            page.bytes.capacity() < 4096,
+            "kept {}",
+            page.bytes.capacity()
+        );
+        let page = read_lines(&b"a\nb\nc"[..], 1, 2, 100).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((page.bytes.as_slice(), page.more), (&b"a\nb\n"[..], true));
+        let page = read_lines(&b"a\nb"[..], 1, 2, 100).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((page.bytes.as_slice(), page.more), (&b"a\nb"[..], false));
     }
 
     #[test]

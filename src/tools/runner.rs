@@ -13,6 +13,7 @@ use crate::bus::{Answer, Bus, PermissionQuestion, Preview};
 use crate::checkpoint::CheckpointStore;
 use crate::permissions::policy::{Subject, exact_pattern};
 use crate::permissions::risk::command_risk;
+use crate::permissions::sandbox;
 use crate::permissions::shell;
 use crate::permissions::{Effect, Policy, Rule, Verdict};
 use crate::protocol::events::{Block, Risk, ToolStatus};
@@ -247,12 +248,22 @@ impl ToolRunner {
         risk: Risk,
         previews: Vec<Preview>,
     ) -> Permit {
-        let verdict = self.policy.judge(&Subject {
+        let mut verdict = self.policy.judge(&Subject {
             tool,
             side_effect,
             targets,
             risk,
         });
+        // A command allowed only because it would be confined must not run unconfined: when
+        // the sandbox is unavailable, a person has to approve it (headless: denied).
+        if let Verdict::Allow { confine: true, .. } = verdict
+            && side_effect == SideEffect::Execute
+            && let Err(why) = sandbox::available()
+        {
+            verdict = Verdict::Prompt {
+                reason: format!("{why}; without it this command would run unconfined"),
+            };
+        }
         let mode = self.policy.mode.as_str().to_string();
         let shown_risk = (side_effect != SideEffect::Read).then_some(risk);
         match verdict {

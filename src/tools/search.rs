@@ -1,11 +1,13 @@
 //! `list_files` and `search_files`: walks that honour .gitignore (with or without a `.git`).
 
+use std::io::Read;
 use std::path::Path;
 
 use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
 use regex::Regex;
 
+use super::beneath;
 use super::paths::{display, resolve};
 use super::{ListArgs, SearchArgs, ToolError};
 
@@ -76,10 +78,7 @@ pub fn search_files(root: &Path, args: &SearchArgs) -> Result<(String, bool), To
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        if entry.metadata().map(|m| m.len()).unwrap_or(0) > MAX_SEARCHED_FILE_BYTES {
-            continue;
-        }
-        let Ok(bytes) = std::fs::read(entry.path()) else {
+        let Some(bytes) = searched_bytes(root, entry.path()) else {
             continue;
         };
         if bytes.contains(&0) {
@@ -108,6 +107,20 @@ pub fn search_files(root: &Path, args: &SearchArgs) -> Result<(String, bool), To
         text = "(no matches)".into();
     }
     Ok((text, truncated))
+}
+
+/// The contents of a regular file of at most `MAX_SEARCHED_FILE_BYTES`, opened beneath the
+/// root: the walk saw a file, but a FIFO or device swapped in since must not hang the search.
+fn searched_bytes(root: &Path, path: &Path) -> Option<Vec<u8>> {
+    let file = beneath::open_regular(root, path).ok()?;
+    if file.metadata().ok()?.len() > MAX_SEARCHED_FILE_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SEARCHED_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
 }
 
 #[cfg(test)]

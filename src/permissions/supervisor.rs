@@ -1,0 +1,236 @@
+//! The supervisor every command runs under, so that no process a command starts outlives it.
+//!
+//! `splice __sandbox-exec --parent PID [--confine --write DIR…] -- sh -c COMMAND` makes itself a
+//! child subreaper (orphaned descendants, even ones that left the process group with `setsid`
+//! or a double fork, are reparented to it rather than to init), asks for SIGTERM when Splice
+//! dies, confines itself with Landlock when asked, and starts the shell as its child. When the
+//! shell exits, or a signal arrives (Splice's timeout or interrupt, or Splice's death), it
+//! kills every descendant that is left, reaps them, and exits with the shell's status.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use rustix::io::Errno;
+use rustix::process::{
+    Pid, Signal, WaitOptions, getpid, getppid, kill_process, kill_process_group,
+    set_child_subreaper, set_parent_process_death_signal, wait,
+};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+use super::sandbox;
+
+/// Exit code when the command could not be started (as a shell uses for "cannot run").
+const CANNOT_RUN: i32 = 126;
+
+/// What the launcher was asked to do.
+#[derive(Debug, Default, PartialEq)]
+struct Request {
+    parent: Option<i32>,
+    confine: bool,
+    writable: Vec<PathBuf>,
+    program: Vec<OsString>,
+}
+
+fn parse(args: &[OsString]) -> Request {
+    let mut request = Request::default();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--write" {
+            request.writable.extend(rest.next().map(PathBuf::from));
+        } else if arg == "--confine" {
+            request.confine = true;
+        } else if arg == "--parent" {
+            request.parent = rest.next().and_then(|p| p.to_str()?.parse().ok());
+        } else if arg == "--" {
+            request.program = rest.by_ref().cloned().collect();
+        }
+    }
+    request
+}
+
+/// The `__sandbox-exec` entry point; returns the exit code (the shell's, or 126).
+pub fn main(args: &[OsString]) -> i32 {
+    let request = parse(args);
+    let Some((first, others)) = request.program.split_first() else {
+        eprintln!("splice supervisor: no command given");
+        return CANNOT_RUN;
+    };
+    if let Err(error) = set_child_subreaper(Some(getpid())) {
+        eprintln!("splice supervisor: cannot become a subreaper: {error}");
+        return CANNOT_RUN;
+    }
+    // The shell's process group, once it exists; a signal before that still counts.
+    let group = Arc::new(AtomicI32::new(0));
+    let signalled = Arc::new(AtomicI32::new(0));
+    let Ok(mut signals) = Signals::new([SIGTERM, SIGINT, SIGHUP]) else {
+        eprintln!("splice supervisor: cannot handle signals");
+        return CANNOT_RUN;
+    };
+    {
+        let (group, signalled) = (group.clone(), signalled.clone());
+        std::thread::spawn(move || {
+            for signal in signals.forever() {
+                signalled.store(signal, Ordering::SeqCst);
+                kill_group(group.load(Ordering::SeqCst));
+            }
+        });
+    }
+    // Splice's death must end the command too. Set before the check below, so a parent that
+    // died in between is caught by one or the other.
+    if set_parent_process_death_signal(Some(Signal::TERM)).is_err()
+        || request
+            .parent
+            .is_some_and(|p| getppid().map(|pid| pid.as_raw_nonzero().get()) != Some(p))
+    {
+        return CANNOT_RUN;
+    }
+    if request.confine
+        && let Err(error) = sandbox::confine_self(&request.writable)
+    {
+        eprintln!("splice sandbox: the command was not run: {error}");
+        return CANNOT_RUN;
+    }
+    let shell = match std::process::Command::new(first)
+        .args(others)
+        .process_group(0)
+        .spawn()
+    {
+        Ok(child) => child.id(),
+        Err(error) => {
+            eprintln!(
+                "splice supervisor: cannot run {}: {error}",
+                first.to_string_lossy()
+            );
+            return CANNOT_RUN;
+        }
+    };
+    let shell = i32::try_from(shell).unwrap_or(0);
+    group.store(shell, Ordering::SeqCst);
+    if signalled.load(Ordering::SeqCst) != 0 {
+        kill_group(shell);
+    }
+    let status = wait_for(shell);
+    end_descendants(shell);
+    match (signalled.load(Ordering::SeqCst), status) {
+        (0, Some(Ok(code))) => code,
+        (0, Some(Err(_))) => {
+            // The shell died of a signal: so does the supervisor, for Splice to see.
+            let _ = kill_process(getpid(), Signal::KILL);
+            128 + 9
+        }
+        (signal, _) if signal > 0 => 128 + signal,
+        _ => CANNOT_RUN,
+    }
+}
+
+/// Reap children until the shell exits; `Ok(code)` or `Err(signal)`, `None` if it was lost.
+fn wait_for(shell: i32) -> Option<Result<i32, i32>> {
+    loop {
+        match wait(WaitOptions::empty()) {
+            Ok(Some((pid, status))) if pid.as_raw_nonzero().get() == shell => {
+                return match (status.exit_status(), status.terminating_signal()) {
+                    (Some(code), _) => Some(Ok(code)),
+                    (None, Some(signal)) => Some(Err(signal)),
+                    (None, None) => Some(Err(0)),
+                };
+            }
+            // An orphan that ended on its own: reaped, keep waiting.
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Kill the shell's process group and every process still below the supervisor, until none
+/// is left. Killed children's own children are reparented here, so each round finds the next
+/// generation; a process forked mid-round is found in the next one.
+fn end_descendants(shell: i32) {
+    kill_group(shell);
+    loop {
+        for child in children() {
+            if let Some(pid) = Pid::from_raw(child) {
+                let _ = kill_process(pid, Signal::KILL);
+            }
+        }
+        match wait(WaitOptions::NOHANG) {
+            Ok(Some(_)) | Err(Errno::INTR) => {}
+            // Children remain that have not ended yet (or were not listed): look again.
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(5)),
+            // ECHILD: nothing is left below us.
+            Err(_) => return,
+        }
+    }
+}
+
+fn kill_group(group: i32) {
+    if let Some(group) = Pid::from_raw(group) {
+        let _ = kill_process_group(group, Signal::KILL);
+    }
+}
+
+/// This process's children, from `/proc/*/stat` (the parent is the field after the state).
+fn children() -> Vec<i32> {
+    let me = getpid().as_raw_nonzero().get();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| parent_of(*pid) == Some(me))
+        .collect()
+}
+
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields start after the last `)`.
+    let fields = &stat[stat.rfind(')')? + 1..];
+    fields.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_launch_line() {
+        let args: Vec<OsString> = [
+            "--parent",
+            "42",
+            "--confine",
+            "--write",
+            "/a",
+            "--write",
+            "/b",
+            "--",
+            "sh",
+            "-c",
+            "--write x",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let request = parse(&args);
+        assert_eq!(request.parent, Some(42));
+        assert!(request.confine);
+        assert_eq!(request.writable, [PathBuf::from("/a"), PathBuf::from("/b")]);
+        assert_eq!(request.program, ["sh", "-c", "--write x"]);
+    }
+
+    #[test]
+    fn finds_its_own_children_in_proc() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let pid = i32::try_from(child.id()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(children().contains(&pid));
+        assert_eq!(parent_of(pid), Some(getpid().as_raw_nonzero().get()));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
