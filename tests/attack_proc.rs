@@ -615,3 +615,39 @@ fn an_untracked_link_to_a_fifo_does_not_hang_the_review_diff() {
     let out = one_call_with(&sandbox, &provider, &flags, |_| {});
     assert_eq!(out.code, 0, "{}", out.stdout);
 }
+
+#[test]
+fn a_confined_command_cannot_plant_programs_where_they_would_run_later() {
+    // HOME outside /tmp, so only the sandbox's own list decides what is writable there.
+    let sandbox = Sandbox::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let home = sandbox.dir.path();
+    for dir in [
+        ".cargo/bin",
+        ".cargo/registry",
+        ".cache/pre-commit",
+        ".cache/pip",
+        ".npm/_npx",
+    ] {
+        std::fs::create_dir_all(home.join(dir)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let command = "for d in .cargo/bin .cargo/registry .cache/pre-commit .cache/pip .npm/_npx; \
+                   do echo planted > \"$HOME/$d/x\" 2>/dev/null; done; true";
+    let out = one_call(
+        &sandbox,
+        "run_command",
+        json!({ "command": command }),
+        &["--permission-mode", "auto"],
+    );
+    let (status, output) = result_of(&out);
+    assert_eq!(status, "ok", "{output}");
+    for (dir, writable) in [
+        (".cargo/bin", false),
+        (".cache/pre-commit", false),
+        (".npm/_npx", false),
+        // Download caches stay writable so builds work inside the sandbox.
+        (".cargo/registry", true),
+        (".cache/pip", true),
+    ] {
+        assert_eq!(home.join(dir).join("x").exists(), writable, "{dir}");
+    }
+}

@@ -71,6 +71,19 @@ pub fn available() -> Result<(), String> {
         .clone()
 }
 
+/// The shell commands run in, by its absolute path: a command may write directories on PATH
+/// (`node_modules/.bin`, a venv), and a planted `sh` there must not run the next command.
+pub const SHELL: &str = "/bin/sh";
+
+/// Cargo's download caches under `CARGO_HOME` (not `bin/`, which is on PATH).
+const CARGO_CACHES: [&str; 2] = ["registry", "git"];
+/// Build tools' caches under the cache directory (`~/.cache`).
+const TOOL_CACHES: [&str; 8] = [
+    "pip", "go-build", "ruff", "uv", "pypoetry", "yarn", "node-gyp", "mypy",
+];
+/// npm's content cache and logs under `~/.npm` (not `_npx`, whose packages `npx` runs).
+const NPM_CACHES: [&str; 2] = ["_cacache", "_logs"];
+
 /// Where a confined command in `root` may write, with `extra` places the run vouches for (a
 /// worktree's git directory, which Splice knows from its own records).
 pub fn writable_paths(root: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
@@ -80,13 +93,22 @@ pub fn writable_paths(root: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
         std::env::temp_dir(),
         PathBuf::from("/dev"),
     ];
-    // Build tools keep caches and locks in the home directory.
-    paths.extend(dirs::cache_dir());
+    // Build tools keep caches and locks in the home directory: their download caches only,
+    // never a place programs are later run from (`~/.cargo/bin` is on PATH; `~/.cache` also
+    // holds pre-commit's hook checkouts, which `git commit` runs).
     let cargo_home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| dirs::home_dir().map(|h| h.join(".cargo")));
-    paths.extend(cargo_home);
-    paths.extend(dirs::home_dir().map(|h| h.join(".npm")));
+    if let Some(cargo_home) = cargo_home {
+        paths.extend(CARGO_CACHES.iter().map(|dir| cargo_home.join(dir)));
+    }
+    if let Some(cache) = dirs::cache_dir() {
+        paths.extend(TOOL_CACHES.iter().map(|dir| cache.join(dir)));
+    }
+    if let Some(home) = dirs::home_dir() {
+        paths.extend(NPM_CACHES.iter().map(|dir| home.join(".npm").join(dir)));
+        paths.push(home.join("go").join("pkg").join("mod"));
+    }
     paths.extend(extra.iter().cloned());
     paths.sort();
     paths.dedup();
@@ -118,12 +140,12 @@ pub fn shell_command(
                     process.arg("--write").arg(path);
                 }
             }
-            process.args(["--", "sh", "-c", command]);
+            process.args(["--", SHELL, "-c", command]);
             process
         }
         None if confine => return Err("the sandbox is unavailable: no launcher".into()),
         None => {
-            let mut process = tokio::process::Command::new("sh");
+            let mut process = tokio::process::Command::new(SHELL);
             process.arg("-c").arg(command);
             process
         }
@@ -189,7 +211,7 @@ mod tests {
         let (command, supervised) =
             shell_command(Path::new("/"), &[], "true", false).unwrap_or_else(|e| panic!("{e}"));
         assert!(!supervised);
-        assert_eq!(command.as_std().get_program(), "sh");
+        assert_eq!(command.as_std().get_program(), SHELL);
         assert!(shell_command(Path::new("/"), &[], "true", true).is_err());
     }
 }
