@@ -38,7 +38,7 @@ impl Outside {
     fn new() -> Outside {
         let dir = tempfile::Builder::new()
             .prefix("attack-git")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .tempdir_in(support::outside_dir())
             .unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
         for (kind, tail) in HOOKS {

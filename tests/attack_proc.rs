@@ -499,8 +499,8 @@ fn without_landlock_an_auto_command_is_asked_about_not_run_unconfined() {
 #[test]
 fn a_confined_command_still_cannot_write_outside_its_places() {
     // Outside the root, /tmp and the caches: the build's own scratch directory.
-    let outside = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("attack-proc-{}-outside.txt", std::process::id()));
+    let outside =
+        support::outside_dir().join(format!("attack-proc-{}-outside.txt", std::process::id()));
     let _ = std::fs::remove_file(&outside);
     let sandbox = Sandbox::new();
     let command = format!("touch made.txt; touch {}", outside.display());
@@ -619,7 +619,7 @@ fn an_untracked_link_to_a_fifo_does_not_hang_the_review_diff() {
 #[test]
 fn a_confined_command_cannot_plant_programs_where_they_would_run_later() {
     // HOME outside /tmp, so only the sandbox's own list decides what is writable there.
-    let sandbox = Sandbox::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let sandbox = Sandbox::new_in(&support::outside_dir());
     let home = sandbox.dir.path();
     for dir in [
         ".cargo/bin",

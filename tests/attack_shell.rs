@@ -12,7 +12,7 @@ use support::{Outcome, Sandbox, git, run, stream_json};
 /// A sandbox whose HOME is outside everything a confined command may write (`/tmp` is
 /// writable), so only the remote below is reachable.
 fn sandbox_outside_tmp() -> Sandbox {
-    Sandbox::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")))
+    Sandbox::new_in(&support::outside_dir())
 }
 
 /// A repository with one commit whose `origin` is an empty bare repository in `/tmp`, where a

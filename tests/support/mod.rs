@@ -249,6 +249,23 @@ pub fn stream_json(command: &mut Command) -> &mut Command {
     command.args(["exec", "--output-format", "stream-json"])
 }
 
+/// A directory no confined command may write, wherever the checkout is (a clone under `/tmp`
+/// has its build directory in the sandbox's writable set): attack tests put their HOME and
+/// their markers here, so a marker can only come from an unconfined process.
+pub fn outside_dir() -> PathBuf {
+    let base = PathBuf::from("/var/tmp/splice-tests");
+    std::fs::create_dir_all(&base).unwrap_or_else(|e| panic!("{}: {e}", base.display()));
+    let base = base.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let temp = std::env::temp_dir();
+    assert!(
+        !base.starts_with("/tmp") && !base.starts_with(&temp),
+        "{} is writable by confined commands (TMPDIR={}); attack tests need a place that is not",
+        base.display(),
+        temp.display()
+    );
+    base
+}
+
 /// Run git in `root`; a failure fails the test with git's message.
 pub fn git(root: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
