@@ -395,6 +395,10 @@ fn keep_code_line_breaks(markdown: &str) -> Cow<'_, str> {
     let mut fence: Option<&str> = None;
     let mut changed = false;
     for (i, line) in lines.iter().enumerate() {
+        // A CRLF line keeps its CR last, so the hard break's spaces go before it.
+        let (line, cr) = line
+            .strip_suffix('\r')
+            .map_or((*line, ""), |body| (body, "\r"));
         out.push_str(line);
         let trimmed = line.trim_start();
         let opens = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f));
@@ -411,6 +415,7 @@ fn keep_code_line_breaks(markdown: &str) -> Cow<'_, str> {
             out.push_str("  ");
             changed = true;
         }
+        out.push_str(cr);
         out.push('\n');
     }
     if changed {
@@ -527,6 +532,10 @@ mod tests {
     #[test]
     fn single_newlines_stay_line_breaks_in_code_like_lines() {
         let md = "Changed files:\nsrc/a.rs\nsrc/b.rs\n\nRun:\n$ cargo build\n$ cargo test\n\nA prose line\nwraps as one paragraph.\n";
+        assert_eq!(
+            plain(&render(&md.replace('\n', "\r\n"), &Theme::ansi())),
+            plain(&render(md, &Theme::ansi()))
+        );
         assert_eq!(
             plain(&render(md, &Theme::ansi())),
             [

@@ -243,7 +243,16 @@ impl Pipeline {
             .border_style(theme.border())
             .title(Span::styled(title, theme.bold(theme.accent)));
         let lines = self.lines(area.width, theme, now, tick);
-        Paragraph::new(lines).block(block).render(area, buf);
+        // Taller than its area (many iterations, an expanded detail): the newest rows, the
+        // iteration in progress, stay in view.
+        let visible = block.inner(area).height;
+        let hidden = u16::try_from(lines.len())
+            .unwrap_or(u16::MAX)
+            .saturating_sub(visible);
+        Paragraph::new(lines)
+            .block(block)
+            .scroll((hidden, 0))
+            .render(area, buf);
     }
 
     /// The panel's rows below its title for a panel `width` columns wide (border included).
@@ -558,5 +567,31 @@ mod tests {
         p.toggle_detail();
         assert!(text(&p).contains("END"), "{}", text(&p));
         assert!(p.height(PANEL_WIDTH) > folded);
+    }
+
+    #[test]
+    fn a_panel_taller_than_its_area_keeps_the_current_iteration_in_view() {
+        let mut p = Pipeline::default();
+        let now = Instant::now();
+        for iteration in 1..=6 {
+            p.take_reasoning(&marker("code_writer", StageStatus::Done, iteration), now);
+            p.take_reasoning(&marker("test_runner", StageStatus::Failed, iteration), now);
+            p.take_reasoning(
+                &marker("acceptance_verifier", StageStatus::Skipped, iteration),
+                now,
+            );
+        }
+        p.take_reasoning(&marker("code_writer", StageStatus::Start, 7), now);
+        let area = Rect::new(0, 0, PANEL_WIDTH, 8);
+        let mut buf = Buffer::empty(area);
+        p.render(area, &mut buf, &Theme::ansi(), now, 0);
+        let rows: Vec<String> = (0..area.height)
+            .map(|y| (0..area.width).map(|x| buf[(x, y)].symbol()).collect())
+            .collect();
+        assert!(rows[0].contains("iteration 7 of 3"), "{rows:#?}");
+        assert!(
+            rows.iter().any(|r| r.contains("acceptance verifier")),
+            "{rows:#?}"
+        );
     }
 }
