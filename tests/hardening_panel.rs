@@ -182,3 +182,152 @@ fn a_real_runs_markers_keep_every_iteration_and_show_a_hostile_failure_safely() 
         );
     }
 }
+
+/// A tmux server on this test's own socket, killed (only it) when the test ends.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let output = std::process::Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("tmux is required to drive the TUI in a terminal ({e})"));
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Wait for `needle` on the screen (the run is asynchronous); no timing is asserted.
+    fn wait_for(&self, needle: &str) -> String {
+        let deadline = Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let screen = self.run(&["capture-pane", "-p", "-t", "panel"]);
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "`{needle}` never appeared; screen:\n{screen}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null", "kill-server"])
+            .output();
+    }
+}
+
+/// The pipeline panel's columns of a captured screen (its last `PANEL_WIDTH` of `width`).
+fn panel_of(screen: &str, width: usize) -> String {
+    screen
+        .lines()
+        .map(|line| {
+            let chars: Vec<char> = line.chars().collect();
+            let mut padded = chars.clone();
+            padded.resize(width.max(chars.len()), ' ');
+            let start = width.saturating_sub(usize::from(PANEL_WIDTH));
+            padded[start.min(padded.len())..].iter().collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+#[test]
+fn the_tui_shows_every_iteration_and_ctrl_t_unfolds_a_hostile_failure() {
+    let provider = FakeProvider::start(vec![
+        code("cw1"),
+        submit(
+            "av1",
+            "submit_verdict",
+            json!({"accepted": false, "reasons": [HOSTILE]}),
+        ),
+        code("cw2"),
+        submit(
+            "av2",
+            "submit_verdict",
+            json!({"accepted": true, "reasons": ["adds"]}),
+        ),
+    ]);
+    let sandbox = project();
+    let dir = sandbox.dir.path();
+    let env = [
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("HOME", dir.display().to_string()),
+        ("TERM", "xterm-256color".to_string()),
+        ("SPLICE_DATA_DIR", sandbox.data.display().to_string()),
+        (
+            "SPLICE_CONFIG",
+            dir.join("config.json").display().to_string(),
+        ),
+        (
+            "SPLICE_PRICING_FILE",
+            dir.join("pricing.json").display().to_string(),
+        ),
+        ("OPENAI_BASE_URL", provider.url.clone()),
+        ("OPENAI_API_KEY", support::TEST_KEY.to_string()),
+        ("SPLICE_PROVIDER", "openai".to_string()),
+    ];
+    let mut shell = format!(
+        "cd {} && env -i",
+        quote(&sandbox.root.display().to_string())
+    );
+    for (name, value) in &env {
+        shell.push_str(&format!(" {name}={}", quote(value)));
+    }
+    shell.push_str(&format!(
+        " {} --tier standard --permission-mode auto --max-iterations 3 --test-command {} {}; \
+         echo SPLICE_EXIT=$?; sleep 60",
+        quote(env!("CARGO_BIN_EXE_splice")),
+        quote("python3 -m unittest test_calc"),
+        quote("Fix add in calc.py"),
+    ));
+    let tmux = Tmux {
+        socket: format!("splice-panel-{}", std::process::id()),
+    };
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "panel",
+        "-x",
+        "110",
+        "-y",
+        "40",
+        &shell,
+    ]);
+    let done = panel_of(&tmux.wait_for("✓ done"), 110);
+    assert!(done.contains("iteration 2 of 3"), "{done}");
+    assert!(done.contains("iteration 1 ✓ ✓ ✗"), "{done}");
+    assert!(done.contains("Ctrl-T full detail"), "{done}");
+    assert!(!done.contains("END-OF-REASON"), "{done}");
+    tmux.run(&["send-keys", "-t", "panel", "C-t"]);
+    let screen = tmux.wait_for("Ctrl-T fold detail");
+    let expanded = panel_of(&screen, 110);
+    assert!(expanded.contains("END-OF-REASON"), "{expanded}");
+    // The rejection's escape sequences never reached the terminal: the title is not `pwned`,
+    // and the screen was not cleared.
+    let title = tmux.run(&["display-message", "-p", "-t", "panel", "#{pane_title}"]);
+    assert!(!title.contains("pwned"), "{title}");
+    assert!(
+        screen.contains("Pipeline completed after 2 iteration(s)"),
+        "{screen}"
+    );
+    tmux.run(&["send-keys", "-t", "panel", "C-t"]);
+    let folded = panel_of(&tmux.wait_for("Ctrl-T full detail"), 110);
+    assert!(!folded.contains("END-OF-REASON"), "{folded}");
+}
