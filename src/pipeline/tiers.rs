@@ -48,6 +48,21 @@ pub fn stages(tier: Tier) -> &'static [Stage] {
     }
 }
 
+/// The stage list a marker belongs to: the tier whose `total` stages have `stage` at `index`
+/// (1-based). `None` for a stage list no tier schedules (another producer's stream).
+pub fn stages_for_marker(stage: &str, index: u32, total: u32) -> Option<&'static [Stage]> {
+    [Tier::Standard, Tier::Full]
+        .into_iter()
+        .map(stages)
+        .find(|list| {
+            u32::try_from(list.len()).is_ok_and(|n| n == total)
+                && index
+                    .checked_sub(1)
+                    .and_then(|i| list.get(i as usize))
+                    .is_some_and(|s| s.name() == stage)
+        })
+}
+
 const QUESTION_STARTS: [&str; 16] = [
     "what",
     "why",
@@ -148,5 +163,20 @@ mod tests {
             ["code_writer", "test_runner", "acceptance_verifier"]
         );
         assert_eq!(names(Tier::Full), crate::protocol::marker::STAGE_NAMES);
+    }
+
+    #[test]
+    fn a_marker_finds_its_tier_only_when_name_index_and_total_agree() {
+        assert_eq!(
+            stages_for_marker("test_runner", 2, 3),
+            Some(stages(Tier::Standard))
+        );
+        assert_eq!(
+            stages_for_marker("test_runner", 5, 6),
+            Some(stages(Tier::Full))
+        );
+        assert_eq!(stages_for_marker("test_runner", 1, 3), None);
+        assert_eq!(stages_for_marker("code_writer", 1, 4), None);
+        assert_eq!(stages_for_marker("code_writer", 0, 3), None);
     }
 }

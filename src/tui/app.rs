@@ -209,6 +209,7 @@ impl App {
             KeyCode::PageUp => self.transcript.scroll_up(self.transcript.page()),
             KeyCode::PageDown => self.transcript.scroll_down(self.transcript.page()),
             KeyCode::Char('o') if ctrl => self.transcript.toggle_tool_folding(),
+            KeyCode::Char('t') if ctrl => self.pipeline.toggle_detail(),
             KeyCode::Esc if self.is_running() && self.composer.suggestions().is_empty() => {
                 self.interrupt();
             }
@@ -484,7 +485,7 @@ impl App {
                     .areas(main);
             (left, Some(right))
         } else {
-            let rows = u16::try_from(self.pipeline.height())
+            let rows = u16::try_from(self.pipeline.height(main.width))
                 .unwrap_or(u16::MAX)
                 .min(main.height / 2);
             let [top, bottom] =

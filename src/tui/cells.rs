@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::markdown;
 use super::theme::Theme;
-use super::wrap::{truncate, wrap_line};
+use super::wrap::{str_width, truncate, wrap_line};
 use crate::protocol::SideEffect;
 use crate::protocol::events::ToolStatus;
 
@@ -147,7 +147,7 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
         Span::styled(
             format!(
                 " {}",
-                truncate(&summary, width.saturating_sub(view.name.len() + 3))
+                truncate(&summary, width.saturating_sub(str_width(view.name) + 3))
             ),
             theme.text(),
         ),

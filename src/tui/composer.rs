@@ -10,6 +10,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+use unicode_segmentation::UnicodeSegmentation;
 
 use super::theme::Theme;
 use super::wrap::truncate;
@@ -157,7 +158,10 @@ impl Composer {
             }
             _ => {
                 let before = self.text();
-                self.textarea.input(key);
+                if !self.grapheme_key(key) {
+                    self.textarea.input(key);
+                }
+                self.snap_to_grapheme();
                 if self.text() != before {
                     self.selected = 0;
                     self.dismissed = false;
@@ -165,6 +169,72 @@ impl Composer {
             }
         }
         ComposerAction::None
+    }
+
+    /// The text area moves and deletes by `char`; a flag, a skin-toned emoji or a ZWJ family is
+    /// several. Backspace, Delete, Left and Right act on the whole cluster. Says whether it
+    /// handled the key.
+    fn grapheme_key(&mut self, key: KeyEvent) -> bool {
+        if self.textarea.selection_range().is_some()
+            || key
+                .modifiers
+                .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT | KeyModifiers::SUPER)
+        {
+            return false;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let ratatui_textarea::DataCursor(row, col) = self.textarea.cursor();
+        let line = self.textarea.lines().get(row).cloned().unwrap_or_default();
+        let (before, after) = clusters_around(&line, col);
+        match key.code {
+            KeyCode::Backspace if !ctrl && before > 0 => {
+                for _ in 0..before {
+                    self.textarea.delete_char();
+                }
+            }
+            KeyCode::Char('h') if ctrl && before > 0 => {
+                for _ in 0..before {
+                    self.textarea.delete_char();
+                }
+            }
+            KeyCode::Delete if !ctrl && after > 0 => {
+                for _ in 0..after {
+                    self.textarea.delete_next_char();
+                }
+            }
+            KeyCode::Left if !ctrl && before > 0 => {
+                for _ in 0..before {
+                    self.textarea.move_cursor(CursorMove::Back);
+                }
+            }
+            KeyCode::Right if !ctrl && after > 0 => {
+                for _ in 0..after {
+                    self.textarea.move_cursor(CursorMove::Forward);
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// A cursor left inside a cluster (Up/Down keep the column in chars) moves to its end, so
+    /// typing never splits one.
+    fn snap_to_grapheme(&mut self) {
+        let ratatui_textarea::DataCursor(row, col) = self.textarea.cursor();
+        let Some(line) = self.textarea.lines().get(row) else {
+            return;
+        };
+        let mut start = 0;
+        for g in line.graphemes(true) {
+            let end = start + g.chars().count();
+            if col > start && col < end {
+                if let (Ok(row), Ok(end)) = (u16::try_from(row), u16::try_from(end)) {
+                    self.textarea.move_cursor(CursorMove::Jump(row, end));
+                }
+                return;
+            }
+            start = end;
+        }
     }
 
     fn submit(&mut self) -> ComposerAction {
@@ -369,6 +439,22 @@ impl Composer {
 }
 
 /// Start of the whitespace-delimited token that ends at `col`.
+/// The length in chars of the grapheme cluster before and after char column `col` of `line`
+/// (0 at either end of the line).
+fn clusters_around(line: &str, col: usize) -> (usize, usize) {
+    let mut start = 0;
+    let mut before = 0;
+    for g in line.graphemes(true) {
+        let len = g.chars().count();
+        if start >= col {
+            return (before, len);
+        }
+        before = len;
+        start += len;
+    }
+    (before, 0)
+}
+
 fn token_start(line: &[char], col: usize) -> usize {
     let col = col.min(line.len());
     line[..col]
@@ -458,6 +544,37 @@ mod tests {
         c.handle_key(key(KeyCode::Down));
         c.handle_key(key(KeyCode::Down));
         assert_eq!(c.text(), "dra");
+    }
+
+    #[test]
+    fn grapheme_clusters_edit_as_one_unit() {
+        let flag = "\u{1f1eb}\u{1f1f7}";
+        let thumb = "\u{1f44d}\u{1f3fd}";
+        let family = "\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}";
+        let mut c = composer();
+        typed(&mut c, &format!("x{flag}{thumb}{family}"));
+        c.handle_key(key(KeyCode::Backspace));
+        assert_eq!(c.text(), format!("x{flag}{thumb}"));
+        c.handle_key(key(KeyCode::Left));
+        typed(&mut c, "y");
+        assert_eq!(c.text(), format!("x{flag}y{thumb}"));
+        c.handle_key(key(KeyCode::Left));
+        c.handle_key(key(KeyCode::Left));
+        c.handle_key(key(KeyCode::Delete));
+        assert_eq!(c.text(), format!("xy{thumb}"));
+        c.handle_key(key(KeyCode::Right));
+        c.handle_key(key(KeyCode::Right));
+        typed(&mut c, "z");
+        assert_eq!(c.text(), format!("xy{thumb}z"));
+        // Up and Down keep a column that may fall inside a cluster: the cursor lands after it.
+        c.set_text(&format!("{family}\nabcdef"));
+        c.handle_key(key(KeyCode::Home));
+        for _ in 0..3 {
+            c.handle_key(key(KeyCode::Right));
+        }
+        c.handle_key(key(KeyCode::Up));
+        typed(&mut c, "!");
+        assert_eq!(c.text(), format!("{family}!\nabcdef"));
     }
 
     #[test]

@@ -224,6 +224,7 @@ fn marker(stage: &str, status: StageStatus, ms: Option<u64>) -> String {
         total: 6,
         ms,
         detail: (status == StageStatus::Failed).then(|| "2 tests failed".into()),
+        max_iterations: None,
     }
     .encode()
 }
@@ -548,6 +549,7 @@ fn a_resumed_session_whose_run_never_ended_shows_nothing_still_running() {
         total: 3,
         ms: None,
         detail: None,
+        max_iterations: None,
     };
     let event = |event: Event| Record::Event {
         run_id: "run_1".into(),
@@ -638,4 +640,167 @@ fn escape_sequences_in_model_and_tool_text_never_reach_the_terminal() {
     let screen = terminal.backend().to_string();
     assert!(screen.contains("answer"), "{screen}");
     assert!(screen.contains("out"), "{screen}");
+}
+
+/// A marker as any stream-json producer writes it.
+fn raw_marker(payload: serde_json::Value) -> String {
+    format!("\u{0}STAGE{payload}\u{0}")
+}
+
+fn iterations_app() -> App {
+    let mut app = app();
+    start(&mut app, "Fix add in calc.py");
+    let m = |stage: &str, status: &str, iteration: u32, index: u32, detail: Option<&str>| {
+        let mut payload = json!({"stage": stage, "status": status, "iteration": iteration,
+            "index": index, "total": 3, "maxIterations": 3});
+        if status != "start" && status != "skipped" {
+            payload["ms"] = json!(1200);
+        }
+        if let Some(detail) = detail {
+            payload["detail"] = json!(detail);
+        }
+        raw_marker(payload)
+    };
+    let failure = "test_add failed: AssertionError: 6 != 5 in test_calc.py line 10; \
+                   add(2, 3) returned 6, expected 5";
+    let deltas = [
+        "Starting pipeline iteration 1\n".to_string(),
+        m("code_writer", "start", 1, 1, None),
+        m("code_writer", "done", 1, 1, None),
+        m("test_runner", "start", 1, 2, None),
+        m("test_runner", "failed", 1, 2, Some(failure)),
+        m("acceptance_verifier", "skipped", 1, 3, None),
+        "Starting pipeline iteration 2\n".to_string(),
+        m("code_writer", "start", 2, 1, None),
+        m("code_writer", "done", 2, 1, None),
+        m("test_runner", "start", 2, 2, None),
+    ];
+    for delta in deltas {
+        app.on_event("run_1", Event::reasoning(delta));
+    }
+    app.tick = 2;
+    app
+}
+
+#[test]
+fn pipeline_panel_keeps_earlier_iterations_and_expands_a_failure() {
+    let mut app = iterations_app();
+    let folded = draw(&mut app, 100, 20);
+    assert!(folded.contains("iteration 2 of 3"), "{folded}");
+    assert!(folded.contains("iteration 1 ✓ ✗ –"), "{folded}");
+    assert!(!folded.contains("expected 5"), "{folded}");
+    assert!(folded.contains("Ctrl-T full detail"), "{folded}");
+    assert_snapshot!("pipeline_iterations_folded", folded);
+    let ctrl_t = crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('t'),
+        crossterm::event::KeyModifiers::CONTROL,
+    );
+    app.on_key(ctrl_t);
+    assert_eq!(
+        app.composer.text(),
+        "",
+        "the key is the panel's, not the composer's"
+    );
+    let expanded = draw(&mut app, 100, 20);
+    assert!(expanded.contains("expected 5"), "{expanded}");
+    assert_snapshot!("pipeline_iterations_expanded", expanded);
+    // Above the transcript on a narrow screen, the panel grows to show the detail.
+    let narrow = draw(&mut app, 60, 24);
+    assert!(narrow.contains("returned 6, expected"), "{narrow}");
+    app.on_key(ctrl_t);
+    assert!(!draw(&mut app, 100, 20).contains("expected 5"));
+}
+
+const FAMILY: &str = "\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}";
+const THUMB: &str = "\u{1f44d}\u{1f3fd}";
+const FLAG: &str = "\u{1f1eb}\u{1f1f7}";
+
+/// No cell holds part of a cluster: a lone regional indicator, a bare skin tone or ZWJ.
+fn assert_whole_clusters(buffer: &ratatui::buffer::Buffer) {
+    for cell in buffer.content() {
+        let symbol = cell.symbol();
+        let lone_indicator = symbol.chars().count() == 1
+            && ('\u{1f1e6}'..='\u{1f1ff}').contains(&symbol.chars().next().unwrap_or(' '));
+        let bare_modifier = symbol.starts_with(|c| ('\u{1f3fb}'..='\u{1f3ff}').contains(&c));
+        let loose_joiner = symbol.starts_with('\u{200d}') || symbol.ends_with('\u{200d}');
+        assert!(
+            !lone_indicator && !bare_modifier && !loose_joiner,
+            "a cell holds part of a grapheme cluster: {symbol:?}"
+        );
+    }
+}
+
+#[test]
+fn grapheme_clusters_and_cjk_render_whole_and_leave_no_stray_cells() {
+    let mut app = app();
+    start(&mut app, &format!("Say hi {FAMILY}"));
+    let answer = format!(
+        "Families {FAMILY}{FAMILY}{FAMILY}{FAMILY} thumbs {THUMB}{THUMB}{THUMB} flags \
+         {FLAG}{FLAG}{FLAG}{FLAG}{FLAG}\n\n中文的句子应该按字符换行，而不是按单词。日本語の文も同じです。\n"
+    );
+    let (width, height) = (32, 18);
+    let mut terminal =
+        Terminal::new(TestBackend::new(width, height)).unwrap_or_else(|e| panic!("terminal: {e}"));
+    // The first delta ends inside a ZWJ family, as a stream may cut it.
+    let cut = answer
+        .find('\u{200d}')
+        .map_or(0, |i| i + '\u{200d}'.len_utf8());
+    app.on_event("run_1", Event::text(&answer[..cut]));
+    terminal
+        .draw(|frame| app.render(frame))
+        .unwrap_or_else(|e| panic!("draw: {e}"));
+    app.on_event("run_1", Event::text(&answer[cut..]));
+    terminal
+        .draw(|frame| app.render(frame))
+        .unwrap_or_else(|e| panic!("draw: {e}"));
+    assert_whole_clusters(terminal.backend().buffer());
+    // What the terminal shows after a frame of changes equals a fresh draw: no stray cells.
+    let fresh = draw(&mut app, width, height);
+    assert_eq!(terminal.backend().to_string(), fresh);
+    // CJK fills each row instead of moving the whole sentence down.
+    assert!(fresh.contains("中文的句子应该按字符换行，而不"), "{fresh}");
+    assert_snapshot!(fresh);
+}
+
+#[test]
+fn composer_edits_and_draws_clusters_whole() {
+    let mut app = app();
+    for c in format!("ok {FLAG}{THUMB}{FAMILY}x").chars() {
+        app.on_key(key(c));
+    }
+    for code in [
+        crossterm::event::KeyCode::Backspace,
+        crossterm::event::KeyCode::Backspace,
+    ] {
+        app.on_key(crossterm::event::KeyEvent::from(code));
+    }
+    assert_eq!(app.composer.text(), format!("ok {FLAG}{THUMB}"));
+    let mut terminal =
+        Terminal::new(TestBackend::new(40, 8)).unwrap_or_else(|e| panic!("terminal: {e}"));
+    terminal
+        .draw(|frame| app.render(frame))
+        .unwrap_or_else(|e| panic!("draw: {e}"));
+    assert_whole_clusters(terminal.backend().buffer());
+    assert_snapshot!(terminal.backend().to_string());
+}
+
+#[test]
+fn markdown_tables_links_and_code_lines() {
+    let mut app = app();
+    start(&mut app, "Summarize");
+    app.on_event(
+        "run_1",
+        Event::text(
+            "| file | lines | note |\n|:--|--:|:-:|\n| src/main.rs | 120 | entry |\n\
+             | 日本.rs | 8 | ok |\n\n\
+             Docs: [the guide](https://example.com/guide) and <https://example.com/>.\n\
+             Hostile: [x](<https://e.com/\u{1b}]8;;https://evil\u{7}>)\n\n\
+             Changed:\nsrc/a.rs\nsrc/b.rs\n\nRun:\n$ cargo build\n$ cargo test\n",
+        ),
+    );
+    let screen = draw(&mut app, 60, 24);
+    assert!(screen.contains("────────────┼───────┼──────"), "{screen}");
+    assert!(screen.contains("(https://example.com/guide)"), "{screen}");
+    assert!(screen.contains("$ cargo build"), "{screen}");
+    assert_snapshot!(screen);
 }
