@@ -249,8 +249,10 @@ impl RunArgs {
         Event::RunStart {
             session_id: session_id.to_string(),
             cwd: cwd.display().to_string(),
+            api_model: ProviderKind::parse(&provider)
+                .and_then(|kind| api_model_for(kind, &model).ok())
+                .unwrap_or_else(|| model.clone()),
             provider,
-            api_model: api_model_for(&model),
             model,
         }
     }

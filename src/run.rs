@@ -124,6 +124,8 @@ struct Shared {
     /// The repository's git config and hooks as the run found them; put back when it ends,
     /// interrupted or not (its sandbox may write them).
     git_guard: Mutex<Option<Snapshot>>,
+    /// The run's answer for the result document (`answer`).
+    answer: Mutex<Option<String>>,
 }
 
 pub fn run_start(settings: &RunSettings) -> Event {
@@ -158,6 +160,7 @@ where
         hold_final: AtomicBool::new(false),
         held_final: Mutex::new(None),
         git_guard: Mutex::new(None),
+        answer: Mutex::new(None),
     });
     let work = async {
         let prompt = match prompt.await {
@@ -242,6 +245,12 @@ fn release_final(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
     exit
 }
 
+fn set_answer(shared: &Shared, answer: &str) {
+    if let Ok(mut slot) = shared.answer.lock() {
+        *slot = Some(answer.to_string());
+    }
+}
+
 fn report(bus: &Bus, failure: &RunFailure) -> i32 {
     bus.emit(Event::error(failure.code, failure.message.clone()));
     failure.exit_code
@@ -275,6 +284,7 @@ fn write_final(bus: &Bus, shared: &Shared, status: ResultStatus, abort_reason: O
             stages: shared.log.records(),
             usage: shared.meter.totals(),
             abort_reason,
+            answer: shared.answer.lock().ok().and_then(|a| a.clone()),
         }),
     };
     bus.emit(Event::Final {
@@ -437,6 +447,7 @@ fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String
     };
     let summary = summary(shared, status);
     bus.emit(Event::text(summary.clone()));
+    set_answer(shared, &summary);
     emit_final(bus, shared, status, reason);
     (exit, summary)
 }
@@ -562,7 +573,8 @@ async fn run_light(
         text_route: TextRoute::Answer,
     };
     match agent.converse(&mut messages, &spec).await {
-        Ok(_) => {
+        Ok(outcome) => {
+            set_answer(shared, &outcome.text.replace('\u{0}', ""));
             settings.conversation.replace(messages);
             emit_final(bus, shared, ResultStatus::Completed, None);
             EXIT_SUCCESS

@@ -127,6 +127,7 @@ pub async fn run(
             stages,
             usage: usage_since(&before, &ctx.agent.meter.totals()),
             abort_reason,
+            answer: None,
         });
         if label == "completed" {
             result.completed.push(task.id.clone());
