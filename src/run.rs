@@ -409,6 +409,18 @@ async fn run_work(
     };
     // Stages start fresh conversations, so earlier exchanges reach them as a recap.
     let request = settings.conversation.with_recap(&prompt.text);
+    let pipeline = settings.pipeline.design_plan || matches!(tier, Tier::Standard | Tier::Full);
+    if pipeline && !prompt.images.is_empty() {
+        bus.emit(Event::warning(
+            "images_dropped",
+            format!(
+                "{} image(s) not sent: only the light tier gives images to the model; the {} \
+                 pipeline's stages get the request's text",
+                prompt.images.len(),
+                tier.as_str()
+            ),
+        ));
+    }
     if settings.pipeline.design_plan {
         return run_plan(settings, bus, shared, &agent, &request, tier).await;
     }

@@ -89,6 +89,20 @@ fn git_write(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
     run(dir, Access::Write, args)
 }
 
+/// `-c` options for the parts of `Splice <splice@localhost>` git has no identity for in `dir`
+/// (a fresh container, CI), so a commit there does not fail; none when it has one.
+fn fallback_identity(dir: &Path) -> Vec<&'static str> {
+    let has = |key: &str| git(dir, &["config", key]).is_ok_and(|v| !v.is_empty());
+    let mut args = Vec::new();
+    if !has("user.name") {
+        args.extend(["-c", "user.name=Splice"]);
+    }
+    if !has("user.email") {
+        args.extend(["-c", "user.email=splice@localhost"]);
+    }
+    args
+}
+
 pub fn worktrees_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("worktrees")
 }
@@ -146,17 +160,7 @@ impl Worktree {
         if staged.status.success() {
             return Ok(false);
         }
-        // A machine without a git identity can still commit the run's work.
-        let has_identity = git(&self.path, &["config", "user.email"]).is_ok_and(|e| !e.is_empty());
-        let mut args = Vec::new();
-        if !has_identity {
-            args.extend([
-                "-c",
-                "user.name=Splice",
-                "-c",
-                "user.email=splice@localhost",
-            ]);
-        }
+        let mut args = fallback_identity(&self.path);
         args.extend(["commit", "-q", "--no-verify", "-m", message]);
         git_write(&self.path, &args)?;
         Ok(true)
@@ -222,18 +226,18 @@ impl Worktree {
             }
         }
         let message = format!("Merge {} (splice run {})", self.branch, self.run_id);
-        if let Err(error) = git_write(
-            &self.source,
-            &[
-                "merge",
-                "--no-ff",
-                "--no-edit",
-                "--no-stat",
-                "-m",
-                &message,
-                &self.branch,
-            ],
-        ) {
+        // The merge commit needs an identity as much as the run's own commit did.
+        let mut args = fallback_identity(&self.source);
+        args.extend([
+            "merge",
+            "--no-ff",
+            "--no-edit",
+            "--no-stat",
+            "-m",
+            &message,
+            &self.branch,
+        ]);
+        if let Err(error) = git_write(&self.source, &args) {
             let _ = git(&self.source, &["merge", "--abort"]);
             return Err(error);
         }

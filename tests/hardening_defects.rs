@@ -3,8 +3,9 @@
 
 mod support;
 
+use serde_json::{Value, json};
 use support::fake_provider::{FakeProvider, Reply, openai};
-use support::{Sandbox, run, run_raw, stream_json};
+use support::{Sandbox, git, run, run_raw, stream_json};
 
 /// A model alias belongs to its provider: sending another provider's model name to an
 /// endpoint is a usage error before any request, with the reason.
@@ -96,4 +97,226 @@ fn stream_json_result_carries_the_answer_without_the_narration() {
     out.assert_well_formed();
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.final_result()["answer"], "The disk is full.");
+}
+
+const BUGGY: &str = "def add(a, b):\n    return a - b\n";
+const FIXED: &str = "def add(a, b):\n    return a + b\n";
+
+/// A repository with one commit; `identity` sets a local git identity, else git has none at
+/// all (HOME holds no config, and `user.useConfigOnly` stops git guessing one from the host
+/// name, as it fails to on a fresh container).
+fn project(identity: bool) -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", BUGGY);
+    git(&sandbox.root, &["init", "-q", "-b", "main"]);
+    if identity {
+        git(&sandbox.root, &["config", "user.email", "test@example.com"]);
+        git(&sandbox.root, &["config", "user.name", "Test"]);
+    } else {
+        git(&sandbox.root, &["config", "user.useConfigOnly", "true"]);
+    }
+    git(&sandbox.root, &["add", "-A"]);
+    git(
+        &sandbox.root,
+        &[
+            "-c",
+            "user.name=Setup",
+            "-c",
+            "user.email=setup@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "initial",
+        ],
+    );
+    sandbox
+}
+
+fn submit(id: &str, name: &str, args: Value) -> Reply {
+    openai::tool_call(id, name, &[&args.to_string()])
+}
+
+/// The replies of a standard run that writes FIXED and is accepted.
+fn fixing_run() -> Vec<Reply> {
+    vec![
+        submit(
+            "cw",
+            "submit_code",
+            json!({"files": [{"path": "calc.py", "content": FIXED}], "summary": "fix"}),
+        ),
+        submit(
+            "av",
+            "submit_verdict",
+            json!({"accepted": true, "reasons": ["fixed"]}),
+        ),
+    ]
+}
+
+/// `--worktree --merge-back` merges with and without a git identity: the merge commit uses the
+/// same fallback identity as the worktree commit.
+#[test]
+fn merge_back_works_with_and_without_a_git_identity() {
+    for identity in [true, false] {
+        let sandbox = project(identity);
+        let provider = FakeProvider::start(fixing_run());
+        let mut command = sandbox.command(&provider.url);
+        command.env("GIT_CONFIG_GLOBAL", "/dev/null");
+        stream_json(&mut command).args([
+            "--tier",
+            "standard",
+            "--permission-mode",
+            "auto",
+            "--worktree",
+            "--merge-back",
+            "--test-command",
+            "true",
+            "Fix add",
+        ]);
+        let out = run(command, None);
+        out.assert_well_formed();
+        assert_eq!(out.code, 0, "identity {identity}: {}", out.stdout);
+        assert_eq!(sandbox.read("calc.py").as_deref(), Some(FIXED));
+        let author = git(&sandbox.root, &["log", "-1", "--format=%an <%ae>"]);
+        let want = if identity {
+            "Test <test@example.com>"
+        } else {
+            "Splice <splice@localhost>"
+        };
+        assert_eq!(author.trim(), want);
+    }
+}
+
+/// `GEMINI_BASE_URL=http://host/v1` posts to `http://host/v1/chat/completions`: Gemini's base
+/// URL carries its version segment and keeps it.
+#[test]
+fn a_gemini_base_url_keeps_its_version_segment() {
+    let provider = FakeProvider::start(vec![openai::answer(&["hi"])]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    command.env("GEMINI_BASE_URL", format!("{}/v1/", provider.url));
+    stream_json(&mut command).args(["--provider", "gemini", "--tier", "light", "hello"]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let paths: Vec<String> = provider.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(paths, ["/v1/chat/completions"]);
+}
+
+/// Images given to a pipeline tier are not silently dropped: a `warning` says so.
+#[test]
+fn images_given_to_a_pipeline_tier_are_reported() {
+    let sandbox = project(true);
+    let provider = FakeProvider::start(fixing_run());
+    let mut command = sandbox.command(&provider.url);
+    command.args([
+        "exec",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--tier",
+        "standard",
+        "--permission-mode",
+        "auto",
+        "--test-command",
+        "true",
+    ]);
+    let input = r#"{"schemaVersion":2,"type":"message","role":"user","content":"Fix add as in the screenshot","images":[{"mediaType":"image/png","data":"iVBORw0KGgo="}]}"#;
+    let out = run(command, Some(input));
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let warning = out
+        .of_type("warning")
+        .into_iter()
+        .find(|w| w["code"] == "images_dropped")
+        .unwrap_or_else(|| panic!("no images_dropped warning: {:?}", out.types()));
+    assert!(
+        warning["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("1 image(s)")),
+        "{warning}"
+    );
+}
+
+/// A config file is checked whole, even the values a flag overrides this time; `"model": ""`
+/// is an error, not the default.
+#[test]
+fn config_values_are_checked_even_when_a_flag_overrides_them() {
+    let cases: [(&str, &[&str], &str); 5] = [
+        (r#"{"model":""}"#, &["--model", "gpt-4.1"], "model"),
+        (r#"{"model":""}"#, &[], "model"),
+        (
+            r#"{"permissionMode":"sometimes"}"#,
+            &["--permission-mode", "auto"],
+            "sometimes",
+        ),
+        (r#"{"tier":"huge"}"#, &["--tier", "light"], "huge"),
+        (
+            r#"{"provider":"openia"}"#,
+            &["--provider", "openai"],
+            "openia",
+        ),
+    ];
+    for (config, flags, named) in cases {
+        let provider = FakeProvider::start(vec![openai::answer(&["hi"])]);
+        let sandbox = Sandbox::new();
+        std::fs::write(sandbox.dir.path().join("config.json"), config)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut command = sandbox.command(&provider.url);
+        stream_json(&mut command).args(flags).arg("hello");
+        let out = run(command, None);
+        out.assert_well_formed();
+        assert_eq!(out.code, 2, "{config} {flags:?}: {}", out.stdout);
+        let message = out.first("error")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(message.contains(named), "{config}: {message}");
+        assert!(provider.requests().is_empty());
+    }
+}
+
+/// `SPLICE_PRICING_FILE` naming a missing file is a usage error, as `SPLICE_CONFIG` is.
+#[test]
+fn a_missing_pricing_file_named_by_the_environment_is_an_error() {
+    let provider = FakeProvider::start(vec![openai::answer(&["hi"])]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    command.env("SPLICE_PRICING_FILE", sandbox.dir.path().join("prices.jsn"));
+    stream_json(&mut command).arg("hello");
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    let message = out.first("error")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(message.contains("SPLICE_PRICING_FILE"), "{message}");
+    assert!(provider.requests().is_empty());
+}
+
+/// A budget stop prints enough digits to show the limit was passed.
+#[test]
+fn a_budget_stop_shows_the_spend_above_the_limit() {
+    // gpt-4.1: 40 input and 5 output tokens cost $0.00012.
+    let provider = FakeProvider::start(vec![Reply::Sse(vec![
+        openai::text("hi"),
+        openai::finish("stop"),
+        openai::usage(40, 5, 0),
+        openai::done(),
+    ])]);
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(["--tier", "light", "--max-cost-usd", "0.0001", "hello"]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let message = out.first("error")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.contains("$0.00012 spent, limit $0.0001"),
+        "{message}"
+    );
 }

@@ -120,7 +120,7 @@ pub fn api_model_for(kind: ProviderKind, model: &str) -> Result<String, InvalidS
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
     pub kind: ProviderKind,
-    /// Base URL without a trailing `/v1`.
+    /// Base URL without a trailing `/v1` (Gemini's: as given, without a trailing `/`).
     pub base_url: String,
     pub api_key: Option<String>,
     pub model: String,
@@ -197,7 +197,12 @@ impl ProviderConfig {
         let max_retries = env_number("SPLICE_MAX_RETRIES", 0..=u64::from(MAX_RETRIES_LIMIT), 4)?;
         Ok(ProviderConfig {
             kind,
-            base_url: normalize_base_url(&base),
+            base_url: match kind {
+                // Gemini's base URL carries its own version segment (`/v1beta/openai`, or a
+                // gateway's `/v1`): it is used as given.
+                ProviderKind::Gemini => base.trim().trim_end_matches('/').to_string(),
+                _ => normalize_base_url(&base),
+            },
             api_key: env_value(kind.key_var()),
             api_model: api_model_for(kind, &model)?,
             model,
