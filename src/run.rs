@@ -126,6 +126,8 @@ struct Shared {
     git_guard: Mutex<Option<Snapshot>>,
     /// The run's answer for the result document (`answer`).
     answer: Mutex<Option<String>>,
+    /// What to say when an interrupt leaves a worktree run's work uncommitted.
+    worktree_note: Mutex<Option<String>>,
 }
 
 pub fn run_start(settings: &RunSettings) -> Event {
@@ -161,6 +163,7 @@ where
         held_final: Mutex::new(None),
         git_guard: Mutex::new(None),
         answer: Mutex::new(None),
+        worktree_note: Mutex::new(None),
     });
     let work = async {
         let prompt = match prompt.await {
@@ -187,6 +190,9 @@ where
             // kept from starting are `skipped`.
             shared.log.interrupt(bus);
             put_back_git_dir(bus, &shared, EXIT_INTERRUPTED);
+            if let Some(note) = shared.worktree_note.lock().ok().and_then(|mut n| n.take()) {
+                bus.emit(Event::warning("worktree_interrupted", note));
+            }
             bus.emit(Event::error("interrupted", "the run was interrupted"));
             write_final(bus, &shared, ResultStatus::Aborted, Some("interrupted".into()));
             EXIT_INTERRUPTED
@@ -246,8 +252,12 @@ fn release_final(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
 }
 
 fn set_answer(shared: &Shared, answer: &str) {
-    if let Ok(mut slot) = shared.answer.lock() {
-        *slot = Some(answer.to_string());
+    set_slot(&shared.answer, Some(answer.to_string()));
+}
+
+fn set_slot<T>(slot: &Mutex<Option<T>>, value: Option<T>) {
+    if let Ok(mut slot) = slot.lock() {
+        *slot = value;
     }
 }
 
@@ -357,6 +367,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         ..settings.clone()
     };
     let request = prompt.text.clone();
+    set_slot(&shared.worktree_note, Some(worktree.interrupted_note()));
     shared.hold_final.store(true, Ordering::SeqCst);
     let git_dir: Vec<PathBuf> = worktree.git_dir().into_iter().collect();
     // The run's sandbox may write that git dir: what it holds now is what must stay.
@@ -364,6 +375,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         *slot = git_dir.first().map(|dir| Snapshot::take(dir));
     }
     let exit = run_work(&inside, bus, shared, &provider, prompt, tier, git_dir).await;
+    set_slot(&shared.worktree_note, None);
     let guard = shared.git_guard.lock().ok().and_then(|mut g| g.take());
     let merged_exit = worktree::finish(
         bus,

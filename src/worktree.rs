@@ -4,8 +4,10 @@
 //! A merge is tried with `git merge-tree` first, which touches neither the index nor the files,
 //! so a conflict leaves the source checkout exactly as it was.
 
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -111,6 +113,52 @@ fn record_path(data_dir: &Path, run_id: &str) -> PathBuf {
     worktrees_dir(data_dir).join(format!("{run_id}.json"))
 }
 
+fn lock_path(data_dir: &Path, run_id: &str) -> PathBuf {
+    worktrees_dir(data_dir).join(format!("{run_id}.lock"))
+}
+
+/// The live-run locks this process holds, by run id. An exclusive `flock` on
+/// `<run_id>.lock` says "this run is going": the kernel drops it when the process ends however
+/// it ends, so a lock nobody holds is a leftover, and `clean` never touches a held one.
+static LIVE: Mutex<Vec<(String, File)>> = Mutex::new(Vec::new());
+
+/// Take the live lock of `run_id` for this process.
+fn hold_live_lock(data_dir: &Path, run_id: &str) -> Result<(), WorktreeError> {
+    let path = lock_path(data_dir, run_id);
+    let file = File::create(&path)
+        .map_err(|e| WorktreeError::Io(format!("cannot create {}: {e}", path.display())))?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+        .map_err(|e| WorktreeError::Io(format!("cannot lock {}: {e}", path.display())))?;
+    if let Ok(mut live) = LIVE.lock() {
+        live.push((run_id.to_string(), file));
+    }
+    Ok(())
+}
+
+/// Let go of the live lock of `run_id`: the run is over.
+fn release_live_lock(data_dir: &Path, run_id: &str) {
+    if let Ok(mut live) = LIVE.lock() {
+        live.retain(|(id, _)| id != run_id);
+    }
+    let _ = std::fs::remove_file(lock_path(data_dir, run_id));
+}
+
+/// Whether some process holds the live lock of `run_id` (fails closed: a lock file that cannot
+/// be opened or tested counts as live).
+pub fn is_live(data_dir: &Path, run_id: &str) -> bool {
+    let path = lock_path(data_dir, run_id);
+    let file = match File::open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
+        Err(_) => return true,
+    };
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockShared) {
+        // Ours now, so nobody else's: released when `file` closes.
+        Ok(()) => false,
+        Err(_) => true,
+    }
+}
+
 impl Worktree {
     /// The source repository's git directory, where git in the worktree writes its index,
     /// objects and refs. Asked of the source checkout (outside the run's reach), never read
@@ -119,8 +167,17 @@ impl Worktree {
         crate::git::common_dir(&self.source)
     }
 
-    /// Add a worktree for `run_id` on a new branch from the source's HEAD.
+    /// Add a worktree for `run_id` on a new branch from the source's HEAD, live (locked) until
+    /// `finish` or `remove`.
     pub fn create(data_dir: &Path, cwd: &Path, run_id: &str) -> Result<Worktree, WorktreeError> {
+        let created = Worktree::add(data_dir, cwd, run_id);
+        if created.is_err() {
+            release_live_lock(data_dir, run_id);
+        }
+        created
+    }
+
+    fn add(data_dir: &Path, cwd: &Path, run_id: &str) -> Result<Worktree, WorktreeError> {
         let not_repo = |e: WorktreeError| WorktreeError::NotARepo(e.to_string());
         let source = PathBuf::from(git(cwd, &["rev-parse", "--show-toplevel"]).map_err(not_repo)?);
         let base = git(&source, &["rev-parse", "HEAD"]).map_err(not_repo)?;
@@ -128,6 +185,8 @@ impl Worktree {
         let branch = format!("splice/{run_id}");
         std::fs::create_dir_all(worktrees_dir(data_dir))
             .map_err(|e| WorktreeError::Io(format!("cannot create the worktrees dir: {e}")))?;
+        // Live before it exists, so `clean` never sees it unlocked.
+        hold_live_lock(data_dir, run_id)?;
         let shown = path.display().to_string();
         git_write(
             &source,
@@ -255,7 +314,21 @@ impl Worktree {
             git(&self.source, &["branch", "-D", &self.branch])?;
         }
         let _ = std::fs::remove_file(record_path(data_dir, &self.run_id));
+        release_live_lock(data_dir, &self.run_id);
         Ok(())
+    }
+
+    /// What to tell a person whose run stopped before Splice committed its work.
+    pub fn interrupted_note(&self) -> String {
+        format!(
+            "the run was interrupted before its work was committed: it stays uncommitted in \
+             worktree {} on branch {}; `splice worktree recover {}` commits it and keeps the \
+             branch, `splice worktree clean {}` discards it",
+            self.path.display(),
+            self.branch,
+            self.run_id,
+            self.run_id
+        )
     }
 }
 
@@ -281,6 +354,20 @@ fn restore_git_dir(guard: Option<&Snapshot>) -> GitDir {
 /// commit its work, then merge back or say where the branch is. Returns the exit code, which
 /// only a failed merge (or a git dir that could not be put back) changes.
 pub fn finish(
+    bus: &Bus,
+    data_dir: &Path,
+    worktree: &Worktree,
+    merge_back: bool,
+    request: &str,
+    exit: i32,
+    guard: Option<&Snapshot>,
+) -> i32 {
+    let exit = finish_run(bus, data_dir, worktree, merge_back, request, exit, guard);
+    release_live_lock(data_dir, &worktree.run_id);
+    exit
+}
+
+fn finish_run(
     bus: &Bus,
     data_dir: &Path,
     worktree: &Worktree,
@@ -412,15 +499,22 @@ pub fn recorded(data_dir: &Path) -> Vec<Worktree> {
     found
 }
 
-/// `splice worktree list|recover|clean`: text lines on `out`; the exit code.
-pub fn command(data_dir: &Path, action: &str, run_id: Option<&str>, out: &mut dyn Write) -> i32 {
+/// `splice worktree list|recover|clean`: results on `out`, errors on `err`; the exit code.
+/// `recover` and `clean` never touch a run that is still going.
+pub fn command(
+    data_dir: &Path,
+    action: &str,
+    run_id: Option<&str>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
     let all = recorded(data_dir);
     let chosen: Vec<&Worktree> = all
         .iter()
         .filter(|w| run_id.is_none_or(|id| w.run_id == id))
         .collect();
     if let (Some(id), true) = (run_id, chosen.is_empty()) {
-        let _ = writeln!(out, "no leftover worktree of run {id}");
+        let _ = writeln!(err, "no leftover worktree of run {id}");
         return 2;
     }
     if chosen.is_empty() {
@@ -429,8 +523,13 @@ pub fn command(data_dir: &Path, action: &str, run_id: Option<&str>, out: &mut dy
     }
     let mut code = 0;
     for worktree in chosen {
+        let live = is_live(data_dir, &worktree.run_id);
         let line = match action {
-            "list" => Ok(describe(worktree)),
+            "list" => Ok(describe(worktree, live)),
+            _ if live => Err(WorktreeError::Io(format!(
+                "still running (worktree {}); not touched",
+                worktree.path.display()
+            ))),
             "recover" => recover(worktree, data_dir),
             _ => clean(worktree, data_dir),
         };
@@ -439,7 +538,7 @@ pub fn command(data_dir: &Path, action: &str, run_id: Option<&str>, out: &mut dy
                 let _ = writeln!(out, "{line}");
             }
             Err(error) => {
-                let _ = writeln!(out, "{}: {error}", worktree.run_id);
+                let _ = writeln!(err, "{}: {error}", worktree.run_id);
                 code = 1;
             }
         }
@@ -447,8 +546,10 @@ pub fn command(data_dir: &Path, action: &str, run_id: Option<&str>, out: &mut dy
     code
 }
 
-fn describe(worktree: &Worktree) -> String {
-    let state = if worktree.path.exists() {
+fn describe(worktree: &Worktree, live: bool) -> String {
+    let state = if live {
+        "live: the run is still going".to_string()
+    } else if worktree.path.exists() {
         let dirty = git(&worktree.path, &["status", "--porcelain"])
             .map(|s| s.lines().count())
             .unwrap_or(0);
