@@ -453,7 +453,7 @@ async fn run_work(
 fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String) {
     let (status, reason, exit) = match end {
         PipelineEnd::Completed => (ResultStatus::Completed, None, EXIT_SUCCESS),
-        PipelineEnd::Failed(detail) => {
+        PipelineEnd::Failed(detail) | PipelineEnd::Refused(detail) => {
             bus.emit(Event::error(
                 "pipeline_failed",
                 format!(

@@ -422,3 +422,48 @@ fn worktree_errors_go_to_stderr() {
     assert_eq!(out.stdout, "");
     assert!(out.stderr.contains("run_20260101_abcdef"), "{}", out.stderr);
 }
+
+/// A design plan in `ask` mode headless stops at the first refused write: the later tasks are
+/// skipped instead of each spending a request on the same refusal.
+#[test]
+fn a_plan_in_ask_mode_stops_at_the_first_refused_write() {
+    let task = |id: &str| json!({"id": id, "title": format!("task {id}"), "description": format!("do {id}"), "depends_on": []});
+    let code = |id: &str| {
+        submit(
+            id,
+            "submit_code",
+            json!({"files": [{"path": "calc.py", "content": FIXED}], "summary": "fix"}),
+        )
+    };
+    let provider = FakeProvider::start(vec![
+        submit(
+            "p1",
+            "submit_plan",
+            json!({"tasks": [task("T1"), task("T2"), task("T3")]}),
+        ),
+        submit(
+            "c1",
+            "submit_critique",
+            json!({"approved": true, "issues": []}),
+        ),
+        code("t1cw"),
+        code("t2cw"),
+        code("t3cw"),
+    ]);
+    let sandbox = project(true);
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args([
+        "--design-plan",
+        "--test-command",
+        "true",
+        "Fix add in three steps",
+    ]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(provider.requests().len(), 3, "a request per refused task");
+    let result = out.final_result();
+    assert_eq!(result["failed"], json!(["T1"]));
+    assert_eq!(result["skipped"], json!(["T2", "T3"]));
+    assert_eq!(sandbox.read("calc.py").as_deref(), Some(BUGGY));
+}
