@@ -191,6 +191,7 @@ where
             shared.log.interrupt(bus);
             put_back_git_dir(bus, &shared, EXIT_INTERRUPTED);
             if let Some(note) = shared.worktree_note.lock().ok().and_then(|mut n| n.take()) {
+                crate::worktree::release_live_lock(&settings.data_dir, bus.run_id());
                 bus.emit(Event::warning("worktree_interrupted", note));
             }
             bus.emit(Event::error("interrupted", "the run was interrupted"));

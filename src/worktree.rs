@@ -135,8 +135,9 @@ fn hold_live_lock(data_dir: &Path, run_id: &str) -> Result<(), WorktreeError> {
     Ok(())
 }
 
-/// Let go of the live lock of `run_id`: the run is over.
-fn release_live_lock(data_dir: &Path, run_id: &str) {
+/// Let go of the live lock of `run_id`: the run is over (finished or interrupted; a terminal
+/// UI that goes on must not keep showing it as live).
+pub fn release_live_lock(data_dir: &Path, run_id: &str) {
     if let Ok(mut live) = LIVE.lock() {
         live.retain(|(id, _)| id != run_id);
     }
@@ -595,4 +596,21 @@ fn clean(worktree: &Worktree, data_dir: &Path) -> Result<String, WorktreeError> 
             worktree.run_id, worktree.branch
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_lock_is_live_until_released() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(worktrees_dir(dir.path())).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!is_live(dir.path(), "run_a"));
+        hold_live_lock(dir.path(), "run_a").unwrap_or_else(|e| panic!("{e}"));
+        assert!(is_live(dir.path(), "run_a"));
+        assert!(!is_live(dir.path(), "run_b"));
+        release_live_lock(dir.path(), "run_a");
+        assert!(!is_live(dir.path(), "run_a"));
+    }
 }
