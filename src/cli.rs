@@ -249,8 +249,10 @@ impl RunArgs {
         Event::RunStart {
             session_id: session_id.to_string(),
             cwd: cwd.display().to_string(),
+            api_model: ProviderKind::parse(&provider)
+                .and_then(|kind| api_model_for(kind, &model).ok())
+                .unwrap_or_else(|| model.clone()),
             provider,
-            api_model: api_model_for(&model),
             model,
         }
     }
@@ -267,6 +269,7 @@ impl RunArgs {
     /// Flags over config file over environment over defaults; every bad value is a usage error.
     pub fn resolve(&self, session_id: Option<String>) -> Result<RunSettings, RunFailure> {
         let config = ConfigFile::load_user().map_err(|e| RunFailure::usage(e.to_string()))?;
+        check_config(&config)?;
         let provider_name = self.provider_name(&config);
         let kind = ProviderKind::parse(&provider_name).ok_or_else(|| {
             RunFailure::usage(format!(
@@ -320,7 +323,9 @@ impl RunArgs {
             .ok_or_else(|| {
                 RunFailure::usage(format!("--cwd {} is not a directory", cwd.display()))
             })?;
-        let pricing = PriceTable::load(config::pricing_path().as_deref())
+        let pricing_file =
+            config::user_pricing_path().map_err(|e| RunFailure::usage(e.to_string()))?;
+        let pricing = PriceTable::load(pricing_file.as_deref())
             .map_err(|e| RunFailure::usage(e.to_string()))?;
         let max_turns = self
             .max_turns
@@ -358,6 +363,46 @@ impl RunArgs {
 
 fn env_value(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Every value of the config file must be usable, also when a flag overrides it this time: a
+/// broken value found only on the day the flag is left off is worse than one found now.
+fn check_config(config: &ConfigFile) -> Result<(), RunFailure> {
+    let bad = |key: &str, value: &str, expected: String| {
+        RunFailure::usage(format!(
+            "invalid config file: unknown {key} `{value}` (expected {expected})"
+        ))
+    };
+    if let Some(name) = &config.provider
+        && ProviderKind::parse(name).is_none()
+    {
+        return Err(bad("provider", name, "openai, anthropic or gemini".into()));
+    }
+    if let Some(name) = &config.permission_mode
+        && PermissionMode::parse(name).is_none()
+    {
+        return Err(bad(
+            "permissionMode",
+            name,
+            PermissionMode::NAMES.join(", "),
+        ));
+    }
+    if let Some(name) = &config.tier
+        && Tier::parse(name).is_none()
+    {
+        return Err(bad("tier", name, Tier::NAMES.join(", ")));
+    }
+    for (key, value) in [
+        ("maxTurns", config.max_turns),
+        ("maxIterations", config.max_iterations),
+    ] {
+        if value == Some(0) {
+            return Err(RunFailure::usage(format!(
+                "invalid config file: `{key}` must be at least 1"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `anthropic` when only its key is set, else `openai`.

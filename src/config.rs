@@ -52,6 +52,18 @@ pub fn pricing_path() -> Option<PathBuf> {
         .or_else(|| dirs::config_dir().map(|d| d.join("splice").join("pricing.json")))
 }
 
+/// The user's price table: the file `SPLICE_PRICING_FILE` names, which must exist (a typo there
+/// must not silently price with other numbers), else the default file, which may be absent.
+pub fn user_pricing_path() -> Result<Option<PathBuf>, ConfigError> {
+    match env_path("SPLICE_PRICING_FILE") {
+        Some(path) if !path.exists() => Err(ConfigError::Read {
+            path: path.display().to_string(),
+            message: "no such file (named by SPLICE_PRICING_FILE)".into(),
+        }),
+        _ => Ok(pricing_path()),
+    }
+}
+
 pub fn data_dir() -> PathBuf {
     env_path("SPLICE_DATA_DIR")
         .or_else(|| dirs::data_dir().map(|d| d.join("splice")))
@@ -86,10 +98,26 @@ impl ConfigFile {
                 });
             }
         };
-        serde_json::from_str(&text).map_err(|e| ConfigError::Parse {
+        let config: ConfigFile = serde_json::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.display().to_string(),
             message: e.to_string(),
-        })
+        })?;
+        // An empty name is a mistake, not "the default": the default is leaving the key out.
+        for (key, value) in [
+            ("provider", &config.provider),
+            ("model", &config.model),
+            ("permissionMode", &config.permission_mode),
+            ("tier", &config.tier),
+            ("theme", &config.theme),
+        ] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return Err(ConfigError::Parse {
+                    path: path.display().to_string(),
+                    message: format!("`{key}` is empty (leave the key out for the default)"),
+                });
+            }
+        }
+        Ok(config)
     }
 }
 

@@ -285,7 +285,13 @@ fn worktree(args: &WorktreeArgs) -> i32 {
         WorktreeAction::Clean { run_id } => ("clean", run_id.as_deref()),
     };
     let data_dir = splice::config::data_dir();
-    splice::worktree::command(&data_dir, action, run_id, &mut std::io::stdout().lock())
+    splice::worktree::command(
+        &data_dir,
+        action,
+        run_id,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    )
 }
 
 /// A run id of the right shape, and a `--to` that names one of its checkpoints.

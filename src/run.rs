@@ -124,6 +124,10 @@ struct Shared {
     /// The repository's git config and hooks as the run found them; put back when it ends,
     /// interrupted or not (its sandbox may write them).
     git_guard: Mutex<Option<Snapshot>>,
+    /// The run's answer for the result document (`answer`).
+    answer: Mutex<Option<String>>,
+    /// What to say when an interrupt leaves a worktree run's work uncommitted.
+    worktree_note: Mutex<Option<String>>,
 }
 
 pub fn run_start(settings: &RunSettings) -> Event {
@@ -158,6 +162,8 @@ where
         hold_final: AtomicBool::new(false),
         held_final: Mutex::new(None),
         git_guard: Mutex::new(None),
+        answer: Mutex::new(None),
+        worktree_note: Mutex::new(None),
     });
     let work = async {
         let prompt = match prompt.await {
@@ -184,6 +190,10 @@ where
             // kept from starting are `skipped`.
             shared.log.interrupt(bus);
             put_back_git_dir(bus, &shared, EXIT_INTERRUPTED);
+            if let Some(note) = shared.worktree_note.lock().ok().and_then(|mut n| n.take()) {
+                crate::worktree::release_live_lock(&settings.data_dir, bus.run_id());
+                bus.emit(Event::warning("worktree_interrupted", note));
+            }
             bus.emit(Event::error("interrupted", "the run was interrupted"));
             write_final(bus, &shared, ResultStatus::Aborted, Some("interrupted".into()));
             EXIT_INTERRUPTED
@@ -242,6 +252,16 @@ fn release_final(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
     exit
 }
 
+fn set_answer(shared: &Shared, answer: &str) {
+    set_slot(&shared.answer, Some(answer.to_string()));
+}
+
+fn set_slot<T>(slot: &Mutex<Option<T>>, value: Option<T>) {
+    if let Ok(mut slot) = slot.lock() {
+        *slot = value;
+    }
+}
+
 fn report(bus: &Bus, failure: &RunFailure) -> i32 {
     bus.emit(Event::error(failure.code, failure.message.clone()));
     failure.exit_code
@@ -275,6 +295,7 @@ fn write_final(bus: &Bus, shared: &Shared, status: ResultStatus, abort_reason: O
             stages: shared.log.records(),
             usage: shared.meter.totals(),
             abort_reason,
+            answer: shared.answer.lock().ok().and_then(|a| a.clone()),
         }),
     };
     bus.emit(Event::Final {
@@ -347,6 +368,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         ..settings.clone()
     };
     let request = prompt.text.clone();
+    set_slot(&shared.worktree_note, Some(worktree.interrupted_note()));
     shared.hold_final.store(true, Ordering::SeqCst);
     let git_dir: Vec<PathBuf> = worktree.git_dir().into_iter().collect();
     // The run's sandbox may write that git dir: what it holds now is what must stay.
@@ -354,6 +376,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         *slot = git_dir.first().map(|dir| Snapshot::take(dir));
     }
     let exit = run_work(&inside, bus, shared, &provider, prompt, tier, git_dir).await;
+    set_slot(&shared.worktree_note, None);
     let guard = shared.git_guard.lock().ok().and_then(|mut g| g.take());
     let merged_exit = worktree::finish(
         bus,
@@ -399,6 +422,18 @@ async fn run_work(
     };
     // Stages start fresh conversations, so earlier exchanges reach them as a recap.
     let request = settings.conversation.with_recap(&prompt.text);
+    let pipeline = settings.pipeline.design_plan || matches!(tier, Tier::Standard | Tier::Full);
+    if pipeline && !prompt.images.is_empty() {
+        bus.emit(Event::warning(
+            "images_dropped",
+            format!(
+                "{} image(s) not sent: only the light tier gives images to the model; the {} \
+                 pipeline's stages get the request's text",
+                prompt.images.len(),
+                tier.as_str()
+            ),
+        ));
+    }
     if settings.pipeline.design_plan {
         return run_plan(settings, bus, shared, &agent, &request, tier).await;
     }
@@ -419,7 +454,7 @@ async fn run_work(
 fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String) {
     let (status, reason, exit) = match end {
         PipelineEnd::Completed => (ResultStatus::Completed, None, EXIT_SUCCESS),
-        PipelineEnd::Failed(detail) => {
+        PipelineEnd::Failed(detail) | PipelineEnd::Refused(detail) => {
             bus.emit(Event::error(
                 "pipeline_failed",
                 format!(
@@ -437,6 +472,7 @@ fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String
     };
     let summary = summary(shared, status);
     bus.emit(Event::text(summary.clone()));
+    set_answer(shared, &summary);
     emit_final(bus, shared, status, reason);
     (exit, summary)
 }
@@ -562,7 +598,8 @@ async fn run_light(
         text_route: TextRoute::Answer,
     };
     match agent.converse(&mut messages, &spec).await {
-        Ok(_) => {
+        Ok(outcome) => {
+            set_answer(shared, &outcome.text.replace('\u{0}', ""));
             settings.conversation.replace(messages);
             emit_final(bus, shared, ResultStatus::Completed, None);
             EXIT_SUCCESS

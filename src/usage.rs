@@ -122,7 +122,8 @@ impl UsageMeter {
             match totals.cost_usd {
                 Some(cost) if cost > max => {
                     return Some(format!(
-                        "cost budget exceeded: ${cost:.4} spent, --max-cost-usd {max}"
+                        "cost budget exceeded: ${} spent, limit ${max} (--max-cost-usd)",
+                        usd_above(cost, max)
                     ));
                 }
                 None if totals.requests > 0 => {
@@ -135,6 +136,37 @@ impl UsageMeter {
         }
         None
     }
+}
+
+/// Dollars for people: four significant digits, at least cents (`$0.00012`, `$1.50`).
+pub fn format_usd(amount: f64) -> String {
+    let mut decimals = 2;
+    while decimals < 12 && amount != 0.0 && amount.abs() < 10f64.powi(3 - decimals as i32) {
+        decimals += 1;
+    }
+    trim_zeros(format!("{amount:.decimals$}"))
+}
+
+/// `spent` with as many digits as it takes to read as more than `limit` (`$0.00012`, never the
+/// `$0.0001` that looks like the limit itself).
+fn usd_above(spent: f64, limit: f64) -> String {
+    let shown = format_usd(spent);
+    if shown.parse::<f64>().is_ok_and(|s| s > limit) {
+        return shown;
+    }
+    (2..=15)
+        .map(|decimals| trim_zeros(format!("{spent:.decimals$}")))
+        .find(|s| s.parse::<f64>().is_ok_and(|s| s > limit))
+        .unwrap_or_else(|| format!("{spent:e}"))
+}
+
+/// Trailing zeros dropped, cents kept.
+fn trim_zeros(text: String) -> String {
+    let Some(dot) = text.find('.') else {
+        return text;
+    };
+    let keep = text.trim_end_matches('0').len().max(dot + 3);
+    text[..keep.min(text.len())].to_string()
 }
 
 #[cfg(test)]
@@ -196,5 +228,41 @@ mod tests {
         let totals = unpriced.totals();
         assert_eq!(totals.cost_status, "unpriced");
         assert_eq!(totals.cost_usd, None);
+    }
+
+    #[test]
+    fn money_shows_enough_digits_to_read_the_budget_was_passed() {
+        assert_eq!(format_usd(0.00012), "0.00012");
+        assert_eq!(format_usd(1.5), "1.50");
+        assert_eq!(format_usd(12.34567), "12.35");
+        assert_eq!(format_usd(0.0), "0.00");
+        assert_eq!(usd_above(0.00012, 0.0001), "0.00012");
+        assert_eq!(usd_above(0.000100004, 0.0001), "0.000100004");
+        let bus = Bus::new("run_t", Vec::new());
+        let budget = Budget {
+            max_cost_usd: Some(0.0001),
+            ..Budget::default()
+        };
+        let over = meter(budget);
+        let usage = TokenUsage {
+            prompt_tokens: 40,
+            completion_tokens: 5,
+            ..TokenUsage::default()
+        };
+        over.record(&bus, "agent", 1, Some(&usage));
+        let spent = over.totals().cost_usd.unwrap_or_default();
+        assert!(
+            spent > 0.0001,
+            "the test needs a spend over the limit: {spent}"
+        );
+        let reason = over.over_budget().unwrap_or_default();
+        assert!(
+            reason.contains(&format!(
+                "${} spent, limit $0.0001",
+                usd_above(spent, 0.0001)
+            )),
+            "{reason}"
+        );
+        assert!(!reason.contains("$0.0001 spent"), "{reason}");
     }
 }

@@ -4,8 +4,10 @@
 //! A merge is tried with `git merge-tree` first, which touches neither the index nor the files,
 //! so a conflict leaves the source checkout exactly as it was.
 
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -89,12 +91,73 @@ fn git_write(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
     run(dir, Access::Write, args)
 }
 
+/// `-c` options for the parts of `Splice <splice@localhost>` git has no identity for in `dir`
+/// (a fresh container, CI), so a commit there does not fail; none when it has one.
+fn fallback_identity(dir: &Path) -> Vec<&'static str> {
+    let has = |key: &str| git(dir, &["config", key]).is_ok_and(|v| !v.is_empty());
+    let mut args = Vec::new();
+    if !has("user.name") {
+        args.extend(["-c", "user.name=Splice"]);
+    }
+    if !has("user.email") {
+        args.extend(["-c", "user.email=splice@localhost"]);
+    }
+    args
+}
+
 pub fn worktrees_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("worktrees")
 }
 
 fn record_path(data_dir: &Path, run_id: &str) -> PathBuf {
     worktrees_dir(data_dir).join(format!("{run_id}.json"))
+}
+
+fn lock_path(data_dir: &Path, run_id: &str) -> PathBuf {
+    worktrees_dir(data_dir).join(format!("{run_id}.lock"))
+}
+
+/// The live-run locks this process holds, by run id. An exclusive `flock` on
+/// `<run_id>.lock` says "this run is going": the kernel drops it when the process ends however
+/// it ends, so a lock nobody holds is a leftover, and `clean` never touches a held one.
+static LIVE: Mutex<Vec<(String, File)>> = Mutex::new(Vec::new());
+
+/// Take the live lock of `run_id` for this process.
+fn hold_live_lock(data_dir: &Path, run_id: &str) -> Result<(), WorktreeError> {
+    let path = lock_path(data_dir, run_id);
+    let file = File::create(&path)
+        .map_err(|e| WorktreeError::Io(format!("cannot create {}: {e}", path.display())))?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+        .map_err(|e| WorktreeError::Io(format!("cannot lock {}: {e}", path.display())))?;
+    if let Ok(mut live) = LIVE.lock() {
+        live.push((run_id.to_string(), file));
+    }
+    Ok(())
+}
+
+/// Let go of the live lock of `run_id`: the run is over (finished or interrupted; a terminal
+/// UI that goes on must not keep showing it as live).
+pub fn release_live_lock(data_dir: &Path, run_id: &str) {
+    if let Ok(mut live) = LIVE.lock() {
+        live.retain(|(id, _)| id != run_id);
+    }
+    let _ = std::fs::remove_file(lock_path(data_dir, run_id));
+}
+
+/// Whether some process holds the live lock of `run_id` (fails closed: a lock file that cannot
+/// be opened or tested counts as live).
+pub fn is_live(data_dir: &Path, run_id: &str) -> bool {
+    let path = lock_path(data_dir, run_id);
+    let file = match File::open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
+        Err(_) => return true,
+    };
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockShared) {
+        // Ours now, so nobody else's: released when `file` closes.
+        Ok(()) => false,
+        Err(_) => true,
+    }
 }
 
 impl Worktree {
@@ -105,8 +168,17 @@ impl Worktree {
         crate::git::common_dir(&self.source)
     }
 
-    /// Add a worktree for `run_id` on a new branch from the source's HEAD.
+    /// Add a worktree for `run_id` on a new branch from the source's HEAD, live (locked) until
+    /// `finish` or `remove`.
     pub fn create(data_dir: &Path, cwd: &Path, run_id: &str) -> Result<Worktree, WorktreeError> {
+        let created = Worktree::add(data_dir, cwd, run_id);
+        if created.is_err() {
+            release_live_lock(data_dir, run_id);
+        }
+        created
+    }
+
+    fn add(data_dir: &Path, cwd: &Path, run_id: &str) -> Result<Worktree, WorktreeError> {
         let not_repo = |e: WorktreeError| WorktreeError::NotARepo(e.to_string());
         let source = PathBuf::from(git(cwd, &["rev-parse", "--show-toplevel"]).map_err(not_repo)?);
         let base = git(&source, &["rev-parse", "HEAD"]).map_err(not_repo)?;
@@ -114,6 +186,8 @@ impl Worktree {
         let branch = format!("splice/{run_id}");
         std::fs::create_dir_all(worktrees_dir(data_dir))
             .map_err(|e| WorktreeError::Io(format!("cannot create the worktrees dir: {e}")))?;
+        // Live before it exists, so `clean` never sees it unlocked.
+        hold_live_lock(data_dir, run_id)?;
         let shown = path.display().to_string();
         git_write(
             &source,
@@ -146,17 +220,7 @@ impl Worktree {
         if staged.status.success() {
             return Ok(false);
         }
-        // A machine without a git identity can still commit the run's work.
-        let has_identity = git(&self.path, &["config", "user.email"]).is_ok_and(|e| !e.is_empty());
-        let mut args = Vec::new();
-        if !has_identity {
-            args.extend([
-                "-c",
-                "user.name=Splice",
-                "-c",
-                "user.email=splice@localhost",
-            ]);
-        }
+        let mut args = fallback_identity(&self.path);
         args.extend(["commit", "-q", "--no-verify", "-m", message]);
         git_write(&self.path, &args)?;
         Ok(true)
@@ -222,18 +286,18 @@ impl Worktree {
             }
         }
         let message = format!("Merge {} (splice run {})", self.branch, self.run_id);
-        if let Err(error) = git_write(
-            &self.source,
-            &[
-                "merge",
-                "--no-ff",
-                "--no-edit",
-                "--no-stat",
-                "-m",
-                &message,
-                &self.branch,
-            ],
-        ) {
+        // The merge commit needs an identity as much as the run's own commit did.
+        let mut args = fallback_identity(&self.source);
+        args.extend([
+            "merge",
+            "--no-ff",
+            "--no-edit",
+            "--no-stat",
+            "-m",
+            &message,
+            &self.branch,
+        ]);
+        if let Err(error) = git_write(&self.source, &args) {
             let _ = git(&self.source, &["merge", "--abort"]);
             return Err(error);
         }
@@ -251,7 +315,21 @@ impl Worktree {
             git(&self.source, &["branch", "-D", &self.branch])?;
         }
         let _ = std::fs::remove_file(record_path(data_dir, &self.run_id));
+        release_live_lock(data_dir, &self.run_id);
         Ok(())
+    }
+
+    /// What to tell a person whose run stopped before Splice committed its work.
+    pub fn interrupted_note(&self) -> String {
+        format!(
+            "the run was interrupted before its work was committed: it stays uncommitted in \
+             worktree {} on branch {}; `splice worktree recover {}` commits it and keeps the \
+             branch, `splice worktree clean {}` discards it",
+            self.path.display(),
+            self.branch,
+            self.run_id,
+            self.run_id
+        )
     }
 }
 
@@ -277,6 +355,20 @@ fn restore_git_dir(guard: Option<&Snapshot>) -> GitDir {
 /// commit its work, then merge back or say where the branch is. Returns the exit code, which
 /// only a failed merge (or a git dir that could not be put back) changes.
 pub fn finish(
+    bus: &Bus,
+    data_dir: &Path,
+    worktree: &Worktree,
+    merge_back: bool,
+    request: &str,
+    exit: i32,
+    guard: Option<&Snapshot>,
+) -> i32 {
+    let exit = finish_run(bus, data_dir, worktree, merge_back, request, exit, guard);
+    release_live_lock(data_dir, &worktree.run_id);
+    exit
+}
+
+fn finish_run(
     bus: &Bus,
     data_dir: &Path,
     worktree: &Worktree,
@@ -408,15 +500,22 @@ pub fn recorded(data_dir: &Path) -> Vec<Worktree> {
     found
 }
 
-/// `splice worktree list|recover|clean`: text lines on `out`; the exit code.
-pub fn command(data_dir: &Path, action: &str, run_id: Option<&str>, out: &mut dyn Write) -> i32 {
+/// `splice worktree list|recover|clean`: results on `out`, errors on `err`; the exit code.
+/// `recover` and `clean` never touch a run that is still going.
+pub fn command(
+    data_dir: &Path,
+    action: &str,
+    run_id: Option<&str>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
     let all = recorded(data_dir);
     let chosen: Vec<&Worktree> = all
         .iter()
         .filter(|w| run_id.is_none_or(|id| w.run_id == id))
         .collect();
     if let (Some(id), true) = (run_id, chosen.is_empty()) {
-        let _ = writeln!(out, "no leftover worktree of run {id}");
+        let _ = writeln!(err, "no leftover worktree of run {id}");
         return 2;
     }
     if chosen.is_empty() {
@@ -425,8 +524,13 @@ pub fn command(data_dir: &Path, action: &str, run_id: Option<&str>, out: &mut dy
     }
     let mut code = 0;
     for worktree in chosen {
+        let live = is_live(data_dir, &worktree.run_id);
         let line = match action {
-            "list" => Ok(describe(worktree)),
+            "list" => Ok(describe(worktree, live)),
+            _ if live => Err(WorktreeError::Io(format!(
+                "still running (worktree {}); not touched",
+                worktree.path.display()
+            ))),
             "recover" => recover(worktree, data_dir),
             _ => clean(worktree, data_dir),
         };
@@ -435,7 +539,7 @@ pub fn command(data_dir: &Path, action: &str, run_id: Option<&str>, out: &mut dy
                 let _ = writeln!(out, "{line}");
             }
             Err(error) => {
-                let _ = writeln!(out, "{}: {error}", worktree.run_id);
+                let _ = writeln!(err, "{}: {error}", worktree.run_id);
                 code = 1;
             }
         }
@@ -443,8 +547,10 @@ pub fn command(data_dir: &Path, action: &str, run_id: Option<&str>, out: &mut dy
     code
 }
 
-fn describe(worktree: &Worktree) -> String {
-    let state = if worktree.path.exists() {
+fn describe(worktree: &Worktree, live: bool) -> String {
+    let state = if live {
+        "live: the run is still going".to_string()
+    } else if worktree.path.exists() {
         let dirty = git(&worktree.path, &["status", "--porcelain"])
             .map(|s| s.lines().count())
             .unwrap_or(0);
@@ -490,4 +596,21 @@ fn clean(worktree: &Worktree, data_dir: &Path) -> Result<String, WorktreeError> 
             worktree.run_id, worktree.branch
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_lock_is_live_until_released() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(worktrees_dir(dir.path())).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!is_live(dir.path(), "run_a"));
+        hold_live_lock(dir.path(), "run_a").unwrap_or_else(|e| panic!("{e}"));
+        assert!(is_live(dir.path(), "run_a"));
+        assert!(!is_live(dir.path(), "run_b"));
+        release_live_lock(dir.path(), "run_a");
+        assert!(!is_live(dir.path(), "run_a"));
+    }
 }

@@ -1,4 +1,7 @@
-//! The text printer: the model's answer on stdout, progress and diagnostics on stderr.
+//! The text printer: the final answer on stdout, everything else on stderr, as `codex exec` and
+//! `claude -p` do. Text streams before anyone knows whether its turn is the last, so a turn's
+//! text is held: when the run goes on (a tool call, a stage, a prompt) it was narration and goes
+//! to stderr; what is held when the run ends is the answer.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -10,8 +13,9 @@ use super::redact::Redactor;
 use super::terminal::strip_controls;
 use crate::bus::Sink;
 use crate::protocol::Event;
-use crate::protocol::events::ToolStatus;
+use crate::protocol::events::{ToolStatus, UsageEvent};
 use crate::protocol::marker::{ReasoningPiece, StageStatus, split_markers};
+use crate::usage::format_usd;
 
 pub struct TextSink<O: Write + Send, E: Write + Send> {
     streams: Mutex<Streams<O, E>>,
@@ -22,9 +26,50 @@ pub struct TextSink<O: Write + Send, E: Write + Send> {
 struct Streams<O, E> {
     out: O,
     err: E,
-    /// The answer on stdout does not end with a newline yet.
-    mid_line: bool,
+    /// The current turn's text, already cleaned: narration or the answer, not known yet.
+    held: String,
     rechunker: Rechunker,
+    spent: Spent,
+}
+
+/// What the run used, for the closing line on stderr.
+#[derive(Default)]
+struct Spent {
+    prompt: u64,
+    completion: u64,
+    total: u64,
+    cost: f64,
+    /// A response had no price (or no usage): the cost is not known, never shown as `$0`.
+    unpriced: bool,
+    requests: u32,
+}
+
+impl Spent {
+    fn add(&mut self, usage: &UsageEvent) {
+        self.requests += 1;
+        self.prompt += usage.prompt_tokens;
+        self.completion += usage.completion_tokens;
+        self.total += usage.total_tokens;
+        match usage.cost_usd {
+            Some(cost) if usage.usage_reported => self.cost += cost,
+            _ => self.unpriced = true,
+        }
+    }
+
+    fn line(&self) -> Option<String> {
+        if self.requests == 0 {
+            return None;
+        }
+        let cost = if self.unpriced {
+            "cost unpriced".to_string()
+        } else {
+            format!("cost ${} (estimated)", format_usd(self.cost))
+        };
+        Some(format!(
+            "tokens: {} ({} in, {} out), {cost}\n",
+            self.total, self.prompt, self.completion
+        ))
+    }
 }
 
 impl<O: Write + Send, E: Write + Send> TextSink<O, E> {
@@ -33,8 +78,9 @@ impl<O: Write + Send, E: Write + Send> TextSink<O, E> {
             streams: Mutex::new(Streams {
                 out,
                 err,
-                mid_line: false,
+                held: String::new(),
                 rechunker: Rechunker::new(redactor.clone()),
+                spent: Spent::default(),
             }),
             redactor,
             reader_gone: None,
@@ -54,6 +100,26 @@ impl<O: Write + Send, E: Write + Send> TextSink<O, E> {
         let text = redacted.as_deref().unwrap_or(text);
         strip_controls(text).into_owned()
     }
+}
+
+/// The most lines of a failed tool's output shown on stderr.
+const FAILED_TAIL_LINES: usize = 12;
+
+/// `text` indented under the line it belongs to, ending with a newline.
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}\n")).collect()
+}
+
+/// Whether an event shows the run went on past the current turn's text.
+fn continues(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::ToolCall { .. }
+            | Event::ToolCallStart { .. }
+            | Event::Reasoning { .. }
+            | Event::PermissionRequest { .. }
+            | Event::Checkpoint { .. }
+    )
 }
 
 /// The stderr line for a progress event, if it has one.
@@ -76,6 +142,9 @@ fn progress_line(event: &Event) -> Option<String> {
                             "[{}/{}] {} {verb}{ms}\n",
                             m.index, m.total, m.stage
                         ));
+                        if let Some(detail) = m.detail.as_deref().filter(|d| !d.is_empty()) {
+                            out.push_str(&indent(detail));
+                        }
                     }
                 }
             }
@@ -83,9 +152,23 @@ fn progress_line(event: &Event) -> Option<String> {
         }
         Event::ToolCall { name, args, .. } => Some(format!("→ {name} {args}\n")),
         Event::ToolResult { status, output, .. } if *status != ToolStatus::Ok => {
-            let first = output.lines().next().unwrap_or_default();
-            Some(format!("  {status:?}: {first}\n").to_lowercase())
+            // The end of a failed command's output is where its reason usually is.
+            let lines: Vec<&str> = output.lines().collect();
+            let tail = lines[lines.len().saturating_sub(FAILED_TAIL_LINES)..].join("\n");
+            let status = format!("{status:?}").to_lowercase();
+            Some(format!("  {status}:\n{}", indent(&tail)))
         }
+        // A submission's arguments arrive whole (the rechunker holds them until they parse):
+        // its summary is the stage's own account of what it did.
+        Event::ToolCallDelta { delta, .. } => serde_json::from_str::<serde_json::Value>(delta)
+            .ok()
+            .and_then(|v| {
+                v.get("summary")
+                    .and_then(|s| s.as_str())
+                    .map(str::to_string)
+            })
+            .filter(|s| !s.trim().is_empty())
+            .map(|summary| format!("  summary:\n{}", indent(&summary))),
         Event::PermissionDecision {
             name,
             permission_granted: false,
@@ -122,22 +205,32 @@ impl<O: Write + Send, E: Write + Send> Sink for TextSink<O, E> {
         };
         let streams = &mut *guard;
         for event in streams.rechunker.push(event) {
-            match &event {
-                Event::Text { delta } => {
-                    let bytes = self.clean(delta);
-                    super::write_or_notice(
-                        &mut streams.out,
-                        bytes.as_bytes(),
-                        self.reader_gone.as_ref(),
-                    );
-                    streams.mid_line = !delta.ends_with('\n');
+            if continues(&event) && !streams.held.is_empty() {
+                let mut narration = std::mem::take(&mut streams.held);
+                if !narration.ends_with('\n') {
+                    narration.push('\n');
                 }
+                let _ = streams.err.write_all(narration.as_bytes());
+            }
+            match &event {
+                Event::Text { delta } => streams.held.push_str(&self.clean(delta)),
+                Event::Usage(usage) => streams.spent.add(usage),
                 Event::RunEnd { .. } => {
-                    if streams.mid_line {
-                        let _ = streams.out.write_all(b"\n");
-                        let _ = streams.out.flush();
-                        streams.mid_line = false;
+                    let mut answer = std::mem::take(&mut streams.held);
+                    if !answer.is_empty() {
+                        if !answer.ends_with('\n') {
+                            answer.push('\n');
+                        }
+                        super::write_or_notice(
+                            &mut streams.out,
+                            answer.as_bytes(),
+                            self.reader_gone.as_ref(),
+                        );
                     }
+                    if let Some(line) = streams.spent.line() {
+                        let _ = streams.err.write_all(line.as_bytes());
+                    }
+                    let _ = streams.err.flush();
                 }
                 other => {
                     if let Some(line) = progress_line(other) {
@@ -147,5 +240,75 @@ impl<O: Write + Send, E: Write + Send> Sink for TextSink<O, E> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::events::SideEffect;
+    use std::sync::{Arc, Mutex};
+
+    /// A writer the test can read afterwards.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if let Ok(mut inner) = self.0.lock() {
+                inner.extend_from_slice(buf);
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        fn text(&self) -> String {
+            self.0
+                .lock()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default()
+        }
+    }
+
+    #[test]
+    fn narration_goes_to_stderr_and_only_the_last_turn_to_stdout() {
+        let (out, err) = (Shared::default(), Shared::default());
+        let sink = TextSink::new(out.clone(), err.clone(), Redactor::from_vars([]));
+        let usage = |cost| {
+            Event::Usage(UsageEvent {
+                usage_reported: true,
+                prompt_tokens: 100,
+                completion_tokens: 20,
+                total_tokens: 120,
+                cost_usd: Some(cost),
+                ..UsageEvent::default()
+            })
+        };
+        for event in [
+            Event::text("Let me look at the files."),
+            usage(0.0001),
+            Event::ToolCall {
+                id: "c1".into(),
+                name: "list_files".into(),
+                args: serde_json::json!({}),
+                side_effect: SideEffect::Read,
+            },
+            Event::text("There are two files."),
+            usage(0.00002),
+            Event::run_end(0),
+        ] {
+            sink.emit("run_t", &event);
+        }
+        assert_eq!(out.text(), "There are two files.\n");
+        let err = err.text();
+        assert!(err.starts_with("Let me look at the files.\n"), "{err}");
+        assert!(
+            err.ends_with("tokens: 240 (200 in, 40 out), cost $0.00012 (estimated)\n"),
+            "{err}"
+        );
     }
 }

@@ -72,18 +72,28 @@ pub async fn run(
         Tier::Standard
     };
     let mut stopped = None;
+    // The task whose writes (or test command) the permission policy refused: every later task
+    // would ask the same policy, so none starts (no request spent per task on a sure refusal).
+    let mut refused: Option<String> = None;
     for (index, task) in tasks.iter().enumerate() {
         let blocked = task
             .depends_on
             .iter()
             .find(|dep| !result.completed.contains(dep));
-        if let Some(dep) = blocked.filter(|_| stopped.is_none()) {
-            ctx.bus.emit(Event::reasoning(format!(
-                "Task {} skipped: its dependency {dep} did not complete\n",
-                task.id
-            )));
+        if stopped.is_none() {
+            if let Some(by) = &refused {
+                ctx.bus.emit(Event::reasoning(format!(
+                    "Task {} skipped: the permission policy refused task {by}'s changes, and would refuse this one's\n",
+                    task.id
+                )));
+            } else if let Some(dep) = blocked {
+                ctx.bus.emit(Event::reasoning(format!(
+                    "Task {} skipped: its dependency {dep} did not complete\n",
+                    task.id
+                )));
+            }
         }
-        if blocked.is_some() || stopped.is_some() {
+        if blocked.is_some() || stopped.is_some() || refused.is_some() {
             result.tasks[index].status = "skipped".into();
             result.skipped.push(task.id.clone());
             store(slot, &result);
@@ -108,7 +118,9 @@ pub async fn run(
         let (stages, iterations) = ctx.log.take();
         let (status, abort_reason, label) = match &end {
             PipelineEnd::Completed => (ResultStatus::Completed, None, "completed"),
-            PipelineEnd::Failed(_) => (ResultStatus::Failed, None, "failed"),
+            PipelineEnd::Failed(_) | PipelineEnd::Refused(_) => {
+                (ResultStatus::Failed, None, "failed")
+            }
             PipelineEnd::Stopped(AgentError::Budget(reason)) => {
                 (ResultStatus::Aborted, Some(reason.clone()), "failed")
             }
@@ -127,14 +139,17 @@ pub async fn run(
             stages,
             usage: usage_since(&before, &ctx.agent.meter.totals()),
             abort_reason,
+            answer: None,
         });
         if label == "completed" {
             result.completed.push(task.id.clone());
         } else {
             result.failed.push(task.id.clone());
         }
-        if let PipelineEnd::Stopped(error) = end {
-            stopped = Some(error);
+        match end {
+            PipelineEnd::Stopped(error) => stopped = Some(error),
+            PipelineEnd::Refused(_) => refused = Some(task.id.clone()),
+            _ => {}
         }
         result.usage = ctx.agent.meter.totals();
         store(slot, &result);

@@ -35,6 +35,9 @@ pub enum PipelineEnd {
     Completed,
     /// Every iteration failed; the last failure's detail.
     Failed(String),
+    /// The permission policy refused a stage's writes or its test command: no iteration, and
+    /// no later task of a plan, could do better. The refusal's detail.
+    Refused(String),
     /// A provider or budget failure ended the run.
     Stopped(AgentError),
 }
@@ -141,7 +144,12 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
             Some(failure) => failures.push(failure),
         }
         if refused {
-            break;
+            return PipelineEnd::Refused(
+                failures
+                    .last()
+                    .map(|f| format!("{}: {}", f.stage, f.detail))
+                    .unwrap_or_default(),
+            );
         }
     }
     PipelineEnd::Failed(

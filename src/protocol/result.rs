@@ -42,6 +42,10 @@ pub struct PipelineResult {
     pub stages: Vec<StageRecord>,
     pub usage: UsageTotals,
     pub abort_reason: Option<String>,
+    /// The answer, told apart from narration: a light run's last model turn (the one without
+    /// tool calls), a pipeline's summary. Absent when the run ended before it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub answer: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,6 +94,7 @@ mod tests {
                 ..UsageTotals::default()
             },
             abort_reason: None,
+            answer: None,
         };
         let value = serde_json::to_value(&result).unwrap_or_default();
         for key in [

@@ -50,7 +50,12 @@ impl ProviderKind {
         }
     }
 
-    fn key_var(self) -> &'static str {
+    /// Whether this provider's key is set in the environment.
+    pub fn has_key(self) -> bool {
+        env_value(self.key_var()).is_some()
+    }
+
+    pub fn key_var(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "OPENAI_API_KEY",
             ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
@@ -75,29 +80,47 @@ impl ProviderKind {
     }
 }
 
-/// Short names a user may type for `--model`, and the API model each one sends.
-const MODEL_ALIASES: [(&str, &str); 6] = [
-    ("sonnet", "claude-sonnet-4-5"),
-    ("opus", "claude-opus-4-1"),
-    ("haiku", "claude-haiku-4-5"),
-    ("gpt", "gpt-4.1"),
-    ("mini", "gpt-4.1-mini"),
-    ("o", "o4-mini"),
+/// Short names a user may type for `--model`, the provider each belongs to, and the API model
+/// each one sends.
+const MODEL_ALIASES: [(&str, ProviderKind, &str); 6] = [
+    ("sonnet", ProviderKind::Anthropic, "claude-sonnet-4-5"),
+    ("opus", ProviderKind::Anthropic, "claude-opus-4-1"),
+    ("haiku", ProviderKind::Anthropic, "claude-haiku-4-5"),
+    ("gpt", ProviderKind::OpenAi, "gpt-4.1"),
+    ("mini", ProviderKind::OpenAi, "gpt-4.1-mini"),
+    ("o", ProviderKind::OpenAi, "o4-mini"),
 ];
 
-pub fn api_model_for(model: &str) -> String {
+/// The provider an alias belongs to; `None` for a name that is not an alias.
+pub fn alias_owner(model: &str) -> Option<ProviderKind> {
     MODEL_ALIASES
         .iter()
-        .find(|(alias, _)| *alias == model)
-        .map(|(_, api)| (*api).to_string())
-        .unwrap_or_else(|| model.to_string())
+        .find(|(alias, _, _)| *alias == model)
+        .map(|(_, owner, _)| *owner)
+}
+
+/// The API model `model` sends on `kind`: an alias of `kind` is expanded, any other name is
+/// sent as typed, and an alias of another provider is refused (sending `claude-sonnet-4-5` to
+/// an OpenAI endpoint only fails later, and less clearly).
+pub fn api_model_for(kind: ProviderKind, model: &str) -> Result<String, InvalidSetting> {
+    match MODEL_ALIASES.iter().find(|(alias, _, _)| *alias == model) {
+        None => Ok(model.to_string()),
+        Some((_, owner, api)) if *owner == kind => Ok((*api).to_string()),
+        Some((_, owner, api)) => Err(InvalidSetting(format!(
+            "the model alias `{model}` ({api}) belongs to {}, not {}: use --provider {} or a {} model",
+            owner.name(),
+            kind.name(),
+            owner.name(),
+            kind.name(),
+        ))),
+    }
 }
 
 /// Everything needed to talk to one provider, resolved before the run starts.
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
     pub kind: ProviderKind,
-    /// Base URL without a trailing `/v1`.
+    /// Base URL without a trailing `/v1` (Gemini's: as given, without a trailing `/`).
     pub base_url: String,
     pub api_key: Option<String>,
     pub model: String,
@@ -174,9 +197,14 @@ impl ProviderConfig {
         let max_retries = env_number("SPLICE_MAX_RETRIES", 0..=u64::from(MAX_RETRIES_LIMIT), 4)?;
         Ok(ProviderConfig {
             kind,
-            base_url: normalize_base_url(&base),
+            base_url: match kind {
+                // Gemini's base URL carries its own version segment (`/v1beta/openai`, or a
+                // gateway's `/v1`): it is used as given.
+                ProviderKind::Gemini => base.trim().trim_end_matches('/').to_string(),
+                _ => normalize_base_url(&base),
+            },
             api_key: env_value(kind.key_var()),
-            api_model: api_model_for(&model),
+            api_model: api_model_for(kind, &model)?,
             model,
             max_retries: u32::try_from(max_retries).unwrap_or(MAX_RETRIES_LIMIT),
             retry_base: millis("SPLICE_RETRY_BASE_MS", 0, 500)?,
@@ -624,8 +652,27 @@ mod tests {
     }
 
     #[test]
-    fn aliases_map_to_api_models() {
-        assert_eq!(api_model_for("sonnet"), "claude-sonnet-4-5");
-        assert_eq!(api_model_for("my-local-model"), "my-local-model");
+    fn aliases_map_to_api_models_of_their_own_provider_only() {
+        let api = |kind, model| api_model_for(kind, model).map_err(|e| e.to_string());
+        assert_eq!(
+            api(ProviderKind::Anthropic, "sonnet").as_deref(),
+            Ok("claude-sonnet-4-5")
+        );
+        assert_eq!(
+            api(ProviderKind::OpenAi, "mini").as_deref(),
+            Ok("gpt-4.1-mini")
+        );
+        assert_eq!(
+            api(ProviderKind::OpenAi, "my-local-model").as_deref(),
+            Ok("my-local-model")
+        );
+        for (kind, alias) in [
+            (ProviderKind::OpenAi, "sonnet"),
+            (ProviderKind::Anthropic, "mini"),
+            (ProviderKind::Gemini, "gpt"),
+        ] {
+            let refused = api(kind, alias).err().unwrap_or_default();
+            assert!(refused.contains("belongs to"), "{alias}: {refused}");
+        }
     }
 }

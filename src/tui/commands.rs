@@ -6,7 +6,7 @@ use super::app::{App, Request};
 use super::cells::Level;
 use super::composer::CommandHint;
 use crate::permissions::{PermissionMode, Policy};
-use crate::provider::{ProviderConfig, ProviderKind};
+use crate::provider::{ProviderConfig, ProviderKind, alias_owner};
 use crate::run::Tier;
 
 pub type Handler = fn(&mut App, &str);
@@ -103,6 +103,12 @@ fn help(app: &mut App, _: &str) {
 }
 
 fn model(app: &mut App, args: &str) {
+    switch_model(app, args, ProviderKind::has_key);
+}
+
+/// `/model NAME`: an alias of another provider switches to it when `has_key` says its key is
+/// set, and is refused with the reason otherwise.
+fn switch_model(app: &mut App, args: &str, has_key: impl Fn(ProviderKind) -> bool) {
     let name = args.trim();
     if name.is_empty() {
         let text = format!(
@@ -122,12 +128,26 @@ fn model(app: &mut App, args: &str) {
                 return;
             }
         },
-        None => (app.settings.provider.kind, name),
+        None => {
+            let current = app.settings.provider.kind;
+            match alias_owner(name) {
+                Some(owner) if owner != current && has_key(owner) => (owner, name),
+                _ => (current, name),
+            }
+        }
     };
     app.settings.provider = match ProviderConfig::from_env(kind, Some(model)) {
         Ok(provider) => provider,
         Err(error) => {
-            app.notice(Level::Error, error.to_string());
+            let hint = match alias_owner(model) {
+                Some(owner) if owner != kind => format!(
+                    " ({} is not set; /model {}/{model} names the provider)",
+                    owner.key_var(),
+                    owner.name()
+                ),
+                _ => String::new(),
+            };
+            app.notice(Level::Error, format!("{error}{hint}"));
             return;
         }
     };
@@ -239,4 +259,40 @@ fn cost(app: &mut App, _: &str) {
 
 fn quit(app: &mut App, _: &str) {
     app.request(Request::Quit);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::cells::Cell;
+    use crate::tui::snapshot_tests::app;
+
+    fn last_notice(app: &App) -> String {
+        match app.transcript.last() {
+            Some(Cell::Notice(_, text)) => text.clone(),
+            other => panic!("no notice: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_alias_of_another_provider_without_its_key_is_refused_with_the_reason() {
+        let mut app = app();
+        switch_model(&mut app, "sonnet", |_| false);
+        assert_eq!(app.settings.provider.kind, ProviderKind::OpenAi);
+        assert_eq!(app.settings.provider.api_model, "gpt-4.1");
+        let notice = last_notice(&app);
+        assert!(notice.contains("belongs to anthropic"), "{notice}");
+        assert!(notice.contains("ANTHROPIC_API_KEY"), "{notice}");
+    }
+
+    #[test]
+    fn an_alias_of_another_provider_with_its_key_switches_provider() {
+        let mut app = app();
+        switch_model(&mut app, "sonnet", |kind| kind == ProviderKind::Anthropic);
+        assert_eq!(app.settings.provider.kind, ProviderKind::Anthropic);
+        assert_eq!(app.settings.provider.api_model, "claude-sonnet-4-5");
+        switch_model(&mut app, "mini", |_| false);
+        assert_eq!(app.settings.provider.kind, ProviderKind::Anthropic);
+        assert_eq!(app.settings.provider.api_model, "claude-sonnet-4-5");
+    }
 }

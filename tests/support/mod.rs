@@ -35,6 +35,12 @@ impl Sandbox {
         std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
         // SPLICE_CONFIG must name a file that exists; tests that need settings overwrite it.
         std::fs::write(base.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+        // SPLICE_PRICING_FILE too; this one adds no prices to the built-in table.
+        std::fs::write(
+            base.join("pricing.json"),
+            r#"{"source":"tests","asOf":"2026-01-01","models":{}}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         Sandbox { dir, root, data }
     }
 
