@@ -126,12 +126,14 @@ fn a_real_runs_markers_keep_every_iteration_and_show_a_hostile_failure_safely() 
     let out = rejected_once();
     let now = Instant::now();
     let mut pipeline = Pipeline::default();
+    pipeline.max_iterations = Some(3);
     let mut shown = String::new();
     for piece in pieces(&out, 7) {
         shown.push_str(&pipeline.take_reasoning(&piece, now));
     }
     assert!(!shown.contains('\u{0}'), "a marker leaked into the text");
-    assert_eq!(pipeline.max_iterations, Some(3));
+    // The markers carry exactly the payload DECISIONS.md fixes.
+    assert!(!out.stdout.contains("maxIterations"));
     let outcomes: Vec<Vec<String>> = pipeline
         .iterations
         .iter()

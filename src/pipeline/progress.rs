@@ -21,8 +21,6 @@ pub struct StageLog {
     records: Mutex<Vec<StageRecord>>,
     open: Mutex<Option<Open>>,
     iterations: Mutex<u32>,
-    /// The most iterations the run may take, carried in every marker.
-    max_iterations: Mutex<Option<u32>>,
     /// The stages the current iteration schedules, and how many of them have started.
     plan: Mutex<(u32, Vec<String>, u32)>,
 }
@@ -39,12 +37,6 @@ impl StageLog {
     pub fn set_iterations(&self, n: u32) {
         if let Ok(mut iterations) = self.iterations.lock() {
             *iterations = n;
-        }
-    }
-
-    pub fn set_max_iterations(&self, max: u32) {
-        if let Ok(mut slot) = self.max_iterations.lock() {
-            *slot = Some(max);
         }
     }
 
@@ -125,7 +117,6 @@ impl StageLog {
             total: slot.total,
             ms: None,
             detail: None,
-            max_iterations: self.max_iterations.lock().ok().and_then(|m| *m),
         }
     }
 

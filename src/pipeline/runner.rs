@@ -65,7 +65,6 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
     let max = ctx.settings.pipeline.max_iterations.max(1);
     let total = u32::try_from(stages.len()).unwrap_or(u32::MAX);
     let mut failures: Vec<Failure> = Vec::new();
-    ctx.log.set_max_iterations(max);
     for number in 1..=max {
         ctx.log.set_iterations(number);
         ctx.bus.emit(Event::reasoning(format!(

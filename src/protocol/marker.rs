@@ -34,14 +34,6 @@ pub struct StageMarker {
     pub ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub detail: Option<String>,
-    /// The most iterations the run may take, so a panel can say `iteration 2 of 3`. Optional:
-    /// a marker without it is still well formed.
-    #[serde(
-        rename = "maxIterations",
-        skip_serializing_if = "Option::is_none",
-        default
-    )]
-    pub max_iterations: Option<u32>,
 }
 
 impl StageMarker {
@@ -103,7 +95,6 @@ mod tests {
             total: 6,
             ms: None,
             detail: None,
-            max_iterations: None,
         }
     }
 

@@ -262,6 +262,7 @@ impl App {
         self.transcript.push(Cell::User(text));
         self.run = RunState::Running { since: self.now };
         self.pipeline.reset();
+        self.pipeline.max_iterations = Some(self.settings.pipeline.max_iterations);
         self.request(Request::StartRun(prompt));
     }
 

@@ -76,7 +76,8 @@ pub struct Iteration {
 pub struct Pipeline {
     /// Every iteration of the pipeline run in progress, oldest first.
     pub iterations: Vec<Iteration>,
-    /// From the markers' `maxIterations`, when they carry it.
+    /// The most iterations the run may take, when the front end knows it (its own runs'
+    /// settings): the markers' payload, as DECISIONS.md fixes it, does not carry it.
     pub max_iterations: Option<u32>,
     /// Failure details shown in full rather than cut to one row.
     pub expanded: bool,
@@ -111,7 +112,6 @@ impl Pipeline {
 
     pub fn reset(&mut self) {
         self.iterations.clear();
-        self.max_iterations = None;
         self.expanded = false;
         self.carry.clear();
     }
@@ -155,9 +155,6 @@ impl Pipeline {
     }
 
     pub fn apply(&mut self, marker: &StageMarker, now: Instant) {
-        if let Some(max) = marker.max_iterations {
-            self.max_iterations = Some(max);
-        }
         if self.restarts(marker) {
             // The next pipeline (a design plan's next task) counts its iterations afresh.
             self.iterations.clear();
@@ -432,7 +429,6 @@ mod tests {
             total,
             ms: Some(1500),
             detail: (status == StageStatus::Failed).then(|| "exit code 1".into()),
-            max_iterations: Some(3),
         }
         .encode()
     }
@@ -484,7 +480,6 @@ mod tests {
         p.take_reasoning(&marker("test_runner", StageStatus::Failed, 1), now);
         p.take_reasoning(&marker("code_writer", StageStatus::Start, 2), now);
         assert_eq!(p.iterations.len(), 2);
-        assert_eq!(p.max_iterations, Some(3));
         assert_eq!(
             p.iterations[0].stages[1].state,
             StageState::Failed {
@@ -550,7 +545,6 @@ mod tests {
                 total: 3,
                 ms: None,
                 detail: None,
-                max_iterations: None,
             }
         };
         p.take_reasoning(&failed.encode(), now);
@@ -572,6 +566,7 @@ mod tests {
     #[test]
     fn a_panel_taller_than_its_area_keeps_the_current_iteration_in_view() {
         let mut p = Pipeline::default();
+        p.max_iterations = Some(3);
         let now = Instant::now();
         for iteration in 1..=6 {
             p.take_reasoning(&marker("code_writer", StageStatus::Done, iteration), now);

@@ -224,7 +224,6 @@ fn marker(stage: &str, status: StageStatus, ms: Option<u64>) -> String {
         total: 6,
         ms,
         detail: (status == StageStatus::Failed).then(|| "2 tests failed".into()),
-        max_iterations: None,
     }
     .encode()
 }
@@ -549,7 +548,6 @@ fn a_resumed_session_whose_run_never_ended_shows_nothing_still_running() {
         total: 3,
         ms: None,
         detail: None,
-        max_iterations: None,
     };
     let event = |event: Event| Record::Event {
         run_id: "run_1".into(),
