@@ -565,8 +565,10 @@ mod tests {
 
     #[test]
     fn a_panel_taller_than_its_area_keeps_the_current_iteration_in_view() {
-        let mut p = Pipeline::default();
-        p.max_iterations = Some(3);
+        let mut p = Pipeline {
+            max_iterations: Some(3),
+            ..Pipeline::default()
+        };
         let now = Instant::now();
         for iteration in 1..=6 {
             p.take_reasoning(&marker("code_writer", StageStatus::Done, iteration), now);
