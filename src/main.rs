@@ -41,7 +41,9 @@ fn main() -> ExitCode {
     }
     // Before any command of a run could put another `git` first on PATH.
     splice::git::pin_program();
-    let code = match tokio::runtime::Builder::new_current_thread()
+    // Multi-threaded: the TUI's run is a task of its own, so what it blocks on (git, file
+    // planning, checkpoints) never holds up the loop that reads keys and draws frames.
+    let code = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")
