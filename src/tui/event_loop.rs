@@ -38,7 +38,8 @@ const TICK: Duration = Duration::from_millis(100);
 pub type RunFuture = Pin<Box<dyn Future<Output = i32> + Send>>;
 
 /// Starts a run of `text` on `bus`; the run ends early when `stop` receives.
-pub type StartRun = Arc<dyn Fn(RunSettings, Bus, String, oneshot::Receiver<()>) -> RunFuture + Send + Sync>;
+pub type StartRun =
+    Arc<dyn Fn(RunSettings, Bus, String, oneshot::Receiver<()>) -> RunFuture + Send + Sync>;
 
 /// The real run: `run::execute` with the prompt text.
 pub fn execute_run() -> StartRun {
