@@ -110,3 +110,24 @@ fn an_interrupt_ends_the_run_while_a_reviewing_stage_waits_on_git_diff() {
         Some("def add(a, b):\n    return a + b\n")
     );
 }
+
+/// Issue 8, item 8: a plain-http endpoint (a local model server) needs no certificate store, so
+/// none is read: a machine without one (a minimal container) still runs, and the run does not
+/// pay for reading it.
+#[test]
+fn a_plain_http_endpoint_runs_without_a_certificate_store() {
+    let sandbox = Sandbox::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let provider = FakeProvider::start(vec![openai::answer(&["Hello."])]);
+    let empty = sandbox.dir.path().join("no-certs");
+    std::fs::create_dir_all(&empty).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(empty.join("none.pem"), "").unwrap_or_else(|e| panic!("{e}"));
+    let mut command = sandbox.command(&provider.url);
+    command
+        .env("SSL_CERT_FILE", empty.join("none.pem"))
+        .env("SSL_CERT_DIR", &empty);
+    stream_json(&mut command).args(["--tier", "light", "say hello"]);
+    let out = support::run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{:?}", out.lines);
+    assert_eq!(out.text(), "Hello.");
+}
