@@ -1,6 +1,7 @@
 //! Splice: a terminal coding agent. The library holds the core; `main.rs` is the binary edge.
 
 pub mod agent;
+pub mod blocking;
 pub mod bus;
 pub mod checkpoint;
 pub mod cli;

@@ -41,13 +41,30 @@ fn main() -> ExitCode {
     }
     // Before any command of a run could put another `git` first on PATH.
     splice::git::pin_program();
-    let code = match tokio::runtime::Builder::new_current_thread()
+    let raw: Vec<String> = std::env::args().collect();
+    let cli = match Cli::try_parse_from(&raw) {
+        Ok(cli) => cli,
+        Err(error) => return ExitCode::from(u8::try_from(parse_failure(&raw, error)).unwrap_or(1)),
+    };
+    let stdout_is_tty = std::io::stdout().is_terminal();
+    // The TUI's run is a task of its own beside the loop that reads keys and draws, so what
+    // it blocks on (git, file planning, checkpoints) never holds that loop up: worker threads.
+    // A headless run has only its interrupt to keep prompt, which its blocking work does not
+    // hold up either (git is an async process, the rest runs on the blocking pool or completes
+    // first by design), so it skips starting them.
+    let tui = cli.command.is_none() && stdout_is_tty;
+    let mut builder = if tui {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let code = match builder
         .enable_all()
         .build()
         .context("cannot start the async runtime")
     {
         Ok(runtime) => {
-            let code = runtime.block_on(real_main());
+            let code = runtime.block_on(real_main(cli, stdout_is_tty));
             // Dropping the runtime would wait for blocking tasks; one stuck in a system call
             // (a read that never returns) must not keep the process alive after `run_end`.
             runtime.shutdown_background();
@@ -61,13 +78,7 @@ fn main() -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
-async fn real_main() -> i32 {
-    let raw: Vec<String> = std::env::args().collect();
-    let cli = match Cli::try_parse_from(&raw) {
-        Ok(cli) => cli,
-        Err(error) => return parse_failure(&raw, error),
-    };
-    let stdout_is_tty = std::io::stdout().is_terminal();
+async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
     match cli.command {
         Some(Command::Exec(exec)) => headless(&exec).await,
         Some(Command::Restore(args)) => restore(&args, stdout_is_tty),

@@ -189,7 +189,7 @@ where
             // A stage cut short still ends with its one `failed` marker, and the stages it
             // kept from starting are `skipped`.
             shared.log.interrupt(bus);
-            put_back_git_dir(bus, &shared, EXIT_INTERRUPTED);
+            crate::blocking::atomic(|| put_back_git_dir(bus, &shared, EXIT_INTERRUPTED));
             if let Some(note) = shared.worktree_note.lock().ok().and_then(|mut n| n.take()) {
                 crate::worktree::release_live_lock(&settings.data_dir, bus.run_id());
                 bus.emit(Event::warning("worktree_interrupted", note));
@@ -337,16 +337,22 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     if !settings.pipeline.worktree {
         // A sandboxed command may write the repository's git dir under the root: what it
         // changes there that makes git run programs is put back before `final`.
-        let guard = crate::git::common_dir(&settings.cwd).map(|dir| Snapshot::take(&dir));
+        let guard = crate::blocking::atomic(|| {
+            crate::git::common_dir(&settings.cwd).map(|dir| Snapshot::take(&dir))
+        });
         shared.hold_final.store(guard.is_some(), Ordering::SeqCst);
         if let Ok(mut slot) = shared.git_guard.lock() {
             *slot = guard;
         }
         let exit = run_work(settings, bus, shared, &provider, prompt, tier, Vec::new()).await;
-        let exit = put_back_git_dir(bus, shared, exit);
+        let exit = crate::blocking::atomic(|| put_back_git_dir(bus, shared, exit));
         return release_final(bus, shared, exit);
     }
-    let worktree = match Worktree::create(&settings.data_dir, &settings.cwd, bus.run_id()) {
+    // Git commands that change the repository: blocking, and not to be cut in half.
+    let created = crate::blocking::atomic(|| {
+        Worktree::create(&settings.data_dir, &settings.cwd, bus.run_id())
+    });
+    let worktree = match created {
         Ok(worktree) => worktree,
         Err(error @ WorktreeError::NotARepo(_)) => {
             return report(bus, &RunFailure::usage(error.to_string()));
@@ -373,20 +379,22 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     let git_dir: Vec<PathBuf> = worktree.git_dir().into_iter().collect();
     // The run's sandbox may write that git dir: what it holds now is what must stay.
     if let Ok(mut slot) = shared.git_guard.lock() {
-        *slot = git_dir.first().map(|dir| Snapshot::take(dir));
+        *slot = crate::blocking::atomic(|| git_dir.first().map(|dir| Snapshot::take(dir)));
     }
     let exit = run_work(&inside, bus, shared, &provider, prompt, tier, git_dir).await;
     set_slot(&shared.worktree_note, None);
     let guard = shared.git_guard.lock().ok().and_then(|mut g| g.take());
-    let merged_exit = worktree::finish(
-        bus,
-        &settings.data_dir,
-        &worktree,
-        settings.pipeline.merge_back,
-        &request,
-        exit,
-        guard.as_ref(),
-    );
+    let merged_exit = crate::blocking::atomic(|| {
+        worktree::finish(
+            bus,
+            &settings.data_dir,
+            &worktree,
+            settings.pipeline.merge_back,
+            &request,
+            exit,
+            guard.as_ref(),
+        )
+    });
     release_final(bus, shared, merged_exit)
 }
 

@@ -24,8 +24,8 @@ pub struct Iteration {
 }
 
 impl Iteration {
-    pub fn diff(&self, ctx: &Ctx<'_>) -> String {
-        super::diff::change(ctx.root())
+    pub async fn diff(&self, ctx: &Ctx<'_>) -> String {
+        super::diff::change(ctx.root()).await
     }
 }
 

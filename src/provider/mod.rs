@@ -369,13 +369,22 @@ pub struct Provider {
 
 impl Provider {
     pub fn new(config: ProviderConfig) -> Result<Provider, ProviderError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(15))
-            .build()
-            .map_err(|e| ProviderError::Network {
-                provider: config.kind.name(),
-                message: e.to_string(),
-            })?;
+        let mut builder = reqwest::Client::builder().connect_timeout(Duration::from_secs(15));
+        // A plain-http endpoint (a local server) needs no TLS: without this the client reads the
+        // whole system certificate store on every run. With no roots at all, an https
+        // connection (a redirect) fails verification rather than going unchecked.
+        if config
+            .base_url
+            .trim()
+            .to_ascii_lowercase()
+            .starts_with("http://")
+        {
+            builder = builder.tls_certs_only(Vec::new());
+        }
+        let http = builder.build().map_err(|e| ProviderError::Network {
+            provider: config.kind.name(),
+            message: e.to_string(),
+        })?;
         Ok(Provider { config, http })
     }
 

@@ -140,11 +140,14 @@ impl ToolRunner {
                 Ok(self.finish(id, ToolStatus::Ok, output, truncated, None, None))
             }
             ToolName::WriteFile | ToolName::EditFile => {
-                let changes = if tool == ToolName::WriteFile {
-                    plan_write(root, &parse_args(args)?)?
-                } else {
-                    plan_edit(root, &parse_args(args)?)?
-                };
+                // Planning reads the file: blocking work, off the runtime's threads.
+                let changes = crate::blocking::atomic(|| {
+                    if tool == ToolName::WriteFile {
+                        plan_write(root, &parse_args(args)?)
+                    } else {
+                        plan_edit(root, &parse_args(args)?)
+                    }
+                })?;
                 match self.write_changes(id, tool.as_str(), &changes).await {
                     Ok(changed) => {
                         let summary = format!("wrote {}", changed.join(", "));
@@ -230,12 +233,16 @@ impl ToolRunner {
         {
             return Err((status, reason));
         }
-        let info = self
-            .checkpoints
-            .save(tool, changes)
-            .map_err(|e| (ToolStatus::Error, e.to_string()))?;
-        self.bus.emit(Event::Checkpoint { checkpoint: info });
-        apply(&self.root, changes).map_err(|e| (ToolStatus::Error, e.to_string()))?;
+        // The checkpoint and the write are blocking work that must land together: an interrupt
+        // takes effect after both, never between them.
+        crate::blocking::atomic(|| {
+            let info = self
+                .checkpoints
+                .save(tool, changes)
+                .map_err(|e| (ToolStatus::Error, e.to_string()))?;
+            self.bus.emit(Event::Checkpoint { checkpoint: info });
+            apply(&self.root, changes).map_err(|e| (ToolStatus::Error, e.to_string()))
+        })?;
         Ok(targets)
     }
 

@@ -1,5 +1,7 @@
-//! The app loop: terminal input, bus events, permission asks, the run itself and a frame tick in
-//! one `select!`; a frame is drawn only when something changed. The terminal is restored on
+//! The app loop: terminal input, bus events, permission asks, the run's end and a frame tick in
+//! one `select!`; a frame is drawn only when something changed. The run is a task of its own
+//! on the multi-threaded runtime and the session log has a writer thread, so neither a blocking
+//! call in the run nor a slow disk holds up a keypress or a frame. The terminal is restored on
 //! exit, on panic and on SIGTERM/SIGHUP.
 
 use std::future::Future;
@@ -15,24 +17,45 @@ use crossterm::event::{
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{Backend, CrosstermBackend};
 use tokio::sync::{mpsc, oneshot};
 
 use super::app::{App, Request};
 use super::cells::Level;
-use super::session::{Record, SessionLog};
+use super::session::{Record, SessionLog, SessionWriter};
 use crate::bus::{Bus, PermissionAsk, Sink};
 use crate::headless::redact::Redactor;
 use crate::ids::new_run_id;
 use crate::protocol::Event;
 use crate::protocol::input::Prompt;
-use crate::run;
+use crate::run::{self, RunSettings};
 
 const TICK: Duration = Duration::from_millis(100);
 
-type RunFuture = Pin<Box<dyn Future<Output = i32>>>;
+/// A run in progress: its exit code when it ends.
+pub type RunFuture = Pin<Box<dyn Future<Output = i32> + Send>>;
+
+/// Starts a run of `text` on `bus`; the run ends early when `stop` receives.
+pub type StartRun =
+    Arc<dyn Fn(RunSettings, Bus, String, oneshot::Receiver<()>) -> RunFuture + Send + Sync>;
+
+/// The real run: `run::execute` with the prompt text.
+pub fn execute_run() -> StartRun {
+    Arc::new(|settings, bus, text, stop_rx| {
+        Box::pin(async move {
+            let prompt = async { Ok(Prompt::from_text(text)) };
+            let stop = async {
+                // A dropped sender is not an interrupt.
+                if stop_rx.await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            };
+            run::execute(&settings, &bus, prompt, stop).await
+        })
+    })
+}
 
 /// Forwards every event of a run to the app loop; widgets never see the bus.
 struct TuiSink(mpsc::UnboundedSender<(String, Event)>);
@@ -107,66 +130,109 @@ pub struct LoopInput {
     pub session: Option<SessionLog>,
 }
 
-async fn run_to_end(run: &mut Option<RunFuture>) -> i32 {
+/// What the loop draws on and reads from: the real terminal, or a test backend and a scripted
+/// event stream (tests and the benchmark).
+pub struct Screen<B: Backend, E> {
+    pub terminal: Terminal<B>,
+    pub events: E,
+    pub start: StartRun,
+    /// Called after each frame is drawn, with the state it shows.
+    pub on_frame: Box<dyn FnMut(&App) + Send>,
+}
+
+/// The run's exit code when its task ends; a run that panicked failed.
+async fn run_to_end(run: &mut Option<tokio::task::JoinHandle<i32>>) -> i32 {
     match run {
-        Some(run) => run.await,
+        Some(run) => run.await.unwrap_or(run::EXIT_FAILED),
         None => std::future::pending().await,
     }
 }
 
 /// Run the TUI until the user quits; the exit code of the last run, or 0.
 pub async fn run_loop(input: LoopInput) -> std::io::Result<i32> {
-    let LoopInput {
-        mut app,
-        prompt,
-        mut session,
-    } = input;
     let guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.clear()?;
+    let screen = Screen {
+        terminal,
+        events: EventStream::new(),
+        start: execute_run(),
+        on_frame: Box::new(|_| {}),
+    };
+    let code = drive(input, screen).await;
+    drop(guard);
+    code
+}
+
+fn terminal_error(error: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(error.to_string())
+}
+
+/// Take the session writer's first failure, if one came in, as a warning.
+fn report_session(app: &mut App, writer: Option<&SessionWriter>) {
+    if let Some(e) = writer.and_then(SessionWriter::take_error) {
+        app.notice(Level::Warning, format!("session not saved: {e}"));
+    }
+}
+
+/// The loop itself, on any screen.
+pub async fn drive<B, E>(input: LoopInput, screen: Screen<B, E>) -> std::io::Result<i32>
+where
+    B: Backend,
+    E: Stream<Item = std::io::Result<TermEvent>> + Unpin,
+{
+    let LoopInput {
+        mut app,
+        prompt,
+        session,
+    } = input;
+    let Screen {
+        mut terminal,
+        events: mut terminal_events,
+        start,
+        mut on_frame,
+    } = screen;
+    let session = session.map(SessionWriter::spawn).transpose()?;
 
     let (event_tx, mut event_rx) = mpsc::unbounded_channel::<(String, Event)>();
     let (ask_tx, mut ask_rx) = mpsc::unbounded_channel::<PermissionAsk>();
-    let mut terminal_events = EventStream::new();
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     use tokio::signal::unix::{SignalKind, signal};
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
 
-    let mut run: Option<RunFuture> = None;
+    let mut run: Option<tokio::task::JoinHandle<i32>> = None;
     let mut interrupt: Option<oneshot::Sender<()>> = None;
     let mut last_code = 0;
+    let mut input_open = true;
     if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
         app.submit(prompt);
     }
+    let log = |record: Record| {
+        if let Some(writer) = session.as_ref() {
+            writer.append(record);
+        }
+    };
     loop {
         for request in app.take_requests() {
             match request {
                 Request::StartRun(text) => {
-                    if let Some(log) = session.as_mut()
-                        && let Err(e) = log.append(&Record::Prompt { text: text.clone() })
-                    {
-                        app.notice(Level::Warning, format!("session not saved: {e}"));
-                    }
+                    log(Record::Prompt { text: text.clone() });
                     let bus = Bus::with_responder(
                         new_run_id(),
                         vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn Sink>],
                         ask_tx.clone(),
                     );
-                    let settings = app.settings.clone();
                     let (stop_tx, stop_rx) = oneshot::channel::<()>();
                     interrupt = Some(stop_tx);
-                    run = Some(Box::pin(async move {
-                        let prompt = async { Ok(Prompt::from_text(text)) };
-                        let stop = async {
-                            // A dropped sender is not an interrupt.
-                            if stop_rx.await.is_err() {
-                                std::future::pending::<()>().await;
-                            }
-                        };
-                        run::execute(&settings, &bus, prompt, stop).await
-                    }));
+                    // Its own task: whatever the run blocks on, this loop keeps reading keys.
+                    run = Some(tokio::spawn(start(
+                        app.settings.clone(),
+                        bus,
+                        text,
+                        stop_rx,
+                    )));
                 }
                 Request::Interrupt | Request::Quit => {
                     if let Some(stop) = interrupt.take() {
@@ -178,17 +244,25 @@ pub async fn run_loop(input: LoopInput) -> std::io::Result<i32> {
         if app.quit && run.is_none() {
             break;
         }
+        report_session(&mut app, session.as_ref());
         if app.dirty {
-            terminal.draw(|frame| app.render(frame))?;
+            terminal
+                .draw(|frame| app.render(frame))
+                .map_err(terminal_error)?;
+            on_frame(&app);
         }
         tokio::select! {
-            event = terminal_events.next() => match event {
+            event = terminal_events.next(), if input_open => match event {
                 Some(Ok(TermEvent::Key(key))) => app.on_key(key),
                 Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
                 Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
                 Some(Ok(TermEvent::Resize(..))) => app.dirty = true,
                 Some(Ok(_)) => {}
-                Some(Err(_)) | None => app.request(Request::Quit),
+                Some(Err(_)) | None => {
+                    // No more input: quit once the run has ended, and stop asking.
+                    input_open = false;
+                    app.request(Request::Quit);
+                }
             },
             Some((run_id, event)) = event_rx.recv() => {
                 // Take everything already queued so a burst of deltas costs one frame.
@@ -197,11 +271,7 @@ pub async fn run_loop(input: LoopInput) -> std::io::Result<i32> {
                     batch.push(more);
                 }
                 for (run_id, event) in batch {
-                    if let Some(log) = session.as_mut()
-                        && let Err(e) = log.append(&Record::Event { run_id: run_id.clone(), event: Box::new(event.clone()) })
-                    {
-                        app.notice(Level::Warning, format!("session not saved: {e}"));
-                    }
+                    log(Record::Event { run_id: run_id.clone(), event: Box::new(event.clone()) });
                     app.on_event(&run_id, event);
                 }
             }
@@ -212,9 +282,7 @@ pub async fn run_loop(input: LoopInput) -> std::io::Result<i32> {
                 interrupt = None;
                 // Events the run emitted last are already queued; take them before drawing.
                 while let Ok((run_id, event)) = event_rx.try_recv() {
-                    if let Some(log) = session.as_mut() {
-                        let _ = log.append(&Record::Event { run_id: run_id.clone(), event: Box::new(event.clone()) });
-                    }
+                    log(Record::Event { run_id: run_id.clone(), event: Box::new(event.clone()) });
                     app.on_event(&run_id, event);
                 }
             }
@@ -224,7 +292,10 @@ pub async fn run_loop(input: LoopInput) -> std::io::Result<i32> {
         }
     }
     drop(terminal);
-    drop(guard);
+    if let Some(writer) = session {
+        // Every record reaches the file before the process ends.
+        writer.close();
+    }
     Ok(last_code)
 }
 
@@ -287,3 +358,7 @@ pub fn open_session(
         Redactor::from_env(),
     )
 }
+
+#[cfg(test)]
+#[path = "event_loop_tests.rs"]
+mod tests;

@@ -138,6 +138,50 @@ impl SessionLog {
     }
 }
 
+/// A session log on a thread of its own: the UI loop hands records over and never waits for
+/// the disk. Records are written in the order they were appended.
+pub struct SessionWriter {
+    records: std::sync::mpsc::Sender<Record>,
+    errors: std::sync::mpsc::Receiver<SessionError>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl SessionWriter {
+    pub fn spawn(mut log: SessionLog) -> std::io::Result<SessionWriter> {
+        let (records, inbox) = std::sync::mpsc::channel::<Record>();
+        let (report, errors) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("splice-session".into())
+            .spawn(move || {
+                for record in inbox {
+                    if let Err(e) = log.append(&record) {
+                        let _ = report.send(e);
+                    }
+                }
+            })?;
+        Ok(SessionWriter {
+            records,
+            errors,
+            thread,
+        })
+    }
+
+    pub fn append(&self, record: Record) {
+        let _ = self.records.send(record);
+    }
+
+    /// A write that failed since the last call (the log keeps quiet after its first).
+    pub fn take_error(&self) -> Option<SessionError> {
+        self.errors.try_recv().ok()
+    }
+
+    /// Wait until every appended record is written.
+    pub fn close(self) {
+        drop(self.records);
+        let _ = self.thread.join();
+    }
+}
+
 /// The records of a saved session, in order; unreadable lines are skipped.
 pub fn load(data_dir: &Path, session_id: &str) -> Result<Vec<Record>, SessionError> {
     let path = sessions_dir(data_dir).join(format!("{session_id}.jsonl"));
@@ -215,5 +259,32 @@ mod tests {
         assert_eq!(latest(data, None).as_deref(), Some("session_a"));
         assert_eq!(latest(data, Some(Path::new("/repo/b"))), None);
         assert!(matches!(load(data, "nope"), Err(SessionError::Unknown(_))));
+    }
+
+    #[test]
+    fn the_writer_thread_keeps_order_and_writes_everything_before_close_returns() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let log = SessionLog::open(
+            dir.path(),
+            "session_w",
+            Path::new("/repo"),
+            Redactor::from_vars([]),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let writer = SessionWriter::spawn(log).unwrap_or_else(|e| panic!("{e}"));
+        for i in 0..200 {
+            writer.append(Record::Prompt {
+                text: format!("prompt {i}"),
+            });
+        }
+        writer.close();
+        let records = load(dir.path(), "session_w").unwrap_or_else(|e| panic!("{e}"));
+        let prompts: Vec<Record> = records.into_iter().skip(1).collect();
+        let expected: Vec<Record> = (0..200)
+            .map(|i| Record::Prompt {
+                text: format!("prompt {i}"),
+            })
+            .collect();
+        assert_eq!(prompts, expected);
     }
 }

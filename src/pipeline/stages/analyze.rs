@@ -59,10 +59,10 @@ pub async fn static_analyzer(
             detail: Some("no analyzer ran: the permission policy refused them".into()),
         });
     }
+    let change = it.diff(ctx).await;
     let user = format!(
         "Request:\n{}\n\nChange:\n{}\n\nAnalyzer output:\n{report}",
-        it.request,
-        it.diff(ctx)
+        it.request, change
     );
     let submission = submit::<FindingsSubmission>(
         ctx,

@@ -13,10 +13,10 @@ pub async fn security_auditor(
     ctx: &Ctx<'_>,
     it: &mut Iteration,
 ) -> Result<StageOutcome, AgentError> {
+    let change = it.diff(ctx).await;
     let user = format!(
         "Request:\n{}\n\nChange to review:\n{}\n",
-        it.request,
-        it.diff(ctx)
+        it.request, change
     );
     let submission = submit::<FindingsSubmission>(
         ctx,

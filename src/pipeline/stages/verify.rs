@@ -13,10 +13,11 @@ pub async fn acceptance_verifier(
     ctx: &Ctx<'_>,
     it: &mut Iteration,
 ) -> Result<StageOutcome, AgentError> {
+    let change = it.diff(ctx).await;
     let user = format!(
         "Request:\n{}\n\nChange:\n{}\n\nTest result:\n{}\n",
         it.request,
-        it.diff(ctx),
+        change,
         it.test_report.as_deref().unwrap_or("(no test run)")
     );
     let submission = submit::<Verdict>(

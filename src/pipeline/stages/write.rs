@@ -82,7 +82,8 @@ async fn write_stage(
         Ok(ok) => ok,
         Err(detail) => return Ok(Err(StageOutcome::failed(detail))),
     };
-    let changes = match plan_files(ctx, &submitted.files) {
+    // Planning reads each file's current contents: off the runtime's threads.
+    let changes = match crate::blocking::atomic(|| plan_files(ctx, &submitted.files)) {
         Ok(changes) => changes,
         Err(detail) => return Ok(Err(StageOutcome::failed(detail))),
     };

@@ -1,0 +1,92 @@
+//! The loop against a test backend and scripted keys, with runs that block.
+
+use std::sync::Mutex;
+use std::sync::mpsc as std_mpsc;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::backend::TestBackend;
+
+use super::*;
+
+type Keys = mpsc::UnboundedSender<std::io::Result<TermEvent>>;
+
+/// A terminal event stream fed by the returned sender; it ends when the sender is dropped.
+fn scripted() -> (
+    Keys,
+    Pin<Box<dyn Stream<Item = std::io::Result<TermEvent>> + Send>>,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|event| (event, rx))
+    });
+    (tx, Box::pin(stream))
+}
+
+fn key(code: KeyCode) -> std::io::Result<TermEvent> {
+    Ok(TermEvent::Key(KeyEvent::from(code)))
+}
+
+/// A run that says it started, then blocks its thread (as a `git diff` of a large tree does)
+/// until released, for at most 10 s.
+fn blocking_run(entered: std_mpsc::Sender<()>, release: std_mpsc::Receiver<()>) -> StartRun {
+    let release = Arc::new(Mutex::new(release));
+    let entered = Arc::new(Mutex::new(entered));
+    Arc::new(move |_settings, _bus, _text, _stop| {
+        let (release, entered) = (release.clone(), entered.clone());
+        Box::pin(async move {
+            if let Ok(entered) = entered.lock() {
+                let _ = entered.send(());
+            }
+            if let Ok(release) = release.lock() {
+                let _ = release.recv_timeout(Duration::from_secs(10));
+            }
+            0
+        })
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
+    let (entered_tx, entered_rx) = std_mpsc::channel();
+    let (release_tx, release_rx) = std_mpsc::channel();
+    let (frames_tx, frames_rx) = std_mpsc::channel::<String>();
+    let (keys, events) = scripted();
+    let screen = Screen {
+        terminal: Terminal::new(TestBackend::new(80, 20)).unwrap_or_else(|e| panic!("{e}")),
+        events,
+        start: blocking_run(entered_tx, release_rx),
+        on_frame: Box::new(move |app| {
+            let _ = frames_tx.send(app.composer.text());
+        }),
+    };
+    // Types while the run is blocked, notes whether the key reached a frame within 2 s, then
+    // lets the run end and closes the input (which quits).
+    let typist = std::thread::spawn(move || {
+        let entered = entered_rx.recv_timeout(Duration::from_secs(5)).is_ok();
+        let _ = keys.send(key(KeyCode::Char('x')));
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut drawn = false;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            if frames_rx.recv_timeout(left).is_ok_and(|text| text == "x") {
+                drawn = true;
+                break;
+            }
+        }
+        let _ = release_tx.send(());
+        drop(keys);
+        (entered, drawn)
+    });
+    let input = LoopInput {
+        app: super::super::snapshot_tests::app(),
+        prompt: Some("diff the tree".into()),
+        session: None,
+    };
+    let code = drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
+    let (entered, drawn) = typist.join().unwrap_or_else(|_| panic!("typist panicked"));
+    assert!(entered, "the run never started");
+    assert!(
+        drawn,
+        "the key was not drawn within 2 s while the run was blocked"
+    );
+    assert_eq!(code, 0);
+}
