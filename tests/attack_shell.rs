@@ -18,6 +18,8 @@ fn sandbox_outside_tmp() -> Sandbox {
     let root = base.join("repo");
     let data = base.join("data");
     std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+    // SPLICE_CONFIG must name a file that exists.
+    std::fs::write(base.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
     Sandbox { dir, root, data }
 }
 

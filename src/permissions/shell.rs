@@ -13,6 +13,7 @@ mod words;
 
 use tree_sitter::{Node, Parser};
 
+use programs::Dialect;
 pub use words::Word;
 
 /// One simple command of a command line, as written, for allow rules.
@@ -40,12 +41,19 @@ pub struct Analysis {
     pub parts: Vec<Part>,
     /// It substitutes commands (`$(…)`, backticks, `<(…)`).
     pub substitutes: bool,
-    /// It did not parse, so `parts` are not the whole line.
+    /// It did not parse, or `sh` reads it differently, so `parts` are not the whole line.
     pub broken: bool,
+    /// How deep the walk is, across nested scripts: bounded so a hostile line cannot overflow
+    /// the stack.
+    level: usize,
 }
 
 /// How deep wrappers and nested scripts may go before the command is refused.
 const MAX_DEPTH: usize = 8;
+
+/// How deep syntax may nest, nested scripts included, before the command is refused. Real
+/// commands stay far below; thousands of `$(` once overflowed the stack and aborted the run.
+const MAX_LEVEL: usize = 100;
 
 /// How many leading words of an unknown program are tried as the command it wraps: a wrapper
 /// puts the command early, and a bound keeps a long argument list from costing quadratic time.
@@ -116,7 +124,7 @@ const LEAVES: &[&str] = &[
 
 pub fn analyze(command: &str) -> Analysis {
     let mut analysis = Analysis::default();
-    parse_into(command, 0, &mut analysis, true);
+    parse_into(command, 0, &mut analysis, true, Dialect::Posix);
     analysis
 }
 
@@ -128,7 +136,8 @@ pub fn split(command: &str) -> Option<Vec<Part>> {
     (!analysis.substitutes && !analysis.broken).then_some(analysis.parts)
 }
 
-fn parse_into(src: &str, depth: usize, out: &mut Analysis, top: bool) {
+/// Read `src` as `dialect` reads it: the top level is `sh -c`.
+fn parse_into(src: &str, depth: usize, out: &mut Analysis, top: bool, dialect: Dialect) {
     if depth > MAX_DEPTH {
         out.refuse("it nests commands too deeply".into());
         return;
@@ -152,6 +161,7 @@ fn parse_into(src: &str, depth: usize, out: &mut Analysis, top: bool) {
         src,
         depth,
         top,
+        dialect,
         out,
     };
     walker.walk(tree.root_node(), false);
@@ -176,14 +186,19 @@ fn joined_words(root: Node<'_>, src: &str) -> Option<String> {
     })
 }
 
-fn collect_leaves<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
-    if node.child_count() == 0 {
-        out.push(node);
-        return;
-    }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        collect_leaves(child, out);
+/// The leaves in order, without recursion: the tree may be deeper than the stack allows.
+fn collect_leaves<'t>(root: Node<'t>, out: &mut Vec<Node<'t>>) {
+    let mut cursor = root.walk();
+    loop {
+        if cursor.goto_first_child() {
+            continue;
+        }
+        out.push(cursor.node());
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
     }
 }
 
@@ -191,11 +206,37 @@ struct Walker<'a> {
     src: &'a str,
     depth: usize,
     top: bool,
+    dialect: Dialect,
     out: &'a mut Analysis,
 }
 
 impl Walker<'_> {
     fn walk(&mut self, node: Node<'_>, writes_file: bool) {
+        if self.out.level >= MAX_LEVEL {
+            self.misread("it nests commands too deeply".into());
+            return;
+        }
+        let misread = match self.dialect {
+            Dialect::Posix => bash_only(node, self.src),
+            Dialect::Bash => None,
+        };
+        if let Some(why) = misread.or_else(|| bracket_list(node)) {
+            self.misread(why);
+            return;
+        }
+        self.out.level += 1;
+        self.visit(node, writes_file);
+        self.out.level -= 1;
+    }
+
+    /// The shell reads this part differently from the grammar: refused, and no allow rule
+    /// covers the line.
+    fn misread(&mut self, why: String) {
+        self.out.broken |= self.top;
+        self.out.refuse(why);
+    }
+
+    fn visit(&mut self, node: Node<'_>, writes_file: bool) {
         match node.kind() {
             "command" => self.command(node, node, writes_file),
             "redirected_statement" => {
@@ -250,7 +291,9 @@ impl Walker<'_> {
     fn follow(&mut self, inner: programs::Inner, depth: usize) {
         match inner {
             programs::Inner::Run(words) => self.resolve(words, depth + 1, true),
-            programs::Inner::Script(script) => parse_into(&script, depth + 1, self.out, false),
+            programs::Inner::Script(script, dialect) => {
+                parse_into(&script, depth + 1, self.out, false, dialect)
+            }
             programs::Inner::Opaque(reason) => self.out.refuse(reason),
         }
     }
@@ -322,6 +365,65 @@ impl Walker<'_> {
         }
         self.out.commands.push(Command { words });
     }
+}
+
+/// Bash syntax that `sh` (dash) reads as something else without a syntax error, and why.
+fn bash_only(node: Node<'_>, src: &str) -> Option<String> {
+    let first = node.child(0).map(|c| c.kind());
+    match node.kind() {
+        "ansi_c_string" => Some(
+            "`$'…'` is bash syntax: sh reads `$` and a quoted string, so its quotes pair differently"
+                .into(),
+        ),
+        "file_redirect" => {
+            let mut cursor = node.walk();
+            let operator = node
+                .children(&mut cursor)
+                .find(|c| !c.is_named())
+                .map(|c| &src[c.byte_range()]);
+            matches!(operator, Some("&>" | "&>>")).then(|| {
+                "`&>` is bash syntax: sh runs what comes before it in the background and reads the rest as another command".into()
+            })
+        }
+        "test_command" if first == Some("[[") => Some(
+            "`[[ … ]]` is bash syntax: sh runs `[[` as a command, so `&&`, `||`, `<` and `>` inside it work as they do outside"
+                .into(),
+        ),
+        "compound_statement" if first == Some("((") => {
+            Some("`(( … ))` is bash syntax: sh reads two subshells running a command".into())
+        }
+        _ => None,
+    }
+}
+
+/// `[ … ]` is a command in every shell, not syntax: `&&`, `||`, `<`, `>` and parentheses
+/// inside it separate commands, redirect, or fail, whatever the grammar makes of them.
+fn bracket_list(node: Node<'_>) -> Option<String> {
+    if node.kind() != "test_command" || node.child(0).map(|c| c.kind()) != Some("[") {
+        return None;
+    }
+    let mut stack = vec![node];
+    while let Some(node) = stack.pop() {
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            let kind = child.kind();
+            if matches!(kind, "&&" | "||" | "<" | ">" | "(" | ")") {
+                return Some(format!(
+                    "`{kind}` inside `[ … ]` is read by the shell as an operator, not a test"
+                ));
+            }
+            if matches!(
+                kind,
+                "binary_expression"
+                    | "unary_expression"
+                    | "parenthesized_expression"
+                    | "negated_expression"
+            ) {
+                stack.push(child);
+            }
+        }
+    }
+    None
 }
 
 /// Whether a `redirected_statement` writes a file through one of its own redirects.
@@ -415,6 +517,96 @@ mod tests {
                     .join(" ")
             })
             .collect()
+    }
+
+    /// `sh` is dash here: where it and bash part ways without a syntax error the line is
+    /// refused, and no allow rule covers it; a `bash -c` script is read as bash.
+    #[test]
+    fn bash_syntax_that_sh_reads_differently_is_refused() {
+        for misread in [
+            "echo $'\\' ; git push ; #'",
+            "echo &>/dev/null git push",
+            "true &>>log git push",
+            "[[ a || sh -c 'git push' ]]",
+            "(( x )) || true",
+            "sh -c \"echo &>x git push\"",
+            "git -c 'alias.p=!echo &>x git push' p",
+            "trap \"echo &>x git push\" EXIT",
+        ] {
+            let analysis = analyze(misread);
+            assert!(analysis.opaque.is_some(), "{misread:?}: {analysis:?}");
+            assert!(
+                misread.contains(" -c") || misread.starts_with("trap") || split(misread).is_none(),
+                "{misread:?}"
+            );
+        }
+        for read in [
+            "bash -c \"echo \\$'a\\\\tb'\"",
+            "bash -c 'cargo test &>log'",
+            "bash -c '[[ -n x ]] && ls'",
+            "cargo test > log 2>&1",
+            "[ -n x ] && ls",
+            "[ a = b -o -z c ]",
+        ] {
+            assert_eq!(analyze(read).opaque, None, "{read:?}");
+        }
+    }
+
+    /// `[ … ]` is a command: `||` inside it ends it, in every shell.
+    #[test]
+    fn operators_inside_brackets_are_refused() {
+        for misread in [
+            "[ a || sh -c 'git push' ]",
+            "[ a > b ]",
+            "bash -c '[ a || b ]'",
+        ] {
+            assert!(analyze(misread).opaque.is_some(), "{misread:?}");
+        }
+    }
+
+    /// fish and csh quote differently from bash (`'a\'b'` is one word in fish) and zsh runs
+    /// code from glob qualifiers: their scripts are refused rather than read as bash.
+    #[test]
+    fn scripts_for_shells_with_other_syntax_are_refused() {
+        for other in [
+            "fish -c \"echo 'a\\' ; echo ' ; git push ; echo '#'\"",
+            "zsh -c 'echo *(e:\"git push\":)'",
+            "csh -c 'echo x'",
+            "ksh -c 'echo x'",
+        ] {
+            assert!(analyze(other).opaque.is_some(), "{other:?}");
+        }
+    }
+
+    /// Nesting deeper than the walk allows is refused, in one script or across nested ones,
+    /// on a stack smaller than a runtime worker's.
+    #[test]
+    fn deep_nesting_is_refused_within_a_small_stack() {
+        let deep = format!("echo {}x{}", "$(".repeat(5000), ")".repeat(5000));
+        let mut nested = "echo x".to_string();
+        for _ in 0..8 {
+            nested = format!(
+                "sh -c {}",
+                quote_for_sh(&format!("{}{nested}{}", "( ".repeat(40), " )".repeat(40)))
+            );
+        }
+        let analyses = std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(move || [analyze(&deep), analyze(&nested)])
+            .unwrap_or_else(|e| panic!("{e}"))
+            .join()
+            .unwrap_or_else(|_| panic!("the analysis panicked"));
+        let [deep, nested] = analyses;
+        assert!(deep.opaque.is_some() && deep.broken, "{deep:?}");
+        assert_eq!(
+            nested.opaque.as_deref(),
+            Some("it nests commands too deeply"),
+            "{nested:?}"
+        );
+    }
+
+    fn quote_for_sh(text: &str) -> String {
+        format!("'{}'", text.replace('\'', "'\\''"))
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! push` is `git push`), and an alias defined with `-c alias.X=…` replaced by what it runs. A
 //! subcommand that is not built into git may be an alias from a config file, so it is unknown.
 
-use super::programs::{self, Inner};
+use super::programs::{self, Dialect, Inner};
 use super::words::Word;
 
 /// Global options followed by a value in the next word.
@@ -344,7 +344,7 @@ fn expand(
         }
         return (
             vec![git, Word::Known(name.to_string())],
-            Some(Inner::Script(script)),
+            Some(Inner::Script(script, Dialect::Posix)),
         );
     }
     // git splits an alias with its own quoting rules: only plain words are followed here.

@@ -5,13 +5,21 @@
 
 use super::words::Word;
 
+/// Which shell reads a script. `sh` may be dash, which reads bash syntax differently (`$'…'`,
+/// `&>`, `[[`), so a script for `sh` is read as bash but refused where the two part ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Posix,
+    Bash,
+}
+
 /// Something a command runs besides itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inner {
     /// A command, as words.
     Run(Vec<Word>),
-    /// A shell script, as text (`sh -c`, a git `!` alias).
-    Script(String),
+    /// A shell script, as text (`sh -c`, a git `!` alias), and the shell that reads it.
+    Script(String, Dialect),
     /// Something that cannot be seen through, and why.
     Opaque(String),
 }
@@ -243,7 +251,7 @@ fn after_options(program: &str, options: &Options, args: &[Word]) -> Inner {
     // assignments are rare enough.
     if let Some(effect) = effects.into_iter().next() {
         return match effect {
-            Inner::Script(_) => Inner::Opaque(format!(
+            Inner::Script(..) => Inner::Opaque(format!(
                 "`{program}` sets a variable whose value is a command"
             )),
             other => other,
@@ -365,12 +373,27 @@ fn shell(program: &str, args: &[Word]) -> Inner {
         }
     }
     match (command, args.get(index)) {
-        (true, Some(Word::Known(script))) => Inner::Script(script.clone()),
+        (true, Some(Word::Known(script))) => match dialect(program) {
+            Some(dialect) => Inner::Script(script.clone(), dialect),
+            None => Inner::Opaque(format!(
+                "`{program} -c` runs a script in its own syntax, which Splice does not read"
+            )),
+        },
         (true, Some(Word::Unknown(written))) => Inner::Opaque(format!(
             "`{program} -c` runs {written}, which is only known when it runs"
         )),
         (false, Some(_)) if !stdin => Inner::Run(Vec::new()),
         _ => Inner::Opaque(format!("`{program}` reads its script from standard input")),
+    }
+}
+
+/// How the shell `program` reads a `-c` script; `None` for shells whose syntax is not bash's
+/// (fish and csh quote differently, zsh runs code from glob qualifiers): refused, not guessed.
+fn dialect(program: &str) -> Option<Dialect> {
+    match program {
+        "sh" | "dash" | "ash" | "posh" => Some(Dialect::Posix),
+        "bash" | "rbash" => Some(Dialect::Bash),
+        _ => None,
     }
 }
 
@@ -446,7 +469,8 @@ fn trap(args: &[Word]) -> Vec<Inner> {
     let action = args.iter().find(|a| a.known() != Some("--"));
     match action {
         Some(Word::Known(action)) if !action.starts_with('-') => {
-            vec![Inner::Script(action.clone())]
+            // Run by the shell at hand: read the stricter way.
+            vec![Inner::Script(action.clone(), Dialect::Posix)]
         }
         Some(Word::Known(_)) | None => Vec::new(),
         Some(Word::Unknown(written)) => vec![Inner::Opaque(format!(
@@ -521,7 +545,7 @@ pub fn assignment(name: &str, value: &Word) -> Option<Inner> {
         return None;
     }
     Some(match value {
-        Word::Known(script) => Inner::Script(script.clone()),
+        Word::Known(script) => Inner::Script(script.clone(), Dialect::Posix),
         Word::Unknown(written) => Inner::Opaque(format!(
             "it sets `{name}` to {written}, which is only known when it runs"
         )),
@@ -569,7 +593,9 @@ pub fn git_setting(key: &str, value: &Word) -> Option<Inner> {
     }
     Some(match value {
         // git runs these with the shell; `!` marks a shell command for a few of them.
-        Word::Known(script) => Inner::Script(script.trim_start_matches('!').to_string()),
+        Word::Known(script) => {
+            Inner::Script(script.trim_start_matches('!').to_string(), Dialect::Posix)
+        }
         Word::Unknown(written) => Inner::Opaque(format!(
             "it sets git's `{key}` to {written}, which is only known when it runs"
         )),
