@@ -60,9 +60,9 @@ fn run_commands(sandbox: &Sandbox, commands: &[String], flags: &[&str]) -> Outco
 /// Every command was refused and none reached the remote.
 fn assert_all_denied(out: &Outcome, commands: &[String], remote: &Path) {
     assert_eq!(
-        git(remote, &["rev-list", "--all"]),
+        git(remote, &["for-each-ref", "--format=%(refname)"]),
         "",
-        "a push reached the remote"
+        "pushes reached the remote"
     );
     let results = out.of_type("tool_result");
     assert_eq!(results.len(), commands.len());
@@ -136,4 +136,33 @@ fn deeply_nested_commands_are_refused_without_crashing() {
     assert_eq!(out.code, 0, "{}", out.stdout);
     let result = out.first("tool_result");
     assert_eq!(result["status"], "denied", "{result}");
+}
+
+/// git and bash run commands named in places the first reading did not look: git's `ext::`
+/// transport once allowed, options whose value is a command (`--upload-pack`, `--exec`,
+/// `rebase -x`), and bash's arithmetic, which evaluates a variable's value as an expression,
+/// `a[$(…)]` subscripts included.
+#[test]
+fn commands_hidden_in_git_options_and_arithmetic_do_not_get_past_a_deny_rule() {
+    let sandbox = sandbox_outside_tmp();
+    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote = remote_dir.path().join("remote.git");
+    repository_with_remote(&sandbox, &remote);
+    let url = remote.display();
+    let dodges = [
+        "git -c protocol.ext.allow=always ls-remote 'ext::sh -c git% push% origin% HEAD:refs/heads/g1'".to_string(),
+        format!("git ls-remote --upload-pack='git push origin HEAD:refs/heads/g2; git-upload-pack' {url}"),
+        format!("git archive --remote={url} --exec='git push origin HEAD:refs/heads/g3; git-upload-archive' HEAD"),
+        "git rebase -q -x 'git push origin HEAD:refs/heads/g4' --root".to_string(),
+        "x='a[$(git push origin HEAD:refs/heads/g5)]' bash -c 'echo $((x))'".to_string(),
+        "bash -c 'x=\"a[\\$(git push origin HEAD:refs/heads/g6)]\"; [[ $x -eq 1 ]]'".to_string(),
+    ];
+    let flags = [
+        "--permission-mode",
+        "auto",
+        "--deny",
+        "run_command(git push*)",
+    ];
+    let out = run_commands(&sandbox, &dodges, &flags);
+    assert_all_denied(&out, &dodges, &remote);
 }

@@ -220,7 +220,10 @@ impl Walker<'_> {
             Dialect::Posix => bash_only(node, self.src),
             Dialect::Bash => None,
         };
-        if let Some(why) = misread.or_else(|| bracket_list(node)) {
+        let misread = misread
+            .or_else(|| bracket_list(node))
+            .or_else(|| arithmetic_variable(node, self.src));
+        if let Some(why) = misread {
             self.misread(why);
             return;
         }
@@ -394,6 +397,72 @@ fn bash_only(node: Node<'_>, src: &str) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// bash evaluates arithmetic recursively: a variable (or substitution) read in `$((…))`,
+/// `((…))`, `for ((…))`, `[[ … -eq … ]]`, an array index or `${x:offset}` has its value
+/// evaluated in turn, and `a[$(…)]` in that value runs a command. `sh` may be bash.
+fn arithmetic_variable(node: Node<'_>, src: &str) -> Option<String> {
+    let first = node.child(0).map(|c| c.kind());
+    let mut scope: Vec<Node<'_>> = Vec::new();
+    match node.kind() {
+        "arithmetic_expansion" => scope.push(node),
+        "compound_statement" if first == Some("((") => scope.push(node),
+        "c_style_for_statement" => {
+            for field in ["initializer", "condition", "update"] {
+                scope.extend(node.children_by_field_name(field, &mut node.walk()));
+            }
+        }
+        "subscript" => scope.extend(
+            node.child_by_field_name("index")
+                .filter(|index| !matches!(&src[index.byte_range()], "@" | "*")),
+        ),
+        "test_command" if first == Some("[[") => {
+            let mut stack = vec![node];
+            while let Some(node) = stack.pop() {
+                let operator = node.child_by_field_name("operator");
+                let arithmetic = operator.is_some_and(|op| {
+                    matches!(
+                        &src[op.byte_range()],
+                        "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge"
+                    )
+                });
+                if arithmetic {
+                    scope.extend(node.child_by_field_name("left"));
+                    scope.extend(node.child_by_field_name("right"));
+                }
+                let mut cursor = node.walk();
+                stack.extend(node.named_children(&mut cursor).filter(|c| {
+                    matches!(
+                        c.kind(),
+                        "binary_expression" | "unary_expression" | "parenthesized_expression"
+                    )
+                }));
+            }
+        }
+        "expansion" => {
+            // `${x:offset:length}`, not `${x:-default}`.
+            let mut cursor = node.walk();
+            if node.children(&mut cursor).any(|c| c.kind() == ":") {
+                scope.extend(node.named_children(&mut node.walk()).skip(1));
+            }
+        }
+        _ => return None,
+    }
+    while let Some(node) = scope.pop() {
+        if matches!(
+            node.kind(),
+            "variable_name" | "word" | "simple_expansion" | "expansion" | "command_substitution"
+        ) {
+            return Some(
+                "it reads a variable in arithmetic, where bash evaluates the variable's value and `a[$(…)]` in it runs a command"
+                    .into(),
+            );
+        }
+        let mut cursor = node.walk();
+        scope.extend(node.named_children(&mut cursor));
+    }
+    None
 }
 
 /// `[ … ]` is a command in every shell, not syntax: `&&`, `||`, `<`, `>` and parentheses
@@ -607,6 +676,57 @@ mod tests {
 
     fn quote_for_sh(text: &str) -> String {
         format!("'{}'", text.replace('\'', "'\\''"))
+    }
+
+    /// git runs commands named by its options, its `ext::` transport and `bisect run`, and
+    /// git commands through `for-each-repo`; bash runs `a[$(…)]` found in a variable's value
+    /// when it evaluates arithmetic.
+    #[test]
+    fn commands_in_git_options_and_arithmetic_are_seen() {
+        let runs_push = |command: &str| plain(command).iter().any(|c| c.starts_with("git push"));
+        for command in [
+            "git ls-remote --upload-pack='git push; git-upload-pack' r",
+            "git fetch --upload='git push' r",
+            "git clone -u 'git push' r",
+            "git archive --remote=r --exec='git push' HEAD",
+            "git rebase -ix 'git push' HEAD",
+            "git rebase --exec='git push' --root",
+            "git -c alias.r=rebase r -x 'git push'",
+            "git difftool --extcmd='git push'",
+            "git grep '-Ogit push' x",
+            "git bisect run git push",
+            "git -c maintenance.repo=. for-each-repo --config=maintenance.repo push",
+            "git -c interactive.diffFilter='git push; cat' add -p",
+            "git -c browser.x.path='git push' help -w log",
+        ] {
+            assert!(runs_push(command), "{command:?}: {:?}", plain(command));
+        }
+        for opaque in [
+            "git -c protocol.ext.allow=always ls-remote 'ext::sh -c git% push'",
+            "git config protocol.allow always",
+            "GIT_ALLOW_PROTOCOL=ext git fetch x",
+            "git remote add o 'ext::sh -c x'",
+            "git rebase $OPTS --root",
+            "git clone --template=t r",
+            "x='a[$(git push)]' bash -c 'echo $((x))'",
+            "bash -c '[[ $x -eq 1 ]]'",
+            "bash -c '((x))'",
+            "echo $((x + 1))",
+            "echo ${a[i]} ${s:n}",
+            "for ((i = 0; i < n; i++)); do :; done",
+            "let x=1",
+        ] {
+            assert!(analyze(opaque).opaque.is_some(), "{opaque:?}");
+        }
+        for clear in [
+            "git rebase -i HEAD~3",
+            "git push -u origin main",
+            "git grep -n -e x",
+            "echo $((1 + 2)) ${a[0]} ${a[@]} ${s:1:2} ${x:-y}",
+            "bash -c '[[ -f x && 1 -eq 1 ]]'",
+        ] {
+            assert_eq!(analyze(clear).opaque, None, "{clear:?}");
+        }
     }
 
     #[test]

@@ -197,7 +197,9 @@ pub fn inner(words: &[Word]) -> Vec<Inner> {
     if let Some(options) = wrapper(program) {
         return vec![after_options(program, &options, args)];
     }
-    if EVALUATORS.contains(&program) {
+    // bash evaluates `let`'s arguments, and the values of the variables they name, as
+    // arithmetic, where `a[$(…)]` runs a command.
+    if EVALUATORS.contains(&program) || program == "let" {
         return vec![Inner::Opaque(format!("it runs `{program}`"))];
     }
     if matches!(program, "mapfile" | "readarray" | "complete" | "compgen")
@@ -524,7 +526,7 @@ const COMMAND_VARIABLES: [&str; 13] = [
 
 /// Environment variables that point git or a shell at configuration or code the rules cannot
 /// read (a config file can define aliases and hooks).
-const OPAQUE_VARIABLES: [&str; 9] = [
+const OPAQUE_VARIABLES: [&str; 10] = [
     "GIT_CONFIG_PARAMETERS",
     "GIT_CONFIG_COUNT",
     "GIT_CONFIG",
@@ -532,6 +534,7 @@ const OPAQUE_VARIABLES: [&str; 9] = [
     "GIT_CONFIG_SYSTEM",
     "GIT_EXEC_PATH",
     "GIT_TEMPLATE_DIR",
+    "GIT_ALLOW_PROTOCOL",
     "BASH_ENV",
     "ENV",
 ];
@@ -559,7 +562,10 @@ pub fn git_setting(key: &str, value: &Word) -> Option<Inner> {
     let key = key.to_ascii_lowercase();
     let section = key.split('.').next().unwrap_or_default();
     let name = key.rsplit('.').next().unwrap_or_default();
-    let opaque = matches!(section, "include" | "includeif") || key == "core.hookspath";
+    // `protocol.ext.allow` lets a URL (`ext::sh -c …`) run a command.
+    let opaque = matches!(section, "include" | "includeif")
+        || key == "core.hookspath"
+        || (section == "protocol" && name == "allow");
     if opaque {
         return Some(Inner::Opaque(format!("it sets git's `{key}`")));
     }
@@ -576,7 +582,11 @@ pub fn git_setting(key: &str, value: &Word) -> Option<Inner> {
         ),
         "sequence" => name == "editor",
         "diff" => matches!(name, "external" | "textconv" | "command"),
-        "difftool" | "mergetool" | "browser" | "man" => name == "cmd",
+        "difftool" | "mergetool" => name == "cmd",
+        "browser" | "man" => matches!(name, "cmd" | "path"),
+        "interactive" => name == "difffilter",
+        "hook" => name == "command",
+        "submodule" => name == "update",
         "merge" => name == "driver",
         "filter" => matches!(name, "clean" | "smudge" | "process"),
         "gpg" => name == "program",
