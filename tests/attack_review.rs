@@ -166,3 +166,56 @@ fn commands_hidden_in_git_options_and_arithmetic_do_not_get_past_a_deny_rule() {
     let out = run_commands(&sandbox, &dodges, &flags);
     assert_all_denied(&out, &dodges, &remote);
 }
+
+/// The text printer redacted and then stripped control characters, so a key with a control
+/// character inside it (`sk-…\a…`) passed redaction and was put back together on the terminal,
+/// in one delta or across two.
+#[test]
+fn text_output_does_not_reassemble_a_secret_around_control_characters() {
+    let (head, tail) = support::TEST_KEY.split_at(12);
+    let provider = FakeProvider::start(vec![openai::answer(&[
+        &format!("one {head}\u{7}{tail}\n"),
+        &format!("two {head}\u{1b}[0m"),
+        &format!("{tail}\n"),
+    ])]);
+    let sandbox = sandbox_outside_tmp();
+    let mut command = sandbox.command(&provider.url);
+    command.args(["exec", "--tier", "light", "Say it"]);
+    let out = support::run_raw(command, None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("one [REDACTED]"), "{:?}", out.stdout);
+    assert!(!out.stdout.contains(support::TEST_KEY), "{:?}", out.stdout);
+}
+
+/// Bidirectional overrides and isolates are not escape sequences, but a terminal that lays out
+/// bidirectional text (VTE, Konsole) shows `rm -rf ~ #` reordered: they are stripped too.
+#[test]
+fn text_output_strips_bidirectional_overrides() {
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "run_command",
+            &[r#"{"command":"echo \u202e hi \u2066 there"}"#],
+        ),
+        openai::answer(&["safe \u{202e}txt.exe\u{202c} \u{2067}x\u{2069}\n"]),
+    ]);
+    let sandbox = sandbox_outside_tmp();
+    let mut command = sandbox.command(&provider.url);
+    command.args([
+        "exec",
+        "--tier",
+        "light",
+        "--permission-mode",
+        "auto",
+        "Say it",
+    ]);
+    let out = support::run_raw(command, None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for text in [&out.stdout, &out.stderr] {
+        assert!(
+            !text.contains(['\u{202e}', '\u{202c}', '\u{2066}', '\u{2067}', '\u{2069}']),
+            "{text:?}"
+        );
+    }
+    assert!(out.stdout.contains("safe txt.exe x"), "{:?}", out.stdout);
+}
