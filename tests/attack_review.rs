@@ -219,3 +219,29 @@ fn text_output_strips_bidirectional_overrides() {
     }
     assert!(out.stdout.contains("safe txt.exe x"), "{:?}", out.stdout);
 }
+
+/// bash evaluates the subscript of an array name given to `printf -v`, `test -v` or `declare`,
+/// so `$(…)` inside a quoted name runs; `less` runs the command `LESSOPEN` names, even when its
+/// output is not a terminal.
+#[test]
+fn commands_hidden_in_variable_names_and_pager_variables_do_not_get_past_a_deny_rule() {
+    let sandbox = sandbox_outside_tmp();
+    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote = remote_dir.path().join("remote.git");
+    repository_with_remote(&sandbox, &remote);
+    let dodges = [
+        "bash -c 'printf -v \"a[\\$(git push origin HEAD:refs/heads/v1)]\" x'",
+        "bash -c 'test -v \"a[\\$(git push origin HEAD:refs/heads/v2)]\"'",
+        "bash -c 'declare \"a[\\$(git push origin HEAD:refs/heads/v3)]=1\"'",
+        "LESSOPEN='|git push origin HEAD:refs/heads/v4 >&2; cat %s' less a.txt",
+    ]
+    .map(String::from);
+    let flags = [
+        "--permission-mode",
+        "auto",
+        "--deny",
+        "run_command(git push*)",
+    ];
+    let out = run_commands(&sandbox, &dodges, &flags);
+    assert_all_denied(&out, &dodges, &remote);
+}

@@ -262,6 +262,14 @@ impl Walker<'_> {
                 self.assignment(node);
                 self.children(node, writes_file);
             }
+            "declaration_command" | "unset_command" => {
+                self.declaration(node);
+                self.children(node, writes_file);
+            }
+            "test_command" => {
+                self.tested_names(node);
+                self.children(node, writes_file);
+            }
             kind if DESCEND.contains(&kind) => self.children(node, writes_file),
             kind if LEAVES.contains(&kind) || !node.is_named() => {}
             kind => self.out.refuse(format!(
@@ -288,6 +296,50 @@ impl Walker<'_> {
         };
         if let Some(effect) = name.and_then(|name| programs::assignment(name, &value)) {
             self.follow(effect, self.depth);
+        }
+    }
+
+    /// `declare`, `local`, `export`, `readonly`, `unset`: names whose subscripts bash evaluates.
+    fn declaration(&mut self, node: Node<'_>) {
+        let program = node.child(0).map(|c| &self.src[c.byte_range()]);
+        let mut cursor = node.walk();
+        let names: Vec<Word> = node
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() != "variable_assignment")
+            .map(|c| match c.kind() {
+                "variable_name" => Word::Known(self.src[c.byte_range()].to_string()),
+                _ => words::word(c, self.src),
+            })
+            .collect();
+        if let Some(effect) = program.and_then(|p| programs::variable_names(p, &names)) {
+            self.follow(effect, self.depth);
+        }
+    }
+
+    /// `[ -v NAME ]`, `[[ -v NAME ]]`: a name whose subscript bash evaluates.
+    fn tested_names(&mut self, node: Node<'_>) {
+        let mut stack = vec![node];
+        while let Some(node) = stack.pop() {
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor).filter(|c| {
+                matches!(
+                    c.kind(),
+                    "binary_expression" | "unary_expression" | "parenthesized_expression"
+                )
+            }));
+            let tests_name = node.kind() == "unary_expression"
+                && node
+                    .child_by_field_name("operator")
+                    .is_some_and(|op| &self.src[op.byte_range()] == "-v");
+            let operand = node
+                .named_children(&mut node.walk())
+                .find(|c| c.kind() != "test_operator");
+            if let (true, Some(operand)) = (tests_name, operand) {
+                let args = [Word::Known("-v".into()), words::word(operand, self.src)];
+                if let Some(effect) = programs::variable_names("test", &args) {
+                    self.follow(effect, self.depth);
+                }
+            }
         }
     }
 
@@ -724,6 +776,54 @@ mod tests {
             "git grep -n -e x",
             "echo $((1 + 2)) ${a[0]} ${a[@]} ${s:1:2} ${x:-y}",
             "bash -c '[[ -f x && 1 -eq 1 ]]'",
+        ] {
+            assert_eq!(analyze(clear).opaque, None, "{clear:?}");
+        }
+    }
+
+    /// Variable names with `$(…)` in a subscript, names only known when the command runs,
+    /// `rg --pre`, and variables that name a command for less, man or a browser.
+    #[test]
+    fn variable_names_and_command_variables_are_seen() {
+        for opaque in [
+            "printf -v 'a[$(git push)]' x",
+            "printf -v\"a[\\$(id)]\" x",
+            "printf -v \"$name\" x",
+            "test -v 'a[`id`]'",
+            "[ -v 'a[$i]' ]",
+            "read 'a[$(id)]' < f",
+            "read -r \"$name\" < f",
+            "mapfile 'a[$(id)]' < f",
+            "declare 'a[$(id)]=1'",
+            "local \"$n\"",
+            "unset 'a[$(id)]'",
+            "builtin declare 'a[$(id)]=1'",
+            "wait -p 'a[$(id)]'",
+            "rg --pre ./x pattern",
+            "rg --pre=git pattern push",
+        ] {
+            assert!(analyze(opaque).opaque.is_some(), "{opaque:?}");
+        }
+        for command in [
+            "LESSOPEN='|git push %s' less a.txt",
+            "LESSOPEN='||-git push %s' less a.txt",
+            "MANPAGER='git push' man ls",
+            "BROWSER='git push' xdg-open x",
+        ] {
+            assert!(
+                plain(command).iter().any(|c| c.starts_with("git push")),
+                "{command:?}: {:?}",
+                plain(command)
+            );
+        }
+        for clear in [
+            "printf '%s\\n' \"$HOME\" 'a[$(x)]'",
+            "read -r line < f",
+            "declare -a names",
+            "export PATH=\"$PATH:x\"",
+            "rg 'git push' src",
+            "wait $!",
+            "test -n \"$x\"",
         ] {
             assert_eq!(analyze(clear).opaque, None, "{clear:?}");
         }

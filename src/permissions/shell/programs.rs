@@ -209,6 +209,19 @@ pub fn inner(words: &[Word]) -> Vec<Inner> {
     {
         return vec![Inner::Opaque(format!("`{program} -C` runs a command"))];
     }
+    if let Some(opaque) = variable_names(program, args) {
+        return vec![opaque];
+    }
+    if program == "rg"
+        && args.iter().any(|a| {
+            a.known()
+                .is_some_and(|a| a == "--pre" || a.starts_with("--pre="))
+        })
+    {
+        return vec![Inner::Opaque(
+            "`rg --pre` runs a command on each file".into(),
+        )];
+    }
     if SHELLS.contains(&program) {
         return vec![shell(program, args)];
     }
@@ -221,6 +234,44 @@ pub fn inner(words: &[Word]) -> Vec<Inner> {
         "trap" => trap(args),
         _ => Vec::new(),
     }
+}
+
+/// bash builtins given variable names: bash evaluates the subscript of a name like `a[…]` as
+/// arithmetic, and `$(…)` in it runs a command (`printf -v "a[\$(cmd)]" x`). A name only known
+/// when it runs may hold one.
+pub fn variable_names(program: &str, args: &[Word]) -> Option<Inner> {
+    let names: Vec<Word> = match program {
+        "printf" | "test" | "[" | "wait" => {
+            let flag = if program == "wait" { "-p" } else { "-v" };
+            let mut names = Vec::new();
+            for (index, arg) in args.iter().enumerate() {
+                match arg.known().and_then(|a| a.strip_prefix(flag)) {
+                    Some("") => names.extend(args.get(index + 1).cloned()),
+                    Some(attached) if program == "printf" => {
+                        names.push(Word::Known(attached.to_string()))
+                    }
+                    _ => {}
+                }
+            }
+            names
+        }
+        "read" | "mapfile" | "readarray" | "getopts" | "unset" | "declare" | "typeset"
+        | "local" | "export" | "readonly" => args.to_vec(),
+        _ => return None,
+    };
+    names.into_iter().find_map(|name| match name {
+        Word::Unknown(written) => Some(Inner::Opaque(format!(
+            "`{program}` is given {written} as a variable name, which is only known when it runs (bash evaluates `a[$(…)]` in a name)"
+        ))),
+        Word::Known(name) => name
+            .find('[')
+            .is_some_and(|at| name[at..].contains(['$', '`']))
+            .then(|| {
+                Inner::Opaque(format!(
+                    "`{program}` is given the variable name `{name}`, whose subscript bash evaluates, running what it substitutes"
+                ))
+            }),
+    })
 }
 
 /// The command after a wrapper's options and operands (and, for `env`, its assignments).
@@ -508,7 +559,7 @@ pub fn may_run_arguments(program: &str) -> bool {
 }
 
 /// Environment variables whose value is a command that git, ssh or a shell will run.
-const COMMAND_VARIABLES: [&str; 13] = [
+const COMMAND_VARIABLES: [&str; 20] = [
     "GIT_SSH_COMMAND",
     "GIT_SSH",
     "GIT_PAGER",
@@ -522,6 +573,13 @@ const COMMAND_VARIABLES: [&str; 13] = [
     "EDITOR",
     "VISUAL",
     "PROMPT_COMMAND",
+    "MANPAGER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "BROWSER",
+    "SUDO_ASKPASS",
+    "RSYNC_RSH",
+    "FCEDIT",
 ];
 
 /// Environment variables that point git or a shell at configuration or code the rules cannot
@@ -548,7 +606,11 @@ pub fn assignment(name: &str, value: &Word) -> Option<Inner> {
         return None;
     }
     Some(match value {
-        Word::Known(script) => Inner::Script(script.clone(), Dialect::Posix),
+        // less runs `LESSOPEN='|cmd %s'` after its `|` (or `||`) and `-` markers.
+        Word::Known(script) => Inner::Script(
+            script.trim_start_matches(['|', '-']).to_string(),
+            Dialect::Posix,
+        ),
         Word::Unknown(written) => Inner::Opaque(format!(
             "it sets `{name}` to {written}, which is only known when it runs"
         )),
