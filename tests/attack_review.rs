@@ -245,3 +245,27 @@ fn commands_hidden_in_variable_names_and_pager_variables_do_not_get_past_a_deny_
     let out = run_commands(&sandbox, &dodges, &flags);
     assert_all_denied(&out, &dodges, &remote);
 }
+
+/// tree-sitter-bash reads the words after a redirection as more of its target, so
+/// `git 2>&1 push` looked like `git` alone; found by a differential run against dash.
+#[test]
+fn words_after_a_redirection_do_not_hide_a_denied_command() {
+    let sandbox = sandbox_outside_tmp();
+    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote = remote_dir.path().join("remote.git");
+    repository_with_remote(&sandbox, &remote);
+    let dodges = [
+        "git 2>&1 push origin HEAD:refs/heads/w1",
+        "git >/dev/null push origin HEAD:refs/heads/w2",
+        "nice </dev/null git push origin HEAD:refs/heads/w3",
+    ]
+    .map(String::from);
+    let flags = [
+        "--permission-mode",
+        "auto",
+        "--deny",
+        "run_command(git push*)",
+    ];
+    let out = run_commands(&sandbox, &dodges, &flags);
+    assert_all_denied(&out, &dodges, &remote);
+}

@@ -241,14 +241,29 @@ impl Walker<'_> {
 
     fn visit(&mut self, node: Node<'_>, writes_file: bool) {
         match node.kind() {
-            "command" => self.command(node, node, writes_file),
+            "command" => self.command(node, node, writes_file, Vec::new()),
             "redirected_statement" => {
                 let writes = writes_file || writes_to_file(node, self.src);
                 let mut cursor = node.walk();
-                for (index, child) in node.children(&mut cursor).enumerate() {
-                    let body = node.field_name_for_child(index as u32) == Some("body");
+                let children: Vec<(Node<'_>, bool)> = node
+                    .children(&mut cursor)
+                    .enumerate()
+                    .map(|(index, child)| {
+                        let body = node.field_name_for_child(index as u32) == Some("body");
+                        (child, body)
+                    })
+                    .collect();
+                // Words the grammar hung on the redirections belong to the command.
+                let extra: Vec<Word> = children
+                    .iter()
+                    .filter(|(_, body)| !body)
+                    .flat_map(|(child, _)| redirect_extras(*child, self.src))
+                    .collect();
+                for (child, body) in children {
                     if body && child.kind() == "command" {
-                        self.command(child, node, writes);
+                        self.command(child, node, writes, extra.clone());
+                    } else if body && !extra.is_empty() {
+                        self.misread("words follow a redirection of a compound command".into());
                     } else {
                         self.walk(child, writes);
                     }
@@ -354,7 +369,8 @@ impl Walker<'_> {
     }
 
     /// A simple command: `written` is the node whose text allow rules see (with redirects).
-    fn command(&mut self, node: Node<'_>, written: Node<'_>, writes_file: bool) {
+    /// `extra`: words after the command's trailing redirections, which are its arguments.
+    fn command(&mut self, node: Node<'_>, written: Node<'_>, writes_file: bool, extra: Vec<Word>) {
         let mut words = Vec::new();
         let mut writes = writes_file;
         let mut cursor = node.walk();
@@ -365,12 +381,20 @@ impl Walker<'_> {
                     None => words.push(words::word(child, self.src)),
                 },
                 Some("argument") => words.push(words::word(child, self.src)),
-                Some("redirect") => writes |= redirect_writes(child, self.src),
+                Some("redirect") => {
+                    writes |= redirect_writes(child, self.src);
+                    let hung = redirect_extras(child, self.src);
+                    if !hung.is_empty() && words.is_empty() {
+                        self.misread("a redirection hides which program runs".into());
+                    }
+                    words.extend(hung);
+                }
                 _ => {}
             }
             // Substitutions inside words and assignments run too.
             self.walk(child, false);
         }
+        words.extend(extra);
         if self.top {
             self.out.parts.push(Part {
                 text: self.src[written.byte_range()].trim().to_string(),
@@ -547,6 +571,24 @@ fn bracket_list(node: Node<'_>) -> Option<String> {
     None
 }
 
+/// The words tree-sitter-bash attaches to a redirection after its target (`>x push` has `x`
+/// and `push` as destinations, `<<EOF push` has `push` as an argument): the shell passes them
+/// to the command.
+fn redirect_extras(redirect: Node<'_>, src: &str) -> Vec<Word> {
+    let mut out = Vec::new();
+    let mut target = false;
+    let mut cursor = redirect.walk();
+    for (index, child) in redirect.children(&mut cursor).enumerate() {
+        match redirect.field_name_for_child(index as u32) {
+            Some("destination") if target => out.push(words::word(child, src)),
+            Some("destination") => target = true,
+            Some("argument") => out.push(words::word(child, src)),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Whether a `redirected_statement` writes a file through one of its own redirects.
 fn writes_to_file(node: Node<'_>, src: &str) -> bool {
     let mut cursor = node.walk();
@@ -568,9 +610,9 @@ fn redirect_writes(redirect: Node<'_>, src: &str) -> bool {
     let Some(operator) = children.iter().find(|c| !c.is_named()) else {
         return false;
     };
+    // The first destination is the target; any later ones are the command's arguments.
     let destination = children
         .iter()
-        .rev()
         .find(|c| c.is_named() && c.kind() != "file_descriptor")
         .map(|c| &src[c.byte_range()]);
     match operator.kind() {
@@ -624,6 +666,8 @@ mod tests {
         assert_eq!(parts[0].text, "cargo test > log.txt");
         let parts = split("{ a; b; } >> log.txt").unwrap_or_default();
         assert!(parts.iter().all(|p| p.writes_file));
+        let parts = split("cargo test 2>&1 -- --nocapture").unwrap_or_default();
+        assert!(!parts[0].writes_file);
     }
 
     fn plain(command: &str) -> Vec<String> {
@@ -826,6 +870,32 @@ mod tests {
             "test -n \"$x\"",
         ] {
             assert_eq!(analyze(clear).opaque, None, "{clear:?}");
+        }
+    }
+
+    /// tree-sitter-bash hangs the words after a redirection on it (`git 2>&1 push` parses as
+    /// `git` redirected to `1` and `push`); the shell passes them to the command.
+    #[test]
+    fn words_after_a_redirection_are_arguments() {
+        for (command, runs) in [
+            ("git 2>&1 push", "git push"),
+            ("git >/dev/null push origin", "git push origin"),
+            ("git <in push", "git push"),
+            ("git >>log push -f", "git push -f"),
+            ("git >x push >y origin", "git push origin"),
+            ("git >x \"push\"", "git push"),
+            ("sudo >x git push", "git push"),
+            ("echo x 2>/dev/null; nice >x git push", "git push"),
+            ("cat <<EOF push\nx\nEOF", "cat push"),
+        ] {
+            assert!(
+                plain(command).iter().any(|c| c == runs),
+                "{command:?}: {:?}",
+                plain(command)
+            );
+        }
+        for refused in ["{ git; } >x push", "(git) 2>&1 push"] {
+            assert!(analyze(refused).opaque.is_some(), "{refused:?}");
         }
     }
 
