@@ -269,3 +269,27 @@ fn words_after_a_redirection_do_not_hide_a_denied_command() {
     let out = run_commands(&sandbox, &dodges, &flags);
     assert_all_denied(&out, &dodges, &remote);
 }
+
+/// A shell given `/dev/stdin` (or `/dev/fd/0`) as its script file reads its program from
+/// standard input, which the rules refuse when spelled `… | sh`.
+#[test]
+fn a_shell_reading_its_script_from_a_stdin_path_is_refused() {
+    let sandbox = sandbox_outside_tmp();
+    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote = remote_dir.path().join("remote.git");
+    repository_with_remote(&sandbox, &remote);
+    let dodges = [
+        "echo 'git push origin HEAD:refs/heads/s1' | sh /dev/stdin",
+        "sh /dev/fd/0 <<EOF\ngit push origin HEAD:refs/heads/s2\nEOF",
+        "echo 'git push origin HEAD:refs/heads/s3' | bash -e /proc/self/fd/0",
+    ]
+    .map(String::from);
+    let flags = [
+        "--permission-mode",
+        "auto",
+        "--deny",
+        "run_command(git push*)",
+    ];
+    let out = run_commands(&sandbox, &dodges, &flags);
+    assert_all_denied(&out, &dodges, &remote);
+}

@@ -900,6 +900,22 @@ mod tests {
     }
 
     #[test]
+    fn a_script_path_that_is_standard_input_is_refused() {
+        for stdin in [
+            "echo x | sh /dev/stdin",
+            "sh /dev/./stdin",
+            "bash -e /dev/../dev/fd/0",
+            "sh /proc/self/fd/3 3<f",
+            "echo x | python3 /dev/stdin",
+        ] {
+            assert!(analyze(stdin).opaque.is_some(), "{stdin:?}");
+        }
+        for script in ["sh deploy.sh", "bash ./x.sh a b", "python3 tool.py"] {
+            assert_eq!(analyze(script).opaque, None, "{script:?}");
+        }
+    }
+
+    #[test]
     fn commands_are_read_as_the_shell_runs_them() {
         assert!(
             plain("GIT_TRACE=1 env /usr/bin/git -C . --no-pager push -f")

@@ -435,7 +435,9 @@ fn shell(program: &str, args: &[Word]) -> Inner {
         (true, Some(Word::Unknown(written))) => Inner::Opaque(format!(
             "`{program} -c` runs {written}, which is only known when it runs"
         )),
-        (false, Some(_)) if !stdin => Inner::Run(Vec::new()),
+        (false, Some(Word::Known(script))) if !stdin && !reads_input(script) => {
+            Inner::Run(Vec::new())
+        }
         _ => Inner::Opaque(format!("`{program}` reads its script from standard input")),
     }
 }
@@ -450,6 +452,25 @@ fn dialect(program: &str) -> Option<Dialect> {
     }
 }
 
+/// Whether a script path is standard input or another inherited descriptor (`/dev/stdin`,
+/// `/dev/fd/0`, `/proc/self/fd/3`), so the program comes from a pipe or here-document.
+fn reads_input(path: &str) -> bool {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    matches!(
+        parts.as_slice(),
+        ["dev", "stdin"] | ["dev", "fd", ..] | ["proc", ..]
+    )
+}
+
 /// An interpreter with neither a script nor inline code reads its program from standard input
 /// (`curl … | python3`).
 fn interpreter(program: &str, args: &[Word]) -> Option<Inner> {
@@ -457,7 +478,9 @@ fn interpreter(program: &str, args: &[Word]) -> Option<Inner> {
     let reads_stdin = args.iter().all(|a| {
         a.known()
             .is_some_and(|a| a.starts_with('-') && !inline.contains(&a))
-    }) || args.iter().any(|a| a.known() == Some("-"));
+    }) || args
+        .iter()
+        .any(|a| a.known().is_some_and(|a| a == "-" || reads_input(a)));
     let unknown = args.iter().any(|a| a.known().is_none());
     (reads_stdin || unknown).then(|| {
         Inner::Opaque(format!(
