@@ -293,3 +293,27 @@ fn a_shell_reading_its_script_from_a_stdin_path_is_refused() {
     let out = run_commands(&sandbox, &dodges, &flags);
     assert_all_denied(&out, &dodges, &remote);
 }
+
+/// ed, ex and sqlite3 read commands from standard input and run shell commands from it
+/// (`!cmd`, `.shell cmd`): fed by a pipe they are `… | sh` by another name.
+#[test]
+fn programs_that_run_shell_commands_from_their_input_are_refused() {
+    let sandbox = sandbox_outside_tmp();
+    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote = remote_dir.path().join("remote.git");
+    repository_with_remote(&sandbox, &remote);
+    let dodges = [
+        "echo '!git push origin HEAD:refs/heads/e1' | ed -s a.txt",
+        "echo '.shell git push origin HEAD:refs/heads/e2' | sqlite3",
+        "printf '!git push origin HEAD:refs/heads/e3\\n' | ex -s a.txt",
+    ]
+    .map(String::from);
+    let flags = [
+        "--permission-mode",
+        "auto",
+        "--deny",
+        "run_command(git push*)",
+    ];
+    let out = run_commands(&sandbox, &dodges, &flags);
+    assert_all_denied(&out, &dodges, &remote);
+}

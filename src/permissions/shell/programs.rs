@@ -180,6 +180,9 @@ const SHELLS: [&str; 13] = [
 const INTERPRETERS: [&str; 9] = [
     "python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua",
 ];
+/// Programs that take commands from standard input whatever their arguments, shell commands
+/// among them (`!cmd` in ed and ex, `.shell` in sqlite3, `!` in dc): refused outright.
+const INPUT_COMMANDERS: [&str; 8] = ["ed", "red", "ex", "vi", "vim", "nvim", "sqlite3", "dc"];
 /// Builtins that run text the rules cannot see: refused outright.
 const EVALUATORS: [&str; 7] = ["eval", "source", ".", "alias", "fc", "enable", "bind"];
 
@@ -224,6 +227,11 @@ pub fn inner(words: &[Word]) -> Vec<Inner> {
     }
     if SHELLS.contains(&program) {
         return vec![shell(program, args)];
+    }
+    if INPUT_COMMANDERS.contains(&program) {
+        return vec![Inner::Opaque(format!(
+            "`{program}` reads commands from standard input, and runs shell commands among them"
+        ))];
     }
     if INTERPRETERS.contains(&program) || program.starts_with("python3.") {
         return interpreter(program, args).into_iter().collect();
