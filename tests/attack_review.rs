@@ -317,3 +317,26 @@ fn programs_that_run_shell_commands_from_their_input_are_refused() {
     let out = run_commands(&sandbox, &dodges, &flags);
     assert_all_denied(&out, &dodges, &remote);
 }
+
+/// git's builtins are also installed as `git-push` and the like in its exec path: git run by
+/// that name is `git push`.
+#[test]
+fn git_run_by_its_dashed_name_is_still_git() {
+    let sandbox = sandbox_outside_tmp();
+    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote = remote_dir.path().join("remote.git");
+    repository_with_remote(&sandbox, &remote);
+    let exec_path = git(&sandbox.root, &["--exec-path"]);
+    let dodges = [format!(
+        "{}/git-push origin HEAD:refs/heads/x1",
+        exec_path.trim()
+    )];
+    let flags = [
+        "--permission-mode",
+        "auto",
+        "--deny",
+        "run_command(git push*)",
+    ];
+    let out = run_commands(&sandbox, &dodges, &flags);
+    assert_all_denied(&out, &dodges, &remote);
+}

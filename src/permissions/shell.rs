@@ -417,6 +417,15 @@ impl Walker<'_> {
         if let Word::Known(program) = first {
             *program = programs::basename(program).to_string();
         }
+        // git's builtins are installed as `git-push` and so on too, and run so they are git.
+        let dashed = words[0]
+            .known()
+            .and_then(|p| p.strip_prefix("git-"))
+            .filter(|sub| git::is_builtin(sub))
+            .map(str::to_string);
+        if let Some(sub) = dashed {
+            words.splice(0..1, [Word::Known("git".into()), Word::Known(sub)]);
+        }
         let mut inner = if suffixes {
             programs::inner(&words)
         } else {
@@ -932,5 +941,8 @@ mod tests {
         assert_eq!(plain("echo \"git push\""), ["echo git push"]);
         assert!(plain("cargo test").contains(&"cargo test".to_string()));
         assert_eq!(plain("git p"), ["git ?"]);
+        assert!(
+            plain("/usr/lib/git-core/git-push origin").contains(&"git push origin".to_string())
+        );
     }
 }

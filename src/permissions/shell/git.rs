@@ -180,6 +180,11 @@ const BUILTINS: &[&str] = &[
     "write-tree",
 ];
 
+/// Whether `name` is built into git (so no alias replaces it).
+pub fn is_builtin(name: &str) -> bool {
+    BUILTINS.contains(&name)
+}
+
 /// How deep aliases may refer to aliases before the command is refused.
 const ALIAS_DEPTH: usize = 8;
 
