@@ -792,6 +792,8 @@ mod tests {
         for command in [
             "git ls-remote --upload-pack='git push; git-upload-pack' r",
             "git fetch --upload='git push' r",
+            "git ls-remote --exec='git push' r",
+            "git fetch-pack --exec='git push' r",
             "git clone -u 'git push' r",
             "git archive --remote=r --exec='git push' HEAD",
             "git rebase -ix 'git push' HEAD",

@@ -279,7 +279,8 @@ fn command_options(subcommand: &str) -> &'static [&'static str] {
     match subcommand {
         "clone" => &["-u", "--upload-pack", "--template"],
         "init" | "init-db" => &["--template"],
-        "fetch" | "pull" | "ls-remote" => &["--upload-pack"],
+        "fetch" | "pull" => &["--upload-pack"],
+        "ls-remote" | "fetch-pack" => &["--upload-pack", "--exec"],
         "push" | "send-pack" => &["--receive-pack", "--exec"],
         "archive" => &["--exec"],
         "rebase" => &["-x", "--exec"],
