@@ -340,3 +340,29 @@ fn git_run_by_its_dashed_name_is_still_git() {
     let out = run_commands(&sandbox, &dodges, &flags);
     assert_all_denied(&out, &dodges, &remote);
 }
+
+/// tree-sitter-bash keeps the pattern of `${x#…}` (and `%`, `##`, `%%`) as text, though the
+/// shell expands `$(…)` in it; and inside backticks the shell removes the backslash before a
+/// backtick or `$` and reads the result again, so an escaped inner pair of backticks runs.
+#[test]
+fn substitutions_in_patterns_and_nested_backticks_are_seen() {
+    let sandbox = sandbox_outside_tmp();
+    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote = remote_dir.path().join("remote.git");
+    repository_with_remote(&sandbox, &remote);
+    let dodges = [
+        "x=a; echo ${x#$(git push origin HEAD:refs/heads/p1)}",
+        "x=a; echo ${x%%`git push origin HEAD:refs/heads/p2`}",
+        "echo `echo \\`git push origin HEAD:refs/heads/p3\\``",
+        "bash -c '[[ x =~ $(git push origin HEAD:refs/heads/p4) ]]'",
+    ]
+    .map(String::from);
+    let flags = [
+        "--permission-mode",
+        "auto",
+        "--deny",
+        "run_command(git push*)",
+    ];
+    let out = run_commands(&sandbox, &dodges, &flags);
+    assert_all_denied(&out, &dodges, &remote);
+}

@@ -272,6 +272,16 @@ impl Walker<'_> {
             "command_substitution" | "process_substitution" => {
                 self.out.substitutes = true;
                 self.children(node, false);
+                self.backticks_again(node);
+            }
+            // Kept as text by the grammar, expanded by the shell.
+            "regex" | "extglob_pattern" => {
+                let text = &self.src[node.byte_range()];
+                if text.contains("$(") || text.contains('`') {
+                    self.misread(
+                        "a pattern holds a command substitution, which the shell runs".into(),
+                    );
+                }
             }
             "variable_assignment" => {
                 self.assignment(node);
@@ -290,6 +300,19 @@ impl Walker<'_> {
             kind => self.out.refuse(format!(
                 "it uses shell syntax Splice does not check (`{kind}`)"
             )),
+        }
+    }
+
+    /// Inside backticks the shell removes `\` before `$`, `` ` `` and `\`, then reads the text
+    /// again: `` `echo \`cmd\`` `` runs `cmd`. Read it the same second time.
+    fn backticks_again(&mut self, node: Node<'_>) {
+        let text = &self.src[node.byte_range()];
+        let Some(body) = text.strip_prefix('`').and_then(|t| t.strip_suffix('`')) else {
+            return;
+        };
+        if body.contains('\\') {
+            let again = words::unescape(body, |c| matches!(c, '$' | '`' | '\\'));
+            parse_into(&again, self.depth + 1, self.out, false, self.dialect);
         }
     }
 
@@ -924,6 +947,20 @@ mod tests {
         for script in ["sh deploy.sh", "bash ./x.sh a b", "python3 tool.py"] {
             assert_eq!(analyze(script).opaque, None, "{script:?}");
         }
+    }
+
+    #[test]
+    fn substitutions_in_patterns_and_nested_backticks_are_seen() {
+        assert!(plain("echo `echo \\`git push\\``").contains(&"git push".to_string()));
+        let escaped = "echo `echo \\$(git push)`";
+        assert!(
+            analyze(escaped).opaque.is_some() || plain(escaped).contains(&"git push".to_string())
+        );
+        for refused in ["echo ${x#$(git push)}", "echo ${x%%`id`}"] {
+            assert!(analyze(refused).opaque.is_some(), "{refused:?}");
+        }
+        assert!(plain("bash -c '[[ x =~ $(git push) ]]'").contains(&"git push".to_string()));
+        assert_eq!(analyze("echo ${x#*/} ${x%.rs}").opaque, None);
     }
 
     #[test]
