@@ -366,3 +366,26 @@ fn substitutions_in_patterns_and_nested_backticks_are_seen() {
     let out = run_commands(&sandbox, &dodges, &flags);
     assert_all_denied(&out, &dodges, &remote);
 }
+
+/// In a here-document with an unquoted delimiter the shell runs backtick substitutions, and
+/// `$(…)` after the tabs of a `<<-` body: the grammar kept both as plain text.
+#[test]
+fn substitutions_in_here_documents_are_seen() {
+    let sandbox = sandbox_outside_tmp();
+    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote = remote_dir.path().join("remote.git");
+    repository_with_remote(&sandbox, &remote);
+    let dodges = [
+        "cat <<EOF\n`git push origin HEAD:refs/heads/h1`\nEOF",
+        "cat <<-EOF\n\t$(git push origin HEAD:refs/heads/h2)\n\tEOF",
+    ]
+    .map(String::from);
+    let flags = [
+        "--permission-mode",
+        "auto",
+        "--deny",
+        "run_command(git push*)",
+    ];
+    let out = run_commands(&sandbox, &dodges, &flags);
+    assert_all_denied(&out, &dodges, &remote);
+}

@@ -274,6 +274,12 @@ impl Walker<'_> {
                 self.children(node, false);
                 self.backticks_again(node);
             }
+            "heredoc_redirect" => {
+                if let Some(why) = heredoc_unread(node, self.src) {
+                    self.misread(why);
+                }
+                self.children(node, writes_file);
+            }
             // Kept as text by the grammar, expanded by the shell.
             "regex" | "extglob_pattern" => {
                 let text = &self.src[node.byte_range()];
@@ -601,6 +607,37 @@ fn bracket_list(node: Node<'_>) -> Option<String> {
         }
     }
     None
+}
+
+/// A here-document whose delimiter is unquoted has its substitutions run; the grammar leaves
+/// backticks, and `$(…)` in a `<<-` body, as text. Refuse what it did not read.
+fn heredoc_unread(node: Node<'_>, src: &str) -> Option<String> {
+    let mut cursor = node.walk();
+    let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+    let quoted = children
+        .iter()
+        .find(|c| c.kind() == "heredoc_start")
+        .is_some_and(|start| src[start.byte_range()].contains(['\'', '"', '\\']));
+    if quoted {
+        return None;
+    }
+    let unread = children
+        .iter()
+        .filter(|c| c.kind() == "heredoc_body")
+        .any(|body| {
+            let text = &src[body.byte_range()];
+            let mut parsed = 0;
+            let mut stack = vec![*body];
+            while let Some(node) = stack.pop() {
+                parsed += usize::from(node.kind() == "command_substitution");
+                stack.extend(node.named_children(&mut node.walk()));
+            }
+            let written = text.matches("$(").count() - text.matches("$((").count();
+            text.contains('`') || written > parsed
+        });
+    unread.then(|| {
+        "a here-document holds a substitution the shell runs but Splice cannot read".into()
+    })
 }
 
 /// The words tree-sitter-bash attaches to a redirection after its target (`>x push` has `x`
@@ -961,6 +998,18 @@ mod tests {
         }
         assert!(plain("bash -c '[[ x =~ $(git push) ]]'").contains(&"git push".to_string()));
         assert_eq!(analyze("echo ${x#*/} ${x%.rs}").opaque, None);
+        for refused in [
+            "cat <<EOF\n`git push`\nEOF",
+            "cat <<-EOF\n\t$(git push)\n\tEOF",
+        ] {
+            assert!(analyze(refused).opaque.is_some(), "{refused:?}");
+        }
+        for clear in [
+            "cat <<'EOF'\n`x` $(y)\nEOF",
+            "cat <<-EOF\n\t$HOME $((1 + 2))\n\tEOF",
+        ] {
+            assert_eq!(analyze(clear).opaque, None, "{clear:?}");
+        }
     }
 
     #[test]
