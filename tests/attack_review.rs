@@ -389,3 +389,28 @@ fn substitutions_in_here_documents_are_seen() {
     let out = run_commands(&sandbox, &dodges, &flags);
     assert_all_denied(&out, &dodges, &remote);
 }
+
+/// The grammar split `"git"\ pu""sh` into two words where the shell reads one (`git push`),
+/// and kept backticks inside `${x:-…}` as text; both found by a differential run against the
+/// shells.
+#[test]
+fn words_the_grammar_splits_or_leaves_unread_are_refused() {
+    let sandbox = sandbox_outside_tmp();
+    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote = remote_dir.path().join("remote.git");
+    repository_with_remote(&sandbox, &remote);
+    let dodges = [
+        "bash -c \"git\"\\ pu\"\"sh\\ origin\\ HEAD:refs/heads/k1",
+        "echo \"${x:-`git push origin HEAD:refs/heads/k2`}\"",
+        ": ${x=`git push origin HEAD:refs/heads/k3`}",
+    ]
+    .map(String::from);
+    let flags = [
+        "--permission-mode",
+        "auto",
+        "--deny",
+        "run_command(git push*)",
+    ];
+    let out = run_commands(&sandbox, &dodges, &flags);
+    assert_all_denied(&out, &dodges, &remote);
+}

@@ -180,9 +180,13 @@ fn joined_words(root: Node<'_>, src: &str) -> Option<String> {
     collect_leaves(root, &mut leaves);
     leaves.windows(2).find_map(|pair| {
         let gap = &src[pair[0].end_byte()..pair[1].start_byte()];
-        let only_continuations =
-            !gap.is_empty() && gap.replace("\\\r\n", "").replace("\\\n", "").is_empty();
-        only_continuations.then(|| "it splits a word across lines with `\\`".to_string())
+        let rest = gap.replace("\\\r\n", "").replace("\\\n", "");
+        if !gap.is_empty() && rest.is_empty() {
+            return Some("it splits a word across lines with `\\`".to_string());
+        }
+        // `"git"\ push` is one word; the grammar drops the `\ ` and reads two.
+        rest.contains('\\')
+            .then(|| "the grammar drops an escaped character the shell keeps in a word".into())
     })
 }
 
@@ -221,6 +225,8 @@ impl Walker<'_> {
             Dialect::Bash => None,
         };
         let misread = misread
+            .or_else(|| split_word(node))
+            .or_else(|| unread_substitution(node, self.src))
             .or_else(|| bracket_list(node))
             .or_else(|| arithmetic_variable(node, self.src));
         if let Some(why) = misread {
@@ -575,6 +581,66 @@ fn arithmetic_variable(node: Node<'_>, src: &str) -> Option<String> {
         }
         let mut cursor = node.walk();
         scope.extend(node.named_children(&mut cursor));
+    }
+    None
+}
+
+/// Node kinds that stand for one shell word, or part of one.
+const WORDISH: &[&str] = &[
+    "word",
+    "string",
+    "raw_string",
+    "ansi_c_string",
+    "translated_string",
+    "concatenation",
+    "simple_expansion",
+    "expansion",
+    "command_substitution",
+    "number",
+    "command_name",
+];
+
+/// The grammar sometimes ends a word where the shell does not (`"git"\ pu""sh` as `"git"` and
+/// `\ pu""sh`): two words of a command with nothing between them are one word to the shell.
+fn split_word(node: Node<'_>) -> Option<String> {
+    if !matches!(
+        node.kind(),
+        "command" | "declaration_command" | "unset_command" | "file_redirect" | "for_statement"
+    ) {
+        return None;
+    }
+    let mut cursor = node.walk();
+    let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+    children
+        .windows(2)
+        .any(|pair| {
+            pair[0].end_byte() == pair[1].start_byte()
+                && WORDISH.contains(&pair[0].kind())
+                && WORDISH.contains(&pair[1].kind())
+        })
+        .then(|| "the shell reads as one word what the grammar splits in two".into())
+}
+
+/// Text the grammar kept as a plain word (`${x:-`cmd`}`'s default) that holds a backtick or
+/// `$(` the shell would run.
+fn unread_substitution(node: Node<'_>, src: &str) -> Option<String> {
+    if !matches!(node.kind(), "word" | "string_content") {
+        return None;
+    }
+    let mut chars = src[node.byte_range()].chars().peekable();
+    while let Some(c) = chars.next() {
+        let runs = match c {
+            '\\' => {
+                chars.next();
+                false
+            }
+            '`' => true,
+            '$' => chars.peek() == Some(&'('),
+            _ => false,
+        };
+        if runs {
+            return Some("a command substitution the grammar left as text".into());
+        }
     }
     None
 }
@@ -1007,6 +1073,29 @@ mod tests {
         for clear in [
             "cat <<'EOF'\n`x` $(y)\nEOF",
             "cat <<-EOF\n\t$HOME $((1 + 2))\n\tEOF",
+        ] {
+            assert_eq!(analyze(clear).opaque, None, "{clear:?}");
+        }
+    }
+
+    /// Where the grammar drops an escaped character between two words, or keeps a
+    /// substitution as plain text, the line is refused.
+    #[test]
+    fn words_the_grammar_splits_or_leaves_unread_are_refused() {
+        for refused in [
+            "bash -c \"git\"\\ pu\"\"sh",
+            "ls \"a b\"\\ c",
+            "echo \"${x:-`git push`}\"",
+            ": ${x=`git push`}",
+        ] {
+            assert!(analyze(refused).opaque.is_some(), "{refused:?}");
+        }
+        assert!(plain(": ${x=$(git push)}").contains(&"git push".to_string()));
+        for clear in [
+            "echo a\\ b",
+            "cd my\\ dir && ls",
+            "grep -n \"\\`\" f",
+            "echo \"a\\$(b\"",
         ] {
             assert_eq!(analyze(clear).opaque, None, "{clear:?}");
         }
