@@ -414,3 +414,26 @@ fn words_the_grammar_splits_or_leaves_unread_are_refused() {
     let out = run_commands(&sandbox, &dodges, &flags);
     assert_all_denied(&out, &dodges, &remote);
 }
+
+/// A variable whose value is a command git runs (`GIT_EDITOR`) set by `for` or `read` rather
+/// than by `NAME=value`: `git commit` then runs it.
+#[test]
+fn command_variables_set_by_for_or_read_are_seen() {
+    let sandbox = sandbox_outside_tmp();
+    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote = remote_dir.path().join("remote.git");
+    repository_with_remote(&sandbox, &remote);
+    let dodges = [
+        "for GIT_EDITOR in 'git push origin HEAD:refs/heads/f1 #'; do export GIT_EDITOR; git commit -q --allow-empty; done",
+        "read -r GIT_EDITOR <<'EOF'\ngit push origin HEAD:refs/heads/f2 #\nEOF\nexport GIT_EDITOR; git commit -q --allow-empty",
+    ]
+    .map(String::from);
+    let flags = [
+        "--permission-mode",
+        "auto",
+        "--deny",
+        "run_command(git push*)",
+    ];
+    let out = run_commands(&sandbox, &dodges, &flags);
+    assert_all_denied(&out, &dodges, &remote);
+}

@@ -307,6 +307,10 @@ impl Walker<'_> {
                 self.tested_names(node);
                 self.children(node, writes_file);
             }
+            "for_statement" => {
+                self.loop_variable(node);
+                self.children(node, writes_file);
+            }
             kind if DESCEND.contains(&kind) => self.children(node, writes_file),
             kind if LEAVES.contains(&kind) || !node.is_named() => {}
             kind => self.out.refuse(format!(
@@ -363,6 +367,29 @@ impl Walker<'_> {
             .collect();
         if let Some(effect) = program.and_then(|p| programs::variable_names(p, &names)) {
             self.follow(effect, self.depth);
+        }
+    }
+
+    /// `for NAME in VALUE…` (and `select`) sets NAME to each value, as `NAME=VALUE` would.
+    fn loop_variable(&mut self, node: Node<'_>) {
+        let Some(name) = node
+            .child_by_field_name("variable")
+            .map(|n| &self.src[n.byte_range()])
+        else {
+            return;
+        };
+        let mut cursor = node.walk();
+        let mut values: Vec<Word> = node
+            .children_by_field_name("value", &mut cursor)
+            .map(|value| words::word(value, self.src))
+            .collect();
+        if values.is_empty() {
+            values.push(Word::Unknown("the positional parameters".into()));
+        }
+        for value in values {
+            if let Some(effect) = programs::assignment(name, &value) {
+                self.follow(effect, self.depth);
+            }
         }
     }
 
@@ -982,6 +1009,9 @@ mod tests {
             "wait -p 'a[$(id)]'",
             "rg --pre ./x pattern",
             "rg --pre=git pattern push",
+            "read GIT_EDITOR < f",
+            "printf -v GIT_SSH_COMMAND x",
+            "for GIT_PAGER; do git -p log; done",
         ] {
             assert!(analyze(opaque).opaque.is_some(), "{opaque:?}");
         }
@@ -990,6 +1020,7 @@ mod tests {
             "LESSOPEN='||-git push %s' less a.txt",
             "MANPAGER='git push' man ls",
             "BROWSER='git push' xdg-open x",
+            "for GIT_EDITOR in 'git push'; do git commit; done",
         ] {
             assert!(
                 plain(command).iter().any(|c| c.starts_with("git push")),
@@ -1005,6 +1036,7 @@ mod tests {
             "rg 'git push' src",
             "wait $!",
             "test -n \"$x\"",
+            "for f in a b; do wc -l \"$f\"; done",
         ] {
             assert_eq!(analyze(clear).opaque, None, "{clear:?}");
         }

@@ -267,6 +267,15 @@ pub fn variable_names(program: &str, args: &[Word]) -> Option<Inner> {
         | "local" | "export" | "readonly" => args.to_vec(),
         _ => return None,
     };
+    // A variable that names a command (`read GIT_EDITOR`) gets a value only known when it runs.
+    let unknown = Word::Unknown(format!("what `{program}` sets"));
+    if let Some(effect) = names
+        .iter()
+        .filter_map(Word::known)
+        .find_map(|name| assignment(name, &unknown))
+    {
+        return Some(effect);
+    }
     names.into_iter().find_map(|name| match name {
         Word::Unknown(written) => Some(Inner::Opaque(format!(
             "`{program}` is given {written} as a variable name, which is only known when it runs (bash evaluates `a[$(…)]` in a name)"
