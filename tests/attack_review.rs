@@ -415,8 +415,8 @@ fn words_the_grammar_splits_or_leaves_unread_are_refused() {
     assert_all_denied(&out, &dodges, &remote);
 }
 
-/// A variable whose value is a command git runs (`GIT_EDITOR`) set by `for` or `read` rather
-/// than by `NAME=value`: `git commit` then runs it.
+/// A variable whose value is a command git runs (`GIT_EDITOR`) set by `for`, `read`,
+/// `${NAME:=…}` or a bash name reference rather than by `NAME=value`: `git commit` runs it.
 #[test]
 fn command_variables_set_by_for_or_read_are_seen() {
     let sandbox = sandbox_outside_tmp();
@@ -426,6 +426,8 @@ fn command_variables_set_by_for_or_read_are_seen() {
     let dodges = [
         "for GIT_EDITOR in 'git push origin HEAD:refs/heads/f1 #'; do export GIT_EDITOR; git commit -q --allow-empty; done",
         "read -r GIT_EDITOR <<'EOF'\ngit push origin HEAD:refs/heads/f2 #\nEOF\nexport GIT_EDITOR; git commit -q --allow-empty",
+        "set -a; : ${GIT_EDITOR:='git push origin HEAD:refs/heads/f3 #'}; git commit -q --allow-empty",
+        "bash -c \"set -a; declare -n r=GIT_EDITOR; r='git push origin HEAD:refs/heads/f4 #'; git commit -q --allow-empty\"",
     ]
     .map(String::from);
     let flags = [

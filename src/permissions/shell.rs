@@ -311,6 +311,10 @@ impl Walker<'_> {
                 self.loop_variable(node);
                 self.children(node, writes_file);
             }
+            "expansion" => {
+                self.default_assignment(node);
+                self.children(node, writes_file);
+            }
             kind if DESCEND.contains(&kind) => self.children(node, writes_file),
             kind if LEAVES.contains(&kind) || !node.is_named() => {}
             kind => self.out.refuse(format!(
@@ -367,6 +371,24 @@ impl Walker<'_> {
             .collect();
         if let Some(effect) = program.and_then(|p| programs::variable_names(p, &names)) {
             self.follow(effect, self.depth);
+        }
+    }
+
+    /// `${NAME:=VALUE}` and `${NAME=VALUE}` set NAME, as `NAME=VALUE` would.
+    fn default_assignment(&mut self, node: Node<'_>) {
+        let mut cursor = node.walk();
+        let assigns = node
+            .children(&mut cursor)
+            .any(|c| matches!(c.kind(), ":=" | "="));
+        let name = node
+            .named_child(0)
+            .filter(|n| n.kind() == "variable_name")
+            .map(|n| &self.src[n.byte_range()]);
+        if let (true, Some(name)) = (assigns, name) {
+            let value = Word::Unknown(format!("`{}`", &self.src[node.byte_range()]));
+            if let Some(effect) = programs::assignment(name, &value) {
+                self.follow(effect, self.depth);
+            }
         }
     }
 
@@ -1012,6 +1034,10 @@ mod tests {
             "read GIT_EDITOR < f",
             "printf -v GIT_SSH_COMMAND x",
             "for GIT_PAGER; do git -p log; done",
+            ": ${GIT_EDITOR:=x}",
+            "echo ${EDITOR=vi}",
+            "declare -n r=GIT_EDITOR",
+            "local -n r=x",
         ] {
             assert!(analyze(opaque).opaque.is_some(), "{opaque:?}");
         }
@@ -1037,6 +1063,7 @@ mod tests {
             "wait $!",
             "test -n \"$x\"",
             "for f in a b; do wc -l \"$f\"; done",
+            "echo ${name:=x} ${EDITOR:-vi}",
         ] {
             assert_eq!(analyze(clear).opaque, None, "{clear:?}");
         }

@@ -263,6 +263,17 @@ pub fn variable_names(program: &str, args: &[Word]) -> Option<Inner> {
             }
             names
         }
+        "declare" | "typeset" | "local"
+            if args.iter().any(|a| {
+                a.known()
+                    .is_some_and(|a| a.starts_with('-') && a.contains('n'))
+            }) =>
+        {
+            // A name reference: assigning to it sets the variable it names.
+            return Some(Inner::Opaque(format!(
+                "`{program} -n` makes a name that sets another variable"
+            )));
+        }
         "read" | "mapfile" | "readarray" | "getopts" | "unset" | "declare" | "typeset"
         | "local" | "export" | "readonly" => args.to_vec(),
         _ => return None,
