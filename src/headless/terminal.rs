@@ -43,8 +43,13 @@ pub fn strip_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Controls, and the bidirectional embeddings, overrides and isolates with which a terminal that
+/// lays out bidirectional text (VTE, Konsole) would show `rm -rf ~` as something else.
 fn is_unsafe(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t') || c == '\u{7f}'
+    (c.is_control() && c != '\n' && c != '\t')
+        || c == '\u{7f}'
+        || ('\u{202a}'..='\u{202e}').contains(&c)
+        || ('\u{2066}'..='\u{2069}').contains(&c)
 }
 
 fn skip_while_then_one(chars: &mut impl Iterator<Item = char>, inside: impl Fn(char) -> bool) {
@@ -98,6 +103,7 @@ mod tests {
             // An unterminated string swallows the rest of this piece, never the terminal.
             ("\u{1b}]0;never ends", ""),
             ("tail\u{1b}", "tail"),
+            ("a\u{202e}b\u{202c}c\u{2066}d\u{2069}", "abcd"),
         ];
         for (input, expected) in cases {
             assert_eq!(strip_controls(input), expected, "{input:?}");

@@ -93,12 +93,15 @@ impl<O: Write + Send, E: Write + Send> TextSink<O, E> {
         self
     }
 
-    /// Redacted, and stripped of anything a terminal would act on: everything this sink writes
-    /// (model text, tool output, reasons) is untrusted.
+    /// Stripped of anything a terminal would act on, then redacted: everything this sink
+    /// writes (model text, tool output, reasons) is untrusted, and a control character inside a
+    /// secret must not hide it from redaction only to vanish on the way out.
     fn clean(&self, text: &str) -> String {
-        let redacted = self.redactor.redact_str(text);
-        let text = redacted.as_deref().unwrap_or(text);
-        strip_controls(text).into_owned()
+        let text = strip_controls(text);
+        match self.redactor.redact_str(&text) {
+            Some(redacted) => redacted,
+            None => text.into_owned(),
+        }
     }
 }
 
@@ -204,6 +207,23 @@ impl<O: Write + Send, E: Write + Send> Sink for TextSink<O, E> {
             return;
         };
         let streams = &mut *guard;
+        // Streamed text loses its controls before the re-chunker looks for secrets in it.
+        let stripped;
+        let event = match event {
+            Event::Text { delta } => {
+                stripped = Event::Text {
+                    delta: strip_controls(delta).into_owned(),
+                };
+                &stripped
+            }
+            Event::Reasoning { delta } => {
+                stripped = Event::Reasoning {
+                    delta: strip_controls(delta).into_owned(),
+                };
+                &stripped
+            }
+            other => other,
+        };
         for event in streams.rechunker.push(event) {
             if continues(&event) && !streams.held.is_empty() {
                 let mut narration = std::mem::take(&mut streams.held);

@@ -2,7 +2,7 @@
 //! push` is `git push`), and an alias defined with `-c alias.X=…` replaced by what it runs. A
 //! subcommand that is not built into git may be an alias from a config file, so it is unknown.
 
-use super::programs::{self, Inner};
+use super::programs::{self, Dialect, Inner};
 use super::words::Word;
 
 /// Global options followed by a value in the next word.
@@ -180,6 +180,11 @@ const BUILTINS: &[&str] = &[
     "write-tree",
 ];
 
+/// Whether `name` is built into git (so no alias replaces it).
+pub fn is_builtin(name: &str) -> bool {
+    BUILTINS.contains(&name)
+}
+
 /// How deep aliases may refer to aliases before the command is refused.
 const ALIAS_DEPTH: usize = 8;
 
@@ -192,7 +197,140 @@ pub fn plain(args: &[Word]) -> (Vec<Word>, Vec<Inner>) {
     if words.get(1).and_then(Word::known) == Some("config") {
         inner.extend(config_writes(&words[2..]));
     }
+    let ext = args.iter().chain(&words).find_map(|word| {
+        let text = word.known()?.to_ascii_lowercase();
+        text.contains("ext::").then(|| {
+            Inner::Opaque(format!(
+                "git's `ext::` transport runs a command: {}",
+                written(word)
+            ))
+        })
+    });
+    inner.extend(ext);
+    if let Some(Word::Known(subcommand)) = words.get(1) {
+        inner.extend(option_commands(subcommand, &words[2..]));
+        inner.extend(runs_git_or_command(subcommand, &words[2..]));
+    }
     (words, inner)
+}
+
+/// `git bisect run CMD…` runs a command; `git for-each-repo [--config=KEY] ARGS…` runs
+/// `git ARGS…` in each repository the setting lists.
+fn runs_git_or_command(subcommand: &str, args: &[Word]) -> Option<Inner> {
+    match subcommand {
+        "bisect" if args.first().and_then(Word::known) == Some("run") => {
+            Some(Inner::Run(args[1..].to_vec()))
+        }
+        "for-each-repo" => {
+            let mut index = 0;
+            while let Some(arg) = args.get(index) {
+                match arg.known() {
+                    None => {
+                        return Some(Inner::Opaque(format!(
+                            "`git for-each-repo` runs {}, which is only known when it runs",
+                            written(arg)
+                        )));
+                    }
+                    Some("--") => {
+                        index += 1;
+                        break;
+                    }
+                    Some("--config") => index += 2,
+                    Some(option) if option.starts_with('-') => index += 1,
+                    Some(_) => break,
+                }
+            }
+            let mut command = vec![Word::Known("git".into())];
+            command.extend(args.get(index..).unwrap_or_default().iter().cloned());
+            Some(Inner::Run(command))
+        }
+        _ => None,
+    }
+}
+
+/// Which of `options` `arg` is, and its value when attached (`--exec=CMD`, `-xCMD`).
+fn command_option<'a>(
+    options: &[&'static str],
+    arg: &'a str,
+) -> Option<(&'static str, Option<&'a str>)> {
+    if let Some(long) = arg.strip_prefix("--") {
+        let (name, attached) = match long.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (long, None),
+        };
+        let option = options.iter().find(|o| {
+            !name.is_empty() && o.strip_prefix("--").is_some_and(|o| o.starts_with(name))
+        })?;
+        return Some((option, attached));
+    }
+    let cluster = arg.strip_prefix('-')?;
+    let (at, option) = cluster.char_indices().find_map(|(at, letter)| {
+        let option = options
+            .iter()
+            .find(|o| o.len() == 2 && o.ends_with(letter))?;
+        Some((at, *option))
+    })?;
+    let attached = &cluster[at + 1..];
+    Some((option, (!attached.is_empty()).then_some(attached)))
+}
+
+/// Options of git's own commands whose value is a command git runs with the shell.
+fn command_options(subcommand: &str) -> &'static [&'static str] {
+    match subcommand {
+        "clone" => &["-u", "--upload-pack", "--template"],
+        "init" | "init-db" => &["--template"],
+        "fetch" | "pull" => &["--upload-pack"],
+        "ls-remote" | "fetch-pack" => &["--upload-pack", "--exec"],
+        "push" | "send-pack" => &["--receive-pack", "--exec"],
+        "archive" => &["--exec"],
+        "rebase" => &["-x", "--exec"],
+        "difftool" => &["-x", "--extcmd"],
+        "grep" => &["-O", "--open-files-in-pager"],
+        _ => &[],
+    }
+}
+
+/// The commands that options of `git SUBCOMMAND` name. git accepts a long option by any
+/// unambiguous prefix (`--upload` is `--upload-pack`) and short ones in clusters (`-ix CMD`), so
+/// both are read that way; where its arguments are only known when it runs, it is refused.
+fn option_commands(subcommand: &str, args: &[Word]) -> Vec<Inner> {
+    let options = command_options(subcommand);
+    if options.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        let Some(arg) = word.known() else {
+            return vec![Inner::Opaque(format!(
+                "`git {subcommand}` may run one of its arguments as a command, and {} is only known when it runs",
+                written(word)
+            ))];
+        };
+        if arg == "--" {
+            break;
+        }
+        let Some((option, attached)) = command_option(options, arg) else {
+            continue;
+        };
+        let value = match attached {
+            Some(value) => Some(Word::Known(value.to_string())),
+            // `-O` takes its value attached or not at all.
+            None if option == "-O" => continue,
+            None => words.next().cloned(),
+        };
+        out.push(match value {
+            Some(Word::Known(_)) if option == "--template" => Inner::Opaque(format!(
+                "`git {subcommand} {arg}` installs hooks that git runs later"
+            )),
+            Some(Word::Known(command)) => Inner::Script(command, Dialect::Posix),
+            Some(Word::Unknown(written)) => Inner::Opaque(format!(
+                "`git {subcommand} {arg}` runs {written}, which is only known when it runs"
+            )),
+            None => Inner::Opaque(format!("`git {subcommand} {arg}` runs a command")),
+        });
+    }
+    out
 }
 
 /// `git config [options] key value`: the settings it may write. Every word that looks like a
@@ -344,7 +482,7 @@ fn expand(
         }
         return (
             vec![git, Word::Known(name.to_string())],
-            Some(Inner::Script(script)),
+            Some(Inner::Script(script, Dialect::Posix)),
         );
     }
     // git splits an alias with its own quoting rules: only plain words are followed here.

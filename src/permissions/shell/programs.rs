@@ -5,13 +5,21 @@
 
 use super::words::Word;
 
+/// Which shell reads a script. `sh` may be dash, which reads bash syntax differently (`$'…'`,
+/// `&>`, `[[`), so a script for `sh` is read as bash but refused where the two part ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Posix,
+    Bash,
+}
+
 /// Something a command runs besides itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inner {
     /// A command, as words.
     Run(Vec<Word>),
-    /// A shell script, as text (`sh -c`, a git `!` alias).
-    Script(String),
+    /// A shell script, as text (`sh -c`, a git `!` alias), and the shell that reads it.
+    Script(String, Dialect),
     /// Something that cannot be seen through, and why.
     Opaque(String),
 }
@@ -172,6 +180,9 @@ const SHELLS: [&str; 13] = [
 const INTERPRETERS: [&str; 9] = [
     "python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua",
 ];
+/// Programs that take commands from standard input whatever their arguments, shell commands
+/// among them (`!cmd` in ed and ex, `.shell` in sqlite3, `!` in dc): refused outright.
+const INPUT_COMMANDERS: [&str; 8] = ["ed", "red", "ex", "vi", "vim", "nvim", "sqlite3", "dc"];
 /// Builtins that run text the rules cannot see: refused outright.
 const EVALUATORS: [&str; 7] = ["eval", "source", ".", "alias", "fc", "enable", "bind"];
 
@@ -189,7 +200,9 @@ pub fn inner(words: &[Word]) -> Vec<Inner> {
     if let Some(options) = wrapper(program) {
         return vec![after_options(program, &options, args)];
     }
-    if EVALUATORS.contains(&program) {
+    // bash evaluates `let`'s arguments, and the values of the variables they name, as
+    // arithmetic, where `a[$(…)]` runs a command.
+    if EVALUATORS.contains(&program) || program == "let" {
         return vec![Inner::Opaque(format!("it runs `{program}`"))];
     }
     if matches!(program, "mapfile" | "readarray" | "complete" | "compgen")
@@ -199,8 +212,26 @@ pub fn inner(words: &[Word]) -> Vec<Inner> {
     {
         return vec![Inner::Opaque(format!("`{program} -C` runs a command"))];
     }
+    if let Some(opaque) = variable_names(program, args) {
+        return vec![opaque];
+    }
+    if program == "rg"
+        && args.iter().any(|a| {
+            a.known()
+                .is_some_and(|a| a == "--pre" || a.starts_with("--pre="))
+        })
+    {
+        return vec![Inner::Opaque(
+            "`rg --pre` runs a command on each file".into(),
+        )];
+    }
     if SHELLS.contains(&program) {
         return vec![shell(program, args)];
+    }
+    if INPUT_COMMANDERS.contains(&program) {
+        return vec![Inner::Opaque(format!(
+            "`{program}` reads commands from standard input, and runs shell commands among them"
+        ))];
     }
     if INTERPRETERS.contains(&program) || program.starts_with("python3.") {
         return interpreter(program, args).into_iter().collect();
@@ -211,6 +242,64 @@ pub fn inner(words: &[Word]) -> Vec<Inner> {
         "trap" => trap(args),
         _ => Vec::new(),
     }
+}
+
+/// bash builtins given variable names: bash evaluates the subscript of a name like `a[…]` as
+/// arithmetic, and `$(…)` in it runs a command (`printf -v "a[\$(cmd)]" x`). A name only known
+/// when it runs may hold one.
+pub fn variable_names(program: &str, args: &[Word]) -> Option<Inner> {
+    let names: Vec<Word> = match program {
+        "printf" | "test" | "[" | "wait" => {
+            let flag = if program == "wait" { "-p" } else { "-v" };
+            let mut names = Vec::new();
+            for (index, arg) in args.iter().enumerate() {
+                match arg.known().and_then(|a| a.strip_prefix(flag)) {
+                    Some("") => names.extend(args.get(index + 1).cloned()),
+                    Some(attached) if program == "printf" => {
+                        names.push(Word::Known(attached.to_string()))
+                    }
+                    _ => {}
+                }
+            }
+            names
+        }
+        "declare" | "typeset" | "local"
+            if args.iter().any(|a| {
+                a.known()
+                    .is_some_and(|a| a.starts_with('-') && a.contains('n'))
+            }) =>
+        {
+            // A name reference: assigning to it sets the variable it names.
+            return Some(Inner::Opaque(format!(
+                "`{program} -n` makes a name that sets another variable"
+            )));
+        }
+        "read" | "mapfile" | "readarray" | "getopts" | "unset" | "declare" | "typeset"
+        | "local" | "export" | "readonly" => args.to_vec(),
+        _ => return None,
+    };
+    // A variable that names a command (`read GIT_EDITOR`) gets a value only known when it runs.
+    let unknown = Word::Unknown(format!("what `{program}` sets"));
+    if let Some(effect) = names
+        .iter()
+        .filter_map(Word::known)
+        .find_map(|name| assignment(name, &unknown))
+    {
+        return Some(effect);
+    }
+    names.into_iter().find_map(|name| match name {
+        Word::Unknown(written) => Some(Inner::Opaque(format!(
+            "`{program}` is given {written} as a variable name, which is only known when it runs (bash evaluates `a[$(…)]` in a name)"
+        ))),
+        Word::Known(name) => name
+            .find('[')
+            .is_some_and(|at| name[at..].contains(['$', '`']))
+            .then(|| {
+                Inner::Opaque(format!(
+                    "`{program}` is given the variable name `{name}`, whose subscript bash evaluates, running what it substitutes"
+                ))
+            }),
+    })
 }
 
 /// The command after a wrapper's options and operands (and, for `env`, its assignments).
@@ -243,7 +332,7 @@ fn after_options(program: &str, options: &Options, args: &[Word]) -> Inner {
     // assignments are rare enough.
     if let Some(effect) = effects.into_iter().next() {
         return match effect {
-            Inner::Script(_) => Inner::Opaque(format!(
+            Inner::Script(..) => Inner::Opaque(format!(
                 "`{program}` sets a variable whose value is a command"
             )),
             other => other,
@@ -365,13 +454,49 @@ fn shell(program: &str, args: &[Word]) -> Inner {
         }
     }
     match (command, args.get(index)) {
-        (true, Some(Word::Known(script))) => Inner::Script(script.clone()),
+        (true, Some(Word::Known(script))) => match dialect(program) {
+            Some(dialect) => Inner::Script(script.clone(), dialect),
+            None => Inner::Opaque(format!(
+                "`{program} -c` runs a script in its own syntax, which Splice does not read"
+            )),
+        },
         (true, Some(Word::Unknown(written))) => Inner::Opaque(format!(
             "`{program} -c` runs {written}, which is only known when it runs"
         )),
-        (false, Some(_)) if !stdin => Inner::Run(Vec::new()),
+        (false, Some(Word::Known(script))) if !stdin && !reads_input(script) => {
+            Inner::Run(Vec::new())
+        }
         _ => Inner::Opaque(format!("`{program}` reads its script from standard input")),
     }
+}
+
+/// How the shell `program` reads a `-c` script; `None` for shells whose syntax is not bash's
+/// (fish and csh quote differently, zsh runs code from glob qualifiers): refused, not guessed.
+fn dialect(program: &str) -> Option<Dialect> {
+    match program {
+        "sh" | "dash" | "ash" | "posh" => Some(Dialect::Posix),
+        "bash" | "rbash" => Some(Dialect::Bash),
+        _ => None,
+    }
+}
+
+/// Whether a script path is standard input or another inherited descriptor (`/dev/stdin`,
+/// `/dev/fd/0`, `/proc/self/fd/3`), so the program comes from a pipe or here-document.
+fn reads_input(path: &str) -> bool {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    matches!(
+        parts.as_slice(),
+        ["dev", "stdin"] | ["dev", "fd", ..] | ["proc", ..]
+    )
 }
 
 /// An interpreter with neither a script nor inline code reads its program from standard input
@@ -381,7 +506,9 @@ fn interpreter(program: &str, args: &[Word]) -> Option<Inner> {
     let reads_stdin = args.iter().all(|a| {
         a.known()
             .is_some_and(|a| a.starts_with('-') && !inline.contains(&a))
-    }) || args.iter().any(|a| a.known() == Some("-"));
+    }) || args
+        .iter()
+        .any(|a| a.known().is_some_and(|a| a == "-" || reads_input(a)));
     let unknown = args.iter().any(|a| a.known().is_none());
     (reads_stdin || unknown).then(|| {
         Inner::Opaque(format!(
@@ -446,7 +573,8 @@ fn trap(args: &[Word]) -> Vec<Inner> {
     let action = args.iter().find(|a| a.known() != Some("--"));
     match action {
         Some(Word::Known(action)) if !action.starts_with('-') => {
-            vec![Inner::Script(action.clone())]
+            // Run by the shell at hand: read the stricter way.
+            vec![Inner::Script(action.clone(), Dialect::Posix)]
         }
         Some(Word::Known(_)) | None => Vec::new(),
         Some(Word::Unknown(written)) => vec![Inner::Opaque(format!(
@@ -482,7 +610,7 @@ pub fn may_run_arguments(program: &str) -> bool {
 }
 
 /// Environment variables whose value is a command that git, ssh or a shell will run.
-const COMMAND_VARIABLES: [&str; 13] = [
+const COMMAND_VARIABLES: [&str; 20] = [
     "GIT_SSH_COMMAND",
     "GIT_SSH",
     "GIT_PAGER",
@@ -496,11 +624,18 @@ const COMMAND_VARIABLES: [&str; 13] = [
     "EDITOR",
     "VISUAL",
     "PROMPT_COMMAND",
+    "MANPAGER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "BROWSER",
+    "SUDO_ASKPASS",
+    "RSYNC_RSH",
+    "FCEDIT",
 ];
 
 /// Environment variables that point git or a shell at configuration or code the rules cannot
 /// read (a config file can define aliases and hooks).
-const OPAQUE_VARIABLES: [&str; 9] = [
+const OPAQUE_VARIABLES: [&str; 10] = [
     "GIT_CONFIG_PARAMETERS",
     "GIT_CONFIG_COUNT",
     "GIT_CONFIG",
@@ -508,6 +643,7 @@ const OPAQUE_VARIABLES: [&str; 9] = [
     "GIT_CONFIG_SYSTEM",
     "GIT_EXEC_PATH",
     "GIT_TEMPLATE_DIR",
+    "GIT_ALLOW_PROTOCOL",
     "BASH_ENV",
     "ENV",
 ];
@@ -521,7 +657,11 @@ pub fn assignment(name: &str, value: &Word) -> Option<Inner> {
         return None;
     }
     Some(match value {
-        Word::Known(script) => Inner::Script(script.clone()),
+        // less runs `LESSOPEN='|cmd %s'` after its `|` (or `||`) and `-` markers.
+        Word::Known(script) => Inner::Script(
+            script.trim_start_matches(['|', '-']).to_string(),
+            Dialect::Posix,
+        ),
         Word::Unknown(written) => Inner::Opaque(format!(
             "it sets `{name}` to {written}, which is only known when it runs"
         )),
@@ -535,7 +675,10 @@ pub fn git_setting(key: &str, value: &Word) -> Option<Inner> {
     let key = key.to_ascii_lowercase();
     let section = key.split('.').next().unwrap_or_default();
     let name = key.rsplit('.').next().unwrap_or_default();
-    let opaque = matches!(section, "include" | "includeif") || key == "core.hookspath";
+    // `protocol.ext.allow` lets a URL (`ext::sh -c …`) run a command.
+    let opaque = matches!(section, "include" | "includeif")
+        || key == "core.hookspath"
+        || (section == "protocol" && name == "allow");
     if opaque {
         return Some(Inner::Opaque(format!("it sets git's `{key}`")));
     }
@@ -552,7 +695,11 @@ pub fn git_setting(key: &str, value: &Word) -> Option<Inner> {
         ),
         "sequence" => name == "editor",
         "diff" => matches!(name, "external" | "textconv" | "command"),
-        "difftool" | "mergetool" | "browser" | "man" => name == "cmd",
+        "difftool" | "mergetool" => name == "cmd",
+        "browser" | "man" => matches!(name, "cmd" | "path"),
+        "interactive" => name == "difffilter",
+        "hook" => name == "command",
+        "submodule" => name == "update",
         "merge" => name == "driver",
         "filter" => matches!(name, "clean" | "smudge" | "process"),
         "gpg" => name == "program",
@@ -569,7 +716,9 @@ pub fn git_setting(key: &str, value: &Word) -> Option<Inner> {
     }
     Some(match value {
         // git runs these with the shell; `!` marks a shell command for a few of them.
-        Word::Known(script) => Inner::Script(script.trim_start_matches('!').to_string()),
+        Word::Known(script) => {
+            Inner::Script(script.trim_start_matches('!').to_string(), Dialect::Posix)
+        }
         Word::Unknown(written) => Inner::Opaque(format!(
             "it sets git's `{key}` to {written}, which is only known when it runs"
         )),

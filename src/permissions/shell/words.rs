@@ -91,7 +91,7 @@ fn append(node: Node<'_>, src: &str, out: &mut String, unquoted: &mut String) ->
 }
 
 /// Backslash removal: `\` + newline disappears, `\c` is `c` when `escapes(c)`, else both stay.
-fn unescape(text: &str, escapes: impl Fn(char) -> bool) -> String {
+pub fn unescape(text: &str, escapes: impl Fn(char) -> bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
