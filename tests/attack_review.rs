@@ -11,16 +11,9 @@ use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
 use support::{Outcome, Sandbox, git, run, stream_json};
 
-/// A sandbox under the target directory rather than `/tmp`, which confined commands may write.
+/// A sandbox whose HOME is outside what confined commands may write (`/tmp` is writable).
 fn sandbox_outside_tmp() -> Sandbox {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap_or_else(|e| panic!("tempdir: {e}"));
-    let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-    let root = base.join("repo");
-    let data = base.join("data");
-    std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(base.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
-    Sandbox { dir, root, data }
+    Sandbox::new_in(&support::outside_dir())
 }
 
 /// A repository with one commit whose `origin` is an empty bare repository: a push that gets
