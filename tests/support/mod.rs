@@ -2,6 +2,7 @@
 //! against the fake provider, and its stream-json output parsed line by line.
 #![allow(dead_code)]
 
+pub mod attack;
 pub mod fake_provider;
 pub mod markers;
 
