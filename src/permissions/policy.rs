@@ -423,25 +423,66 @@ pub struct Subject<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     pub mode: PermissionMode,
-    rules: Arc<Mutex<Vec<Rule>>>,
+    rules: Arc<Mutex<Rules>>,
+}
+
+/// The rules given at start (config, flags) and those added during the session, kept apart so
+/// `/permissions` can list and remove only the latter.
+#[derive(Debug, Default)]
+struct Rules {
+    given: Vec<Rule>,
+    session: Vec<Rule>,
 }
 
 impl Policy {
     pub fn new(mode: PermissionMode, rules: Vec<Rule>) -> Policy {
         Policy {
             mode,
-            rules: Arc::new(Mutex::new(rules)),
+            rules: Arc::new(Mutex::new(Rules {
+                given: rules,
+                session: Vec::new(),
+            })),
         }
     }
 
+    /// The same rules (shared, session rules included) under another mode.
+    pub fn with_mode(&self, mode: PermissionMode) -> Policy {
+        Policy {
+            mode,
+            rules: Arc::clone(&self.rules),
+        }
+    }
+
+    /// A session rule ("allow always"); adding one already there changes nothing.
     pub fn add_rule(&self, rule: Rule) {
-        if let Ok(mut rules) = self.rules.lock() {
-            rules.push(rule);
+        if let Ok(mut rules) = self.rules.lock()
+            && !rules.session.contains(&rule)
+        {
+            rules.session.push(rule);
         }
     }
 
+    /// Every rule: the given ones, then the session's.
     pub fn rules(&self) -> Vec<Rule> {
-        self.rules.lock().map(|r| r.clone()).unwrap_or_default()
+        self.rules
+            .lock()
+            .map(|r| r.given.iter().chain(&r.session).cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The rules added during the session, oldest first.
+    pub fn session_rules(&self) -> Vec<Rule> {
+        self.rules
+            .lock()
+            .map(|r| r.session.clone())
+            .unwrap_or_default()
+    }
+
+    /// Remove the session rule at `index` (as listed by [`Policy::session_rules`]); the removed
+    /// rule, or `None` when there is no such rule. Given rules cannot be removed this way.
+    pub fn remove_session_rule(&self, index: usize) -> Option<Rule> {
+        let mut rules = self.rules.lock().ok()?;
+        (index < rules.session.len()).then(|| rules.session.remove(index))
     }
 
     pub fn judge(&self, subject: &Subject<'_>) -> Verdict {
@@ -1005,5 +1046,26 @@ mod tests {
             judge(&policy, "write_file", SideEffect::Write, "a", Risk::Low),
             Verdict::Allow { .. }
         ));
+    }
+
+    #[test]
+    fn session_rules_are_listed_and_removed_apart_from_given_rules() {
+        let policy = Policy::new(PermissionMode::Ask, vec![rule(Effect::Allow, "read_file")]);
+        let clone = policy.with_mode(PermissionMode::AcceptEdits);
+        clone.add_rule(rule(Effect::Allow, "write_file"));
+        clone.add_rule(rule(Effect::Allow, "write_file"));
+        clone.add_rule(rule(Effect::Allow, "run_command(cargo test)"));
+        assert_eq!(policy.session_rules().len(), 2);
+        assert_eq!(policy.rules().len(), 3);
+        assert_eq!(policy.remove_session_rule(2), None);
+        let removed = policy.remove_session_rule(0);
+        assert_eq!(removed.map(|r| r.render()).as_deref(), Some("write_file"));
+        assert!(matches!(
+            judge(&policy, "write_file", SideEffect::Write, "a", Risk::Low),
+            Verdict::Prompt { .. }
+        ));
+        // The given rule stays; only session rules can be removed.
+        assert_eq!(policy.remove_session_rule(1), None);
+        assert_eq!(policy.rules().len(), 2);
     }
 }

@@ -320,6 +320,10 @@ impl ToolRunner {
                 };
                 let (granted, decision_reason) = match answer {
                     Some(Answer::AllowOnce) => (true, "approved in TUI".to_string()),
+                    // A high-risk call is never allowed for the rest of the session.
+                    Some(Answer::AllowAlways) if risk == Risk::High => {
+                        (true, "approved once in TUI (high risk)".to_string())
+                    }
                     Some(Answer::AllowAlways) => {
                         for rule in &rules {
                             if let Ok(rule) = Rule::parse(Effect::Allow, rule) {
