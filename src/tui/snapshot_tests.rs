@@ -999,3 +999,37 @@ fn slash_permissions_lists_and_removes_session_rules() {
     assert!(app.settings.policy.session_rules().is_empty());
     assert_eq!(app.settings.policy.rules().len(), 1);
 }
+
+#[test]
+fn a_prompt_never_draws_bidi_overrides_or_controls() {
+    let mut app = app();
+    start(&mut app, "Say ok");
+    let (mut ask, _rx) = command_ask(
+        "echo ok #\u{202e} \u{2066}fr- mr\u{2069}; rm -f notes.txt\u{1b}[2K",
+        Risk::Medium,
+    );
+    ask.question.previews.push(Preview::Write {
+        path: "src/\u{202e}sr.exe".into(),
+        before: None,
+        after: Some("fn main() {}\u{1b}]0;title\u{7}\n".into()),
+    });
+    app.on_permission(ask);
+    app.now += GUARD;
+    let screen = draw(&mut app, 80, 24);
+    for c in ['\u{202e}', '\u{2066}', '\u{2069}', '\u{1b}', '\u{7}'] {
+        assert!(
+            !screen.contains(c),
+            "U+{:04X} drawn:\n{screen}",
+            u32::from(c)
+        );
+    }
+    assert!(
+        screen.contains("$ echo ok # fr- mr; rm -f notes.txt"),
+        "{screen}"
+    );
+    assert!(screen.contains("src/sr.exe"), "{screen}");
+    assert!(
+        screen.contains("control or bidirectional characters are not shown"),
+        "{screen}"
+    );
+}
