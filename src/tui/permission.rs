@@ -22,6 +22,8 @@ use crate::protocol::events::Risk;
 
 /// Rows of diff shown at most; a diff longer than this says so at its end.
 const MAX_PREVIEW_ROWS: usize = 20_000;
+/// The most time a prompt's diff may take to compute.
+const DIFF_TIMEOUT: Duration = Duration::from_millis(100);
 /// How long after a prompt appears its keys still belong to the composer: a person typing
 /// when it pops up has not read it.
 pub const GUARD: Duration = Duration::from_millis(400);
@@ -63,8 +65,9 @@ pub struct PermissionModal {
     /// First body row shown, and the body rows visible at the last draw (a page).
     scroll: usize,
     page: usize,
-    /// The body's lines wrapped to a width, kept between frames: a diff is computed once.
-    body: Option<(usize, Vec<Line<'static>>)>,
+    /// The body's lines wrapped to a width (and compact or not), kept between frames: a diff
+    /// is computed once.
+    body: Option<((usize, bool), Vec<Line<'static>>)>,
 }
 
 impl PermissionModal {
@@ -333,7 +336,7 @@ impl ModalView for PermissionModal {
             ),
         ]);
         // Cached by width; a tiny window (no border) gets the compact body.
-        let key = inner_width + usize::from(bordered) * 100_000;
+        let key = (inner_width, bordered);
         if self.body.as_ref().is_none_or(|(w, _)| *w != key) {
             let wrapped = self
                 .body_lines(theme, !bordered)
@@ -450,7 +453,10 @@ fn preview_lines(out: &mut Vec<Line<'static>>, preview: &Preview, theme: &Theme)
 
 /// A unified diff with three lines of context, additions and removals coloured.
 pub fn diff_lines(out: &mut Vec<Line<'static>>, before: &str, after: &str, theme: &Theme) {
-    let diff = TextDiff::from_lines(before, after);
+    // Drawn on the UI thread: a pathological pair of files gets a coarser diff, never a stall.
+    let diff = TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(before, after);
     let mut rows = 0usize;
     for (n, group) in diff.grouped_ops(3).iter().enumerate() {
         if n > 0 {

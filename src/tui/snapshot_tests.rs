@@ -209,6 +209,10 @@ fn permission_prompt_for_a_write_shows_its_diff_and_queues() {
     assert_eq!(first_rx.try_recv().ok(), Some(Answer::AllowAlways));
     assert!(second_rx.try_recv().is_err());
     assert_eq!(app.modals.len(), 1);
+    // A key right after an answer is not taken as the next prompt's answer.
+    app.on_key(key('n'));
+    assert!(second_rx.try_recv().is_err());
+    assert_eq!(app.composer.text(), "n");
     app.now += GUARD;
     app.on_key(crossterm::event::KeyEvent::from(
         crossterm::event::KeyCode::Esc,
