@@ -146,6 +146,8 @@ fn prompt_approve_write_with_y_and_see_it_on_screen() {
         "written before approval"
     );
 
+    // Keys are the composer's for a moment after a prompt appears; the legend says when not.
+    tmux.wait_for("y allow once");
     tmux.run(&["send-keys", "-t", "splice", "y"]);
     // The answer streams in before the run ends: wait for the end, then look at everything.
     let done = tmux.wait_for("✓ done");

@@ -423,25 +423,66 @@ pub struct Subject<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     pub mode: PermissionMode,
-    rules: Arc<Mutex<Vec<Rule>>>,
+    /// The rules given at start (config, flags, Splice's own), fixed.
+    given: Arc<Vec<Rule>>,
+    /// The rules added during the session, kept apart so `/permissions` can list and remove
+    /// only these.
+    session: Arc<Mutex<Vec<Rule>>>,
 }
 
 impl Policy {
     pub fn new(mode: PermissionMode, rules: Vec<Rule>) -> Policy {
         Policy {
             mode,
-            rules: Arc::new(Mutex::new(rules)),
+            given: Arc::new(rules),
+            session: Arc::default(),
         }
     }
 
+    /// The same rules (session rules shared) under another mode.
+    pub fn with_mode(&self, mode: PermissionMode) -> Policy {
+        Policy {
+            mode,
+            ..self.clone()
+        }
+    }
+
+    /// These rules and `extra` under `mode`, the session rules still shared: a rule added
+    /// through the result ("allow always") outlives it.
+    pub fn with_extra_rules(&self, mode: PermissionMode, extra: Vec<Rule>) -> Policy {
+        Policy {
+            mode,
+            given: Arc::new(self.given.iter().cloned().chain(extra).collect()),
+            session: Arc::clone(&self.session),
+        }
+    }
+
+    /// A session rule ("allow always"); adding one already there changes nothing.
     pub fn add_rule(&self, rule: Rule) {
-        if let Ok(mut rules) = self.rules.lock() {
-            rules.push(rule);
+        if let Ok(mut session) = self.session.lock()
+            && !session.contains(&rule)
+        {
+            session.push(rule);
         }
     }
 
+    /// Every rule: the given ones, then the session's.
     pub fn rules(&self) -> Vec<Rule> {
-        self.rules.lock().map(|r| r.clone()).unwrap_or_default()
+        let mut rules = self.given.to_vec();
+        rules.extend(self.session_rules());
+        rules
+    }
+
+    /// The rules added during the session, oldest first.
+    pub fn session_rules(&self) -> Vec<Rule> {
+        self.session.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Remove the session rule at `index` (as listed by [`Policy::session_rules`]); the removed
+    /// rule, or `None` when there is no such rule. Given rules cannot be removed this way.
+    pub fn remove_session_rule(&self, index: usize) -> Option<Rule> {
+        let mut session = self.session.lock().ok()?;
+        (index < session.len()).then(|| session.remove(index))
     }
 
     pub fn judge(&self, subject: &Subject<'_>) -> Verdict {
@@ -1005,5 +1046,29 @@ mod tests {
             judge(&policy, "write_file", SideEffect::Write, "a", Risk::Low),
             Verdict::Allow { .. }
         ));
+    }
+
+    #[test]
+    fn session_rules_are_listed_and_removed_apart_from_given_rules() {
+        let policy = Policy::new(PermissionMode::Ask, vec![rule(Effect::Allow, "read_file")]);
+        let clone = policy.with_mode(PermissionMode::AcceptEdits);
+        clone.add_rule(rule(Effect::Allow, "write_file"));
+        clone.add_rule(rule(Effect::Allow, "write_file"));
+        // A stage's policy with its own extra rules adds to the same session.
+        let stage = policy.with_extra_rules(PermissionMode::Ask, vec![rule(Effect::Allow, "*")]);
+        stage.add_rule(rule(Effect::Allow, "run_command(cargo test)"));
+        assert_eq!(stage.rules().len(), 4);
+        assert_eq!(policy.session_rules().len(), 2);
+        assert_eq!(policy.rules().len(), 3);
+        assert_eq!(policy.remove_session_rule(2), None);
+        let removed = policy.remove_session_rule(0);
+        assert_eq!(removed.map(|r| r.render()).as_deref(), Some("write_file"));
+        assert!(matches!(
+            judge(&policy, "write_file", SideEffect::Write, "a", Risk::Low),
+            Verdict::Prompt { .. }
+        ));
+        // The given rule stays; only session rules can be removed.
+        assert_eq!(policy.remove_session_rule(1), None);
+        assert_eq!(policy.rules().len(), 2);
     }
 }

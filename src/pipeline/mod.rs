@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::agent::Agent;
 use crate::bus::Bus;
 use crate::permissions::policy::exact_pattern;
-use crate::permissions::{Effect, Origin, Policy, Rule};
+use crate::permissions::{Effect, Origin, Rule};
 use crate::run::RunSettings;
 use crate::tools::runner::ToolRunner;
 
@@ -87,7 +87,7 @@ impl<'a> Ctx<'a> {
     /// they do not prompt. `--deny` rules and read-only mode still refuse them.
     pub fn runner_allowing(&self, commands: &[String]) -> ToolRunner {
         let base = self.agent.runner;
-        let mut rules = base.policy.rules();
+        let mut rules = Vec::new();
         for command in commands {
             rules.push(Rule {
                 effect: Effect::Allow,
@@ -98,7 +98,8 @@ impl<'a> Ctx<'a> {
             });
         }
         ToolRunner {
-            policy: Policy::new(base.policy.mode, rules),
+            // The session's rules stay shared: "allow always" here outlives the stage.
+            policy: base.policy.with_extra_rules(base.policy.mode, rules),
             ..base.clone()
         }
     }

@@ -320,6 +320,10 @@ impl ToolRunner {
                 };
                 let (granted, decision_reason) = match answer {
                     Some(Answer::AllowOnce) => (true, "approved in TUI".to_string()),
+                    // A high-risk call is never allowed for the rest of the session.
+                    Some(Answer::AllowAlways) if risk == Risk::High => {
+                        (true, "approved once in TUI (high risk)".to_string())
+                    }
                     Some(Answer::AllowAlways) => {
                         for rule in &rules {
                             if let Ok(rule) = Rule::parse(Effect::Allow, rule) {
@@ -434,5 +438,39 @@ mod tests {
             always_rules("write_file", &["a.txt".to_string()]),
             ["write_file"]
         );
+    }
+
+    /// A responder that answers "allow always" to everything, as a TUI (or a future client)
+    /// might: a high-risk call is granted once, and no rule outlives it.
+    #[tokio::test]
+    async fn allow_always_on_a_high_risk_call_adds_no_rule() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::bus::PermissionAsk>();
+        tokio::spawn(async move {
+            while let Some(ask) = rx.recv().await {
+                let _ = ask.reply.send(Answer::AllowAlways);
+            }
+        });
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let runner = ToolRunner {
+            root: dir.path().to_path_buf(),
+            policy: Policy::new(crate::permissions::PermissionMode::Ask, vec![]),
+            checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
+            bus: Bus::with_responder("run_t", vec![], tx),
+            writable: vec![],
+        };
+        for (command, risk, rules) in [("rm -rf build", Risk::High, 0), ("ls", Risk::Low, 1)] {
+            let permit = runner
+                .permit(
+                    "c1",
+                    "run_command",
+                    SideEffect::Execute,
+                    &[command.to_string()],
+                    risk,
+                    vec![],
+                )
+                .await;
+            assert!(matches!(permit, Permit::Granted { confine: false }));
+            assert_eq!(runner.policy.session_rules().len(), rules, "{command}");
+        }
     }
 }

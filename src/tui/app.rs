@@ -14,7 +14,7 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::cells::{Cell, Level, ToolOutcome};
 use super::commands::{self, CommandSpec};
 use super::composer::{Composer, ComposerAction};
-use super::permission::{ModalView, PermissionModal};
+use super::permission::{KeyOutcome, ModalView, PermissionModal};
 use super::pipeline::{PANEL_WIDTH, Pipeline};
 use super::theme::Theme;
 use super::wrap::truncate;
@@ -153,13 +153,14 @@ impl App {
     pub fn on_tick(&mut self, now: Instant) {
         self.now = now;
         self.tick += 1;
-        if self.is_running() {
+        // A prompt's legend changes when its guard ends.
+        if self.is_running() || !self.modals.is_empty() {
             self.dirty = true;
         }
     }
 
     pub fn on_permission(&mut self, ask: PermissionAsk) {
-        self.modals.push_back(PermissionModal::new(ask));
+        self.modals.push_back(PermissionModal::new(ask, self.now));
         self.update_queue_counts();
         self.dirty = true;
     }
@@ -171,11 +172,10 @@ impl App {
         }
     }
 
+    /// A paste never answers a prompt: it goes to the composer.
     pub fn on_paste(&mut self, text: &str) {
-        if self.modals.is_empty() {
-            self.composer.paste(text);
-            self.dirty = true;
-        }
+        self.composer.paste(text);
+        self.dirty = true;
     }
 
     pub fn on_mouse(&mut self, mouse: MouseEvent) {
@@ -199,9 +199,17 @@ impl App {
         }
         self.ctrl_c_armed = false;
         if let Some(modal) = self.modals.front_mut() {
-            if modal.handle_key(key) {
-                self.modals.pop_front();
-                self.update_queue_counts();
+            match modal.handle_key(key, self.now) {
+                KeyOutcome::Answered => {
+                    self.modals.pop_front();
+                    self.update_queue_counts();
+                    if let Some(next) = self.modals.front_mut() {
+                        next.reveal(self.now);
+                    }
+                }
+                KeyOutcome::Handled => {}
+                // Typing meant for the composer reaches it, never the void.
+                KeyOutcome::ToComposer => self.composer_key(key),
             }
             return;
         }
@@ -213,11 +221,13 @@ impl App {
             KeyCode::Esc if self.is_running() && self.composer.suggestions().is_empty() => {
                 self.interrupt();
             }
-            _ => {
-                if let ComposerAction::Submit(text) = self.composer.handle_key(key) {
-                    self.submit(text);
-                }
-            }
+            _ => self.composer_key(key),
+        }
+    }
+
+    fn composer_key(&mut self, key: KeyEvent) {
+        if let ComposerAction::Submit(text) = self.composer.handle_key(key) {
+            self.submit(text);
         }
     }
 
@@ -470,8 +480,18 @@ impl App {
         if self.modals.is_empty() {
             self.composer.render_popup(composer, buf, &self.theme);
         }
-        if let Some(modal) = self.modals.front() {
-            modal.render(main, buf, &self.theme);
+        // In a short window the prompt takes the composer's rows too, so its keys stay visible.
+        let modal_area = if main.height >= 8 {
+            main
+        } else {
+            Rect {
+                height: area.height.saturating_sub(1),
+                ..area
+            }
+        };
+        let now = self.now;
+        if let Some(modal) = self.modals.front_mut() {
+            modal.render(modal_area, buf, &self.theme, now);
         }
     }
 

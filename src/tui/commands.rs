@@ -5,7 +5,8 @@
 use super::app::{App, Request};
 use super::cells::Level;
 use super::composer::CommandHint;
-use crate::permissions::{PermissionMode, Policy};
+use crate::headless::terminal::strip_controls;
+use crate::permissions::PermissionMode;
 use crate::provider::{ProviderConfig, ProviderKind, alias_owner};
 use crate::run::Tier;
 
@@ -55,6 +56,12 @@ pub fn builtin() -> Vec<CommandSpec> {
             args: "[ask|accept-edits|auto|read-only]",
             help: "show or set the permission mode",
             run: mode,
+        },
+        CommandSpec {
+            name: "permissions",
+            args: "[remove N|clear]",
+            help: "list this session's allow rules, or remove them",
+            run: permissions,
         },
         CommandSpec {
             name: "undo",
@@ -188,7 +195,7 @@ fn mode(app: &mut App, args: &str) {
     match PermissionMode::parse(name) {
         Some(mode) => {
             // Keep the session's rules ("allow always" answers) under the new mode.
-            app.settings.policy = Policy::new(mode, app.settings.policy.rules());
+            app.settings.policy = app.settings.policy.with_mode(mode);
             app.notice(Level::Info, format!("permission mode set to {name}"));
         }
         None => app.notice(
@@ -197,6 +204,68 @@ fn mode(app: &mut App, args: &str) {
                 "unknown permission mode `{name}` (expected {})",
                 PermissionMode::NAMES.join(", ")
             ),
+        ),
+    }
+}
+
+/// `/permissions`: the rules "allow always" added this session, numbered; `remove N` or
+/// `remove RULE` drops one, `clear` all of them. Rules from the config and flags are listed too
+/// but stay: they are changed where they were given.
+fn permissions(app: &mut App, args: &str) {
+    let policy = app.settings.policy.clone();
+    let session = policy.session_rules();
+    let mut words = args.split_whitespace();
+    match (words.next(), words.collect::<Vec<_>>().join(" ")) {
+        (None, _) => {
+            let mut text = if session.is_empty() {
+                "no session allow rules (\"allow always\" adds them)".to_string()
+            } else {
+                let mut text = String::from("session allow rules:");
+                for (n, rule) in session.iter().enumerate() {
+                    text.push_str(&format!("\n  {}. {}", n + 1, rule.render()));
+                }
+                text.push_str("\n/permissions remove N removes one, /permissions clear all");
+                text
+            };
+            let given = policy.rules().len() - session.len();
+            if given > 0 {
+                text.push_str(&format!(
+                    "\n{given} more from the config and flags (change them there)"
+                ));
+            }
+            app.notice(Level::Info, strip_controls(&text).into_owned());
+        }
+        (Some("clear"), rest) if rest.is_empty() => {
+            for _ in 0..session.len() {
+                policy.remove_session_rule(0);
+            }
+            app.notice(
+                Level::Info,
+                format!("removed {} session allow rules", session.len()),
+            );
+        }
+        (Some("remove" | "rm"), which) if !which.is_empty() => {
+            let index = match which.parse::<usize>() {
+                Ok(n) => n.checked_sub(1),
+                Err(_) => session.iter().position(|r| r.render() == which),
+            };
+            match index.and_then(|i| policy.remove_session_rule(i)) {
+                Some(rule) => app.notice(
+                    Level::Info,
+                    strip_controls(&format!("removed {}", rule.render())).into_owned(),
+                ),
+                None => app.notice(
+                    Level::Error,
+                    strip_controls(&format!(
+                        "no session rule `{which}` (/permissions lists them)"
+                    ))
+                    .into_owned(),
+                ),
+            }
+        }
+        _ => app.notice(
+            Level::Error,
+            "usage: /permissions, /permissions remove N, /permissions clear",
         ),
     }
 }

@@ -253,7 +253,11 @@ where
         }
         tokio::select! {
             event = terminal_events.next(), if input_open => match event {
-                Some(Ok(TermEvent::Key(key))) => app.on_key(key),
+                Some(Ok(TermEvent::Key(key))) => {
+                    // A prompt tells typing from an answer by when keys arrive.
+                    app.now = Instant::now();
+                    app.on_key(key);
+                }
                 Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
                 Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
                 Some(Ok(TermEvent::Resize(..))) => app.dirty = true,
@@ -275,7 +279,10 @@ where
                     app.on_event(&run_id, event);
                 }
             }
-            Some(ask) = ask_rx.recv() => app.on_permission(ask),
+            Some(ask) = ask_rx.recv() => {
+                app.now = Instant::now();
+                app.on_permission(ask);
+            }
             code = run_to_end(&mut run) => {
                 last_code = code;
                 run = None;

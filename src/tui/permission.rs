@@ -1,7 +1,12 @@
 //! The permission prompt: a modal view over the transcript showing the tool, its side effect,
-//! its risk and the exact command or a diff of the write; one key answers it.
+//! its risk and the exact command or a diff of the write. It cannot be answered by accident:
+//! keys are the composer's for a moment after it appears and while the person is typing,
+//! "allow always" asks twice (and is not offered for high-risk calls), and every key that is
+//! not the prompt's goes back to the composer.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -10,36 +15,94 @@ use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph, Widget};
 use similar::{ChangeTag, TextDiff};
 
 use super::theme::Theme;
-use super::wrap::wrap_line;
+use super::wrap::{str_width, wrap_line};
 use crate::bus::{Answer, PermissionAsk, PermissionQuestion, Preview};
+use crate::headless::terminal::strip_controls;
 use crate::protocol::events::Risk;
 
-/// Rows of diff shown at most; the rest is summarised.
-const MAX_PREVIEW_ROWS: usize = 400;
+/// Rows of diff shown at most; a diff longer than this says so at its end.
+const MAX_PREVIEW_ROWS: usize = 20_000;
+/// The most time a prompt's diff may take to compute.
+const DIFF_TIMEOUT: Duration = Duration::from_millis(100);
+/// How long after a prompt appears its keys still belong to the composer: a person typing
+/// when it pops up has not read it.
+pub const GUARD: Duration = Duration::from_millis(400);
+/// Keys closer together than this are typing; the prompt waits for a pause.
+pub const TYPING_GAP: Duration = Duration::from_millis(400);
 
-/// A view drawn over everything else that takes all keys while open.
+/// What became of a key given to the prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyOutcome {
+    /// The prompt is answered and closes.
+    Answered,
+    /// The prompt used the key (scrolling, the first `a`).
+    Handled,
+    /// Not the prompt's key (or it came too soon): it belongs to the composer.
+    ToComposer,
+}
+
+/// A view drawn over the transcript that answers to its own keys while open.
 pub trait ModalView {
-    /// Handle a key; true when the view is finished and should close.
-    fn handle_key(&mut self, key: KeyEvent) -> bool;
-    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme);
+    /// Handle a key pressed at `now`.
+    fn handle_key(&mut self, key: KeyEvent, now: Instant) -> KeyOutcome;
+    fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant);
 }
 
 pub struct PermissionModal {
     pub question: PermissionQuestion,
+    /// The question as drawn: controls and bidirectional overrides removed.
+    shown: PermissionQuestion,
+    /// Whether `shown` lost characters, which the prompt then says.
+    altered: bool,
     reply: Option<tokio::sync::oneshot::Sender<Answer>>,
     /// How many prompts wait behind this one.
     pub queued: usize,
     pub answer: Option<Answer>,
+    /// Keys before this instant go to the composer.
+    guard_until: Instant,
+    /// `a` was pressed once; a second `a` or Enter grants "allow always".
+    pub confirming: bool,
+    /// First body row shown, and the body rows visible at the last draw (a page).
+    scroll: usize,
+    page: usize,
+    /// The body's lines wrapped to a width (and compact or not), kept between frames: a diff
+    /// is computed once.
+    body: Option<((usize, bool), Vec<Line<'static>>)>,
 }
 
 impl PermissionModal {
-    pub fn new(ask: PermissionAsk) -> PermissionModal {
+    /// A prompt shown from `now`.
+    pub fn new(ask: PermissionAsk, now: Instant) -> PermissionModal {
+        let (shown, altered) = sanitize(&ask.question);
         PermissionModal {
             question: ask.question,
+            shown,
+            altered,
             reply: Some(ask.reply),
             queued: 0,
             answer: None,
+            guard_until: now + GUARD,
+            confirming: false,
+            scroll: 0,
+            page: 1,
+            body: None,
         }
+    }
+
+    /// The prompt comes to the front at `now` (the one before it was answered): the guard
+    /// starts again, since a key meant for the previous prompt must not answer this one.
+    pub fn reveal(&mut self, now: Instant) {
+        self.guard_until = self.guard_until.max(now + GUARD);
+    }
+
+    /// Whether keys at `now` still go to the composer.
+    pub fn guarded(&self, now: Instant) -> bool {
+        now < self.guard_until
+    }
+
+    /// "Allow always" is not offered for a high-risk call: each must be approved on its own.
+    pub fn offers_always(&self) -> bool {
+        self.question.risk != Some(Risk::High)
     }
 
     pub fn answer(&mut self, answer: Answer) {
@@ -49,6 +112,139 @@ impl PermissionModal {
         }
         self.answer = Some(answer);
     }
+
+    /// The reason, a warning when characters were removed, and the previews; `compact` (a
+    /// tiny window) keeps only what the call would do.
+    fn body_lines(&self, theme: &Theme, compact: bool) -> Vec<Line<'static>> {
+        let q = &self.shown;
+        let mut lines = Vec::new();
+        if !compact {
+            lines.push(Line::from(Span::styled(q.reason.clone(), theme.dim())));
+        }
+        if self.altered {
+            lines.push(Line::from(Span::styled(
+                "control or bidirectional characters are not shown",
+                theme.bold(theme.warning),
+            )));
+        }
+        if !compact {
+            lines.push(Line::default());
+        }
+        for preview in &q.previews {
+            preview_lines(&mut lines, preview, theme);
+        }
+        lines
+    }
+
+    /// The key legend for the prompt's state, shortest first when space is short.
+    fn legend(&self, now: Instant, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+        let key = |k: &str, style: Style| Span::styled(k.to_string(), style);
+        let ok = theme.bold(theme.success);
+        let no = theme.bold(theme.error);
+        let mut lines = Vec::new();
+        if self.guarded(now) {
+            lines.push(Line::from(Span::styled(
+                "keys go to the composer while you type; y/n in a moment",
+                theme.dim(),
+            )));
+        } else if self.confirming {
+            lines.push(Line::from(vec![
+                Span::styled("allow always: ", theme.bold(theme.warning)),
+                Span::styled(self.shown.rule.clone(), theme.bold(theme.code)),
+                Span::styled(" for the rest of the session?", theme.text()),
+            ]));
+            lines.push(Line::from(vec![
+                key("a", ok),
+                Span::styled("/", theme.dim()),
+                key("Enter", ok),
+                Span::styled(" confirm  ", theme.text()),
+                key("y", ok),
+                Span::styled(" once only  ", theme.text()),
+                key("Esc", theme.bold(theme.warning)),
+                Span::styled(" back  ", theme.text()),
+                key("n", no),
+                Span::styled(" deny", theme.text()),
+            ]));
+        } else {
+            let mut long = vec![key("y", ok), Span::styled(" allow once  ", theme.text())];
+            let mut short = vec![key("y", ok), Span::styled(" once ", theme.text())];
+            if self.offers_always() {
+                long.push(key("a", ok));
+                long.push(Span::styled(
+                    format!(" allow always ({})…  ", self.shown.rule),
+                    theme.text(),
+                ));
+                short.push(key("a", ok));
+                short.push(Span::styled(" always ", theme.text()));
+            }
+            long.extend([
+                key("n", no),
+                Span::styled("/", theme.dim()),
+                key("Esc", no),
+                Span::styled(" deny", theme.text()),
+            ]);
+            short.extend([key("n", no), Span::styled(" deny", theme.text())]);
+            let long = Line::from(long);
+            lines.push(if line_width(&long) <= width {
+                long
+            } else {
+                Line::from(short)
+            });
+            if !self.offers_always() {
+                lines.push(Line::from(Span::styled(
+                    "high risk: no allow-always, each call is approved on its own",
+                    theme.dim(),
+                )));
+            }
+        }
+        if self.queued > 0 {
+            lines.push(Line::from(Span::styled(
+                format!("{} more waiting", self.queued),
+                theme.dim(),
+            )));
+        }
+        lines
+    }
+}
+
+fn line_width(line: &Line<'_>) -> usize {
+    line.spans.iter().map(|s| str_width(&s.content)).sum()
+}
+
+/// What the prompt shows of `text`: no escape sequences, controls or bidirectional overrides,
+/// so a command cannot be drawn reordered or hidden.
+fn safe(text: &str, altered: &mut bool) -> String {
+    let clean = strip_controls(text);
+    // `strip_controls` drops the `\r` of `\r\n`; that is no disguise.
+    if clean.len() != text.len() && clean != text.replace("\r\n", "\n") {
+        *altered = true;
+    }
+    clean.into_owned()
+}
+
+fn sanitize(question: &PermissionQuestion) -> (PermissionQuestion, bool) {
+    let mut altered = false;
+    let mut shown = question.clone();
+    shown.tool = safe(&question.tool, &mut altered);
+    shown.reason = safe(&question.reason, &mut altered);
+    shown.rule = safe(&question.rule, &mut altered);
+    for preview in &mut shown.previews {
+        match preview {
+            Preview::Command(command) => *command = safe(command, &mut altered),
+            Preview::Write {
+                path,
+                before,
+                after,
+            } => {
+                *path = safe(path, &mut altered);
+                for text in [before, after].into_iter().flatten() {
+                    *text = safe(text, &mut altered);
+                }
+            }
+            Preview::None => {}
+        }
+    }
+    (shown, altered)
 }
 
 impl Drop for PermissionModal {
@@ -61,93 +257,129 @@ impl Drop for PermissionModal {
 }
 
 impl ModalView for PermissionModal {
-    fn handle_key(&mut self, key: KeyEvent) -> bool {
+    fn handle_key(&mut self, key: KeyEvent, now: Instant) -> KeyOutcome {
+        if self.guarded(now) {
+            // Still typing: the guard lasts until a pause.
+            self.guard_until = self.guard_until.max(now + TYPING_GAP);
+            return KeyOutcome::ToComposer;
+        }
+        // A letter with Ctrl or Alt is some other shortcut, never an answer.
+        let plain = (key.modifiers - KeyModifiers::SHIFT).is_empty();
+        let page = isize::try_from(self.page.max(1)).unwrap_or(isize::MAX);
         let answer = match key.code {
-            KeyCode::Char('y' | 'Y') => Answer::AllowOnce,
-            KeyCode::Char('a' | 'A') => Answer::AllowAlways,
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => Answer::Deny,
-            _ => return false,
+            KeyCode::PageUp => return self.scrolled(-page),
+            KeyCode::PageDown => return self.scrolled(page),
+            KeyCode::Up => return self.scrolled(-1),
+            KeyCode::Down => return self.scrolled(1),
+            KeyCode::Home => return self.scrolled_to(0),
+            KeyCode::End => return self.scrolled_to(usize::MAX),
+            KeyCode::Char('y' | 'Y') if plain => Answer::AllowOnce,
+            KeyCode::Char('n' | 'N') if plain => Answer::Deny,
+            KeyCode::Esc if self.confirming => {
+                self.confirming = false;
+                return KeyOutcome::Handled;
+            }
+            KeyCode::Esc => Answer::Deny,
+            KeyCode::Char('a' | 'A') | KeyCode::Enter
+                if plain && self.confirming && self.offers_always() =>
+            {
+                Answer::AllowAlways
+            }
+            KeyCode::Char('a' | 'A') if plain && self.offers_always() => {
+                self.confirming = true;
+                return KeyOutcome::Handled;
+            }
+            _ => {
+                // Someone typing: back to the composer, and the prompt waits for a pause.
+                self.confirming = false;
+                self.guard_until = now + TYPING_GAP;
+                return KeyOutcome::ToComposer;
+            }
         };
         self.answer(answer);
-        true
+        KeyOutcome::Answered
     }
 
-    fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let width = area.width.saturating_sub(4).clamp(20, 100).min(area.width);
-        let inner_width = usize::from(width.saturating_sub(4));
-        let q = &self.question;
-        let risk = match q.risk {
+    fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+        // The border goes first when space is short, then the body; the legend stays.
+        let bordered = area.height >= 6 && area.width >= 24;
+        let width = if bordered {
+            area.width.saturating_sub(4).clamp(20, 100).min(area.width)
+        } else {
+            area.width
+        };
+        let risk = match self.shown.risk {
             Some(Risk::High) => ("high", theme.error),
             Some(Risk::Medium) => ("medium", theme.warning),
             Some(Risk::Low) => ("low", theme.success),
             None => ("unrated", theme.dim),
         };
-        let mut lines = vec![
-            Line::from(vec![
-                Span::styled(q.tool.clone(), theme.bold(theme.text)),
-                Span::styled(format!("  {}", q.side_effect.as_str()), theme.accent()),
-                Span::styled("  risk ", theme.dim()),
-                Span::styled(
-                    risk.0,
-                    Style::default().fg(risk.1).add_modifier(Modifier::BOLD),
-                ),
-            ]),
-            Line::from(Span::styled(q.reason.clone(), theme.dim())),
-            Line::default(),
-        ];
-        for preview in &q.previews {
-            preview_lines(&mut lines, preview, theme);
-        }
-        let mut rows: Vec<Line<'static>> = lines
+        let frame = if bordered { 2 } else { 0 };
+        let pad = if bordered { 4 } else { 0 };
+        let inner_width = usize::from(width.saturating_sub(pad)).max(1);
+        let height = usize::from(area.height);
+        let legend: Vec<Line<'static>> = self
+            .legend(now, inner_width, theme)
             .iter()
             .flat_map(|l| wrap_line(l, inner_width))
             .collect();
-        let mut footer = vec![
-            Line::default(),
-            Line::from(vec![
-                Span::styled("y", theme.bold(theme.success)),
-                Span::styled(" allow once  ", theme.text()),
-                Span::styled("a", theme.bold(theme.success)),
-                Span::styled(format!(" allow always ({})  ", q.rule), theme.text()),
-                Span::styled("n", theme.bold(theme.error)),
-                Span::styled("/", theme.dim()),
-                Span::styled("Esc", theme.bold(theme.error)),
-                Span::styled(" deny", theme.text()),
-            ]),
-        ];
-        if self.queued > 0 {
-            footer.push(Line::from(Span::styled(
-                format!("{} more waiting", self.queued),
-                theme.dim(),
-            )));
+        let header = Line::from(vec![
+            Span::styled(self.shown.tool.clone(), theme.bold(theme.text)),
+            Span::styled(
+                format!("  {}", self.shown.side_effect.as_str()),
+                theme.accent(),
+            ),
+            Span::styled("  risk ", theme.dim()),
+            Span::styled(
+                risk.0,
+                Style::default().fg(risk.1).add_modifier(Modifier::BOLD),
+            ),
+        ]);
+        // Cached by width; a tiny window (no border) gets the compact body.
+        let key = (inner_width, bordered);
+        if self.body.as_ref().is_none_or(|(w, _)| *w != key) {
+            let wrapped = self
+                .body_lines(theme, !bordered)
+                .iter()
+                .flat_map(|l| wrap_line(l, inner_width))
+                .collect();
+            self.body = Some((key, wrapped));
         }
-        let footer: Vec<Line<'static>> = footer
-            .iter()
-            .flat_map(|l| wrap_line(l, inner_width))
-            .collect();
-        let max_body = usize::from(area.height.saturating_sub(2))
-            .saturating_sub(footer.len())
-            .max(1);
-        if rows.len() > max_body {
-            let hidden = rows.len() - max_body + 1;
-            rows.truncate(max_body - 1);
-            rows.push(Line::from(Span::styled(
-                format!("… {hidden} more rows"),
-                theme.dim(),
-            )));
+        let body = self.body.as_ref().map_or(&[][..], |(_, b)| b.as_slice());
+        let room = height.saturating_sub(frame);
+        let legend_rows = legend.len().min(room);
+        let header_rows = usize::from(room > legend_rows);
+        let gap = usize::from(bordered);
+        let visible = body
+            .len()
+            .min(room.saturating_sub(legend_rows + header_rows + gap));
+        let max_scroll = body.len() - visible;
+        self.scroll = self.scroll.min(max_scroll);
+        self.page = visible.max(1);
+        let mut rows: Vec<Line<'static>> = Vec::new();
+        if header_rows > 0 {
+            rows.push(header);
         }
-        rows.extend(footer);
-        let height = u16::try_from(rows.len() + 2)
+        rows.extend(body.iter().skip(self.scroll).take(visible).cloned());
+        if bordered && room > rows.len() + legend_rows {
+            rows.push(Line::default());
+        }
+        rows.extend(legend.into_iter().take(legend_rows));
+        let rect_height = u16::try_from(rows.len() + frame)
             .unwrap_or(u16::MAX)
             .min(area.height);
         let rect = Rect {
             x: area.x + (area.width - width) / 2,
-            y: area.y + (area.height - height) / 2,
+            y: area.y + (area.height - rect_height) / 2,
             width,
-            height,
+            height: rect_height,
         };
         theme.clear(rect, buf);
-        let block = Block::default()
+        if !bordered {
+            Paragraph::new(rows).render(rect, buf);
+            return;
+        }
+        let mut block = Block::default()
             .borders(Borders::ALL)
             .border_type(BorderType::Rounded)
             .padding(Padding::horizontal(1))
@@ -156,7 +388,31 @@ impl ModalView for PermissionModal {
                 " Permission needed ",
                 theme.bold(theme.warning),
             ));
+        if max_scroll > 0 {
+            block = block.title_bottom(Span::styled(
+                format!(
+                    " {}-{} of {} · PgUp/PgDn ",
+                    self.scroll + 1,
+                    self.scroll + visible,
+                    body.len()
+                ),
+                theme.dim(),
+            ));
+        }
         Paragraph::new(rows).block(block).render(rect, buf);
+    }
+}
+
+impl PermissionModal {
+    /// Scrolling is clamped to the body when it is drawn.
+    fn scrolled(&mut self, rows: isize) -> KeyOutcome {
+        self.scroll = self.scroll.saturating_add_signed(rows);
+        KeyOutcome::Handled
+    }
+
+    fn scrolled_to(&mut self, row: usize) -> KeyOutcome {
+        self.scroll = row;
+        KeyOutcome::Handled
     }
 }
 
@@ -197,7 +453,10 @@ fn preview_lines(out: &mut Vec<Line<'static>>, preview: &Preview, theme: &Theme)
 
 /// A unified diff with three lines of context, additions and removals coloured.
 pub fn diff_lines(out: &mut Vec<Line<'static>>, before: &str, after: &str, theme: &Theme) {
-    let diff = TextDiff::from_lines(before, after);
+    // Drawn on the UI thread: a pathological pair of files gets a coarser diff, never a stall.
+    let diff = TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(before, after);
     let mut rows = 0usize;
     for (n, group) in diff.grouped_ops(3).iter().enumerate() {
         if n > 0 {
@@ -207,6 +466,10 @@ pub fn diff_lines(out: &mut Vec<Line<'static>>, before: &str, after: &str, theme
             for change in diff.iter_changes(op) {
                 rows += 1;
                 if rows > MAX_PREVIEW_ROWS {
+                    out.push(Line::from(Span::styled(
+                        format!("… the diff goes on past {MAX_PREVIEW_ROWS} rows"),
+                        theme.bold(theme.warning),
+                    )));
                     return;
                 }
                 let (sign, style) = match change.tag() {
@@ -251,27 +514,121 @@ mod tests {
         (PermissionAsk { question, reply }, rx)
     }
 
+    fn press(modal: &mut PermissionModal, code: KeyCode, at: Instant) -> KeyOutcome {
+        modal.handle_key(KeyEvent::new(code, KeyModifiers::NONE), at)
+    }
+
     #[test]
     fn keys_send_the_answer_once() {
-        for (code, expected) in [
-            (KeyCode::Char('y'), Answer::AllowOnce),
-            (KeyCode::Char('a'), Answer::AllowAlways),
-            (KeyCode::Char('n'), Answer::Deny),
-            (KeyCode::Esc, Answer::Deny),
+        let t0 = Instant::now();
+        let late = t0 + GUARD;
+        for (codes, expected) in [
+            (&[KeyCode::Char('y')][..], Answer::AllowOnce),
+            (
+                &[KeyCode::Char('a'), KeyCode::Char('a')][..],
+                Answer::AllowAlways,
+            ),
+            (
+                &[KeyCode::Char('a'), KeyCode::Enter][..],
+                Answer::AllowAlways,
+            ),
+            (
+                &[KeyCode::Char('a'), KeyCode::Char('y')][..],
+                Answer::AllowOnce,
+            ),
+            (&[KeyCode::Char('n')][..], Answer::Deny),
+            (&[KeyCode::Esc][..], Answer::Deny),
         ] {
             let (ask, mut rx) = ask();
-            let mut modal = PermissionModal::new(ask);
-            assert!(!modal.handle_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE)));
+            let mut modal = PermissionModal::new(ask, t0);
+            let (last, first) = codes.split_last().unwrap_or_else(|| panic!("no keys"));
+            for code in first {
+                assert_eq!(press(&mut modal, *code, late), KeyOutcome::Handled);
+            }
             assert!(rx.try_recv().is_err());
-            assert!(modal.handle_key(KeyEvent::new(code, KeyModifiers::NONE)));
+            assert_eq!(press(&mut modal, *last, late), KeyOutcome::Answered);
             assert_eq!(rx.try_recv().ok(), Some(expected));
         }
     }
 
     #[test]
+    fn keys_in_the_guard_or_while_typing_go_to_the_composer() {
+        let t0 = Instant::now();
+        let (ask, mut rx) = ask();
+        let mut modal = PermissionModal::new(ask, t0);
+        let soon = t0 + GUARD - Duration::from_millis(1);
+        assert_eq!(
+            press(&mut modal, KeyCode::Char('y'), soon),
+            KeyOutcome::ToComposer
+        );
+        // Typing goes on past the guard: the pause has to come first.
+        let typing = soon + TYPING_GAP - Duration::from_millis(1);
+        assert_eq!(
+            press(&mut modal, KeyCode::Char('y'), typing),
+            KeyOutcome::ToComposer
+        );
+        // A key that is not the prompt's also goes back, and starts the wait again.
+        let paused = typing + TYPING_GAP;
+        assert_eq!(
+            press(&mut modal, KeyCode::Char('x'), paused),
+            KeyOutcome::ToComposer
+        );
+        assert_eq!(
+            press(
+                &mut modal,
+                KeyCode::Char('y'),
+                paused + Duration::from_millis(50)
+            ),
+            KeyOutcome::ToComposer
+        );
+        assert!(rx.try_recv().is_err());
+        let answered = paused + Duration::from_millis(50) + TYPING_GAP;
+        assert_eq!(
+            press(&mut modal, KeyCode::Char('y'), answered),
+            KeyOutcome::Answered
+        );
+        assert_eq!(rx.try_recv().ok(), Some(Answer::AllowOnce));
+    }
+
+    #[test]
+    fn a_high_risk_prompt_has_no_allow_always() {
+        let t0 = Instant::now();
+        let (mut ask, mut rx) = ask();
+        ask.question.risk = Some(Risk::High);
+        let mut modal = PermissionModal::new(ask, t0);
+        let late = t0 + GUARD;
+        assert_eq!(
+            press(&mut modal, KeyCode::Char('a'), late),
+            KeyOutcome::ToComposer
+        );
+        assert_eq!(
+            press(&mut modal, KeyCode::Enter, late + TYPING_GAP),
+            KeyOutcome::ToComposer
+        );
+        assert!(rx.try_recv().is_err());
+        assert!(!modal.confirming);
+    }
+
+    #[test]
+    fn bidi_overrides_and_controls_are_not_shown() {
+        let (mut ask, _rx) = ask();
+        ask.question.previews = vec![Preview::Command(
+            "echo safe \u{202e}fr- mr\u{202c} \u{1b}]0;x\u{7}done".into(),
+        )];
+        let (shown, altered) = sanitize(&ask.question);
+        assert!(altered);
+        assert_eq!(
+            shown.previews,
+            [Preview::Command("echo safe fr- mr done".into())]
+        );
+        let (_, plain) = sanitize(&self::tests::ask().0.question);
+        assert!(!plain);
+    }
+
+    #[test]
     fn a_dropped_prompt_denies() {
         let (ask, mut rx) = ask();
-        drop(PermissionModal::new(ask));
+        drop(PermissionModal::new(ask, Instant::now()));
         assert_eq!(rx.try_recv().ok(), Some(Answer::Deny));
     }
 

@@ -9,6 +9,7 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 
 use super::app::App;
+use super::permission::GUARD;
 use super::theme::Theme;
 use crate::bus::{Answer, PermissionAsk, PermissionQuestion, Preview};
 use crate::permissions::{PermissionMode, Policy};
@@ -195,15 +196,24 @@ fn permission_prompt_for_a_write_shows_its_diff_and_queues() {
     let (second, mut second_rx) = write_ask();
     app.on_permission(first);
     app.on_permission(second);
+    app.now += GUARD;
     let screen = draw(&mut app, 90, 26);
     assert!(screen.contains("1 more waiting"), "{screen}");
     assert!(screen.contains("waiting for you"), "{screen}");
     assert_snapshot!(screen);
-    // `a` answers the first; the second then shows, and Esc denies it.
+    // `a` twice answers the first; the second then shows, and Esc denies it once its own
+    // guard is over.
+    app.now += GUARD;
+    app.on_key(key('a'));
     app.on_key(key('a'));
     assert_eq!(first_rx.try_recv().ok(), Some(Answer::AllowAlways));
     assert!(second_rx.try_recv().is_err());
     assert_eq!(app.modals.len(), 1);
+    // A key right after an answer is not taken as the next prompt's answer.
+    app.on_key(key('n'));
+    assert!(second_rx.try_recv().is_err());
+    assert_eq!(app.composer.text(), "n");
+    app.now += GUARD;
     app.on_key(crossterm::event::KeyEvent::from(
         crossterm::event::KeyCode::Esc,
     ));
@@ -801,4 +811,229 @@ fn markdown_tables_links_and_code_lines() {
     assert!(screen.contains("(https://example.com/guide)"), "{screen}");
     assert!(screen.contains("$ cargo build"), "{screen}");
     assert_snapshot!(screen);
+}
+
+// Permission prompts that cannot be answered by accident (issue 8, item 4).
+
+fn press(app: &mut App, code: crossterm::event::KeyCode) {
+    app.on_key(crossterm::event::KeyEvent::from(code));
+}
+
+fn command_ask(
+    command: &str,
+    risk: Risk,
+) -> (PermissionAsk, tokio::sync::oneshot::Receiver<Answer>) {
+    let (reply, rx) = tokio::sync::oneshot::channel();
+    let question = PermissionQuestion {
+        id: "call_1".into(),
+        tool: "run_command".into(),
+        side_effect: SideEffect::Execute,
+        risk: Some(risk),
+        reason: "Runs a shell command.".into(),
+        rule: format!("run_command({command})"),
+        previews: vec![Preview::Command(command.into())],
+    };
+    (PermissionAsk { question, reply }, rx)
+}
+
+#[test]
+fn typing_as_a_prompt_appears_goes_to_the_composer_not_the_prompt() {
+    let mut app = app();
+    start(&mut app, "Run the tests");
+    for c in "I mean".chars() {
+        app.on_key(key(c));
+        app.now += Duration::from_millis(60);
+    }
+    let (ask, mut rx) = command_ask("cargo test", Risk::Medium);
+    app.on_permission(ask);
+    // The person goes on typing " and then" at 60 ms a key, across the end of the guard.
+    for c in " and then".chars() {
+        app.now += Duration::from_millis(60);
+        app.on_key(key(c));
+    }
+    assert!(rx.try_recv().is_err(), "a typed key answered the prompt");
+    assert_eq!(app.modals.len(), 1);
+    assert_eq!(app.composer.text(), "I mean and then");
+    let screen = draw(&mut app, 80, 20);
+    assert!(screen.contains("keys go to the composer"), "{screen}");
+    assert!(screen.contains("I mean and then"), "{screen}");
+    assert_snapshot!(screen);
+    // After a pause the prompt takes its keys.
+    app.now += GUARD;
+    app.on_key(key('y'));
+    assert_eq!(rx.try_recv().ok(), Some(Answer::AllowOnce));
+    assert_eq!(app.composer.text(), "I mean and then");
+}
+
+#[test]
+fn allow_always_asks_for_confirmation_with_the_rule() {
+    let mut app = app();
+    start(&mut app, "Run the tests");
+    let (ask, mut rx) = command_ask("cargo test --workspace", Risk::Medium);
+    app.on_permission(ask);
+    app.now += GUARD;
+    app.on_key(key('a'));
+    assert!(rx.try_recv().is_err(), "one `a` granted allow always");
+    let screen = draw(&mut app, 80, 20);
+    assert!(
+        screen.contains("allow always: run_command(cargo test --workspace)"),
+        "{screen}"
+    );
+    assert_snapshot!(screen);
+    // Esc goes back to the prompt; `a` then Enter grants.
+    press(&mut app, crossterm::event::KeyCode::Esc);
+    assert!(rx.try_recv().is_err());
+    assert_eq!(app.modals.len(), 1);
+    app.on_key(key('a'));
+    press(&mut app, crossterm::event::KeyCode::Enter);
+    assert_eq!(rx.try_recv().ok(), Some(Answer::AllowAlways));
+    assert!(app.modals.is_empty());
+}
+
+#[test]
+fn a_high_risk_prompt_offers_no_allow_always() {
+    let mut app = app();
+    start(&mut app, "Clean up");
+    let (ask, mut rx) = command_ask("rm -rf build", Risk::High);
+    app.on_permission(ask);
+    app.now += GUARD;
+    let screen = draw(&mut app, 80, 20);
+    assert!(!screen.contains("allow always"), "{screen}");
+    assert!(screen.contains("high risk: no allow-always"), "{screen}");
+    assert_snapshot!(screen);
+    app.on_key(key('a'));
+    app.now += GUARD;
+    press(&mut app, crossterm::event::KeyCode::Enter);
+    assert!(rx.try_recv().is_err(), "high risk was allowed always");
+    assert_eq!(app.modals.len(), 1);
+}
+
+#[test]
+fn a_long_diff_scrolls_before_deciding() {
+    let mut app = app();
+    start(&mut app, "Number the lines");
+    let (reply, mut rx) = tokio::sync::oneshot::channel();
+    let before: String = (1..=60).map(|n| format!("line {n}\n")).collect();
+    let after: String = (1..=60).map(|n| format!("LINE {n}\n")).collect();
+    app.on_permission(PermissionAsk {
+        question: PermissionQuestion {
+            id: "call_1".into(),
+            tool: "write_file".into(),
+            side_effect: SideEffect::Write,
+            risk: Some(Risk::Medium),
+            reason: "Changes files in the working tree.".into(),
+            rule: "write_file".into(),
+            previews: vec![Preview::Write {
+                path: "notes.txt".into(),
+                before: Some(before),
+                after: Some(after),
+            }],
+        },
+        reply,
+    });
+    app.now += GUARD;
+    draw(&mut app, 80, 24);
+    press(&mut app, crossterm::event::KeyCode::PageDown);
+    press(&mut app, crossterm::event::KeyCode::PageDown);
+    let screen = draw(&mut app, 80, 24);
+    assert!(!screen.contains("- line 1 "), "{screen}");
+    assert!(screen.contains("- line 30"), "{screen}");
+    assert!(screen.contains("31-45 of 123"), "{screen}");
+    assert_snapshot!(screen);
+    // The end of the diff is reachable: nothing is cut off.
+    press(&mut app, crossterm::event::KeyCode::End);
+    let end = draw(&mut app, 80, 24);
+    assert!(end.contains("+ LINE 60"), "{end}");
+    assert!(end.contains("-123 of 123 "), "{end}");
+    assert!(rx.try_recv().is_err());
+}
+
+#[test]
+fn a_tiny_terminal_keeps_the_prompt_keys_visible() {
+    for (width, height) in [(30, 6), (24, 5), (60, 9)] {
+        let mut app = app();
+        start(&mut app, "Run the tests");
+        let (ask, _rx) = command_ask("cargo test --workspace --all-features", Risk::Medium);
+        app.on_permission(ask);
+        app.now += GUARD;
+        let screen = draw(&mut app, width, height);
+        assert!(
+            screen.contains("y once") || screen.contains("y allow once"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("n deny") || screen.contains("Esc deny"),
+            "{screen}"
+        );
+        if (width, height) == (30, 6) {
+            assert_snapshot!(screen);
+        }
+    }
+}
+
+#[test]
+fn slash_permissions_lists_and_removes_session_rules() {
+    let mut app = app();
+    let parse = |text: &str| {
+        crate::permissions::Rule::parse(crate::permissions::Effect::Allow, text)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    app.settings.policy = Policy::new(PermissionMode::Ask, vec![parse("read_file")]);
+    app.settings.policy.add_rule(parse("write_file"));
+    app.settings
+        .policy
+        .add_rule(parse("run_command(cargo test \u{202e}x)"));
+    app.submit("/permissions".into());
+    let screen = draw(&mut app, 80, 16);
+    assert!(screen.contains("1. write_file"), "{screen}");
+    assert!(screen.contains("2. run_command(cargo test x)"), "{screen}");
+    assert!(screen.contains("1 more from the config"), "{screen}");
+    assert_snapshot!(screen);
+    app.submit("/permissions remove 1".into());
+    let session: Vec<String> = app
+        .settings
+        .policy
+        .session_rules()
+        .iter()
+        .map(|r| r.render())
+        .collect();
+    assert_eq!(session, ["run_command(cargo test \u{202e}x)"]);
+    app.submit("/permissions remove 5".into());
+    app.submit("/permissions clear".into());
+    assert!(app.settings.policy.session_rules().is_empty());
+    assert_eq!(app.settings.policy.rules().len(), 1);
+}
+
+#[test]
+fn a_prompt_never_draws_bidi_overrides_or_controls() {
+    let mut app = app();
+    start(&mut app, "Say ok");
+    let (mut ask, _rx) = command_ask(
+        "echo ok #\u{202e} \u{2066}fr- mr\u{2069}; rm -f notes.txt\u{1b}[2K",
+        Risk::Medium,
+    );
+    ask.question.previews.push(Preview::Write {
+        path: "src/\u{202e}sr.exe".into(),
+        before: None,
+        after: Some("fn main() {}\u{1b}]0;title\u{7}\n".into()),
+    });
+    app.on_permission(ask);
+    app.now += GUARD;
+    let screen = draw(&mut app, 80, 24);
+    for c in ['\u{202e}', '\u{2066}', '\u{2069}', '\u{1b}', '\u{7}'] {
+        assert!(
+            !screen.contains(c),
+            "U+{:04X} drawn:\n{screen}",
+            u32::from(c)
+        );
+    }
+    assert!(
+        screen.contains("$ echo ok # fr- mr; rm -f notes.txt"),
+        "{screen}"
+    );
+    assert!(screen.contains("src/sr.exe"), "{screen}");
+    assert!(
+        screen.contains("control or bidirectional characters are not shown"),
+        "{screen}"
+    );
 }
