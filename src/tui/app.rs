@@ -32,6 +32,12 @@ const MIN_WIDTH: u16 = 12;
 pub enum Request {
     /// Start a run with this prompt text (context included).
     StartRun(String),
+    /// Write an `/undo` to the session log, so a reopened session replays it.
+    LogUndo {
+        run_id: String,
+        sequence: u32,
+        files: Vec<String>,
+    },
     Interrupt,
     Quit,
 }
@@ -147,6 +153,23 @@ impl App {
     pub fn notice(&mut self, level: Level, text: impl Into<String>) {
         self.transcript.push(Cell::Notice(level, text.into()));
         self.dirty = true;
+    }
+
+    /// `/undo` put back `files` from this checkpoint (or found nothing to put back): the
+    /// checkpoint is used up, and the model, whose write no longer stands, is told.
+    pub fn undone(&mut self, run_id: &str, sequence: u32, files: &[String]) {
+        if let Some(at) = self
+            .checkpoints
+            .iter()
+            .rposition(|(r, s)| r == run_id && *s == sequence)
+        {
+            self.checkpoints.remove(at);
+        }
+        if !files.is_empty() {
+            self.settings
+                .conversation
+                .push_note(&crate::conversation::undo_note(files));
+        }
     }
 
     /// A frame tick: only animations (spinner, elapsed time) need a redraw.
@@ -564,6 +587,13 @@ impl App {
         let usage = format!("{} tok · {} ", self.usage.tokens, self.usage.cost_text());
         let width = usize::from(area.width);
         let used = state.0.chars().count() + 1 + route.chars().count() + usage.chars().count();
+        // The session id, for `splice --resume`, where the line has room for it.
+        let session = format!("· {} ", self.settings.session_id);
+        let (route, used) = if used + session.chars().count() <= width {
+            (format!("{route}{session}"), used + session.chars().count())
+        } else {
+            (route, used)
+        };
         let mut spans = vec![Span::styled(format!(" {}", state.0), state.1)];
         if used <= width {
             spans.push(Span::styled(route, t.dim()));

@@ -209,7 +209,7 @@ fn undo(app: &mut App, _: &str) {
         );
         return;
     }
-    let Some((run_id, sequence)) = app.checkpoints.pop() else {
+    let Some((run_id, sequence)) = app.checkpoints.last().cloned() else {
         app.notice(Level::Info, "nothing to undo");
         return;
     };
@@ -222,11 +222,8 @@ fn undo(app: &mut App, _: &str) {
                 restored.extend(report.files_deleted);
                 skipped.extend(report.skipped);
             }
-            let mut text = if restored.is_empty() {
-                "undo: no file needed restoring".to_string()
-            } else {
-                format!("undo: restored {}", restored.join(", "))
-            };
+            app.undone(&run_id, sequence, &restored);
+            let mut text = undo_text(&restored);
             if !skipped.is_empty() {
                 text.push_str(&format!(
                     "\nleft alone (changed since Splice wrote them, or now leading outside the root or into .git): {}",
@@ -234,8 +231,26 @@ fn undo(app: &mut App, _: &str) {
                 ));
             }
             app.notice(Level::Info, text);
+            app.request(Request::LogUndo {
+                run_id,
+                sequence,
+                files: restored,
+            });
         }
-        Err(error) => app.notice(Level::Error, format!("undo failed: {error}")),
+        Err(error) => {
+            // The checkpoint could not be used; the next /undo goes further back.
+            app.checkpoints.pop();
+            app.notice(Level::Error, format!("undo failed: {error}"));
+        }
+    }
+}
+
+/// The transcript's line for an `/undo`, live and replayed.
+pub fn undo_text(restored: &[String]) -> String {
+    if restored.is_empty() {
+        "undo: no file needed restoring".to_string()
+    } else {
+        format!("undo: restored {}", restored.join(", "))
     }
 }
 

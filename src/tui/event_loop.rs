@@ -234,6 +234,15 @@ where
                         stop_rx,
                     )));
                 }
+                Request::LogUndo {
+                    run_id,
+                    sequence,
+                    files,
+                } => log(Record::Undo {
+                    run_id,
+                    sequence,
+                    files,
+                }),
                 Request::Interrupt | Request::Quit => {
                     if let Some(stop) = interrupt.take() {
                         let _ = stop.send(());
@@ -300,28 +309,17 @@ where
 }
 
 /// A resumed session's prompts and answers become the model's memory of it, in prose (the
-/// tool calls of old runs are not kept).
-fn remember_transcript(app: &App) {
-    let mut exchange: Option<(String, String)> = None;
-    let conversation = &app.settings.conversation;
-    for cell in app.transcript.cells() {
-        match cell {
-            super::cells::Cell::User(text) => {
-                if let Some((request, answer)) = exchange.take() {
-                    conversation.push_exchange(&request, &answer);
-                }
-                exchange = Some((text.clone(), String::new()));
-            }
-            super::cells::Cell::Assistant(text) => {
-                if let Some((_, answer)) = exchange.as_mut() {
-                    answer.push_str(text);
-                }
-            }
-            _ => {}
+/// tool calls of old runs are not kept), with its `/undo` notes where they happened.
+#[derive(Default)]
+struct Memory {
+    exchange: Option<(String, String)>,
+}
+
+impl Memory {
+    fn flush(&mut self, app: &App) {
+        if let Some((request, answer)) = self.exchange.take() {
+            app.settings.conversation.push_exchange(&request, &answer);
         }
-    }
-    if let Some((request, answer)) = exchange {
-        conversation.push_exchange(&request, &answer);
     }
 }
 
@@ -331,6 +329,7 @@ pub fn open_session(
     records: Option<Vec<Record>>,
 ) -> Result<SessionLog, super::session::SessionError> {
     if let Some(records) = records {
+        let mut memory = Memory::default();
         for record in records {
             match record {
                 Record::Session { .. } => {}
@@ -340,15 +339,33 @@ pub fn open_session(
                         .rsplit_once("\nNew request:\n")
                         .map_or(text.as_str(), |(_, r)| r)
                         .to_string();
+                    memory.flush(app);
+                    memory.exchange = Some((shown.clone(), String::new()));
                     app.transcript.push(super::cells::Cell::User(shown));
                 }
-                Record::Event { run_id, event } => app.on_event(&run_id, *event),
+                Record::Event { run_id, event } => {
+                    if let (Event::Text { delta }, Some((_, answer))) =
+                        (&*event, memory.exchange.as_mut())
+                    {
+                        answer.push_str(delta);
+                    }
+                    app.on_event(&run_id, *event);
+                }
+                Record::Undo {
+                    run_id,
+                    sequence,
+                    files,
+                } => {
+                    memory.flush(app);
+                    app.undone(&run_id, sequence, &files);
+                    app.notice(Level::Info, super::commands::undo_text(&files));
+                }
             }
         }
+        memory.flush(app);
         app.run = super::app::RunState::Idle;
         app.pipeline.settle();
         app.transcript.settle_open_tools();
-        remember_transcript(app);
         app.notice(Level::Info, "session resumed");
     }
     SessionLog::open(

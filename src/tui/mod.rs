@@ -36,30 +36,96 @@ pub enum TuiError {
 pub enum Reopen {
     /// `--resume ID`
     Id(String),
-    /// `--resume` without an id: the newest session anywhere.
-    Latest,
+    /// `--resume` without an id: a picker of this directory's recent sessions.
+    Pick,
     /// `--continue`: the newest session started in this directory.
     LatestHere,
 }
 
 impl Reopen {
     /// What `--resume [ID]` / `--continue` ask for, and the prompt words left over. With a
-    /// space, `--resume session_x` hands the id over as the prompt's first word.
+    /// space, `--resume X` takes X as the id whatever it looks like: an id that names no
+    /// session is an error, never a prompt.
     pub fn choose(
         resume: Option<&str>,
         continue_session: bool,
         mut words: Vec<String>,
     ) -> (Option<Reopen>, Vec<String>) {
         let reopen = match resume {
-            Some("") if words.first().is_some_and(|w| w.starts_with("session_")) => {
-                Some(Reopen::Id(words.remove(0)))
-            }
-            Some("") => Some(Reopen::Latest),
+            Some("") if !words.is_empty() => Some(Reopen::Id(words.remove(0))),
+            Some("") => Some(Reopen::Pick),
             Some(id) => Some(Reopen::Id(id.to_string())),
             None if continue_session => Some(Reopen::LatestHere),
             None => None,
         };
         (reopen, words)
+    }
+}
+
+/// How many sessions an error or the picker lists.
+pub const RECENT: usize = 10;
+
+/// What the TUI opens with.
+#[derive(Debug)]
+pub enum Opening {
+    Fresh,
+    Saved {
+        id: String,
+        records: Vec<session::Record>,
+    },
+    /// Let the person pick one of these (newest first, never empty).
+    Pick(Vec<session::Summary>),
+}
+
+/// This directory's recent sessions, one a line, for an error message.
+pub fn recent_list(data_dir: &std::path::Path, cwd: &std::path::Path) -> String {
+    let recent = session::recent(data_dir, cwd, RECENT);
+    if recent.is_empty() {
+        return "there is no saved session in this directory".to_string();
+    }
+    let now = std::time::SystemTime::now();
+    let lines: Vec<String> = recent
+        .iter()
+        .map(|s| format!("  {}", s.line(now, 100)))
+        .collect();
+    format!(
+        "recent sessions here (splice --resume ID):\n{}",
+        lines.join("\n")
+    )
+}
+
+/// Find the session `reopen` names, among those started in `cwd` only.
+pub fn find(
+    reopen: Option<&Reopen>,
+    data_dir: &std::path::Path,
+    cwd: &std::path::Path,
+) -> Result<Opening, session::SessionError> {
+    let id = match reopen {
+        None => return Ok(Opening::Fresh),
+        Some(Reopen::Id(id)) => id.clone(),
+        Some(Reopen::LatestHere) => session::latest(data_dir, cwd)
+            .ok_or_else(|| session::SessionError::NoneFor(cwd.display().to_string()))?,
+        Some(Reopen::Pick) => {
+            let recent = session::recent(data_dir, cwd, RECENT);
+            if recent.is_empty() {
+                return Err(session::SessionError::NoneFor(cwd.display().to_string()));
+            }
+            return Ok(Opening::Pick(recent));
+        }
+    };
+    let Ok(records) = session::load(data_dir, &id) else {
+        return Err(session::SessionError::UnknownHere {
+            id,
+            cwd: cwd.display().to_string(),
+            recent: recent_list(data_dir, cwd),
+        });
+    };
+    match session::started_in(&records) {
+        Some(started) if std::path::Path::new(started) == cwd => Ok(Opening::Saved { id, records }),
+        started => Err(session::SessionError::Elsewhere {
+            id,
+            cwd: started.unwrap_or("an unknown directory").to_string(),
+        }),
     }
 }
 
@@ -76,23 +142,15 @@ pub struct TuiOptions {
 pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
     let theme = theme::Theme::load(options.theme.as_deref().unwrap_or("ansi"))?;
     let mut settings = options.settings;
-    let records = match &options.reopen {
-        None => None,
-        Some(reopen) => {
-            let id = match reopen {
-                Reopen::Id(id) => id.clone(),
-                Reopen::Latest => session::latest(&settings.data_dir, None)
-                    .ok_or_else(|| session::SessionError::NoneFor("any directory".into()))?,
-                Reopen::LatestHere => session::latest(&settings.data_dir, Some(&settings.cwd))
-                    .ok_or_else(|| {
-                        session::SessionError::NoneFor(settings.cwd.display().to_string())
-                    })?,
-            };
-            let records = session::load(&settings.data_dir, &id)?;
+    let records = match find(options.reopen.as_ref(), &settings.data_dir, &settings.cwd)? {
+        Opening::Fresh => None,
+        Opening::Saved { id, records } => {
             settings.session_id = id;
             Some(records)
         }
+        Opening::Pick(_) => None,
     };
+    let (data_dir, id) = (settings.data_dir.clone(), settings.session_id.clone());
     let mut app = app::App::new(settings, theme);
     let session = event_loop::open_session(&mut app, records)?;
     let input = event_loop::LoopInput {
@@ -100,7 +158,17 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
         prompt: options.prompt,
         session: Some(session),
     };
-    Ok(event_loop::run_loop(input).await?)
+    let code = event_loop::run_loop(input).await?;
+    // After the terminal is back, as Codex and Claude Code do; a session without a request
+    // has nothing to reopen.
+    let reopenable = session::load(&data_dir, &id).is_ok_and(|r| {
+        r.iter()
+            .any(|r| matches!(r, session::Record::Prompt { .. }))
+    });
+    if reopenable {
+        eprintln!("To continue this session: splice --resume {id}");
+    }
+    Ok(code)
 }
 
 #[cfg(test)]
@@ -121,9 +189,14 @@ mod reopen_tests {
             Reopen::choose(Some("session_x"), false, words("fix it")),
             (Some(Reopen::Id("session_x".into())), words("fix it"))
         );
+        // A word after `--resume` is its id, never the prompt.
         assert_eq!(
             Reopen::choose(Some(""), false, words("fix it")),
-            (Some(Reopen::Latest), words("fix it"))
+            (Some(Reopen::Id("fix".into())), words("it"))
+        );
+        assert_eq!(
+            Reopen::choose(Some(""), false, vec![]),
+            (Some(Reopen::Pick), vec![])
         );
         assert_eq!(
             Reopen::choose(None, true, vec![]),
