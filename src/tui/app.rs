@@ -94,6 +94,9 @@ pub struct App {
     pub quit: bool,
     ctrl_c_armed: bool,
     requests: Vec<Request>,
+    /// Requests typed while a run was going, oldest first; each starts when the run before it
+    /// ends. An interrupt puts them back in the composer instead.
+    pub queued: VecDeque<String>,
 }
 
 pub use super::transcript::Transcript;
@@ -124,6 +127,7 @@ impl App {
             quit: false,
             ctrl_c_armed: false,
             requests: Vec::new(),
+            queued: VecDeque::new(),
         }
     }
 
@@ -169,6 +173,16 @@ impl App {
             self.settings
                 .conversation
                 .push_note(&crate::conversation::undo_note(files));
+        }
+    }
+
+    /// The run's task ended: the oldest queued request starts.
+    pub fn on_run_finished(&mut self) {
+        if self.is_running() || self.quit {
+            return;
+        }
+        if let Some(next) = self.queued.pop_front() {
+            self.submit(next);
         }
     }
 
@@ -260,6 +274,15 @@ impl App {
     fn interrupt(&mut self) {
         // Dropping open prompts answers them "deny", so the run is not left waiting.
         self.modals.clear();
+        // Stopping means stopping: what was queued goes back to the composer, unsent.
+        if !self.queued.is_empty() {
+            let mut pieces: Vec<String> = self.queued.drain(..).collect();
+            let typed = self.composer.text();
+            if !typed.is_empty() {
+                pieces.push(typed);
+            }
+            self.composer.set_text(&pieces.join("\n"));
+        }
         self.request(Request::Interrupt);
     }
 
@@ -274,15 +297,17 @@ impl App {
             return;
         }
         if self.is_running() {
-            self.composer.set_text(&text);
             self.notice(
-                Level::Warning,
-                "a run is in progress: wait for it, or press Esc to interrupt it",
+                Level::Info,
+                format!("queued: {text} (starts when the run ends; Esc puts it back)"),
             );
+            self.queued.push_back(text);
             return;
         }
         let prompt = text.clone();
         self.transcript.push(Cell::User(text));
+        // A new request is what the person wants to see, wherever they had scrolled.
+        self.transcript.scroll_down(usize::MAX);
         self.run = RunState::Running { since: self.now };
         self.pipeline.reset();
         self.pipeline.max_iterations = Some(self.settings.pipeline.max_iterations);
@@ -483,12 +508,12 @@ impl App {
             self.pipeline
                 .render(panel, buf, &self.theme, self.now, self.tick);
         }
-        let title = if self.is_running() {
-            " running · Esc to interrupt "
-        } else {
-            " Enter send · Alt+Enter newline · /help "
+        let title = match (self.is_running(), self.queued.len()) {
+            (false, _) => " Enter send · Alt+Enter newline · /help ".to_string(),
+            (true, 0) => " running · Esc to interrupt ".to_string(),
+            (true, n) => format!(" running · {n} queued · Esc to interrupt "),
         };
-        self.composer.render(composer, buf, &self.theme, title);
+        self.composer.render(composer, buf, &self.theme, &title);
         self.render_status(status, buf);
         if self.modals.is_empty() {
             self.composer.render_popup(composer, buf, &self.theme);

@@ -97,7 +97,8 @@ fn help(app: &mut App, _: &str) {
         "Keys: Enter send · Alt+Enter or Ctrl-J newline · Up/Down history · Tab complete\n\
          PageUp/PageDown or wheel scroll · Ctrl-O fold/unfold the newest tool result\n\
          Ctrl-T show/hide failed pipeline stages' full detail\n\
-         Esc or Ctrl-C interrupt the run · Ctrl-C twice quit",
+         Enter during a run queues the request; it starts when the run ends\n\
+         Esc or Ctrl-C interrupt the run (queued requests go back to the composer) · Ctrl-C twice quit",
     );
     app.notice(Level::Info, text);
 }

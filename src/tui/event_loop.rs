@@ -294,6 +294,7 @@ where
                     log(Record::Event { run_id: run_id.clone(), event: Box::new(event.clone()) });
                     app.on_event(&run_id, event);
                 }
+                app.on_run_finished();
             }
             _ = ticker.tick() => app.on_tick(Instant::now()),
             _ = sigterm.recv() => app.request(Request::Quit),

@@ -802,3 +802,77 @@ fn markdown_tables_links_and_code_lines() {
     assert!(screen.contains("$ cargo build"), "{screen}");
     assert_snapshot!(screen);
 }
+
+fn starts(app: &mut App) -> Vec<String> {
+    app.take_requests()
+        .into_iter()
+        .filter_map(|r| match r {
+            super::app::Request::StartRun(text) => Some(text),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_new_request_scrolls_the_transcript_back_to_the_bottom() {
+    let mut app = app();
+    start(&mut app, "List the files");
+    app.on_event("run_1", Event::text("a line of the answer\n\n".repeat(30)));
+    app.on_event("run_1", Event::run_end(0));
+    draw(&mut app, 60, 14);
+    app.on_key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::PageUp,
+    ));
+    assert!(app.transcript.scrolled());
+    app.submit("And the tests?".into());
+    assert!(!app.transcript.scrolled(), "still scrolled up");
+    let screen = draw(&mut app, 60, 14);
+    assert!(screen.contains("And the tests?"), "{screen}");
+    assert_snapshot!(screen);
+}
+
+#[test]
+fn a_request_typed_during_a_run_is_queued_and_starts_when_the_run_ends() {
+    let mut app = app();
+    start(&mut app, "Fix the parser");
+    assert_eq!(starts(&mut app), ["Fix the parser"]);
+    app.submit("then run the tests".into());
+    app.submit("and commit".into());
+    assert!(starts(&mut app).is_empty(), "started during the run");
+    assert_eq!(
+        app.composer.text(),
+        "",
+        "a queued request leaves the composer"
+    );
+    let screen = draw(&mut app, 70, 14);
+    assert!(screen.contains("2 queued"), "{screen}");
+    assert_snapshot!(screen);
+    app.on_event("run_1", Event::run_end(0));
+    app.on_run_finished();
+    assert_eq!(starts(&mut app), ["then run the tests"]);
+    assert!(app.is_running());
+    app.on_event("run_2", Event::run_end(0));
+    app.on_run_finished();
+    assert_eq!(starts(&mut app), ["and commit"]);
+    app.on_event("run_3", Event::run_end(0));
+    app.on_run_finished();
+    assert!(starts(&mut app).is_empty());
+}
+
+#[test]
+fn interrupting_a_run_puts_queued_requests_back_in_the_composer_unsent() {
+    let mut app = app();
+    start(&mut app, "Fix the parser");
+    starts(&mut app);
+    app.submit("then run the tests".into());
+    app.on_key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::Esc,
+    ));
+    assert_eq!(app.composer.text(), "then run the tests");
+    app.on_event("run_1", Event::run_end(130));
+    app.on_run_finished();
+    assert!(
+        starts(&mut app).is_empty(),
+        "a queued request ran after Esc"
+    );
+}
