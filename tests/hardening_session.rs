@@ -337,3 +337,34 @@ fn after_undo_the_model_is_told_and_a_resumed_session_is_told_too() {
     tmux.keys("second", &["/quit", "Enter"]);
     tmux.wait_for("second", "SPLICE_EXIT=0");
 }
+
+#[test]
+fn resume_without_an_id_offers_a_picker_of_this_directorys_sessions() {
+    let (sandbox, provider) = setup();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    saved_session(&sandbox, "session_here02", &sandbox.root, "rename parse");
+    let tmux = Tmux::new("picker");
+    tmux.start("pick", &shell(&sandbox, &provider, "--resume"));
+    let picker = tmux.wait_for("pick", "Resume a session");
+    assert!(
+        picker.contains("session_here02") && picker.contains("session_here01"),
+        "{picker}"
+    );
+    assert!(!picker.contains("session_else01"), "{picker}");
+    // The newest is selected first; Down then Enter opens the older one.
+    tmux.keys("pick", &["Down"]);
+    tmux.keys("pick", &["Enter"]);
+    let opened = tmux.wait_for("pick", "session resumed");
+    assert!(opened.contains("› fix the add function"), "{opened}");
+    tmux.keys("pick", &["/quit", "Enter"]);
+    let after = tmux.wait_for("pick", "SPLICE_EXIT=0");
+    assert!(after.contains("splice --resume session_here01"), "{after}");
+
+    // Esc leaves without opening anything.
+    tmux.start("cancel", &shell(&sandbox, &provider, "--resume"));
+    tmux.wait_for("cancel", "Resume a session");
+    tmux.keys("cancel", &["Escape"]);
+    let after = tmux.wait_for("cancel", "SPLICE_EXIT=0");
+    assert!(!after.contains("splice --resume"), "{after}");
+    assert!(provider.requests().is_empty());
+}

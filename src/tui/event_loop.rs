@@ -164,6 +164,20 @@ pub async fn run_loop(input: LoopInput) -> std::io::Result<i32> {
     code
 }
 
+/// `--resume` without an id: the picker on the real terminal, given back before the app opens.
+pub async fn pick(
+    sessions: Vec<super::session::Summary>,
+    theme: &super::theme::Theme,
+) -> std::io::Result<Option<String>> {
+    let guard = TerminalGuard::enter()?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    terminal.clear()?;
+    let picker = super::picker::Picker::new(sessions, std::time::SystemTime::now());
+    let chosen = super::picker::choose(&mut terminal, &mut EventStream::new(), picker, theme).await;
+    drop(guard);
+    chosen
+}
+
 fn terminal_error(error: impl std::fmt::Display) -> std::io::Error {
     std::io::Error::other(error.to_string())
 }

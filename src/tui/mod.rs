@@ -9,6 +9,7 @@ pub mod event_loop;
 pub mod highlight;
 pub mod markdown;
 pub mod permission;
+pub mod picker;
 pub mod pipeline;
 pub mod session;
 #[cfg(test)]
@@ -148,7 +149,20 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
             settings.session_id = id;
             Some(records)
         }
-        Opening::Pick(_) => None,
+        Opening::Pick(sessions) => {
+            let Some(id) = event_loop::pick(sessions, &theme).await? else {
+                // Cancelled: nothing opened, nothing to say.
+                return Ok(0);
+            };
+            let reopen = Reopen::Id(id);
+            match find(Some(&reopen), &settings.data_dir, &settings.cwd)? {
+                Opening::Saved { id, records } => {
+                    settings.session_id = id;
+                    Some(records)
+                }
+                _ => None,
+            }
+        }
     };
     let (data_dir, id) = (settings.data_dir.clone(), settings.session_id.clone());
     let mut app = app::App::new(settings, theme);
@@ -205,6 +219,49 @@ mod reopen_tests {
         assert_eq!(
             Reopen::choose(None, false, words("hi")),
             (None, words("hi"))
+        );
+    }
+}
+
+#[cfg(test)]
+mod find_tests {
+    use std::path::Path;
+
+    use super::session::{Record, SessionLog};
+    use super::{Opening, Reopen, find};
+    use crate::headless::redact::Redactor;
+
+    fn saved(data: &Path, id: &str, cwd: &str) {
+        let mut log = SessionLog::open(data, id, Path::new(cwd), Redactor::from_vars([]))
+            .unwrap_or_else(|e| panic!("{e}"));
+        log.append(&Record::Prompt {
+            text: format!("request in {id}"),
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
+    fn resume_without_an_id_picks_among_this_directorys_sessions_only() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let data = dir.path();
+        saved(data, "session_here", "/repo/a");
+        saved(data, "session_there", "/repo/b");
+        match find(Some(&Reopen::Pick), data, Path::new("/repo/a")) {
+            Ok(Opening::Pick(list)) => {
+                let ids: Vec<&str> = list.iter().map(|s| s.id.as_str()).collect();
+                assert_eq!(ids, ["session_here"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(find(Some(&Reopen::Pick), data, Path::new("/repo/c")).is_err());
+        // An id shaped like a path never names a file.
+        assert!(
+            find(
+                Some(&Reopen::Id("../sessions/session_here".into())),
+                data,
+                Path::new("/repo/a")
+            )
+            .is_err()
         );
     }
 }

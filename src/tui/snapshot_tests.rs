@@ -876,3 +876,47 @@ fn interrupting_a_run_puts_queued_requests_back_in_the_composer_unsent() {
         "a queued request ran after Esc"
     );
 }
+
+#[test]
+fn resume_picker_lists_sessions_and_enter_opens_the_selected_one() {
+    use super::picker::{Picker, PickerAction};
+    use crossterm::event::{KeyCode, KeyEvent};
+    let now = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+    let summary = |id: &str, ago: u64, prompt: &str| super::session::Summary {
+        id: id.into(),
+        modified: now - Duration::from_secs(ago),
+        first_prompt: prompt.into(),
+    };
+    let sessions = vec![
+        summary("session_new000000001", 30, "fix the add function"),
+        summary("session_old000000002", 7_200, "rename parse to parse_line"),
+        summary(
+            "session_old000000003",
+            200_000,
+            "a request far too long to fit on one line of this box at all",
+        ),
+    ];
+    let mut picker = Picker::new(sessions.clone(), now);
+    assert_eq!(
+        picker.handle_key(KeyEvent::from(KeyCode::Down)),
+        PickerAction::Stay
+    );
+    let mut terminal =
+        Terminal::new(TestBackend::new(60, 8)).unwrap_or_else(|e| panic!("terminal: {e}"));
+    terminal
+        .draw(|frame| picker.render(frame.area(), frame.buffer_mut(), &Theme::ansi()))
+        .unwrap_or_else(|e| panic!("draw: {e}"));
+    let screen = terminal.backend().to_string();
+    assert!(screen.contains("› session_old000000002"), "{screen}");
+    assert!(screen.contains("Esc cancel"), "{screen}");
+    assert_snapshot!(screen);
+    assert_eq!(
+        picker.handle_key(KeyEvent::from(KeyCode::Enter)),
+        PickerAction::Open("session_old000000002".into())
+    );
+    let mut picker = Picker::new(sessions, now);
+    assert_eq!(
+        picker.handle_key(KeyEvent::from(KeyCode::Esc)),
+        PickerAction::Cancel
+    );
+}
