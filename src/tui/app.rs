@@ -38,6 +38,8 @@ pub enum Request {
         sequence: u32,
         files: Vec<String>,
     },
+    /// Write a `/clear` to the session log.
+    LogClear,
     Interrupt,
     Quit,
 }

@@ -257,6 +257,12 @@ pub fn undo_text(restored: &[String]) -> String {
 
 /// A fresh start: the screen and what the model remembers of this session.
 fn clear(app: &mut App, _: &str) {
+    forget(app);
+    app.request(Request::LogClear);
+}
+
+/// What `/clear` drops, live and when a session is reopened.
+pub fn forget(app: &mut App) {
     app.transcript.clear();
     app.streaming = None;
     app.pipeline.reset();

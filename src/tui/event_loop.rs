@@ -257,6 +257,7 @@ where
                     sequence,
                     files,
                 }),
+                Request::LogClear => log(Record::Clear),
                 Request::Interrupt | Request::Quit => {
                     if let Some(stop) = interrupt.take() {
                         let _ = stop.send(());
@@ -365,6 +366,10 @@ pub fn open_session(
                         answer.push_str(delta);
                     }
                     app.on_event(&run_id, *event);
+                }
+                Record::Clear => {
+                    memory.exchange = None;
+                    super::commands::forget(app);
                 }
                 Record::Undo {
                     run_id,

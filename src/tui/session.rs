@@ -45,6 +45,8 @@ pub enum Record {
         run_id: String,
         event: Box<Event>,
     },
+    /// `/clear`: what came before is forgotten by a reopened session too.
+    Clear,
     /// `/undo` put back `files` from this checkpoint; replayed so a reopened session neither
     /// offers the same undo again nor lets the model believe its write still stands.
     #[serde(rename_all = "camelCase")]
