@@ -256,6 +256,15 @@ pub fn started_in(records: &[Record]) -> Option<&str> {
     }
 }
 
+/// A prompt on one line for a list: whitespace runs become one space and control characters
+/// go, so a session file cannot put an escape sequence on the terminal or stderr.
+fn one_line(text: &str) -> String {
+    text.split_whitespace()
+        .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The sessions started in `cwd` that hold at least one prompt (a launch that was quit at once
 /// leaves nothing to reopen), newest first, at most `limit`. Sessions of other directories are
 /// never offered: their files and conversation are about another tree.
@@ -282,9 +291,7 @@ pub fn recent(data_dir: &Path, cwd: &Path, limit: usize) -> Vec<Summary> {
                 return None;
             }
             let first_prompt = records.iter().find_map(|r| match r {
-                Record::Prompt { text } => {
-                    Some(text.split_whitespace().collect::<Vec<_>>().join(" "))
-                }
+                Record::Prompt { text } => Some(one_line(text)),
                 _ => None,
             })?;
             Some(Summary {
@@ -317,8 +324,10 @@ mod tests {
             Redactor::from_vars([]),
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        log.append(&Record::Prompt { text: "hi".into() })
-            .unwrap_or_else(|e| panic!("{e}"));
+        log.append(&Record::Prompt {
+            text: "hi\u{1b}]0;owned\u{7}\n  there".into(),
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
         log.append(&Record::Event {
             run_id: "run_1".into(),
             event: Box::new(Event::text("hello")),
@@ -334,7 +343,7 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         let records = load(data, "session_a").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(records.len(), 3);
-        assert_eq!(records[1], Record::Prompt { text: "hi".into() });
+        assert!(matches!(&records[1], Record::Prompt { text } if text.starts_with("hi")));
         assert_eq!(
             latest(data, Path::new("/repo/a")).as_deref(),
             Some("session_a")
@@ -344,7 +353,8 @@ mod tests {
         assert_eq!(latest(data, Path::new("/repo/b")), None);
         let listed = recent(data, Path::new("/repo/a"), 5);
         assert_eq!(listed.len(), 1);
-        assert_eq!(listed[0].first_prompt, "hi");
+        // Listed on one line, without the escape sequence's control characters.
+        assert_eq!(listed[0].first_prompt, "hi]0;owned there");
         assert!(matches!(load(data, "nope"), Err(SessionError::Unknown(_))));
     }
 
