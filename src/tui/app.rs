@@ -184,7 +184,7 @@ impl App {
             return;
         }
         if let Some(next) = self.queued.pop_front() {
-            self.submit(next);
+            self.start_request(next);
         }
     }
 
@@ -298,7 +298,9 @@ impl App {
             }
             return;
         }
-        if self.is_running() {
+        // Behind a run, or behind requests already waiting (the run has ended but its task has
+        // not yet been seen to finish): queued, in the order typed.
+        if self.is_running() || !self.queued.is_empty() {
             self.notice(
                 Level::Info,
                 format!("queued: {text} (starts when the run ends; Esc puts it back)"),
@@ -306,6 +308,11 @@ impl App {
             self.queued.push_back(text);
             return;
         }
+        self.start_request(text);
+    }
+
+    /// Show the request and ask the loop to start its run.
+    fn start_request(&mut self, text: String) {
         let prompt = text.clone();
         self.transcript.push(Cell::User(text));
         // A new request is what the person wants to see, wherever they had scrolled.

@@ -848,6 +848,9 @@ fn a_request_typed_during_a_run_is_queued_and_starts_when_the_run_ends() {
     assert!(screen.contains("2 queued"), "{screen}");
     assert_snapshot!(screen);
     app.on_event("run_1", Event::run_end(0));
+    // Typed after the run ended but before its task was seen to finish: still behind the queue.
+    app.submit("and push".into());
+    assert!(starts(&mut app).is_empty(), "jumped the queue");
     app.on_run_finished();
     assert_eq!(starts(&mut app), ["then run the tests"]);
     assert!(app.is_running());
@@ -855,6 +858,9 @@ fn a_request_typed_during_a_run_is_queued_and_starts_when_the_run_ends() {
     app.on_run_finished();
     assert_eq!(starts(&mut app), ["and commit"]);
     app.on_event("run_3", Event::run_end(0));
+    app.on_run_finished();
+    assert_eq!(starts(&mut app), ["and push"]);
+    app.on_event("run_4", Event::run_end(0));
     app.on_run_finished();
     assert!(starts(&mut app).is_empty());
 }
