@@ -368,3 +368,41 @@ fn resume_without_an_id_offers_a_picker_of_this_directorys_sessions() {
     assert!(!after.contains("splice --resume"), "{after}");
     assert!(provider.requests().is_empty());
 }
+
+#[test]
+fn a_request_typed_during_a_run_is_queued_and_sent_when_the_run_ends() {
+    use support::fake_provider::Reply;
+    let mut slow = vec![openai::text("Working on it. ")];
+    slow.extend(["still going. ", "First done."].map(openai::text));
+    slow.extend([
+        openai::finish("stop"),
+        openai::usage(100, 20, 0),
+        openai::done(),
+    ]);
+    let provider = FakeProvider::start(vec![
+        Reply::Slow(slow, std::time::Duration::from_millis(700)),
+        openai::answer(&["Second done."]),
+    ]);
+    let sandbox = Sandbox::new();
+    let tmux = Tmux::new("queue");
+    tmux.start(
+        "queue",
+        &shell(&sandbox, &provider, "--tier light 'first request'"),
+    );
+    tmux.wait_for("queue", "Working on it.");
+    tmux.keys("queue", &["then the second", "Enter"]);
+    let queued = tmux.wait_for("queue", "1 queued");
+    assert!(queued.contains("queued: then the second"), "{queued}");
+    assert!(
+        !queued.contains("First done."),
+        "the run ended before the test typed:\n{queued}"
+    );
+    let done = tmux.wait_for("queue", "Second done.");
+    assert!(done.contains("First done."), "{done}");
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2);
+    let last_user = user_texts(&requests[1].body).pop().unwrap_or_default();
+    assert!(last_user.contains("then the second"), "{last_user}");
+    tmux.keys("queue", &["/quit", "Enter"]);
+    tmux.wait_for("queue", "SPLICE_EXIT=0");
+}
