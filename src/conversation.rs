@@ -80,6 +80,17 @@ impl Conversation {
         self.replace(messages);
     }
 
+    /// Tell the model something that happened outside its runs (an `/undo`), as a user
+    /// message of its own so that it stays in the history and in every recap.
+    pub fn push_note(&self, note: &str) {
+        let mut messages = self.messages();
+        messages.push(Message::User {
+            text: note.to_string(),
+            images: Vec::new(),
+        });
+        self.replace(messages);
+    }
+
     /// `request` with the prose of earlier exchanges before it, newest kept, for pipeline stages
     /// that start fresh conversations.
     pub fn with_recap(&self, request: &str) -> String {
@@ -108,6 +119,16 @@ impl Conversation {
             pieces.join("\n\n")
         )
     }
+}
+
+/// What the model is told after `/undo` put `files` back.
+pub fn undo_note(files: &[String]) -> String {
+    format!(
+        "[Note from Splice, not a request: the user ran /undo, which restored {} to the state \
+         before your last change. That change is gone; read the files again before relying on \
+         their content.]",
+        files.join(", ")
+    )
 }
 
 #[cfg(test)]

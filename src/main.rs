@@ -84,6 +84,9 @@ async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
         Some(Command::Restore(args)) => restore(&args, stdout_is_tty),
         Some(Command::Worktree(args)) => worktree(&args),
         None if stdout_is_tty => tui(&cli).await,
+        None if cli.tui.resume.is_some() || cli.tui.continue_session => {
+            reopen_without_terminal(&cli)
+        }
         None => {
             // Not a terminal: behave exactly as `splice exec --output-format stream-json`.
             let exec = ExecArgs {
@@ -131,6 +134,37 @@ async fn tui(cli: &Cli) -> i32 {
             EXIT_USAGE
         }
     }
+}
+
+/// `--resume`/`--continue` belong to the TUI: without a terminal they are refused (an unknown
+/// id with this directory's sessions listed), never dropped in favour of a fresh headless run
+/// of the words that follow them.
+fn reopen_without_terminal(cli: &Cli) -> i32 {
+    let settings = match cli.run.resolve(None) {
+        Ok(settings) => settings,
+        Err(failure) => {
+            eprintln!("splice: {}", failure.message);
+            return failure.exit_code;
+        }
+    };
+    let (reopen, _) = Reopen::choose(
+        cli.tui.resume.as_deref(),
+        cli.tui.continue_session,
+        cli.prompt.clone(),
+    );
+    let message = match splice::tui::find(reopen.as_ref(), &settings.data_dir, &settings.cwd) {
+        Err(error) => error.to_string(),
+        Ok(_) => "--resume and --continue reopen a session in the terminal UI, and stdout is not \
+                  a terminal (`splice exec` runs a request headless)"
+            .to_string(),
+    };
+    eprintln!("splice: {message}");
+    // A stream-json reader still gets a well-formed stream.
+    let bus = Bus::new(new_run_id(), vec![output_sink(OutputFormat::StreamJson)]);
+    bus.emit(RunArgs::default().fallback_start(&new_session_id()));
+    bus.emit(Event::error("usage_error", message));
+    bus.emit(Event::run_end(EXIT_USAGE));
+    EXIT_USAGE
 }
 
 /// Bad flags: clap's message on stderr, and for a stream-json consumer a well-formed stream.

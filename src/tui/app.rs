@@ -32,6 +32,14 @@ const MIN_WIDTH: u16 = 12;
 pub enum Request {
     /// Start a run with this prompt text (context included).
     StartRun(String),
+    /// Write an `/undo` to the session log, so a reopened session replays it.
+    LogUndo {
+        run_id: String,
+        sequence: u32,
+        files: Vec<String>,
+    },
+    /// Write a `/clear` to the session log.
+    LogClear,
     Interrupt,
     Quit,
 }
@@ -88,6 +96,9 @@ pub struct App {
     pub quit: bool,
     ctrl_c_armed: bool,
     requests: Vec<Request>,
+    /// Requests typed while a run was going, oldest first; each starts when the run before it
+    /// ends. An interrupt puts them back in the composer instead.
+    pub queued: VecDeque<String>,
 }
 
 pub use super::transcript::Transcript;
@@ -118,6 +129,7 @@ impl App {
             quit: false,
             ctrl_c_armed: false,
             requests: Vec::new(),
+            queued: VecDeque::new(),
         }
     }
 
@@ -147,6 +159,33 @@ impl App {
     pub fn notice(&mut self, level: Level, text: impl Into<String>) {
         self.transcript.push(Cell::Notice(level, text.into()));
         self.dirty = true;
+    }
+
+    /// `/undo` put back `files` from this checkpoint (or found nothing to put back): the
+    /// checkpoint is used up, and the model, whose write no longer stands, is told.
+    pub fn undone(&mut self, run_id: &str, sequence: u32, files: &[String]) {
+        if let Some(at) = self
+            .checkpoints
+            .iter()
+            .rposition(|(r, s)| r == run_id && *s == sequence)
+        {
+            self.checkpoints.remove(at);
+        }
+        if !files.is_empty() {
+            self.settings
+                .conversation
+                .push_note(&crate::conversation::undo_note(files));
+        }
+    }
+
+    /// The run's task ended: the oldest queued request starts.
+    pub fn on_run_finished(&mut self) {
+        if self.is_running() || self.quit {
+            return;
+        }
+        if let Some(next) = self.queued.pop_front() {
+            self.start_request(next);
+        }
     }
 
     /// A frame tick: only animations (spinner, elapsed time) need a redraw.
@@ -247,6 +286,15 @@ impl App {
     fn interrupt(&mut self) {
         // Dropping open prompts answers them "deny", so the run is not left waiting.
         self.modals.clear();
+        // Stopping means stopping: what was queued goes back to the composer, unsent.
+        if !self.queued.is_empty() {
+            let mut pieces: Vec<String> = self.queued.drain(..).collect();
+            let typed = self.composer.text();
+            if !typed.is_empty() {
+                pieces.push(typed);
+            }
+            self.composer.set_text(&pieces.join("\n"));
+        }
         self.request(Request::Interrupt);
     }
 
@@ -260,16 +308,25 @@ impl App {
             }
             return;
         }
-        if self.is_running() {
-            self.composer.set_text(&text);
+        // Behind a run, or behind requests already waiting (the run has ended but its task has
+        // not yet been seen to finish): queued, in the order typed.
+        if self.is_running() || !self.queued.is_empty() {
             self.notice(
-                Level::Warning,
-                "a run is in progress: wait for it, or press Esc to interrupt it",
+                Level::Info,
+                format!("queued: {text} (starts when the run ends; Esc puts it back)"),
             );
+            self.queued.push_back(text);
             return;
         }
+        self.start_request(text);
+    }
+
+    /// Show the request and ask the loop to start its run.
+    fn start_request(&mut self, text: String) {
         let prompt = text.clone();
         self.transcript.push(Cell::User(text));
+        // A new request is what the person wants to see, wherever they had scrolled.
+        self.transcript.scroll_down(usize::MAX);
         self.run = RunState::Running { since: self.now };
         self.pipeline.reset();
         self.pipeline.max_iterations = Some(self.settings.pipeline.max_iterations);
@@ -470,12 +527,12 @@ impl App {
             self.pipeline
                 .render(panel, buf, &self.theme, self.now, self.tick);
         }
-        let title = if self.is_running() {
-            " running · Esc to interrupt "
-        } else {
-            " Enter send · Alt+Enter newline · /help "
+        let title = match (self.is_running(), self.queued.len()) {
+            (false, _) => " Enter send · Alt+Enter newline · /help ".to_string(),
+            (true, 0) => " running · Esc to interrupt ".to_string(),
+            (true, n) => format!(" running · {n} queued · Esc to interrupt "),
         };
-        self.composer.render(composer, buf, &self.theme, title);
+        self.composer.render(composer, buf, &self.theme, &title);
         self.render_status(status, buf);
         if self.modals.is_empty() {
             self.composer.render_popup(composer, buf, &self.theme);
@@ -584,6 +641,13 @@ impl App {
         let usage = format!("{} tok · {} ", self.usage.tokens, self.usage.cost_text());
         let width = usize::from(area.width);
         let used = state.0.chars().count() + 1 + route.chars().count() + usage.chars().count();
+        // The session id, for `splice --resume`, where the line has room for it.
+        let session = format!("· {} ", self.settings.session_id);
+        let (route, used) = if used + session.chars().count() <= width {
+            (format!("{route}{session}"), used + session.chars().count())
+        } else {
+            (route, used)
+        };
         let mut spans = vec![Span::styled(format!(" {}", state.0), state.1)];
         if used <= width {
             spans.push(Span::styled(route, t.dim()));

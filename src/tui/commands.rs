@@ -104,7 +104,8 @@ fn help(app: &mut App, _: &str) {
         "Keys: Enter send · Alt+Enter or Ctrl-J newline · Up/Down history · Tab complete\n\
          PageUp/PageDown or wheel scroll · Ctrl-O fold/unfold the newest tool result\n\
          Ctrl-T show/hide failed pipeline stages' full detail\n\
-         Esc or Ctrl-C interrupt the run · Ctrl-C twice quit",
+         Enter during a run queues the request; it starts when the run ends\n\
+         Esc or Ctrl-C interrupt the run (queued requests go back to the composer) · Ctrl-C twice quit",
     );
     app.notice(Level::Info, text);
 }
@@ -278,7 +279,7 @@ fn undo(app: &mut App, _: &str) {
         );
         return;
     }
-    let Some((run_id, sequence)) = app.checkpoints.pop() else {
+    let Some((run_id, sequence)) = app.checkpoints.last().cloned() else {
         app.notice(Level::Info, "nothing to undo");
         return;
     };
@@ -291,11 +292,8 @@ fn undo(app: &mut App, _: &str) {
                 restored.extend(report.files_deleted);
                 skipped.extend(report.skipped);
             }
-            let mut text = if restored.is_empty() {
-                "undo: no file needed restoring".to_string()
-            } else {
-                format!("undo: restored {}", restored.join(", "))
-            };
+            app.undone(&run_id, sequence, &restored);
+            let mut text = undo_text(&restored);
             if !skipped.is_empty() {
                 text.push_str(&format!(
                     "\nleft alone (changed since Splice wrote them, or now leading outside the root or into .git): {}",
@@ -303,13 +301,37 @@ fn undo(app: &mut App, _: &str) {
                 ));
             }
             app.notice(Level::Info, text);
+            app.request(Request::LogUndo {
+                run_id,
+                sequence,
+                files: restored,
+            });
         }
-        Err(error) => app.notice(Level::Error, format!("undo failed: {error}")),
+        Err(error) => {
+            // The checkpoint could not be used; the next /undo goes further back.
+            app.checkpoints.pop();
+            app.notice(Level::Error, format!("undo failed: {error}"));
+        }
+    }
+}
+
+/// The transcript's line for an `/undo`, live and replayed.
+pub fn undo_text(restored: &[String]) -> String {
+    if restored.is_empty() {
+        "undo: no file needed restoring".to_string()
+    } else {
+        format!("undo: restored {}", restored.join(", "))
     }
 }
 
 /// A fresh start: the screen and what the model remembers of this session.
 fn clear(app: &mut App, _: &str) {
+    forget(app);
+    app.request(Request::LogClear);
+}
+
+/// What `/clear` drops, live and when a session is reopened.
+pub fn forget(app: &mut App) {
     app.transcript.clear();
     app.streaming = None;
     app.pipeline.reset();

@@ -164,6 +164,20 @@ pub async fn run_loop(input: LoopInput) -> std::io::Result<i32> {
     code
 }
 
+/// `--resume` without an id: the picker on the real terminal, given back before the app opens.
+pub async fn pick(
+    sessions: Vec<super::session::Summary>,
+    theme: &super::theme::Theme,
+) -> std::io::Result<Option<String>> {
+    let guard = TerminalGuard::enter()?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    terminal.clear()?;
+    let picker = super::picker::Picker::new(sessions, std::time::SystemTime::now());
+    let chosen = super::picker::choose(&mut terminal, &mut EventStream::new(), picker, theme).await;
+    drop(guard);
+    chosen
+}
+
 fn terminal_error(error: impl std::fmt::Display) -> std::io::Error {
     std::io::Error::other(error.to_string())
 }
@@ -234,6 +248,16 @@ where
                         stop_rx,
                     )));
                 }
+                Request::LogUndo {
+                    run_id,
+                    sequence,
+                    files,
+                } => log(Record::Undo {
+                    run_id,
+                    sequence,
+                    files,
+                }),
+                Request::LogClear => log(Record::Clear),
                 Request::Interrupt | Request::Quit => {
                     if let Some(stop) = interrupt.take() {
                         let _ = stop.send(());
@@ -292,6 +316,7 @@ where
                     log(Record::Event { run_id: run_id.clone(), event: Box::new(event.clone()) });
                     app.on_event(&run_id, event);
                 }
+                app.on_run_finished();
             }
             _ = ticker.tick() => app.on_tick(Instant::now()),
             _ = sigterm.recv() => app.request(Request::Quit),
@@ -307,28 +332,17 @@ where
 }
 
 /// A resumed session's prompts and answers become the model's memory of it, in prose (the
-/// tool calls of old runs are not kept).
-fn remember_transcript(app: &App) {
-    let mut exchange: Option<(String, String)> = None;
-    let conversation = &app.settings.conversation;
-    for cell in app.transcript.cells() {
-        match cell {
-            super::cells::Cell::User(text) => {
-                if let Some((request, answer)) = exchange.take() {
-                    conversation.push_exchange(&request, &answer);
-                }
-                exchange = Some((text.clone(), String::new()));
-            }
-            super::cells::Cell::Assistant(text) => {
-                if let Some((_, answer)) = exchange.as_mut() {
-                    answer.push_str(text);
-                }
-            }
-            _ => {}
+/// tool calls of old runs are not kept), with its `/undo` notes where they happened.
+#[derive(Default)]
+struct Memory {
+    exchange: Option<(String, String)>,
+}
+
+impl Memory {
+    fn flush(&mut self, app: &App) {
+        if let Some((request, answer)) = self.exchange.take() {
+            app.settings.conversation.push_exchange(&request, &answer);
         }
-    }
-    if let Some((request, answer)) = exchange {
-        conversation.push_exchange(&request, &answer);
     }
 }
 
@@ -338,6 +352,7 @@ pub fn open_session(
     records: Option<Vec<Record>>,
 ) -> Result<SessionLog, super::session::SessionError> {
     if let Some(records) = records {
+        let mut memory = Memory::default();
         for record in records {
             match record {
                 Record::Session { .. } => {}
@@ -347,15 +362,37 @@ pub fn open_session(
                         .rsplit_once("\nNew request:\n")
                         .map_or(text.as_str(), |(_, r)| r)
                         .to_string();
+                    memory.flush(app);
+                    memory.exchange = Some((shown.clone(), String::new()));
                     app.transcript.push(super::cells::Cell::User(shown));
                 }
-                Record::Event { run_id, event } => app.on_event(&run_id, *event),
+                Record::Event { run_id, event } => {
+                    if let (Event::Text { delta }, Some((_, answer))) =
+                        (&*event, memory.exchange.as_mut())
+                    {
+                        answer.push_str(delta);
+                    }
+                    app.on_event(&run_id, *event);
+                }
+                Record::Clear => {
+                    memory.exchange = None;
+                    super::commands::forget(app);
+                }
+                Record::Undo {
+                    run_id,
+                    sequence,
+                    files,
+                } => {
+                    memory.flush(app);
+                    app.undone(&run_id, sequence, &files);
+                    app.notice(Level::Info, super::commands::undo_text(&files));
+                }
             }
         }
+        memory.flush(app);
         app.run = super::app::RunState::Idle;
         app.pipeline.settle();
         app.transcript.settle_open_tools();
-        remember_transcript(app);
         app.notice(Level::Info, "session resumed");
     }
     SessionLog::open(

@@ -90,3 +90,88 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
     );
     assert_eq!(code, 0);
 }
+
+fn replayed(records: Vec<Record>) -> (App, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut app = super::super::snapshot_tests::app();
+    app.settings.data_dir = dir.path().to_path_buf();
+    open_session(&mut app, Some(records)).unwrap_or_else(|e| panic!("{e}"));
+    (app, dir)
+}
+
+fn exchange(request: &str, answer: &str) -> Vec<Record> {
+    vec![
+        Record::Prompt {
+            text: request.into(),
+        },
+        Record::Event {
+            run_id: "run_1".into(),
+            event: Box::new(Event::text(answer)),
+        },
+    ]
+}
+
+fn texts(app: &App) -> Vec<String> {
+    app.settings
+        .conversation
+        .messages()
+        .into_iter()
+        .map(|m| match m {
+            crate::provider::Message::User { text, .. } => format!("user: {text}"),
+            crate::provider::Message::Assistant { text, .. } => format!("assistant: {text}"),
+            crate::provider::Message::ToolResult { content, .. } => format!("tool: {content}"),
+        })
+        .collect()
+}
+
+#[test]
+fn a_resumed_session_has_its_undo_note_where_the_undo_happened() {
+    let mut records = exchange("write a.txt", "Wrote it.");
+    records.push(Record::Event {
+        run_id: "run_1".into(),
+        event: Box::new(Event::Checkpoint {
+            checkpoint: crate::protocol::events::CheckpointInfo {
+                sequence: 1,
+                tool: "write_file".into(),
+                files: vec!["a.txt".into()],
+            },
+        }),
+    });
+    records.push(Record::Undo {
+        run_id: "run_1".into(),
+        sequence: 1,
+        files: vec!["a.txt".into()],
+    });
+    records.extend(exchange("and now?", "It is back."));
+    let (app, _dir) = replayed(records);
+    let texts = texts(&app);
+    assert_eq!(texts.len(), 5, "{texts:?}");
+    assert_eq!(texts[1], "assistant: Wrote it.");
+    assert!(
+        texts[2].starts_with("user: [Note from Splice") && texts[2].contains("a.txt"),
+        "{texts:?}"
+    );
+    assert_eq!(texts[3], "user: and now?");
+    assert!(
+        app.checkpoints.is_empty(),
+        "the undone checkpoint is offered again"
+    );
+}
+
+#[test]
+fn a_resumed_session_forgets_what_clear_cleared() {
+    let mut records = exchange("secret plan", "Noted.");
+    records.push(Record::Clear);
+    records.extend(exchange("fresh start", "Hello."));
+    let (app, _dir) = replayed(records);
+    assert_eq!(
+        texts(&app),
+        ["user: fresh start", "assistant: Hello."],
+        "the cleared exchange came back"
+    );
+    let shown: Vec<String> = app.transcript.cells().map(|c| format!("{c:?}")).collect();
+    assert!(
+        !shown.iter().any(|c| c.contains("secret plan")),
+        "{shown:?}"
+    );
+}

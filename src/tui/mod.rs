@@ -9,6 +9,7 @@ pub mod event_loop;
 pub mod highlight;
 pub mod markdown;
 pub mod permission;
+pub mod picker;
 pub mod pipeline;
 pub mod session;
 #[cfg(test)]
@@ -36,30 +37,96 @@ pub enum TuiError {
 pub enum Reopen {
     /// `--resume ID`
     Id(String),
-    /// `--resume` without an id: the newest session anywhere.
-    Latest,
+    /// `--resume` without an id: a picker of this directory's recent sessions.
+    Pick,
     /// `--continue`: the newest session started in this directory.
     LatestHere,
 }
 
 impl Reopen {
     /// What `--resume [ID]` / `--continue` ask for, and the prompt words left over. With a
-    /// space, `--resume session_x` hands the id over as the prompt's first word.
+    /// space, `--resume X` takes X as the id whatever it looks like: an id that names no
+    /// session is an error, never a prompt.
     pub fn choose(
         resume: Option<&str>,
         continue_session: bool,
         mut words: Vec<String>,
     ) -> (Option<Reopen>, Vec<String>) {
         let reopen = match resume {
-            Some("") if words.first().is_some_and(|w| w.starts_with("session_")) => {
-                Some(Reopen::Id(words.remove(0)))
-            }
-            Some("") => Some(Reopen::Latest),
+            Some("") if !words.is_empty() => Some(Reopen::Id(words.remove(0))),
+            Some("") => Some(Reopen::Pick),
             Some(id) => Some(Reopen::Id(id.to_string())),
             None if continue_session => Some(Reopen::LatestHere),
             None => None,
         };
         (reopen, words)
+    }
+}
+
+/// How many sessions an error or the picker lists.
+pub const RECENT: usize = 10;
+
+/// What the TUI opens with.
+#[derive(Debug)]
+pub enum Opening {
+    Fresh,
+    Saved {
+        id: String,
+        records: Vec<session::Record>,
+    },
+    /// Let the person pick one of these (newest first, never empty).
+    Pick(Vec<session::Summary>),
+}
+
+/// This directory's recent sessions, one a line, for an error message.
+pub fn recent_list(data_dir: &std::path::Path, cwd: &std::path::Path) -> String {
+    let recent = session::recent(data_dir, cwd, RECENT);
+    if recent.is_empty() {
+        return "there is no saved session in this directory".to_string();
+    }
+    let now = std::time::SystemTime::now();
+    let lines: Vec<String> = recent
+        .iter()
+        .map(|s| format!("  {}", s.line(now, 100)))
+        .collect();
+    format!(
+        "recent sessions here (splice --resume ID):\n{}",
+        lines.join("\n")
+    )
+}
+
+/// Find the session `reopen` names, among those started in `cwd` only.
+pub fn find(
+    reopen: Option<&Reopen>,
+    data_dir: &std::path::Path,
+    cwd: &std::path::Path,
+) -> Result<Opening, session::SessionError> {
+    let id = match reopen {
+        None => return Ok(Opening::Fresh),
+        Some(Reopen::Id(id)) => id.clone(),
+        Some(Reopen::LatestHere) => session::latest(data_dir, cwd)
+            .ok_or_else(|| session::SessionError::NoneFor(cwd.display().to_string()))?,
+        Some(Reopen::Pick) => {
+            let recent = session::recent(data_dir, cwd, RECENT);
+            if recent.is_empty() {
+                return Err(session::SessionError::NoneFor(cwd.display().to_string()));
+            }
+            return Ok(Opening::Pick(recent));
+        }
+    };
+    let Ok(records) = session::load(data_dir, &id) else {
+        return Err(session::SessionError::UnknownHere {
+            id,
+            cwd: cwd.display().to_string(),
+            recent: recent_list(data_dir, cwd),
+        });
+    };
+    match session::started_in(&records) {
+        Some(started) if std::path::Path::new(started) == cwd => Ok(Opening::Saved { id, records }),
+        started => Err(session::SessionError::Elsewhere {
+            id,
+            cwd: started.unwrap_or("an unknown directory").to_string(),
+        }),
     }
 }
 
@@ -76,23 +143,28 @@ pub struct TuiOptions {
 pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
     let theme = theme::Theme::load(options.theme.as_deref().unwrap_or("ansi"))?;
     let mut settings = options.settings;
-    let records = match &options.reopen {
-        None => None,
-        Some(reopen) => {
-            let id = match reopen {
-                Reopen::Id(id) => id.clone(),
-                Reopen::Latest => session::latest(&settings.data_dir, None)
-                    .ok_or_else(|| session::SessionError::NoneFor("any directory".into()))?,
-                Reopen::LatestHere => session::latest(&settings.data_dir, Some(&settings.cwd))
-                    .ok_or_else(|| {
-                        session::SessionError::NoneFor(settings.cwd.display().to_string())
-                    })?,
-            };
-            let records = session::load(&settings.data_dir, &id)?;
+    let records = match find(options.reopen.as_ref(), &settings.data_dir, &settings.cwd)? {
+        Opening::Fresh => None,
+        Opening::Saved { id, records } => {
             settings.session_id = id;
             Some(records)
         }
+        Opening::Pick(sessions) => {
+            let Some(id) = event_loop::pick(sessions, &theme).await? else {
+                // Cancelled: nothing opened, nothing to say.
+                return Ok(0);
+            };
+            let reopen = Reopen::Id(id);
+            match find(Some(&reopen), &settings.data_dir, &settings.cwd)? {
+                Opening::Saved { id, records } => {
+                    settings.session_id = id;
+                    Some(records)
+                }
+                _ => None,
+            }
+        }
     };
+    let (data_dir, id) = (settings.data_dir.clone(), settings.session_id.clone());
     let mut app = app::App::new(settings, theme);
     let session = event_loop::open_session(&mut app, records)?;
     let input = event_loop::LoopInput {
@@ -100,7 +172,17 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
         prompt: options.prompt,
         session: Some(session),
     };
-    Ok(event_loop::run_loop(input).await?)
+    let code = event_loop::run_loop(input).await?;
+    // After the terminal is back, as Codex and Claude Code do; a session without a request
+    // has nothing to reopen.
+    let reopenable = session::load(&data_dir, &id).is_ok_and(|r| {
+        r.iter()
+            .any(|r| matches!(r, session::Record::Prompt { .. }))
+    });
+    if reopenable {
+        eprintln!("To continue this session: splice --resume {id}");
+    }
+    Ok(code)
 }
 
 #[cfg(test)]
@@ -121,9 +203,14 @@ mod reopen_tests {
             Reopen::choose(Some("session_x"), false, words("fix it")),
             (Some(Reopen::Id("session_x".into())), words("fix it"))
         );
+        // A word after `--resume` is its id, never the prompt.
         assert_eq!(
             Reopen::choose(Some(""), false, words("fix it")),
-            (Some(Reopen::Latest), words("fix it"))
+            (Some(Reopen::Id("fix".into())), words("it"))
+        );
+        assert_eq!(
+            Reopen::choose(Some(""), false, vec![]),
+            (Some(Reopen::Pick), vec![])
         );
         assert_eq!(
             Reopen::choose(None, true, vec![]),
@@ -132,6 +219,49 @@ mod reopen_tests {
         assert_eq!(
             Reopen::choose(None, false, words("hi")),
             (None, words("hi"))
+        );
+    }
+}
+
+#[cfg(test)]
+mod find_tests {
+    use std::path::Path;
+
+    use super::session::{Record, SessionLog};
+    use super::{Opening, Reopen, find};
+    use crate::headless::redact::Redactor;
+
+    fn saved(data: &Path, id: &str, cwd: &str) {
+        let mut log = SessionLog::open(data, id, Path::new(cwd), Redactor::from_vars([]))
+            .unwrap_or_else(|e| panic!("{e}"));
+        log.append(&Record::Prompt {
+            text: format!("request in {id}"),
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
+    fn resume_without_an_id_picks_among_this_directorys_sessions_only() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let data = dir.path();
+        saved(data, "session_here", "/repo/a");
+        saved(data, "session_there", "/repo/b");
+        match find(Some(&Reopen::Pick), data, Path::new("/repo/a")) {
+            Ok(Opening::Pick(list)) => {
+                let ids: Vec<&str> = list.iter().map(|s| s.id.as_str()).collect();
+                assert_eq!(ids, ["session_here"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(find(Some(&Reopen::Pick), data, Path::new("/repo/c")).is_err());
+        // An id shaped like a path never names a file.
+        assert!(
+            find(
+                Some(&Reopen::Id("../sessions/session_here".into())),
+                data,
+                Path::new("/repo/a")
+            )
+            .is_err()
         );
     }
 }

@@ -15,8 +15,16 @@ use crate::protocol::Event;
 pub enum SessionError {
     #[error("no saved session `{0}`")]
     Unknown(String),
-    #[error("no saved session to continue in {0}")]
+    #[error("no saved session to reopen in {0}")]
     NoneFor(String),
+    #[error("no saved session `{id}` in {cwd}\n{recent}")]
+    UnknownHere {
+        id: String,
+        cwd: String,
+        recent: String,
+    },
+    #[error("session `{id}` was started in {cwd}, not here: run splice from there to reopen it")]
+    Elsewhere { id: String, cwd: String },
     #[error("cannot use session file {path}: {message}")]
     Io { path: String, message: String },
 }
@@ -37,6 +45,43 @@ pub enum Record {
         run_id: String,
         event: Box<Event>,
     },
+    /// `/clear`: what came before is forgotten by a reopened session too.
+    Clear,
+    /// `/undo` put back `files` from this checkpoint; replayed so a reopened session neither
+    /// offers the same undo again nor lets the model believe its write still stands.
+    #[serde(rename_all = "camelCase")]
+    Undo {
+        run_id: String,
+        sequence: u32,
+        files: Vec<String>,
+    },
+}
+
+/// A saved session as a list shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub id: String,
+    pub modified: std::time::SystemTime,
+    /// The first request, on one line.
+    pub first_prompt: String,
+}
+
+impl Summary {
+    /// `session_x  5 min ago  fix the add function`, cut to `width` characters.
+    pub fn line(&self, now: std::time::SystemTime, width: usize) -> String {
+        let age = now
+            .duration_since(self.modified)
+            .unwrap_or_default()
+            .as_secs();
+        let age = match age {
+            0..60 => "just now".to_string(),
+            60..3600 => format!("{} min ago", age / 60),
+            3600..86_400 => format!("{} h ago", age / 3600),
+            _ => format!("{} d ago", age / 86_400),
+        };
+        let line = format!("{}  {age:>10}  {}", self.id, self.first_prompt);
+        crate::tui::wrap::truncate(&line, width)
+    }
 }
 
 pub fn sessions_dir(data_dir: &Path) -> PathBuf {
@@ -182,8 +227,18 @@ impl SessionWriter {
     }
 }
 
+/// Whether `text` has a session id's shape: anything else (`..`, a path) never names a file.
+pub fn is_session_id(text: &str) -> bool {
+    text.strip_prefix("session_").is_some_and(|rest| {
+        !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
+}
+
 /// The records of a saved session, in order; unreadable lines are skipped.
 pub fn load(data_dir: &Path, session_id: &str) -> Result<Vec<Record>, SessionError> {
+    if !is_session_id(session_id) {
+        return Err(SessionError::Unknown(session_id.to_string()));
+    }
     let path = sessions_dir(data_dir).join(format!("{session_id}.jsonl"));
     let text = std::fs::read_to_string(&path)
         .map_err(|_| SessionError::Unknown(session_id.to_string()))?;
@@ -193,10 +248,30 @@ pub fn load(data_dir: &Path, session_id: &str) -> Result<Vec<Record>, SessionErr
         .collect())
 }
 
-/// The most recently changed session that holds at least one prompt (a launch that was quit
-/// at once leaves nothing to reopen), only among those started in `cwd` when given.
-pub fn latest(data_dir: &Path, cwd: Option<&Path>) -> Option<String> {
-    let entries = std::fs::read_dir(sessions_dir(data_dir)).ok()?;
+/// Where a saved session was started, from its first record.
+pub fn started_in(records: &[Record]) -> Option<&str> {
+    match records.first() {
+        Some(Record::Session { cwd, .. }) => Some(cwd),
+        _ => None,
+    }
+}
+
+/// A prompt on one line for a list: whitespace runs become one space and control characters
+/// go, so a session file cannot put an escape sequence on the terminal or stderr.
+fn one_line(text: &str) -> String {
+    text.split_whitespace()
+        .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The sessions started in `cwd` that hold at least one prompt (a launch that was quit at once
+/// leaves nothing to reopen), newest first, at most `limit`. Sessions of other directories are
+/// never offered: their files and conversation are about another tree.
+pub fn recent(data_dir: &Path, cwd: &Path, limit: usize) -> Vec<Summary> {
+    let Ok(entries) = std::fs::read_dir(sessions_dir(data_dir)) else {
+        return Vec::new();
+    };
     let mut found: Vec<(std::time::SystemTime, String)> = entries
         .filter_map(Result::ok)
         .filter_map(|e| {
@@ -207,14 +282,31 @@ pub fn latest(data_dir: &Path, cwd: Option<&Path>) -> Option<String> {
         })
         .collect();
     found.sort();
-    found.into_iter().rev().map(|(_, id)| id).find(|id| {
-        load(data_dir, id).ok().is_some_and(|records| {
-            let here = cwd.is_none_or(|cwd| {
-                matches!(records.first(), Some(Record::Session { cwd: c, .. }) if Path::new(c) == cwd)
-            });
-            here && records.iter().any(|r| matches!(r, Record::Prompt { .. }))
+    found
+        .into_iter()
+        .rev()
+        .filter_map(|(modified, id)| {
+            let records = load(data_dir, &id).ok()?;
+            if started_in(&records).is_none_or(|c| Path::new(c) != cwd) {
+                return None;
+            }
+            let first_prompt = records.iter().find_map(|r| match r {
+                Record::Prompt { text } => Some(one_line(text)),
+                _ => None,
+            })?;
+            Some(Summary {
+                id,
+                modified,
+                first_prompt,
+            })
         })
-    })
+        .take(limit)
+        .collect()
+}
+
+/// The newest session of `cwd` that can be reopened.
+pub fn latest(data_dir: &Path, cwd: &Path) -> Option<String> {
+    recent(data_dir, cwd, 1).into_iter().next().map(|s| s.id)
 }
 
 #[cfg(test)]
@@ -232,8 +324,10 @@ mod tests {
             Redactor::from_vars([]),
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        log.append(&Record::Prompt { text: "hi".into() })
-            .unwrap_or_else(|e| panic!("{e}"));
+        log.append(&Record::Prompt {
+            text: "hi\u{1b}]0;owned\u{7}\n  there".into(),
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
         log.append(&Record::Event {
             run_id: "run_1".into(),
             event: Box::new(Event::text("hello")),
@@ -249,15 +343,18 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         let records = load(data, "session_a").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(records.len(), 3);
-        assert_eq!(records[1], Record::Prompt { text: "hi".into() });
+        assert!(matches!(&records[1], Record::Prompt { text } if text.starts_with("hi")));
         assert_eq!(
-            latest(data, Some(Path::new("/repo/a"))).as_deref(),
+            latest(data, Path::new("/repo/a")).as_deref(),
             Some("session_a")
         );
-        assert_eq!(latest(data, Some(Path::new("/elsewhere"))), None);
-        // session_b is newer but was quit before any prompt: nothing to reopen there.
-        assert_eq!(latest(data, None).as_deref(), Some("session_a"));
-        assert_eq!(latest(data, Some(Path::new("/repo/b"))), None);
+        assert_eq!(latest(data, Path::new("/elsewhere")), None);
+        // session_b was quit before any prompt: nothing to reopen there.
+        assert_eq!(latest(data, Path::new("/repo/b")), None);
+        let listed = recent(data, Path::new("/repo/a"), 5);
+        assert_eq!(listed.len(), 1);
+        // Listed on one line, without the escape sequence's control characters.
+        assert_eq!(listed[0].first_prompt, "hi]0;owned there");
         assert!(matches!(load(data, "nope"), Err(SessionError::Unknown(_))));
     }
 

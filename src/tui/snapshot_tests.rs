@@ -1037,3 +1037,127 @@ fn a_prompt_never_draws_bidi_overrides_or_controls() {
         "{screen}"
     );
 }
+
+fn starts(app: &mut App) -> Vec<String> {
+    app.take_requests()
+        .into_iter()
+        .filter_map(|r| match r {
+            super::app::Request::StartRun(text) => Some(text),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_new_request_scrolls_the_transcript_back_to_the_bottom() {
+    let mut app = app();
+    start(&mut app, "List the files");
+    app.on_event("run_1", Event::text("a line of the answer\n\n".repeat(30)));
+    app.on_event("run_1", Event::run_end(0));
+    draw(&mut app, 60, 14);
+    app.on_key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::PageUp,
+    ));
+    assert!(app.transcript.scrolled());
+    app.submit("And the tests?".into());
+    assert!(!app.transcript.scrolled(), "still scrolled up");
+    let screen = draw(&mut app, 60, 14);
+    assert!(screen.contains("And the tests?"), "{screen}");
+    assert_snapshot!(screen);
+}
+
+#[test]
+fn a_request_typed_during_a_run_is_queued_and_starts_when_the_run_ends() {
+    let mut app = app();
+    start(&mut app, "Fix the parser");
+    assert_eq!(starts(&mut app), ["Fix the parser"]);
+    app.submit("then run the tests".into());
+    app.submit("and commit".into());
+    assert!(starts(&mut app).is_empty(), "started during the run");
+    assert_eq!(
+        app.composer.text(),
+        "",
+        "a queued request leaves the composer"
+    );
+    let screen = draw(&mut app, 70, 14);
+    assert!(screen.contains("2 queued"), "{screen}");
+    assert_snapshot!(screen);
+    app.on_event("run_1", Event::run_end(0));
+    // Typed after the run ended but before its task was seen to finish: still behind the queue.
+    app.submit("and push".into());
+    assert!(starts(&mut app).is_empty(), "jumped the queue");
+    app.on_run_finished();
+    assert_eq!(starts(&mut app), ["then run the tests"]);
+    assert!(app.is_running());
+    app.on_event("run_2", Event::run_end(0));
+    app.on_run_finished();
+    assert_eq!(starts(&mut app), ["and commit"]);
+    app.on_event("run_3", Event::run_end(0));
+    app.on_run_finished();
+    assert_eq!(starts(&mut app), ["and push"]);
+    app.on_event("run_4", Event::run_end(0));
+    app.on_run_finished();
+    assert!(starts(&mut app).is_empty());
+}
+
+#[test]
+fn interrupting_a_run_puts_queued_requests_back_in_the_composer_unsent() {
+    let mut app = app();
+    start(&mut app, "Fix the parser");
+    starts(&mut app);
+    app.submit("then run the tests".into());
+    app.on_key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::Esc,
+    ));
+    assert_eq!(app.composer.text(), "then run the tests");
+    app.on_event("run_1", Event::run_end(130));
+    app.on_run_finished();
+    assert!(
+        starts(&mut app).is_empty(),
+        "a queued request ran after Esc"
+    );
+}
+
+#[test]
+fn resume_picker_lists_sessions_and_enter_opens_the_selected_one() {
+    use super::picker::{Picker, PickerAction};
+    use crossterm::event::{KeyCode, KeyEvent};
+    let now = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+    let summary = |id: &str, ago: u64, prompt: &str| super::session::Summary {
+        id: id.into(),
+        modified: now - Duration::from_secs(ago),
+        first_prompt: prompt.into(),
+    };
+    let sessions = vec![
+        summary("session_new000000001", 30, "fix the add function"),
+        summary("session_old000000002", 7_200, "rename parse to parse_line"),
+        summary(
+            "session_old000000003",
+            200_000,
+            "a request far too long to fit on one line of this box at all",
+        ),
+    ];
+    let mut picker = Picker::new(sessions.clone(), now);
+    assert_eq!(
+        picker.handle_key(KeyEvent::from(KeyCode::Down)),
+        PickerAction::Stay
+    );
+    let mut terminal =
+        Terminal::new(TestBackend::new(60, 8)).unwrap_or_else(|e| panic!("terminal: {e}"));
+    terminal
+        .draw(|frame| picker.render(frame.area(), frame.buffer_mut(), &Theme::ansi()))
+        .unwrap_or_else(|e| panic!("draw: {e}"));
+    let screen = terminal.backend().to_string();
+    assert!(screen.contains("› session_old000000002"), "{screen}");
+    assert!(screen.contains("Esc cancel"), "{screen}");
+    assert_snapshot!(screen);
+    assert_eq!(
+        picker.handle_key(KeyEvent::from(KeyCode::Enter)),
+        PickerAction::Open("session_old000000002".into())
+    );
+    let mut picker = Picker::new(sessions, now);
+    assert_eq!(
+        picker.handle_key(KeyEvent::from(KeyCode::Esc)),
+        PickerAction::Cancel
+    );
+}
