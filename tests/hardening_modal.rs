@@ -186,6 +186,8 @@ fn a_high_risk_command_cannot_be_allowed_always() {
         command_call("call_1", "rm -rf build"),
         command_call("call_2", "rm -rf build"),
         openai::answer(&["Done."]),
+        // The `a` typed at the prompt was queued as a request of its own.
+        openai::answer(&["Queued request answered."]),
     ]);
     let sandbox = sandbox();
     sandbox.write("build/keep.txt", "kept\n");
@@ -194,11 +196,11 @@ fn a_high_risk_command_cannot_be_allowed_always() {
     assert!(prompt.contains("risk high"), "{prompt}");
     assert!(prompt.contains("no allow-always"), "{prompt}");
     assert!(!prompt.contains("allow always"), "{prompt}");
-    // `a` and Enter are no answer here: they reach the composer (which will not send while the
-    // run goes on), and the prompt stays.
+    // `a` and Enter are no answer here: they reach the composer (which queues the text while
+    // the run goes on), and the prompt stays.
     tmux.type_text("a");
     tmux.key("Enter");
-    tmux.wait_for("a run is in progress");
+    tmux.wait_for("queued: a");
     let screen = tmux.wait_for("y allow once");
     assert!(screen.contains("Permission needed"), "{screen}");
     assert_eq!(sandbox.read("build/keep.txt").as_deref(), Some("kept\n"));
@@ -209,7 +211,7 @@ fn a_high_risk_command_cannot_be_allowed_always() {
     });
     assert!(again.contains("$ rm -rf build"), "{again}");
     tmux.key("n");
-    tmux.wait_for("✓ done");
+    tmux.wait_for("Queued request answered.");
     assert_eq!(sandbox.read("build/keep.txt").as_deref(), Some("kept\n"));
 }
 
