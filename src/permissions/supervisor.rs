@@ -3,9 +3,10 @@
 //! `splice __sandbox-exec --parent PID [--confine --write DIR…] -- sh -c COMMAND` makes itself a
 //! child subreaper (orphaned descendants, even ones that left the process group with `setsid`
 //! or a double fork, are reparented to it rather than to init), asks for SIGTERM when Splice
-//! dies, confines itself with Landlock when asked, and starts the shell as its child. When the
-//! shell exits, or a signal arrives (Splice's timeout or interrupt, or Splice's death), it
-//! kills every descendant that is left, reaps them, and exits with the shell's status.
+//! dies, leaves the terminal's session, confines itself with Landlock when asked, and starts
+//! the shell as its child. When the shell exits, or a signal arrives (Splice's timeout or
+//! interrupt, or Splice's death), it kills every descendant that is left, reaps them, and
+//! exits with the shell's status.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -16,7 +17,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use rustix::io::Errno;
 use rustix::process::{
     Pid, Signal, WaitOptions, getpid, getppid, kill_process, kill_process_group,
-    set_child_subreaper, set_parent_process_death_signal, wait,
+    set_child_subreaper, set_parent_process_death_signal, setsid, wait,
 };
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -59,6 +60,13 @@ pub fn main(args: &[OsString]) -> i32 {
         eprintln!("splice supervisor: no command given");
         return CANNOT_RUN;
     };
+    // A session of its own, so the command has no controlling terminal: one that could open
+    // Splice's (`/dev/tty`) could type into it with TIOCSTI, and the user's shell would run
+    // what it typed after Splice exits.
+    if let Err(error) = setsid() {
+        eprintln!("splice supervisor: cannot leave the terminal's session: {error}");
+        return CANNOT_RUN;
+    }
     if let Err(error) = set_child_subreaper(Some(getpid())) {
         eprintln!("splice supervisor: cannot become a subreaper: {error}");
         return CANNOT_RUN;

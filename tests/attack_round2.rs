@@ -1,0 +1,79 @@
+//! Second attack round on issue 7's defences, against the real binary: a fake provider scripts
+//! the hostile tool calls, HOME and the markers lie outside everything a confined command may
+//! write. Each test reproduces an escape found in this round and shows it closed.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+use support::fake_provider::{FakeProvider, openai};
+use support::{Sandbox, outside_dir};
+
+/// Run `line` (a shell line) on a fresh pseudo-terminal, as a user's shell would run Splice:
+/// `script` makes the line's shell a session leader whose controlling terminal is the pty.
+fn on_a_terminal(sandbox: &Sandbox, base_url: &str, line: &str, extra: &[(&str, &Path)]) {
+    let splice = sandbox.command(base_url);
+    let mut command = Command::new("script");
+    command.env_clear();
+    for (name, value) in splice.get_envs() {
+        if let Some(value) = value {
+            command.env(name, value);
+        }
+    }
+    command
+        .env("SPLICE", env!("CARGO_BIN_EXE_splice"))
+        // `script` runs the line with $SHELL; the line uses bash's `read -t`.
+        .env("SHELL", "/bin/bash")
+        .envs(extra.iter().map(|(k, v)| (*k, *v)))
+        .args(["-q", "-e", "-c", line, "/dev/null"])
+        .current_dir(&sandbox.root)
+        // Held open until the session ends: at end of input `script` hangs up the terminal.
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = command.spawn().unwrap_or_else(|e| panic!("script: {e}"));
+    let keyboard = child.stdin.take();
+    let status = child.wait().unwrap_or_else(|e| panic!("script: {e}"));
+    drop(keyboard);
+    assert!(status.success(), "the terminal session failed: {status}");
+}
+
+/// TIOCSTI pushes bytes into a terminal's input queue as if the user typed them. A confined
+/// command that can open Splice's controlling terminal (`/dev/tty`) could queue a command line
+/// for the user's shell, which runs it unconfined once Splice exits.
+#[test]
+fn a_confined_command_cannot_type_into_the_users_terminal() {
+    let home = Sandbox::new_in(&outside_dir());
+    let marker = home.dir.path().join("typed");
+    let inject = "python3 -c \"import fcntl, termios\nwith open('/dev/tty', 'wb') as t:\n    for c in b'INJECTED\\n':\n        fcntl.ioctl(t, termios.TIOCSTI, bytes([c]))\"";
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "run_command",
+            &[&json!({ "command": inject }).to_string()],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    // After Splice exits, the "user's shell" reads one line from the terminal.
+    let line = "\"$SPLICE\" exec --output-format stream-json --permission-mode auto 'do it' \
+                > \"$OUT\" 2>&1; IFS= read -r -t 2 typed; printf '%s' \"$typed\" > \"$MARKER\"";
+    let out = home.dir.path().join("out.jsonl");
+    on_a_terminal(
+        &home,
+        &provider.url,
+        line,
+        &[("OUT", out.as_path()), ("MARKER", marker.as_path())],
+    );
+    let events = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(events.contains("\"run_end\""), "{events}");
+    let typed = std::fs::read_to_string(&marker)
+        .unwrap_or_else(|e| panic!("the terminal's reader never ran ({e}); events: {events}"));
+    assert_eq!(
+        typed, "",
+        "the command typed into the terminal; events: {events}"
+    );
+    // It ran and found no terminal to open (ENXIO), rather than failing for another reason.
+    assert!(events.contains("No such device or address"), "{events}");
+}
