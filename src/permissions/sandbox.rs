@@ -1,6 +1,7 @@
 //! The sandbox for commands Splice runs on its own authority (`auto` mode, and the analyzers and
 //! test command a pipeline stage chooses): Linux Landlock lets them read everywhere but write
-//! only inside the working root, the temporary directories, `/dev` and the build tools' caches.
+//! only inside the working root, the temporary directories, a few devices (never a terminal)
+//! and the build tools' caches.
 //!
 //! Every command, confined or not, is started through Splice itself: `splice __sandbox-exec`
 //! is the supervisor (see `supervisor.rs`) that confines itself when asked, runs `sh -c`, and
@@ -75,6 +76,19 @@ pub fn available() -> Result<(), String> {
 /// (`node_modules/.bin`, a venv), and a planted `sh` there must not run the next command.
 pub const SHELL: &str = "/bin/sh";
 
+/// The devices a command may write: sinks, sources and shared memory. Not `/dev` as a whole:
+/// terminals (`/dev/pts/*`, `/dev/tty*`) are the user's screen, and a command that found
+/// Splice's (`ps -o tty=`) could draw over the TUI or send escape sequences to the terminal.
+/// `/dev/stdout`, `/dev/stderr` and `/dev/fd/*` still work: they reopen the command's own pipes.
+const DEVICES: [&str; 6] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/shm",
+];
+
 /// Cargo's download caches under `CARGO_HOME` (not `bin/`, which is on PATH).
 const CARGO_CACHES: [&str; 2] = ["registry", "git"];
 /// Build tools' caches under the cache directory (`~/.cache`).
@@ -91,8 +105,8 @@ pub fn writable_paths(root: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
         root.to_path_buf(),
         PathBuf::from("/tmp"),
         std::env::temp_dir(),
-        PathBuf::from("/dev"),
     ];
+    paths.extend(DEVICES.iter().map(PathBuf::from));
     // Build tools keep caches and locks in the home directory: their download caches only,
     // never a place programs are later run from (`~/.cargo/bin` is on PATH; `~/.cache` also
     // holds pre-commit's hook checkouts, which `git commit` runs).
