@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
-use support::{Sandbox, outside_dir};
+use support::{Sandbox, outside_dir, stream_json};
 
 /// Run `line` (a shell line) on a fresh pseudo-terminal, as a user's shell would run Splice:
 /// `script` makes the line's shell a session leader whose controlling terminal is the pty.
@@ -133,4 +133,75 @@ fn a_confined_command_cannot_write_to_the_users_terminal() {
         events.contains("via-stderr") && events.contains("shm-ok"),
         "{events}"
     );
+}
+
+/// File tools refused writes inside anything shaped like a git dir (`HEAD`, `objects/`,
+/// `refs/`), judged on what the directory held before the write. So a model wrote the config
+/// first, into a plain directory, then the pieces that make it a git dir; the last write was
+/// refused only after it had created its directory. The user's next `git -C vendor/x status`
+/// ran the planted fsmonitor hook. Each order of the pieces is tried.
+#[test]
+fn file_tools_cannot_assemble_a_git_dir_around_a_planted_config() {
+    for (n, order) in [
+        ["HEAD", "objects/info/keep", "refs/heads/keep"],
+        ["objects/info/keep", "refs/heads/keep", "HEAD"],
+        ["refs/heads/keep", "HEAD", "objects/info/keep"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let home = Sandbox::new_in(&outside_dir());
+        support::git(&home.root, &["init", "-q"]);
+        let marker = home.dir.path().join("hook-ran");
+        let config = format!(
+            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\
+             \tfsmonitor = \"touch '{}'; false\"\n",
+            marker.display()
+        );
+        let mut replies = vec![openai::tool_call(
+            "call_0",
+            "write_file",
+            &[&json!({"path": "vendor/x/config", "content": config}).to_string()],
+        )];
+        for (i, piece) in order.iter().enumerate() {
+            let content = if *piece == "HEAD" {
+                "ref: refs/heads/main\n"
+            } else {
+                ""
+            };
+            replies.push(openai::tool_call(
+                &format!("call_{}", i + 1),
+                "write_file",
+                &[&json!({"path": format!("vendor/x/{piece}"), "content": content}).to_string()],
+            ));
+        }
+        replies.push(openai::answer(&["done"]));
+        let provider = FakeProvider::start(replies);
+        let mut splice = home.command(&provider.url);
+        stream_json(&mut splice)
+            .args(["--permission-mode", "accept-edits"])
+            .arg("do it");
+        let out = support::run(splice, None);
+        assert_eq!(out.code, 0, "#{n}: {}", out.stdout);
+        let refused = out
+            .of_type("tool_result")
+            .iter()
+            .filter(|r| r["output"].as_str().is_some_and(|o| o.contains(".git")))
+            .count();
+        assert!(refused >= 1, "#{n}: no write was refused: {}", out.stdout);
+        // The user, later, in the directory the model filled.
+        // (Its exit status does not matter: only whether it ran the hook.)
+        let _ = Command::new("git")
+            .args(["-C", "vendor/x", "status"])
+            .current_dir(&home.root)
+            .output()
+            .unwrap_or_else(|e| panic!("git: {e}"));
+        assert!(
+            !marker.exists(),
+            "#{n}: git ran the planted hook; vendor/x holds {:?}",
+            std::fs::read_dir(home.root.join("vendor/x"))
+                .map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>())
+                .unwrap_or_default()
+        );
+    }
 }
