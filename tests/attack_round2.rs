@@ -205,3 +205,56 @@ fn file_tools_cannot_assemble_a_git_dir_around_a_planted_config() {
         );
     }
 }
+
+/// The secret a shell that started Splice holds (say an exported cloud token).
+const SHELL_SECRET: &str = "shell-secret-0123456789abcdef";
+
+/// Root keeps its capabilities under Landlock: a confined command running as root (a dev
+/// container, CI) read `/proc/<splice>/environ` (the provider keys, though Splice is not
+/// dumpable) and the environment of the shell that started Splice, and wrote them, reversed
+/// past the redaction, into the repository. Run as any other user, Landlock refuses already.
+#[test]
+fn a_confined_command_cannot_read_the_environment_of_splice_or_its_shell() {
+    let home = Sandbox::new_in(&outside_dir());
+    let steal = "s=$(ps -o ppid= -p $PPID | tr -d ' '); u=$(ps -o ppid= -p \"$s\" | tr -d ' '); \
+                 for p in \"$s\" \"$u\"; do tr '\\0' '\\n' < /proc/$p/environ | rev >> leak; done; \
+                 echo read";
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "run_command",
+            &[&json!({ "command": steal }).to_string()],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    // Splice started by a shell that stays its parent (it has more to do after).
+    let splice = home.command(&provider.url);
+    let mut command = Command::new("/bin/sh");
+    command.env_clear();
+    for (name, value) in splice.get_envs() {
+        if let Some(value) = value {
+            command.env(name, value);
+        }
+    }
+    command
+        .env("SPLICE", env!("CARGO_BIN_EXE_splice"))
+        .env("SHELL_TOKEN", SHELL_SECRET)
+        .args([
+            "-c",
+            "\"$SPLICE\" exec --output-format stream-json --permission-mode auto 'do it'; true",
+        ])
+        .current_dir(&home.root);
+    let out = support::run(command, None);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let leak = home.read("leak").unwrap_or_default();
+    let reversed = |s: &str| s.chars().rev().collect::<String>();
+    assert!(
+        !leak.contains(&reversed(support::TEST_KEY)),
+        "the command read Splice's provider key: {leak}"
+    );
+    assert!(
+        !leak.contains(&reversed(SHELL_SECRET)),
+        "the command read the shell's environment: {leak}"
+    );
+    assert!(out.stdout.contains("Permission denied"), "{}", out.stdout);
+}

@@ -194,7 +194,35 @@ pub fn confine_self(writable: &[PathBuf]) -> Result<(), String> {
     // missing: writes, removals and truncation are still governed.
     match status.ruleset {
         RulesetStatus::NotEnforced => Err("Landlock did not enforce the rules".into()),
-        RulesetStatus::FullyEnforced | RulesetStatus::PartiallyEnforced => Ok(()),
+        RulesetStatus::FullyEnforced | RulesetStatus::PartiallyEnforced => drop_capabilities(),
+    }
+}
+
+/// Give up every capability. Landlock leaves root's in force, and with them a confined command
+/// run as root reads any process's environment: Splice's own (its provider keys, though it is
+/// not dumpable) and the shell's that started it. Without them root is an ordinary user to
+/// those checks, and Landlock's ptrace rule applies. `no_new_privs` (set by Landlock) keeps a
+/// later `exec` from getting any back. A user without capabilities has nothing to drop.
+fn drop_capabilities() -> Result<(), String> {
+    use rustix::thread::{
+        CapabilitySet, CapabilitySets, capabilities, clear_ambient_capability_set,
+        set_capabilities,
+    };
+    let none = || CapabilitySets {
+        effective: CapabilitySet::empty(),
+        permitted: CapabilitySet::empty(),
+        inheritable: CapabilitySet::empty(),
+    };
+    let held = capabilities(None).map_err(|e| format!("cannot read capabilities: {e}"))?;
+    if held == none() {
+        return Ok(());
+    }
+    clear_ambient_capability_set()
+        .and_then(|()| set_capabilities(None, none()))
+        .map_err(|e| format!("cannot drop capabilities: {e}"))?;
+    match capabilities(None) {
+        Ok(left) if left == none() => Ok(()),
+        _ => Err("capabilities remain after dropping them".into()),
     }
 }
 
