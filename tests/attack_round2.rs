@@ -258,3 +258,73 @@ fn a_confined_command_cannot_read_the_environment_of_splice_or_its_shell() {
     );
     assert!(out.stdout.contains("Permission denied"), "{}", out.stdout);
 }
+
+/// A confined command may hard-link a file the run wrote to `.git/config` (the link leaves
+/// the config's content alone, so the end-of-run check of the git dir finds nothing to put
+/// back). `splice restore --force` then wrote the file's earlier content, a config the
+/// repository had planted, through the link into `.git/config`: the next `git status` ran
+/// its fsmonitor hook.
+#[test]
+fn restore_does_not_write_through_a_hard_link_into_the_git_dir() {
+    let home = Sandbox::new_in(&outside_dir());
+    support::git(&home.root, &["init", "-q"]);
+    let marker = home.dir.path().join("hook-ran");
+    home.write(
+        "notes.txt",
+        &format!(
+            "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch '{}'; false\"\n",
+            marker.display()
+        ),
+    );
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "write_file",
+            &[&json!({"path": "notes.txt", "content": "benign\n"}).to_string()],
+        ),
+        openai::tool_call(
+            "call_2",
+            "run_command",
+            &[&json!({"command": "rm notes.txt && ln .git/config notes.txt"}).to_string()],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let mut splice = home.command(&provider.url);
+    stream_json(&mut splice)
+        .args(["--permission-mode", "auto"])
+        .arg("do it");
+    let out = support::run(splice, None);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let results: Vec<&str> = out
+        .of_type("tool_result")
+        .iter()
+        .filter_map(|r| r["status"].as_str())
+        .collect();
+    assert_eq!(results, ["ok", "ok"], "{}", out.stdout);
+    let run_id = out.lines[0]["runId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+
+    let mut undo = home.command("http://127.0.0.1:9");
+    undo.args(["restore", &run_id, "--force"]);
+    let undone = support::run(undo, None);
+    let config = std::fs::read_to_string(home.root.join(".git/config")).unwrap_or_default();
+    assert!(
+        !config.contains("fsmonitor"),
+        "restore wrote into .git/config: {config}\n{}",
+        undone.stdout
+    );
+    let _ = Command::new("git")
+        .arg("status")
+        .current_dir(&home.root)
+        .output()
+        .unwrap_or_else(|e| panic!("git: {e}"));
+    assert!(!marker.exists(), "git ran the planted hook");
+    assert_eq!(
+        undone.first("warning")["code"],
+        "restore_skipped",
+        "{}",
+        undone.stdout
+    );
+}

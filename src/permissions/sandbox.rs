@@ -205,8 +205,7 @@ pub fn confine_self(writable: &[PathBuf]) -> Result<(), String> {
 /// later `exec` from getting any back. A user without capabilities has nothing to drop.
 fn drop_capabilities() -> Result<(), String> {
     use rustix::thread::{
-        CapabilitySet, CapabilitySets, capabilities, clear_ambient_capability_set,
-        set_capabilities,
+        CapabilitySet, CapabilitySets, capabilities, clear_ambient_capability_set, set_capabilities,
     };
     let none = || CapabilitySets {
         effective: CapabilitySet::empty(),

@@ -7,8 +7,9 @@
 //!
 //! Writes and removals also refuse a directory that is, or is inside, a git dir (the root's
 //! `.git`, what a `.git` file points to, or anything that looks like one, or would once the
-//! write added its file or directory), judged on the directory actually opened, so no symlink (`docs/internals -> ../.git`, `h -> .git/hooks`)
-//! carries a write there. A final symlink is followed by hand, one hop at a time, each hop
+//! write added its file or directory), judged on the directory actually opened, so no symlink
+//! (`docs/internals -> ../.git`, `h -> .git/hooks`) carries a write there. Writes refuse a file
+//! with other hard links too: one of its names may be `.git/config`. A final symlink is followed by hand, one hop at a time, each hop
 //! judged the same way; the file itself is then opened with `O_NOFOLLOW`.
 
 use std::ffi::{OsStr, OsString};
@@ -36,6 +37,10 @@ pub enum Escape {
     Outside,
     #[error("path leads into a .git directory")]
     Protected,
+    /// Another name of the same file may be anywhere, `.git/config` included; no write
+    /// goes through it.
+    #[error("the file has other hard links (one may be inside .git)")]
+    HardLinked,
 }
 
 impl Escape {
@@ -223,6 +228,11 @@ fn refuse_git_dir(root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
     Err(Escape::Outside.error())
 }
 
+/// A regular file with more than one name: where the others are cannot be known.
+fn hard_linked(stat: &Stat) -> bool {
+    FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile && stat.st_nlink > 1
+}
+
 /// Split `relative` into its parent directory and its last, normal, component.
 fn split(relative: &Path) -> io::Result<(PathBuf, OsString)> {
     match relative.components().next_back() {
@@ -267,6 +277,11 @@ fn parent_for_write(root: &OwnedFd, relative: &Path) -> io::Result<(OwnedFd, OsS
             // Not a link, or nothing there yet.
             Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOENT) => {
                 refuse_completing(&dir, &name, false)?;
+                if statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| hard_linked(&st))
+                {
+                    return Err(Escape::HardLinked.error());
+                }
                 return Ok((dir, name));
             }
             Err(error) => return Err(error.into()),
@@ -307,6 +322,10 @@ pub fn write(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
     )
     .map_err(beneath_error)?;
     let fd = regular(fd)?;
+    // Judged on the opened file: a link made after the check above is caught too.
+    if hard_linked(&fstat(&fd)?) {
+        return Err(Escape::HardLinked.error());
+    }
     rustix::fs::ftruncate(&fd, 0)?;
     std::fs::File::from(fd).write_all(bytes)
 }
@@ -515,6 +534,25 @@ mod tests {
         // A file called HEAD elsewhere, or a directory called refs, is fine.
         write(&root, &root.join("docs/HEAD"), b"x").unwrap_or_else(|e| panic!("{e}"));
         write(&root, &root.join("docs/refs/a.md"), b"x").unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
+    fn no_write_goes_through_a_hard_link() {
+        let (_dir, root) = root();
+        std::fs::write(root.join("a.txt"), "mine\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::hard_link(root.join("a.txt"), root.join("b.txt"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let linked =
+            |r: io::Result<()>| r.as_ref().err().and_then(Escape::of) == Some(Escape::HardLinked);
+        assert!(linked(check_write(&root, &root.join("b.txt"))));
+        assert!(linked(write(&root, &root.join("b.txt"), b"x")));
+        assert_eq!(
+            std::fs::read_to_string(root.join("a.txt")).ok().as_deref(),
+            Some("mine\n")
+        );
+        // Removing one name is harmless, and then the other is an ordinary file again.
+        remove(&root, &root.join("b.txt")).unwrap_or_else(|e| panic!("{e}"));
+        write(&root, &root.join("a.txt"), b"x").unwrap_or_else(|e| panic!("{e}"));
     }
 
     #[test]
