@@ -328,3 +328,54 @@ fn restore_does_not_write_through_a_hard_link_into_the_git_dir() {
         undone.stdout
     );
 }
+
+/// The supervisor ends whatever a command leaves behind, but it runs as the same user as the
+/// command: a command that left a detached process behind and then killed its supervisor
+/// (`kill -9 $PPID`) left no one to end it; the process rewrote README.md after `run_end`.
+#[test]
+fn a_command_that_kills_its_supervisor_leaves_nothing_behind() {
+    let marker = format!("splice-orphan-{}", std::process::id());
+    let home = Sandbox::new_in(&outside_dir());
+    home.write("README.md", "original\n");
+    let command = format!(
+        "setsid sh -c 'sleep 1; echo {marker} > README.md' & sleep 0.2; kill -9 $PPID; sleep 2"
+    );
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "run_command",
+            &[&json!({ "command": command }).to_string()],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let mut splice = home.command(&provider.url);
+    stream_json(&mut splice)
+        .args(["--permission-mode", "auto"])
+        .arg("do it");
+    let out = support::run(splice, None);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    // Splice has exited: whatever the command started must be gone already.
+    let alive = processes_with(&marker);
+    assert!(
+        alive.is_empty(),
+        "still running after Splice exited: {alive:?}\n{}",
+        out.stdout
+    );
+    let output = out.first("tool_result")["output"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(output.contains("Operation not permitted"), "{output}");
+}
+
+/// The command lines of live processes that mention `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
+        .filter(|line| line.contains(marker))
+        .collect()
+}

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    RulesetStatus, path_beneath_rules,
+    RulesetStatus, Scope, path_beneath_rules,
 };
 
 use crate::headless::redact::is_secret_name;
@@ -180,6 +180,9 @@ pub fn confine_self(writable: &[PathBuf]) -> Result<(), String> {
     available()?;
     let status = Ruleset::default()
         .handle_access(AccessFs::from_all(ABI_VERSION))
+        // No signal to a process outside the domain (the supervisor, Splice, your other
+        // processes); kernels before Landlock ABI 6 (Linux 6.12) lack it and skip it.
+        .and_then(|r| r.scope(Scope::Signal))
         .and_then(|r| r.create())
         .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(ABI_VERSION))))
         .and_then(|r| {
