@@ -379,3 +379,59 @@ fn processes_with(marker: &str) -> Vec<String> {
         .filter(|line| line.contains(marker))
         .collect()
 }
+
+/// Wait for `child` at most 30 s (a liveness bound: the run takes well under a second when
+/// nothing hangs); one that does not exit is killed and fails the test.
+fn finish_within(mut child: std::process::Child, what: &str) -> support::Outcome {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if child.try_wait().unwrap_or_else(|e| panic!("{e}")).is_some() {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: splice did not exit");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    support::parse(
+        child
+            .wait_with_output()
+            .unwrap_or_else(|e| panic!("wait: {e}")),
+    )
+}
+
+/// At the end of a run Splice reads back `.git/hooks` and `info/` to put them back as they
+/// were; a FIFO a command left there was read like a file, and the read never returned.
+#[test]
+fn a_fifo_planted_in_the_git_dir_does_not_hang_the_end_of_the_run() {
+    let home = Sandbox::new_in(&outside_dir());
+    support::git(&home.root, &["init", "-q"]);
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "run_command",
+            &[
+                &json!({"command": "mkdir -p .git/hooks && mkfifo .git/hooks/pre-commit"})
+                    .to_string(),
+            ],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let mut splice = home.command(&provider.url);
+    stream_json(&mut splice)
+        .args(["--permission-mode", "auto"])
+        .arg("do it")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = splice.spawn().unwrap_or_else(|e| panic!("spawn: {e}"));
+    let out = finish_within(child, "a FIFO in .git/hooks");
+    assert_eq!(
+        out.first("warning")["code"],
+        "git_config_restored",
+        "{}",
+        out.stdout
+    );
+    assert!(!home.root.join(".git/hooks/pre-commit").exists());
+}
