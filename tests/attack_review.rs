@@ -20,6 +20,12 @@ fn sandbox_outside_tmp() -> Sandbox {
     let data = base.join("data");
     std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(base.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+    // SPLICE_PRICING_FILE must name a file that exists, as Sandbox::new_in writes it.
+    std::fs::write(
+        base.join("pricing.json"),
+        r#"{"source":"tests","asOf":"2026-01-01","models":{}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     Sandbox { dir, root, data }
 }
 
