@@ -392,7 +392,7 @@ fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
                 let mut why = Vec::new();
                 if !escaped.is_empty() {
                     why.push(format!(
-                        "{} now lead(s) outside the working root or into .git (a link was swapped in) and were left alone, even with --force",
+                        "{} now lead(s) outside the working root or into .git (a link was swapped in, or the file has other hard links) and were left alone, even with --force",
                         escaped.join(", ")
                     ));
                 }

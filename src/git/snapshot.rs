@@ -13,9 +13,37 @@ const WATCHED: [&str; 4] = ["config", "config.worktree", "info", "hooks"];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Node {
-    File { bytes: Vec<u8>, mode: u32 },
+    File {
+        bytes: Vec<u8>,
+        mode: u32,
+    },
     Link(PathBuf),
     Dir,
+    /// A FIFO, socket or device: never opened (reading a FIFO would wait for a writer
+    /// forever), only removed when the run added it.
+    Special,
+}
+
+/// A regular file's bytes, or `None` when what is at `path` is not one. Opened without
+/// following links and without blocking, and judged on what was opened.
+fn read_regular(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(open_flags())
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+fn open_flags() -> i32 {
+    (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW).bits() as i32
 }
 
 /// What the watched paths of one git dir held.
@@ -48,11 +76,13 @@ fn record(dir: &Path, relative: &Path, nodes: &mut BTreeMap<PathBuf, Node>) {
             record(dir, &relative.join(entry.file_name()), nodes);
         }
         Node::Dir
-    } else {
+    } else if let Some(bytes) = meta.is_file().then(|| read_regular(&path)).flatten() {
         Node::File {
-            bytes: std::fs::read(&path).unwrap_or_default(),
+            bytes,
             mode: meta.permissions().mode() & 0o7777,
         }
+    } else {
+        Node::Special
     };
     nodes.insert(relative.to_path_buf(), node);
 }
@@ -115,6 +145,8 @@ impl Snapshot {
             let path = self.dir.join(relative);
             match node {
                 Node::Dir => std::fs::create_dir_all(&path)?,
+                // Not Splice's to recreate; what the run put there instead is gone.
+                Node::Special => {}
                 Node::Link(target) => std::os::unix::fs::symlink(target, &path)?,
                 Node::File { bytes, mode } => {
                     std::fs::write(&path, bytes)?;
@@ -179,6 +211,22 @@ mod tests {
                 .as_deref(),
             Some("mine")
         );
+    }
+
+    #[test]
+    fn a_fifo_is_removed_without_being_opened() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let git = dir.path().join("git");
+        std::fs::create_dir_all(git.join("hooks")).unwrap_or_else(|e| panic!("{e}"));
+        let snapshot = Snapshot::take(&git);
+        let made = std::process::Command::new("mkfifo")
+            .arg(git.join("hooks/pre-commit"))
+            .status()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(made.success());
+        let changed = snapshot.restore().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(changed, ["hooks/pre-commit"]);
+        assert!(!git.join("hooks/pre-commit").exists());
     }
 
     #[test]

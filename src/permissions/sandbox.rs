@@ -1,6 +1,7 @@
 //! The sandbox for commands Splice runs on its own authority (`auto` mode, and the analyzers and
 //! test command a pipeline stage chooses): Linux Landlock lets them read everywhere but write
-//! only inside the working root, the temporary directories, `/dev` and the build tools' caches.
+//! only inside the working root, the temporary directories, a few devices (never a terminal)
+//! and the build tools' caches.
 //!
 //! Every command, confined or not, is started through Splice itself: `splice __sandbox-exec`
 //! is the supervisor (see `supervisor.rs`) that confines itself when asked, runs `sh -c`, and
@@ -14,7 +15,7 @@ use std::sync::OnceLock;
 
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    RulesetStatus, path_beneath_rules,
+    RulesetStatus, Scope, path_beneath_rules,
 };
 
 use crate::headless::redact::is_secret_name;
@@ -75,6 +76,19 @@ pub fn available() -> Result<(), String> {
 /// (`node_modules/.bin`, a venv), and a planted `sh` there must not run the next command.
 pub const SHELL: &str = "/bin/sh";
 
+/// The devices a command may write: sinks, sources and shared memory. Not `/dev` as a whole:
+/// terminals (`/dev/pts/*`, `/dev/tty*`) are the user's screen, and a command that found
+/// Splice's (`ps -o tty=`) could draw over the TUI or send escape sequences to the terminal.
+/// `/dev/stdout`, `/dev/stderr` and `/dev/fd/*` still work: they reopen the command's own pipes.
+const DEVICES: [&str; 6] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/shm",
+];
+
 /// Cargo's download caches under `CARGO_HOME` (not `bin/`, which is on PATH).
 const CARGO_CACHES: [&str; 2] = ["registry", "git"];
 /// Build tools' caches under the cache directory (`~/.cache`).
@@ -91,8 +105,8 @@ pub fn writable_paths(root: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
         root.to_path_buf(),
         PathBuf::from("/tmp"),
         std::env::temp_dir(),
-        PathBuf::from("/dev"),
     ];
+    paths.extend(DEVICES.iter().map(PathBuf::from));
     // Build tools keep caches and locks in the home directory: their download caches only,
     // never a place programs are later run from (`~/.cargo/bin` is on PATH; `~/.cache` also
     // holds pre-commit's hook checkouts, which `git commit` runs).
@@ -166,6 +180,9 @@ pub fn confine_self(writable: &[PathBuf]) -> Result<(), String> {
     available()?;
     let status = Ruleset::default()
         .handle_access(AccessFs::from_all(ABI_VERSION))
+        // No signal to a process outside the domain (the supervisor, Splice, your other
+        // processes); kernels before Landlock ABI 6 (Linux 6.12) lack it and skip it.
+        .and_then(|r| r.scope(Scope::Signal))
         .and_then(|r| r.create())
         .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(ABI_VERSION))))
         .and_then(|r| {
@@ -180,7 +197,34 @@ pub fn confine_self(writable: &[PathBuf]) -> Result<(), String> {
     // missing: writes, removals and truncation are still governed.
     match status.ruleset {
         RulesetStatus::NotEnforced => Err("Landlock did not enforce the rules".into()),
-        RulesetStatus::FullyEnforced | RulesetStatus::PartiallyEnforced => Ok(()),
+        RulesetStatus::FullyEnforced | RulesetStatus::PartiallyEnforced => drop_capabilities(),
+    }
+}
+
+/// Give up every capability. Landlock leaves root's in force, and with them a confined command
+/// run as root reads any process's environment: Splice's own (its provider keys, though it is
+/// not dumpable) and the shell's that started it. Without them root is an ordinary user to
+/// those checks, and Landlock's ptrace rule applies. `no_new_privs` (set by Landlock) keeps a
+/// later `exec` from getting any back. A user without capabilities has nothing to drop.
+fn drop_capabilities() -> Result<(), String> {
+    use rustix::thread::{
+        CapabilitySet, CapabilitySets, capabilities, clear_ambient_capability_set, set_capabilities,
+    };
+    let none = || CapabilitySets {
+        effective: CapabilitySet::empty(),
+        permitted: CapabilitySet::empty(),
+        inheritable: CapabilitySet::empty(),
+    };
+    let held = capabilities(None).map_err(|e| format!("cannot read capabilities: {e}"))?;
+    if held == none() {
+        return Ok(());
+    }
+    clear_ambient_capability_set()
+        .and_then(|()| set_capabilities(None, none()))
+        .map_err(|e| format!("cannot drop capabilities: {e}"))?;
+    match capabilities(None) {
+        Ok(left) if left == none() => Ok(()),
+        _ => Err("capabilities remain after dropping them".into()),
     }
 }
 

@@ -3,9 +3,11 @@
 //! `splice __sandbox-exec --parent PID [--confine --write DIR…] -- sh -c COMMAND` makes itself a
 //! child subreaper (orphaned descendants, even ones that left the process group with `setsid`
 //! or a double fork, are reparented to it rather than to init), asks for SIGTERM when Splice
-//! dies, confines itself with Landlock when asked, and starts the shell as its child. When the
-//! shell exits, or a signal arrives (Splice's timeout or interrupt, or Splice's death), it
-//! kills every descendant that is left, reaps them, and exits with the shell's status.
+//! dies, leaves the terminal's session, and starts the shell as its child: when asked to
+//! confine it, through a second `splice __sandbox-exec --inner`, which confines itself with
+//! Landlock and then becomes the shell, so the supervisor stays outside the command's domain. When the shell exits, or a signal arrives (Splice's timeout or
+//! interrupt, or Splice's death), it kills every descendant that is left, reaps them, and
+//! exits with the shell's status.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -16,7 +18,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use rustix::io::Errno;
 use rustix::process::{
     Pid, Signal, WaitOptions, getpid, getppid, kill_process, kill_process_group,
-    set_child_subreaper, set_parent_process_death_signal, wait,
+    set_child_subreaper, set_parent_process_death_signal, setsid, wait,
 };
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -31,6 +33,8 @@ const CANNOT_RUN: i32 = 126;
 struct Request {
     parent: Option<i32>,
     confine: bool,
+    /// The confined command's first process rather than the supervisor (see [`inner`]).
+    inner: bool,
     writable: Vec<PathBuf>,
     program: Vec<OsString>,
 }
@@ -43,6 +47,8 @@ fn parse(args: &[OsString]) -> Request {
             request.writable.extend(rest.next().map(PathBuf::from));
         } else if arg == "--confine" {
             request.confine = true;
+        } else if arg == "--inner" {
+            request.inner = true;
         } else if arg == "--parent" {
             request.parent = rest.next().and_then(|p| p.to_str()?.parse().ok());
         } else if arg == "--" {
@@ -55,10 +61,20 @@ fn parse(args: &[OsString]) -> Request {
 /// The `__sandbox-exec` entry point; returns the exit code (the shell's, or 126).
 pub fn main(args: &[OsString]) -> i32 {
     let request = parse(args);
+    if request.inner {
+        return inner(&request);
+    }
     let Some((first, others)) = request.program.split_first() else {
         eprintln!("splice supervisor: no command given");
         return CANNOT_RUN;
     };
+    // A session of its own, so the command has no controlling terminal: one that could open
+    // Splice's (`/dev/tty`) could type into it with TIOCSTI, and the user's shell would run
+    // what it typed after Splice exits.
+    if let Err(error) = setsid() {
+        eprintln!("splice supervisor: cannot leave the terminal's session: {error}");
+        return CANNOT_RUN;
+    }
     if let Err(error) = set_child_subreaper(Some(getpid())) {
         eprintln!("splice supervisor: cannot become a subreaper: {error}");
         return CANNOT_RUN;
@@ -88,17 +104,28 @@ pub fn main(args: &[OsString]) -> i32 {
     {
         return CANNOT_RUN;
     }
-    if request.confine
-        && let Err(error) = sandbox::confine_self(&request.writable)
-    {
-        eprintln!("splice sandbox: the command was not run: {error}");
-        return CANNOT_RUN;
-    }
-    let shell = match std::process::Command::new(first)
-        .args(others)
-        .process_group(0)
-        .spawn()
-    {
+    // A confined command starts as a second `splice`, which confines itself and then becomes
+    // the shell: the supervisor stays outside the command's Landlock domain, so the command
+    // cannot signal it (`kill -9 $PPID` would leave what it started running, with no one to
+    // end it) where the kernel scopes signals (Landlock ABI 6).
+    let mut launch = if request.confine {
+        let Ok(me) = std::env::current_exe() else {
+            eprintln!("splice sandbox: the command was not run: cannot find the splice binary");
+            return CANNOT_RUN;
+        };
+        let mut launch = std::process::Command::new(me);
+        launch.args([sandbox::SANDBOX_ARG, "--inner"]);
+        for path in &request.writable {
+            launch.arg("--write").arg(path);
+        }
+        launch.arg("--").arg(first).args(others);
+        launch
+    } else {
+        let mut launch = std::process::Command::new(first);
+        launch.args(others);
+        launch
+    };
+    let shell = match launch.process_group(0).spawn() {
         Ok(child) => child.id(),
         Err(error) => {
             eprintln!(
@@ -125,6 +152,25 @@ pub fn main(args: &[OsString]) -> i32 {
         (signal, _) if signal > 0 => 128 + signal,
         _ => CANNOT_RUN,
     }
+}
+
+/// The confined command's first process: confine itself, then become the program (same pid,
+/// same process group). Refuses (126) to run anything it could not confine.
+fn inner(request: &Request) -> i32 {
+    let Some((first, others)) = request.program.split_first() else {
+        eprintln!("splice supervisor: no command given");
+        return CANNOT_RUN;
+    };
+    if let Err(error) = sandbox::confine_self(&request.writable) {
+        eprintln!("splice sandbox: the command was not run: {error}");
+        return CANNOT_RUN;
+    }
+    let error = std::process::Command::new(first).args(others).exec();
+    eprintln!(
+        "splice supervisor: cannot run {}: {error}",
+        first.to_string_lossy()
+    );
+    CANNOT_RUN
 }
 
 /// Reap children until the shell exits; `Ok(code)` or `Err(signal)`, `None` if it was lost.

@@ -6,9 +6,10 @@
 //! closes that window. Symlinks that stay inside the root still work.
 //!
 //! Writes and removals also refuse a directory that is, or is inside, a git dir (the root's
-//! `.git`, what a `.git` file points to, or anything that looks like one), judged on the
-//! directory actually opened, so no symlink (`docs/internals -> ../.git`, `h -> .git/hooks`)
-//! carries a write there. A final symlink is followed by hand, one hop at a time, each hop
+//! `.git`, what a `.git` file points to, or anything that looks like one, or would once the
+//! write added its file or directory), judged on the directory actually opened, so no symlink
+//! (`docs/internals -> ../.git`, `h -> .git/hooks`) carries a write there. Writes refuse a file
+//! with other hard links too: one of its names may be `.git/config`. A final symlink is followed by hand, one hop at a time, each hop
 //! judged the same way; the file itself is then opened with `O_NOFOLLOW`.
 
 use std::ffi::{OsStr, OsString};
@@ -36,6 +37,10 @@ pub enum Escape {
     Outside,
     #[error("path leads into a .git directory")]
     Protected,
+    /// Another name of the same file may be anywhere, `.git/config` included; no write
+    /// goes through it.
+    #[error("the file has other hard links (one may be inside .git)")]
+    HardLinked,
 }
 
 impl Escape {
@@ -100,6 +105,7 @@ fn create_dirs(root: &OwnedFd, dir: &Path) -> io::Result<()> {
         };
         let parent = open_dir(root, &done)?;
         refuse_git_dir(root, &parent)?;
+        refuse_completing(&parent, name, true)?;
         match mkdirat(&parent, name, Mode::from_raw_mode(0o777)) {
             Ok(()) | Err(rustix::io::Errno::EXIST) => {}
             Err(error) => return Err(error.into()),
@@ -113,16 +119,40 @@ fn same(a: &Stat, b: &Stat) -> bool {
     a.st_dev == b.st_dev && a.st_ino == b.st_ino
 }
 
-fn is_kind(dir: &OwnedFd, name: &str, kind: FileType) -> bool {
-    statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == kind)
+/// Whether a directory has what git needs of a git dir (`HEAD`, and `objects/` and `refs/` or
+/// a `commondir` file naming where they are).
+fn looks_like_git_dir(dir: &OwnedFd) -> bool {
+    git_dir_shape(dir, None)
 }
 
-/// Whether a directory has what git needs of a git dir (`HEAD`, `objects/`, `refs/`).
-fn looks_like_git_dir(dir: &OwnedFd) -> bool {
-    is_kind(dir, "HEAD", FileType::RegularFile)
-        && is_kind(dir, "objects", FileType::Directory)
-        && is_kind(dir, "refs", FileType::Directory)
+/// Whether `dir` is shaped like a git dir once `added` (a name, and whether it is a directory)
+/// is in it too. Judging only what a directory holds before a write let a config written into
+/// a plain directory become a git dir's config when a later write added the last piece.
+/// Fail closed: a `HEAD` of any kind but a directory counts, and links are followed, as git
+/// does, for the rest.
+fn git_dir_shape(dir: &OwnedFd, added: Option<(&OsStr, bool)>) -> bool {
+    let has = |name: &str, directory: bool| {
+        if added.is_some_and(|(n, d)| n == OsStr::new(name) && d == directory) {
+            return true;
+        }
+        let flags = if name == "HEAD" {
+            AtFlags::SYMLINK_NOFOLLOW
+        } else {
+            AtFlags::empty()
+        };
+        statat(dir, name, flags).is_ok_and(|st| {
+            (FileType::from_raw_mode(st.st_mode) == FileType::Directory) == directory
+        })
+    };
+    has("HEAD", false) && ((has("objects", true) && has("refs", true)) || has("commondir", false))
+}
+
+/// Refuse adding `name` (a directory when `directory`) to `dir` when that makes it a git dir.
+fn refuse_completing(dir: &OwnedFd, name: &OsStr, directory: bool) -> io::Result<()> {
+    if git_dir_shape(dir, Some((name, directory))) {
+        return Err(Escape::Protected.error());
+    }
+    Ok(())
 }
 
 /// The root's own git dirs that resolve inside it: `.git` (followed, beneath the root), and the
@@ -198,6 +228,11 @@ fn refuse_git_dir(root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
     Err(Escape::Outside.error())
 }
 
+/// A regular file with more than one name: where the others are cannot be known.
+fn hard_linked(stat: &Stat) -> bool {
+    FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile && stat.st_nlink > 1
+}
+
 /// Split `relative` into its parent directory and its last, normal, component.
 fn split(relative: &Path) -> io::Result<(PathBuf, OsString)> {
     match relative.components().next_back() {
@@ -240,7 +275,15 @@ fn parent_for_write(root: &OwnedFd, relative: &Path) -> io::Result<(OwnedFd, OsS
                 relative = parent.join(target);
             }
             // Not a link, or nothing there yet.
-            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOENT) => return Ok((dir, name)),
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOENT) => {
+                refuse_completing(&dir, &name, false)?;
+                if statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| hard_linked(&st))
+                {
+                    return Err(Escape::HardLinked.error());
+                }
+                return Ok((dir, name));
+            }
             Err(error) => return Err(error.into()),
         }
     }
@@ -251,9 +294,12 @@ fn parent_for_write(root: &OwnedFd, relative: &Path) -> io::Result<(OwnedFd, OsS
 /// is, or is inside, a git dir (the write would create it there).
 fn refuse_nearest(root: &OwnedFd, missing: &Path) -> io::Result<()> {
     let mut above = missing.to_path_buf();
-    while above.pop() {
+    while let Some(name) = above.file_name().map(OsStr::to_os_string) {
+        above.pop();
         if let Ok(dir) = open_dir(root, &above) {
-            return refuse_git_dir(root, &dir);
+            refuse_git_dir(root, &dir)?;
+            // Nor may creating the first missing directory make that one a git dir.
+            return refuse_completing(&dir, &name, true);
         }
     }
     Ok(())
@@ -276,6 +322,10 @@ pub fn write(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
     )
     .map_err(beneath_error)?;
     let fd = regular(fd)?;
+    // Judged on the opened file: a link made after the check above is caught too.
+    if hard_linked(&fstat(&fd)?) {
+        return Err(Escape::HardLinked.error());
+    }
     rustix::fs::ftruncate(&fd, 0)?;
     std::fs::File::from(fd).write_all(bytes)
 }
@@ -462,6 +512,47 @@ mod tests {
         // Elsewhere, writes go through.
         write(&root, &root.join("src/main.rs"), b"fn main() {}").unwrap_or_else(|e| panic!("{e}"));
         assert!(check_write(&root, &root.join("src/new/lib.rs")).is_ok());
+    }
+
+    #[test]
+    fn no_write_completes_a_git_dir() {
+        let (_dir, root) = root();
+        std::fs::create_dir_all(root.join("p/objects")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("p/config"), "[core]\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("p/HEAD"), "ref: refs/heads/main\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        // The missing `refs/` would make `p` a git dir: refused when planned and when written,
+        // and the directory is not left behind.
+        assert!(protected(check_write(&root, &root.join("p/refs/heads/x"))));
+        assert!(protected(write(&root, &root.join("p/refs/heads/x"), b"")));
+        assert!(!root.join("p/refs").exists());
+        // A `commondir` file makes a git dir of `HEAD` alone.
+        assert!(protected(write(&root, &root.join("p/commondir"), b"..")));
+        std::fs::create_dir_all(root.join("q/refs")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("q/objects")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(protected(write(&root, &root.join("q/HEAD"), b"x")));
+        // A file called HEAD elsewhere, or a directory called refs, is fine.
+        write(&root, &root.join("docs/HEAD"), b"x").unwrap_or_else(|e| panic!("{e}"));
+        write(&root, &root.join("docs/refs/a.md"), b"x").unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
+    fn no_write_goes_through_a_hard_link() {
+        let (_dir, root) = root();
+        std::fs::write(root.join("a.txt"), "mine\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::hard_link(root.join("a.txt"), root.join("b.txt"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let linked =
+            |r: io::Result<()>| r.as_ref().err().and_then(Escape::of) == Some(Escape::HardLinked);
+        assert!(linked(check_write(&root, &root.join("b.txt"))));
+        assert!(linked(write(&root, &root.join("b.txt"), b"x")));
+        assert_eq!(
+            std::fs::read_to_string(root.join("a.txt")).ok().as_deref(),
+            Some("mine\n")
+        );
+        // Removing one name is harmless, and then the other is an ordinary file again.
+        remove(&root, &root.join("b.txt")).unwrap_or_else(|e| panic!("{e}"));
+        write(&root, &root.join("a.txt"), b"x").unwrap_or_else(|e| panic!("{e}"));
     }
 
     #[test]

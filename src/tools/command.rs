@@ -66,7 +66,7 @@ pub async fn run(
 ) -> Result<CommandOutcome, ToolError> {
     let (mut process, supervised) =
         shell_command(root, writable, command, confine).map_err(ToolError::Failed)?;
-    let mut child = process
+    process
         .current_dir(root)
         // Python decides a cached .pyc is fresh by mtime (in seconds) and size, so a file the
         // agent rewrites twice within a second could run stale bytecode.
@@ -78,8 +78,13 @@ pub async fn run(
         )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
+        .stderr(Stdio::piped());
+    // The supervisor starts a session of its own (no controlling terminal), which a process
+    // group leader cannot; without one, the shell gets a process group of its own.
+    if !supervised {
+        process.process_group(0);
+    }
+    let mut child = process
         // The guard below ends it: SIGKILL would stop the supervisor before it cleans up.
         .kill_on_drop(!supervised)
         .spawn()

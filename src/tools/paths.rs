@@ -90,7 +90,7 @@ pub fn resolve_for_write(root: &Path, raw: &str) -> Result<PathBuf, ToolError> {
     match beneath::check_write(root, &path) {
         Ok(()) => Ok(path),
         Err(error) => Err(match Escape::of(&error) {
-            Some(Escape::Protected) => ToolError::Protected(raw.to_string()),
+            Some(Escape::Protected | Escape::HardLinked) => ToolError::Protected(raw.to_string()),
             Some(Escape::Outside) => ToolError::OutsideRoot(raw.to_string()),
             None => ToolError::Failed(format!("cannot write {raw}: {error}")),
         }),
