@@ -324,10 +324,11 @@ async fn shutdown_signal() {
 }
 
 fn worktree(args: &WorktreeArgs) -> i32 {
+    use splice::worktree::Action;
     let (action, run_id) = match &args.action {
-        WorktreeAction::List => ("list", None),
-        WorktreeAction::Recover { run_id } => ("recover", run_id.as_deref()),
-        WorktreeAction::Clean { run_id } => ("clean", run_id.as_deref()),
+        WorktreeAction::List => (Action::List, None),
+        WorktreeAction::Recover { run_id } => (Action::Recover, run_id.as_deref()),
+        WorktreeAction::Clean { run_id } => (Action::Clean, run_id.as_deref()),
     };
     let data_dir = splice::config::data_dir();
     splice::worktree::command(

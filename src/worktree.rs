@@ -502,9 +502,18 @@ pub fn recorded(data_dir: &Path) -> Vec<Worktree> {
 
 /// `splice worktree list|recover|clean`: results on `out`, errors on `err`; the exit code.
 /// `recover` and `clean` never touch a run that is still going.
+/// What `splice worktree` does with the worktrees runs left behind. A closed set, so no
+/// spelling can fall through to the destructive `Clean`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    List,
+    Recover,
+    Clean,
+}
+
 pub fn command(
     data_dir: &Path,
-    action: &str,
+    action: Action,
     run_id: Option<&str>,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -526,13 +535,13 @@ pub fn command(
     for worktree in chosen {
         let live = is_live(data_dir, &worktree.run_id);
         let line = match action {
-            "list" => Ok(describe(worktree, live)),
+            Action::List => Ok(describe(worktree, live)),
             _ if live => Err(WorktreeError::Io(format!(
                 "still running (worktree {}); not touched",
                 worktree.path.display()
             ))),
-            "recover" => recover(worktree, data_dir),
-            _ => clean(worktree, data_dir),
+            Action::Recover => recover(worktree, data_dir),
+            Action::Clean => clean(worktree, data_dir),
         };
         match line {
             Ok(line) => {

@@ -272,6 +272,12 @@ fn leftover_worktrees_are_listed_recovered_and_cleaned() {
             String::from_utf8_lossy(&output.stdout).into_owned(),
         )
     };
+    // A misspelled action is a usage error, never the destructive `clean`.
+    for action in ["clen", "cleanup", "remove", ""] {
+        let (code, _) = splice(&["worktree", action, &run_id]);
+        assert_eq!(code, Some(2), "worktree {action:?}");
+        assert!(path.exists(), "worktree {action:?} touched the worktree");
+    }
     let (code, listed) = splice(&["worktree", "list"]);
     assert_eq!(code, Some(0));
     assert!(
