@@ -282,6 +282,7 @@ fn write_final(bus: &Bus, shared: &Shared, status: ResultStatus, abort_reason: O
     let text = match plan {
         Some(mut plan) => {
             // The run's outcome (an interrupt included) overrides what the plan recorded.
+            plan.settle_unfinished();
             plan.status = status;
             plan.abort_reason = abort_reason.or(plan.abort_reason);
             plan.usage = shared.meter.totals();

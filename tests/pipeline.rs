@@ -806,3 +806,53 @@ fn the_critique_can_repair_a_plan_that_cannot_run_as_drafted() {
     assert_eq!(result["completed"], json!(["T1"]));
     assert_eq!(sandbox.read("calc.py").as_deref(), Some(FIXED));
 }
+
+#[test]
+fn an_interrupted_plan_puts_every_task_in_exactly_one_list() {
+    let task = |id: &str, deps: &[&str]| json!({"id": id, "title": format!("task {id}"), "description": format!("do {id}"), "depends_on": deps});
+    let provider = FakeProvider::start(vec![
+        submit(
+            "p1",
+            "submit_plan",
+            json!({"tasks": [task("T1", &[]), task("T2", &[]), task("T3", &["T2"])]}),
+        ),
+        submit(
+            "c1",
+            "submit_critique",
+            json!({"approved": true, "issues": []}),
+        ),
+        // T1's code writer is still answering when the interrupt comes.
+        Reply::Hang(vec![openai::text("thinking")]),
+    ]);
+    let sandbox = project(&[("calc.py", BUGGY), ("test_calc.py", TEST)]);
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args([
+        "--design-plan",
+        "--permission-mode",
+        "auto",
+        "--test-command",
+        "python3 -m unittest test_calc",
+        "Split the work",
+    ]);
+    let in_task = || provider.requests().len() >= 3;
+    let out = support::run_and_signal(
+        command,
+        "INT",
+        in_task,
+        std::time::Duration::from_millis(200),
+    );
+    out.assert_well_formed();
+    assert_eq!(out.code, 130, "{}", out.stderr);
+    let result = out.final_result();
+    assert_eq!(result["kind"], "design_plan");
+    assert_eq!(result["status"], "aborted");
+    assert_eq!(result["abort_reason"], "interrupted");
+    assert_eq!(result["completed"], json!([]));
+    assert_eq!(result["failed"], json!(["T1"]));
+    assert_eq!(result["skipped"], json!(["T2", "T3"]));
+    let statuses: Vec<&str> = result["tasks"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|t| t["status"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(statuses, ["failed", "skipped", "skipped"]);
+}

@@ -77,6 +77,25 @@ pub struct DesignPlanResult {
     pub abort_reason: Option<String>,
 }
 
+impl DesignPlanResult {
+    /// Put every task the run left unfinished (an interrupt, a stop) in exactly one list: the
+    /// one that had started is `failed`, those that never did are `skipped`.
+    pub fn settle_unfinished(&mut self) {
+        for task in &mut self.tasks {
+            if task.status != "pending" {
+                continue;
+            }
+            if task.run_id.is_some() {
+                task.status = "failed".into();
+                self.failed.push(task.id.clone());
+            } else {
+                task.status = "skipped".into();
+                self.skipped.push(task.id.clone());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
