@@ -59,6 +59,8 @@ pub struct Agent<'a> {
     pub runner: &'a ToolRunner,
     pub meter: &'a UsageMeter,
     pub bus: &'a Bus,
+    /// The project's instructions section, read once per run for every system prompt.
+    pub instructions: Option<String>,
 }
 
 impl Agent<'_> {

@@ -46,23 +46,23 @@ pub fn read(root: &Path) -> Instructions {
     found
 }
 
-/// The system-prompt section for the project's instructions, if the root has them.
-pub fn section(root: &Path) -> Option<String> {
-    read(root).section
-}
-
 /// `system` with the working root and the project's instructions appended.
-pub fn system_prompt(system: &str, root: &Path) -> String {
+/// `system` with the working root and the instructions `section` (read once per run).
+pub fn system_prompt(system: &str, root: &Path, section: Option<&str>) -> String {
     format!(
         "{system}\nWorking root: {}\n{}",
         root.display(),
-        section(root).unwrap_or_default()
+        section.unwrap_or_default()
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn section(root: &Path) -> Option<String> {
+        read(root).section
+    }
 
     #[test]
     fn splice_md_wins_over_agents_md_and_empty_files_are_skipped() {

@@ -409,7 +409,8 @@ async fn run_work(
     tier: Tier,
     writable: Vec<PathBuf>,
 ) -> i32 {
-    for skipped in crate::instructions::read(&settings.cwd).skipped {
+    let instructions = crate::instructions::read(&settings.cwd);
+    for skipped in instructions.skipped {
         bus.emit(Event::warning("instructions_skipped", skipped));
     }
     let runner = ToolRunner {
@@ -428,6 +429,7 @@ async fn run_work(
         runner: &runner,
         meter: &shared.meter,
         bus,
+        instructions: instructions.section,
     };
     // Stages start fresh conversations, so earlier exchanges reach them as a recap.
     let request = settings.conversation.with_recap(&prompt.text);
@@ -591,7 +593,11 @@ async fn run_light(
     prompt: Prompt,
 ) -> i32 {
     shared.log.set_iterations(1);
-    let system = crate::instructions::system_prompt(AGENT_PROMPT, &settings.cwd);
+    let system = crate::instructions::system_prompt(
+        AGENT_PROMPT,
+        &settings.cwd,
+        agent.instructions.as_deref(),
+    );
     let mut messages = settings.conversation.messages();
     messages.push(Message::User {
         text: prompt.text,

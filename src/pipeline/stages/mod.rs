@@ -69,7 +69,7 @@ pub async fn submit<T: DeserializeOwned>(
     };
     let system = format!(
         "{}\nEnd by calling {submit_name} exactly once.\n",
-        crate::instructions::system_prompt(system, ctx.root())
+        crate::instructions::system_prompt(system, ctx.root(), ctx.agent.instructions.as_deref())
     );
     let mut messages = vec![Message::User {
         text: user,
