@@ -116,7 +116,10 @@ fn full_run_fails_the_tests_once_then_passes() {
             json!({"accepted": true, "reasons": ["add adds"]}),
         ),
     ]);
-    let sandbox = project(&[("calc.py", BUGGY)]);
+    let sandbox = project(&[
+        ("calc.py", BUGGY),
+        ("AGENTS.md", "Keep calc.py free of imports."),
+    ]);
     let out = run_splice(
         &sandbox,
         &provider,
@@ -279,6 +282,13 @@ fn full_run_fails_the_tests_once_then_passes() {
 
     // The second code writer was told why the first iteration failed.
     let requests = provider.requests();
+    // Every stage's system prompt carries the project's instructions (read once per run).
+    for request in &requests {
+        let system = request.body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or("");
+        assert!(system.contains("Keep calc.py free of imports."), "{system}");
+    }
     let second_writer = requests[4].body["messages"][1]["content"]
         .as_str()
         .unwrap_or_default()
