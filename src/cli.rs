@@ -1,5 +1,6 @@
 //! Command-line arguments and their resolution into run settings.
 
+use crate::config::env_value;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -359,10 +360,6 @@ impl RunArgs {
             conversation: Default::default(),
         })
     }
-}
-
-fn env_value(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// Every value of the config file must be usable, also when a flag overrides it this time: a

@@ -36,6 +36,11 @@ pub enum ConfigError {
     Parse { path: String, message: String },
 }
 
+/// An environment variable's value; unset, empty and blank all count as not set.
+pub fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
 fn env_path(name: &str) -> Option<PathBuf> {
     std::env::var_os(name)
         .filter(|v| !v.is_empty())

@@ -9,6 +9,7 @@ mod sse;
 
 use std::time::Duration;
 
+use crate::config::env_value;
 use reqwest::StatusCode;
 use serde_json::Value;
 use sse::SseReader;
@@ -138,10 +139,6 @@ pub struct InvalidSetting(pub String);
 
 /// The most retries `SPLICE_MAX_RETRIES` may ask for.
 const MAX_RETRIES_LIMIT: u32 = 100;
-
-fn env_value(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
 
 /// A whole number from the environment within `range`, else `default` when unset; anything
 /// else is refused rather than quietly replaced by the default.
