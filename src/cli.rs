@@ -1,11 +1,10 @@
 //! Command-line arguments and their resolution into run settings.
 
-use crate::config::env_value;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::{self, ConfigFile};
+use crate::config::{self, ConfigFile, env_value};
 use crate::ids::new_session_id;
 use crate::permissions::{Effect, PermissionMode, Policy, Rule};
 use crate::pipeline::{DEFAULT_MAX_ITERATIONS, PipelineSettings};

@@ -9,12 +9,12 @@ mod sse;
 
 use std::time::Duration;
 
-use crate::config::env_value;
 use reqwest::StatusCode;
 use serde_json::Value;
 use sse::SseReader;
 use thiserror::Error;
 
+use crate::config::env_value;
 use crate::protocol::input::Image;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
