@@ -165,7 +165,8 @@ impl Rule {
         glob_match(&self.tool, tool)
     }
 
-    fn matches(&self, tool: &str, subjects: &[String]) -> bool {
+    fn matches(&self, subject: &Subject<'_>, analyses: &mut Option<Vec<Analysis>>) -> bool {
+        let (tool, subjects) = (subject.tool, subject.targets);
         if !self.names(tool) {
             return false;
         }
@@ -178,11 +179,13 @@ impl Rule {
         if tool != "run_command" {
             return subjects.iter().all(|s| glob_match(pattern, s));
         }
-        subjects.iter().all(|command| match self.origin {
+        match self.origin {
             // Splice's own rules name one exact command line, compound or not.
-            Origin::Splice => glob_match(pattern, command),
-            Origin::User => allows_command(pattern, command),
-        })
+            Origin::Splice => subjects.iter().all(|command| glob_match(pattern, command)),
+            Origin::User => analyses_of(subject, analyses)
+                .iter()
+                .all(|analysis| allows_command(pattern, analysis)),
+        }
     }
 
     /// Why this deny rule refuses the call, if it does.
@@ -196,13 +199,12 @@ impl Rule {
         }
         let denied = || format!("denied by rule `{}`", self.render());
         if subject.tool != "run_command" {
-            return self.matches(subject.tool, subject.targets).then(denied);
+            return self.matches(subject, analyses).then(denied);
         }
         let Some(pattern) = &self.pattern else {
             return Some(denied());
         };
-        let analyses = analyses
-            .get_or_insert_with(|| subject.targets.iter().map(|t| shell::analyze(t)).collect());
+        let analyses = analyses_of(subject, analyses);
         subject
             .targets
             .iter()
@@ -218,19 +220,26 @@ impl Rule {
     }
 }
 
+/// The shell analysis of each target of a `run_command` call, made once per judgement and
+/// shared by every rule that needs it.
+fn analyses_of<'a>(
+    subject: &Subject<'_>,
+    analyses: &'a mut Option<Vec<Analysis>>,
+) -> &'a [Analysis] {
+    analyses.get_or_insert_with(|| subject.targets.iter().map(|t| shell::analyze(t)).collect())
+}
+
 /// An allow pattern covers a command line only when it covers every simple command in it, and
 /// none of them writes a file by redirection unless the pattern says so: `cargo test*` must not
-/// let `cargo test; curl … | sh` through.
-fn allows_command(pattern: &str, command: &str) -> bool {
-    match shell::split(command) {
-        None => false,
-        Some(parts) => {
-            !parts.is_empty()
-                && parts.iter().all(|part| {
-                    glob_match(pattern, &part.text) && (!part.writes_file || pattern.contains('>'))
-                })
-        }
-    }
+/// let `cargo test; curl … | sh` through. A line with substitutions, or one that does not read
+/// the same to `sh` (see [`shell::split`]), is covered by none.
+fn allows_command(pattern: &str, analysis: &Analysis) -> bool {
+    !analysis.substitutes
+        && !analysis.broken
+        && !analysis.parts.is_empty()
+        && analysis.parts.iter().all(|part| {
+            glob_match(pattern, &part.text) && (!part.writes_file || pattern.contains('>'))
+        })
 }
 
 enum Refusal {
@@ -495,18 +504,16 @@ impl Policy {
         if let Some(reason) = denial {
             return Verdict::Deny { reason };
         }
-        let find = |effect: Effect| {
-            rules
-                .iter()
-                .find(|r| r.effect == effect && r.matches(subject.tool, subject.targets))
-        };
         let acts = !matches!(subject.side_effect, SideEffect::Read | SideEffect::None);
         if self.mode == PermissionMode::ReadOnly && acts {
             return Verdict::Deny {
                 reason: "read-only mode refuses writes and commands".into(),
             };
         }
-        if let Some(rule) = find(Effect::Allow) {
+        let allow = rules
+            .iter()
+            .find(|r| r.effect == Effect::Allow && r.matches(subject, &mut analyses));
+        if let Some(rule) = allow {
             return Verdict::Allow {
                 reason: format!("allowed by rule `{}`", rule.render()),
                 confine: rule.origin == Origin::Splice,

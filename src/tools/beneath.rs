@@ -382,21 +382,24 @@ fn regular(fd: OwnedFd) -> io::Result<OwnedFd> {
 
 /// Read `path` (absolute, inside `root`) whole: a regular file of at most `MAX_EDITED_BYTES`.
 pub fn read(root: &Path, path: &Path) -> io::Result<Vec<u8>> {
+    read_at_most(root, path, MAX_EDITED_BYTES)
+}
+
+/// Read `path` (absolute, inside `root`) whole: a regular file of at most `max` bytes, else an
+/// `InvalidInput` error.
+pub fn read_at_most(root: &Path, path: &Path, max: u64) -> io::Result<Vec<u8>> {
     let file = open_regular(root, path)?;
     let size = file.metadata()?.len();
-    if size > MAX_EDITED_BYTES {
+    if size > max {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!(
-                "{size} bytes, larger than the {} MiB file tools load whole",
-                MAX_EDITED_BYTES / (1024 * 1024)
-            ),
+            format!("{size} bytes, larger than the {max} bytes file tools load whole"),
         ));
     }
     let mut bytes = Vec::new();
     // The size may have grown since the check: never read past the cap.
-    file.take(MAX_EDITED_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_EDITED_BYTES {
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "the file grew larger than the file tools load whole",

@@ -1,6 +1,5 @@
 //! `list_files` and `search_files`: walks that honour .gitignore (with or without a `.git`).
 
-use std::io::Read;
 use std::path::Path;
 
 use ignore::WalkBuilder;
@@ -78,7 +77,9 @@ pub fn search_files(root: &Path, args: &SearchArgs) -> Result<(String, bool), To
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        let Some(bytes) = searched_bytes(root, entry.path()) else {
+        // Opened beneath the root as a regular file: the walk saw a file, but a FIFO or device
+        // swapped in since must not hang the search.
+        let Ok(bytes) = beneath::read_at_most(root, entry.path(), MAX_SEARCHED_FILE_BYTES) else {
             continue;
         };
         if bytes.contains(&0) {
@@ -107,20 +108,6 @@ pub fn search_files(root: &Path, args: &SearchArgs) -> Result<(String, bool), To
         text = "(no matches)".into();
     }
     Ok((text, truncated))
-}
-
-/// The contents of a regular file of at most `MAX_SEARCHED_FILE_BYTES`, opened beneath the
-/// root: the walk saw a file, but a FIFO or device swapped in since must not hang the search.
-fn searched_bytes(root: &Path, path: &Path) -> Option<Vec<u8>> {
-    let file = beneath::open_regular(root, path).ok()?;
-    if file.metadata().ok()?.len() > MAX_SEARCHED_FILE_BYTES {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_SEARCHED_FILE_BYTES)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    Some(bytes)
 }
 
 #[cfg(test)]
