@@ -251,18 +251,14 @@ pub fn restore(
     Ok(reports)
 }
 
-/// The sequence numbers of a run's checkpoints not yet restored, in ascending order.
-pub fn sequences(data_dir: &Path, run_id: &str) -> Result<Vec<u32>, CheckpointError> {
+/// The highest sequence of a run's checkpoints not yet restored (`None`: all are spent).
+pub fn highest_sequence(data_dir: &Path, run_id: &str) -> Result<Option<u32>, CheckpointError> {
     let run_dir = checkpoints_dir(data_dir).join(run_id);
     if !run_dir.is_dir() {
         return Err(CheckpointError::UnknownRun(run_id.to_string()));
     }
-    let mut sequences: Vec<u32> = load_manifests(&run_dir)?
-        .iter()
-        .map(|(_, m)| m.sequence)
-        .collect();
-    sequences.sort_unstable();
-    Ok(sequences)
+    // Manifests come newest first.
+    Ok(load_manifests(&run_dir)?.first().map(|(_, m)| m.sequence))
 }
 
 /// Runs that have checkpoints, newest last by name.

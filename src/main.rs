@@ -352,10 +352,10 @@ fn check_restore_args(data_dir: &std::path::Path, args: &RestoreArgs) -> Result<
         return Err("--to counts checkpoints from 1 (1: before the run)".into());
     }
     // An unknown run is reported by the restore itself.
-    let Ok(sequences) = splice::checkpoint::sequences(data_dir, &args.run_id) else {
+    let Ok(highest) = splice::checkpoint::highest_sequence(data_dir, &args.run_id) else {
         return Ok(());
     };
-    let highest = sequences.last().copied().unwrap_or(1);
+    let highest = highest.unwrap_or(1);
     if args.to > highest {
         return Err(format!(
             "--to {}: run {} has no checkpoint past {highest}",
