@@ -280,11 +280,16 @@ pub fn started_in(records: &[Record]) -> Option<&str> {
     }
 }
 
-/// A prompt on one line for a list: whitespace runs become one space and control characters
-/// go, so a session file cannot put an escape sequence on the terminal or stderr.
+/// A prompt on one line for a list: whitespace runs become one space and control, bidirectional
+/// and invisible characters go, so a session file cannot put an escape sequence on the terminal
+/// or stderr, nor disguise what a listed prompt says.
 fn one_line(text: &str) -> String {
     text.split_whitespace()
-        .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
+        .map(|w| {
+            w.chars()
+                .filter(|c| super::markdown::shown_as_is(*c))
+                .collect::<String>()
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -380,6 +385,14 @@ mod tests {
         // Listed on one line, without the escape sequence's control characters.
         assert_eq!(listed[0].first_prompt, "hi]0;owned there");
         assert!(matches!(load(data, "nope"), Err(SessionError::Unknown(_))));
+    }
+
+    #[test]
+    fn a_listed_prompt_carries_no_bidirectional_or_invisible_characters() {
+        assert_eq!(
+            one_line("fix \u{202e}txt.exe\u{200b} now"),
+            "fix txt.exe now"
+        );
     }
 
     #[test]
