@@ -159,12 +159,16 @@ fn reopen_without_terminal(cli: &Cli) -> i32 {
             .to_string(),
     };
     eprintln!("splice: {message}");
-    // A stream-json reader still gets a well-formed stream.
+    usage_error_stream(message);
+    EXIT_USAGE
+}
+
+/// A usage error as a well-formed stream-json stream of its own, for a reader of stdout.
+fn usage_error_stream(message: String) {
     let bus = Bus::new(new_run_id(), vec![output_sink(OutputFormat::StreamJson)]);
     bus.emit(RunArgs::default().fallback_start(&new_session_id()));
     bus.emit(Event::error("usage_error", message));
     bus.emit(Event::run_end(EXIT_USAGE));
-    EXIT_USAGE
 }
 
 /// Bad flags: clap's message on stderr, and for a stream-json consumer a well-formed stream.
@@ -185,13 +189,7 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
                 .skip(1)
                 .any(|a| a == "exec" || a == "restore" || a == "worktree"));
     if wants_json {
-        let bus = Bus::new(new_run_id(), vec![output_sink(OutputFormat::StreamJson)]);
-        bus.emit(RunArgs::default().fallback_start(&new_session_id()));
-        bus.emit(Event::error(
-            "usage_error",
-            format!("{} (see splice --help)", clap_message(&error)),
-        ));
-        bus.emit(Event::run_end(EXIT_USAGE));
+        usage_error_stream(format!("{} (see splice --help)", clap_message(&error)));
     }
     EXIT_USAGE
 }

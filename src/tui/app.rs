@@ -22,6 +22,7 @@ use crate::bus::PermissionAsk;
 use crate::protocol::Event;
 use crate::protocol::events::RunStatus;
 use crate::run::RunSettings;
+use crate::usage::format_usd;
 
 /// Below this size the layout does not fit; a one-line notice is drawn instead.
 const MIN_HEIGHT: u16 = 5;
@@ -66,8 +67,8 @@ impl UsageTotals {
         match (self.priced, self.unpriced) {
             (0, 0) => "no cost yet".to_string(),
             (0, _) => "cost unpriced".to_string(),
-            (_, 0) => format!("${:.4}", self.cost_usd),
-            _ => format!("${:.4} + unpriced", self.cost_usd),
+            (_, 0) => format!("${}", format_usd(self.cost_usd)),
+            _ => format!("${} + unpriced", format_usd(self.cost_usd)),
         }
     }
 }

@@ -189,6 +189,15 @@ fn report_session(app: &mut App, writer: Option<&SessionWriter>) {
     }
 }
 
+/// A run's event: to the session log, then to the app.
+fn deliver(app: &mut App, log: &impl Fn(Record), run_id: String, event: Event) {
+    log(Record::Event {
+        run_id: run_id.clone(),
+        event: Box::new(event.clone()),
+    });
+    app.on_event(&run_id, event);
+}
+
 /// The loop itself, on any screen.
 pub async fn drive<B, E>(input: LoopInput, screen: Screen<B, E>) -> std::io::Result<i32>
 where
@@ -299,8 +308,7 @@ where
                     batch.push(more);
                 }
                 for (run_id, event) in batch {
-                    log(Record::Event { run_id: run_id.clone(), event: Box::new(event.clone()) });
-                    app.on_event(&run_id, event);
+                    deliver(&mut app, &log, run_id, event);
                 }
             }
             Some(ask) = ask_rx.recv() => {
@@ -313,8 +321,7 @@ where
                 interrupt = None;
                 // Events the run emitted last are already queued; take them before drawing.
                 while let Ok((run_id, event)) = event_rx.try_recv() {
-                    log(Record::Event { run_id: run_id.clone(), event: Box::new(event.clone()) });
-                    app.on_event(&run_id, event);
+                    deliver(&mut app, &log, run_id, event);
                 }
                 app.on_run_finished();
             }

@@ -376,15 +376,17 @@ fn table_lines(table: Table, theme: &Theme) -> Vec<Line<'static>> {
 /// A link's destination as it may be shown: no control characters (no escape sequence can
 /// ride in on it) and no bidirectional or invisible format characters that could disguise it.
 fn clean_url(url: &str) -> String {
-    url.chars()
-        .filter(|c| {
-            !c.is_control()
-                && !matches!(
-                    c,
-                    '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}'
-                )
-        })
-        .collect()
+    url.chars().filter(|c| shown_as_is(*c)).collect()
+}
+
+/// Whether a character from a model or a saved file may reach the screen as it is: not a
+/// control character, nor a bidirectional or invisible format character that disguises text.
+pub fn shown_as_is(c: char) -> bool {
+    !c.is_control()
+        && !matches!(
+            c,
+            '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}'
+        )
 }
 
 /// Markdown joins a paragraph's lines; a model's code-like lines (commands, paths, settings)

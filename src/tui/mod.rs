@@ -175,7 +175,7 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
     let code = event_loop::run_loop(input).await?;
     // After the terminal is back, as Codex and Claude Code do; a session without a request
     // has nothing to reopen.
-    let reopenable = session::load(&data_dir, &id).is_ok_and(|r| {
+    let reopenable = session::load_head(&data_dir, &id).is_ok_and(|r| {
         r.iter()
             .any(|r| matches!(r, session::Record::Prompt { .. }))
     });

@@ -248,6 +248,30 @@ pub fn load(data_dir: &Path, session_id: &str) -> Result<Vec<Record>, SessionErr
         .collect())
 }
 
+/// A saved session's records up to its first prompt, that one included: enough to tell where
+/// it was started and what it asked, without reading and parsing the whole log.
+pub fn load_head(data_dir: &Path, session_id: &str) -> Result<Vec<Record>, SessionError> {
+    use std::io::BufRead;
+    if !is_session_id(session_id) {
+        return Err(SessionError::Unknown(session_id.to_string()));
+    }
+    let unknown = |_| SessionError::Unknown(session_id.to_string());
+    let path = sessions_dir(data_dir).join(format!("{session_id}.jsonl"));
+    let file = std::fs::File::open(&path).map_err(unknown)?;
+    let mut records = Vec::new();
+    for line in std::io::BufReader::new(file).lines() {
+        let Ok(record) = serde_json::from_str::<Record>(&line.map_err(unknown)?) else {
+            continue;
+        };
+        let prompt = matches!(record, Record::Prompt { .. });
+        records.push(record);
+        if prompt {
+            break;
+        }
+    }
+    Ok(records)
+}
+
 /// Where a saved session was started, from its first record.
 pub fn started_in(records: &[Record]) -> Option<&str> {
     match records.first() {
@@ -256,11 +280,16 @@ pub fn started_in(records: &[Record]) -> Option<&str> {
     }
 }
 
-/// A prompt on one line for a list: whitespace runs become one space and control characters
-/// go, so a session file cannot put an escape sequence on the terminal or stderr.
+/// A prompt on one line for a list: whitespace runs become one space and control, bidirectional
+/// and invisible characters go, so a session file cannot put an escape sequence on the terminal
+/// or stderr, nor disguise what a listed prompt says.
 fn one_line(text: &str) -> String {
     text.split_whitespace()
-        .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
+        .map(|w| {
+            w.chars()
+                .filter(|c| super::markdown::shown_as_is(*c))
+                .collect::<String>()
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -286,7 +315,7 @@ pub fn recent(data_dir: &Path, cwd: &Path, limit: usize) -> Vec<Summary> {
         .into_iter()
         .rev()
         .filter_map(|(modified, id)| {
-            let records = load(data_dir, &id).ok()?;
+            let records = load_head(data_dir, &id).ok()?;
             if started_in(&records).is_none_or(|c| Path::new(c) != cwd) {
                 return None;
             }
@@ -356,6 +385,41 @@ mod tests {
         // Listed on one line, without the escape sequence's control characters.
         assert_eq!(listed[0].first_prompt, "hi]0;owned there");
         assert!(matches!(load(data, "nope"), Err(SessionError::Unknown(_))));
+    }
+
+    #[test]
+    fn a_listed_prompt_carries_no_bidirectional_or_invisible_characters() {
+        assert_eq!(
+            one_line("fix \u{202e}txt.exe\u{200b} now"),
+            "fix txt.exe now"
+        );
+    }
+
+    #[test]
+    fn the_head_of_a_session_ends_at_its_first_prompt() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut log = SessionLog::open(
+            dir.path(),
+            "session_h",
+            Path::new("/repo"),
+            Redactor::from_vars([]),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        for text in ["first", "second"] {
+            log.append(&Record::Prompt { text: text.into() })
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let head = load_head(dir.path(), "session_h").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(head.len(), 2);
+        assert_eq!(started_in(&head), Some("/repo"));
+        assert_eq!(
+            head[1],
+            Record::Prompt {
+                text: "first".into()
+            }
+        );
+        assert!(load_head(dir.path(), "../session_h").is_err());
+        assert!(load_head(dir.path(), "session_none").is_err());
     }
 
     #[test]
