@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo bench --bench three_turn` (optionally `-- 50` for the number of runs).
 
-#[path = "../tests/support/fake_provider.rs"]
+#[path = "../tests/all/support/fake_provider.rs"]
 mod fake_provider;
 
 use std::io::{BufRead, BufReader};

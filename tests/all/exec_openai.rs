@@ -1,7 +1,7 @@
 //! Headless runs against the fake OpenAI-compatible provider: the event sequence, the request
 //! bodies Splice sent, the files on disk and the exit code.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::fake_provider::{FakeProvider, Reply, openai};

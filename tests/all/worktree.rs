@@ -1,7 +1,7 @@
 //! `--worktree` runs and their merge-back outcomes in temporary git repositories, with real
 //! merges and a real conflict; and `splice worktree list|recover|clean`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;
@@ -326,8 +326,7 @@ fn interrupted_worktree_run_closes_its_stage_and_leaves_a_recoverable_worktree()
         &format!("touch {} && sleep 30", started.display()),
         "Fix add",
     ]);
-    let test_running = || started.exists();
-    let out = support::run_and_signal(command, "INT", test_running, std::time::Duration::ZERO);
+    let out = support::run_and_signal(command, "INT", |_| started.exists());
     out.assert_well_formed();
     assert_eq!(out.code, 130);
     let found = support::markers::markers(&out);

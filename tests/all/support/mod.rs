@@ -5,6 +5,7 @@
 pub mod attack;
 pub mod fake_provider;
 pub mod markers;
+pub mod tmux;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -181,11 +182,28 @@ pub fn run(command: Command, stdin: Option<&str>) -> Outcome {
 /// Run the command without parsing stdout (text output).
 pub fn run_raw(command: Command, stdin: Option<&str>) -> Outcome {
     let output = spawn_and_wait(command, stdin);
-    Outcome {
+    let outcome = Outcome {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         lines: Vec::new(),
+    };
+    explain_missing_landlock(&outcome);
+    outcome
+}
+
+/// On a kernel without Landlock, Splice refuses to run commands unconfined, and a test that
+/// needs a command to run would fail on some later assertion; it says why instead.
+fn explain_missing_landlock(outcome: &Outcome) {
+    // The refusal a test provokes on purpose (SPLICE_TEST_NO_LANDLOCK) words it differently.
+    const KERNEL_LACKS: &str = "this kernel lacks Landlock";
+    if outcome.stdout.contains(KERNEL_LACKS) || outcome.stderr.contains(KERNEL_LACKS) {
+        panic!(
+            "this test runs commands confined by Landlock, which this machine's kernel cannot \
+             enforce (Splice needs Landlock ABI 3, Linux 6.2+, and refuses to run commands \
+             unconfined); run the tests where Landlock is enabled.\nstdout: {}\nstderr: {}",
+            outcome.stdout, outcome.stderr
+        );
     }
 }
 
@@ -206,34 +224,98 @@ fn spawn_and_wait(mut command: Command, stdin: Option<&str>) -> std::process::Ou
         .unwrap_or_else(|e| panic!("wait: {e}"))
 }
 
-/// Start the command, wait until `ready` holds (at most 10 s), then a `settle` pause, send it
-/// `signal` (TERM, INT, HUP) and parse what it wrote.
+/// Start the command and send it `signal` (TERM, INT, HUP) as soon as `ready` holds for the
+/// stream-json lines it has written so far (checked as each line arrives, and every 10 ms for
+/// readiness seen elsewhere, such as a file a command creates); never after a fixed pause.
+/// Then collect everything it writes until it exits.
 pub fn run_and_signal(
     mut command: Command,
     signal: &str,
-    ready: impl Fn() -> bool,
-    settle: std::time::Duration,
+    ready: impl Fn(&[Value]) -> bool,
 ) -> Outcome {
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let child = command
+    let mut child = command
         .spawn()
         .unwrap_or_else(|e| panic!("spawn splice: {e}"));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !ready() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(10));
+    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let mut stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    let (sender, received) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut raw = String::new();
+    let mut lines = Vec::new();
+    let mut keep = |line: String, lines: &mut Vec<Value>| {
+        if !line.trim().is_empty() {
+            lines.push(
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")),
+            );
+        }
+        raw.push_str(&line);
+        raw.push('\n');
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !ready(&lines) {
+        match received.recv_timeout(std::time::Duration::from_millis(10)) {
+            Ok(line) => keep(line, &mut lines),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                panic!("the run ended before it was ready for the signal: {lines:?}")
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never got ready for the signal: {lines:?}"
+        );
     }
-    assert!(ready(), "the run never got ready for the signal");
-    std::thread::sleep(settle);
     let status = Command::new("kill")
         .args([format!("-{signal}"), child.id().to_string()])
         .status()
         .unwrap_or_else(|e| panic!("kill: {e}"));
     assert!(status.success());
-    parse(
-        child
-            .wait_with_output()
-            .unwrap_or_else(|e| panic!("wait: {e}")),
-    )
+    // A liveness bound: a run that does not end after the signal is killed and fails the test.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        match received.recv_timeout(std::time::Duration::from_millis(10)) {
+            Ok(line) => keep(line, &mut lines),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if std::time::Instant::now() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("the run did not end after SIG{signal}: {lines:?}");
+                }
+            }
+        }
+    }
+    let code = child
+        .wait()
+        .unwrap_or_else(|e| panic!("wait: {e}"))
+        .code()
+        .unwrap_or(-1);
+    let outcome = Outcome {
+        code,
+        stdout: raw,
+        stderr: errors.join().unwrap_or_default(),
+        lines,
+    };
+    explain_missing_landlock(&outcome);
+    outcome
+}
+
+/// Whether a stream-json event of type `kind` has been written.
+pub fn wrote(lines: &[Value], kind: &str) -> bool {
+    lines.iter().any(|line| line["type"] == kind)
 }
 
 /// Parse a finished process's stdout as JSON Lines.
@@ -244,12 +326,14 @@ pub fn parse(output: std::process::Output) -> Outcome {
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect();
-    Outcome {
+    let outcome = Outcome {
         code: output.status.code().unwrap_or(-1),
         stdout,
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         lines,
-    }
+    };
+    explain_missing_landlock(&outcome);
+    outcome
 }
 
 pub fn stream_json(command: &mut Command) -> &mut Command {

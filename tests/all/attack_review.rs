@@ -3,7 +3,7 @@
 //! the fake provider scripting the hostile calls; HOME is outside what a confined command may
 //! write.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! markers, and a failure's detail (model-written text) is shown in full on demand without a
 //! control character reaching the screen.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::Instant;
@@ -14,7 +14,11 @@ use serde_json::{Value, json};
 use splice::tui::pipeline::{PANEL_WIDTH, Pipeline, StageState};
 use splice::tui::theme::Theme;
 use support::fake_provider::{FakeProvider, Reply, openai};
+use support::tmux::{Tmux, quote, splice_shell};
 use support::{Outcome, Sandbox, git, run, stream_json};
+
+/// The tmux session the TUI runs in.
+const PANEL: &str = "panel";
 
 const FIXED: &str = "def add(a, b):\n    return a + b\n";
 const TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
@@ -185,51 +189,6 @@ fn a_real_runs_markers_keep_every_iteration_and_show_a_hostile_failure_safely() 
     }
 }
 
-/// A tmux server on this test's own socket, killed (only it) when the test ends.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> String {
-        let output = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .unwrap_or_else(|e| panic!("tmux is required to drive the TUI in a terminal ({e})"));
-        assert!(
-            output.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    /// Wait for `needle` on the screen (the run is asynchronous); no timing is asserted.
-    fn wait_for(&self, needle: &str) -> String {
-        let deadline = Instant::now() + std::time::Duration::from_secs(60);
-        loop {
-            let screen = self.run(&["capture-pane", "-p", "-t", "panel"]);
-            if screen.contains(needle) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "`{needle}` never appeared; screen:\n{screen}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null", "kill-server"])
-            .output();
-    }
-}
-
 /// The pipeline panel's columns of a captured screen (its last `PANEL_WIDTH` of `width`).
 fn panel_of(screen: &str, width: usize) -> String {
     screen
@@ -243,10 +202,6 @@ fn panel_of(screen: &str, width: usize) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 #[test]
@@ -266,70 +221,32 @@ fn the_tui_shows_every_iteration_and_ctrl_t_unfolds_a_hostile_failure() {
         ),
     ]);
     let sandbox = project();
-    let dir = sandbox.dir.path();
-    let env = [
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ("HOME", dir.display().to_string()),
-        ("TERM", "xterm-256color".to_string()),
-        ("SPLICE_DATA_DIR", sandbox.data.display().to_string()),
-        (
-            "SPLICE_CONFIG",
-            dir.join("config.json").display().to_string(),
-        ),
-        (
-            "SPLICE_PRICING_FILE",
-            dir.join("pricing.json").display().to_string(),
-        ),
-        ("OPENAI_BASE_URL", provider.url.clone()),
-        ("OPENAI_API_KEY", support::TEST_KEY.to_string()),
-        ("SPLICE_PROVIDER", "openai".to_string()),
-    ];
-    let mut shell = format!(
-        "cd {} && env -i",
-        quote(&sandbox.root.display().to_string())
-    );
-    for (name, value) in &env {
-        shell.push_str(&format!(" {name}={}", quote(value)));
-    }
-    shell.push_str(&format!(
-        " {} --tier standard --permission-mode auto --max-iterations 3 --test-command {} {}; \
-         echo SPLICE_EXIT=$?; sleep 60",
-        quote(env!("CARGO_BIN_EXE_splice")),
+    let args = format!(
+        "--tier standard --permission-mode auto --max-iterations 3 --test-command {} {}",
         quote("python3 -m unittest test_calc"),
         quote("Fix add in calc.py"),
-    ));
-    let tmux = Tmux {
-        socket: format!("splice-panel-{}", std::process::id()),
-    };
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "panel",
-        "-x",
-        "110",
-        "-y",
-        "40",
-        &shell,
-    ]);
-    let done = panel_of(&tmux.wait_for("✓ done"), 110);
+    );
+    let shell = splice_shell(&sandbox, &provider.url, sandbox.dir.path(), &args);
+    let tmux = Tmux::new("panel");
+    tmux.start(PANEL, (110, 40), &shell);
+    let done = panel_of(&tmux.wait_for(PANEL, "✓ done"), 110);
     assert!(done.contains("iteration 2 of 3"), "{done}");
     assert!(done.contains("iteration 1 ✓ ✓ ✗"), "{done}");
     assert!(done.contains("Ctrl-T full detail"), "{done}");
     assert!(!done.contains("END-OF-REASON"), "{done}");
-    tmux.run(&["send-keys", "-t", "panel", "C-t"]);
-    let screen = tmux.wait_for("Ctrl-T fold detail");
+    tmux.keys(PANEL, &["C-t"]);
+    let screen = tmux.wait_for(PANEL, "Ctrl-T fold detail");
     let expanded = panel_of(&screen, 110);
     assert!(expanded.contains("END-OF-REASON"), "{expanded}");
     // The rejection's escape sequences never reached the terminal: the title is not `pwned`,
     // and the screen was not cleared.
-    let title = tmux.run(&["display-message", "-p", "-t", "panel", "#{pane_title}"]);
+    let title = tmux.run(&["display-message", "-p", "-t", PANEL, "#{pane_title}"]);
     assert!(!title.contains("pwned"), "{title}");
     assert!(
         screen.contains("Pipeline completed after 2 iteration(s)"),
         "{screen}"
     );
-    tmux.run(&["send-keys", "-t", "panel", "C-t"]);
-    let folded = panel_of(&tmux.wait_for("Ctrl-T full detail"), 110);
+    tmux.keys(PANEL, &["C-t"]);
+    let folded = panel_of(&tmux.wait_for(PANEL, "Ctrl-T full detail"), 110);
     assert!(!folded.contains("END-OF-REASON"), "{folded}");
 }

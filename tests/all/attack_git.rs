@@ -5,7 +5,7 @@
 //! writable set (the test target's tmp dir, not /tmp), so only an unconfined process can leave
 //! a marker there.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -481,7 +481,7 @@ fn an_interrupted_run_still_puts_back_the_git_config() {
     stream_json(&mut splice).args(["--tier", "light", "--permission-mode", "auto", "go"]);
     let config = sandbox.root.join(".git/config");
     let planted = || std::fs::read_to_string(&config).is_ok_and(|text| text.contains("fsmonitor"));
-    let out = support::run_and_signal(splice, "INT", planted, std::time::Duration::ZERO);
+    let out = support::run_and_signal(splice, "INT", |_| planted());
     out.assert_well_formed();
     assert_eq!(out.code, 130, "{}", out.stdout);
     assert_eq!(sandbox.read(".git/config"), config_before);

@@ -1,6 +1,6 @@
 //! Run lifecycle at the process edge: restore, redaction, signals, output formats, bad flags.
 
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -310,9 +310,8 @@ fn sigterm_mid_stream_still_writes_terminal_events_and_exits_130() {
         let sandbox = Sandbox::new();
         let mut command = sandbox.command(&provider.url);
         stream_json(&mut command).arg("long task");
-        // Signalled while the answer is streaming.
-        let in_flight = || !provider.requests().is_empty();
-        let out = support::run_and_signal(command, signal, in_flight, Duration::from_millis(100));
+        // Signalled while the answer is streaming: after its first text event.
+        let out = support::run_and_signal(command, signal, |lines| support::wrote(lines, "text"));
         out.assert_well_formed();
         assert_eq!(out.code, 130, "SIG{signal}");
         assert_eq!(out.text(), "working");
@@ -397,14 +396,14 @@ fn an_interrupted_command_still_gets_its_tool_result() {
     let provider = FakeProvider::start(vec![openai::tool_call(
         "c1",
         "run_command",
-        &[r#"{"command":"sleep 30"}"#],
+        &[r#"{"command":"touch started && sleep 30"}"#],
     )]);
     let sandbox = Sandbox::new();
     let mut command = sandbox.command(&provider.url);
     stream_json(&mut command).args(["--permission-mode", "auto", "wait"]);
-    // The command is running once the request has been answered; give the shell a moment.
-    let answered = || !provider.requests().is_empty();
-    let out = support::run_and_signal(command, "TERM", answered, Duration::from_millis(300));
+    // Signalled once the command is running.
+    let started = sandbox.root.join("started");
+    let out = support::run_and_signal(command, "TERM", |_| started.exists());
     out.assert_well_formed();
     assert_eq!(out.code, 130);
     let result = out.first("tool_result");

@@ -1,7 +1,7 @@
 //! A run never blocks: the blocking work of a run (a reviewing stage's `git diff`) runs off the
 //! threads that read signals and keys, so an interrupt ends the run at once.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -72,7 +72,7 @@ fn an_interrupt_ends_the_run_while_a_reviewing_stage_waits_on_git_diff() {
         "Fix add",
     ]);
     let started = Instant::now();
-    let out = support::run_and_signal(command, "INT", || diffing.exists(), Duration::ZERO);
+    let out = support::run_and_signal(command, "INT", |_| diffing.exists());
     let took = started.elapsed();
     out.assert_well_formed();
     assert_eq!(out.code, 130, "stderr: {}", out.stderr);

@@ -1,7 +1,7 @@
 //! Issue 7 item 4: a hijacked model spells a denied command so that the deny rule does not see
 //! it. Each attack runs against the real binary with the fake provider scripting the calls.
 
-mod support;
+use crate::support;
 
 use support::attack::{repository_with_remote, run_commands, sandbox_outside_tmp};
 use support::{Sandbox, git, run, stream_json};

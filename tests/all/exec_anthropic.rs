@@ -1,6 +1,6 @@
 //! Headless runs against the fake Anthropic Messages provider.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::fake_provider::{FakeProvider, Reply, anthropic};

@@ -2,7 +2,7 @@
 //! with code `protocol_error` naming the line and the field, and `run_end` with exit code 2;
 //! nothing reaches the provider.
 
-mod support;
+use crate::support;
 
 use base64::Engine;
 use serde_json::json;

@@ -3,7 +3,7 @@
 //! from issue 7 (items 5 and 6, the model's environment, the sandbox failing closed) and shows
 //! it harmless.
 
-mod support;
+use crate::support;
 
 use std::io::Read;
 use std::path::Path;
@@ -142,19 +142,9 @@ fn sigint_ends_a_run_that_met_a_fifo() {
     ]);
     let mut command = sandbox.command(&provider.url);
     stream_json(&mut command).arg("read the pipe");
-    let child = spawn(command);
-    // The read has been asked for; whether it hangs or not, SIGINT must end the process.
-    let deadline = Instant::now() + HUNG;
-    while provider.requests().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap_or_else(|e| panic!("kill: {e}"));
-    assert!(status.success());
-    let out = finish(child, "SIGINT after a FIFO read");
+    // Whether the read hangs or not, SIGINT must end the process: sent once the read's
+    // result is out (it is refused, never blocks) and the next answer hangs.
+    let out = support::run_and_signal(command, "INT", |lines| support::wrote(lines, "tool_result"));
     out.assert_well_formed();
     assert_eq!(out.code, 130);
 }

@@ -1,6 +1,6 @@
 //! Follow-up requests in one session carry the earlier conversation, tool results included.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

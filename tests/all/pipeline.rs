@@ -1,7 +1,7 @@
 //! Pipeline runs against the fake provider in a temporary git repository holding a tiny Python
 //! package: stage markers, iterations, checkpoints, the real test command, the final JSON.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::fake_provider::{FakeProvider, Reply, openai};
@@ -844,13 +844,13 @@ fn an_interrupted_plan_puts_every_task_in_exactly_one_list() {
         "python3 -m unittest test_calc",
         "Split the work",
     ]);
-    let in_task = || provider.requests().len() >= 3;
-    let out = support::run_and_signal(
-        command,
-        "INT",
-        in_task,
-        std::time::Duration::from_millis(200),
-    );
+    // T1's code writer has begun answering (a stage's text is reasoning).
+    let in_task = |lines: &[serde_json::Value]| {
+        lines.iter().any(|l| {
+            l["type"] == "reasoning" && l["delta"].as_str().is_some_and(|d| d.starts_with("think"))
+        })
+    };
+    let out = support::run_and_signal(command, "INT", in_task);
     out.assert_well_formed();
     assert_eq!(out.code, 130, "{}", out.stderr);
     let result = out.final_result();

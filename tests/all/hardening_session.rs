@@ -2,11 +2,12 @@
 //! an id into a prompt, never open another directory's session, and an unknown id is a usage
 //! error that lists the sessions one could mean.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 
 use support::fake_provider::{FakeProvider, openai};
+use support::tmux::{Tmux, splice_shell};
 use support::{Sandbox, run_raw};
 
 /// A saved session as the TUI writes it: its header record and one prompt.
@@ -124,118 +125,9 @@ fn continue_with_no_session_here_is_a_usage_error() {
     assert!(provider.requests().is_empty());
 }
 
-/// A tmux server of this test's own, with the real binary in a pseudo-terminal.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn new(name: &str) -> Tmux {
-        Tmux {
-            socket: format!("splice-{name}-{}", std::process::id()),
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let output = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .unwrap_or_else(|e| {
-                panic!("tmux drives the TUI in a terminal; is it installed? ({e})")
-            });
-        assert!(
-            output.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    fn start(&self, session: &str, shell: &str) {
-        self.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            session,
-            "-x",
-            "110",
-            "-y",
-            "30",
-            shell,
-        ]);
-    }
-
-    fn keys(&self, session: &str, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", session];
-        args.extend_from_slice(keys);
-        self.run(&args);
-    }
-
-    /// The screen once it shows `needle` (at most 30 s).
-    fn wait_for(&self, session: &str, needle: &str) -> String {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            let screen = self.run(&["capture-pane", "-p", "-J", "-t", session]);
-            if screen.contains(needle) {
-                return screen;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "`{needle}` never appeared; screen:\n{screen}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
-
-fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
-/// `cd ROOT && env -i VARS splice ARGS; echo SPLICE_EXIT=$?; sleep 60`
+/// `cd ROOT && env -i VARS splice ARGS; echo SPLICE_EXIT=$?; sleep 60`, HOME outside the sandbox.
 fn shell(sandbox: &Sandbox, provider: &FakeProvider, args: &str) -> String {
-    let env = [
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ("HOME", support::outside_dir().display().to_string()),
-        ("TERM", "xterm-256color".to_string()),
-        ("SPLICE_DATA_DIR", sandbox.data.display().to_string()),
-        (
-            "SPLICE_CONFIG",
-            sandbox.dir.path().join("config.json").display().to_string(),
-        ),
-        (
-            "SPLICE_PRICING_FILE",
-            sandbox
-                .dir
-                .path()
-                .join("pricing.json")
-                .display()
-                .to_string(),
-        ),
-        ("OPENAI_BASE_URL", provider.url.clone()),
-        ("OPENAI_API_KEY", support::TEST_KEY.to_string()),
-        ("SPLICE_PROVIDER", "openai".to_string()),
-    ];
-    let mut shell = format!(
-        "cd {} && env -i",
-        quote(&sandbox.root.display().to_string())
-    );
-    for (name, value) in &env {
-        shell.push_str(&format!(" {name}={}", quote(value)));
-    }
-    format!(
-        "{shell} {} {args}; echo SPLICE_EXIT=$?; sleep 60",
-        quote(env!("CARGO_BIN_EXE_splice"))
-    )
+    splice_shell(sandbox, &provider.url, &support::outside_dir(), args)
 }
 
 /// The text of every user message of one recorded request.
@@ -269,6 +161,7 @@ fn after_undo_the_model_is_told_and_a_resumed_session_is_told_too() {
     let tmux = Tmux::new("undo");
     tmux.start(
         "first",
+        (110, 30),
         &shell(
             &sandbox,
             &provider,
@@ -318,6 +211,7 @@ fn after_undo_the_model_is_told_and_a_resumed_session_is_told_too() {
     // checkpoint is not offered again.
     tmux.start(
         "second",
+        (110, 30),
         &shell(&sandbox, &provider, &format!("--resume={id} --tier light")),
     );
     tmux.wait_for("second", "session resumed");
@@ -344,7 +238,7 @@ fn resume_without_an_id_offers_a_picker_of_this_directorys_sessions() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     saved_session(&sandbox, "session_here02", &sandbox.root, "rename parse");
     let tmux = Tmux::new("picker");
-    tmux.start("pick", &shell(&sandbox, &provider, "--resume"));
+    tmux.start("pick", (110, 30), &shell(&sandbox, &provider, "--resume"));
     let picker = tmux.wait_for("pick", "Resume a session");
     assert!(
         picker.contains("session_here02") && picker.contains("session_here01"),
@@ -361,7 +255,7 @@ fn resume_without_an_id_offers_a_picker_of_this_directorys_sessions() {
     assert!(after.contains("splice --resume session_here01"), "{after}");
 
     // Esc leaves without opening anything.
-    tmux.start("cancel", &shell(&sandbox, &provider, "--resume"));
+    tmux.start("cancel", (110, 30), &shell(&sandbox, &provider, "--resume"));
     tmux.wait_for("cancel", "Resume a session");
     tmux.keys("cancel", &["Escape"]);
     let after = tmux.wait_for("cancel", "SPLICE_EXIT=0");
@@ -387,6 +281,7 @@ fn a_request_typed_during_a_run_is_queued_and_sent_when_the_run_ends() {
     let tmux = Tmux::new("queue");
     tmux.start(
         "queue",
+        (110, 30),
         &shell(&sandbox, &provider, "--tier light 'first request'"),
     );
     tmux.wait_for("queue", "Working on it.");

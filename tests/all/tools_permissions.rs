@@ -1,7 +1,7 @@
 //! Real tools under the permission policy, observed through the real binary: events, files on
 //! disk, and what went back to the model.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::fake_provider::{FakeProvider, Reply, openai};

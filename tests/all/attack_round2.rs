@@ -2,7 +2,7 @@
 //! the hostile tool calls, HOME and the markers lie outside everything a confined command may
 //! write. Each test reproduces an escape found in this round and shows it closed.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

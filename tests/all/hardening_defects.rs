@@ -1,7 +1,7 @@
 //! Defects found by trying Splice as a new user would (issue 8): each test drives the real
 //! binary against the fake provider and failed before its fix.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::fake_provider::{FakeProvider, Reply, openai};

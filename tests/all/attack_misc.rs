@@ -2,7 +2,7 @@
 //! sequences in what Splice prints, project instructions that point outside the repository,
 //! and inputs that used to be read loosely. Each runs against the real binary.
 
-mod support;
+use crate::support;
 
 use support::fake_provider::{FakeProvider, openai};
 use support::{Sandbox, run, run_raw, stream_json};

@@ -1,0 +1,24 @@
+//! Integration tests: one binary (one link of the dependency tree) with a module per area.
+
+mod support;
+
+mod attack_git;
+mod attack_misc;
+mod attack_proc;
+mod attack_review;
+mod attack_round2;
+mod attack_shell;
+mod conversation;
+mod exec_anthropic;
+mod exec_openai;
+mod hardening_defects;
+mod hardening_modal;
+mod hardening_panel;
+mod hardening_session;
+mod hardening_ui;
+mod input_validation;
+mod lifecycle;
+mod pipeline;
+mod tools_permissions;
+mod tui_tmux;
+mod worktree;
