@@ -438,6 +438,60 @@ mod tests {
     }
 
     #[test]
+    fn a_plan_tasks_checkpoints_restore_by_the_tasks_id_alone() {
+        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = work.path();
+        let store = CheckpointStore::new(data.path(), "run_plan", root);
+        let mut write = |task: &str, path: &str| {
+            store.begin_task(Some(task));
+            let changes = vec![change(root, path, Some(task))];
+            store
+                .save("submit_code", &changes)
+                .unwrap_or_else(|e| panic!("{e}"));
+            crate::tools::fs::apply(root, &changes).unwrap_or_else(|e| panic!("{e}"));
+        };
+        write("run_t1", "one.txt");
+        write("run_t2", "two.txt");
+        store.begin_task(None);
+        assert_eq!(highest_sequence(data.path(), "run_t1").ok(), Some(Some(1)));
+        let reports = restore(data.path(), "run_t1", 1, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].files_deleted, vec!["one.txt".to_string()]);
+        assert!(!root.join("one.txt").exists() && root.join("two.txt").exists());
+        // The plan's id restores what is left.
+        let reports = restore(data.path(), "run_plan", 1, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reports.len(), 1);
+        assert!(!root.join("two.txt").exists());
+        // A link that names anything but a run id is not followed.
+        let link = checkpoints_dir(data.path()).join("run_t2").join(PART_OF);
+        std::fs::write(&link, "../elsewhere").unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            restore(data.path(), "run_t2", 1, false),
+            Err(CheckpointError::Corrupt { .. })
+        ));
+    }
+
+    #[test]
+    fn a_root_that_is_gone_is_an_error_and_nothing_is_written() {
+        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = work.path().join("gone");
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        let store = CheckpointStore::new(data.path(), "run_g", &root);
+        let changes = vec![change(&root, "a.txt", Some("a"))];
+        store
+            .save("write_file", &changes)
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            restore(data.path(), "run_g", 1, true),
+            Err(CheckpointError::RootGone(_))
+        ));
+        assert!(!root.exists());
+    }
+
+    #[test]
     fn unknown_run_is_an_error() {
         let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(
