@@ -443,7 +443,7 @@ mod tests {
         let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let root = work.path();
         let store = CheckpointStore::new(data.path(), "run_plan", root);
-        let mut write = |task: &str, path: &str| {
+        let write = |task: &str, path: &str| {
             store.begin_task(Some(task));
             let changes = vec![change(root, path, Some(task))];
             store
