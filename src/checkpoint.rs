@@ -4,8 +4,14 @@
 //! Layout: `<data>/checkpoints/<runId>/<sequence>/manifest.json` plus one blob per file that
 //! existed. Each entry also records a hash of what the write left, so a restore can tell a file
 //! that was changed again afterwards (skipped unless forced) from one that was not.
+//!
+//! A design plan's tasks save into the plan's run (one sequence for the whole plan, as the
+//! `checkpoint` events number them), each manifest tagged with its task's run id; the task's
+//! own `<data>/checkpoints/<taskRunId>/part_of` names the plan, so the task's id restores just
+//! that task's files.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde::{Deserialize, Serialize};
@@ -23,6 +29,13 @@ pub enum CheckpointError {
     UnknownRun(String),
     #[error("corrupt checkpoint manifest {path}: {message}")]
     Corrupt { path: String, message: String },
+    #[error(
+        "the worktree {worktree} of run {run} is gone (`splice worktree clean` or `recover` removed \
+         it, or the run merged it back); nothing was restored, and nothing is written where it was"
+    )]
+    WorktreeGone { worktree: String, run: String },
+    #[error("the working root {0} is gone; nothing was restored")]
+    RootGone(String),
 }
 
 fn io_error(path: &Path, e: impl std::fmt::Display) -> CheckpointError {
@@ -51,7 +64,13 @@ struct Manifest {
     sequence: u32,
     tool: String,
     files: Vec<Entry>,
+    /// The design-plan task whose write this was.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    task_run: Option<String>,
 }
+
+/// In a task's checkpoint dir: the id of the plan run that holds its checkpoints.
+const PART_OF: &str = "part_of";
 
 /// FNV-1a: enough to notice that a file changed since Splice wrote it.
 fn content_hash(bytes: Option<&[u8]>) -> String {
@@ -76,6 +95,8 @@ pub struct CheckpointStore {
     run_id: String,
     root: PathBuf,
     next: AtomicU32,
+    /// The design-plan task now running, if any.
+    task: Mutex<Option<String>>,
 }
 
 impl CheckpointStore {
@@ -85,7 +106,30 @@ impl CheckpointStore {
             run_id: run_id.to_string(),
             root: root.to_path_buf(),
             next: AtomicU32::new(1),
+            task: Mutex::new(None),
         }
+    }
+
+    /// Tag what is saved from now on as the design-plan task `task_run`'s (`None`: the run's own).
+    pub fn begin_task(&self, task_run: Option<&str>) {
+        if let Ok(mut task) = self.task.lock() {
+            *task = task_run.map(str::to_string);
+        }
+    }
+
+    /// The current task, its `part_of` link written first: a write whose task could not be
+    /// restored on its own is not made.
+    fn task_run(&self) -> Result<Option<String>, CheckpointError> {
+        let task = self.task.lock().ok().and_then(|t| t.clone());
+        if let (Some(task), Some(all)) = (&task, self.dir.parent()) {
+            let link = all.join(task).join(PART_OF);
+            if !link.is_file() {
+                let dir = all.join(task);
+                std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+                std::fs::write(&link, &self.run_id).map_err(|e| io_error(&link, e))?;
+            }
+        }
+        Ok(task)
     }
 
     /// Store the prior state of every file in `changes`; returns what the event reports.
@@ -94,6 +138,7 @@ impl CheckpointStore {
         tool: &str,
         changes: &[FileChange],
     ) -> Result<CheckpointInfo, CheckpointError> {
+        let task_run = self.task_run()?;
         let sequence = self.next.fetch_add(1, Ordering::SeqCst);
         let dir = self.dir.join(sequence.to_string());
         std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
@@ -121,6 +166,7 @@ impl CheckpointStore {
             sequence,
             tool: tool.to_string(),
             files,
+            task_run,
         };
         let path = dir.join("manifest.json");
         let text = serde_json::to_string_pretty(&manifest).map_err(|e| io_error(&path, e))?;
@@ -204,9 +250,71 @@ fn restore_entry(
     }
 }
 
+/// The manifests of `run_id`, newest first: its own, or for a design-plan task, those its plan
+/// holds for it.
+fn manifests_of(
+    data_dir: &Path,
+    run_id: &str,
+) -> Result<Vec<(PathBuf, Manifest)>, CheckpointError> {
+    let all = checkpoints_dir(data_dir);
+    let run_dir = all.join(run_id);
+    if !run_dir.is_dir() {
+        return Err(CheckpointError::UnknownRun(run_id.to_string()));
+    }
+    let link = run_dir.join(PART_OF);
+    if !link.is_file() {
+        return load_manifests(&run_dir);
+    }
+    let plan = std::fs::read_to_string(&link).map_err(|e| io_error(&link, e))?;
+    let plan = plan.trim();
+    // The link names a directory beside this one, nothing else.
+    if !crate::ids::is_run_id(plan) {
+        return Err(CheckpointError::Corrupt {
+            path: link.display().to_string(),
+            message: format!("`{plan}` is not a run id"),
+        });
+    }
+    let plan_dir = all.join(plan);
+    if !plan_dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut manifests = load_manifests(&plan_dir)?;
+    manifests.retain(|(_, m)| m.task_run.as_deref() == Some(run_id));
+    Ok(manifests)
+}
+
+/// Refuse a root that is gone before touching anything: a removed worktree is named as such
+/// (not "changed after Splice wrote them"), and a directory made where it was is not it, so
+/// not even `--force` writes there.
+fn check_root(data_dir: &Path, root: &Path) -> Result<(), CheckpointError> {
+    let worktrees = crate::worktree::worktrees_dir(data_dir);
+    let inside = [Some(worktrees.clone()), worktrees.canonicalize().ok()]
+        .into_iter()
+        .flatten()
+        .find_map(|dir| {
+            let rest = root.strip_prefix(&dir).ok()?;
+            let run = rest.components().next()?.as_os_str().to_string_lossy();
+            Some((dir.join(run.as_ref()), run.into_owned()))
+        });
+    if let Some((worktree, run)) = inside {
+        if !crate::worktree::is_present(data_dir, &run) || !root.is_dir() {
+            return Err(CheckpointError::WorktreeGone {
+                worktree: worktree.display().to_string(),
+                run,
+            });
+        }
+        return Ok(());
+    }
+    if !root.is_dir() {
+        return Err(CheckpointError::RootGone(root.display().to_string()));
+    }
+    Ok(())
+}
+
 /// Roll the files of `run_id` back to their state before checkpoint `to` (1 = before the run),
 /// newest checkpoint first. A file changed since Splice wrote it is skipped unless `force`; one
-/// that no longer resolves inside the root (or now leads into `.git`) is skipped always.
+/// that no longer resolves inside the root (or now leads into `.git`) is skipped always; a root
+/// that is gone (a removed worktree) is an error, and nothing is restored.
 /// Checkpoints restored whole are removed; one with skipped files stays for a forced retry.
 pub fn restore(
     data_dir: &Path,
@@ -214,15 +322,13 @@ pub fn restore(
     to: u32,
     force: bool,
 ) -> Result<Vec<RestoreInfo>, CheckpointError> {
-    let run_dir = checkpoints_dir(data_dir).join(run_id);
-    if !run_dir.is_dir() {
-        return Err(CheckpointError::UnknownRun(run_id.to_string()));
+    let mut manifests = manifests_of(data_dir, run_id)?;
+    manifests.retain(|(_, m)| m.sequence >= to);
+    for (_, manifest) in &manifests {
+        check_root(data_dir, Path::new(&manifest.root))?;
     }
     let mut reports = Vec::new();
-    for (dir, manifest) in load_manifests(&run_dir)? {
-        if manifest.sequence < to {
-            continue;
-        }
+    for (dir, manifest) in manifests {
         let root = PathBuf::from(&manifest.root);
         let mut report = RestoreInfo {
             sequence: manifest.sequence,
@@ -253,12 +359,10 @@ pub fn restore(
 
 /// The highest sequence of a run's checkpoints not yet restored (`None`: all are spent).
 pub fn highest_sequence(data_dir: &Path, run_id: &str) -> Result<Option<u32>, CheckpointError> {
-    let run_dir = checkpoints_dir(data_dir).join(run_id);
-    if !run_dir.is_dir() {
-        return Err(CheckpointError::UnknownRun(run_id.to_string()));
-    }
     // Manifests come newest first.
-    Ok(load_manifests(&run_dir)?.first().map(|(_, m)| m.sequence))
+    Ok(manifests_of(data_dir, run_id)?
+        .first()
+        .map(|(_, m)| m.sequence))
 }
 
 /// Runs that have checkpoints, newest last by name.
@@ -331,6 +435,60 @@ mod tests {
             std::fs::read_to_string(root.join("c.txt")).ok().as_deref(),
             Some("human")
         );
+    }
+
+    #[test]
+    fn a_plan_tasks_checkpoints_restore_by_the_tasks_id_alone() {
+        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = work.path();
+        let store = CheckpointStore::new(data.path(), "run_plan", root);
+        let write = |task: &str, path: &str| {
+            store.begin_task(Some(task));
+            let changes = vec![change(root, path, Some(task))];
+            store
+                .save("submit_code", &changes)
+                .unwrap_or_else(|e| panic!("{e}"));
+            crate::tools::fs::apply(root, &changes).unwrap_or_else(|e| panic!("{e}"));
+        };
+        write("run_t1", "one.txt");
+        write("run_t2", "two.txt");
+        store.begin_task(None);
+        assert_eq!(highest_sequence(data.path(), "run_t1").ok(), Some(Some(1)));
+        let reports = restore(data.path(), "run_t1", 1, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].files_deleted, vec!["one.txt".to_string()]);
+        assert!(!root.join("one.txt").exists() && root.join("two.txt").exists());
+        // The plan's id restores what is left.
+        let reports = restore(data.path(), "run_plan", 1, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reports.len(), 1);
+        assert!(!root.join("two.txt").exists());
+        // A link that names anything but a run id is not followed.
+        let link = checkpoints_dir(data.path()).join("run_t2").join(PART_OF);
+        std::fs::write(&link, "../elsewhere").unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            restore(data.path(), "run_t2", 1, false),
+            Err(CheckpointError::Corrupt { .. })
+        ));
+    }
+
+    #[test]
+    fn a_root_that_is_gone_is_an_error_and_nothing_is_written() {
+        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = work.path().join("gone");
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        let store = CheckpointStore::new(data.path(), "run_g", &root);
+        let changes = vec![change(&root, "a.txt", Some("a"))];
+        store
+            .save("write_file", &changes)
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            restore(data.path(), "run_g", 1, true),
+            Err(CheckpointError::RootGone(_))
+        ));
+        assert!(!root.exists());
     }
 
     #[test]

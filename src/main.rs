@@ -383,7 +383,10 @@ fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
         Ok(reports) => {
             let skipped = reports.iter().any(|r| !r.skipped.is_empty());
             let escaped: Vec<String> = reports.iter().flat_map(|r| r.escaped.clone()).collect();
-            let changed = reports.iter().any(|r| r.skipped.len() > r.escaped.len());
+            let changed: Vec<String> = reports
+                .iter()
+                .flat_map(|r| r.skipped.iter().filter(|f| !r.escaped.contains(f)).cloned())
+                .collect();
             for report in reports {
                 bus.emit(Event::Restore { checkpoint: report });
             }
@@ -395,8 +398,11 @@ fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
                         escaped.join(", ")
                     ));
                 }
-                if changed {
-                    why.push("some files changed after Splice wrote them and were left alone; use --force to restore them too".to_string());
+                if !changed.is_empty() {
+                    why.push(format!(
+                        "{} changed after Splice wrote them and were left alone; use --force to restore them too",
+                        changed.join(", ")
+                    ));
                 }
                 bus.emit(Event::warning("restore_skipped", why.join("; ")));
                 EXIT_FAILED

@@ -160,6 +160,14 @@ pub fn is_live(data_dir: &Path, run_id: &str) -> bool {
     }
 }
 
+/// Whether the worktree of `run_id` is still there: recorded (as `clean` and `recover` leave
+/// it not) and on disk. A directory alone where it was is not it.
+pub fn is_present(data_dir: &Path, run_id: &str) -> bool {
+    crate::ids::is_run_id(run_id)
+        && record_path(data_dir, run_id).is_file()
+        && worktrees_dir(data_dir).join(run_id).is_dir()
+}
+
 impl Worktree {
     /// The source repository's git directory, where git in the worktree writes its index,
     /// objects and refs. Asked of the source checkout (outside the run's reach), never read

@@ -188,13 +188,24 @@ fn progress_line(event: &Event) -> Option<String> {
             checkpoint.sequence,
             checkpoint.files.join(", ")
         )),
-        Event::Restore { checkpoint } => Some(format!(
-            "restored checkpoint {}: {} restored, {} deleted, {} skipped\n",
-            checkpoint.sequence,
-            checkpoint.files_restored.len(),
-            checkpoint.files_deleted.len(),
-            checkpoint.skipped.len()
-        )),
+        Event::Restore { checkpoint } => {
+            // Named, not counted: a skipped file is one the person has to look at.
+            let parts: Vec<String> = [
+                ("restored", &checkpoint.files_restored),
+                ("deleted", &checkpoint.files_deleted),
+                ("skipped", &checkpoint.skipped),
+            ]
+            .into_iter()
+            .filter(|(_, files)| !files.is_empty())
+            .map(|(verb, files)| format!("{verb} {}", files.join(", ")))
+            .collect();
+            let parts = if parts.is_empty() {
+                "nothing to do".to_string()
+            } else {
+                parts.join("; ")
+            };
+            Some(format!("checkpoint {}: {parts}\n", checkpoint.sequence))
+        }
         Event::Warning { code, message } => Some(format!("warning [{code}]: {message}\n")),
         Event::Error { code, message, .. } => Some(format!("error [{code}]: {message}\n")),
         _ => None,

@@ -11,6 +11,7 @@ use super::schema::{Critique, PlanSubmission, PlannedTask};
 use super::stages::{READ_ONLY, submit};
 use super::tiers;
 use crate::agent::AgentError;
+use crate::checkpoint::{self, CheckpointError};
 use crate::ids::new_run_id;
 use crate::protocol::Event;
 use crate::protocol::result::{
@@ -63,6 +64,8 @@ pub async fn run(
             status: "pending".into(),
             run_id: None,
             result: None,
+            rolled_back: Vec::new(),
+            rollback_skipped: Vec::new(),
         })
         .collect();
     store(slot, &result);
@@ -72,18 +75,19 @@ pub async fn run(
         Tier::Standard
     };
     let mut stopped = None;
-    // The task whose writes (or test command) the permission policy refused: every later task
-    // would ask the same policy, so none starts (no request spent per task on a sure refusal).
-    let mut refused: Option<String> = None;
+    // Why no later task starts: the policy refused a task's writes (or test command), and would
+    // refuse every later one the same way (no request spent per task on a sure refusal); or a
+    // failed task's changes could not be rolled back, and a task must not build on them.
+    let mut halted: Option<String> = None;
     for (index, task) in tasks.iter().enumerate() {
         let blocked = task
             .depends_on
             .iter()
             .find(|dep| !result.completed.contains(dep));
         if stopped.is_none() {
-            if let Some(by) = &refused {
+            if let Some(why) = &halted {
                 ctx.bus.emit(Event::reasoning(format!(
-                    "Task {} skipped: the permission policy refused task {by}'s changes, and would refuse this one's\n",
+                    "Task {} skipped: {why}\n",
                     task.id
                 )));
             } else if let Some(dep) = blocked {
@@ -93,7 +97,7 @@ pub async fn run(
                 )));
             }
         }
-        if blocked.is_some() || stopped.is_some() || refused.is_some() {
+        if blocked.is_some() || stopped.is_some() || halted.is_some() {
             result.tasks[index].status = "skipped".into();
             result.skipped.push(task.id.clone());
             store(slot, &result);
@@ -114,7 +118,10 @@ pub async fn run(
             "{}\n\n{}\n\nThis is task {} of a plan for the request:\n{request}\n",
             task.title, task.description, task.id
         );
+        // The task's writes are checkpointed as its own, so it can be rolled back alone.
+        ctx.agent.runner.checkpoints.begin_task(Some(&task_run));
         let end = runner::run(ctx, tiers::stages(task_tier), &text).await;
+        ctx.agent.runner.checkpoints.begin_task(None);
         let (stages, iterations) = ctx.log.take();
         let (status, abort_reason, label) = match &end {
             PipelineEnd::Completed => (ResultStatus::Completed, None, "completed"),
@@ -132,7 +139,7 @@ pub async fn run(
         )));
         result.tasks[index].status = label.into();
         result.tasks[index].result = Some(PipelineResult {
-            run_id: task_run,
+            run_id: task_run.clone(),
             status,
             tier: task_tier.as_str().into(),
             iterations,
@@ -148,8 +155,21 @@ pub async fn run(
         }
         match end {
             PipelineEnd::Stopped(error) => stopped = Some(error),
-            PipelineEnd::Refused(_) => refused = Some(task.id.clone()),
+            PipelineEnd::Refused(_) => {
+                halted = Some(format!(
+                    "the permission policy refused task {}'s changes, and would refuse this one's",
+                    task.id
+                ))
+            }
             _ => {}
+        }
+        // A failed task that the run goes on past leaves the tree as it found it; a stopped
+        // run (interrupt, budget, provider) ends here, its writes restorable by the task's id.
+        if label == "failed" && stopped.is_none() {
+            let entry = &mut result.tasks[index];
+            if let Err(why) = rollback(ctx, &task.id, &task_run, entry) {
+                halted.get_or_insert(why);
+            }
         }
         result.usage = ctx.agent.meter.totals();
         store(slot, &result);
@@ -168,6 +188,55 @@ pub async fn run(
         Some(error) => PlanEnd::Stopped(error),
         None => PlanEnd::Finished,
     }
+}
+
+/// Put back what failed task `id` wrote, from its checkpoints, as `splice restore <task run>`
+/// would (a file changed since Splice wrote it is left alone and named); a `restore` event per
+/// checkpoint and a `warning` naming the task and the files. Err: why no later task may start.
+fn rollback(ctx: &Ctx<'_>, id: &str, task_run: &str, entry: &mut PlanTask) -> Result<(), String> {
+    let data_dir = &ctx.settings.data_dir;
+    let reports =
+        match crate::blocking::atomic(|| checkpoint::restore(data_dir, task_run, 1, false)) {
+            Ok(reports) => reports,
+            // It wrote nothing.
+            Err(CheckpointError::UnknownRun(_)) => return Ok(()),
+            Err(error) => {
+                let why = format!("task {id}'s changes could not be rolled back ({error})");
+                ctx.bus.emit(Event::warning(
+                    "task_rolled_back",
+                    format!("{why}; no later task starts"),
+                ));
+                return Err(why);
+            }
+        };
+    for report in reports {
+        entry
+            .rolled_back
+            .extend(report.files_restored.iter().cloned());
+        entry
+            .rolled_back
+            .extend(report.files_deleted.iter().cloned());
+        entry
+            .rollback_skipped
+            .extend(report.skipped.iter().cloned());
+        ctx.bus.emit(Event::Restore { checkpoint: report });
+    }
+    if entry.rolled_back.is_empty() && entry.rollback_skipped.is_empty() {
+        return Ok(());
+    }
+    let mut message =
+        format!("task {id} failed; its changes were rolled back before the next task");
+    if !entry.rolled_back.is_empty() {
+        message.push_str(&format!(": {}", entry.rolled_back.join(", ")));
+    }
+    if !entry.rollback_skipped.is_empty() {
+        message.push_str(&format!(
+            "; left alone (changed after Splice wrote them, or now leading outside the root or into .git): {}",
+            entry.rollback_skipped.join(", ")
+        ));
+    }
+    ctx.bus.emit(Event::warning("task_rolled_back", message));
+    Ok(())
 }
 
 fn store(slot: &Mutex<Option<DesignPlanResult>>, result: &DesignPlanResult) {

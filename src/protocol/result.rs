@@ -60,6 +60,13 @@ pub struct PlanTask {
     /// The task's pipeline result, once it ran.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub result: Option<PipelineResult>,
+    /// A failed task's files put back from its checkpoints before the next task (additive).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub rolled_back: Vec<String>,
+    /// Files of that rollback left alone: changed after Splice wrote them, or now leading
+    /// outside the root or into a git dir (additive).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub rollback_skipped: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
