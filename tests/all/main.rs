@@ -14,6 +14,7 @@ mod exec_openai;
 mod hardening_defects;
 mod hardening_modal;
 mod hardening_panel;
+mod hardening_restore;
 mod hardening_session;
 mod hardening_ui;
 mod input_validation;

@@ -3,7 +3,7 @@
 //! recreates it), and names the files it skipped in text mode. Each runs the real binary
 //! against the fake provider, in a sandbox whose HOME no confined command may write.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::attack::sandbox_outside_tmp;
