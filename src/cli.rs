@@ -7,11 +7,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::config::{self, ConfigFile, env_value};
 use crate::ids::new_session_id;
 use crate::permissions::{Effect, PermissionMode, Policy, Rule};
-use crate::pipeline::{DEFAULT_MAX_ITERATIONS, PipelineSettings};
 use crate::protocol::Event;
 use crate::provider::pricing::PriceTable;
 use crate::provider::{ProviderConfig, ProviderKind, api_model_for};
-use crate::run::{RunFailure, RunSettings, Tier};
+use crate::run::RunFailure;
+use crate::settings::{DEFAULT_MAX_ITERATIONS, PipelineSettings};
+use crate::settings::{RunSettings, Tier};
 use crate::usage::Budget;
 
 #[derive(Debug, Parser)]

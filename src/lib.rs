@@ -16,6 +16,7 @@ pub mod pipeline;
 pub mod protocol;
 pub mod provider;
 pub mod run;
+pub mod settings;
 pub mod tools;
 pub mod tui;
 pub mod usage;

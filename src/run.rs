@@ -9,21 +9,18 @@ use std::sync::{Arc, Mutex};
 use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
 use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
-use crate::conversation::Conversation;
 use crate::git::snapshot::Snapshot;
-use crate::permissions::Policy;
 use crate::pipeline::plan::{self, PlanEnd};
 use crate::pipeline::progress::StageLog;
 use crate::pipeline::runner::{self, PipelineEnd};
-use crate::pipeline::{Ctx, PipelineSettings, tiers};
+use crate::pipeline::{Ctx, tiers};
 use crate::protocol::input::Prompt;
 use crate::protocol::result::{DesignPlanResult, PipelineResult, ResultStatus};
 use crate::protocol::{Event, ToolStatus};
-use crate::provider::pricing::PriceTable;
-use crate::provider::{Message, Provider, ProviderConfig};
+use crate::provider::{Message, Provider};
 use crate::tools::ToolName;
 use crate::tools::runner::ToolRunner;
-use crate::usage::{Budget, UsageMeter};
+use crate::usage::UsageMeter;
 use crate::worktree::{self, Worktree, WorktreeError};
 
 pub const EXIT_SUCCESS: i32 = 0;
@@ -32,56 +29,11 @@ pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_PROVIDER: i32 = 3;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
+// The run's settings live in `settings`, which the pipeline reads too; named here as well so
+// callers that start a run find everything in one place.
+pub use crate::settings::{RunSettings, Tier};
+
 const AGENT_PROMPT: &str = include_str!("../assets/prompts/agent.md");
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tier {
-    Auto,
-    Light,
-    Standard,
-    Full,
-}
-
-impl Tier {
-    pub const NAMES: [&'static str; 4] = ["auto", "light", "standard", "full"];
-
-    pub fn parse(name: &str) -> Option<Tier> {
-        match name {
-            "auto" => Some(Tier::Auto),
-            "light" => Some(Tier::Light),
-            "standard" => Some(Tier::Standard),
-            "full" => Some(Tier::Full),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Auto => "auto",
-            Tier::Light => "light",
-            Tier::Standard => "standard",
-            Tier::Full => "full",
-        }
-    }
-}
-
-/// Everything a run needs, resolved from flags, config and environment before it starts.
-#[derive(Clone)]
-pub struct RunSettings {
-    pub session_id: String,
-    /// The working root, canonical.
-    pub cwd: PathBuf,
-    pub provider: ProviderConfig,
-    pub policy: Policy,
-    pub tier: Tier,
-    pub max_turns: u32,
-    pub data_dir: PathBuf,
-    pub pricing: PriceTable,
-    pub budget: Budget,
-    pub pipeline: PipelineSettings,
-    /// Earlier runs of this session (the TUI's follow-ups); empty for a headless run.
-    pub conversation: Conversation,
-}
 
 /// A failure that ends a run: the `error` event's code and message, and the exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]

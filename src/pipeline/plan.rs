@@ -16,7 +16,7 @@ use crate::protocol::Event;
 use crate::protocol::result::{
     DesignPlanResult, PipelineResult, PlanTask, ResultStatus, UsageTotals,
 };
-use crate::run::Tier;
+use crate::settings::Tier;
 
 const PLAN_PROMPT: &str = include_str!("../../assets/prompts/design_plan.md");
 const CRITIQUE_PROMPT: &str = include_str!("../../assets/prompts/design_critique.md");

@@ -1,6 +1,6 @@
 //! Tiers and their stage sets, and the `auto` tier's classification of a request.
 
-use crate::run::Tier;
+use crate::settings::Tier;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {

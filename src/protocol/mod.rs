@@ -5,5 +5,7 @@ pub mod events;
 pub mod input;
 pub mod marker;
 pub mod result;
+pub mod tier;
 
 pub use events::{Event, SideEffect, ToolStatus};
+pub use tier::Tier;

@@ -8,7 +8,7 @@ use super::composer::CommandHint;
 use crate::headless::terminal::strip_controls;
 use crate::permissions::PermissionMode;
 use crate::provider::{ProviderConfig, ProviderKind, alias_owner};
-use crate::run::Tier;
+use crate::settings::Tier;
 
 pub type Handler = fn(&mut App, &str);
 

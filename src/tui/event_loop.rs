@@ -30,7 +30,8 @@ use crate::headless::redact::Redactor;
 use crate::ids::new_run_id;
 use crate::protocol::Event;
 use crate::protocol::input::Prompt;
-use crate::run::{self, RunSettings};
+use crate::run;
+use crate::settings::RunSettings;
 
 const TICK: Duration = Duration::from_millis(100);
 

@@ -20,7 +20,7 @@ pub mod wrap;
 
 use thiserror::Error;
 
-use crate::run::RunSettings;
+use crate::settings::RunSettings;
 
 #[derive(Debug, Error)]
 pub enum TuiError {

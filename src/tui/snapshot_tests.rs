@@ -18,7 +18,7 @@ use crate::protocol::marker::{StageMarker, StageStatus};
 use crate::protocol::{Event, SideEffect};
 use crate::provider::pricing::PriceTable;
 use crate::provider::{ProviderConfig, ProviderKind};
-use crate::run::{RunSettings, Tier};
+use crate::settings::{RunSettings, Tier};
 use crate::usage::Budget;
 
 pub fn settings() -> RunSettings {
