@@ -20,8 +20,8 @@ use splice::headless::stream_json::StreamJsonSink;
 use splice::headless::text::TextSink;
 use splice::ids::{new_run_id, new_session_id};
 use splice::permissions::{sandbox, supervisor};
-use splice::protocol::Event;
 use splice::protocol::input::{Prompt, parse_input};
+use splice::protocol::{ErrorCode, Event, WarningCode};
 use splice::run::{self, EXIT_FAILED, EXIT_USAGE, RunFailure};
 use splice::tui::{Reopen, TuiOptions};
 
@@ -167,7 +167,7 @@ fn reopen_without_terminal(cli: &Cli) -> i32 {
 fn usage_error_stream(message: String) {
     let bus = Bus::new(new_run_id(), vec![output_sink(OutputFormat::StreamJson)]);
     bus.emit(RunArgs::default().fallback_start(&new_session_id()));
-    bus.emit(Event::error("usage_error", message));
+    bus.emit(Event::error(ErrorCode::UsageError, message));
     bus.emit(Event::run_end(EXIT_USAGE));
 }
 
@@ -375,7 +375,7 @@ fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
     bus.emit(RunArgs::default().fallback_start(&new_session_id()));
     let data_dir = splice::config::data_dir();
     if let Err(message) = check_restore_args(&data_dir, args) {
-        bus.emit(Event::error("usage_error", message));
+        bus.emit(Event::error(ErrorCode::UsageError, message));
         bus.emit(Event::run_end(EXIT_USAGE));
         return EXIT_USAGE;
     }
@@ -398,7 +398,7 @@ fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
                 if changed {
                     why.push("some files changed after Splice wrote them and were left alone; use --force to restore them too".to_string());
                 }
-                bus.emit(Event::warning("restore_skipped", why.join("; ")));
+                bus.emit(Event::warning(WarningCode::RestoreSkipped, why.join("; ")));
                 EXIT_FAILED
             } else {
                 0
@@ -409,7 +409,7 @@ fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
                 splice::checkpoint::CheckpointError::UnknownRun(_) => EXIT_USAGE,
                 _ => EXIT_FAILED,
             };
-            bus.emit(Event::error("restore_failed", error.to_string()));
+            bus.emit(Event::error(ErrorCode::RestoreFailed, error.to_string()));
             code
         }
     };

@@ -16,7 +16,7 @@ use crate::pipeline::runner::{self, PipelineEnd};
 use crate::pipeline::{Ctx, tiers};
 use crate::protocol::input::Prompt;
 use crate::protocol::result::{DesignPlanResult, PipelineResult, ResultStatus};
-use crate::protocol::{Event, ToolStatus};
+use crate::protocol::{ErrorCode, Event, ToolStatus, WarningCode};
 use crate::provider::{Message, Provider};
 use crate::tools::ToolName;
 use crate::tools::runner::ToolRunner;
@@ -38,13 +38,13 @@ const AGENT_PROMPT: &str = include_str!("../assets/prompts/agent.md");
 /// A failure that ends a run: the `error` event's code and message, and the exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunFailure {
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     pub exit_code: i32,
 }
 
 impl RunFailure {
-    pub fn new(code: &'static str, message: impl Into<String>, exit_code: i32) -> RunFailure {
+    pub fn new(code: ErrorCode, message: impl Into<String>, exit_code: i32) -> RunFailure {
         RunFailure {
             code,
             message: message.into(),
@@ -53,18 +53,18 @@ impl RunFailure {
     }
 
     pub fn protocol(message: impl Into<String>) -> RunFailure {
-        RunFailure::new("protocol_error", message, EXIT_USAGE)
+        RunFailure::new(ErrorCode::ProtocolError, message, EXIT_USAGE)
     }
 
     pub fn usage(message: impl Into<String>) -> RunFailure {
-        RunFailure::new("usage_error", message, EXIT_USAGE)
+        RunFailure::new(ErrorCode::UsageError, message, EXIT_USAGE)
     }
 }
 
 /// What the run's work shares with the lifecycle wrapper, so an interrupt can still report.
 struct Shared {
     meter: UsageMeter,
-    tier: Mutex<String>,
+    tier: Mutex<Tier>,
     log: StageLog,
     /// Set by a design-plan run: then `final.text` is the design-plan result.
     plan: Mutex<Option<DesignPlanResult>>,
@@ -108,7 +108,7 @@ where
             settings.pricing.clone(),
             settings.budget,
         ),
-        tier: Mutex::new(Tier::Light.as_str().to_string()),
+        tier: Mutex::new(Tier::Light),
         log: StageLog::default(),
         plan: Mutex::new(None),
         hold_final: AtomicBool::new(false),
@@ -144,9 +144,9 @@ where
             crate::blocking::atomic(|| put_back_git_dir(bus, &shared, EXIT_INTERRUPTED));
             if let Some(note) = shared.worktree_note.lock().ok().and_then(|mut n| n.take()) {
                 crate::worktree::release_live_lock(&settings.data_dir, bus.run_id());
-                bus.emit(Event::warning("worktree_interrupted", note));
+                bus.emit(Event::warning(WarningCode::WorktreeInterrupted, note));
             }
-            bus.emit(Event::error("interrupted", "the run was interrupted"));
+            bus.emit(Event::error(ErrorCode::Interrupted, "the run was interrupted"));
             write_final(bus, &shared, ResultStatus::Aborted, Some("interrupted".into()));
             EXIT_INTERRUPTED
         }
@@ -167,7 +167,7 @@ fn put_back_git_dir(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
         Ok(changed) if changed.is_empty() => exit,
         Ok(changed) => {
             bus.emit(Event::warning(
-                "git_config_restored",
+                WarningCode::GitConfigRestored,
                 format!(
                     "the run changed {} in {dir}, which can make git run programs; Splice put them back as they were",
                     changed.join(", ")
@@ -177,7 +177,7 @@ fn put_back_git_dir(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
         }
         Err(error) => {
             bus.emit(Event::error(
-                "git_config_restore_failed",
+                ErrorCode::GitConfigRestoreFailed,
                 format!(
                     "the run changed the git config or hooks in {dir} and Splice could not put them back ({error}): check them before running git there"
                 ),
@@ -243,7 +243,7 @@ fn write_final(bus: &Bus, shared: &Shared, status: ResultStatus, abort_reason: O
         None => serde_json::to_string(&PipelineResult {
             run_id: bus.run_id().to_string(),
             status,
-            tier: shared.tier.lock().map(|t| t.clone()).unwrap_or_default(),
+            tier: shared.tier.lock().map(|t| *t).unwrap_or(Tier::Light),
             iterations: shared.log.iterations(),
             stages: shared.log.records(),
             usage: shared.meter.totals(),
@@ -262,7 +262,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         Err(e) => {
             return report(
                 bus,
-                &RunFailure::new("internal_error", e.to_string(), EXIT_FAILED),
+                &RunFailure::new(ErrorCode::InternalError, e.to_string(), EXIT_FAILED),
             );
         }
     };
@@ -285,7 +285,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         other => other,
     };
     if let Ok(mut shown) = shared.tier.lock() {
-        *shown = tier.as_str().to_string();
+        *shown = tier;
     }
     if !settings.pipeline.worktree {
         // A sandboxed command may write the repository's git dir under the root: what it
@@ -313,7 +313,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         Err(error) => {
             return report(
                 bus,
-                &RunFailure::new("tool_error", error.to_string(), EXIT_FAILED),
+                &RunFailure::new(ErrorCode::ToolError, error.to_string(), EXIT_FAILED),
             );
         }
     };
@@ -363,7 +363,7 @@ async fn run_work(
 ) -> i32 {
     let instructions = crate::instructions::read(&settings.cwd);
     for skipped in instructions.skipped {
-        bus.emit(Event::warning("instructions_skipped", skipped));
+        bus.emit(Event::warning(WarningCode::InstructionsSkipped, skipped));
     }
     let runner = ToolRunner {
         root: settings.cwd.clone(),
@@ -388,7 +388,7 @@ async fn run_work(
     let pipeline = settings.pipeline.design_plan || matches!(tier, Tier::Standard | Tier::Full);
     if pipeline && !prompt.images.is_empty() {
         bus.emit(Event::warning(
-            "images_dropped",
+            WarningCode::ImagesDropped,
             format!(
                 "{} image(s) not sent: only the light tier gives images to the model; the {} \
                  pipeline's stages get the request's text",
@@ -419,7 +419,7 @@ fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String
         PipelineEnd::Completed => (ResultStatus::Completed, None, EXIT_SUCCESS),
         PipelineEnd::Failed(detail) | PipelineEnd::Refused(detail) => {
             bus.emit(Event::error(
-                "pipeline_failed",
+                ErrorCode::PipelineFailed,
                 format!(
                     "the pipeline did not pass after {} iteration(s): {detail}",
                     shared.log.iterations()
@@ -440,11 +440,11 @@ fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String
     (exit, summary)
 }
 
-fn error_code(error: &AgentError) -> &'static str {
+fn error_code(error: &AgentError) -> ErrorCode {
     match error {
         AgentError::Provider(e) => e.code(),
-        AgentError::TurnLimit(_) => "turn_limit",
-        AgentError::Budget(_) => "budget_exceeded",
+        AgentError::TurnLimit(_) => ErrorCode::TurnLimit,
+        AgentError::Budget(_) => ErrorCode::BudgetExceeded,
     }
 }
 
@@ -464,14 +464,14 @@ fn summary(shared: &Shared, status: ResultStatus) -> String {
     let last: Vec<String> = records
         .iter()
         .filter(|r| r.iteration == iterations)
-        .map(|r| format!("{} {}", r.name, r.status))
+        .map(|r| format!("{} {}", r.name.name(), r.status.as_str()))
         .collect();
     let outcome = match status {
         ResultStatus::Completed => "completed",
         ResultStatus::Failed => "failed",
         ResultStatus::Aborted => "aborted",
     };
-    let tier = shared.tier.lock().map(|t| t.clone()).unwrap_or_default();
+    let tier = shared.tier.lock().map(|t| t.as_str()).unwrap_or_default();
     format!(
         "Pipeline {outcome} after {iterations} iteration(s) (tier {tier}): {}.\n",
         last.join(", ")
@@ -490,7 +490,7 @@ async fn run_plan(
     let end = plan::run(&ctx, request, tier, &shared.plan).await;
     let (status, reason, exit) = match end {
         PlanEnd::Invalid(detail) => {
-            bus.emit(Event::error("design_plan_invalid", detail));
+            bus.emit(Event::error(ErrorCode::DesignPlanInvalid, detail));
             (ResultStatus::Failed, None, EXIT_FAILED)
         }
         PlanEnd::Stopped(error) => {
@@ -509,7 +509,7 @@ async fn run_plan(
                         .map(|r| (r.failed.join(", "), r.skipped.join(", ")))
                         .unwrap_or_default();
                     bus.emit(Event::error(
-                        "design_plan_failed",
+                        ErrorCode::DesignPlanFailed,
                         format!("tasks failed: [{failed}]; skipped: [{skipped}]"),
                     ));
                     (ResultStatus::Failed, None, EXIT_FAILED)

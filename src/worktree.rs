@@ -15,7 +15,7 @@ use thiserror::Error;
 use crate::bus::Bus;
 use crate::git::snapshot::Snapshot;
 use crate::git::{Access, DIFF_FLAGS, GitError};
-use crate::protocol::Event;
+use crate::protocol::{ErrorCode, Event, WarningCode};
 
 #[derive(Debug, Error)]
 pub enum WorktreeError {
@@ -395,7 +395,7 @@ fn finish_run(
     let source = worktree.source.display();
     if let Err(error) = worktree.commit(&message) {
         bus.emit(Event::error(
-            "merge_back_failed",
+            ErrorCode::MergeBackFailed,
             format!("{error}; {kept}"),
         ));
         return if exit == 0 { 1 } else { exit };
@@ -407,7 +407,7 @@ fn finish_run(
         GitDir::Restored(changed) => {
             let merge = if merge_back { "; not merged" } else { "" };
             bus.emit(Event::warning(
-                "git_config_restored",
+                WarningCode::GitConfigRestored,
                 format!(
                     "the run changed {} in the git dir of {source}, which can make git run programs; Splice put them back as they were{merge}; {kept}",
                     changed.join(", ")
@@ -416,7 +416,7 @@ fn finish_run(
         }
         GitDir::Unrestorable(error) => {
             bus.emit(Event::error(
-                "merge_back_failed",
+                ErrorCode::MergeBackFailed,
                 format!(
                     "the run changed the git config or hooks of {source} and Splice could not put them back ({error}): check them before running git there; {kept}"
                 ),
@@ -460,14 +460,14 @@ fn finish_run(
         }
         MergeOutcome::DirtySource => {
             bus.emit(Event::warning(
-                "dirty_source",
+                WarningCode::DirtySource,
                 format!("{source} has uncommitted changes, so nothing was merged; {kept}"),
             ));
             exit
         }
         MergeOutcome::Conflict { files } => {
             bus.emit(Event::warning(
-                "merge_conflict",
+                WarningCode::MergeConflict,
                 format!(
                     "merging {} into {source} conflicts in {}; the source checkout was left as it was; {kept}",
                     worktree.branch,
@@ -478,7 +478,7 @@ fn finish_run(
         }
         MergeOutcome::Failed(message) => {
             bus.emit(Event::error(
-                "merge_back_failed",
+                ErrorCode::MergeBackFailed,
                 format!("{message}; {kept}"),
             ));
             if exit == 0 { 1 } else { exit }

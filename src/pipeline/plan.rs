@@ -7,14 +7,14 @@ use std::sync::Mutex;
 
 use super::Ctx;
 use super::runner::{self, PipelineEnd};
-use super::schema::{Critique, PlanSubmission, PlannedTask};
+use super::schema::{Critique, PlanSubmission, PlannedTask, SubmitTool};
 use super::stages::{READ_ONLY, submit};
 use super::tiers;
 use crate::agent::AgentError;
 use crate::ids::new_run_id;
 use crate::protocol::Event;
 use crate::protocol::result::{
-    DesignPlanResult, PipelineResult, PlanTask, ResultStatus, UsageTotals,
+    DesignPlanResult, PipelineResult, PlanTask, ResultStatus, TaskStatus, UsageTotals,
 };
 use crate::settings::Tier;
 
@@ -60,7 +60,7 @@ pub async fn run(
             id: t.id.clone(),
             title: t.title.clone(),
             depends_on: t.depends_on.clone(),
-            status: "pending".into(),
+            status: TaskStatus::Pending,
             run_id: None,
             result: None,
         })
@@ -94,7 +94,7 @@ pub async fn run(
             }
         }
         if blocked.is_some() || stopped.is_some() || refused.is_some() {
-            result.tasks[index].status = "skipped".into();
+            result.tasks[index].status = TaskStatus::Skipped;
             result.skipped.push(task.id.clone());
             store(slot, &result);
             continue;
@@ -117,31 +117,34 @@ pub async fn run(
         let end = runner::run(ctx, tiers::stages(task_tier), &text).await;
         let (stages, iterations) = ctx.log.take();
         let (status, abort_reason, label) = match &end {
-            PipelineEnd::Completed => (ResultStatus::Completed, None, "completed"),
+            PipelineEnd::Completed => (ResultStatus::Completed, None, TaskStatus::Completed),
             PipelineEnd::Failed(_) | PipelineEnd::Refused(_) => {
-                (ResultStatus::Failed, None, "failed")
+                (ResultStatus::Failed, None, TaskStatus::Failed)
             }
-            PipelineEnd::Stopped(AgentError::Budget(reason)) => {
-                (ResultStatus::Aborted, Some(reason.clone()), "failed")
-            }
-            PipelineEnd::Stopped(_) => (ResultStatus::Failed, None, "failed"),
+            PipelineEnd::Stopped(AgentError::Budget(reason)) => (
+                ResultStatus::Aborted,
+                Some(reason.clone()),
+                TaskStatus::Failed,
+            ),
+            PipelineEnd::Stopped(_) => (ResultStatus::Failed, None, TaskStatus::Failed),
         };
         ctx.bus.emit(Event::reasoning(format!(
-            "Task {} ({task_run}) {label}\n",
-            task.id
+            "Task {} ({task_run}) {}\n",
+            task.id,
+            label.as_str()
         )));
-        result.tasks[index].status = label.into();
+        result.tasks[index].status = label;
         result.tasks[index].result = Some(PipelineResult {
             run_id: task_run,
             status,
-            tier: task_tier.as_str().into(),
+            tier: task_tier,
             iterations,
             stages,
             usage: usage_since(&before, &ctx.agent.meter.totals()),
             abort_reason,
             answer: None,
         });
-        if label == "completed" {
+        if label == TaskStatus::Completed {
             result.completed.push(task.id.clone());
         } else {
             result.failed.push(task.id.clone());
@@ -203,7 +206,7 @@ async fn draft_and_critique(
         ctx,
         "design_plan",
         1,
-        "submit_plan",
+        SubmitTool::Plan,
         &READ_ONLY,
         PLAN_PROMPT,
         format!("Request:\n{request}\n"),
@@ -241,7 +244,7 @@ async fn draft_and_critique(
         ctx,
         "design_critique",
         1,
-        "submit_critique",
+        SubmitTool::Critique,
         &READ_ONLY,
         CRITIQUE_PROMPT,
         review,

@@ -8,6 +8,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::codes::{ErrorCode, WarningCode};
+
 pub const SCHEMA_VERSION: u64 = 2;
 
 /// What a tool call may do to the world (`sideEffect`).
@@ -254,16 +256,16 @@ impl Event {
         }
     }
 
-    pub fn warning(code: impl Into<String>, message: impl Into<String>) -> Event {
+    pub fn warning(code: WarningCode, message: impl Into<String>) -> Event {
         Event::Warning {
-            code: code.into(),
+            code: code.as_str().to_string(),
             message: message.into(),
         }
     }
 
-    pub fn error(code: impl Into<String>, message: impl Into<String>) -> Event {
+    pub fn error(code: ErrorCode, message: impl Into<String>) -> Event {
         Event::Error {
-            code: code.into(),
+            code: code.as_str().to_string(),
             message: message.into(),
             recoverable: false,
         }

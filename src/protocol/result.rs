@@ -2,6 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::marker::StageStatus;
+use super::stage::Stage;
+use super::tier::Tier;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultStatus {
@@ -12,8 +16,9 @@ pub enum ResultStatus {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageRecord {
-    pub name: String,
-    pub status: String,
+    pub name: Stage,
+    /// `done`, `failed` or `skipped`: a record is written when a stage ends.
+    pub status: StageStatus,
     pub iteration: u32,
     pub ms: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -37,7 +42,7 @@ pub struct UsageTotals {
 pub struct PipelineResult {
     pub run_id: String,
     pub status: ResultStatus,
-    pub tier: String,
+    pub tier: Tier,
     pub iterations: u32,
     pub stages: Vec<StageRecord>,
     pub usage: UsageTotals,
@@ -48,12 +53,33 @@ pub struct PipelineResult {
     pub answer: Option<String>,
 }
 
+/// A design-plan task's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Pending,
+    Completed,
+    Failed,
+    Skipped,
+}
+
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "pending",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Skipped => "skipped",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanTask {
     pub id: String,
     pub title: String,
     pub depends_on: Vec<String>,
-    pub status: String,
+    pub status: TaskStatus,
     /// The task's own pipeline run id, once it started.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub run_id: Option<String>,
@@ -82,14 +108,14 @@ impl DesignPlanResult {
     /// one that had started is `failed`, those that never did are `skipped`.
     pub fn settle_unfinished(&mut self) {
         for task in &mut self.tasks {
-            if task.status != "pending" {
+            if task.status != TaskStatus::Pending {
                 continue;
             }
             if task.run_id.is_some() {
-                task.status = "failed".into();
+                task.status = TaskStatus::Failed;
                 self.failed.push(task.id.clone());
             } else {
-                task.status = "skipped".into();
+                task.status = TaskStatus::Skipped;
                 self.skipped.push(task.id.clone());
             }
         }
@@ -105,7 +131,7 @@ mod tests {
         let result = PipelineResult {
             run_id: "run_x".into(),
             status: ResultStatus::Completed,
-            tier: "light".into(),
+            tier: Tier::Light,
             iterations: 1,
             stages: vec![],
             usage: UsageTotals {

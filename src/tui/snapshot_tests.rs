@@ -15,7 +15,7 @@ use crate::bus::{Answer, PermissionAsk, PermissionQuestion, Preview};
 use crate::permissions::{PermissionMode, Policy};
 use crate::protocol::events::{Risk, ToolStatus, UsageEvent};
 use crate::protocol::marker::{StageMarker, StageStatus};
-use crate::protocol::{Event, SideEffect};
+use crate::protocol::{ErrorCode, Event, SideEffect, WarningCode};
 use crate::provider::pricing::PriceTable;
 use crate::provider::{ProviderConfig, ProviderKind};
 use crate::settings::{RunSettings, Tier};
@@ -321,11 +321,17 @@ fn error_and_run_end() {
     start(&mut app, "hi");
     app.on_event(
         "run_1",
-        Event::warning("provider_retry", "rate limited (429); retrying in 1s"),
+        Event::warning(
+            WarningCode::ProviderRetry,
+            "rate limited (429); retrying in 1s",
+        ),
     );
     app.on_event(
         "run_1",
-        Event::error("auth_error", "the provider refused the API key (401)"),
+        Event::error(
+            ErrorCode::AuthError,
+            "the provider refused the API key (401)",
+        ),
     );
     app.on_event("run_1", Event::run_end(3));
     let screen = draw(&mut app, 80, 12);
@@ -631,7 +637,7 @@ fn escape_sequences_in_model_and_tool_text_never_reach_the_terminal() {
             display: None,
         },
     );
-    app.on_event("run_1", Event::warning("w", hostile));
+    app.on_event("run_1", Event::warning(WarningCode::ProviderRetry, hostile));
     let mut terminal =
         Terminal::new(TestBackend::new(100, 30)).unwrap_or_else(|e| panic!("terminal: {e}"));
     terminal
