@@ -159,14 +159,14 @@ fn reopen_without_terminal(cli: &Cli) -> i32 {
             .to_string(),
     };
     eprintln!("splice: {message}");
-    usage_error_stream(message);
+    usage_error_stream(&cli.run, message);
     EXIT_USAGE
 }
 
 /// A usage error as a well-formed stream-json stream of its own, for a reader of stdout.
-fn usage_error_stream(message: String) {
+fn usage_error_stream(args: &RunArgs, message: String) {
     let bus = Bus::new(new_run_id(), vec![output_sink(OutputFormat::StreamJson)]);
-    bus.emit(RunArgs::default().fallback_start(&new_session_id()));
+    bus.emit(args.fallback_start(&new_session_id()));
     bus.emit(Event::error(ErrorCode::UsageError, message));
     bus.emit(Event::run_end(EXIT_USAGE));
 }
@@ -189,9 +189,35 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
                 .skip(1)
                 .any(|a| a == "exec" || a == "restore" || a == "worktree"));
     if wants_json {
-        usage_error_stream(format!("{} (see splice --help)", clap_message(&error)));
+        usage_error_stream(
+            &start_args(raw),
+            format!("{} (see splice --help)", clap_message(&error)),
+        );
     }
     EXIT_USAGE
+}
+
+/// The flags `run_start` reports, read from arguments clap refused (a bad `--tier` next to a
+/// good `--provider`), so the stream starts as it would have for a usage error found later.
+fn start_args(raw: &[String]) -> RunArgs {
+    let flag = |name: &str| {
+        let spaced = raw
+            .windows(2)
+            .rev()
+            .find(|w| w[0] == name)
+            .map(|w| w[1].clone());
+        let joined = raw
+            .iter()
+            .rev()
+            .find_map(|a| a.strip_prefix(name)?.strip_prefix('=').map(str::to_string));
+        joined.or(spaced)
+    };
+    RunArgs {
+        provider: flag("--provider").and_then(|p| splice::provider::ProviderKind::parse(&p)),
+        model: flag("--model"),
+        cwd: flag("--cwd").map(std::path::PathBuf::from),
+        ..RunArgs::default()
+    }
 }
 
 fn output_sink(format: OutputFormat) -> Arc<dyn Sink> {
