@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
 use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
+use crate::exit;
 use crate::git::snapshot::Snapshot;
 use crate::pipeline::plan::{self, PlanEnd};
 use crate::pipeline::progress::StageLog;
@@ -22,12 +23,6 @@ use crate::tools::ToolName;
 use crate::tools::runner::ToolRunner;
 use crate::usage::UsageMeter;
 use crate::worktree::{self, Worktree, WorktreeError};
-
-pub const EXIT_SUCCESS: i32 = 0;
-pub const EXIT_FAILED: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
-pub const EXIT_PROVIDER: i32 = 3;
-pub const EXIT_INTERRUPTED: i32 = 130;
 
 // The run's settings live in `settings`, which the pipeline reads too; named here as well so
 // callers that start a run find everything in one place.
@@ -53,11 +48,11 @@ impl RunFailure {
     }
 
     pub fn protocol(message: impl Into<String>) -> RunFailure {
-        RunFailure::new(ErrorCode::ProtocolError, message, EXIT_USAGE)
+        RunFailure::new(ErrorCode::ProtocolError, message, exit::USAGE)
     }
 
     pub fn usage(message: impl Into<String>) -> RunFailure {
-        RunFailure::new(ErrorCode::UsageError, message, EXIT_USAGE)
+        RunFailure::new(ErrorCode::UsageError, message, exit::USAGE)
     }
 }
 
@@ -141,14 +136,14 @@ where
             // A stage cut short still ends with its one `failed` marker, and the stages it
             // kept from starting are `skipped`.
             shared.log.interrupt(bus);
-            crate::blocking::atomic(|| put_back_git_dir(bus, &shared, EXIT_INTERRUPTED));
+            crate::blocking::atomic(|| put_back_git_dir(bus, &shared, exit::INTERRUPTED));
             if let Some(note) = shared.worktree_note.lock().ok().and_then(|mut n| n.take()) {
                 crate::worktree::release_live_lock(&settings.data_dir, bus.run_id());
                 bus.emit(Event::warning(WarningCode::WorktreeInterrupted, note));
             }
             bus.emit(Event::error(ErrorCode::Interrupted, "the run was interrupted"));
             write_final(bus, &shared, ResultStatus::Aborted, Some("interrupted".into()));
-            EXIT_INTERRUPTED
+            exit::INTERRUPTED
         }
         code = work => code,
     };
@@ -182,11 +177,7 @@ fn put_back_git_dir(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
                     "the run changed the git config or hooks in {dir} and Splice could not put them back ({error}): check them before running git there"
                 ),
             ));
-            if exit == EXIT_SUCCESS {
-                EXIT_FAILED
-            } else {
-                exit
-            }
+            exit::as_failure(exit)
         }
     }
 }
@@ -196,7 +187,7 @@ fn release_final(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
     shared.hold_final.store(false, Ordering::SeqCst);
     let held = shared.held_final.lock().ok().and_then(|mut h| h.take());
     if let Some((mut status, reason)) = held {
-        if exit != EXIT_SUCCESS && status == ResultStatus::Completed {
+        if exit != exit::SUCCESS && status == ResultStatus::Completed {
             status = ResultStatus::Failed;
         }
         write_final(bus, shared, status, reason);
@@ -262,14 +253,14 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         Err(e) => {
             return report(
                 bus,
-                &RunFailure::new(ErrorCode::InternalError, e.to_string(), EXIT_FAILED),
+                &RunFailure::new(ErrorCode::InternalError, e.to_string(), exit::FAILED),
             );
         }
     };
     if let Err(e) = provider.check_credentials() {
         return report(
             bus,
-            &RunFailure::new(e.code(), e.to_string(), EXIT_PROVIDER),
+            &RunFailure::new(e.code(), e.to_string(), exit::PROVIDER),
         );
     }
     let tier = match settings.tier {
@@ -313,7 +304,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         Err(error) => {
             return report(
                 bus,
-                &RunFailure::new(ErrorCode::ToolError, error.to_string(), EXIT_FAILED),
+                &RunFailure::new(ErrorCode::ToolError, error.to_string(), exit::FAILED),
             );
         }
     };
@@ -416,7 +407,7 @@ async fn run_work(
 /// Returns the exit code and the summary.
 fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String) {
     let (status, reason, exit) = match end {
-        PipelineEnd::Completed => (ResultStatus::Completed, None, EXIT_SUCCESS),
+        PipelineEnd::Completed => (ResultStatus::Completed, None, exit::SUCCESS),
         PipelineEnd::Failed(detail) | PipelineEnd::Refused(detail) => {
             bus.emit(Event::error(
                 ErrorCode::PipelineFailed,
@@ -425,7 +416,7 @@ fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String
                     shared.log.iterations()
                 ),
             ));
-            (ResultStatus::Failed, None, EXIT_FAILED)
+            (ResultStatus::Failed, None, exit::FAILED)
         }
         PipelineEnd::Stopped(error) => {
             let (status, reason, exit) = stop_status(&error);
@@ -451,9 +442,9 @@ fn error_code(error: &AgentError) -> ErrorCode {
 /// The result status, abort reason and exit code of a run that an agent error stopped.
 fn stop_status(error: &AgentError) -> (ResultStatus, Option<String>, i32) {
     match error {
-        AgentError::Provider(_) => (ResultStatus::Failed, None, EXIT_PROVIDER),
-        AgentError::TurnLimit(_) => (ResultStatus::Failed, None, EXIT_FAILED),
-        AgentError::Budget(reason) => (ResultStatus::Aborted, Some(reason.clone()), EXIT_FAILED),
+        AgentError::Provider(_) => (ResultStatus::Failed, None, exit::PROVIDER),
+        AgentError::TurnLimit(_) => (ResultStatus::Failed, None, exit::FAILED),
+        AgentError::Budget(reason) => (ResultStatus::Aborted, Some(reason.clone()), exit::FAILED),
     }
 }
 
@@ -491,7 +482,7 @@ async fn run_plan(
     let (status, reason, exit) = match end {
         PlanEnd::Invalid(detail) => {
             bus.emit(Event::error(ErrorCode::DesignPlanInvalid, detail));
-            (ResultStatus::Failed, None, EXIT_FAILED)
+            (ResultStatus::Failed, None, exit::FAILED)
         }
         PlanEnd::Stopped(error) => {
             bus.emit(Event::error(error_code(&error), error.to_string()));
@@ -501,7 +492,7 @@ async fn run_plan(
             let result = shared.plan.lock().ok().and_then(|p| p.clone());
             match result {
                 Some(r) if r.failed.is_empty() && r.skipped.is_empty() => {
-                    (ResultStatus::Completed, None, EXIT_SUCCESS)
+                    (ResultStatus::Completed, None, exit::SUCCESS)
                 }
                 other => {
                     // As for a single pipeline: a run that did not complete says so.
@@ -512,7 +503,7 @@ async fn run_plan(
                         ErrorCode::DesignPlanFailed,
                         format!("tasks failed: [{failed}]; skipped: [{skipped}]"),
                     ));
-                    (ResultStatus::Failed, None, EXIT_FAILED)
+                    (ResultStatus::Failed, None, exit::FAILED)
                 }
             }
         }
@@ -520,7 +511,7 @@ async fn run_plan(
     let text = match shared.plan.lock().ok().and_then(|p| p.clone()) {
         Some(r) => format!(
             "Design plan {}: {} completed, {} failed, {} skipped.\n",
-            if exit == EXIT_SUCCESS {
+            if exit == exit::SUCCESS {
                 "completed"
             } else {
                 "did not complete"
@@ -569,7 +560,7 @@ async fn run_light(
             set_answer(shared, &outcome.text.replace('\u{0}', ""));
             settings.conversation.replace(messages);
             emit_final(bus, shared, ResultStatus::Completed, None);
-            EXIT_SUCCESS
+            exit::SUCCESS
         }
         Err(error) => {
             let (status, reason, exit) = stop_status(&error);

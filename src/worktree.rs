@@ -398,7 +398,7 @@ fn finish_run(
             ErrorCode::MergeBackFailed,
             format!("{error}; {kept}"),
         ));
-        return if exit == 0 { 1 } else { exit };
+        return crate::exit::as_failure(exit);
     }
     // A run that changed how git runs programs in the user's repository is not merged (fail
     // closed): its branch waits for the user to look at it.
@@ -421,13 +421,13 @@ fn finish_run(
                     "the run changed the git config or hooks of {source} and Splice could not put them back ({error}): check them before running git there; {kept}"
                 ),
             ));
-            return if exit == 0 { 1 } else { exit };
+            return crate::exit::as_failure(exit);
         }
     }
-    if let (GitDir::Restored(_), true, 0) = (&git_dir, merge_back, exit) {
+    if let (GitDir::Restored(_), true, crate::exit::SUCCESS) = (&git_dir, merge_back, exit) {
         return exit;
     }
-    if !merge_back || exit != 0 {
+    if !merge_back || exit != crate::exit::SUCCESS {
         let text = match worktree.commits() {
             Ok(0) => {
                 let _ = worktree.remove(data_dir, true);
@@ -481,7 +481,7 @@ fn finish_run(
                 ErrorCode::MergeBackFailed,
                 format!("{message}; {kept}"),
             ));
-            if exit == 0 { 1 } else { exit }
+            crate::exit::as_failure(exit)
         }
     }
 }
@@ -525,13 +525,13 @@ pub fn command(
         .collect();
     if let (Some(id), true) = (run_id, chosen.is_empty()) {
         let _ = writeln!(err, "no leftover worktree of run {id}");
-        return 2;
+        return crate::exit::USAGE;
     }
     if chosen.is_empty() {
         let _ = writeln!(out, "no leftover worktrees");
-        return 0;
+        return crate::exit::SUCCESS;
     }
-    let mut code = 0;
+    let mut code = crate::exit::SUCCESS;
     for worktree in chosen {
         let live = is_live(data_dir, &worktree.run_id);
         let line = match action {
@@ -549,7 +549,7 @@ pub fn command(
             }
             Err(error) => {
                 let _ = writeln!(err, "{}: {error}", worktree.run_id);
-                code = 1;
+                code = crate::exit::FAILED;
             }
         }
     }

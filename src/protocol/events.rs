@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::codes::{ErrorCode, WarningCode};
+use crate::exit;
 
 pub const SCHEMA_VERSION: u64 = 2;
 
@@ -66,9 +67,9 @@ impl RunStatus {
     /// The status `run_end` carries for a process exit code (DECISIONS.md).
     pub fn for_exit_code(code: i32) -> RunStatus {
         match code {
-            0 => RunStatus::Success,
-            1 => RunStatus::Failed,
-            130 => RunStatus::Interrupted,
+            exit::SUCCESS => RunStatus::Success,
+            exit::FAILED => RunStatus::Failed,
+            exit::INTERRUPTED => RunStatus::Interrupted,
             _ => RunStatus::Error,
         }
     }

@@ -144,7 +144,7 @@ pub struct Screen<B: Backend, E> {
 /// The run's exit code when its task ends; a run that panicked failed.
 async fn run_to_end(run: &mut Option<tokio::task::JoinHandle<i32>>) -> i32 {
     match run {
-        Some(run) => run.await.unwrap_or(run::EXIT_FAILED),
+        Some(run) => run.await.unwrap_or(crate::exit::FAILED),
         None => std::future::pending().await,
     }
 }
@@ -228,7 +228,7 @@ where
 
     let mut run: Option<tokio::task::JoinHandle<i32>> = None;
     let mut interrupt: Option<oneshot::Sender<()>> = None;
-    let mut last_code = 0;
+    let mut last_code = crate::exit::SUCCESS;
     let mut input_open = true;
     if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
         app.submit(prompt);

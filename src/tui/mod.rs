@@ -152,7 +152,7 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
         Opening::Pick(sessions) => {
             let Some(id) = event_loop::pick(sessions, &theme).await? else {
                 // Cancelled: nothing opened, nothing to say.
-                return Ok(0);
+                return Ok(crate::exit::SUCCESS);
             };
             let reopen = Reopen::Id(id);
             match find(Some(&reopen), &settings.data_dir, &settings.cwd)? {
