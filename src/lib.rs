@@ -17,6 +17,7 @@ pub mod pipeline;
 pub mod protocol;
 pub mod provider;
 pub mod run;
+pub mod sanitize;
 pub mod settings;
 pub mod tools;
 pub mod tui;

@@ -16,7 +16,6 @@ use splice::cli::{
     WorktreeArgs, args_request_stream_json,
 };
 use splice::exit;
-use splice::headless::redact::Redactor;
 use splice::headless::stream_json::StreamJsonSink;
 use splice::headless::text::TextSink;
 use splice::ids::{new_run_id, new_session_id};
@@ -24,6 +23,7 @@ use splice::permissions::{sandbox, supervisor};
 use splice::protocol::input::{Prompt, parse_input};
 use splice::protocol::{ErrorCode, Event, WarningCode};
 use splice::run::{self, RunFailure};
+use splice::sanitize::redact::Redactor;
 use splice::tui::{Reopen, TuiOptions};
 
 fn main() -> ExitCode {

@@ -5,9 +5,9 @@
 use super::app::{App, Request};
 use super::cells::Level;
 use super::composer::CommandHint;
-use crate::headless::terminal::strip_controls;
 use crate::permissions::PermissionMode;
 use crate::provider::{ProviderConfig, ProviderKind, alias_owner};
+use crate::sanitize::terminal::strip_controls;
 use crate::settings::Tier;
 
 pub type Handler = fn(&mut App, &str);

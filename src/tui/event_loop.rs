@@ -26,11 +26,11 @@ use super::app::{App, Request};
 use super::cells::Level;
 use super::session::{Record, SessionLog, SessionWriter};
 use crate::bus::{Bus, PermissionAsk, Sink};
-use crate::headless::redact::Redactor;
 use crate::ids::new_run_id;
 use crate::protocol::Event;
 use crate::protocol::input::Prompt;
 use crate::run;
+use crate::sanitize::redact::Redactor;
 use crate::settings::RunSettings;
 
 const TICK: Duration = Duration::from_millis(100);

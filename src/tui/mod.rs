@@ -229,7 +229,7 @@ mod find_tests {
 
     use super::session::{Record, SessionLog};
     use super::{Opening, Reopen, find};
-    use crate::headless::redact::Redactor;
+    use crate::sanitize::redact::Redactor;
 
     fn saved(data: &Path, id: &str, cwd: &str) {
         let mut log = SessionLog::open(data, id, Path::new(cwd), Redactor::from_vars([]))
