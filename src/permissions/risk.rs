@@ -94,6 +94,8 @@ mod tests {
     /// A pattern that did not compile rates every command high: `auto` mode then asks (and a
     /// headless run refuses) rather than running `rm -rf` as "low risk".
     #[test]
+    // The broken pattern is the point of the test.
+    #[allow(clippy::invalid_regex)]
     fn a_pattern_that_does_not_compile_rates_every_command_high() {
         let broken = Patterns::compile(|pattern| {
             if pattern == HIGH {
