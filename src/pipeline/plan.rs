@@ -191,7 +191,7 @@ fn usage_since(before: &UsageTotals, now: &UsageTotals) -> UsageTotals {
         completion_tokens: now.completion_tokens - before.completion_tokens,
         total_tokens: now.total_tokens - before.total_tokens,
         cost_usd: cost,
-        cost_status: now.cost_status.clone(),
+        cost_status: now.cost_status,
     }
 }
 

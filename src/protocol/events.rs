@@ -105,6 +105,17 @@ pub struct RestoreInfo {
     pub escaped: Vec<String>,
 }
 
+/// Whether a cost is known: `priced`, `unpriced` (never a cost of 0) or, for totals, `partial`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CostStatus {
+    Priced,
+    /// The default claims no price.
+    #[default]
+    Unpriced,
+    Partial,
+}
+
 /// Token counts and cost of one model request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -127,7 +138,7 @@ pub struct UsageEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost_status: Option<String>,
+    pub cost_status: Option<CostStatus>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_estimated: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -356,7 +367,7 @@ mod tests {
             prompt_tokens: 10,
             completion_tokens: 5,
             total_tokens: 15,
-            cost_status: Some("unpriced".into()),
+            cost_status: Some(CostStatus::Unpriced),
             unpriced_reason: Some("no price".into()),
             ..UsageEvent::default()
         });

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::events::CostStatus;
 use super::marker::StageStatus;
 use super::stage::Stage;
 use super::tier::Tier;
@@ -35,7 +36,7 @@ pub struct UsageTotals {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub cost_usd: Option<f64>,
     /// `priced`, `unpriced` (no request had a price) or `partial`.
-    pub cost_status: String,
+    pub cost_status: CostStatus,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,7 +136,7 @@ mod tests {
             iterations: 1,
             stages: vec![],
             usage: UsageTotals {
-                cost_status: "unpriced".into(),
+                cost_status: CostStatus::Unpriced,
                 ..UsageTotals::default()
             },
             abort_reason: None,
@@ -155,5 +156,47 @@ mod tests {
         }
         assert_eq!(value["status"], "completed");
         assert_eq!(value["stages"], serde_json::json!([]));
+    }
+
+    /// The typed fields are written exactly as the protocol spells them.
+    #[test]
+    fn typed_fields_serialise_to_the_protocol_strings() {
+        let record = StageRecord {
+            name: Stage::AcceptanceVerifier,
+            status: StageStatus::Skipped,
+            iteration: 2,
+            ms: 0,
+            detail: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&record).unwrap_or_default(),
+            r#"{"name":"acceptance_verifier","status":"skipped","iteration":2,"ms":0}"#
+        );
+        let totals = UsageTotals {
+            cost_status: CostStatus::Partial,
+            ..UsageTotals::default()
+        };
+        assert_eq!(
+            serde_json::to_value(&totals).unwrap_or_default()["cost_status"],
+            "partial"
+        );
+        for (tier, name) in [
+            (Tier::Light, "light"),
+            (Tier::Standard, "standard"),
+            (Tier::Full, "full"),
+        ] {
+            assert_eq!(serde_json::to_value(tier).unwrap_or_default(), name);
+        }
+        for status in [
+            TaskStatus::Pending,
+            TaskStatus::Completed,
+            TaskStatus::Failed,
+            TaskStatus::Skipped,
+        ] {
+            assert_eq!(
+                serde_json::to_value(status).unwrap_or_default(),
+                status.as_str()
+            );
+        }
     }
 }

@@ -81,7 +81,9 @@ fn usage(cost: Option<f64>) -> Event {
         completion_tokens: 234,
         total_tokens: 1234,
         cost_usd: cost,
-        cost_status: cost.is_none().then(|| "unpriced".into()),
+        cost_status: cost
+            .is_none()
+            .then_some(crate::protocol::events::CostStatus::Unpriced),
         ..UsageEvent::default()
     })
 }
