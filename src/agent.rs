@@ -5,7 +5,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::bus::Bus;
-use crate::protocol::Event;
+use crate::protocol::{Event, WarningCode};
 use crate::provider::{Message, ModelRequest, Provider, ProviderError, StreamEvent, ToolSpec};
 use crate::tools::ToolName;
 use crate::tools::runner::ToolRunner;
@@ -117,7 +117,7 @@ impl Agent<'_> {
                         delay,
                         reason,
                     } => bus.emit(Event::warning(
-                        "provider_retry",
+                        WarningCode::ProviderRetry,
                         format!("retry {attempt} in {} ms after {reason}", delay.as_millis()),
                     )),
                 };
@@ -139,7 +139,7 @@ impl Agent<'_> {
             // An answer cut at the output limit is reported, not passed off as complete.
             if let Some(reason @ ("length" | "max_tokens")) = response.stop_reason.as_deref() {
                 self.bus.emit(Event::warning(
-                    "response_truncated",
+                    WarningCode::ResponseTruncated,
                     format!(
                         "the model's answer was cut at the output limit (stop reason `{reason}`, \
                          {MAX_OUTPUT_TOKENS} tokens); it may be incomplete"

@@ -2,16 +2,21 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsStr;
+
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::ErrorKind;
+use clap::{Arg, Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{self, ConfigFile, env_value};
 use crate::ids::new_session_id;
 use crate::permissions::{Effect, PermissionMode, Policy, Rule};
-use crate::pipeline::{DEFAULT_MAX_ITERATIONS, PipelineSettings};
 use crate::protocol::Event;
 use crate::provider::pricing::PriceTable;
 use crate::provider::{ProviderConfig, ProviderKind, api_model_for};
-use crate::run::{RunFailure, RunSettings, Tier};
+use crate::run::RunFailure;
+use crate::settings::{DEFAULT_MAX_ITERATIONS, PipelineSettings};
+use crate::settings::{RunSettings, Tier};
 use crate::usage::Budget;
 
 #[derive(Debug, Parser)]
@@ -100,15 +105,15 @@ pub struct RunArgs {
     /// Model provider: openai (also any OpenAI-compatible server via OPENAI_BASE_URL), anthropic or
     /// gemini. Default: the config file, then SPLICE_PROVIDER, then anthropic when only
     /// ANTHROPIC_API_KEY is set, else openai.
-    #[arg(long)]
-    pub provider: Option<String>,
+    #[arg(long, value_parser = Named::<ProviderKind>::new("provider"))]
+    pub provider: Option<ProviderKind>,
     /// Model name (aliases: sonnet, opus, haiku, gpt, mini, o). Default: the config file, then
     /// SPLICE_MODEL, then gpt-4.1 / claude-sonnet-4-5 / gemini-2.5-flash for the provider.
     #[arg(long)]
     pub model: Option<String>,
     /// ask (default), accept-edits, auto or read-only.
-    #[arg(long)]
-    pub permission_mode: Option<String>,
+    #[arg(long, value_parser = Named::<PermissionMode>::new("permission mode"))]
+    pub permission_mode: Option<PermissionMode>,
     /// Allow a tool or a command pattern without asking, e.g. `run_command(cargo test*)`. Repeatable.
     #[arg(long)]
     pub allow: Vec<String>,
@@ -116,8 +121,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub deny: Vec<String>,
     /// Request tier: auto (default), light, standard or full.
-    #[arg(long)]
-    pub tier: Option<String>,
+    #[arg(long, value_parser = Named::<Tier>::new("tier"))]
+    pub tier: Option<Tier>,
     /// Most model requests in one conversation (default 40).
     #[arg(long)]
     pub max_turns: Option<u32>,
@@ -217,7 +222,7 @@ impl RunArgs {
     /// Flag, then config file, then `SPLICE_PROVIDER` (DECISIONS.md's order), then a default.
     fn provider_name(&self, config: &ConfigFile) -> String {
         self.provider
-            .clone()
+            .map(|kind| kind.name().to_string())
             .or_else(|| config.provider.clone())
             .or_else(|| env_value("SPLICE_PROVIDER"))
             .unwrap_or_else(|| default_provider().name().to_string())
@@ -279,17 +284,16 @@ impl RunArgs {
         let model = self.model_name(&config);
         let provider = ProviderConfig::from_env(kind, model.as_deref())
             .map_err(|e| RunFailure::usage(e.to_string()))?;
-        let mode_name = self
+        // The config's values were checked above; a flag's, by clap.
+        let mode = self
             .permission_mode
-            .clone()
-            .or(config.permission_mode.clone())
-            .unwrap_or_else(|| "ask".into());
-        let mode = PermissionMode::parse(&mode_name).ok_or_else(|| {
-            RunFailure::usage(format!(
-                "unknown permission mode `{mode_name}` (expected {})",
-                PermissionMode::NAMES.join(", ")
-            ))
-        })?;
+            .or_else(|| {
+                config
+                    .permission_mode
+                    .as_deref()
+                    .and_then(PermissionMode::parse)
+            })
+            .unwrap_or_default();
         let mut rules = Vec::new();
         for (effect, texts) in [
             (Effect::Deny, config.deny.iter().chain(&self.deny)),
@@ -300,17 +304,10 @@ impl RunArgs {
                     .push(Rule::parse(effect, text).map_err(|e| RunFailure::usage(e.to_string()))?);
             }
         }
-        let tier_name = self
+        let tier = self
             .tier
-            .clone()
-            .or(config.tier.clone())
-            .unwrap_or_else(|| "auto".into());
-        let tier = Tier::parse(&tier_name).ok_or_else(|| {
-            RunFailure::usage(format!(
-                "unknown tier `{tier_name}` (expected {})",
-                Tier::NAMES.join(", ")
-            ))
-        })?;
+            .or_else(|| config.tier.as_deref().and_then(Tier::parse))
+            .unwrap_or(Tier::Auto);
         let cwd = match &self.cwd {
             Some(cwd) => cwd.clone(),
             None => std::env::current_dir()
@@ -417,4 +414,97 @@ pub fn args_request_stream_json(args: &[String]) -> bool {
         arg == "--output-format=stream-json"
             || (arg == "--output-format" && args.get(i + 1).is_some_and(|v| v == "stream-json"))
     })
+}
+
+/// A flag whose value is one of a closed list: clap lists the values in `--help`, and a bad one
+/// is a usage error (exit 2) worded as the config file's (`unknown tier `huge` (expected …)`).
+#[derive(Clone)]
+struct Named<E> {
+    what: &'static str,
+    kind: std::marker::PhantomData<E>,
+}
+
+impl<E> Named<E> {
+    fn new(what: &'static str) -> Named<E> {
+        Named {
+            what,
+            kind: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for Named<E> {
+    type Value = E;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<E, clap::Error> {
+        let text = value.to_string_lossy();
+        E::from_str(&text, false).map_err(|_| {
+            let names: Vec<String> = E::value_variants()
+                .iter()
+                .filter_map(|v| v.to_possible_value())
+                .map(|v| v.get_name().to_string())
+                .collect();
+            clap::Error::raw(
+                ErrorKind::InvalidValue,
+                format!(
+                    "unknown {} `{text}` (expected {})\n",
+                    self.what,
+                    names.join(", ")
+                ),
+            )
+            .with_cmd(cmd)
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            E::value_variants()
+                .iter()
+                .filter_map(|v| v.to_possible_value()),
+        ))
+    }
+}
+
+impl ValueEnum for Tier {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Tier::Auto, Tier::Light, Tier::Standard, Tier::Full]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()))
+    }
+}
+
+impl ValueEnum for PermissionMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            PermissionMode::Ask,
+            PermissionMode::AcceptEdits,
+            PermissionMode::Auto,
+            PermissionMode::ReadOnly,
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()))
+    }
+}
+
+impl ValueEnum for ProviderKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            ProviderKind::OpenAi,
+            ProviderKind::Anthropic,
+            ProviderKind::Gemini,
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()))
+    }
 }

@@ -15,14 +15,15 @@ use splice::cli::{
     Cli, Command, ExecArgs, InputFormat, OutputFormat, RestoreArgs, RunArgs, WorktreeAction,
     WorktreeArgs, args_request_stream_json,
 };
-use splice::headless::redact::Redactor;
+use splice::exit;
 use splice::headless::stream_json::StreamJsonSink;
 use splice::headless::text::TextSink;
 use splice::ids::{new_run_id, new_session_id};
 use splice::permissions::{sandbox, supervisor};
-use splice::protocol::Event;
 use splice::protocol::input::{Prompt, parse_input};
-use splice::run::{self, EXIT_FAILED, EXIT_USAGE, RunFailure};
+use splice::protocol::{ErrorCode, Event, WarningCode};
+use splice::run::{self, RunFailure};
+use splice::sanitize::redact::Redactor;
 use splice::tui::{Reopen, TuiOptions};
 
 fn main() -> ExitCode {
@@ -31,7 +32,7 @@ fn main() -> ExitCode {
     // no runtime, no parsing.
     if args.get(1).is_some_and(|a| a == sandbox::SANDBOX_ARG) {
         let code = supervisor::main(&args[2..]);
-        return ExitCode::from(u8::try_from(code).unwrap_or(126));
+        return ExitCode::from(u8::try_from(code).unwrap_or(supervisor::CANNOT_RUN as u8));
     }
     // Commands run as the same user: without this, one could read the provider keys that
     // their own environment lacks from /proc/<splice>/environ (or attach a debugger).
@@ -44,7 +45,7 @@ fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().collect();
     let cli = match Cli::try_parse_from(&raw) {
         Ok(cli) => cli,
-        Err(error) => return ExitCode::from(u8::try_from(parse_failure(&raw, error)).unwrap_or(1)),
+        Err(error) => return exit::process_code(parse_failure(&raw, error)),
     };
     let stdout_is_tty = std::io::stdout().is_terminal();
     // The TUI's run is a task of its own beside the loop that reads keys and draws, so what
@@ -72,10 +73,10 @@ fn main() -> ExitCode {
         }
         Err(error) => {
             eprintln!("splice: {error:#}");
-            EXIT_FAILED
+            exit::FAILED
         }
     };
-    ExitCode::from(u8::try_from(code).unwrap_or(1))
+    exit::process_code(code)
 }
 
 async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
@@ -131,7 +132,7 @@ async fn tui(cli: &Cli) -> i32 {
         Ok(code) => code,
         Err(error) => {
             eprintln!("splice: {error}");
-            EXIT_USAGE
+            exit::USAGE
         }
     }
 }
@@ -159,16 +160,16 @@ fn reopen_without_terminal(cli: &Cli) -> i32 {
             .to_string(),
     };
     eprintln!("splice: {message}");
-    usage_error_stream(message);
-    EXIT_USAGE
+    usage_error_stream(&cli.run, message);
+    exit::USAGE
 }
 
 /// A usage error as a well-formed stream-json stream of its own, for a reader of stdout.
-fn usage_error_stream(message: String) {
+fn usage_error_stream(args: &RunArgs, message: String) {
     let bus = Bus::new(new_run_id(), vec![output_sink(OutputFormat::StreamJson)]);
-    bus.emit(RunArgs::default().fallback_start(&new_session_id()));
-    bus.emit(Event::error("usage_error", message));
-    bus.emit(Event::run_end(EXIT_USAGE));
+    bus.emit(args.fallback_start(&new_session_id()));
+    bus.emit(Event::error(ErrorCode::UsageError, message));
+    bus.emit(Event::run_end(exit::USAGE));
 }
 
 /// Bad flags: clap's message on stderr, and for a stream-json consumer a well-formed stream.
@@ -179,7 +180,7 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
     ) {
         let _ = error.print();
-        return 0;
+        return exit::SUCCESS;
     }
     let _ = error.print();
     let wants_json = args_request_stream_json(raw)
@@ -189,9 +190,35 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
                 .skip(1)
                 .any(|a| a == "exec" || a == "restore" || a == "worktree"));
     if wants_json {
-        usage_error_stream(format!("{} (see splice --help)", clap_message(&error)));
+        usage_error_stream(
+            &start_args(raw),
+            format!("{} (see splice --help)", clap_message(&error)),
+        );
     }
-    EXIT_USAGE
+    exit::USAGE
+}
+
+/// The flags `run_start` reports, read from arguments clap refused (a bad `--tier` next to a
+/// good `--provider`), so the stream starts as it would have for a usage error found later.
+fn start_args(raw: &[String]) -> RunArgs {
+    let flag = |name: &str| {
+        let spaced = raw
+            .windows(2)
+            .rev()
+            .find(|w| w[0] == name)
+            .map(|w| w[1].clone());
+        let joined = raw
+            .iter()
+            .rev()
+            .find_map(|a| a.strip_prefix(name)?.strip_prefix('=').map(str::to_string));
+        joined.or(spaced)
+    };
+    RunArgs {
+        provider: flag("--provider").and_then(|p| splice::provider::ProviderKind::parse(&p)),
+        model: flag("--model"),
+        cwd: flag("--cwd").map(std::path::PathBuf::from),
+        ..RunArgs::default()
+    }
 }
 
 fn output_sink(format: OutputFormat) -> Arc<dyn Sink> {
@@ -375,9 +402,9 @@ fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
     bus.emit(RunArgs::default().fallback_start(&new_session_id()));
     let data_dir = splice::config::data_dir();
     if let Err(message) = check_restore_args(&data_dir, args) {
-        bus.emit(Event::error("usage_error", message));
-        bus.emit(Event::run_end(EXIT_USAGE));
-        return EXIT_USAGE;
+        bus.emit(Event::error(ErrorCode::UsageError, message));
+        bus.emit(Event::run_end(exit::USAGE));
+        return exit::USAGE;
     }
     let code = match splice::checkpoint::restore(&data_dir, &args.run_id, args.to, args.force) {
         Ok(reports) => {
@@ -404,18 +431,18 @@ fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
                         changed.join(", ")
                     ));
                 }
-                bus.emit(Event::warning("restore_skipped", why.join("; ")));
-                EXIT_FAILED
+                bus.emit(Event::warning(WarningCode::RestoreSkipped, why.join("; ")));
+                exit::FAILED
             } else {
-                0
+                exit::SUCCESS
             }
         }
         Err(error) => {
             let code = match error {
-                splice::checkpoint::CheckpointError::UnknownRun(_) => EXIT_USAGE,
-                _ => EXIT_FAILED,
+                splice::checkpoint::CheckpointError::UnknownRun(_) => exit::USAGE,
+                _ => exit::FAILED,
             };
-            bus.emit(Event::error("restore_failed", error.to_string()));
+            bus.emit(Event::error(ErrorCode::RestoreFailed, error.to_string()));
             code
         }
     };

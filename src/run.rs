@@ -9,90 +9,37 @@ use std::sync::{Arc, Mutex};
 use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
 use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
-use crate::conversation::Conversation;
+use crate::exit;
 use crate::git::snapshot::Snapshot;
-use crate::permissions::Policy;
 use crate::pipeline::plan::{self, PlanEnd};
 use crate::pipeline::progress::StageLog;
 use crate::pipeline::runner::{self, PipelineEnd};
-use crate::pipeline::{Ctx, PipelineSettings, tiers};
+use crate::pipeline::{Ctx, tiers};
 use crate::protocol::input::Prompt;
 use crate::protocol::result::{DesignPlanResult, PipelineResult, ResultStatus};
-use crate::protocol::{Event, ToolStatus};
-use crate::provider::pricing::PriceTable;
-use crate::provider::{Message, Provider, ProviderConfig};
+use crate::protocol::{ErrorCode, Event, ToolStatus, WarningCode};
+use crate::provider::{Message, Provider};
 use crate::tools::ToolName;
 use crate::tools::runner::ToolRunner;
-use crate::usage::{Budget, UsageMeter};
+use crate::usage::UsageMeter;
 use crate::worktree::{self, Worktree, WorktreeError};
 
-pub const EXIT_SUCCESS: i32 = 0;
-pub const EXIT_FAILED: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
-pub const EXIT_PROVIDER: i32 = 3;
-pub const EXIT_INTERRUPTED: i32 = 130;
+// The run's settings live in `settings`, which the pipeline reads too; named here as well so
+// callers that start a run find everything in one place.
+pub use crate::settings::{RunSettings, Tier};
 
 const AGENT_PROMPT: &str = include_str!("../assets/prompts/agent.md");
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tier {
-    Auto,
-    Light,
-    Standard,
-    Full,
-}
-
-impl Tier {
-    pub const NAMES: [&'static str; 4] = ["auto", "light", "standard", "full"];
-
-    pub fn parse(name: &str) -> Option<Tier> {
-        match name {
-            "auto" => Some(Tier::Auto),
-            "light" => Some(Tier::Light),
-            "standard" => Some(Tier::Standard),
-            "full" => Some(Tier::Full),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Auto => "auto",
-            Tier::Light => "light",
-            Tier::Standard => "standard",
-            Tier::Full => "full",
-        }
-    }
-}
-
-/// Everything a run needs, resolved from flags, config and environment before it starts.
-#[derive(Clone)]
-pub struct RunSettings {
-    pub session_id: String,
-    /// The working root, canonical.
-    pub cwd: PathBuf,
-    pub provider: ProviderConfig,
-    pub policy: Policy,
-    pub tier: Tier,
-    pub max_turns: u32,
-    pub data_dir: PathBuf,
-    pub pricing: PriceTable,
-    pub budget: Budget,
-    pub pipeline: PipelineSettings,
-    /// Earlier runs of this session (the TUI's follow-ups); empty for a headless run.
-    pub conversation: Conversation,
-}
 
 /// A failure that ends a run: the `error` event's code and message, and the exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunFailure {
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     pub exit_code: i32,
 }
 
 impl RunFailure {
-    pub fn new(code: &'static str, message: impl Into<String>, exit_code: i32) -> RunFailure {
+    pub fn new(code: ErrorCode, message: impl Into<String>, exit_code: i32) -> RunFailure {
         RunFailure {
             code,
             message: message.into(),
@@ -101,18 +48,18 @@ impl RunFailure {
     }
 
     pub fn protocol(message: impl Into<String>) -> RunFailure {
-        RunFailure::new("protocol_error", message, EXIT_USAGE)
+        RunFailure::new(ErrorCode::ProtocolError, message, exit::USAGE)
     }
 
     pub fn usage(message: impl Into<String>) -> RunFailure {
-        RunFailure::new("usage_error", message, EXIT_USAGE)
+        RunFailure::new(ErrorCode::UsageError, message, exit::USAGE)
     }
 }
 
 /// What the run's work shares with the lifecycle wrapper, so an interrupt can still report.
 struct Shared {
     meter: UsageMeter,
-    tier: Mutex<String>,
+    tier: Mutex<Tier>,
     log: StageLog,
     /// Set by a design-plan run: then `final.text` is the design-plan result.
     plan: Mutex<Option<DesignPlanResult>>,
@@ -156,7 +103,7 @@ where
             settings.pricing.clone(),
             settings.budget,
         ),
-        tier: Mutex::new(Tier::Light.as_str().to_string()),
+        tier: Mutex::new(Tier::Light),
         log: StageLog::default(),
         plan: Mutex::new(None),
         hold_final: AtomicBool::new(false),
@@ -189,14 +136,14 @@ where
             // A stage cut short still ends with its one `failed` marker, and the stages it
             // kept from starting are `skipped`.
             shared.log.interrupt(bus);
-            crate::blocking::atomic(|| put_back_git_dir(bus, &shared, EXIT_INTERRUPTED));
+            crate::blocking::atomic(|| put_back_git_dir(bus, &shared, exit::INTERRUPTED));
             if let Some(note) = shared.worktree_note.lock().ok().and_then(|mut n| n.take()) {
                 crate::worktree::release_live_lock(&settings.data_dir, bus.run_id());
-                bus.emit(Event::warning("worktree_interrupted", note));
+                bus.emit(Event::warning(WarningCode::WorktreeInterrupted, note));
             }
-            bus.emit(Event::error("interrupted", "the run was interrupted"));
+            bus.emit(Event::error(ErrorCode::Interrupted, "the run was interrupted"));
             write_final(bus, &shared, ResultStatus::Aborted, Some("interrupted".into()));
-            EXIT_INTERRUPTED
+            exit::INTERRUPTED
         }
         code = work => code,
     };
@@ -215,7 +162,7 @@ fn put_back_git_dir(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
         Ok(changed) if changed.is_empty() => exit,
         Ok(changed) => {
             bus.emit(Event::warning(
-                "git_config_restored",
+                WarningCode::GitConfigRestored,
                 format!(
                     "the run changed {} in {dir}, which can make git run programs; Splice put them back as they were",
                     changed.join(", ")
@@ -225,16 +172,12 @@ fn put_back_git_dir(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
         }
         Err(error) => {
             bus.emit(Event::error(
-                "git_config_restore_failed",
+                ErrorCode::GitConfigRestoreFailed,
                 format!(
                     "the run changed the git config or hooks in {dir} and Splice could not put them back ({error}): check them before running git there"
                 ),
             ));
-            if exit == EXIT_SUCCESS {
-                EXIT_FAILED
-            } else {
-                exit
-            }
+            exit::as_failure(exit)
         }
     }
 }
@@ -244,7 +187,7 @@ fn release_final(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
     shared.hold_final.store(false, Ordering::SeqCst);
     let held = shared.held_final.lock().ok().and_then(|mut h| h.take());
     if let Some((mut status, reason)) = held {
-        if exit != EXIT_SUCCESS && status == ResultStatus::Completed {
+        if exit != exit::SUCCESS && status == ResultStatus::Completed {
             status = ResultStatus::Failed;
         }
         write_final(bus, shared, status, reason);
@@ -291,7 +234,7 @@ fn write_final(bus: &Bus, shared: &Shared, status: ResultStatus, abort_reason: O
         None => serde_json::to_string(&PipelineResult {
             run_id: bus.run_id().to_string(),
             status,
-            tier: shared.tier.lock().map(|t| t.clone()).unwrap_or_default(),
+            tier: shared.tier.lock().map(|t| *t).unwrap_or(Tier::Light),
             iterations: shared.log.iterations(),
             stages: shared.log.records(),
             usage: shared.meter.totals(),
@@ -310,14 +253,14 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         Err(e) => {
             return report(
                 bus,
-                &RunFailure::new("internal_error", e.to_string(), EXIT_FAILED),
+                &RunFailure::new(ErrorCode::InternalError, e.to_string(), exit::FAILED),
             );
         }
     };
     if let Err(e) = provider.check_credentials() {
         return report(
             bus,
-            &RunFailure::new(e.code(), e.to_string(), EXIT_PROVIDER),
+            &RunFailure::new(e.code(), e.to_string(), exit::PROVIDER),
         );
     }
     let tier = match settings.tier {
@@ -333,7 +276,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         other => other,
     };
     if let Ok(mut shown) = shared.tier.lock() {
-        *shown = tier.as_str().to_string();
+        *shown = tier;
     }
     if !settings.pipeline.worktree {
         // A sandboxed command may write the repository's git dir under the root: what it
@@ -361,7 +304,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         Err(error) => {
             return report(
                 bus,
-                &RunFailure::new("tool_error", error.to_string(), EXIT_FAILED),
+                &RunFailure::new(ErrorCode::ToolError, error.to_string(), exit::FAILED),
             );
         }
     };
@@ -411,7 +354,7 @@ async fn run_work(
 ) -> i32 {
     let instructions = crate::instructions::read(&settings.cwd);
     for skipped in instructions.skipped {
-        bus.emit(Event::warning("instructions_skipped", skipped));
+        bus.emit(Event::warning(WarningCode::InstructionsSkipped, skipped));
     }
     let runner = ToolRunner {
         root: settings.cwd.clone(),
@@ -436,7 +379,7 @@ async fn run_work(
     let pipeline = settings.pipeline.design_plan || matches!(tier, Tier::Standard | Tier::Full);
     if pipeline && !prompt.images.is_empty() {
         bus.emit(Event::warning(
-            "images_dropped",
+            WarningCode::ImagesDropped,
             format!(
                 "{} image(s) not sent: only the light tier gives images to the model; the {} \
                  pipeline's stages get the request's text",
@@ -464,16 +407,16 @@ async fn run_work(
 /// Returns the exit code and the summary.
 fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String) {
     let (status, reason, exit) = match end {
-        PipelineEnd::Completed => (ResultStatus::Completed, None, EXIT_SUCCESS),
+        PipelineEnd::Completed => (ResultStatus::Completed, None, exit::SUCCESS),
         PipelineEnd::Failed(detail) | PipelineEnd::Refused(detail) => {
             bus.emit(Event::error(
-                "pipeline_failed",
+                ErrorCode::PipelineFailed,
                 format!(
                     "the pipeline did not pass after {} iteration(s): {detail}",
                     shared.log.iterations()
                 ),
             ));
-            (ResultStatus::Failed, None, EXIT_FAILED)
+            (ResultStatus::Failed, None, exit::FAILED)
         }
         PipelineEnd::Stopped(error) => {
             let (status, reason, exit) = stop_status(&error);
@@ -488,20 +431,20 @@ fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String
     (exit, summary)
 }
 
-fn error_code(error: &AgentError) -> &'static str {
+fn error_code(error: &AgentError) -> ErrorCode {
     match error {
         AgentError::Provider(e) => e.code(),
-        AgentError::TurnLimit(_) => "turn_limit",
-        AgentError::Budget(_) => "budget_exceeded",
+        AgentError::TurnLimit(_) => ErrorCode::TurnLimit,
+        AgentError::Budget(_) => ErrorCode::BudgetExceeded,
     }
 }
 
 /// The result status, abort reason and exit code of a run that an agent error stopped.
 fn stop_status(error: &AgentError) -> (ResultStatus, Option<String>, i32) {
     match error {
-        AgentError::Provider(_) => (ResultStatus::Failed, None, EXIT_PROVIDER),
-        AgentError::TurnLimit(_) => (ResultStatus::Failed, None, EXIT_FAILED),
-        AgentError::Budget(reason) => (ResultStatus::Aborted, Some(reason.clone()), EXIT_FAILED),
+        AgentError::Provider(_) => (ResultStatus::Failed, None, exit::PROVIDER),
+        AgentError::TurnLimit(_) => (ResultStatus::Failed, None, exit::FAILED),
+        AgentError::Budget(reason) => (ResultStatus::Aborted, Some(reason.clone()), exit::FAILED),
     }
 }
 
@@ -512,14 +455,14 @@ fn summary(shared: &Shared, status: ResultStatus) -> String {
     let last: Vec<String> = records
         .iter()
         .filter(|r| r.iteration == iterations)
-        .map(|r| format!("{} {}", r.name, r.status))
+        .map(|r| format!("{} {}", r.name.name(), r.status.as_str()))
         .collect();
     let outcome = match status {
         ResultStatus::Completed => "completed",
         ResultStatus::Failed => "failed",
         ResultStatus::Aborted => "aborted",
     };
-    let tier = shared.tier.lock().map(|t| t.clone()).unwrap_or_default();
+    let tier = shared.tier.lock().map(|t| t.as_str()).unwrap_or_default();
     format!(
         "Pipeline {outcome} after {iterations} iteration(s) (tier {tier}): {}.\n",
         last.join(", ")
@@ -538,8 +481,8 @@ async fn run_plan(
     let end = plan::run(&ctx, request, tier, &shared.plan).await;
     let (status, reason, exit) = match end {
         PlanEnd::Invalid(detail) => {
-            bus.emit(Event::error("design_plan_invalid", detail));
-            (ResultStatus::Failed, None, EXIT_FAILED)
+            bus.emit(Event::error(ErrorCode::DesignPlanInvalid, detail));
+            (ResultStatus::Failed, None, exit::FAILED)
         }
         PlanEnd::Stopped(error) => {
             bus.emit(Event::error(error_code(&error), error.to_string()));
@@ -549,7 +492,7 @@ async fn run_plan(
             let result = shared.plan.lock().ok().and_then(|p| p.clone());
             match result {
                 Some(r) if r.failed.is_empty() && r.skipped.is_empty() => {
-                    (ResultStatus::Completed, None, EXIT_SUCCESS)
+                    (ResultStatus::Completed, None, exit::SUCCESS)
                 }
                 other => {
                     // As for a single pipeline: a run that did not complete says so.
@@ -557,10 +500,10 @@ async fn run_plan(
                         .map(|r| (r.failed.join(", "), r.skipped.join(", ")))
                         .unwrap_or_default();
                     bus.emit(Event::error(
-                        "design_plan_failed",
+                        ErrorCode::DesignPlanFailed,
                         format!("tasks failed: [{failed}]; skipped: [{skipped}]"),
                     ));
-                    (ResultStatus::Failed, None, EXIT_FAILED)
+                    (ResultStatus::Failed, None, exit::FAILED)
                 }
             }
         }
@@ -568,7 +511,7 @@ async fn run_plan(
     let text = match shared.plan.lock().ok().and_then(|p| p.clone()) {
         Some(r) => format!(
             "Design plan {}: {} completed, {} failed, {} skipped.\n",
-            if exit == EXIT_SUCCESS {
+            if exit == exit::SUCCESS {
                 "completed"
             } else {
                 "did not complete"
@@ -617,7 +560,7 @@ async fn run_light(
             set_answer(shared, &outcome.text.replace('\u{0}', ""));
             settings.conversation.replace(messages);
             emit_final(bus, shared, ResultStatus::Completed, None);
-            EXIT_SUCCESS
+            exit::SUCCESS
         }
         Err(error) => {
             let (status, reason, exit) = stop_status(&error);

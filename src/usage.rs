@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use crate::bus::Bus;
 use crate::protocol::Event;
-use crate::protocol::events::UsageEvent;
+use crate::protocol::events::{CostStatus, UsageEvent};
 use crate::protocol::result::UsageTotals;
 use crate::provider::TokenUsage;
 use crate::provider::pricing::PriceTable;
@@ -89,12 +89,12 @@ impl UsageMeter {
         };
         let mut totals = state.totals.clone();
         let (status, cost) = match (state.priced, totals.requests) {
-            (_, 0) => ("priced", Some(0.0)),
-            (0, _) => ("unpriced", None),
-            (p, r) if p == r => ("priced", Some(state.cost)),
-            _ => ("partial", None),
+            (_, 0) => (CostStatus::Priced, Some(0.0)),
+            (0, _) => (CostStatus::Unpriced, None),
+            (p, r) if p == r => (CostStatus::Priced, Some(state.cost)),
+            _ => (CostStatus::Partial, None),
         };
-        totals.cost_status = status.to_string();
+        totals.cost_status = status;
         totals.cost_usd = cost.map(|c| (c * 1_000_000.0).round() / 1_000_000.0);
         totals
     }
@@ -226,7 +226,7 @@ mod tests {
         );
         unpriced.record(&bus, "agent", 1, Some(&TokenUsage::default()));
         let totals = unpriced.totals();
-        assert_eq!(totals.cost_status, "unpriced");
+        assert_eq!(totals.cost_status, CostStatus::Unpriced);
         assert_eq!(totals.cost_usd, None);
     }
 

@@ -15,7 +15,7 @@ use thiserror::Error;
 use crate::bus::Bus;
 use crate::git::snapshot::Snapshot;
 use crate::git::{Access, DIFF_FLAGS, GitError};
-use crate::protocol::Event;
+use crate::protocol::{ErrorCode, Event, WarningCode};
 
 #[derive(Debug, Error)]
 pub enum WorktreeError {
@@ -403,10 +403,10 @@ fn finish_run(
     let source = worktree.source.display();
     if let Err(error) = worktree.commit(&message) {
         bus.emit(Event::error(
-            "merge_back_failed",
+            ErrorCode::MergeBackFailed,
             format!("{error}; {kept}"),
         ));
-        return if exit == 0 { 1 } else { exit };
+        return crate::exit::as_failure(exit);
     }
     // A run that changed how git runs programs in the user's repository is not merged (fail
     // closed): its branch waits for the user to look at it.
@@ -415,7 +415,7 @@ fn finish_run(
         GitDir::Restored(changed) => {
             let merge = if merge_back { "; not merged" } else { "" };
             bus.emit(Event::warning(
-                "git_config_restored",
+                WarningCode::GitConfigRestored,
                 format!(
                     "the run changed {} in the git dir of {source}, which can make git run programs; Splice put them back as they were{merge}; {kept}",
                     changed.join(", ")
@@ -424,18 +424,18 @@ fn finish_run(
         }
         GitDir::Unrestorable(error) => {
             bus.emit(Event::error(
-                "merge_back_failed",
+                ErrorCode::MergeBackFailed,
                 format!(
                     "the run changed the git config or hooks of {source} and Splice could not put them back ({error}): check them before running git there; {kept}"
                 ),
             ));
-            return if exit == 0 { 1 } else { exit };
+            return crate::exit::as_failure(exit);
         }
     }
-    if let (GitDir::Restored(_), true, 0) = (&git_dir, merge_back, exit) {
+    if let (GitDir::Restored(_), true, crate::exit::SUCCESS) = (&git_dir, merge_back, exit) {
         return exit;
     }
-    if !merge_back || exit != 0 {
+    if !merge_back || exit != crate::exit::SUCCESS {
         let text = match worktree.commits() {
             Ok(0) => {
                 let _ = worktree.remove(data_dir, true);
@@ -468,14 +468,14 @@ fn finish_run(
         }
         MergeOutcome::DirtySource => {
             bus.emit(Event::warning(
-                "dirty_source",
+                WarningCode::DirtySource,
                 format!("{source} has uncommitted changes, so nothing was merged; {kept}"),
             ));
             exit
         }
         MergeOutcome::Conflict { files } => {
             bus.emit(Event::warning(
-                "merge_conflict",
+                WarningCode::MergeConflict,
                 format!(
                     "merging {} into {source} conflicts in {}; the source checkout was left as it was; {kept}",
                     worktree.branch,
@@ -486,10 +486,10 @@ fn finish_run(
         }
         MergeOutcome::Failed(message) => {
             bus.emit(Event::error(
-                "merge_back_failed",
+                ErrorCode::MergeBackFailed,
                 format!("{message}; {kept}"),
             ));
-            if exit == 0 { 1 } else { exit }
+            crate::exit::as_failure(exit)
         }
     }
 }
@@ -533,13 +533,13 @@ pub fn command(
         .collect();
     if let (Some(id), true) = (run_id, chosen.is_empty()) {
         let _ = writeln!(err, "no leftover worktree of run {id}");
-        return 2;
+        return crate::exit::USAGE;
     }
     if chosen.is_empty() {
         let _ = writeln!(out, "no leftover worktrees");
-        return 0;
+        return crate::exit::SUCCESS;
     }
-    let mut code = 0;
+    let mut code = crate::exit::SUCCESS;
     for worktree in chosen {
         let live = is_live(data_dir, &worktree.run_id);
         let line = match action {
@@ -557,7 +557,7 @@ pub fn command(
             }
             Err(error) => {
                 let _ = writeln!(err, "{}: {error}", worktree.run_id);
-                code = 1;
+                code = crate::exit::FAILED;
             }
         }
     }

@@ -1,9 +1,6 @@
 //! Headless front ends: the stream-json writer and the text printer.
 
-pub mod rechunk;
-pub mod redact;
 pub mod stream_json;
-pub mod terminal;
 pub mod text;
 
 use std::io::Write;

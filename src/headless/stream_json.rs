@@ -5,11 +5,11 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
-use super::rechunk::Rechunker;
-use super::redact::Redactor;
 use crate::bus::Sink;
 use crate::protocol::Event;
 use crate::protocol::events::envelope;
+use crate::sanitize::rechunk::Rechunker;
+use crate::sanitize::redact::Redactor;
 
 pub struct StreamJsonSink<W: Write + Send> {
     out: Mutex<(W, Rechunker)>,

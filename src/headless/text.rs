@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
-use super::rechunk::Rechunker;
-use super::redact::Redactor;
-use super::terminal::strip_controls;
 use crate::bus::Sink;
 use crate::protocol::Event;
 use crate::protocol::events::{ToolStatus, UsageEvent};
 use crate::protocol::marker::{ReasoningPiece, StageStatus, split_markers};
+use crate::sanitize::rechunk::Rechunker;
+use crate::sanitize::redact::Redactor;
+use crate::sanitize::terminal::strip_controls;
 use crate::usage::format_usd;
 
 pub struct TextSink<O: Write + Send, E: Write + Send> {

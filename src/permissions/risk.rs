@@ -31,25 +31,48 @@ const MEDIUM: &str = concat!(
     r"|\bapt(-get)?\s+install\b",
 );
 
-fn compiled(cell: &'static OnceLock<Option<Regex>>, pattern: &str) -> Option<&'static Regex> {
-    cell.get_or_init(|| Regex::new(pattern).ok()).as_ref()
-}
-
 /// Redirections to the terminal's own streams and the null device write no file.
 const HARMLESS_REDIRECT: &str = r"(\d|&)?>>?\s*/dev/(null|stdout|stderr|tty|fd/\d+)\b";
 
+/// The fixed patterns, compiled.
+struct Patterns {
+    high: Regex,
+    medium: Regex,
+    harmless: Regex,
+}
+
+impl Patterns {
+    /// `None` when a pattern does not compile (a bug the tests catch).
+    fn compile(compile: impl Fn(&str) -> Result<Regex, regex::Error>) -> Option<Patterns> {
+        Some(Patterns {
+            high: compile(HIGH).ok()?,
+            medium: compile(MEDIUM).ok()?,
+            harmless: compile(HARMLESS_REDIRECT).ok()?,
+        })
+    }
+}
+
 pub fn command_risk(command: &str) -> Risk {
-    static HIGH_RE: OnceLock<Option<Regex>> = OnceLock::new();
-    static MEDIUM_RE: OnceLock<Option<Regex>> = OnceLock::new();
-    static HARMLESS_RE: OnceLock<Option<Regex>> = OnceLock::new();
-    let command = match compiled(&HARMLESS_RE, HARMLESS_REDIRECT) {
-        Some(re) => re.replace_all(command, " "),
-        None => std::borrow::Cow::Borrowed(command),
+    static PATTERNS: OnceLock<Option<Patterns>> = OnceLock::new();
+    rate(
+        PATTERNS
+            .get_or_init(|| Patterns::compile(Regex::new))
+            .as_ref(),
+        command,
+    )
+}
+
+/// Fails closed: without its patterns (one did not compile) every command is high risk, so
+/// `auto` mode asks and a headless run refuses instead of calling `rm -rf` low risk.
+fn rate(patterns: Option<&Patterns>, command: &str) -> Risk {
+    let Some(patterns) = patterns else {
+        return Risk::High;
     };
+    let command = patterns.harmless.replace_all(command, " ");
     let command = command.as_ref();
-    if compiled(&HIGH_RE, HIGH).is_some_and(|re| re.is_match(command)) {
+    if patterns.high.is_match(command) {
         Risk::High
-    } else if compiled(&MEDIUM_RE, MEDIUM).is_some_and(|re| re.is_match(command)) {
+    } else if patterns.medium.is_match(command) {
         Risk::Medium
     } else {
         Risk::Low
@@ -59,6 +82,33 @@ pub fn command_risk(command: &str) -> Risk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_fixed_pattern_compiles() {
+        for pattern in [HIGH, MEDIUM, HARMLESS_REDIRECT] {
+            assert!(Regex::new(pattern).is_ok(), "{pattern}");
+        }
+        assert!(Patterns::compile(Regex::new).is_some());
+    }
+
+    /// A pattern that did not compile rates every command high: `auto` mode then asks (and a
+    /// headless run refuses) rather than running `rm -rf` as "low risk".
+    #[test]
+    // The broken pattern is the point of the test.
+    #[allow(clippy::invalid_regex)]
+    fn a_pattern_that_does_not_compile_rates_every_command_high() {
+        let broken = Patterns::compile(|pattern| {
+            if pattern == HIGH {
+                Regex::new("(")
+            } else {
+                Regex::new(pattern)
+            }
+        });
+        assert!(broken.is_none());
+        for command in ["rm -rf /", "ls -la", "cargo test"] {
+            assert_eq!(rate(broken.as_ref(), command), Risk::High, "{command}");
+        }
+    }
 
     #[test]
     fn classifies_commands() {

@@ -18,7 +18,7 @@ use landlock::{
     RulesetStatus, Scope, path_beneath_rules,
 };
 
-use crate::headless::redact::is_secret_name;
+use crate::sanitize::redact::is_secret_name;
 
 /// The hidden first argument of the supervisor.
 pub const SANDBOX_ARG: &str = "__sandbox-exec";

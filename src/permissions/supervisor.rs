@@ -26,7 +26,7 @@ use signal_hook::iterator::Signals;
 use super::sandbox;
 
 /// Exit code when the command could not be started (as a shell uses for "cannot run").
-const CANNOT_RUN: i32 = 126;
+pub const CANNOT_RUN: i32 = 126;
 
 /// What the launcher was asked to do.
 #[derive(Debug, Default, PartialEq)]

@@ -17,33 +17,8 @@ use crate::agent::Agent;
 use crate::bus::Bus;
 use crate::permissions::policy::exact_pattern;
 use crate::permissions::{Effect, Origin, Rule};
-use crate::run::RunSettings;
+use crate::settings::RunSettings;
 use crate::tools::runner::ToolRunner;
-
-pub const DEFAULT_MAX_ITERATIONS: u32 = 3;
-
-/// Pipeline and worktree options, resolved from flags and config.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PipelineSettings {
-    pub max_iterations: u32,
-    /// `--test-command` (or the config's `testCommand`); detected from the repository when absent.
-    pub test_command: Option<String>,
-    pub worktree: bool,
-    pub merge_back: bool,
-    pub design_plan: bool,
-}
-
-impl Default for PipelineSettings {
-    fn default() -> PipelineSettings {
-        PipelineSettings {
-            max_iterations: DEFAULT_MAX_ITERATIONS,
-            test_command: None,
-            worktree: false,
-            merge_back: false,
-            design_plan: false,
-        }
-    }
-}
 
 /// Everything a stage needs from the run.
 pub struct Ctx<'a> {

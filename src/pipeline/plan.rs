@@ -7,17 +7,17 @@ use std::sync::Mutex;
 
 use super::Ctx;
 use super::runner::{self, PipelineEnd};
-use super::schema::{Critique, PlanSubmission, PlannedTask};
+use super::schema::{Critique, PlanSubmission, PlannedTask, SubmitTool};
 use super::stages::{READ_ONLY, submit};
 use super::tiers;
 use crate::agent::AgentError;
 use crate::checkpoint::{self, CheckpointError};
 use crate::ids::new_run_id;
-use crate::protocol::Event;
 use crate::protocol::result::{
-    DesignPlanResult, PipelineResult, PlanTask, ResultStatus, UsageTotals,
+    DesignPlanResult, PipelineResult, PlanTask, ResultStatus, TaskStatus, UsageTotals,
 };
-use crate::run::Tier;
+use crate::protocol::{Event, WarningCode};
+use crate::settings::Tier;
 
 const PLAN_PROMPT: &str = include_str!("../../assets/prompts/design_plan.md");
 const CRITIQUE_PROMPT: &str = include_str!("../../assets/prompts/design_critique.md");
@@ -61,7 +61,7 @@ pub async fn run(
             id: t.id.clone(),
             title: t.title.clone(),
             depends_on: t.depends_on.clone(),
-            status: "pending".into(),
+            status: TaskStatus::Pending,
             run_id: None,
             result: None,
             rolled_back: Vec::new(),
@@ -98,7 +98,7 @@ pub async fn run(
             }
         }
         if blocked.is_some() || stopped.is_some() || halted.is_some() {
-            result.tasks[index].status = "skipped".into();
+            result.tasks[index].status = TaskStatus::Skipped;
             result.skipped.push(task.id.clone());
             store(slot, &result);
             continue;
@@ -124,31 +124,34 @@ pub async fn run(
         ctx.agent.runner.checkpoints.begin_task(None);
         let (stages, iterations) = ctx.log.take();
         let (status, abort_reason, label) = match &end {
-            PipelineEnd::Completed => (ResultStatus::Completed, None, "completed"),
+            PipelineEnd::Completed => (ResultStatus::Completed, None, TaskStatus::Completed),
             PipelineEnd::Failed(_) | PipelineEnd::Refused(_) => {
-                (ResultStatus::Failed, None, "failed")
+                (ResultStatus::Failed, None, TaskStatus::Failed)
             }
-            PipelineEnd::Stopped(AgentError::Budget(reason)) => {
-                (ResultStatus::Aborted, Some(reason.clone()), "failed")
-            }
-            PipelineEnd::Stopped(_) => (ResultStatus::Failed, None, "failed"),
+            PipelineEnd::Stopped(AgentError::Budget(reason)) => (
+                ResultStatus::Aborted,
+                Some(reason.clone()),
+                TaskStatus::Failed,
+            ),
+            PipelineEnd::Stopped(_) => (ResultStatus::Failed, None, TaskStatus::Failed),
         };
         ctx.bus.emit(Event::reasoning(format!(
-            "Task {} ({task_run}) {label}\n",
-            task.id
+            "Task {} ({task_run}) {}\n",
+            task.id,
+            label.as_str()
         )));
-        result.tasks[index].status = label.into();
+        result.tasks[index].status = label;
         result.tasks[index].result = Some(PipelineResult {
             run_id: task_run.clone(),
             status,
-            tier: task_tier.as_str().into(),
+            tier: task_tier,
             iterations,
             stages,
             usage: usage_since(&before, &ctx.agent.meter.totals()),
             abort_reason,
             answer: None,
         });
-        if label == "completed" {
+        if label == TaskStatus::Completed {
             result.completed.push(task.id.clone());
         } else {
             result.failed.push(task.id.clone());
@@ -165,7 +168,7 @@ pub async fn run(
         }
         // A failed task that the run goes on past leaves the tree as it found it; a stopped
         // run (interrupt, budget, provider) ends here, its writes restorable by the task's id.
-        if label == "failed" && stopped.is_none() {
+        if label == TaskStatus::Failed && stopped.is_none() {
             let entry = &mut result.tasks[index];
             if let Err(why) = rollback(ctx, &task.id, &task_run, entry) {
                 halted.get_or_insert(why);
@@ -203,7 +206,7 @@ fn rollback(ctx: &Ctx<'_>, id: &str, task_run: &str, entry: &mut PlanTask) -> Re
             Err(error) => {
                 let why = format!("task {id}'s changes could not be rolled back ({error})");
                 ctx.bus.emit(Event::warning(
-                    "task_rolled_back",
+                    WarningCode::TaskRolledBack,
                     format!("{why}; no later task starts"),
                 ));
                 return Err(why);
@@ -235,7 +238,8 @@ fn rollback(ctx: &Ctx<'_>, id: &str, task_run: &str, entry: &mut PlanTask) -> Re
             entry.rollback_skipped.join(", ")
         ));
     }
-    ctx.bus.emit(Event::warning("task_rolled_back", message));
+    ctx.bus
+        .emit(Event::warning(WarningCode::TaskRolledBack, message));
     Ok(())
 }
 
@@ -257,7 +261,7 @@ fn usage_since(before: &UsageTotals, now: &UsageTotals) -> UsageTotals {
         completion_tokens: now.completion_tokens - before.completion_tokens,
         total_tokens: now.total_tokens - before.total_tokens,
         cost_usd: cost,
-        cost_status: now.cost_status.clone(),
+        cost_status: now.cost_status,
     }
 }
 
@@ -272,7 +276,7 @@ async fn draft_and_critique(
         ctx,
         "design_plan",
         1,
-        "submit_plan",
+        SubmitTool::Plan,
         &READ_ONLY,
         PLAN_PROMPT,
         format!("Request:\n{request}\n"),
@@ -310,7 +314,7 @@ async fn draft_and_critique(
         ctx,
         "design_critique",
         1,
-        "submit_critique",
+        SubmitTool::Critique,
         &READ_ONLY,
         CRITIQUE_PROMPT,
         review,

@@ -9,8 +9,10 @@ use crate::bus::Bus;
 use crate::protocol::Event;
 use crate::protocol::marker::{StageMarker, StageStatus};
 use crate::protocol::result::StageRecord;
+use crate::protocol::stage::Stage;
 
 struct Open {
+    stage: Stage,
     marker: StageMarker,
     started: Instant,
 }
@@ -22,7 +24,7 @@ pub struct StageLog {
     open: Mutex<Option<Open>>,
     iterations: Mutex<u32>,
     /// The stages the current iteration schedules, and how many of them have started.
-    plan: Mutex<(u32, Vec<String>, u32)>,
+    plan: Mutex<(u32, Vec<Stage>, u32)>,
 }
 
 /// Where a stage sits in its iteration.
@@ -64,7 +66,7 @@ impl StageLog {
     }
 
     /// The stages iteration `iteration` will run, in order.
-    pub fn plan(&self, iteration: u32, stages: Vec<String>) {
+    pub fn plan(&self, iteration: u32, stages: Vec<Stage>) {
         if let Ok(mut plan) = self.plan.lock() {
             *plan = (iteration, stages, 0);
         }
@@ -83,7 +85,7 @@ impl StageLog {
             let index = u32::try_from(position + 1).unwrap_or(u32::MAX);
             self.skip(
                 bus,
-                stage,
+                *stage,
                 Slot {
                     iteration,
                     index,
@@ -93,11 +95,12 @@ impl StageLog {
         }
     }
 
-    pub fn start(&self, bus: &Bus, stage: &str, slot: Slot) {
+    pub fn start(&self, bus: &Bus, stage: Stage, slot: Slot) {
         let marker = self.reach(stage, StageStatus::Start, slot);
         bus.emit(Event::reasoning(marker.encode()));
         if let Ok(mut open) = self.open.lock() {
             *open = Some(Open {
+                stage,
                 marker,
                 started: Instant::now(),
             });
@@ -105,12 +108,12 @@ impl StageLog {
     }
 
     /// The marker of a stage the iteration has now reached (started or skipped).
-    fn reach(&self, stage: &str, status: StageStatus, slot: Slot) -> StageMarker {
+    fn reach(&self, stage: Stage, status: StageStatus, slot: Slot) -> StageMarker {
         if let Ok(mut plan) = self.plan.lock() {
             plan.2 = plan.2.max(slot.index);
         }
         StageMarker {
-            stage: stage.to_string(),
+            stage: stage.name().to_string(),
             status,
             iteration: slot.iteration,
             index: slot.index,
@@ -138,26 +141,20 @@ impl StageLog {
             ..open.marker
         };
         bus.emit(Event::reasoning(marker.encode()));
-        self.record(&marker, ms);
+        self.record(open.stage, &marker, ms);
     }
 
-    pub fn skip(&self, bus: &Bus, stage: &str, slot: Slot) {
+    pub fn skip(&self, bus: &Bus, stage: Stage, slot: Slot) {
         let marker = self.reach(stage, StageStatus::Skipped, slot);
         bus.emit(Event::reasoning(marker.encode()));
-        self.record(&marker, 0);
+        self.record(stage, &marker, 0);
     }
 
-    fn record(&self, marker: &StageMarker, ms: u64) {
-        let status = match marker.status {
-            StageStatus::Done => "done",
-            StageStatus::Failed => "failed",
-            StageStatus::Skipped => "skipped",
-            StageStatus::Start => "start",
-        };
+    fn record(&self, stage: Stage, marker: &StageMarker, ms: u64) {
         if let Ok(mut records) = self.records.lock() {
             records.push(StageRecord {
-                name: marker.stage.clone(),
-                status: status.to_string(),
+                name: stage,
+                status: marker.status,
                 iteration: marker.iteration,
                 ms,
                 detail: marker.detail.clone(),
@@ -198,7 +195,7 @@ mod tests {
             index: 2,
             total: 3,
         };
-        log.start(&bus, "test_runner", slot);
+        log.start(&bus, Stage::TestRunner, slot);
         log.finish(&bus, false, Some("exit code 1\nmore".into()));
         log.finish(&bus, true, None);
         let markers: Vec<StageMarker> = recorder
@@ -217,6 +214,6 @@ mod tests {
         assert_eq!(markers.len(), 2);
         assert_eq!(markers[1].status, StageStatus::Failed);
         assert_eq!(markers[1].detail.as_deref(), Some("exit code 1 more"));
-        assert_eq!(log.records()[0].status, "failed");
+        assert_eq!(log.records()[0].status, StageStatus::Failed);
     }
 }

@@ -70,10 +70,7 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
         ctx.bus.emit(Event::reasoning(format!(
             "Starting pipeline iteration {number}\n"
         )));
-        ctx.log.plan(
-            number,
-            stages.iter().map(|s| s.name().to_string()).collect(),
-        );
+        ctx.log.plan(number, stages.to_vec());
         let mut feedback = failures
             .last()
             .map(|f| format!("Stage {} failed: {}\n\n{}", f.stage, f.detail, f.evidence));
@@ -106,10 +103,10 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
                 total,
             };
             if failed.is_some() || stopped.is_some() {
-                ctx.log.skip(ctx.bus, stage.name(), slot);
+                ctx.log.skip(ctx.bus, *stage, slot);
                 continue;
             }
-            ctx.log.start(ctx.bus, stage.name(), slot);
+            ctx.log.start(ctx.bus, *stage, slot);
             match run_stage(ctx, *stage, &mut it).await {
                 Ok(StageOutcome::Done { detail }) => ctx.log.finish(ctx.bus, true, detail),
                 Ok(StageOutcome::Failed { detail, evidence }) => {

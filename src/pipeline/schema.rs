@@ -7,17 +7,62 @@ use serde_json::{Value, json};
 
 use crate::provider::ToolSpec;
 
-const SEVERITIES: [&str; 3] = ["low", "medium", "high"];
+/// The typed submit tools: a stage's (DECISIONS.md, Pipeline) and the design plan's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmitTool {
+    Code,
+    Tests,
+    Analysis,
+    Audit,
+    Verdict,
+    Plan,
+    Critique,
+}
+
+impl SubmitTool {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubmitTool::Code => "submit_code",
+            SubmitTool::Tests => "submit_tests",
+            SubmitTool::Analysis => "submit_analysis",
+            SubmitTool::Audit => "submit_audit",
+            SubmitTool::Verdict => "submit_verdict",
+            SubmitTool::Plan => "submit_plan",
+            SubmitTool::Critique => "submit_critique",
+        }
+    }
+}
+
+/// A finding's severity: `low`, `medium` or `high`; a high one fails its stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Low,
+    Medium,
+    High,
+}
+
+impl Severity {
+    pub const ALL: [Severity; 3] = [Severity::Low, Severity::Medium, Severity::High];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+        }
+    }
+}
 
 /// A submit tool: its name, what it is for, and its argument schema.
-pub fn submit_spec(name: &str) -> Option<ToolSpec> {
+pub fn submit_spec(tool: SubmitTool) -> ToolSpec {
     let files = json!({"type": "array", "items": {"type": "object", "properties": {
         "path": {"type": "string"},
         "content": {"type": "string"},
         "delete": {"type": "boolean"}
     }, "required": ["path"], "additionalProperties": false}});
     let findings = json!({"type": "array", "items": {"type": "object", "properties": {
-        "severity": {"type": "string", "enum": SEVERITIES},
+        "severity": {"type": "string", "enum": Severity::ALL.map(Severity::as_str)},
         "path": {"type": "string"},
         "line": {"type": "integer", "minimum": 0},
         "message": {"type": "string"}
@@ -28,54 +73,53 @@ pub fn submit_spec(name: &str) -> Option<ToolSpec> {
         "description": {"type": "string"},
         "depends_on": {"type": "array", "items": {"type": "string"}}
     }, "required": ["id", "title", "description", "depends_on"], "additionalProperties": false}});
-    let (description, parameters) = match name {
-        "submit_code" => (
+    let (description, parameters) = match tool {
+        SubmitTool::Code => (
             "Submit the finished change: every file to write in full ({path, content}) or to delete ({path, delete: true}), and a one-paragraph summary. Ends the stage.",
             object(
                 json!({"files": files, "summary": {"type": "string"}}),
                 &["files", "summary"],
             ),
         ),
-        "submit_tests" => (
+        SubmitTool::Tests => (
             "Submit the test files to write ({path, content}) or delete ({path, delete: true}), and a summary of what they check. Ends the stage.",
             object(
                 json!({"files": files, "summary": {"type": "string"}}),
                 &["files", "summary"],
             ),
         ),
-        "submit_analysis" => (
+        SubmitTool::Analysis => (
             "Submit the triaged analyzer findings that matter for this change (an empty list when none). severity high means the change must not ship as is. Ends the stage.",
             object(json!({"findings": findings}), &["findings"]),
         ),
-        "submit_audit" => (
+        SubmitTool::Audit => (
             "Submit the security findings of the change: injection, secrets, unsafe shell, path traversal (an empty list when none). severity high fails the stage. Ends the stage.",
             object(json!({"findings": findings}), &["findings"]),
         ),
-        "submit_verdict" => (
+        SubmitTool::Verdict => (
             "Submit whether the change meets the request, with the reasons. Ends the stage.",
             object(
                 json!({"accepted": {"type": "boolean"}, "reasons": {"type": "array", "items": {"type": "string"}}}),
                 &["accepted", "reasons"],
             ),
         ),
-        "submit_plan" => (
+        SubmitTool::Plan => (
             "Submit the plan: tasks with unique ids, each small enough for one change, and the ids each depends on.",
             object(json!({"tasks": tasks}), &["tasks"]),
         ),
-        "submit_critique" => (
+        SubmitTool::Critique => (
             "Submit the critique of the plan: approved, the issues found, and (only when not approved) the revised task list.",
             object(
                 json!({"approved": {"type": "boolean"}, "issues": {"type": "array", "items": {"type": "string"}}, "tasks": tasks}),
                 &["approved", "issues"],
             ),
         ),
-        _ => return None,
     };
-    Some(ToolSpec {
-        name: name.to_string(),
+    ToolSpec {
+        name: tool.as_str().to_string(),
         description: description.to_string(),
         parameters,
-    })
+    }
 }
 
 fn object(properties: Value, required: &[&str]) -> Value {
@@ -186,7 +230,7 @@ pub struct FilesSubmission {
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct Finding {
-    pub severity: String,
+    pub severity: Severity,
     pub path: String,
     pub line: u64,
     pub message: String,
@@ -194,13 +238,16 @@ pub struct Finding {
 
 impl Finding {
     pub fn is_high(&self) -> bool {
-        self.severity == "high"
+        self.severity == Severity::High
     }
 
     pub fn render(&self) -> String {
         format!(
             "[{}] {}:{}: {}",
-            self.severity, self.path, self.line, self.message
+            self.severity.as_str(),
+            self.path,
+            self.line,
+            self.message
         )
     }
 }
@@ -241,15 +288,15 @@ pub struct Critique {
 mod tests {
     use super::*;
 
-    fn spec(name: &str) -> ToolSpec {
-        submit_spec(name).unwrap_or_else(|| panic!("no spec {name}"))
+    fn spec(tool: SubmitTool) -> ToolSpec {
+        submit_spec(tool)
     }
 
     #[test]
     fn valid_code_submission_decodes() {
         let raw = r#"{"files":[{"path":"a.py","content":"x = 1\n"},{"path":"b.py","delete":true}],"summary":"s"}"#;
         let decoded: FilesSubmission =
-            decode(&spec("submit_code"), raw).unwrap_or_else(|e| panic!("{e}"));
+            decode(&spec(SubmitTool::Code), raw).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(decoded.files.len(), 2);
         assert!(decoded.files[1].delete);
     }
@@ -257,7 +304,7 @@ mod tests {
     #[test]
     fn violations_name_the_field() {
         let bad = decode::<FilesSubmission>(
-            &spec("submit_code"),
+            &spec(SubmitTool::Code),
             r#"{"files":[{"content":"x"}],"summary":"s"}"#,
         );
         assert_eq!(
@@ -267,7 +314,7 @@ mod tests {
             )
         );
         let bad = decode::<FindingsSubmission>(
-            &spec("submit_audit"),
+            &spec(SubmitTool::Audit),
             r#"{"findings":[{"severity":"fatal","path":"a","line":1,"message":"m"}]}"#,
         );
         assert!(
@@ -276,7 +323,7 @@ mod tests {
                 .contains("$.findings[0].severity")
         );
         let bad = decode::<Verdict>(
-            &spec("submit_verdict"),
+            &spec(SubmitTool::Verdict),
             r#"{"accepted":"yes","reasons":[]}"#,
         );
         assert!(
@@ -285,11 +332,11 @@ mod tests {
                 .contains("expected boolean, got string")
         );
         let bad = decode::<Verdict>(
-            &spec("submit_verdict"),
+            &spec(SubmitTool::Verdict),
             r#"{"accepted":true,"reasons":[],"x":1}"#,
         );
         assert!(bad.err().unwrap_or_default().contains("unknown field `x`"));
-        let bad = decode::<Verdict>(&spec("submit_verdict"), "{\"accepted\":");
+        let bad = decode::<Verdict>(&spec(SubmitTool::Verdict), "{\"accepted\":");
         assert!(bad.err().unwrap_or_default().contains("not valid JSON"));
     }
 }

@@ -1,29 +1,7 @@
 //! Tiers and their stage sets, and the `auto` tier's classification of a request.
 
-use crate::run::Tier;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
-    CodeWriter,
-    TestGenerator,
-    StaticAnalyzer,
-    SecurityAuditor,
-    TestRunner,
-    AcceptanceVerifier,
-}
-
-impl Stage {
-    pub fn name(self) -> &'static str {
-        match self {
-            Stage::CodeWriter => "code_writer",
-            Stage::TestGenerator => "test_generator",
-            Stage::StaticAnalyzer => "static_analyzer",
-            Stage::SecurityAuditor => "security_auditor",
-            Stage::TestRunner => "test_runner",
-            Stage::AcceptanceVerifier => "acceptance_verifier",
-        }
-    }
-}
+pub use crate::protocol::stage::Stage;
+use crate::settings::Tier;
 
 const STANDARD: [Stage; 3] = [
     Stage::CodeWriter,
@@ -502,7 +480,7 @@ mod tests {
             names(Tier::Standard),
             ["code_writer", "test_runner", "acceptance_verifier"]
         );
-        assert_eq!(names(Tier::Full), crate::protocol::marker::STAGE_NAMES);
+        assert_eq!(names(Tier::Full), Stage::ALL.map(Stage::name));
     }
 
     #[test]

@@ -8,6 +8,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::codes::{ErrorCode, WarningCode};
+use crate::exit;
+
 pub const SCHEMA_VERSION: u64 = 2;
 
 /// What a tool call may do to the world (`sideEffect`).
@@ -64,9 +67,9 @@ impl RunStatus {
     /// The status `run_end` carries for a process exit code (DECISIONS.md).
     pub fn for_exit_code(code: i32) -> RunStatus {
         match code {
-            0 => RunStatus::Success,
-            1 => RunStatus::Failed,
-            130 => RunStatus::Interrupted,
+            exit::SUCCESS => RunStatus::Success,
+            exit::FAILED => RunStatus::Failed,
+            exit::INTERRUPTED => RunStatus::Interrupted,
             _ => RunStatus::Error,
         }
     }
@@ -102,6 +105,17 @@ pub struct RestoreInfo {
     pub escaped: Vec<String>,
 }
 
+/// Whether a cost is known: `priced`, `unpriced` (never a cost of 0) or, for totals, `partial`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CostStatus {
+    Priced,
+    /// The default claims no price.
+    #[default]
+    Unpriced,
+    Partial,
+}
+
 /// Token counts and cost of one model request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -124,7 +138,7 @@ pub struct UsageEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost_status: Option<String>,
+    pub cost_status: Option<CostStatus>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_estimated: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -254,16 +268,16 @@ impl Event {
         }
     }
 
-    pub fn warning(code: impl Into<String>, message: impl Into<String>) -> Event {
+    pub fn warning(code: WarningCode, message: impl Into<String>) -> Event {
         Event::Warning {
-            code: code.into(),
+            code: code.as_str().to_string(),
             message: message.into(),
         }
     }
 
-    pub fn error(code: impl Into<String>, message: impl Into<String>) -> Event {
+    pub fn error(code: ErrorCode, message: impl Into<String>) -> Event {
         Event::Error {
-            code: code.into(),
+            code: code.as_str().to_string(),
             message: message.into(),
             recoverable: false,
         }
@@ -353,7 +367,7 @@ mod tests {
             prompt_tokens: 10,
             completion_tokens: 5,
             total_tokens: 15,
-            cost_status: Some("unpriced".into()),
+            cost_status: Some(CostStatus::Unpriced),
             unpriced_reason: Some("no price".into()),
             ..UsageEvent::default()
         });

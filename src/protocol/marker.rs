@@ -5,15 +5,6 @@ use serde::{Deserialize, Serialize};
 pub const MARKER_PREFIX: &str = "\u{0}STAGE";
 const MARKER_END: char = '\u{0}';
 
-pub const STAGE_NAMES: [&str; 6] = [
-    "code_writer",
-    "test_generator",
-    "static_analyzer",
-    "security_auditor",
-    "test_runner",
-    "acceptance_verifier",
-];
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StageStatus {
@@ -21,6 +12,17 @@ pub enum StageStatus {
     Done,
     Failed,
     Skipped,
+}
+
+impl StageStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StageStatus::Start => "start",
+            StageStatus::Done => "done",
+            StageStatus::Failed => "failed",
+            StageStatus::Skipped => "skipped",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,6 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::events::CostStatus;
+use super::marker::StageStatus;
+use super::stage::Stage;
+use super::tier::Tier;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultStatus {
@@ -12,8 +17,9 @@ pub enum ResultStatus {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageRecord {
-    pub name: String,
-    pub status: String,
+    pub name: Stage,
+    /// `done`, `failed` or `skipped`: a record is written when a stage ends.
+    pub status: StageStatus,
     pub iteration: u32,
     pub ms: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -30,14 +36,14 @@ pub struct UsageTotals {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub cost_usd: Option<f64>,
     /// `priced`, `unpriced` (no request had a price) or `partial`.
-    pub cost_status: String,
+    pub cost_status: CostStatus,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PipelineResult {
     pub run_id: String,
     pub status: ResultStatus,
-    pub tier: String,
+    pub tier: Tier,
     pub iterations: u32,
     pub stages: Vec<StageRecord>,
     pub usage: UsageTotals,
@@ -48,12 +54,33 @@ pub struct PipelineResult {
     pub answer: Option<String>,
 }
 
+/// A design-plan task's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Pending,
+    Completed,
+    Failed,
+    Skipped,
+}
+
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "pending",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Skipped => "skipped",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanTask {
     pub id: String,
     pub title: String,
     pub depends_on: Vec<String>,
-    pub status: String,
+    pub status: TaskStatus,
     /// The task's own pipeline run id, once it started.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub run_id: Option<String>,
@@ -89,14 +116,14 @@ impl DesignPlanResult {
     /// one that had started is `failed`, those that never did are `skipped`.
     pub fn settle_unfinished(&mut self) {
         for task in &mut self.tasks {
-            if task.status != "pending" {
+            if task.status != TaskStatus::Pending {
                 continue;
             }
             if task.run_id.is_some() {
-                task.status = "failed".into();
+                task.status = TaskStatus::Failed;
                 self.failed.push(task.id.clone());
             } else {
-                task.status = "skipped".into();
+                task.status = TaskStatus::Skipped;
                 self.skipped.push(task.id.clone());
             }
         }
@@ -112,11 +139,11 @@ mod tests {
         let result = PipelineResult {
             run_id: "run_x".into(),
             status: ResultStatus::Completed,
-            tier: "light".into(),
+            tier: Tier::Light,
             iterations: 1,
             stages: vec![],
             usage: UsageTotals {
-                cost_status: "unpriced".into(),
+                cost_status: CostStatus::Unpriced,
                 ..UsageTotals::default()
             },
             abort_reason: None,
@@ -136,5 +163,47 @@ mod tests {
         }
         assert_eq!(value["status"], "completed");
         assert_eq!(value["stages"], serde_json::json!([]));
+    }
+
+    /// The typed fields are written exactly as the protocol spells them.
+    #[test]
+    fn typed_fields_serialise_to_the_protocol_strings() {
+        let record = StageRecord {
+            name: Stage::AcceptanceVerifier,
+            status: StageStatus::Skipped,
+            iteration: 2,
+            ms: 0,
+            detail: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&record).unwrap_or_default(),
+            r#"{"name":"acceptance_verifier","status":"skipped","iteration":2,"ms":0}"#
+        );
+        let totals = UsageTotals {
+            cost_status: CostStatus::Partial,
+            ..UsageTotals::default()
+        };
+        assert_eq!(
+            serde_json::to_value(&totals).unwrap_or_default()["cost_status"],
+            "partial"
+        );
+        for (tier, name) in [
+            (Tier::Light, "light"),
+            (Tier::Standard, "standard"),
+            (Tier::Full, "full"),
+        ] {
+            assert_eq!(serde_json::to_value(tier).unwrap_or_default(), name);
+        }
+        for status in [
+            TaskStatus::Pending,
+            TaskStatus::Completed,
+            TaskStatus::Failed,
+            TaskStatus::Skipped,
+        ] {
+            assert_eq!(
+                serde_json::to_value(status).unwrap_or_default(),
+                status.as_str()
+            );
+        }
     }
 }

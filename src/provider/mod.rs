@@ -15,6 +15,7 @@ use sse::SseReader;
 use thiserror::Error;
 
 use crate::config::env_value;
+use crate::protocol::ErrorCode;
 use crate::protocol::input::Image;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -349,10 +350,10 @@ pub enum ProviderError {
 
 impl ProviderError {
     /// The `error.code` this failure is reported with.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ProviderError::MissingKey { .. } | ProviderError::Auth { .. } => "auth_error",
-            _ => "provider_error",
+            ProviderError::MissingKey { .. } | ProviderError::Auth { .. } => ErrorCode::AuthError,
+            _ => ErrorCode::ProviderError,
         }
     }
 }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use super::TokenUsage;
-use crate::protocol::events::UsageEvent;
+use crate::protocol::events::{CostStatus, UsageEvent};
 
 const BUILTIN: &str = include_str!("../../assets/pricing.json");
 
@@ -99,7 +99,7 @@ impl PriceTable {
     pub fn fill(&self, event: &mut UsageEvent, api_model: &str, usage: Option<&TokenUsage>) {
         let Some(usage) = usage else {
             event.usage_reported = false;
-            event.cost_status = Some("unpriced".into());
+            event.cost_status = Some(CostStatus::Unpriced);
             event.unpriced_reason = Some("the provider reported no usage".into());
             return;
         };
@@ -113,12 +113,12 @@ impl PriceTable {
         let key = format!("{}/{}", event.provider, api_model);
         match self.entries.get(&key) {
             None => {
-                event.cost_status = Some("unpriced".into());
+                event.cost_status = Some(CostStatus::Unpriced);
                 event.unpriced_reason = Some(format!("no price for {key} in the pricing data"));
             }
             Some(entry) => {
                 event.cost_usd = Some(cost(&entry.price, usage));
-                event.cost_status = Some("priced".into());
+                event.cost_status = Some(CostStatus::Priced);
                 event.cost_estimated = Some(true);
                 event.cost_provenance = Some(entry.provenance.into());
                 event.pricing_source = Some(entry.source.clone());
@@ -164,7 +164,7 @@ mod tests {
         PriceTable::builtin().fill(&mut event, "gpt-4.1", Some(&usage));
         // 0.5M fresh at 2.0 + 0.5M cached at 0.5 + 1M out at 8.0
         assert_eq!(event.cost_usd, Some(9.25));
-        assert_eq!(event.cost_status.as_deref(), Some("priced"));
+        assert_eq!(event.cost_status, Some(CostStatus::Priced));
         assert_eq!(event.pricing_as_of.as_deref(), Some("2025-10-15"));
     }
 
@@ -173,7 +173,7 @@ mod tests {
         let mut event = usage_event("openai");
         PriceTable::builtin().fill(&mut event, "llama3", Some(&TokenUsage::default()));
         assert_eq!(event.cost_usd, None);
-        assert_eq!(event.cost_status.as_deref(), Some("unpriced"));
+        assert_eq!(event.cost_status, Some(CostStatus::Unpriced));
         assert!(event.unpriced_reason.is_some());
     }
 

@@ -21,7 +21,7 @@ use super::wrap::truncate;
 use crate::bus::PermissionAsk;
 use crate::protocol::Event;
 use crate::protocol::events::RunStatus;
-use crate::run::RunSettings;
+use crate::settings::RunSettings;
 use crate::usage::format_usd;
 
 /// Below this size the layout does not fit; a one-line notice is drawn instead.

@@ -5,10 +5,10 @@
 use super::app::{App, Request};
 use super::cells::Level;
 use super::composer::CommandHint;
-use crate::headless::terminal::strip_controls;
 use crate::permissions::PermissionMode;
 use crate::provider::{ProviderConfig, ProviderKind, alias_owner};
-use crate::run::Tier;
+use crate::sanitize::terminal::strip_controls;
+use crate::settings::Tier;
 
 pub type Handler = fn(&mut App, &str);
 

@@ -26,11 +26,12 @@ use super::app::{App, Request};
 use super::cells::Level;
 use super::session::{Record, SessionLog, SessionWriter};
 use crate::bus::{Bus, PermissionAsk, Sink};
-use crate::headless::redact::Redactor;
 use crate::ids::new_run_id;
 use crate::protocol::Event;
 use crate::protocol::input::Prompt;
-use crate::run::{self, RunSettings};
+use crate::run;
+use crate::sanitize::redact::Redactor;
+use crate::settings::RunSettings;
 
 const TICK: Duration = Duration::from_millis(100);
 
@@ -143,7 +144,7 @@ pub struct Screen<B: Backend, E> {
 /// The run's exit code when its task ends; a run that panicked failed.
 async fn run_to_end(run: &mut Option<tokio::task::JoinHandle<i32>>) -> i32 {
     match run {
-        Some(run) => run.await.unwrap_or(run::EXIT_FAILED),
+        Some(run) => run.await.unwrap_or(crate::exit::FAILED),
         None => std::future::pending().await,
     }
 }
@@ -227,7 +228,7 @@ where
 
     let mut run: Option<tokio::task::JoinHandle<i32>> = None;
     let mut interrupt: Option<oneshot::Sender<()>> = None;
-    let mut last_code = 0;
+    let mut last_code = crate::exit::SUCCESS;
     let mut input_open = true;
     if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
         app.submit(prompt);

@@ -20,7 +20,7 @@ pub mod wrap;
 
 use thiserror::Error;
 
-use crate::run::RunSettings;
+use crate::settings::RunSettings;
 
 #[derive(Debug, Error)]
 pub enum TuiError {
@@ -152,7 +152,7 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
         Opening::Pick(sessions) => {
             let Some(id) = event_loop::pick(sessions, &theme).await? else {
                 // Cancelled: nothing opened, nothing to say.
-                return Ok(0);
+                return Ok(crate::exit::SUCCESS);
             };
             let reopen = Reopen::Id(id);
             match find(Some(&reopen), &settings.data_dir, &settings.cwd)? {
@@ -229,7 +229,7 @@ mod find_tests {
 
     use super::session::{Record, SessionLog};
     use super::{Opening, Reopen, find};
-    use crate::headless::redact::Redactor;
+    use crate::sanitize::redact::Redactor;
 
     fn saved(data: &Path, id: &str, cwd: &str) {
         let mut log = SessionLog::open(data, id, Path::new(cwd), Redactor::from_vars([]))

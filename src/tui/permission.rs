@@ -17,8 +17,8 @@ use similar::{ChangeTag, TextDiff};
 use super::theme::Theme;
 use super::wrap::{str_width, wrap_line};
 use crate::bus::{Answer, PermissionAsk, PermissionQuestion, Preview};
-use crate::headless::terminal::strip_controls;
 use crate::protocol::events::Risk;
+use crate::sanitize::terminal::strip_controls;
 
 /// Rows of diff shown at most; a diff longer than this says so at its end.
 const MAX_PREVIEW_ROWS: usize = 20_000;

@@ -497,7 +497,7 @@ mod tests {
         let now = Instant::now();
         let mut full = Pipeline::default();
         full.take_reasoning(&at("code_writer", StageStatus::Start, 1, 1, 6), now);
-        let list: Vec<&str> = tiers::stages(crate::run::Tier::Full)
+        let list: Vec<&str> = tiers::stages(crate::settings::Tier::Full)
             .iter()
             .map(|s| s.name())
             .collect();

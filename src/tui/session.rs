@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::headless::rechunk::Rechunker;
-use crate::headless::redact::Redactor;
 use crate::protocol::Event;
+use crate::sanitize::rechunk::Rechunker;
+use crate::sanitize::redact::Redactor;
 
 #[derive(Debug, Error)]
 pub enum SessionError {

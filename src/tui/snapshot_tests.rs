@@ -15,10 +15,10 @@ use crate::bus::{Answer, PermissionAsk, PermissionQuestion, Preview};
 use crate::permissions::{PermissionMode, Policy};
 use crate::protocol::events::{Risk, ToolStatus, UsageEvent};
 use crate::protocol::marker::{StageMarker, StageStatus};
-use crate::protocol::{Event, SideEffect};
+use crate::protocol::{ErrorCode, Event, SideEffect, WarningCode};
 use crate::provider::pricing::PriceTable;
 use crate::provider::{ProviderConfig, ProviderKind};
-use crate::run::{RunSettings, Tier};
+use crate::settings::{RunSettings, Tier};
 use crate::usage::Budget;
 
 pub fn settings() -> RunSettings {
@@ -81,7 +81,9 @@ fn usage(cost: Option<f64>) -> Event {
         completion_tokens: 234,
         total_tokens: 1234,
         cost_usd: cost,
-        cost_status: cost.is_none().then(|| "unpriced".into()),
+        cost_status: cost
+            .is_none()
+            .then_some(crate::protocol::events::CostStatus::Unpriced),
         ..UsageEvent::default()
     })
 }
@@ -321,11 +323,17 @@ fn error_and_run_end() {
     start(&mut app, "hi");
     app.on_event(
         "run_1",
-        Event::warning("provider_retry", "rate limited (429); retrying in 1s"),
+        Event::warning(
+            WarningCode::ProviderRetry,
+            "rate limited (429); retrying in 1s",
+        ),
     );
     app.on_event(
         "run_1",
-        Event::error("auth_error", "the provider refused the API key (401)"),
+        Event::error(
+            ErrorCode::AuthError,
+            "the provider refused the API key (401)",
+        ),
     );
     app.on_event("run_1", Event::run_end(3));
     let screen = draw(&mut app, 80, 12);
@@ -631,7 +639,7 @@ fn escape_sequences_in_model_and_tool_text_never_reach_the_terminal() {
             display: None,
         },
     );
-    app.on_event("run_1", Event::warning("w", hostile));
+    app.on_event("run_1", Event::warning(WarningCode::ProviderRetry, hostile));
     let mut terminal =
         Terminal::new(TestBackend::new(100, 30)).unwrap_or_else(|e| panic!("terminal: {e}"));
     terminal

@@ -6,10 +6,11 @@ use serde_json::json;
 use super::{READ_ONLY, StageOutcome, submit};
 use crate::agent::AgentError;
 use crate::pipeline::runner::Iteration;
-use crate::pipeline::schema::FindingsSubmission;
+use crate::pipeline::schema::{FindingsSubmission, SubmitTool};
 use crate::pipeline::{Ctx, detect};
-use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;
+use crate::protocol::stage::Stage;
+use crate::protocol::{Event, WarningCode};
 use crate::provider::ToolCallRequest;
 use crate::tools::ToolName;
 
@@ -47,7 +48,7 @@ pub async fn static_analyzer(
     if !refused.is_empty() {
         // Saying "no findings" for an analyzer that never ran would be a lie.
         ctx.bus.emit(Event::warning(
-            "analyzer_refused",
+            WarningCode::AnalyzerRefused,
             format!(
                 "the permission policy refused {}; their findings are missing",
                 refused.join(", ")
@@ -66,9 +67,9 @@ pub async fn static_analyzer(
     );
     let submission = submit::<FindingsSubmission>(
         ctx,
-        "static_analyzer",
+        Stage::StaticAnalyzer.name(),
         it.number,
-        "submit_analysis",
+        SubmitTool::Analysis,
         &READ_ONLY,
         PROMPT,
         user,

@@ -5,7 +5,8 @@ use super::{READ_ONLY, StageOutcome, Submission, submit};
 use crate::agent::AgentError;
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
-use crate::pipeline::schema::FindingsSubmission;
+use crate::pipeline::schema::{FindingsSubmission, SubmitTool};
+use crate::protocol::stage::Stage;
 
 const PROMPT: &str = include_str!("../../../assets/prompts/security_auditor.md");
 
@@ -20,9 +21,9 @@ pub async fn security_auditor(
     );
     let submission = submit::<FindingsSubmission>(
         ctx,
-        "security_auditor",
+        Stage::SecurityAuditor.name(),
         it.number,
-        "submit_audit",
+        SubmitTool::Audit,
         &READ_ONLY,
         PROMPT,
         user,

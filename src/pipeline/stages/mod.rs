@@ -10,7 +10,7 @@ pub mod write;
 use serde::de::DeserializeOwned;
 
 use super::Ctx;
-use super::schema::{decode, submit_spec};
+use super::schema::{SubmitTool, decode, submit_spec};
 use crate::agent::{AgentError, TextRoute, TurnSpec};
 use crate::provider::Message;
 use crate::tools::ToolName;
@@ -59,14 +59,13 @@ pub async fn submit<T: DeserializeOwned>(
     ctx: &Ctx<'_>,
     stage: &str,
     iteration: u32,
-    submit_name: &str,
+    submit_tool: SubmitTool,
     tools: &[ToolName],
     system: &str,
     user: String,
 ) -> Result<Submission<T>, AgentError> {
-    let Some(spec) = submit_spec(submit_name) else {
-        return Ok(Err(format!("unknown submit tool {submit_name}")));
-    };
+    let spec = submit_spec(submit_tool);
+    let submit_name = submit_tool.as_str();
     let system = format!(
         "{}\nEnd by calling {submit_name} exactly once.\n",
         crate::instructions::system_prompt(system, ctx.root(), ctx.agent.instructions.as_deref())

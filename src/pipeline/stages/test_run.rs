@@ -6,8 +6,8 @@ use serde_json::json;
 use super::StageOutcome;
 use crate::pipeline::runner::Iteration;
 use crate::pipeline::{Ctx, detect};
-use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;
+use crate::protocol::{Event, WarningCode};
 use crate::provider::ToolCallRequest;
 use crate::tools::ToolName;
 
@@ -23,7 +23,7 @@ pub async fn test_runner(ctx: &Ctx<'_>, it: &mut Iteration) -> StageOutcome {
         .or_else(|| detect::test_command(ctx.root()));
     let Some(command) = command else {
         ctx.bus.emit(Event::warning(
-            "no_test_command",
+            WarningCode::NoTestCommand,
             "no test command detected; pass --test-command to run the tests",
         ));
         it.test_report = Some("no test command detected; no tests were run".into());

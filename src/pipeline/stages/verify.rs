@@ -5,7 +5,8 @@ use super::{READ_ONLY, StageOutcome, submit};
 use crate::agent::AgentError;
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
-use crate::pipeline::schema::Verdict;
+use crate::pipeline::schema::{SubmitTool, Verdict};
+use crate::protocol::stage::Stage;
 
 const PROMPT: &str = include_str!("../../../assets/prompts/acceptance_verifier.md");
 
@@ -22,9 +23,9 @@ pub async fn acceptance_verifier(
     );
     let submission = submit::<Verdict>(
         ctx,
-        "acceptance_verifier",
+        Stage::AcceptanceVerifier.name(),
         it.number,
-        "submit_verdict",
+        SubmitTool::Verdict,
         &READ_ONLY,
         PROMPT,
         user,

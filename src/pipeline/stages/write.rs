@@ -5,9 +5,10 @@ use super::{StageOutcome, submit};
 use crate::agent::AgentError;
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
-use crate::pipeline::schema::{FilesSubmission, SubmittedFile};
+use crate::pipeline::schema::{FilesSubmission, SubmitTool, SubmittedFile};
 use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;
+use crate::protocol::stage::Stage;
 use crate::tools::ToolName;
 use crate::tools::fs::{FileChange, plan_file};
 
@@ -21,7 +22,15 @@ pub async fn code_writer(ctx: &Ctx<'_>, it: &mut Iteration) -> Result<StageOutco
             "\nThe previous iteration failed. Fix this:\n{feedback}\n"
         ));
     }
-    let outcome = write_stage(ctx, it, "code_writer", "submit_code", CODE_PROMPT, user).await?;
+    let outcome = write_stage(
+        ctx,
+        it,
+        Stage::CodeWriter,
+        SubmitTool::Code,
+        CODE_PROMPT,
+        user,
+    )
+    .await?;
     Ok(match outcome {
         Ok((summary, written)) => {
             it.code_summary = Some(summary);
@@ -42,8 +51,8 @@ pub async fn test_generator(ctx: &Ctx<'_>, it: &mut Iteration) -> Result<StageOu
     let outcome = write_stage(
         ctx,
         it,
-        "test_generator",
-        "submit_tests",
+        Stage::TestGenerator,
+        SubmitTool::Tests,
         TESTS_PROMPT,
         user,
     )
@@ -63,16 +72,16 @@ pub async fn test_generator(ctx: &Ctx<'_>, it: &mut Iteration) -> Result<StageOu
 async fn write_stage(
     ctx: &Ctx<'_>,
     it: &mut Iteration,
-    stage: &str,
-    submit_name: &str,
+    stage: Stage,
+    submit_tool: SubmitTool,
     system: &str,
     user: String,
 ) -> Result<Result<(String, Vec<String>), StageOutcome>, AgentError> {
     let submission = submit::<FilesSubmission>(
         ctx,
-        stage,
+        stage.name(),
         it.number,
-        submit_name,
+        submit_tool,
         &ToolName::ALL,
         system,
         user,
@@ -93,7 +102,7 @@ async fn write_stage(
     match ctx
         .agent
         .runner
-        .write_changes(&id, submit_name, &changes)
+        .write_changes(&id, submit_tool.as_str(), &changes)
         .await
     {
         Ok(written) => Ok(Ok((submitted.summary, written))),
@@ -111,7 +120,8 @@ async fn write_stage(
                 });
             }
             let detail = format!(
-                "{submit_name} could not be applied ({}): {reason}",
+                "{} could not be applied ({}): {reason}",
+                submit_tool.as_str(),
                 status_name(status)
             );
             Ok(Err(if status == ToolStatus::Denied {

@@ -35,6 +35,7 @@ pub fn is_secret_name(name: &str) -> bool {
 pub struct Redactor {
     /// Secret values, longest first so that a secret containing another is replaced whole.
     values: Vec<String>,
+    /// `None` only when the fixed pattern did not compile: then every text is redacted whole.
     shapes: Option<Regex>,
 }
 
@@ -45,6 +46,14 @@ impl Redactor {
     }
 
     pub fn from_vars(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
+        Redactor::with_shapes(vars, Regex::new(TOKEN_SHAPES).ok())
+    }
+
+    /// `shapes` is `None` when the fixed pattern did not compile (a bug the tests catch).
+    fn with_shapes(
+        vars: impl IntoIterator<Item = (String, String)>,
+        shapes: Option<Regex>,
+    ) -> Redactor {
         let mut values: Vec<String> = vars
             .into_iter()
             .filter(|(name, value)| value.len() >= MIN_SECRET_LEN && is_secret_name(name))
@@ -52,10 +61,7 @@ impl Redactor {
             .collect();
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));
         values.dedup();
-        Redactor {
-            values,
-            shapes: Regex::new(TOKEN_SHAPES).ok(),
-        }
+        Redactor { values, shapes }
     }
 
     /// The secret values taken from the environment.
@@ -81,6 +87,10 @@ impl Redactor {
 
     /// Redact one string; `None` when nothing secret was in it.
     pub fn redact_str(&self, text: &str) -> Option<String> {
+        if self.shapes.is_none() {
+            // Fail closed: without the token shapes no text can be told safe.
+            return (!text.is_empty()).then(|| REDACTED.to_string());
+        }
         let mut out: Option<String> = None;
         for secret in &self.values {
             let current = out.as_deref().unwrap_or(text);
@@ -100,6 +110,19 @@ impl Redactor {
     /// Redact every string in a line object (keys included). The line, and any nested object
     /// whose own keys or values changed, carry `redacted: true`.
     pub fn redact_line(&self, line: &mut Map<String, Value>) -> bool {
+        if self.shapes.is_none() {
+            // Fail closed, the line still an event of its type: every field that can carry
+            // text (strings, arrays, objects) is replaced; the type and numbers stay.
+            for (key, value) in line.iter_mut() {
+                if key != "type"
+                    && matches!(value, Value::String(_) | Value::Array(_) | Value::Object(_))
+                {
+                    *value = Value::String(REDACTED.into());
+                }
+            }
+            line.insert("redacted".into(), Value::Bool(true));
+            return true;
+        }
         let changed = self.redact_object(line);
         if changed {
             line.insert("redacted".into(), Value::Bool(true));
@@ -184,6 +207,46 @@ mod tests {
     #[test]
     fn short_values_and_non_secret_names_are_kept() {
         assert_eq!(redactor().redact_str("abc /root/longpath"), None);
+    }
+
+    #[test]
+    fn the_token_shapes_compile() {
+        assert!(Regex::new(TOKEN_SHAPES).is_ok());
+        assert!(Redactor::from_vars(Vec::new()).shapes.is_some());
+    }
+
+    /// Without its token shapes (the pattern did not compile) the redactor cannot tell what is
+    /// safe, so nothing it is given leaves as it came: every string is replaced, and a
+    /// stream-json line keeps only its type and its numbers.
+    #[test]
+    fn a_pattern_that_does_not_compile_lets_no_text_through() {
+        let broken = Redactor::with_shapes(Vec::new(), None);
+        let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        assert_eq!(
+            broken.redact_str(&format!("token {token} end")).as_deref(),
+            Some(REDACTED)
+        );
+        assert_eq!(broken.redact_str("plain words").as_deref(), Some(REDACTED));
+        let mut line = json!({
+            "schemaVersion": 2,
+            "type": "tool_result",
+            "runId": "run_1",
+            "output": format!("key {token}"),
+            "args": {token: [token]},
+            "truncated": false,
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+        assert!(broken.redact_line(&mut line));
+        let text = serde_json::to_string(&line).unwrap_or_default();
+        assert!(!text.contains(token), "{text}");
+        assert!(!text.contains("ghp_"), "{text}");
+        assert_eq!(line["type"], "tool_result");
+        assert_eq!(line["schemaVersion"], 2);
+        assert_eq!(line["truncated"], false);
+        assert_eq!(line["output"], REDACTED);
+        assert_eq!(line["redacted"], true);
     }
 
     #[test]

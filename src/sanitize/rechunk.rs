@@ -224,7 +224,10 @@ mod tests {
             vec![Event::text("token ")],
             "a possible token start is held"
         );
-        let out = r.push(&Event::warning("w", "m"));
+        let out = r.push(&Event::warning(
+            crate::protocol::WarningCode::ProviderRetry,
+            "m",
+        ));
         assert_eq!(out.len(), 2);
         assert_eq!(out[0], Event::text("sk-ab"));
     }

@@ -1,0 +1,134 @@
+//! The `code` of `error` and `warning` events: a closed list (README, Codes), so a misspelt
+//! code does not compile and an error code cannot be sent as a warning's.
+
+/// `error.code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    ProtocolError,
+    UsageError,
+    AuthError,
+    ProviderError,
+    Interrupted,
+    ToolError,
+    InternalError,
+    TurnLimit,
+    BudgetExceeded,
+    PipelineFailed,
+    DesignPlanFailed,
+    DesignPlanInvalid,
+    MergeBackFailed,
+    RestoreFailed,
+    GitConfigRestoreFailed,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 15] = [
+        ErrorCode::ProtocolError,
+        ErrorCode::UsageError,
+        ErrorCode::AuthError,
+        ErrorCode::ProviderError,
+        ErrorCode::Interrupted,
+        ErrorCode::ToolError,
+        ErrorCode::InternalError,
+        ErrorCode::TurnLimit,
+        ErrorCode::BudgetExceeded,
+        ErrorCode::PipelineFailed,
+        ErrorCode::DesignPlanFailed,
+        ErrorCode::DesignPlanInvalid,
+        ErrorCode::MergeBackFailed,
+        ErrorCode::RestoreFailed,
+        ErrorCode::GitConfigRestoreFailed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::ProtocolError => "protocol_error",
+            ErrorCode::UsageError => "usage_error",
+            ErrorCode::AuthError => "auth_error",
+            ErrorCode::ProviderError => "provider_error",
+            ErrorCode::Interrupted => "interrupted",
+            ErrorCode::ToolError => "tool_error",
+            ErrorCode::InternalError => "internal_error",
+            ErrorCode::TurnLimit => "turn_limit",
+            ErrorCode::BudgetExceeded => "budget_exceeded",
+            ErrorCode::PipelineFailed => "pipeline_failed",
+            ErrorCode::DesignPlanFailed => "design_plan_failed",
+            ErrorCode::DesignPlanInvalid => "design_plan_invalid",
+            ErrorCode::MergeBackFailed => "merge_back_failed",
+            ErrorCode::RestoreFailed => "restore_failed",
+            ErrorCode::GitConfigRestoreFailed => "git_config_restore_failed",
+        }
+    }
+}
+
+/// `warning.code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarningCode {
+    ProviderRetry,
+    ResponseTruncated,
+    InstructionsSkipped,
+    ImagesDropped,
+    NoTestCommand,
+    AnalyzerRefused,
+    GitConfigRestored,
+    DirtySource,
+    MergeConflict,
+    WorktreeInterrupted,
+    RestoreSkipped,
+    TaskRolledBack,
+}
+
+impl WarningCode {
+    pub const ALL: [WarningCode; 12] = [
+        WarningCode::ProviderRetry,
+        WarningCode::ResponseTruncated,
+        WarningCode::InstructionsSkipped,
+        WarningCode::ImagesDropped,
+        WarningCode::NoTestCommand,
+        WarningCode::AnalyzerRefused,
+        WarningCode::GitConfigRestored,
+        WarningCode::DirtySource,
+        WarningCode::MergeConflict,
+        WarningCode::WorktreeInterrupted,
+        WarningCode::RestoreSkipped,
+        WarningCode::TaskRolledBack,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningCode::ProviderRetry => "provider_retry",
+            WarningCode::ResponseTruncated => "response_truncated",
+            WarningCode::InstructionsSkipped => "instructions_skipped",
+            WarningCode::ImagesDropped => "images_dropped",
+            WarningCode::NoTestCommand => "no_test_command",
+            WarningCode::AnalyzerRefused => "analyzer_refused",
+            WarningCode::GitConfigRestored => "git_config_restored",
+            WarningCode::DirtySource => "dirty_source",
+            WarningCode::MergeConflict => "merge_conflict",
+            WarningCode::WorktreeInterrupted => "worktree_interrupted",
+            WarningCode::RestoreSkipped => "restore_skipped",
+            WarningCode::TaskRolledBack => "task_rolled_back",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README's list of codes is the contract: every code is in it, spelt the same way.
+    #[test]
+    fn every_code_is_documented_in_the_readme() {
+        let readme = include_str!("../../README.md");
+        let names = ErrorCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .chain(WarningCode::ALL.iter().map(|c| c.as_str()));
+        for name in names {
+            assert!(
+                readme.contains(&format!("`{name}`")),
+                "{name} not in README"
+            );
+        }
+    }
+}

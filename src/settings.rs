@@ -1,0 +1,55 @@
+//! What a run is started with, resolved from flags, config and environment before it starts.
+//! Both the run lifecycle and the pipeline read it; it depends on neither.
+
+use std::path::PathBuf;
+
+use crate::conversation::Conversation;
+use crate::permissions::Policy;
+use crate::provider::ProviderConfig;
+use crate::provider::pricing::PriceTable;
+use crate::usage::Budget;
+
+pub use crate::protocol::tier::Tier;
+
+pub const DEFAULT_MAX_ITERATIONS: u32 = 3;
+
+/// Everything a run needs, resolved from flags, config and environment before it starts.
+#[derive(Clone)]
+pub struct RunSettings {
+    pub session_id: String,
+    /// The working root, canonical.
+    pub cwd: PathBuf,
+    pub provider: ProviderConfig,
+    pub policy: Policy,
+    pub tier: Tier,
+    pub max_turns: u32,
+    pub data_dir: PathBuf,
+    pub pricing: PriceTable,
+    pub budget: Budget,
+    pub pipeline: PipelineSettings,
+    /// Earlier runs of this session (the TUI's follow-ups); empty for a headless run.
+    pub conversation: Conversation,
+}
+
+/// Pipeline and worktree options, resolved from flags and config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PipelineSettings {
+    pub max_iterations: u32,
+    /// `--test-command` (or the config's `testCommand`); detected from the repository when absent.
+    pub test_command: Option<String>,
+    pub worktree: bool,
+    pub merge_back: bool,
+    pub design_plan: bool,
+}
+
+impl Default for PipelineSettings {
+    fn default() -> PipelineSettings {
+        PipelineSettings {
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            test_command: None,
+            worktree: false,
+            merge_back: false,
+            design_plan: false,
+        }
+    }
+}
