@@ -4,6 +4,8 @@
 //! are replaced by `[REDACTED]` in every string of an output line; the line object then carries
 //! `"redacted": true`.
 
+use std::sync::OnceLock;
+
 use regex::Regex;
 use serde_json::{Map, Value};
 
@@ -11,18 +13,52 @@ pub const REDACTED: &str = "[REDACTED]";
 const SECRET_NAME_PARTS: [&str; 5] = ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"];
 const MIN_SECRET_LEN: usize = 8;
 
-/// Token shapes that are secrets wherever they come from.
-const TOKEN_SHAPES: &str = concat!(
-    r"sk-ant-[A-Za-z0-9_\-]{20,}",
-    r"|sk-(?:proj-)?[A-Za-z0-9_\-]{20,}",
-    r"|gh[pousr]_[A-Za-z0-9]{36,}",
-    r"|github_pat_[A-Za-z0-9_]{40,}",
-    r"|AKIA[0-9A-Z]{16}",
-    r"|xox[abposr]-[A-Za-z0-9\-]{10,}",
-    r"|AIza[0-9A-Za-z_\-]{35}",
-    r"|glpat-[A-Za-z0-9_\-]{20,}",
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----",
-);
+/// Token shapes that are secrets wherever they come from: each a literal start and the rest.
+/// A text holding none of the starts cannot match, so most lines never build the regex (its
+/// build is the costliest step before a run's first event).
+const TOKEN_SHAPES: [(&str, &str); 17] = [
+    ("sk-ant-", r"[A-Za-z0-9_\-]{20,}"),
+    ("sk-", r"(?:proj-)?[A-Za-z0-9_\-]{20,}"),
+    ("ghp_", r"[A-Za-z0-9]{36,}"),
+    ("gho_", r"[A-Za-z0-9]{36,}"),
+    ("ghu_", r"[A-Za-z0-9]{36,}"),
+    ("ghs_", r"[A-Za-z0-9]{36,}"),
+    ("ghr_", r"[A-Za-z0-9]{36,}"),
+    ("github_pat_", r"[A-Za-z0-9_]{40,}"),
+    ("AKIA", r"[0-9A-Z]{16}"),
+    ("xoxa-", r"[A-Za-z0-9\-]{10,}"),
+    ("xoxb-", r"[A-Za-z0-9\-]{10,}"),
+    ("xoxp-", r"[A-Za-z0-9\-]{10,}"),
+    ("xoxo-", r"[A-Za-z0-9\-]{10,}"),
+    ("xoxs-", r"[A-Za-z0-9\-]{10,}"),
+    ("xoxr-", r"[A-Za-z0-9\-]{10,}"),
+    ("AIza", r"[0-9A-Za-z_\-]{35}"),
+    ("glpat-", r"[A-Za-z0-9_\-]{20,}"),
+];
+/// Matched whole, so its literal start is all of it.
+const PRIVATE_KEY: &str = r"-----BEGIN [A-Z ]*PRIVATE KEY-----";
+
+/// The token shapes as one regex, built on first use; `None` if it does not compile.
+fn shapes() -> Option<&'static Regex> {
+    static SHAPES: OnceLock<Option<Regex>> = OnceLock::new();
+    SHAPES
+        .get_or_init(|| {
+            let mut pattern: Vec<String> = TOKEN_SHAPES
+                .iter()
+                .map(|(start, rest)| format!("{}{rest}", regex::escape(start)))
+                .collect();
+            pattern.push(PRIVATE_KEY.to_string());
+            Regex::new(&pattern.join("|")).ok()
+        })
+        .as_ref()
+}
+
+/// The shapes regex when `text` holds the literal start of one, else `None`.
+fn shapes_for(text: &str) -> Option<&'static Regex> {
+    let candidate =
+        TOKEN_SHAPES.iter().any(|(start, _)| text.contains(start)) || text.contains("-----BEGIN ");
+    if candidate { shapes() } else { None }
+}
 
 /// Whether an environment variable's name says it holds a secret (`OPENAI_API_KEY`,
 /// `GH_TOKEN`, `DB_PASSWORD`…). Commands do not inherit such variables unless passed on.
@@ -35,7 +71,6 @@ pub fn is_secret_name(name: &str) -> bool {
 pub struct Redactor {
     /// Secret values, longest first so that a secret containing another is replaced whole.
     values: Vec<String>,
-    shapes: Option<Regex>,
 }
 
 impl Redactor {
@@ -52,10 +87,7 @@ impl Redactor {
             .collect();
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));
         values.dedup();
-        Redactor {
-            values,
-            shapes: Regex::new(TOKEN_SHAPES).ok(),
-        }
+        Redactor { values }
     }
 
     /// The secret values taken from the environment.
@@ -73,7 +105,7 @@ impl Redactor {
                     .map(|(start, found)| (start, start + found.len()))
             })
             .collect();
-        if let Some(shapes) = &self.shapes {
+        if let Some(shapes) = shapes_for(text) {
             spans.extend(shapes.find_iter(text).map(|m| (m.start(), m.end())));
         }
         spans
@@ -88,11 +120,9 @@ impl Redactor {
                 out = Some(current.replace(secret.as_str(), REDACTED));
             }
         }
-        if let Some(shapes) = &self.shapes {
-            let current = out.as_deref().unwrap_or(text);
-            if shapes.is_match(current) {
-                out = Some(shapes.replace_all(current, REDACTED).into_owned());
-            }
+        let current = out.as_deref().unwrap_or(text);
+        if let Some(shapes) = shapes_for(current).filter(|s| s.is_match(current)) {
+            out = Some(shapes.replace_all(current, REDACTED).into_owned());
         }
         out
     }
@@ -184,6 +214,36 @@ mod tests {
     #[test]
     fn short_values_and_non_secret_names_are_kept() {
         assert_eq!(redactor().redact_str("abc /root/longpath"), None);
+    }
+
+    /// One token of every shape, each redacted whole: the literal starts that let a line skip
+    /// the regex must not let a shape through.
+    #[test]
+    fn every_token_shape_is_redacted() {
+        let r = Redactor::from_vars(Vec::new());
+        let long = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2";
+        let mut tokens: Vec<String> = TOKEN_SHAPES
+            .iter()
+            .map(|(start, _)| {
+                let body = match *start {
+                    "AKIA" => "ABCDEFGHIJKLMNOP".to_string(),
+                    "AIza" => long[..35].to_string(),
+                    _ => long.to_string(),
+                };
+                format!("{start}{body}")
+            })
+            .collect();
+        tokens.push("sk-proj-abcdefghijklmnopqrstuvwxyz".into());
+        tokens.push("-----BEGIN RSA PRIVATE KEY-----".into());
+        for token in tokens {
+            assert_eq!(
+                r.redact_str(&format!("x {token} y")).as_deref(),
+                Some("x [REDACTED] y"),
+                "{token}"
+            );
+            assert_eq!(r.secret_spans(&token), vec![(0, token.len())], "{token}");
+        }
+        assert_eq!(r.redact_str("light ghost sk- AKIA short"), None);
     }
 
     #[test]
