@@ -338,7 +338,8 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     if !settings.pipeline.worktree {
         // A sandboxed command may write the repository's git dir under the root: what it
         // changes there that makes git run programs is put back before `final`. Finding and
-        // recording it (a git process) overlaps the first model request; tools wait for it.
+        // recording it (a git process, unless there is plainly no repository) overlaps the
+        // first model request; tools wait for it.
         let gate: ToolGate = Arc::new(tokio::sync::SetOnce::new());
         shared.hold_final.store(true, Ordering::SeqCst);
         let cwd = settings.cwd.clone();

@@ -91,3 +91,38 @@ fn an_answer_before_the_record_is_done_still_ends_with_final_then_run_end() {
     assert_eq!(&types[types.len() - 2..], ["final", "run_end"], "{types:?}");
     assert_eq!(out.final_result()["answer"], "hello", "{}", out.stdout);
 }
+
+/// A bare repository has no `.git`: the working root is the git dir itself. The record is still
+/// taken there (Splice does not skip git for a directory without `.git`), so a config a
+/// command changes in it is put back.
+#[test]
+fn a_bare_repository_as_the_working_root_still_gets_its_config_put_back() {
+    let sandbox = Sandbox::new_in(&outside_dir());
+    support::git(&sandbox.root, &["init", "-q", "--bare"]);
+    let config_before = sandbox.read("config");
+    let provider =
+        FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "run_command",
+            &[&json!({ "command": "printf '[core]\\n\\tfsmonitor = /bin/false\\n' >> config" })
+                .to_string()],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let mut splice = sandbox.command(&provider.url);
+    stream_json(&mut splice)
+        .args(["--permission-mode", "auto", "--tier", "light"])
+        .arg("do it");
+    let out = run(splice, None);
+    out.assert_well_formed();
+    assert_eq!(out.first("tool_result")["status"], "ok", "{}", out.stdout);
+    assert!(
+        out.of_type("warning")
+            .iter()
+            .any(|w| w["code"] == "git_config_restored"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(sandbox.read("config"), config_before);
+}
