@@ -354,8 +354,11 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
                     Ok(())
                 }
                 // Fail closed: without the record nothing could be put back.
-                None => Err("Splice could not record the repository's git config and hooks                              before running tools, so it runs none"
-                    .to_string()),
+                None => Err(concat!(
+                    "Splice could not record the repository's git config and hooks before ",
+                    "running tools, so it runs none"
+                )
+                .to_string()),
             };
             let _ = gate.set(opened);
         };
