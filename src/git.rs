@@ -170,6 +170,9 @@ pub fn command(dir: &Path, access: Access) -> Result<Command, GitError> {
 
 /// The (common) git dir of the repository `dir` is in, if it is in one.
 pub fn common_dir(dir: &Path) -> Option<PathBuf> {
+    if !may_find_repository(dir) {
+        return None;
+    }
     let output = base(dir, &[])
         .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
         .output()
@@ -177,6 +180,30 @@ pub fn common_dir(dir: &Path) -> Option<PathBuf> {
     let text = String::from_utf8(output.stdout).ok()?;
     let path = text.trim_end_matches('\n');
     (output.status.success() && !path.is_empty()).then(|| PathBuf::from(path))
+}
+
+/// Whether git could find a repository from `dir`: `GIT_DIR` is set, or `dir` or a parent
+/// holds a `.git` or a `HEAD` (a bare repository), or that cannot be told. Only `false` is
+/// certain; it spares a git process (a millisecond or two) where there is plainly no repository.
+fn may_find_repository(dir: &Path) -> bool {
+    if ["GIT_DIR", "GIT_COMMON_DIR"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some())
+    {
+        return true;
+    }
+    // Parents as git sees them: of the real path, not of the path as written.
+    let Ok(dir) = dir.canonicalize() else {
+        return true;
+    };
+    dir.ancestors().any(|place| {
+        [".git", "HEAD"]
+            .iter()
+            .any(|name| match std::fs::symlink_metadata(place.join(name)) {
+                Ok(_) => true,
+                Err(error) => error.kind() != std::io::ErrorKind::NotFound,
+            })
+    })
 }
 
 /// The keys set by the repository's own config files (scopes `local` and `worktree`, includes
@@ -241,6 +268,37 @@ fn neutralise(keys: &[String], access: Access) -> Result<Vec<(String, String)>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No git process where there is plainly no repository; a `.git` or a `HEAD` (a bare
+    /// repository) in the directory or a parent, or a link that may lead to one, asks git.
+    #[test]
+    fn git_is_asked_wherever_a_repository_could_be() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let plain = dir.path().join("plain/deep");
+        std::fs::create_dir_all(&plain).unwrap_or_else(|e| panic!("{e}"));
+        if !may_find_repository(&plain) {
+            assert_eq!(common_dir(&plain), None);
+        }
+        let below = |marker: &str| {
+            let top = dir.path().join(marker.replace(['/', '.'], "_"));
+            let inner = top.join("a/b");
+            std::fs::create_dir_all(&inner).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(top.join(marker), "").unwrap_or_else(|e| panic!("{e}"));
+            inner
+        };
+        assert!(may_find_repository(&below(".git")));
+        assert!(may_find_repository(&below("HEAD")));
+        // A dangling `.git` link is still something git would look at.
+        let linked = dir.path().join("linked");
+        std::fs::create_dir_all(&linked).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("/nonexistent", linked.join(".git"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(may_find_repository(&linked));
+        // Parents are those of the real path: a link into a repository finds it.
+        let via = dir.path().join("via");
+        std::os::unix::fs::symlink(below(".git"), &via).unwrap_or_else(|e| panic!("{e}"));
+        assert!(may_find_repository(&via));
+    }
 
     #[test]
     fn reads_only_the_repository_scopes() {

@@ -20,7 +20,7 @@ use crate::protocol::result::{DesignPlanResult, PipelineResult, ResultStatus};
 use crate::protocol::{ErrorCode, Event, ToolStatus, WarningCode};
 use crate::provider::{Message, Provider};
 use crate::tools::ToolName;
-use crate::tools::runner::ToolRunner;
+use crate::tools::runner::{ToolGate, ToolRunner};
 use crate::usage::UsageMeter;
 use crate::worktree::{self, Worktree, WorktreeError};
 
@@ -280,15 +280,44 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     }
     if !settings.pipeline.worktree {
         // A sandboxed command may write the repository's git dir under the root: what it
-        // changes there that makes git run programs is put back before `final`.
-        let guard = crate::blocking::atomic(|| {
-            crate::git::common_dir(&settings.cwd).map(|dir| Snapshot::take(&dir))
-        });
-        shared.hold_final.store(guard.is_some(), Ordering::SeqCst);
-        if let Ok(mut slot) = shared.git_guard.lock() {
-            *slot = guard;
-        }
-        let exit = run_work(settings, bus, shared, &provider, prompt, tier, Vec::new()).await;
+        // changes there that makes git run programs is put back before `final`. Finding and
+        // recording it (a git process, unless there is plainly no repository) overlaps the
+        // first model request; tools wait for it.
+        let gate: ToolGate = Arc::new(tokio::sync::SetOnce::new());
+        shared.hold_final.store(true, Ordering::SeqCst);
+        let cwd = settings.cwd.clone();
+        let take_guard = async {
+            let taken = crate::blocking::detached(move || {
+                crate::git::common_dir(&cwd).map(|dir| Snapshot::take(&dir))
+            })
+            .await;
+            let opened = match taken {
+                Some(guard) => {
+                    set_slot(&shared.git_guard, guard);
+                    Ok(())
+                }
+                // Fail closed: without the record nothing could be put back.
+                None => Err(concat!(
+                    "Splice could not record the repository's git config and hooks before ",
+                    "running tools, so it runs none"
+                )
+                .to_string()),
+            };
+            let _ = gate.set(opened);
+        };
+        let work = run_work(
+            settings,
+            bus,
+            shared,
+            &provider,
+            prompt,
+            tier,
+            Tools {
+                writable: Vec::new(),
+                gate: Some(gate.clone()),
+            },
+        );
+        let ((), exit) = tokio::join!(take_guard, work);
         let exit = crate::blocking::atomic(|| put_back_git_dir(bus, shared, exit));
         return release_final(bus, shared, exit);
     }
@@ -325,7 +354,11 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     if let Ok(mut slot) = shared.git_guard.lock() {
         *slot = crate::blocking::atomic(|| git_dir.first().map(|dir| Snapshot::take(dir)));
     }
-    let exit = run_work(&inside, bus, shared, &provider, prompt, tier, git_dir).await;
+    let tools = Tools {
+        writable: git_dir,
+        gate: None,
+    };
+    let exit = run_work(&inside, bus, shared, &provider, prompt, tier, tools).await;
     set_slot(&shared.worktree_note, None);
     let guard = shared.git_guard.lock().ok().and_then(|mut g| g.take());
     let merged_exit = crate::blocking::atomic(|| {
@@ -342,6 +375,12 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     release_final(bus, shared, merged_exit)
 }
 
+/// Where the run's tools may write beyond the root, and what they wait for first.
+struct Tools {
+    writable: Vec<PathBuf>,
+    gate: Option<ToolGate>,
+}
+
 /// The tier's work in `settings.cwd`.
 async fn run_work(
     settings: &RunSettings,
@@ -350,7 +389,7 @@ async fn run_work(
     provider: &Provider,
     prompt: Prompt,
     tier: Tier,
-    writable: Vec<PathBuf>,
+    tools: Tools,
 ) -> i32 {
     let instructions = crate::instructions::read(&settings.cwd);
     for skipped in instructions.skipped {
@@ -365,7 +404,8 @@ async fn run_work(
             &settings.cwd,
         )),
         bus: bus.clone(),
-        writable,
+        writable: tools.writable,
+        gate: tools.gate,
     };
     let agent = Agent {
         provider,

@@ -4,6 +4,8 @@
 //! are replaced by `[REDACTED]` in every string of an output line; the line object then carries
 //! `"redacted": true`.
 
+use std::sync::OnceLock;
+
 use regex::Regex;
 use serde_json::{Map, Value};
 
@@ -11,18 +13,56 @@ pub const REDACTED: &str = "[REDACTED]";
 const SECRET_NAME_PARTS: [&str; 5] = ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"];
 const MIN_SECRET_LEN: usize = 8;
 
-/// Token shapes that are secrets wherever they come from.
-const TOKEN_SHAPES: &str = concat!(
-    r"sk-ant-[A-Za-z0-9_\-]{20,}",
-    r"|sk-(?:proj-)?[A-Za-z0-9_\-]{20,}",
-    r"|gh[pousr]_[A-Za-z0-9]{36,}",
-    r"|github_pat_[A-Za-z0-9_]{40,}",
-    r"|AKIA[0-9A-Z]{16}",
-    r"|xox[abposr]-[A-Za-z0-9\-]{10,}",
-    r"|AIza[0-9A-Za-z_\-]{35}",
-    r"|glpat-[A-Za-z0-9_\-]{20,}",
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----",
-);
+/// Token shapes that are secrets wherever they come from: each a literal start and the rest.
+/// A text holding none of the starts cannot match, so most lines never build the regex (its
+/// build is the costliest step before a run's first event).
+const TOKEN_SHAPES: [(&str, &str); 17] = [
+    ("sk-ant-", r"[A-Za-z0-9_\-]{20,}"),
+    ("sk-", r"(?:proj-)?[A-Za-z0-9_\-]{20,}"),
+    ("ghp_", r"[A-Za-z0-9]{36,}"),
+    ("gho_", r"[A-Za-z0-9]{36,}"),
+    ("ghu_", r"[A-Za-z0-9]{36,}"),
+    ("ghs_", r"[A-Za-z0-9]{36,}"),
+    ("ghr_", r"[A-Za-z0-9]{36,}"),
+    ("github_pat_", r"[A-Za-z0-9_]{40,}"),
+    ("AKIA", r"[0-9A-Z]{16}"),
+    ("xoxa-", r"[A-Za-z0-9\-]{10,}"),
+    ("xoxb-", r"[A-Za-z0-9\-]{10,}"),
+    ("xoxp-", r"[A-Za-z0-9\-]{10,}"),
+    ("xoxo-", r"[A-Za-z0-9\-]{10,}"),
+    ("xoxs-", r"[A-Za-z0-9\-]{10,}"),
+    ("xoxr-", r"[A-Za-z0-9\-]{10,}"),
+    ("AIza", r"[0-9A-Za-z_\-]{35}"),
+    ("glpat-", r"[A-Za-z0-9_\-]{20,}"),
+];
+/// Matched whole, so its literal start is all of it.
+const PRIVATE_KEY: &str = r"-----BEGIN [A-Z ]*PRIVATE KEY-----";
+
+/// The token shapes as one regex, built on first use; `None` if it does not compile.
+fn shapes() -> Option<&'static Regex> {
+    static SHAPES: OnceLock<Option<Regex>> = OnceLock::new();
+    SHAPES
+        .get_or_init(|| {
+            let mut pattern: Vec<String> = TOKEN_SHAPES
+                .iter()
+                .map(|(start, rest)| format!("{}{rest}", regex::escape(start)))
+                .collect();
+            pattern.push(PRIVATE_KEY.to_string());
+            Regex::new(&pattern.join("|")).ok()
+        })
+        .as_ref()
+}
+
+/// What a text needs for the token shapes.
+enum ShapeCheck {
+    /// It holds no shape's literal start, so no shape can match.
+    Clear,
+    /// Scan it with the regex.
+    Scan(&'static Regex),
+    /// It could hold a shape but the fixed pattern did not compile (a bug the tests catch):
+    /// it cannot be told safe, so it is redacted whole.
+    Unscannable,
+}
 
 /// Whether an environment variable's name says it holds a secret (`OPENAI_API_KEY`,
 /// `GH_TOKEN`, `DB_PASSWORD`…). Commands do not inherit such variables unless passed on.
@@ -35,8 +75,8 @@ pub fn is_secret_name(name: &str) -> bool {
 pub struct Redactor {
     /// Secret values, longest first so that a secret containing another is replaced whole.
     values: Vec<String>,
-    /// `None` only when the fixed pattern did not compile: then every text is redacted whole.
-    shapes: Option<Regex>,
+    /// The token-shape regex, built on first need; `None` only when it did not compile.
+    shapes: fn() -> Option<&'static Regex>,
 }
 
 impl Redactor {
@@ -46,13 +86,13 @@ impl Redactor {
     }
 
     pub fn from_vars(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
-        Redactor::with_shapes(vars, Regex::new(TOKEN_SHAPES).ok())
+        Redactor::with_shapes(vars, shapes)
     }
 
-    /// `shapes` is `None` when the fixed pattern did not compile (a bug the tests catch).
+    /// `shapes` gives the token-shape regex (tests give one that failed to build).
     fn with_shapes(
         vars: impl IntoIterator<Item = (String, String)>,
-        shapes: Option<Regex>,
+        shapes: fn() -> Option<&'static Regex>,
     ) -> Redactor {
         let mut values: Vec<String> = vars
             .into_iter()
@@ -62,6 +102,18 @@ impl Redactor {
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));
         values.dedup();
         Redactor { values, shapes }
+    }
+
+    fn shape_check(&self, text: &str) -> ShapeCheck {
+        let candidate = TOKEN_SHAPES.iter().any(|(start, _)| text.contains(start))
+            || text.contains("-----BEGIN ");
+        if !candidate {
+            return ShapeCheck::Clear;
+        }
+        match (self.shapes)() {
+            Some(regex) => ShapeCheck::Scan(regex),
+            None => ShapeCheck::Unscannable,
+        }
     }
 
     /// The secret values taken from the environment.
@@ -79,18 +131,18 @@ impl Redactor {
                     .map(|(start, found)| (start, start + found.len()))
             })
             .collect();
-        if let Some(shapes) = &self.shapes {
-            spans.extend(shapes.find_iter(text).map(|m| (m.start(), m.end())));
+        match self.shape_check(text) {
+            ShapeCheck::Clear => {}
+            ShapeCheck::Scan(shapes) => {
+                spans.extend(shapes.find_iter(text).map(|m| (m.start(), m.end())));
+            }
+            ShapeCheck::Unscannable => spans.push((0, text.len())),
         }
         spans
     }
 
     /// Redact one string; `None` when nothing secret was in it.
     pub fn redact_str(&self, text: &str) -> Option<String> {
-        if self.shapes.is_none() {
-            // Fail closed: without the token shapes no text can be told safe.
-            return (!text.is_empty()).then(|| REDACTED.to_string());
-        }
         let mut out: Option<String> = None;
         for secret in &self.values {
             let current = out.as_deref().unwrap_or(text);
@@ -98,11 +150,15 @@ impl Redactor {
                 out = Some(current.replace(secret.as_str(), REDACTED));
             }
         }
-        if let Some(shapes) = &self.shapes {
-            let current = out.as_deref().unwrap_or(text);
-            if shapes.is_match(current) {
-                out = Some(shapes.replace_all(current, REDACTED).into_owned());
+        let current = out.as_deref().unwrap_or(text);
+        match self.shape_check(current) {
+            ShapeCheck::Clear => {}
+            ShapeCheck::Scan(shapes) => {
+                if shapes.is_match(current) {
+                    out = Some(shapes.replace_all(current, REDACTED).into_owned());
+                }
             }
+            ShapeCheck::Unscannable => out = Some(REDACTED.to_string()),
         }
         out
     }
@@ -110,19 +166,6 @@ impl Redactor {
     /// Redact every string in a line object (keys included). The line, and any nested object
     /// whose own keys or values changed, carry `redacted: true`.
     pub fn redact_line(&self, line: &mut Map<String, Value>) -> bool {
-        if self.shapes.is_none() {
-            // Fail closed, the line still an event of its type: every field that can carry
-            // text (strings, arrays, objects) is replaced; the type and numbers stay.
-            for (key, value) in line.iter_mut() {
-                if key != "type"
-                    && matches!(value, Value::String(_) | Value::Array(_) | Value::Object(_))
-                {
-                    *value = Value::String(REDACTED.into());
-                }
-            }
-            line.insert("redacted".into(), Value::Bool(true));
-            return true;
-        }
         let changed = self.redact_object(line);
         if changed {
             line.insert("redacted".into(), Value::Bool(true));
@@ -209,24 +252,56 @@ mod tests {
         assert_eq!(redactor().redact_str("abc /root/longpath"), None);
     }
 
+    /// One token of every shape, each redacted whole: the literal starts that let a line skip
+    /// the regex must not let a shape through.
     #[test]
-    fn the_token_shapes_compile() {
-        assert!(Regex::new(TOKEN_SHAPES).is_ok());
-        assert!(Redactor::from_vars(Vec::new()).shapes.is_some());
+    fn every_token_shape_is_redacted() {
+        let r = Redactor::from_vars(Vec::new());
+        let long = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2";
+        let mut tokens: Vec<String> = TOKEN_SHAPES
+            .iter()
+            .map(|(start, _)| {
+                let body = match *start {
+                    "AKIA" => "ABCDEFGHIJKLMNOP".to_string(),
+                    "AIza" => long[..35].to_string(),
+                    _ => long.to_string(),
+                };
+                format!("{start}{body}")
+            })
+            .collect();
+        tokens.push("sk-proj-abcdefghijklmnopqrstuvwxyz".into());
+        tokens.push("-----BEGIN RSA PRIVATE KEY-----".into());
+        for token in tokens {
+            assert_eq!(
+                r.redact_str(&format!("x {token} y")).as_deref(),
+                Some("x [REDACTED] y"),
+                "{token}"
+            );
+            assert_eq!(r.secret_spans(&token), vec![(0, token.len())], "{token}");
+        }
+        assert_eq!(r.redact_str("light ghost sk- AKIA short"), None);
     }
 
-    /// Without its token shapes (the pattern did not compile) the redactor cannot tell what is
-    /// safe, so nothing it is given leaves as it came: every string is replaced, and a
-    /// stream-json line keeps only its type and its numbers.
     #[test]
-    fn a_pattern_that_does_not_compile_lets_no_text_through() {
-        let broken = Redactor::with_shapes(Vec::new(), None);
+    fn the_token_shapes_compile() {
+        assert!(shapes().is_some());
+    }
+
+    /// Without its token shapes (the pattern did not compile) the redactor cannot tell a text
+    /// that could hold a token from one that does: such a text leaves replaced whole, keys
+    /// included. A text holding no shape's literal start cannot hold a token either way.
+    #[test]
+    fn a_pattern_that_does_not_compile_lets_no_candidate_text_through() {
+        let broken = Redactor::with_shapes(Vec::new(), || None);
         let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
         assert_eq!(
             broken.redact_str(&format!("token {token} end")).as_deref(),
             Some(REDACTED)
         );
-        assert_eq!(broken.redact_str("plain words").as_deref(), Some(REDACTED));
+        // Even a short start, which the regex would have let through, is refused.
+        assert_eq!(broken.redact_str("see sk-1").as_deref(), Some(REDACTED));
+        assert_eq!(broken.redact_str("plain words"), None);
+        assert_eq!(broken.secret_spans("x sk-1"), vec![(0, 6)]);
         let mut line = json!({
             "schemaVersion": 2,
             "type": "tool_result",
@@ -240,11 +315,9 @@ mod tests {
         .unwrap_or_default();
         assert!(broken.redact_line(&mut line));
         let text = serde_json::to_string(&line).unwrap_or_default();
-        assert!(!text.contains(token), "{text}");
         assert!(!text.contains("ghp_"), "{text}");
         assert_eq!(line["type"], "tool_result");
-        assert_eq!(line["schemaVersion"], 2);
-        assert_eq!(line["truncated"], false);
+        assert_eq!(line["runId"], "run_1");
         assert_eq!(line["output"], REDACTED);
         assert_eq!(line["redacted"], true);
     }

@@ -20,6 +20,11 @@ use crate::protocol::events::{Block, Risk, ToolStatus};
 use crate::protocol::{Event, SideEffect};
 use crate::provider::ToolCallRequest;
 
+/// Opened once the run may use its tools, with why it may not if so: a run in a repository
+/// first records the git config and hooks it puts back at its end, and records them while its
+/// first model request is under way rather than before it.
+pub type ToolGate = Arc<tokio::sync::SetOnce<Result<(), String>>>;
+
 /// What goes back to the model for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolReply {
@@ -45,6 +50,8 @@ pub struct ToolRunner {
     pub bus: Bus,
     /// Places beyond the root a confined command may write (a worktree's git directory).
     pub writable: Vec<PathBuf>,
+    /// What every call waits for before it runs (none: calls run at once).
+    pub gate: Option<ToolGate>,
 }
 
 impl ToolRunner {
@@ -76,6 +83,11 @@ impl ToolRunner {
                 None,
             );
         };
+        if let Some(gate) = &self.gate
+            && let Err(why) = gate.wait().await
+        {
+            return self.finish(&call.id, ToolStatus::Error, why.clone(), false, None, None);
+        }
         match self.dispatch(&call.id, tool, &args).await {
             Ok(reply) => reply,
             Err(ToolError::OutsideRoot(path)) => self.block(call, tool, &path, "outside_root"),
@@ -457,6 +469,7 @@ mod tests {
             checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
             bus: Bus::with_responder("run_t", vec![], tx),
             writable: vec![],
+            gate: None,
         };
         for (command, risk, rules) in [("rm -rf build", Risk::High, 0), ("ls", Risk::Low, 1)] {
             let permit = runner
@@ -472,5 +485,58 @@ mod tests {
             assert!(matches!(permit, Permit::Granted { confine: false }));
             assert_eq!(runner.policy.session_rules().len(), rules, "{command}");
         }
+    }
+
+    /// A call waits for the run's gate (the git guard being recorded) and runs once it opens;
+    /// a gate opened with a refusal runs nothing.
+    #[test]
+    fn calls_wait_for_the_gate_and_a_refusing_gate_runs_nothing() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let gate: ToolGate = Arc::new(tokio::sync::SetOnce::new());
+        let runner = ToolRunner {
+            root: dir.path().to_path_buf(),
+            policy: Policy::new(crate::permissions::PermissionMode::AcceptEdits, vec![]),
+            checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
+            bus: Bus::new("run_t", vec![]),
+            writable: vec![],
+            gate: Some(gate.clone()),
+        };
+        let write = |id: &str| ToolCallRequest {
+            id: id.into(),
+            name: "write_file".into(),
+            arguments: json!({"path": "a.txt", "content": "x"}).to_string(),
+        };
+        runtime.block_on(async {
+            let call = write("c1");
+            let mut pending = std::pin::pin!(runner.execute(&call, &ToolName::ALL));
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            for _ in 0..10 {
+                assert!(pending.as_mut().poll(&mut cx).is_pending());
+                tokio::task::yield_now().await;
+            }
+            assert!(
+                !dir.path().join("a.txt").exists(),
+                "ran before the gate opened"
+            );
+            let _ = gate.set(Ok(()));
+            let reply = pending.await;
+            assert_eq!(reply.status, ToolStatus::Ok, "{}", reply.content);
+            assert!(dir.path().join("a.txt").exists());
+        });
+        let refused: ToolGate = Arc::new(tokio::sync::SetOnce::new());
+        let _ = refused.set(Err("no guard".into()));
+        let runner = ToolRunner {
+            gate: Some(refused),
+            ..runner
+        };
+        std::fs::remove_file(dir.path().join("a.txt")).unwrap_or_else(|e| panic!("{e}"));
+        let reply = runtime.block_on(runner.execute(&write("c2"), &ToolName::ALL));
+        assert_eq!(reply.status, ToolStatus::Error);
+        assert!(reply.content.contains("no guard"), "{}", reply.content);
+        assert!(!dir.path().join("a.txt").exists());
     }
 }

@@ -16,6 +16,7 @@ mod hardening_modal;
 mod hardening_panel;
 mod hardening_restore;
 mod hardening_session;
+mod hardening_speed;
 mod hardening_types;
 mod hardening_ui;
 mod input_validation;
