@@ -344,9 +344,11 @@ fn pkg(action: &PkgAction) -> i32 {
     let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
     match action {
         PkgAction::Validate { dir, json } => command::validate(dir, *json, out, err),
-        PkgAction::Pack { dir, out: file, json } => {
-            command::pack(dir, file.as_deref(), *json, out, err)
-        }
+        PkgAction::Pack {
+            dir,
+            out: file,
+            json,
+        } => command::pack(dir, file.as_deref(), *json, out, err),
         PkgAction::New {
             dir,
             namespace,

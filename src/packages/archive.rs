@@ -82,6 +82,17 @@ pub struct Entry {
 /// The entries a package packs to, sorted; or every reason it cannot be packed (links,
 /// special files, names that are not UTF-8 or too long for ustar, too many files).
 pub fn entries(root: &Path) -> Result<Vec<Entry>, Vec<Issue>> {
+    let (found, issues) = scan(root);
+    if issues.is_empty() {
+        Ok(found)
+    } else {
+        Err(issues)
+    }
+}
+
+/// The packable entries, sorted, and every problem found beside them (so a validator can
+/// go on checking the rest of the package).
+pub fn scan(root: &Path) -> (Vec<Entry>, Vec<Issue>) {
     let mut found = Vec::new();
     let mut issues = Vec::new();
     walk(root, "", &mut found, &mut issues);
@@ -96,11 +107,7 @@ pub fn entries(root: &Path) -> Result<Vec<Entry>, Vec<Issue>> {
         ));
     }
     found.sort_by(|a: &Entry, b: &Entry| a.path.as_bytes().cmp(b.path.as_bytes()));
-    if issues.is_empty() {
-        Ok(found)
-    } else {
-        Err(issues)
-    }
+    (found, issues)
 }
 
 fn walk(dir: &Path, prefix: &str, found: &mut Vec<Entry>, issues: &mut Vec<Issue>) {
@@ -152,7 +159,9 @@ fn walk(dir: &Path, prefix: &str, found: &mut Vec<Entry>, issues: &mut Vec<Issue
         if let Err(e) = Header::new_ustar().set_path(&path) {
             issues.push(Issue::new(
                 path.clone(),
-                format!("the path does not fit a ustar header (100-byte name, 155-byte directory): {e}"),
+                format!(
+                    "the path does not fit a ustar header (100-byte name, 155-byte directory): {e}"
+                ),
             ));
         }
         if kind.is_dir() {
@@ -262,10 +271,7 @@ pub fn unpack(archive: impl Read, target: &Path, limits: Limits) -> Result<(), A
         Some(p) => p,
         None => return Err(refused(shown, "has no parent directory")),
     };
-    let staging = parent.join(format!(
-        ".splice-unpack-{}",
-        crate::ids::random_suffix(12)
-    ));
+    let staging = parent.join(format!(".splice-unpack-{}", crate::ids::random_suffix(12)));
     DirBuilder::new()
         .mode(0o700)
         .create(&staging)
@@ -302,9 +308,13 @@ struct Bounded<R> {
 impl<R: Read> Read for Bounded<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.left == 0 {
-            return Err(io::Error::other("the archive expands beyond the size limit"));
+            return Err(io::Error::other(
+                "the archive expands beyond the size limit",
+            ));
         }
-        let want = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
         let n = self.inner.read(&mut buf[..want])?;
         self.left -= n as u64;
         Ok(n)

@@ -124,10 +124,7 @@ fn write_atomically(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .and_then(|n| n.to_str())
         .ok_or_else(|| std::io::Error::other("--out must name a file"))?;
-    let temp = target.with_file_name(format!(
-        ".{name}.{}.tmp",
-        crate::ids::random_suffix(8)
-    ));
+    let temp = target.with_file_name(format!(".{name}.{}.tmp", crate::ids::random_suffix(8)));
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

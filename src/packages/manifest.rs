@@ -59,15 +59,13 @@ pub struct Tool {
     pub timeout_ms: u64,
 }
 
-/// Check a parsed `manifest.json`: the typed manifest when it breaks no rule, and every issue.
+/// Check a parsed `manifest.json`: every issue, and the manifest as far as it could be read
+/// (`None` unless it is an object; a value that broke a rule is left empty or default), so
+/// the files it names can be checked too. Trust it only when there is no issue.
 pub fn check(value: &Value) -> (Option<Manifest>, Vec<Issue>) {
     let mut issues = Vec::new();
     let manifest = read(value, &mut issues);
-    if issues.is_empty() {
-        (manifest, issues)
-    } else {
-        (None, issues)
-    }
+    (manifest, issues)
 }
 
 fn read(value: &Value, issues: &mut Vec<Issue>) -> Option<Manifest> {
@@ -155,13 +153,7 @@ fn runtime(value: &Value, issues: &mut Vec<Issue>) -> Option<Option<String>> {
 
 fn permissions(value: &Value, issues: &mut Vec<Issue>) -> Permissions {
     let mut out = Permissions::default();
-    let Some(map) = object(
-        value,
-        "permissions",
-        &["fs", "network", "env"],
-        &[],
-        issues,
-    ) else {
+    let Some(map) = object(value, "permissions", &["fs", "network", "env"], &[], issues) else {
         return out;
     };
     if let Some(fs) = map.get("fs")
@@ -273,28 +265,25 @@ fn tool_schema(
         return (Schema::default(), Value::Null);
     };
     let at = key_path(path, key);
-    match schema::compile(value, &at) {
-        Ok(compiled) => {
-            if key == "input" && compiled.kind != Some(Type::Object) {
-                issues.push(Issue::new(
-                    key_path(&at, "type"),
-                    "a tool's input must be `type: object`",
-                ));
-            }
-            (compiled, value.clone())
-        }
-        Err(found) => {
-            issues.extend(found);
-            (Schema::default(), value.clone())
-        }
+    let (compiled, found) = schema::compile_partial(value, &at);
+    issues.extend(found);
+    if key == "input" && value.is_object() && compiled.kind != Some(Type::Object) {
+        issues.push(Issue::new(
+            key_path(&at, "type"),
+            "a tool's input must be `type: object`",
+        ));
     }
+    (compiled, value.clone())
 }
 
 fn timeout(map: &Map<String, Value>, path: &str, issues: &mut Vec<Issue>) -> u64 {
     let Some(value) = map.get("timeoutMs") else {
         return 0;
     };
-    match value.as_u64().filter(|ms| (1..=MAX_TIMEOUT_MS).contains(ms)) {
+    match value
+        .as_u64()
+        .filter(|ms| (1..=MAX_TIMEOUT_MS).contains(ms))
+    {
         Some(ms) => ms,
         None => {
             issues.push(Issue::new(
@@ -316,7 +305,11 @@ fn object<'a>(
     issues: &mut Vec<Issue>,
 ) -> Option<&'a Map<String, Value>> {
     let Some(map) = value.as_object() else {
-        let at = if path.is_empty() { "manifest.json" } else { path };
+        let at = if path.is_empty() {
+            "manifest.json"
+        } else {
+            path
+        };
         issues.push(Issue::new(at, "must be a JSON object"));
         return None;
     };
@@ -461,7 +454,10 @@ mod tests {
         m["tools"][0]["entry"] = json!("../parse.ts");
         m["tools"][0]["description"] = json!("");
         let found = issues(&m);
-        let paths: Vec<&str> = found.iter().map(|i| i.split(": ").next().unwrap_or("")).collect();
+        let paths: Vec<&str> = found
+            .iter()
+            .map(|i| i.split(": ").next().unwrap_or(""))
+            .collect();
         for expected in [
             "homepage",
             "specVersion",
@@ -483,7 +479,10 @@ mod tests {
             "tools[0].input.properties.text.pattern",
             "tools[0].timeoutMs",
         ] {
-            assert!(paths.contains(&expected), "{expected} missing from {found:#?}");
+            assert!(
+                paths.contains(&expected),
+                "{expected} missing from {found:#?}"
+            );
         }
         assert_eq!(found.len(), 19, "{found:#?}");
     }
@@ -492,8 +491,19 @@ mod tests {
     fn missing_keys_and_wrong_shapes() {
         assert_eq!(issues(&json!([])), ["manifest.json: must be a JSON object"]);
         let found = issues(&json!({"specVersion": 1}));
-        for key in ["namespace", "name", "version", "description", "license", "runtime", "tools"] {
-            assert!(found.contains(&format!("{key}: is required")), "{key}: {found:?}");
+        for key in [
+            "namespace",
+            "name",
+            "version",
+            "description",
+            "license",
+            "runtime",
+            "tools",
+        ] {
+            assert!(
+                found.contains(&format!("{key}: is required")),
+                "{key}: {found:?}"
+            );
         }
         let mut m = valid();
         m["tools"] = json!([]);
@@ -505,7 +515,10 @@ mod tests {
         m["permissions"] = json!({"network": "x.com", "env": [1]});
         assert_eq!(
             issues(&m),
-            ["permissions.network: must be an array of strings", "permissions.env[0]: must be a string"]
+            [
+                "permissions.network: must be an array of strings",
+                "permissions.env[0]: must be a string"
+            ]
         );
     }
 
@@ -535,7 +548,11 @@ mod tests {
         m["tools"][0]["name"] = json!("a".repeat(50));
         assert!(issues(&m).is_empty(), "splice__json__ + 50 is 64");
         m["tools"][0]["name"] = json!("a".repeat(51));
-        assert!(issues(&m)[0].contains("is 65 characters; providers allow 64"), "{:?}", issues(&m));
+        assert!(
+            issues(&m)[0].contains("is 65 characters; providers allow 64"),
+            "{:?}",
+            issues(&m)
+        );
         let mut m = valid();
         m["tools"][0]["timeoutMs"] = json!(300000);
         m["runtime"]["minNodeVersion"] = json!("18.0.0");

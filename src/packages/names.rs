@@ -17,9 +17,11 @@ pub fn name_problem(value: &str) -> Option<String> {
     if value.len() > MAX_NAME {
         return Some(format!("is longer than {MAX_NAME} characters"));
     }
-    let words_ok = value
-        .split('-')
-        .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+    let words_ok = value.split('-').all(|w| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    });
     (!words_ok).then(|| {
         format!(
             "`{value}` must be lowercase letters and digits, words joined by single hyphens \
@@ -41,16 +43,13 @@ pub fn semver_problem(value: &str) -> Option<String> {
     let numeric = |s: &str| {
         !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'))
     };
-    let ident = |s: &str| {
-        !s.is_empty()
-            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-    };
+    let ident =
+        |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     let parts: Vec<&str> = core.split('.').collect();
     let core_ok = parts.len() == 3 && parts.iter().all(|p| numeric(p) && p.len() <= 9);
     let pre_ok = pre.is_none_or(|p| {
-        p.split('.').all(|id| {
-            ident(id) && (!id.bytes().all(|b| b.is_ascii_digit()) || numeric(id))
-        })
+        p.split('.')
+            .all(|id| ident(id) && (!id.bytes().all(|b| b.is_ascii_digit()) || numeric(id)))
     });
     let build_ok = build.is_none_or(|b| b.split('.').all(ident));
     (!(core_ok && pre_ok && build_ok))
@@ -67,7 +66,9 @@ pub fn host_problem(value: &str) -> Option<String> {
                 && label.len() <= 63
                 && !label.starts_with('-')
                 && !label.ends_with('-')
-                && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
         });
     (!labels_ok).then(|| {
         format!("`{value}` is not a host name (no scheme, port, path, wildcard or trailing dot)")
@@ -80,7 +81,9 @@ pub fn env_name_problem(value: &str) -> Option<String> {
         .bytes()
         .next()
         .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
     (!ok).then(|| format!("`{value}` is not a variable name ([A-Za-z_][A-Za-z0-9_]*)"))
 }
 
@@ -121,17 +124,35 @@ mod tests {
             assert_eq!(name_problem(good), None, "{good}");
         }
         let long = "a".repeat(65);
-        for bad in ["", "JSON", "-a", "a-", "a--b", "a_b", "a.b", "é", long.as_str()] {
+        for bad in [
+            "",
+            "JSON",
+            "-a",
+            "a-",
+            "a--b",
+            "a_b",
+            "a.b",
+            "é",
+            long.as_str(),
+        ] {
             assert!(name_problem(bad).is_some(), "{bad}");
         }
     }
 
     #[test]
     fn semver_is_strict() {
-        for good in ["0.1.0", "1.0.0-rc.1", "1.0.0+build.5", "22.18.0", "1.0.0-0a.1"] {
+        for good in [
+            "0.1.0",
+            "1.0.0-rc.1",
+            "1.0.0+build.5",
+            "22.18.0",
+            "1.0.0-0a.1",
+        ] {
             assert_eq!(semver_problem(good), None, "{good}");
         }
-        for bad in ["1.0", "v1.0.0", "01.0.0", "1.0.0-", "1.0.0-01", "1.0.0+", "1.0.0.0", "a.b.c"] {
+        for bad in [
+            "1.0", "v1.0.0", "01.0.0", "1.0.0-", "1.0.0-01", "1.0.0+", "1.0.0.0", "a.b.c",
+        ] {
             assert!(semver_problem(bad).is_some(), "{bad}");
         }
     }
@@ -140,7 +161,15 @@ mod tests {
     fn hosts_variables_and_paths() {
         assert_eq!(host_problem("api.example.com"), None);
         assert_eq!(host_problem("127.0.0.1"), None);
-        for bad in ["https://x.com", "x.com:443", "*.x.com", "x.com.", "", "-a.com", "a/b"] {
+        for bad in [
+            "https://x.com",
+            "x.com:443",
+            "*.x.com",
+            "x.com.",
+            "",
+            "-a.com",
+            "a/b",
+        ] {
             assert!(host_problem(bad).is_some(), "{bad}");
         }
         assert_eq!(env_name_problem("GITHUB_TOKEN"), None);

@@ -125,6 +125,14 @@ pub fn compile(value: &Value, path: &str) -> Result<Schema, Vec<Issue>> {
     }
 }
 
+/// Compile as far as possible: the schema with every broken keyword left out, and the issues
+/// (so that what the rest of a package says can still be checked against it).
+pub fn compile_partial(value: &Value, path: &str) -> (Schema, Vec<Issue>) {
+    let mut issues = Vec::new();
+    let schema = compile_at(value, path, 0, &mut issues);
+    (schema, issues)
+}
+
 fn compile_at(value: &Value, path: &str, depth: usize, issues: &mut Vec<Issue>) -> Schema {
     let mut schema = Schema::default();
     let Some(map) = value.as_object() else {
@@ -142,11 +150,16 @@ fn compile_at(value: &Value, path: &str, depth: usize, issues: &mut Vec<Issue>) 
         if !KEYWORDS.contains(&key.as_str()) {
             issues.push(Issue::new(
                 key_path(path, key),
-                format!("unknown schema keyword `{key}` (allowed: {})", KEYWORDS.join(", ")),
+                format!(
+                    "unknown schema keyword `{key}` (allowed: {})",
+                    KEYWORDS.join(", ")
+                ),
             ));
         }
     }
-    let kind = map.get("type").map(|kind| kind.as_str().and_then(Type::parse));
+    let kind = map
+        .get("type")
+        .map(|kind| kind.as_str().and_then(Type::parse));
     if let Some(None) = kind {
         issues.push(Issue::new(
             key_path(path, "type"),
@@ -166,7 +179,10 @@ fn compile_at(value: &Value, path: &str, depth: usize, issues: &mut Vec<Issue>) 
             let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
             issues.push(Issue::new(
                 key_path(path, keyword),
-                format!("`{keyword}` needs `type: {}` beside it", names.join("` or `type: ")),
+                format!(
+                    "`{keyword}` needs `type: {}` beside it",
+                    names.join("` or `type: ")
+                ),
             ));
         }
         present
@@ -304,7 +320,10 @@ fn compile_required(
             continue;
         };
         if schema.required.iter().any(|n| n == name) {
-            issues.push(Issue::new(index_path(&at, i), format!("`{name}` is listed twice")));
+            issues.push(Issue::new(
+                index_path(&at, i),
+                format!("`{name}` is listed twice"),
+            ));
         } else if !defined.is_some_and(|p| p.contains_key(name)) {
             issues.push(Issue::new(
                 index_path(&at, i),
@@ -369,7 +388,14 @@ impl Schema {
         match value {
             Value::String(text) => {
                 let length = text.chars().count() as u64;
-                within(length, self.min_length, self.max_length, "characters", path, issues);
+                within(
+                    length,
+                    self.min_length,
+                    self.max_length,
+                    "characters",
+                    path,
+                    issues,
+                );
             }
             Value::Number(number) => {
                 if let Some(minimum) = &self.minimum
@@ -384,7 +410,14 @@ impl Schema {
                 }
             }
             Value::Array(items) => {
-                within(items.len() as u64, self.min_items, self.max_items, "items", path, issues);
+                within(
+                    items.len() as u64,
+                    self.min_items,
+                    self.max_items,
+                    "items",
+                    path,
+                    issues,
+                );
                 if let Some(schema) = &self.items {
                     for (i, item) in items.iter().enumerate() {
                         schema.check(item, &index_path(path, i), issues);
@@ -430,12 +463,18 @@ fn within(
     if let Some(low) = low
         && size < low
     {
-        issues.push(Issue::new(path, format!("has {size} {unit}, fewer than {low}")));
+        issues.push(Issue::new(
+            path,
+            format!("has {size} {unit}, fewer than {low}"),
+        ));
     }
     if let Some(high) = high
         && size > high
     {
-        issues.push(Issue::new(path, format!("has {size} {unit}, more than {high}")));
+        issues.push(Issue::new(
+            path,
+            format!("has {size} {unit}, more than {high}"),
+        ));
     }
 }
 
@@ -526,28 +565,51 @@ mod tests {
         }));
         assert_eq!(errors.len(), 3, "{errors:?}");
         assert!(errors[0].starts_with("s.items2: unknown schema keyword"));
-        assert!(errors.iter().any(|e| e.starts_with("s.properties.text.pattern: unknown")));
-        assert!(errors.iter().any(|e| e.starts_with("s.additionalProperties.items.format: unknown")));
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with("s.properties.text.pattern: unknown"))
+        );
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with("s.additionalProperties.items.format: unknown"))
+        );
     }
 
     #[test]
     fn type_is_one_known_name() {
-        assert_eq!(compile_errors(json!({"type": "string"})), Vec::<String>::new());
+        assert_eq!(
+            compile_errors(json!({"type": "string"})),
+            Vec::<String>::new()
+        );
         assert_eq!(compile_errors(json!({"type": ["string", "null"]})).len(), 1);
         assert_eq!(compile_errors(json!({"type": "float"})).len(), 1);
-        assert_eq!(compile_errors(json!(true)), ["s: a schema must be a JSON object"]);
+        assert_eq!(
+            compile_errors(json!(true)),
+            ["s: a schema must be a JSON object"]
+        );
         let s = schema(json!({"type": "null"}));
         assert!(errors(&s, json!(null)).is_empty());
         assert_eq!(errors(&s, json!(0)), ["input: expected null, got integer"]);
         let s = schema(json!({"type": "boolean"}));
         assert!(errors(&s, json!(false)).is_empty());
-        assert_eq!(errors(&s, json!("true")), ["input: expected boolean, got string"]);
+        assert_eq!(
+            errors(&s, json!("true")),
+            ["input: expected boolean, got string"]
+        );
     }
 
     #[test]
     fn no_type_accepts_any_value() {
         let s = schema(json!({"description": "anything"}));
-        for value in [json!(null), json!(1), json!("x"), json!([1]), json!({"a": {}})] {
+        for value in [
+            json!(null),
+            json!(1),
+            json!("x"),
+            json!([1]),
+            json!({"a": {}}),
+        ] {
             assert!(errors(&s, value).is_empty());
         }
     }
@@ -557,14 +619,29 @@ mod tests {
         let s = schema(json!({"type": "integer"}));
         assert!(errors(&s, json!(3)).is_empty());
         assert!(errors(&s, json!(-3)).is_empty());
-        assert!(errors(&s, serde_json::from_str("1.0").unwrap_or_else(|e| panic!("{e}"))).is_empty());
+        assert!(
+            errors(
+                &s,
+                serde_json::from_str("1.0").unwrap_or_else(|e| panic!("{e}"))
+            )
+            .is_empty()
+        );
         assert!(errors(&s, json!(u64::MAX)).is_empty());
-        assert_eq!(errors(&s, json!(1.5)), ["input: expected integer, got number"]);
-        assert_eq!(errors(&s, json!("1")), ["input: expected integer, got string"]);
+        assert_eq!(
+            errors(&s, json!(1.5)),
+            ["input: expected integer, got number"]
+        );
+        assert_eq!(
+            errors(&s, json!("1")),
+            ["input: expected integer, got string"]
+        );
         let s = schema(json!({"type": "number"}));
         assert!(errors(&s, json!(1.5)).is_empty());
         assert!(errors(&s, json!(2)).is_empty());
-        assert_eq!(errors(&s, json!(true)), ["input: expected number, got boolean"]);
+        assert_eq!(
+            errors(&s, json!(true)),
+            ["input: expected number, got boolean"]
+        );
     }
 
     #[test]
@@ -589,7 +666,10 @@ mod tests {
         assert!(errors(&open, json!({"x": 1})).is_empty());
         let typed = schema(json!({"type": "object", "additionalProperties": {"type": "string"}}));
         assert!(errors(&typed, json!({"x": "y"})).is_empty());
-        assert_eq!(errors(&typed, json!({"x": 1})), ["input.x: expected string, got integer"]);
+        assert_eq!(
+            errors(&typed, json!({"x": 1})),
+            ["input.x: expected string, got integer"]
+        );
         assert_eq!(
             compile_errors(json!({"type": "object", "properties": [], "required": ["a", 1]})),
             [
@@ -599,14 +679,21 @@ mod tests {
             ]
         );
         assert_eq!(
-            compile_errors(json!({"type": "object", "properties": {"a": {}}, "required": ["a", "a"], "additionalProperties": 1})),
-            ["s.required[1]: `a` is listed twice", "s.additionalProperties: a schema must be a JSON object"]
+            compile_errors(
+                json!({"type": "object", "properties": {"a": {}}, "required": ["a", "a"], "additionalProperties": 1})
+            ),
+            [
+                "s.required[1]: `a` is listed twice",
+                "s.additionalProperties: a schema must be a JSON object"
+            ]
         );
     }
 
     #[test]
     fn items_and_item_counts() {
-        let s = schema(json!({"type": "array", "items": {"type": "integer", "maximum": 9}, "minItems": 1, "maxItems": 3}));
+        let s = schema(
+            json!({"type": "array", "items": {"type": "integer", "maximum": 9}, "minItems": 1, "maxItems": 3}),
+        );
         assert!(errors(&s, json!([1, 2])).is_empty());
         assert_eq!(errors(&s, json!([])), ["input: has 0 items, fewer than 1"]);
         assert_eq!(
@@ -617,18 +704,36 @@ mod tests {
                 "input[3]: must be at most 9",
             ]
         );
-        assert_eq!(compile_errors(json!({"type": "array", "minItems": -1})), ["s.minItems: must be a non-negative integer"]);
-        assert_eq!(compile_errors(json!({"type": "array", "minItems": 2, "maxItems": 1})), ["s.minItems: is greater than `maxItems`"]);
-        assert_eq!(compile_errors(json!({"type": "array", "items": []})), ["s.items: a schema must be a JSON object"]);
+        assert_eq!(
+            compile_errors(json!({"type": "array", "minItems": -1})),
+            ["s.minItems: must be a non-negative integer"]
+        );
+        assert_eq!(
+            compile_errors(json!({"type": "array", "minItems": 2, "maxItems": 1})),
+            ["s.minItems: is greater than `maxItems`"]
+        );
+        assert_eq!(
+            compile_errors(json!({"type": "array", "items": []})),
+            ["s.items: a schema must be a JSON object"]
+        );
     }
 
     #[test]
     fn string_lengths_count_code_points() {
         let s = schema(json!({"type": "string", "minLength": 2, "maxLength": 3}));
         assert!(errors(&s, json!("éé")).is_empty());
-        assert_eq!(errors(&s, json!("a")), ["input: has 1 characters, fewer than 2"]);
-        assert_eq!(errors(&s, json!("abcd")), ["input: has 4 characters, more than 3"]);
-        assert_eq!(compile_errors(json!({"type": "string", "maxLength": 1.5})), ["s.maxLength: must be a non-negative integer"]);
+        assert_eq!(
+            errors(&s, json!("a")),
+            ["input: has 1 characters, fewer than 2"]
+        );
+        assert_eq!(
+            errors(&s, json!("abcd")),
+            ["input: has 4 characters, more than 3"]
+        );
+        assert_eq!(
+            compile_errors(json!({"type": "string", "maxLength": 1.5})),
+            ["s.maxLength: must be a non-negative integer"]
+        );
         assert!(compile_errors(json!({"type": "string", "maxLength": 2.0})).is_empty());
     }
 
@@ -640,9 +745,18 @@ mod tests {
         assert_eq!(errors(&s, json!(-1.01)), ["input: must be at least -1"]);
         assert_eq!(errors(&s, json!(3)), ["input: must be at most 2.5"]);
         let big = schema(json!({"type": "integer", "maximum": 9007199254740993_u64}));
-        assert_eq!(errors(&big, json!(9007199254740994_u64)), ["input: must be at most 9007199254740993"]);
-        assert_eq!(compile_errors(json!({"type": "integer", "minimum": "0"})), ["s.minimum: must be a number"]);
-        assert_eq!(compile_errors(json!({"type": "integer", "minimum": 2, "maximum": 1})), ["s.minimum: is greater than `maximum`"]);
+        assert_eq!(
+            errors(&big, json!(9007199254740994_u64)),
+            ["input: must be at most 9007199254740993"]
+        );
+        assert_eq!(
+            compile_errors(json!({"type": "integer", "minimum": "0"})),
+            ["s.minimum: must be a number"]
+        );
+        assert_eq!(
+            compile_errors(json!({"type": "integer", "minimum": 2, "maximum": 1})),
+            ["s.minimum: is greater than `maximum`"]
+        );
     }
 
     #[test]
@@ -651,24 +765,45 @@ mod tests {
             "minLength": 1, "items": {}, "properties": {}, "minimum": 0, "maxItems": 1, "required": [], "additionalProperties": false
         }));
         assert_eq!(errors.len(), 7, "{errors:?}");
-        assert!(errors[0].starts_with("s.properties: `properties` needs `type: object`"), "{errors:?}");
-        assert!(compile_errors(json!({"type": "string", "minimum": 1}))[0].contains("`type: number` or `type: integer`"));
+        assert!(
+            errors[0].starts_with("s.properties: `properties` needs `type: object`"),
+            "{errors:?}"
+        );
+        assert!(
+            compile_errors(json!({"type": "string", "minimum": 1}))[0]
+                .contains("`type: number` or `type: integer`")
+        );
     }
 
     #[test]
     fn enum_values_fit_the_schema_and_are_compared_by_value() {
         let s = schema(json!({"type": "string", "enum": ["a", "b"]}));
         assert!(errors(&s, json!("a")).is_empty());
-        assert_eq!(errors(&s, json!("c")), [r#"input: must be one of "a", "b""#]);
+        assert_eq!(
+            errors(&s, json!("c")),
+            [r#"input: must be one of "a", "b""#]
+        );
         let n = schema(json!({"enum": [1, "x", null]}));
-        assert!(errors(&n, serde_json::from_str("1.0").unwrap_or_else(|e| panic!("{e}"))).is_empty());
+        assert!(
+            errors(
+                &n,
+                serde_json::from_str("1.0").unwrap_or_else(|e| panic!("{e}"))
+            )
+            .is_empty()
+        );
         assert!(errors(&n, json!(null)).is_empty());
         assert_eq!(errors(&n, json!(2)).len(), 1);
         assert_eq!(
             compile_errors(json!({"type": "string", "enum": ["a", 1, "a"]})),
-            ["s.enum[1]: expected string, got integer", "s.enum[2]: repeats an earlier value"]
+            [
+                "s.enum[1]: expected string, got integer",
+                "s.enum[2]: repeats an earlier value"
+            ]
         );
-        assert_eq!(compile_errors(json!({"enum": []})), ["s.enum: must be a non-empty array"]);
+        assert_eq!(
+            compile_errors(json!({"enum": []})),
+            ["s.enum: must be a non-empty array"]
+        );
     }
 
     #[test]
@@ -676,7 +811,10 @@ mod tests {
         let s = schema(json!({"type": "integer", "description": "n", "default": 3, "maximum": 5}));
         assert_eq!(s.description.as_deref(), Some("n"));
         assert_eq!(s.default, Some(json!(3)));
-        assert_eq!(compile_errors(json!({"description": 1})), ["s.description: must be a string"]);
+        assert_eq!(
+            compile_errors(json!({"description": 1})),
+            ["s.description: must be a string"]
+        );
         assert_eq!(
             compile_errors(json!({"type": "integer", "maximum": 5, "default": 6})),
             ["s.default: must be at most 5"]

@@ -98,7 +98,8 @@ fn files(namespace: &str, name: &str) -> Vec<(String, String)> {
             "timeoutMs": 5000
         }]
     });
-    let example = json!({"tool": TOOL, "input": {"name": "Ada"}, "output": {"greeting": "Hello, Ada!"}});
+    let example =
+        json!({"tool": TOOL, "input": {"name": "Ada"}, "output": {"greeting": "Hello, Ada!"}});
     let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
     vec![
         ("manifest.json".into(), pretty(&manifest)),

@@ -48,7 +48,10 @@ pub fn check(text: &str, tools: &[&str]) -> (Skill, Vec<Issue>) {
                 ),
             )),
             Some(body) if body.trim().is_empty() => {
-                issues.push(Issue::new(format!("SKILL.md#{key}"), "the section is empty"));
+                issues.push(Issue::new(
+                    format!("SKILL.md#{key}"),
+                    "the section is empty",
+                ));
             }
             Some(_) => {}
         }
@@ -110,9 +113,9 @@ fn section_key(title: &str) -> Option<&'static str> {
         titles
             .iter()
             .any(|t| {
-                title.strip_prefix(t).is_some_and(|rest| {
-                    !rest.starts_with(|c: char| c.is_alphanumeric())
-                })
+                title
+                    .strip_prefix(t)
+                    .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric()))
             })
             .then_some(*key)
     })
@@ -144,14 +147,21 @@ mod tests {
         Limits\n---\n\n1 MB.\n\n## Permissions and security boundaries\n\nNone.\n";
 
     fn issues(text: &str, tools: &[&str]) -> Vec<String> {
-        check(text, tools).1.iter().map(ToString::to_string).collect()
+        check(text, tools)
+            .1
+            .iter()
+            .map(ToString::to_string)
+            .collect()
     }
 
     #[test]
     fn a_complete_skill_passes_with_any_case_and_setext_headings() {
         assert_eq!(issues(COMPLETE, &["parse", "query"]), Vec::<String>::new());
         let (skill, _) = check(COMPLETE, &[]);
-        assert_eq!(skill.section("when-to-use").map(str::trim), Some("For JSON."));
+        assert_eq!(
+            skill.section("when-to-use").map(str::trim),
+            Some("For JSON.")
+        );
     }
 
     #[test]

@@ -37,13 +37,8 @@ pub fn check_dir(root: &Path) -> Report {
             .push(Issue::new(root.display().to_string(), "is not a directory"));
         return report;
     }
-    let entries = match archive::entries(root) {
-        Ok(entries) => entries,
-        Err(issues) => {
-            report.issues.extend(issues);
-            Vec::new()
-        }
-    };
+    let (entries, issues) = archive::scan(root);
+    report.issues.extend(issues);
     let is_file = |path: &str| entries.iter().any(|e| e.path == path && !e.dir);
     let manifest = read_json(root, "manifest.json", &entries, &mut report.issues).and_then(|v| {
         let (manifest, issues) = manifest::check(&v);
@@ -52,7 +47,7 @@ pub fn check_dir(root: &Path) -> Report {
     });
     if let Some(manifest) = &manifest {
         for (i, tool) in manifest.tools.iter().enumerate() {
-            if !is_file(&tool.entry) {
+            if !tool.entry.is_empty() && !is_file(&tool.entry) {
                 report.issues.push(Issue::new(
                     format!("tools[{i}].entry"),
                     format!(
@@ -66,7 +61,13 @@ pub fn check_dir(root: &Path) -> Report {
     if let Some(text) = read_text(root, "SKILL.md", &entries, &mut report.issues) {
         let names: Vec<&str> = manifest
             .as_ref()
-            .map(|m| m.tools.iter().map(|t| t.name.as_str()).collect())
+            .map(|m| {
+                m.tools
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .filter(|n| !n.is_empty())
+                    .collect()
+            })
             .unwrap_or_default();
         let (skill, issues) = skill_md::check(&text, &names);
         report.issues.extend(issues);
@@ -155,7 +156,12 @@ fn read_json(root: &Path, path: &str, entries: &[Entry], issues: &mut Vec<Issue>
 }
 
 /// A text file the walk found as a plain file, read without following links.
-fn read_text(root: &Path, path: &str, entries: &[Entry], issues: &mut Vec<Issue>) -> Option<String> {
+fn read_text(
+    root: &Path,
+    path: &str,
+    entries: &[Entry],
+    issues: &mut Vec<Issue>,
+) -> Option<String> {
     if !entries.iter().any(|e| e.path == path && !e.dir) {
         // A link or special file there is reported by the walk already.
         if root.join(path).symlink_metadata().is_err() {

@@ -18,6 +18,7 @@ mod hardening_session;
 mod hardening_ui;
 mod input_validation;
 mod lifecycle;
+mod packages_format;
 mod pipeline;
 mod tools_permissions;
 mod tui_tmux;
