@@ -64,6 +64,45 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Show and handle worktrees that `--worktree` runs left behind.
     Worktree(WorktreeArgs),
+    /// Author skill packages: new, validate, pack.
+    Pkg(PkgArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PkgArgs {
+    #[command(subcommand)]
+    pub action: PkgAction,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum PkgAction {
+    /// Check a package directory against every rule; each violation on stderr as `PATH:
+    /// message`; exit 2 if there is any.
+    Validate {
+        dir: PathBuf,
+        /// Print `{"valid":bool,"errors":[{"path","message"}]}` on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate, then pack into a deterministic .tar.gz; prints `FILE  SIZE bytes  sha256:HEX`.
+    Pack {
+        dir: PathBuf,
+        /// The archive to write (default: NAMESPACE-NAME-VERSION.tgz).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Print `{"path","size","sha256"}` on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a package skeleton (that passes validate) into a new or empty directory.
+    New {
+        dir: PathBuf,
+        #[arg(long)]
+        namespace: String,
+        /// Default: the directory's name.
+        #[arg(long)]
+        name: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Args)]

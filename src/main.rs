@@ -12,8 +12,8 @@ use tokio::sync::Notify;
 
 use splice::bus::{Bus, Sink};
 use splice::cli::{
-    Cli, Command, ExecArgs, InputFormat, OutputFormat, RestoreArgs, RunArgs, WorktreeAction,
-    WorktreeArgs, args_request_stream_json,
+    Cli, Command, ExecArgs, InputFormat, OutputFormat, PkgAction, RestoreArgs, RunArgs,
+    WorktreeAction, WorktreeArgs, args_request_stream_json,
 };
 use splice::exit;
 use splice::headless::stream_json::StreamJsonSink;
@@ -84,6 +84,7 @@ async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
         Some(Command::Exec(exec)) => headless(&exec).await,
         Some(Command::Restore(args)) => restore(&args, stdout_is_tty),
         Some(Command::Worktree(args)) => worktree(&args),
+        Some(Command::Pkg(args)) => pkg(&args.action),
         None if stdout_is_tty => tui(&cli).await,
         None if cli.tui.resume.is_some() || cli.tui.continue_session => {
             reopen_without_terminal(&cli)
@@ -188,7 +189,7 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
             && !raw
                 .iter()
                 .skip(1)
-                .any(|a| a == "exec" || a == "restore" || a == "worktree"));
+                .any(|a| a == "exec" || a == "restore" || a == "worktree" || a == "pkg"));
     if wants_json {
         usage_error_stream(
             &start_args(raw),
@@ -363,6 +364,24 @@ fn worktree(args: &WorktreeArgs) -> i32 {
         &mut std::io::stdout().lock(),
         &mut std::io::stderr().lock(),
     )
+}
+
+fn pkg(action: &PkgAction) -> i32 {
+    use splice::packages::command;
+    let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+    match action {
+        PkgAction::Validate { dir, json } => command::validate(dir, *json, out, err),
+        PkgAction::Pack {
+            dir,
+            out: file,
+            json,
+        } => command::pack(dir, file.as_deref(), *json, out, err),
+        PkgAction::New {
+            dir,
+            namespace,
+            name,
+        } => command::new(dir, namespace, name.as_deref(), out, err),
+    }
 }
 
 /// A run id of the right shape, and a `--to` that names one of its checkpoints.

@@ -21,6 +21,7 @@ mod hardening_types;
 mod hardening_ui;
 mod input_validation;
 mod lifecycle;
+mod packages_format;
 mod pipeline;
 mod tools_permissions;
 mod tui_tmux;
