@@ -6,6 +6,7 @@ pub mod archive;
 pub mod command;
 pub mod manifest;
 pub mod names;
+pub mod package;
 pub mod schema;
 pub mod skeleton;
 pub mod skill_md;
