@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
+use support::fake_provider::openai::call_json as call;
 use support::fake_provider::{FakeProvider, Reply, openai};
 use support::{Outcome, Sandbox, git, run, stream_json};
 
@@ -72,16 +73,8 @@ impl Outside {
 fn project() -> Sandbox {
     let sandbox = Sandbox::new();
     sandbox.write("calc.py", BUGGY);
-    git(&sandbox.root, &["init", "-q", "-b", "main"]);
-    git(&sandbox.root, &["config", "user.email", "test@example.com"]);
-    git(&sandbox.root, &["config", "user.name", "Test"]);
-    git(&sandbox.root, &["add", "-A"]);
-    git(&sandbox.root, &["commit", "-q", "-m", "initial"]);
+    support::commit_all(&sandbox.root);
     sandbox
-}
-
-fn call(id: &str, name: &str, args: Value) -> Reply {
-    openai::tool_call(id, name, &[&args.to_string()])
 }
 
 /// A run_command that plants, in the repository's (common) git dir, every kind of

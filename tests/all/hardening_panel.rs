@@ -10,12 +10,13 @@ use std::time::Instant;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use serde_json::{Value, json};
+use serde_json::json;
 use splice::tui::pipeline::{PANEL_WIDTH, Pipeline, StageState};
 use splice::tui::theme::Theme;
-use support::fake_provider::{FakeProvider, Reply, openai};
+use support::fake_provider::openai::call_json as submit;
+use support::fake_provider::{FakeProvider, Reply};
 use support::tmux::{Tmux, quote, splice_shell};
-use support::{Outcome, Sandbox, git, run, stream_json};
+use support::{Outcome, Sandbox, run, stream_json};
 
 /// The tmux session the TUI runs in.
 const PANEL: &str = "panel";
@@ -33,18 +34,8 @@ fn project() -> Sandbox {
     sandbox.write("calc.py", "def add(a, b):\n    return a - b\n");
     sandbox.write("test_calc.py", TEST);
     sandbox.write(".gitignore", "__pycache__/\n");
-    git(&sandbox.root, &["init", "-q", "-b", "main"]);
-    git(&sandbox.root, &["config", "user.email", "test@example.com"]);
-    git(&sandbox.root, &["config", "user.name", "Test"]);
-    git(&sandbox.root, &["add", "-A"]);
-    git(&sandbox.root, &["commit", "-q", "-m", "initial"]);
+    support::commit_all(&sandbox.root);
     sandbox
-}
-
-fn submit(id: &str, name: &str, args: Value) -> Reply {
-    let text = args.to_string();
-    let (a, b) = text.split_at(text.len() / 2);
-    openai::tool_call(id, name, &[a, b])
 }
 
 fn code(id: &str) -> Reply {

@@ -7,8 +7,9 @@ use crate::support;
 
 use serde_json::{Value, json};
 use support::attack::sandbox_outside_tmp;
+use support::fake_provider::openai::call_json as submit;
 use support::fake_provider::{FakeProvider, Reply, openai};
-use support::{Outcome, Sandbox, git, run, run_raw, stream_json};
+use support::{Outcome, Sandbox, run, run_raw, stream_json};
 
 const FIXED: &str = "def add(a, b):\n    return a + b\n";
 const WRONG: &str = "def add(a, b):\n    return a * b  # wrong\n";
@@ -20,16 +21,8 @@ fn project() -> Sandbox {
     sandbox.write("calc.py", FIXED);
     sandbox.write("test_calc.py", TEST);
     sandbox.write(".gitignore", "__pycache__/\n");
-    git(&sandbox.root, &["init", "-q", "-b", "main"]);
-    git(&sandbox.root, &["config", "user.email", "test@example.com"]);
-    git(&sandbox.root, &["config", "user.name", "Test"]);
-    git(&sandbox.root, &["add", "-A"]);
-    git(&sandbox.root, &["commit", "-q", "-m", "initial"]);
+    support::commit_all(&sandbox.root);
     sandbox
-}
-
-fn submit(id: &str, name: &str, args: Value) -> Reply {
-    openai::tool_call(id, name, &[&args.to_string()])
 }
 
 fn code(id: &str, files: &[(&str, &str)]) -> Reply {

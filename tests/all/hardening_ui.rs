@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
-use support::{Sandbox, git, stream_json};
+use support::{Sandbox, stream_json};
 
 /// The real git, found on PATH as Splice finds it.
 fn real_git() -> PathBuf {
@@ -41,11 +41,7 @@ fn stalling_git(dir: &Path, marker: &Path) -> PathBuf {
 fn an_interrupt_ends_the_run_while_a_reviewing_stage_waits_on_git_diff() {
     let sandbox = Sandbox::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")));
     sandbox.write("calc.py", "def add(a, b):\n    return a - b\n");
-    git(&sandbox.root, &["init", "-q", "-b", "main"]);
-    git(&sandbox.root, &["config", "user.email", "test@example.com"]);
-    git(&sandbox.root, &["config", "user.name", "Test"]);
-    git(&sandbox.root, &["add", "-A"]);
-    git(&sandbox.root, &["commit", "-q", "-m", "initial"]);
+    support::commit_all(&sandbox.root);
     let provider = FakeProvider::start(vec![openai::tool_call(
         "cw",
         "submit_code",

@@ -4,9 +4,10 @@
 use crate::support;
 
 use serde_json::{Value, json};
+use support::fake_provider::openai::call_json as submit;
 use support::fake_provider::{FakeProvider, Reply, openai};
 use support::markers::{assert_well_formed, compact, markers};
-use support::{Outcome, Sandbox, git, run, stream_json};
+use support::{Outcome, Sandbox, run, stream_json};
 
 const BUGGY: &str = "def add(a, b):\n    return a - b\n";
 const FIXED: &str = "def add(a, b):\n    return a + b\n";
@@ -23,19 +24,8 @@ fn project(files: &[(&str, &str)]) -> Sandbox {
         sandbox.write(path, content);
     }
     sandbox.write(".gitignore", "__pycache__/\ntest_runs.log\n");
-    git(&sandbox.root, &["init", "-q", "-b", "main"]);
-    git(&sandbox.root, &["config", "user.email", "test@example.com"]);
-    git(&sandbox.root, &["config", "user.name", "Test"]);
-    git(&sandbox.root, &["add", "-A"]);
-    git(&sandbox.root, &["commit", "-q", "-m", "initial"]);
+    support::commit_all(&sandbox.root);
     sandbox
-}
-
-/// A typed submission whose JSON arrives in two pieces.
-fn submit(id: &str, name: &str, args: Value) -> Reply {
-    let text = args.to_string();
-    let (a, b) = text.split_at(text.len() / 2);
-    openai::tool_call(id, name, &[a, b])
 }
 
 fn files(files: &[(&str, &str)]) -> Value {

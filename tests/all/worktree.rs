@@ -6,8 +6,9 @@ use crate::support;
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::{Value, json};
-use support::fake_provider::{FakeProvider, Reply, openai};
+use serde_json::json;
+use support::fake_provider::openai::call_json as submit;
+use support::fake_provider::{FakeProvider, openai};
 use support::{Outcome, Sandbox, git, run, stream_json};
 
 const BUGGY: &str = "def add(a, b):\n    return a - b\n";
@@ -16,16 +17,8 @@ const FIXED: &str = "def add(a, b):\n    return a + b\n";
 fn project() -> Sandbox {
     let sandbox = Sandbox::new();
     sandbox.write("calc.py", BUGGY);
-    git(&sandbox.root, &["init", "-q", "-b", "main"]);
-    git(&sandbox.root, &["config", "user.email", "test@example.com"]);
-    git(&sandbox.root, &["config", "user.name", "Test"]);
-    git(&sandbox.root, &["add", "-A"]);
-    git(&sandbox.root, &["commit", "-q", "-m", "initial"]);
+    support::commit_all(&sandbox.root);
     sandbox
-}
-
-fn submit(id: &str, name: &str, args: Value) -> Reply {
-    openai::tool_call(id, name, &[&args.to_string()])
 }
 
 /// A standard run that writes FIXED, runs `test_command`, and is accepted.

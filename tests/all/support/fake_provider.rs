@@ -272,6 +272,18 @@ pub mod openai {
         events.push(done());
         Reply::Sse(events)
     }
+
+    /// A tool call whose JSON arguments arrive in two pieces (split on a character boundary),
+    /// as providers stream them.
+    pub fn call_json(id: &str, name: &str, args: Value) -> Reply {
+        let text = args.to_string();
+        let mut middle = text.len() / 2;
+        while !text.is_char_boundary(middle) {
+            middle += 1;
+        }
+        let (a, b) = text.split_at(middle);
+        tool_call(id, name, &[a, b])
+    }
 }
 
 /// Builders for Anthropic Messages stream events.

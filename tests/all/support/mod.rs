@@ -174,6 +174,16 @@ fn assert_no_null(value: &Value, at: &str) {
     }
 }
 
+/// Make `root` a git repository on `main` with everything in it committed, under an identity
+/// of its own (so it works where git has none).
+pub fn commit_all(root: &Path) {
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["config", "user.email", "test@example.com"]);
+    git(root, &["config", "user.name", "Test"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "initial"]);
+}
+
 /// Run the command with `stdin` and parse stdout as JSON Lines.
 pub fn run(command: Command, stdin: Option<&str>) -> Outcome {
     parse(spawn_and_wait(command, stdin))
