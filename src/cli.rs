@@ -64,7 +64,7 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Show and handle worktrees that `--worktree` runs left behind.
     Worktree(WorktreeArgs),
-    /// Author skill packages: new, validate, pack.
+    /// Skill packages: new, validate, pack, install, list, remove.
     Pkg(PkgArgs),
 }
 
@@ -91,6 +91,31 @@ pub enum PkgAction {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Print `{"path","size","sha256"}` on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Install a package directory or an archive made by `pkg pack` into
+    /// $SPLICE_DATA_DIR/packages/NS/NAME/VERSION/; the same version with other contents is
+    /// refused without --force.
+    Install {
+        source: PathBuf,
+        /// Replace an installed version whose contents differ.
+        #[arg(long)]
+        force: bool,
+        /// Print `{"id","version","path","sha256","status"}` on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List installed packages, their versions and tools.
+    List {
+        /// Print `{"packages":[{"id","version","path","tools","valid"}]}` on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an installed package: NS/NAME@VERSION, or every version of NS/NAME.
+    Remove {
+        spec: String,
+        /// Print `{"id","removed":[VERSION…]}` on stdout.
         #[arg(long)]
         json: bool,
     },

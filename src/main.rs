@@ -367,7 +367,8 @@ fn worktree(args: &WorktreeArgs) -> i32 {
 }
 
 fn pkg(action: &PkgAction) -> i32 {
-    use splice::packages::command;
+    use splice::config;
+    use splice::packages::{command, store_command};
     let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
     match action {
         PkgAction::Validate { dir, json } => command::validate(dir, *json, out, err),
@@ -381,6 +382,15 @@ fn pkg(action: &PkgAction) -> i32 {
             namespace,
             name,
         } => command::new(dir, namespace, name.as_deref(), out, err),
+        PkgAction::Install {
+            source,
+            force,
+            json,
+        } => store_command::install(&config::data_dir(), source, *force, *json, out, err),
+        PkgAction::List { json } => store_command::list(&config::data_dir(), *json, out),
+        PkgAction::Remove { spec, json } => {
+            store_command::remove(&config::data_dir(), spec, *json, out, err)
+        }
     }
 }
 

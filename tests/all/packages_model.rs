@@ -1,0 +1,239 @@
+//! Installed packages and the model using them, through the real binary: `pkg install|list|
+//! remove` in a private data dir, and package tools offered to and called by the model through
+//! the fake provider.
+
+use crate::support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+use support::{Outcome, Sandbox, run_raw};
+
+const OFFICIAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/packages/json");
+
+fn splice(sandbox: &Sandbox, args: &[&str]) -> Outcome {
+    let mut command: Command = sandbox.command("http://127.0.0.1:9");
+    command.args(args);
+    run_raw(command, None)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
+        let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// A copy of the official package under the sandbox, `version` set in its manifest.
+fn package_copy(sandbox: &Sandbox, dir_name: &str, version: &str) -> PathBuf {
+    let dir = sandbox.dir.path().join(dir_name);
+    copy_dir(Path::new(OFFICIAL), &dir);
+    edit_manifest(&dir, |m| m["version"] = json!(version));
+    dir
+}
+
+fn edit_manifest(dir: &Path, edit: impl FnOnce(&mut Value)) {
+    let path = dir.join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut manifest: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    edit(&mut manifest);
+    std::fs::write(&path, manifest.to_string()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn json_line(outcome: &Outcome) -> Value {
+    serde_json::from_str(outcome.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {} / {}", outcome.stdout, outcome.stderr))
+}
+
+fn install(sandbox: &Sandbox, source: &Path, extra: &[&str]) -> Outcome {
+    let source = source.display().to_string();
+    let mut args = vec!["pkg", "install", source.as_str(), "--json"];
+    args.extend_from_slice(extra);
+    splice(sandbox, &args)
+}
+
+fn installed_dir(sandbox: &Sandbox, version: &str) -> PathBuf {
+    sandbox.data.join("packages/splice/json").join(version)
+}
+
+#[test]
+fn install_from_a_directory_places_only_packed_files_read_only() {
+    let sandbox = Sandbox::new();
+    let dir = package_copy(&sandbox, "json", "0.1.0");
+    // Hidden files and node_modules are never packed, so never installed either.
+    std::fs::write(dir.join(".env"), "SECRET=1").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.join("node_modules/x")).unwrap_or_else(|e| panic!("{e}"));
+    let out = install(&sandbox, &dir, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = json_line(&out);
+    let dest = installed_dir(&sandbox, "0.1.0");
+    assert_eq!(line["id"], "splice/json");
+    assert_eq!(line["version"], "0.1.0");
+    assert_eq!(line["status"], "installed");
+    assert_eq!(line["path"], dest.display().to_string());
+    // The sha256 is the one `pkg pack` prints for the same directory.
+    let archive = sandbox.dir.path().join("json.tgz");
+    let packed = splice(
+        &sandbox,
+        &[
+            "pkg",
+            "pack",
+            &dir.display().to_string(),
+            "--out",
+            &archive.display().to_string(),
+            "--json",
+        ],
+    );
+    assert_eq!(line["sha256"], json_line(&packed)["sha256"]);
+    assert!(dest.join("manifest.json").is_file());
+    assert!(dest.join("tools/parse.ts").is_file());
+    assert!(!dest.join(".env").exists());
+    assert!(!dest.join("node_modules").exists());
+    let mode = std::fs::metadata(dest.join("tools/parse.ts"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o444);
+    // Nothing is left behind beside the destinations.
+    let root: Vec<String> = std::fs::read_dir(sandbox.data.join("packages"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    assert_eq!(root, ["splice"]);
+}
+
+#[test]
+fn install_from_an_archive_then_reinstall_same_is_unchanged_and_other_contents_need_force() {
+    let sandbox = Sandbox::new();
+    let dir = package_copy(&sandbox, "json", "0.2.0");
+    let archive = sandbox.dir.path().join("json-0.2.0.tgz");
+    let packed = splice(
+        &sandbox,
+        &[
+            "pkg",
+            "pack",
+            &dir.display().to_string(),
+            "--out",
+            &archive.display().to_string(),
+        ],
+    );
+    assert_eq!(packed.code, 0, "{}", packed.stderr);
+    let out = install(&sandbox, &archive, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let first = json_line(&out);
+    assert_eq!(first["status"], "installed");
+    assert!(installed_dir(&sandbox, "0.2.0").join("SKILL.md").is_file());
+    // The same contents again (from the directory this time): fine, nothing changes.
+    let again = install(&sandbox, &dir, &[]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(json_line(&again)["status"], "unchanged");
+    // Other contents under the same version: refused, the installed files untouched.
+    edit_manifest(&dir, |m| {
+        m["description"] = json!("changed without a new version")
+    });
+    let conflict = install(&sandbox, &dir, &[]);
+    assert_eq!(conflict.code, 1, "{}", conflict.stderr);
+    assert!(conflict.stderr.contains("--force"), "{}", conflict.stderr);
+    let installed = std::fs::read_to_string(installed_dir(&sandbox, "0.2.0").join("manifest.json"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!installed.contains("changed without"));
+    let forced = install(&sandbox, &dir, &["--force"]);
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    assert_eq!(json_line(&forced)["status"], "replaced");
+    let installed = std::fs::read_to_string(installed_dir(&sandbox, "0.2.0").join("manifest.json"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(installed.contains("changed without"));
+}
+
+#[test]
+fn install_refuses_an_invalid_package_and_a_hostile_archive_leaving_nothing() {
+    let sandbox = Sandbox::new();
+    let dir = package_copy(&sandbox, "json", "0.1.0");
+    edit_manifest(&dir, |m| m["name"] = json!("Bad_Name"));
+    let out = install(&sandbox, &dir, &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("name"), "{}", out.stderr);
+    // An archive with an entry escaping its target is refused before anything is placed.
+    let hostile = sandbox.dir.path().join("hostile.tgz");
+    let file = std::fs::File::create(&hostile).unwrap_or_else(|e| panic!("{e}"));
+    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    let mut header = tar::Header::new_gnu();
+    let name = b"../../escaped.txt";
+    header.as_gnu_mut().unwrap_or_else(|| panic!("gnu")).name[..name.len()].copy_from_slice(name);
+    header.set_size(2);
+    header.set_mode(0o644);
+    header.set_cksum();
+    tar.append(&header, &b"hi"[..])
+        .unwrap_or_else(|e| panic!("{e}"));
+    tar.into_inner()
+        .and_then(|gz| gz.finish())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = install(&sandbox, &hostile, &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(!sandbox.data.join("escaped.txt").exists());
+    assert!(!sandbox.dir.path().join("escaped.txt").exists());
+    let left: Vec<String> = std::fs::read_dir(sandbox.data.join("packages"))
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn list_shows_versions_and_tools_and_remove_takes_one_or_all() {
+    let sandbox = Sandbox::new();
+    for version in ["0.1.0", "0.10.0", "0.9.0"] {
+        let dir = package_copy(&sandbox, &format!("json-{version}"), version);
+        let out = install(&sandbox, &dir, &[]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let listed = splice(&sandbox, &["pkg", "list", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let doc = json_line(&listed);
+    let versions: Vec<&str> = doc["packages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doc}"))
+        .iter()
+        .map(|p| p["version"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(versions, ["0.1.0", "0.9.0", "0.10.0"]);
+    assert_eq!(doc["packages"][0]["tools"], json!(["parse", "query"]));
+    assert_eq!(doc["packages"][0]["valid"], true);
+    let text = splice(&sandbox, &["pkg", "list"]);
+    assert!(
+        text.stdout
+            .contains("splice/json 0.10.0  tools: parse, query"),
+        "{}",
+        text.stdout
+    );
+    // One version.
+    let out = splice(&sandbox, &["pkg", "remove", "splice/json@0.9.0"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("removed splice/json 0.9.0"));
+    assert!(!installed_dir(&sandbox, "0.9.0").exists());
+    assert!(installed_dir(&sandbox, "0.10.0").exists());
+    // Not installed: exit 1; a malformed name: exit 2.
+    let out = splice(&sandbox, &["pkg", "remove", "splice/json@0.9.0"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("not installed"), "{}", out.stderr);
+    let out = splice(&sandbox, &["pkg", "remove", "../json"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    // Every version, and the empty directories with them.
+    let out = splice(&sandbox, &["pkg", "remove", "splice/json", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(json_line(&out)["removed"], json!(["0.1.0", "0.10.0"]));
+    assert!(!sandbox.data.join("packages/splice").exists());
+    let listed = splice(&sandbox, &["pkg", "list", "--json"]);
+    assert_eq!(json_line(&listed)["packages"], json!([]));
+}
