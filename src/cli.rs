@@ -1,6 +1,7 @@
 //! Command-line arguments and their resolution into run settings.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use std::ffi::OsStr;
 
@@ -10,13 +11,14 @@ use clap::{Arg, Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{self, ConfigFile, env_value};
 use crate::ids::new_session_id;
+use crate::packages::package::Package;
 use crate::permissions::{Effect, PermissionMode, Policy, Rule};
 use crate::protocol::Event;
 use crate::provider::pricing::PriceTable;
 use crate::provider::{ProviderConfig, ProviderKind, api_model_for};
 use crate::run::RunFailure;
 use crate::settings::{DEFAULT_MAX_ITERATIONS, PipelineSettings};
-use crate::settings::{RunSettings, Tier};
+use crate::settings::{PackageSettings, RunSettings, Tier};
 use crate::usage::Budget;
 
 #[derive(Debug, Parser)]
@@ -203,6 +205,10 @@ pub struct RunArgs {
     /// KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL in it). Repeatable.
     #[arg(long = "pass-env", value_name = "NAME")]
     pub pass_env: Vec<String>,
+    /// Offer this package directory's tools to the model for this run, without installing it
+    /// (in place of an installed package with the same id). Repeatable.
+    #[arg(long = "package", value_name = "DIR")]
+    pub package: Vec<PathBuf>,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
 }
@@ -418,7 +424,38 @@ impl RunArgs {
             },
             pipeline: self.pipeline.resolve(&config)?,
             conversation: Default::default(),
+            packages: PackageSettings {
+                extra: self.packages()?,
+                node: config.node.clone(),
+            },
         })
+    }
+}
+
+impl RunArgs {
+    /// The `--package` directories, each a valid package, no id twice; a usage error names
+    /// every problem.
+    fn packages(&self) -> Result<Vec<Arc<Package>>, RunFailure> {
+        let mut packages: Vec<Arc<Package>> = Vec::new();
+        for dir in &self.package {
+            let package = Package::load(dir).map_err(|issues| {
+                let issues: Vec<String> = issues.iter().map(ToString::to_string).collect();
+                RunFailure::usage(format!(
+                    "--package {} is not a valid package:\n{}",
+                    dir.display(),
+                    issues.join("\n")
+                ))
+            })?;
+            if packages.iter().any(|p| p.id() == package.id()) {
+                return Err(RunFailure::usage(format!(
+                    "--package {}: {} is given twice",
+                    dir.display(),
+                    package.id()
+                )));
+            }
+            packages.push(Arc::new(package));
+        }
+        Ok(packages)
     }
 }
 

@@ -541,6 +541,9 @@ impl Policy {
             (SideEffect::Write, _) => Verdict::Prompt {
                 reason: "Creates or overwrites files.".into(),
             },
+            (SideEffect::Network, _) => Verdict::Prompt {
+                reason: "Reaches the network.".into(),
+            },
             _ => Verdict::Prompt {
                 reason: "Runs a command in the repository.".into(),
             },
