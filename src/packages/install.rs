@@ -13,7 +13,8 @@ use thiserror::Error;
 
 use super::Issue;
 use super::archive::{self, ArchiveError, LIMITS};
-use super::installed::{self, ResolveError, Spec, package_dir, packages_root};
+use super::installed::{ResolveError, package_dir};
+use super::inventory::{self, Spec, packages_root};
 use super::package::Package;
 
 const READ_ONLY_FILE: u32 = 0o444;
@@ -183,7 +184,7 @@ pub fn remove(data_dir: &Path, spec: &str) -> Result<Vec<String>, RemoveError> {
     let spec = Spec::parse(spec)?;
     let versions = match &spec.version {
         Some(version) => vec![version.clone()],
-        None => installed::versions(data_dir, &spec.namespace, &spec.name),
+        None => inventory::versions(data_dir, &spec.namespace, &spec.name),
     };
     let present: Vec<String> = versions
         .into_iter()

@@ -6,6 +6,7 @@ pub mod archive;
 pub mod command;
 pub mod install;
 pub mod installed;
+pub mod inventory;
 pub mod manifest;
 pub mod names;
 pub mod offer;

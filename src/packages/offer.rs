@@ -8,7 +8,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::installed;
+use super::installed::package_dir;
+use super::inventory;
 use super::manifest::{Permissions, Tool};
 use super::package::Package;
 use super::runtime::{NodeBinary, find_node};
@@ -102,14 +103,14 @@ pub fn prepare(
 ) -> (Offered, Vec<(WarningCode, String)>) {
     let mut warnings = Vec::new();
     let mut packages: Vec<Arc<Package>> = extra.to_vec();
-    for (ns, name) in installed::ids(data_dir) {
+    for (ns, name) in inventory::ids(data_dir) {
         if packages.iter().any(|p| p.id() == format!("{ns}/{name}")) {
             continue;
         }
-        let Some(version) = installed::versions(data_dir, &ns, &name).pop() else {
+        let Some(version) = inventory::highest(data_dir, &ns, &name) else {
             continue;
         };
-        match Package::load(&installed::package_dir(data_dir, &ns, &name, &version)) {
+        match Package::load(&package_dir(data_dir, &ns, &name, &version)) {
             Ok(package) => packages.push(Arc::new(package)),
             // Fail closed: a package changed on disk into something invalid is not offered.
             Err(issues) => warnings.push((

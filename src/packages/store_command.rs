@@ -7,7 +7,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::install::{self, InstallError, RemoveError};
-use super::installed::{self, ResolveError, package_dir};
+use super::installed::{ResolveError, package_dir};
+use super::inventory;
 use super::package::Package;
 
 const EXIT_FAILED: i32 = 1;
@@ -96,8 +97,8 @@ fn describe(data_dir: &Path, ns: &str, name: &str, version: &str) -> Value {
 /// "tools","valid","errors"?}]}`.
 pub fn list(data_dir: &Path, as_json: bool, out: &mut dyn Write) -> i32 {
     let mut packages = Vec::new();
-    for (ns, name) in installed::ids(data_dir) {
-        for version in installed::versions(data_dir, &ns, &name) {
+    for (ns, name) in inventory::ids(data_dir) {
+        for version in inventory::versions(data_dir, &ns, &name) {
             packages.push(describe(data_dir, &ns, &name, &version));
         }
     }

@@ -237,3 +237,87 @@ fn list_shows_versions_and_tools_and_remove_takes_one_or_all() {
     let listed = splice(&sandbox, &["pkg", "list", "--json"]);
     assert_eq!(json_line(&listed)["packages"], json!([]));
 }
+
+// ---- The model uses packages ----------------------------------------------------------------
+
+use support::fake_provider::{FakeProvider, Reply, openai};
+use support::{run, stream_json};
+
+/// A headless run with `replies` scripted, Node as `node` gives it (`None`: no usable Node).
+fn model_run(
+    sandbox: &Sandbox,
+    replies: Vec<Reply>,
+    node: Option<&Path>,
+    flags: &[&str],
+) -> (Outcome, FakeProvider) {
+    let provider = FakeProvider::start(replies);
+    let mut command = sandbox.command(&provider.url);
+    let missing = sandbox.dir.path().join("no-node-here");
+    command.env("SPLICE_NODE", node.unwrap_or(&missing));
+    stream_json(&mut command)
+        .args(flags)
+        .arg("What does data.json hold?");
+    let out = run(command, None);
+    out.assert_well_formed();
+    (out, provider)
+}
+
+/// The names of the tools a model request offered.
+fn offered(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn system_prompt(request: &Value) -> String {
+    request["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn an_invalid_package_flag_is_a_usage_error() {
+    let sandbox = Sandbox::new();
+    let dir = package_copy(&sandbox, "broken", "0.1.0");
+    edit_manifest(&dir, |m| m["tools"][0]["timeoutMs"] = json!(0));
+    let (out, provider) = model_run(
+        &sandbox,
+        vec![],
+        None,
+        &["--tier", "light", "--package", &dir.display().to_string()],
+    );
+    assert_eq!(out.code, 2);
+    let error = out.first("error");
+    assert_eq!(error["code"], "usage_error");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.contains("tools[0].timeoutMs"), "{message}");
+    assert!(provider.requests().is_empty());
+}
+
+#[test]
+fn without_node_no_package_tool_is_offered_and_a_warning_says_why() {
+    let sandbox = Sandbox::new();
+    let dir = package_copy(&sandbox, "json", "0.1.0");
+    assert_eq!(install(&sandbox, &dir, &[]).code, 0);
+    let (out, provider) = model_run(
+        &sandbox,
+        vec![openai::answer(&["no tools"])],
+        None,
+        &["--tier", "light"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let warning = out.first("warning");
+    assert_eq!(warning["code"], "packages_unavailable");
+    let message = warning["message"].as_str().unwrap_or_default();
+    assert!(message.contains("splice/json"), "{message}");
+    let request = &provider.requests()[0].body;
+    assert!(!offered(request).iter().any(|n| n.contains("__")));
+    assert!(!system_prompt(request).contains("Skill packages"));
+}
