@@ -256,7 +256,7 @@ mod tests {
         assert_eq!(tool.dotted, "splice.json.parse");
         assert_eq!(tool.wire, "splice__json__parse");
         assert_eq!(tool.spec().parameters, package.manifest.tools[0].input_json);
-        let text = guidance(&[package.clone()]).unwrap_or_default();
+        let text = guidance(std::slice::from_ref(&package)).unwrap_or_default();
         assert!(text.contains("### splice/json (splice__json__parse, splice__json__query)"));
         let when = package.skill.section("when-to-use").unwrap_or_default();
         assert!(text.contains(when.trim()), "{text}");
