@@ -26,6 +26,8 @@ pub struct ConfigFile {
     /// Secret-named environment variables that commands may see anyway.
     #[serde(default)]
     pub pass_env: Vec<String>,
+    /// The Node that runs package tools (`SPLICE_NODE` wins).
+    pub node: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Error)]

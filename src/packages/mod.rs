@@ -4,9 +4,12 @@
 
 pub mod archive;
 pub mod command;
+pub mod installed;
 pub mod manifest;
 pub mod names;
 pub mod package;
+pub mod run;
+pub mod runtime;
 pub mod schema;
 pub mod skeleton;
 pub mod skill_md;
