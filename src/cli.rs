@@ -66,7 +66,7 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Show and handle worktrees that `--worktree` runs left behind.
     Worktree(WorktreeArgs),
-    /// Skill packages: new, validate, pack, install, list, remove.
+    /// Skill packages: new, validate, pack, run, install, list, remove.
     Pkg(PkgArgs),
 }
 
@@ -120,6 +120,20 @@ pub enum PkgAction {
         /// Print `{"id","removed":[VERSION…]}` on stdout.
         #[arg(long)]
         json: bool,
+    },
+    /// Call one tool of a package in its sandbox. PACKAGE is a directory, or an installed
+    /// `namespace/name[@version]`; INPUT_JSON is `-` for stdin, `{}` when left out.
+    Run {
+        package: String,
+        tool: String,
+        input: Option<String>,
+        /// Print one line: `{"ok":true,"output","logs","ms"}` or `{"ok":false,"error","logs"}`.
+        #[arg(long)]
+        json: bool,
+        /// The project root (what the package's fs permissions are relative to); default: the
+        /// current directory.
+        #[arg(long)]
+        cwd: Option<PathBuf>,
     },
     /// Write a package skeleton (that passes validate) into a new or empty directory.
     New {

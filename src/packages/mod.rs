@@ -11,6 +11,7 @@ pub mod manifest;
 pub mod names;
 pub mod offer;
 pub mod package;
+pub mod run;
 pub mod runtime;
 pub mod schema;
 pub mod skeleton;
