@@ -321,3 +321,349 @@ fn without_node_no_package_tool_is_offered_and_a_warning_says_why() {
     assert!(!offered(request).iter().any(|n| n.contains("__")));
     assert!(!system_prompt(request).contains("Skill packages"));
 }
+
+/// A Node the runtime accepts (22.18 or newer).
+fn node() -> PathBuf {
+    let candidates = [
+        std::env::var_os("SPLICE_NODE").map(PathBuf::from),
+        Some(PathBuf::from("/tmp/node22/package/bin/node")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("no Node 22.18+ for the package tests"))
+}
+
+fn official_package() -> splice::packages::package::Package {
+    splice::packages::package::Package::load(Path::new(OFFICIAL))
+        .unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+fn tool_schema<'a>(request: &'a Value, name: &str) -> &'a Value {
+    request["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["function"]["name"] == name))
+        .map(|t| &t["function"]["parameters"])
+        .unwrap_or_else(|| panic!("{name} not offered: {:?}", offered(request)))
+}
+
+/// The model's call of `splice__json__parse` with `{"text":"[1,2]"}`, then an answer.
+fn parse_call() -> Vec<Reply> {
+    vec![
+        openai::tool_call(
+            "call_1",
+            "splice__json__parse",
+            &[r#"{"text":"#, r#""[1,2]"}"#],
+        ),
+        openai::answer(&["It holds [1,2]."]),
+    ]
+}
+
+fn result_of<'a>(out: &'a Outcome, id: &str) -> &'a Value {
+    out.of_type("tool_result")
+        .into_iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no tool_result {id}: {:?}", out.types()))
+}
+
+#[test]
+fn the_model_calls_an_installed_package_tool_in_the_light_tier() {
+    let sandbox = Sandbox::new();
+    let dir = package_copy(&sandbox, "json", "0.1.0");
+    assert_eq!(install(&sandbox, &dir, &[]).code, 0);
+    let node = node();
+    let (out, provider) = model_run(&sandbox, parse_call(), Some(&node), &["--tier", "light"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let requests = provider.requests();
+    let first = &requests[0].body;
+    let names = offered(first);
+    assert!(names.contains(&"read_file".to_string()), "{names:?}");
+    assert!(
+        names.contains(&"splice__json__parse".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"splice__json__query".to_string()),
+        "{names:?}"
+    );
+    let package = official_package();
+    assert_eq!(
+        tool_schema(first, "splice__json__parse"),
+        &package.manifest.tools[0].input_json
+    );
+    let system = system_prompt(first);
+    assert!(system.contains("## Skill packages"), "{system}");
+    assert!(
+        system.contains("### splice/json (splice__json__parse, splice__json__query)"),
+        "{system}"
+    );
+    let when = package.skill.section("when-to-use").unwrap_or_default();
+    assert!(system.contains(when.trim()), "{system}");
+    // Events name the tool as `namespace.name.tool`; the result is the tool's output JSON.
+    let call = out.first("tool_call");
+    assert_eq!(call["name"], "splice.json.parse");
+    assert_eq!(call["sideEffect"], "read");
+    assert_eq!(call["args"], json!({"text": "[1,2]"}));
+    let result = result_of(&out, "call_1");
+    assert_eq!(result["status"], "ok", "{result}");
+    let output: Value = serde_json::from_str(result["output"].as_str().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {result}"));
+    assert_eq!(output, json!({"value": [1, 2], "type": "array"}));
+    // The model got the same output back, under its wire name's call.
+    let back = &requests[1].body["messages"];
+    let assistant = &back[2]["tool_calls"][0]["function"]["name"];
+    assert_eq!(assistant, "splice__json__parse");
+    assert_eq!(back[3]["content"], result["output"]);
+}
+
+#[test]
+fn a_package_flag_offers_a_directory_for_one_run_without_installing_it() {
+    let sandbox = Sandbox::new();
+    let dir = package_copy(&sandbox, "json-dev", "0.3.0-dev");
+    let node = node();
+    let flag = dir.display().to_string();
+    let (out, _provider) = model_run(
+        &sandbox,
+        parse_call(),
+        Some(&node),
+        &["--tier", "light", "--package", &flag],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(result_of(&out, "call_1")["status"], "ok");
+    assert!(!sandbox.data.join("packages").exists(), "nothing installed");
+}
+
+#[test]
+fn a_pipeline_code_writer_gets_package_tools_and_the_reviewing_stages_do_not() {
+    let sandbox = Sandbox::new();
+    let dir = package_copy(&sandbox, "json", "0.1.0");
+    assert_eq!(install(&sandbox, &dir, &[]).code, 0);
+    let node = node();
+    let replies = vec![
+        openai::tool_call(
+            "cw_call",
+            "splice__json__query",
+            &[r#"{"text":"{\"a\":[5]}","path":"a[0]"}"#],
+        ),
+        openai::tool_call(
+            "cw_submit",
+            "submit_code",
+            &[r#"{"files":[],"summary":"looked it up"}"#],
+        ),
+        openai::tool_call("av_call", "splice__json__parse", &[r#"{"text":"1"}"#]),
+        openai::tool_call(
+            "av_submit",
+            "submit_verdict",
+            &[r#"{"accepted":true,"reasons":["ok"]}"#],
+        ),
+    ];
+    let (out, provider) = model_run(&sandbox, replies, Some(&node), &["--tier", "standard"]);
+    let requests = provider.requests();
+    let writer = &requests[0].body;
+    assert!(offered(writer).contains(&"splice__json__query".to_string()));
+    assert!(system_prompt(writer).contains("## Skill packages"));
+    let result = result_of(&out, "cw_call");
+    assert_eq!(result["status"], "ok", "{result}");
+    let output: Value = serde_json::from_str(result["output"].as_str().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {result}"));
+    assert_eq!(output["value"], 5);
+    let call = out
+        .of_type("tool_call")
+        .into_iter()
+        .find(|c| c["id"] == "cw_call")
+        .unwrap_or_else(|| panic!("no call"));
+    assert_eq!(call["name"], "splice.json.query");
+    // The acceptance verifier has the read-only tools: no package tool, no guidance, and a
+    // call of one anyway is an unknown tool.
+    let verifier = &requests[2].body;
+    assert!(
+        !offered(verifier).iter().any(|n| n.contains("__")),
+        "{:?}",
+        offered(verifier)
+    );
+    assert!(!system_prompt(verifier).contains("## Skill packages"));
+    let refused = result_of(&out, "av_call");
+    assert_eq!(refused["status"], "error");
+    assert!(
+        refused["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("unknown tool"),
+        "{refused}"
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+}
+
+/// A package whose `parse` declares `fs.write: ["out"]` and writes `out/marker.txt`.
+fn writing_package(sandbox: &Sandbox) -> PathBuf {
+    let dir = package_copy(&sandbox, "json-writer", "0.1.0");
+    edit_manifest(&dir, |m| m["permissions"]["fs"]["write"] = json!(["out"]));
+    let tool = dir.join("tools/parse.ts");
+    std::fs::write(
+        &tool,
+        r#"import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export default async function (input: { text: string }, ctx: { paths: { project: string } }) {
+  writeFileSync(join(ctx.paths.project, "out", "marker.txt"), input.text);
+  return { value: input.text, type: "string" };
+}
+"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(sandbox.root.join("out")).unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
+#[test]
+fn a_write_declaring_tool_prompts_in_ask_mode_and_is_denied_headless() {
+    let sandbox = Sandbox::new();
+    let dir = writing_package(&sandbox);
+    assert_eq!(install(&sandbox, &dir, &[]).code, 0);
+    let node = node();
+    let (out, provider) = model_run(&sandbox, parse_call(), Some(&node), &["--tier", "light"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.first("tool_call")["sideEffect"], "write");
+    let request = out.first("permission_request");
+    assert_eq!(request["name"], "splice.json.parse");
+    assert_eq!(request["sideEffect"], "write");
+    assert_eq!(out.first("permission_decision")["permissionGranted"], false);
+    assert_eq!(result_of(&out, "call_1")["status"], "denied");
+    assert!(
+        !sandbox.root.join("out/marker.txt").exists(),
+        "the tool ran"
+    );
+    let back = &provider.requests()[1].body["messages"][3]["content"];
+    assert!(
+        back.as_str().unwrap_or_default().starts_with("denied"),
+        "{back}"
+    );
+    // read-only mode refuses it without asking, even with an allow rule.
+    let (out, _) = model_run(
+        &sandbox,
+        parse_call(),
+        Some(&node),
+        &[
+            "--tier",
+            "light",
+            "--permission-mode",
+            "read-only",
+            "--allow",
+            "splice.json.*",
+        ],
+    );
+    assert!(out.of_type("permission_request").is_empty());
+    assert_eq!(result_of(&out, "call_1")["status"], "denied");
+    assert!(
+        !sandbox.root.join("out/marker.txt").exists(),
+        "the tool ran"
+    );
+}
+
+#[test]
+fn allow_and_deny_rules_name_package_tools_by_their_dotted_name() {
+    let sandbox = Sandbox::new();
+    let dir = writing_package(&sandbox);
+    assert_eq!(install(&sandbox, &dir, &[]).code, 0);
+    let node = node();
+    // A glob over the package's tools allows the write without a prompt.
+    let (out, _) = model_run(
+        &sandbox,
+        parse_call(),
+        Some(&node),
+        &["--tier", "light", "--allow", "splice.json.*"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(out.of_type("permission_request").is_empty());
+    let result = result_of(&out, "call_1");
+    assert_eq!(result["status"], "ok", "{result}");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.root.join("out/marker.txt"))
+            .ok()
+            .as_deref(),
+        Some("[1,2]")
+    );
+    std::fs::remove_file(sandbox.root.join("out/marker.txt")).unwrap_or_else(|e| panic!("{e}"));
+    // A deny rule wins over the allow rule and over the mode; so does one with a pattern over
+    // the input JSON.
+    for deny in [
+        "splice.json.parse",
+        "splice.*.parse",
+        "splice.json.parse(*[1,2]*)",
+    ] {
+        let (out, _) = model_run(
+            &sandbox,
+            parse_call(),
+            Some(&node),
+            &[
+                "--tier",
+                "light",
+                "--permission-mode",
+                "auto",
+                "--allow",
+                "splice.json.*",
+                "--deny",
+                deny,
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.stdout);
+        let permission = out.first("permission");
+        assert_eq!(permission["action"], "deny", "{deny}");
+        assert_eq!(permission["name"], "splice.json.parse");
+        let reason = permission["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains(deny), "{reason}");
+        assert_eq!(result_of(&out, "call_1")["status"], "denied", "{deny}");
+        assert!(
+            !sandbox.root.join("out/marker.txt").exists(),
+            "{deny}: the tool ran"
+        );
+    }
+    // A deny rule on the other tool leaves this one alone (auto mode runs it).
+    let (out, _) = model_run(
+        &sandbox,
+        parse_call(),
+        Some(&node),
+        &[
+            "--tier",
+            "light",
+            "--permission-mode",
+            "auto",
+            "--deny",
+            "splice.json.query",
+        ],
+    );
+    assert_eq!(result_of(&out, "call_1")["status"], "ok");
+}
+
+#[test]
+fn only_offered_wire_names_reach_a_package() {
+    let sandbox = Sandbox::new();
+    let dir = package_copy(&sandbox, "json", "0.1.0");
+    assert_eq!(install(&sandbox, &dir, &[]).code, 0);
+    let node = node();
+    for name in [
+        "splice.json.parse",
+        "splice__json__nope",
+        "other__json__parse",
+        "splice__json",
+    ] {
+        let replies = vec![
+            openai::tool_call("call_1", name, &[r#"{"text":"1"}"#]),
+            openai::answer(&["ok"]),
+        ];
+        let (out, _) = model_run(&sandbox, replies, Some(&node), &["--tier", "light"]);
+        let call = out.first("tool_call");
+        assert_eq!(call["name"], name);
+        assert_eq!(call["sideEffect"], "none");
+        let result = result_of(&out, "call_1");
+        assert_eq!(result["status"], "error", "{name}");
+        assert!(
+            result["output"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("unknown tool"),
+            "{result}"
+        );
+    }
+}
