@@ -263,3 +263,34 @@ fn make_read_only(dir: &Path) -> Result<(), InstallError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OFFICIAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/packages/json");
+
+    /// A download whose bytes are not the ones the registry vouched for places nothing.
+    #[test]
+    fn an_archive_is_installed_only_with_the_expected_sha256() {
+        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let packed = archive::pack(Path::new(OFFICIAL)).unwrap_or_else(|e| panic!("{e}"));
+        let wrong = "0".repeat(64);
+        let refused = install_archive(data.path(), &packed.bytes, Some(&wrong), false);
+        assert!(
+            matches!(&refused, Err(InstallError::Checksum { actual, .. }) if *actual == packed.sha256),
+            "{refused:?}"
+        );
+        assert!(!data.path().join("packages/splice").exists());
+        let done = install_archive(data.path(), &packed.bytes, Some(&packed.sha256), false)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(done.outcome, Outcome::Installed);
+        assert_eq!(done.sha256, packed.sha256);
+        assert!(done.path.join("manifest.json").is_file());
+        let left: Vec<_> = std::fs::read_dir(data.path().join("packages"))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .collect();
+        assert_eq!(left, ["splice"], "no staging directory left");
+    }
+}

@@ -111,6 +111,16 @@ pub fn prepare(
             continue;
         };
         match Package::load(&package_dir(data_dir, &ns, &name, &version)) {
+            // Its manifest must name the place it is installed at: one edited into another
+            // package's id would shadow that package.
+            Ok(package) if !installed_as(&package, &ns, &name, &version) => warnings.push((
+                WarningCode::PackageSkipped,
+                format!(
+                    "{ns}/{name}@{version} is not offered: its manifest now says {}@{}",
+                    package.id(),
+                    package.manifest.version
+                ),
+            )),
             Ok(package) => packages.push(Arc::new(package)),
             // Fail closed: a package changed on disk into something invalid is not offered.
             Err(issues) => warnings.push((
@@ -170,6 +180,11 @@ pub fn prepare(
         },
         warnings,
     )
+}
+
+fn installed_as(package: &Package, ns: &str, name: &str, version: &str) -> bool {
+    let m = &package.manifest;
+    m.namespace == ns && m.name == name && m.version == version
 }
 
 fn triple(version: &str) -> Option<(u64, u64, u64)> {

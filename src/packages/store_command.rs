@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use super::Issue;
 use super::install::{self, InstallError, RemoveError};
 use super::installed::{ResolveError, package_dir};
 use super::inventory;
@@ -72,7 +73,22 @@ fn describe(data_dir: &Path, ns: &str, name: &str, version: &str) -> Value {
         "version": version,
         "path": dir.display().to_string(),
     });
-    match Package::load(&dir) {
+    let loaded = Package::load(&dir).and_then(|package| {
+        let m = &package.manifest;
+        if (m.namespace.as_str(), m.name.as_str(), m.version.as_str()) == (ns, name, version) {
+            Ok(package)
+        } else {
+            Err(vec![Issue::new(
+                "manifest.json",
+                format!(
+                    "says {}@{} but is installed as {ns}/{name}@{version}",
+                    m.id(),
+                    m.version
+                ),
+            )])
+        }
+    });
+    match loaded {
         Ok(package) => {
             let tools: Vec<String> = package
                 .manifest

@@ -497,7 +497,7 @@ fn a_pipeline_code_writer_gets_package_tools_and_the_reviewing_stages_do_not() {
 
 /// A package whose `parse` declares `fs.write: ["out"]` and writes `out/marker.txt`.
 fn writing_package(sandbox: &Sandbox) -> PathBuf {
-    let dir = package_copy(&sandbox, "json-writer", "0.1.0");
+    let dir = package_copy(sandbox, "json-writer", "0.1.0");
     edit_manifest(&dir, |m| m["permissions"]["fs"]["write"] = json!(["out"]));
     let tool = dir.join("tools/parse.ts");
     std::fs::write(
@@ -666,4 +666,68 @@ fn only_offered_wire_names_reach_a_package() {
             "{result}"
         );
     }
+}
+
+/// Make an installed file writable again and rewrite it, as someone editing the data dir would.
+fn tamper(path: &Path, edit: impl FnOnce(String) -> String) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(path, edit(text)).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn an_installed_package_changed_on_disk_is_not_offered() {
+    let sandbox = Sandbox::new();
+    let node = node();
+    for version in ["0.1.0", "0.2.0"] {
+        let dir = package_copy(&sandbox, &format!("json-{version}"), version);
+        assert_eq!(install(&sandbox, &dir, &[]).code, 0);
+    }
+    // The highest version no longer validates: it is skipped, not replaced by an older one
+    // the user did not pick, and the warning says which.
+    tamper(&installed_dir(&sandbox, "0.2.0").join("SKILL.md"), |text| {
+        text.replace("## When to use it", "## Whenever")
+    });
+    // Another installed directory whose manifest now claims an id and version it is not
+    // installed under would shadow that package: skipped too.
+    let other = sandbox.data.join("packages/acme/other/1.0.0");
+    copy_dir(Path::new(OFFICIAL), &other);
+    let (out, provider) = model_run(
+        &sandbox,
+        vec![openai::answer(&["ok"])],
+        Some(&node),
+        &["--tier", "light"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let warnings: Vec<String> = out
+        .of_type("warning")
+        .iter()
+        .filter(|w| w["code"] == "package_skipped")
+        .map(|w| w["message"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings.iter().any(|w| w.contains("acme/other@1.0.0")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.contains("splice/json@0.2.0")),
+        "{warnings:?}"
+    );
+    let names = offered(&provider.requests()[0].body);
+    assert!(!names.iter().any(|n| n.contains("__")), "{names:?}");
+    let listed = splice(&sandbox, &["pkg", "list"]);
+    assert!(
+        listed
+            .stdout
+            .contains("acme/other 1.0.0  INVALID (manifest.json: says splice/json@0.1.0"),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        listed.stdout.contains("splice/json 0.2.0  INVALID"),
+        "{}",
+        listed.stdout
+    );
 }
