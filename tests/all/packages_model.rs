@@ -322,17 +322,9 @@ fn without_node_no_package_tool_is_offered_and_a_warning_says_why() {
     assert!(!system_prompt(request).contains("Skill packages"));
 }
 
-/// A Node the runtime accepts (22.18 or newer).
+/// A Node the runtime accepts (22.18 or newer), fetched by the test support when needed.
 fn node() -> PathBuf {
-    let candidates = [
-        std::env::var_os("SPLICE_NODE").map(PathBuf::from),
-        Some(PathBuf::from("/tmp/node22/package/bin/node")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("no Node 22.18+ for the package tests"))
+    support::node::node22()
 }
 
 fn official_package() -> splice::packages::package::Package {
