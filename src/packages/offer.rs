@@ -182,6 +182,23 @@ pub fn prepare(
     )
 }
 
+/// The first declared `fs.write` path that reaches the project's git dir (`ROOT/.git`): the
+/// path is the git dir, inside it or above it, as written or through a link. The file tools
+/// never write a git dir (its config and hooks make a later approved `git` command run
+/// anything), so such a call is blocked. A git dir nested deeper (another repository inside a
+/// write path) is not looked for.
+pub fn write_reaching_git_dir(root: &Path, permissions: &Permissions) -> Option<String> {
+    let git = root.join(".git");
+    git.symlink_metadata().ok()?;
+    let real_git = git.canonicalize().unwrap_or_else(|_| git.clone());
+    permissions.fs_write.iter().find_map(|path| {
+        let full = root.join(path);
+        let real = full.canonicalize().unwrap_or_else(|_| full.clone());
+        let reaches = |a: &Path, b: &Path| a.starts_with(b) || b.starts_with(a);
+        (reaches(&full, &git) || reaches(&real, &real_git)).then(|| path.clone())
+    })
+}
+
 fn installed_as(package: &Package, ns: &str, name: &str, version: &str) -> bool {
     let m = &package.manifest;
     m.namespace == ns && m.name == name && m.version == version
@@ -252,6 +269,34 @@ mod tests {
     fn official() -> Arc<Package> {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/packages/json");
         Arc::new(Package::load(&dir).unwrap_or_else(|e| panic!("{e:?}")))
+    }
+
+    #[test]
+    fn writes_reaching_the_git_dir_are_found() {
+        let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = root.path();
+        let writes = |paths: &[&str]| Permissions {
+            fs_write: paths.iter().map(|p| p.to_string()).collect(),
+            ..Permissions::default()
+        };
+        // No git dir: nothing to reach.
+        assert_eq!(write_reaching_git_dir(root, &writes(&["."])), None);
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap_or_else(|e| panic!("{e}"));
+        for reaching in [".", ".git", ".git/hooks", "./.git/config"] {
+            assert_eq!(
+                write_reaching_git_dir(root, &writes(&["out", reaching])).as_deref(),
+                Some(reaching)
+            );
+        }
+        assert_eq!(
+            write_reaching_git_dir(root, &writes(&["out", ".github"])),
+            None
+        );
+        std::os::unix::fs::symlink(".git", root.join("out")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            write_reaching_git_dir(root, &writes(&["out/hooks"])).as_deref(),
+            Some("out/hooks")
+        );
     }
 
     #[test]

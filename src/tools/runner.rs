@@ -11,7 +11,7 @@ use super::search::{list_files, search_files};
 use super::{MAX_OUTPUT_BYTES, ToolError, ToolId, ToolName, cap_output, command, parse_args};
 use crate::bus::{Answer, Bus, PermissionQuestion, Preview};
 use crate::checkpoint::CheckpointStore;
-use crate::packages::offer::{Offered, PackageTool};
+use crate::packages::offer::{Offered, PackageTool, write_reaching_git_dir};
 use crate::packages::runtime::{self, CallErrorCode, CallRequest};
 use crate::permissions::policy::{Subject, exact_pattern};
 use crate::permissions::risk::command_risk;
@@ -149,6 +149,10 @@ impl ToolRunner {
     /// name; a pattern is matched against the input as compact JSON), then one sandboxed Node
     /// process. The output JSON is the result; a failure is `CODE: message` with its logs.
     async fn run_package(&self, id: &str, tool: &PackageTool, input: Value) -> ToolReply {
+        let permissions = &tool.package.manifest.permissions;
+        if let Some(path) = write_reaching_git_dir(&self.root, permissions) {
+            return self.block_package(id, tool, &path);
+        }
         let input_text = input.to_string();
         let risk = if tool.side_effect == SideEffect::Network {
             Risk::Medium
@@ -456,6 +460,36 @@ impl ToolRunner {
                 }
             }
         }
+    }
+
+    /// A package tool whose declared writes reach the git dir: blocked before it runs, as the
+    /// file tools are.
+    fn block_package(&self, id: &str, tool: &PackageTool, path: &str) -> ToolReply {
+        let reason = format!(
+            "{} may write `{path}`, which reaches the git dir, which tools do not write",
+            tool.package.id()
+        );
+        self.bus.emit(Event::Permission {
+            id: id.to_string(),
+            name: tool.dotted.clone(),
+            action: "block".into(),
+            permission_mode: self.policy.mode.as_str().into(),
+            side_effect: tool.side_effect,
+            reason: reason.clone(),
+            risk: Some(Risk::High),
+            block: Some(Block {
+                kind: "protected_path".into(),
+                path: Some(path.to_string()),
+            }),
+        });
+        self.finish(
+            id,
+            ToolStatus::Blocked,
+            format!("blocked: {reason}"),
+            false,
+            None,
+            None,
+        )
     }
 
     fn block(&self, call: &ToolCallRequest, tool: ToolName, path: &str, kind: &str) -> ToolReply {
