@@ -647,3 +647,54 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn node_sqlite_cannot_write_around_the_permission_model() {
+    let (sandbox, package) = sandbox();
+    // node:sqlite opens files itself, unseen by Node's permission model (Node 22.23).
+    let source = r#"export default async function (input: { path: string }) {
+  const sqlite = await import('node:sqlite');
+  const db = new sqlite.DatabaseSync(':memory:');
+  db.exec(`ATTACH DATABASE '${input.path}' AS other; CREATE TABLE other.t(a);`);
+  return { wrote: true };
+}"#;
+    write_package(
+        &package,
+        &manifest(json!({}), &[("sql", 5000)]),
+        &[("sql", source)],
+    );
+    let target = sandbox.root.join("planted.db");
+    let input = json!({ "path": target.display().to_string() }).to_string();
+    let refused = call(&sandbox, &package, "sql", &input);
+    assert_eq!(refused.line["ok"], false, "{}", refused.stdout);
+    assert!(!target.exists(), "node:sqlite wrote {}", target.display());
+}
+
+#[test]
+fn a_tool_cannot_signal_processes_outside_its_sandbox() {
+    let (sandbox, package) = sandbox();
+    let source = r#"export default async function (input: { pid: number }) {
+  process.kill(input.pid, 'SIGKILL');
+  return { sent: true };
+}"#;
+    write_package(
+        &package,
+        &manifest(json!({}), &[("kill", 5000)]),
+        &[("kill", source)],
+    );
+    let mut victim = Command::new("sleep")
+        .arg("300")
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let input = json!({ "pid": victim.id() }).to_string();
+    let called = call(&sandbox, &package, "kill", &input);
+    let alive = victim.try_wait().map(|s| s.is_none()).unwrap_or(false);
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert!(
+        alive,
+        "the tool killed a process of the user: {}",
+        called.stdout
+    );
+    assert_eq!(called.line["ok"], false, "{}", called.stdout);
+}

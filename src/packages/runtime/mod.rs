@@ -377,7 +377,14 @@ impl Grants {
         if std::env::var_os(NO_NETNS_ENV).is_some_and(|v| !v.is_empty()) {
             command.arg("--no-netns");
         }
-        command.arg("--").arg(&node.path).arg("--permission");
+        for path in &self.write {
+            command.arg("--write").arg(path);
+        }
+        // node:sqlite opens files itself, unseen by the permission model: off.
+        command
+            .arg("--")
+            .arg(&node.path)
+            .args(["--permission", "--no-experimental-sqlite"]);
         let mut flag = |name: &str, path: &Path| {
             let mut arg = std::ffi::OsString::from(format!("--allow-fs-{name}="));
             arg.push(path);
