@@ -793,3 +793,41 @@ export default async function (input: { text: string }, ctx: { paths: { project:
     assert_eq!(result_of(&out, "call_1")["status"], "blocked");
     assert!(!sandbox.root.join(".git/marker.txt").exists());
 }
+
+#[test]
+fn package_tools_reach_anthropic_under_their_wire_name_too() {
+    use support::fake_provider::anthropic;
+    let sandbox = Sandbox::new();
+    let dir = package_copy(&sandbox, "json", "0.1.0");
+    assert_eq!(install(&sandbox, &dir, &[]).code, 0);
+    let node = node();
+    let replies = vec![
+        anthropic::tool_call("toolu_1", "splice__json__parse", &[r#"{"text":"true"}"#]),
+        anthropic::answer(&["It is true."]),
+    ];
+    let (out, provider) = model_run(
+        &sandbox,
+        replies,
+        Some(&node),
+        &["--tier", "light", "--provider", "anthropic"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let request = &provider.requests()[0].body;
+    let tool = request["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["name"] == "splice__json__parse"))
+        .unwrap_or_else(|| panic!("not offered: {}", request["tools"]));
+    assert_eq!(
+        tool["input_schema"],
+        official_package().manifest.tools[0].input_json
+    );
+    assert!(
+        request["system"].to_string().contains("## Skill packages"),
+        "{}",
+        request["system"]
+    );
+    assert_eq!(out.first("tool_call")["name"], "splice.json.parse");
+    let result = result_of(&out, "toolu_1");
+    assert_eq!(result["status"], "ok", "{result}");
+    assert_eq!(result["output"], r#"{"value":true,"type":"boolean"}"#);
+}
