@@ -569,6 +569,33 @@ mod tests {
         Rule::parse(effect, text).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// A network-declaring package tool asks in ask and accept-edits mode (saying why), runs in
+    /// auto and is refused in read-only mode.
+    #[test]
+    fn network_side_effect_by_mode() {
+        let tool = "acme.web.fetch";
+        let verdict = |mode| {
+            let policy = Policy::new(mode, vec![]);
+            judge(&policy, tool, SideEffect::Network, "{}", Risk::Medium)
+        };
+        for mode in [PermissionMode::Ask, PermissionMode::AcceptEdits] {
+            assert_eq!(
+                verdict(mode),
+                Verdict::Prompt {
+                    reason: "Reaches the network.".into()
+                }
+            );
+        }
+        assert!(matches!(
+            verdict(PermissionMode::Auto),
+            Verdict::Allow { .. }
+        ));
+        assert!(matches!(
+            verdict(PermissionMode::ReadOnly),
+            Verdict::Deny { .. }
+        ));
+    }
+
     #[test]
     fn modes_follow_decisions() {
         let ask = Policy::new(PermissionMode::Ask, vec![]);
