@@ -59,6 +59,7 @@ fn app() -> App {
         budget: Budget::default(),
         pipeline: Default::default(),
         conversation: Default::default(),
+        packages: Default::default(),
     };
     App::new(settings, Theme::load("dark").unwrap_or_default())
 }

@@ -90,6 +90,7 @@ fn settings(root: PathBuf) -> RunSettings {
         budget: Budget::default(),
         pipeline: Default::default(),
         conversation: Default::default(),
+        packages: Default::default(),
     }
 }
 

@@ -37,6 +37,9 @@ pub enum TextRoute {
 pub struct TurnSpec<'a> {
     pub system: &'a str,
     pub tools: &'a [ToolName],
+    /// Whether the run's package tools are offered too (with their guidance in the system
+    /// prompt): in the light tier and the stages that have the real tools.
+    pub packages: bool,
     /// A typed-output tool (`submit_code`, …): its arguments stream as `tool_call_start` and
     /// `tool_call_delta`, it is not executed, and calling it ends the conversation.
     pub submit: Option<&'a ToolSpec>,
@@ -70,6 +73,14 @@ impl Agent<'_> {
         spec: &TurnSpec<'_>,
     ) -> Result<TurnOutcome, AgentError> {
         let mut specs = crate::tools::specs(spec.tools);
+        let offered = &self.runner.packages;
+        let mut system = std::borrow::Cow::Borrowed(spec.system);
+        if spec.packages && !offered.tools.is_empty() {
+            specs.extend(offered.specs());
+            if let Some(guidance) = &offered.guidance {
+                system = format!("{}\n\n{guidance}", spec.system).into();
+            }
+        }
         if let Some(submit) = spec.submit {
             specs.push(submit.clone());
         }
@@ -78,7 +89,7 @@ impl Agent<'_> {
             let mut ids: Vec<String> = Vec::new();
             let response = {
                 let request = ModelRequest {
-                    system: spec.system,
+                    system: &system,
                     messages,
                     tools: &specs,
                     max_tokens: MAX_OUTPUT_TOKENS,
@@ -171,7 +182,10 @@ impl Agent<'_> {
                     });
                     continue;
                 }
-                let reply = self.runner.execute(call, spec.tools).await;
+                let reply = self
+                    .runner
+                    .execute_offered(call, spec.tools, spec.packages)
+                    .await;
                 messages.push(Message::ToolResult {
                     call_id: call.id.clone(),
                     content: reply.content,

@@ -1,6 +1,7 @@
 //! Command-line arguments and their resolution into run settings.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use std::ffi::OsStr;
 
@@ -10,13 +11,14 @@ use clap::{Arg, Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{self, ConfigFile, env_value};
 use crate::ids::new_session_id;
+use crate::packages::package::Package;
 use crate::permissions::{Effect, PermissionMode, Policy, Rule};
 use crate::protocol::Event;
 use crate::provider::pricing::PriceTable;
 use crate::provider::{ProviderConfig, ProviderKind, api_model_for};
 use crate::run::RunFailure;
 use crate::settings::{DEFAULT_MAX_ITERATIONS, PipelineSettings};
-use crate::settings::{RunSettings, Tier};
+use crate::settings::{PackageSettings, RunSettings, Tier};
 use crate::usage::Budget;
 
 #[derive(Debug, Parser)]
@@ -64,7 +66,7 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Show and handle worktrees that `--worktree` runs left behind.
     Worktree(WorktreeArgs),
-    /// Author skill packages: new, validate, pack.
+    /// Skill packages: new, validate, pack, run, install, list, remove.
     Pkg(PkgArgs),
 }
 
@@ -93,6 +95,45 @@ pub enum PkgAction {
         /// Print `{"path","size","sha256"}` on stdout.
         #[arg(long)]
         json: bool,
+    },
+    /// Install a package directory or an archive made by `pkg pack` into
+    /// $SPLICE_DATA_DIR/packages/NS/NAME/VERSION/; the same version with other contents is
+    /// refused without --force.
+    Install {
+        source: PathBuf,
+        /// Replace an installed version whose contents differ.
+        #[arg(long)]
+        force: bool,
+        /// Print `{"id","version","path","sha256","status"}` on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List installed packages, their versions and tools.
+    List {
+        /// Print `{"packages":[{"id","version","path","tools","valid"}]}` on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an installed package: NS/NAME@VERSION, or every version of NS/NAME.
+    Remove {
+        spec: String,
+        /// Print `{"id","removed":[VERSION…]}` on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call one tool of a package in its sandbox. PACKAGE is a directory, or an installed
+    /// `namespace/name[@version]`; INPUT_JSON is `-` for stdin, `{}` when left out.
+    Run {
+        package: String,
+        tool: String,
+        input: Option<String>,
+        /// Print one line: `{"ok":true,"output","logs","ms"}` or `{"ok":false,"error","logs"}`.
+        #[arg(long)]
+        json: bool,
+        /// The project root (what the package's fs permissions are relative to); default: the
+        /// current directory.
+        #[arg(long)]
+        cwd: Option<PathBuf>,
     },
     /// Write a package skeleton (that passes validate) into a new or empty directory.
     New {
@@ -178,6 +219,10 @@ pub struct RunArgs {
     /// KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL in it). Repeatable.
     #[arg(long = "pass-env", value_name = "NAME")]
     pub pass_env: Vec<String>,
+    /// Offer this package directory's tools to the model for this run, without installing it
+    /// (in place of an installed package with the same id). Repeatable.
+    #[arg(long = "package", value_name = "DIR")]
+    pub package: Vec<PathBuf>,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
 }
@@ -393,7 +438,38 @@ impl RunArgs {
             },
             pipeline: self.pipeline.resolve(&config)?,
             conversation: Default::default(),
+            packages: PackageSettings {
+                extra: self.packages()?,
+                node: config.node.clone(),
+            },
         })
+    }
+}
+
+impl RunArgs {
+    /// The `--package` directories, each a valid package, no id twice; a usage error names
+    /// every problem.
+    fn packages(&self) -> Result<Vec<Arc<Package>>, RunFailure> {
+        let mut packages: Vec<Arc<Package>> = Vec::new();
+        for dir in &self.package {
+            let package = Package::load(dir).map_err(|issues| {
+                let issues: Vec<String> = issues.iter().map(ToString::to_string).collect();
+                RunFailure::usage(format!(
+                    "--package {} is not a valid package:\n{}",
+                    dir.display(),
+                    issues.join("\n")
+                ))
+            })?;
+            if packages.iter().any(|p| p.id() == package.id()) {
+                return Err(RunFailure::usage(format!(
+                    "--package {}: {} is given twice",
+                    dir.display(),
+                    package.id()
+                )));
+            }
+            packages.push(Arc::new(package));
+        }
+        Ok(packages)
     }
 }
 

@@ -26,6 +26,8 @@ pub struct ConfigFile {
     /// Secret-named environment variables that commands may see anyway.
     #[serde(default)]
     pub pass_env: Vec<String>,
+    /// The Node that runs package tools (after `SPLICE_NODE`, before `node` on PATH).
+    pub node: Option<PathBuf>,
 }
 
 #[derive(Debug, Error)]

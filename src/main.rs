@@ -34,6 +34,14 @@ fn main() -> ExitCode {
         let code = supervisor::main(&args[2..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(supervisor::CANNOT_RUN as u8));
     }
+    // A package tool's launcher: leaves the network, then becomes Node.
+    if args
+        .get(1)
+        .is_some_and(|a| a == splice::packages::runtime::LAUNCH_ARG)
+    {
+        let code = splice::packages::runtime::launcher_main(&args[2..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     // Commands run as the same user: without this, one could read the provider keys that
     // their own environment lacks from /proc/<splice>/environ (or attach a debugger).
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
@@ -84,7 +92,7 @@ async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
         Some(Command::Exec(exec)) => headless(&exec).await,
         Some(Command::Restore(args)) => restore(&args, stdout_is_tty),
         Some(Command::Worktree(args)) => worktree(&args),
-        Some(Command::Pkg(args)) => pkg(&args.action),
+        Some(Command::Pkg(args)) => pkg(&args.action).await,
         None if stdout_is_tty => tui(&cli).await,
         None if cli.tui.resume.is_some() || cli.tui.continue_session => {
             reopen_without_terminal(&cli)
@@ -366,8 +374,41 @@ fn worktree(args: &WorktreeArgs) -> i32 {
     )
 }
 
-fn pkg(action: &PkgAction) -> i32 {
-    use splice::packages::command;
+async fn pkg(action: &PkgAction) -> i32 {
+    use splice::config;
+    use splice::packages::{command, store_command};
+    if let PkgAction::Run {
+        package,
+        tool,
+        input,
+        json,
+        cwd,
+    } = action
+    {
+        let input = match input.as_deref() {
+            Some("-") => match read_stdin().await {
+                Ok(text) => Some(text),
+                Err(failure) => {
+                    eprintln!("splice: {}", failure.message);
+                    return exit::USAGE;
+                }
+            },
+            other => other.map(str::to_string),
+        };
+        let args = splice::packages::run::RunArgs {
+            package,
+            tool,
+            input,
+            json: *json,
+            cwd: cwd.as_deref(),
+        };
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = splice::packages::run::run(args, &mut out, &mut err).await;
+        use std::io::Write;
+        let _ = std::io::stdout().lock().write_all(&out);
+        let _ = std::io::stderr().lock().write_all(&err);
+        return code;
+    }
     let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
     match action {
         PkgAction::Validate { dir, json } => command::validate(dir, *json, out, err),
@@ -381,6 +422,16 @@ fn pkg(action: &PkgAction) -> i32 {
             namespace,
             name,
         } => command::new(dir, namespace, name.as_deref(), out, err),
+        PkgAction::Install {
+            source,
+            force,
+            json,
+        } => store_command::install(&config::data_dir(), source, *force, *json, out, err),
+        PkgAction::List { json } => store_command::list(&config::data_dir(), *json, out),
+        PkgAction::Remove { spec, json } => {
+            store_command::remove(&config::data_dir(), spec, *json, out, err)
+        }
+        PkgAction::Run { .. } => exit::USAGE,
     }
 }
 

@@ -395,6 +395,16 @@ async fn run_work(
     for skipped in instructions.skipped {
         bus.emit(Event::warning(WarningCode::InstructionsSkipped, skipped));
     }
+    // Found once per run: the installed packages, the run's own, and the Node that runs them.
+    let (data_dir, packages) = (settings.data_dir.clone(), settings.packages.clone());
+    let (offered, warnings) = crate::blocking::detached(move || {
+        crate::packages::offer::prepare(&data_dir, &packages.extra, packages.node.as_deref())
+    })
+    .await
+    .unwrap_or_default();
+    for (code, message) in warnings {
+        bus.emit(Event::warning(code, message));
+    }
     let runner = ToolRunner {
         root: settings.cwd.clone(),
         policy: settings.policy.clone(),
@@ -406,6 +416,7 @@ async fn run_work(
         bus: bus.clone(),
         writable: tools.writable,
         gate: tools.gate,
+        packages: Arc::new(offered),
     };
     let agent = Agent {
         provider,
@@ -589,6 +600,7 @@ async fn run_light(
     let spec = TurnSpec {
         system: &system,
         tools: &ToolName::ALL,
+        packages: true,
         submit: None,
         stage: "agent",
         iteration: 1,

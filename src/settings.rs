@@ -2,8 +2,10 @@
 //! Both the run lifecycle and the pipeline read it; it depends on neither.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::conversation::Conversation;
+use crate::packages::package::Package;
 use crate::permissions::Policy;
 use crate::provider::ProviderConfig;
 use crate::provider::pricing::PriceTable;
@@ -29,6 +31,17 @@ pub struct RunSettings {
     pub pipeline: PipelineSettings,
     /// Earlier runs of this session (the TUI's follow-ups); empty for a headless run.
     pub conversation: Conversation,
+    pub packages: PackageSettings,
+}
+
+/// The run's skill packages beyond the installed ones, and where Node is.
+#[derive(Debug, Clone, Default)]
+pub struct PackageSettings {
+    /// `--package DIR`, validated when the run starts: offered for this run, in place of an
+    /// installed package with the same id.
+    pub extra: Vec<Arc<Package>>,
+    /// The config file's `node` (`SPLICE_NODE` comes first, `node` on PATH last).
+    pub node: Option<PathBuf>,
 }
 
 /// Pipeline and worktree options, resolved from flags and config.

@@ -4,12 +4,19 @@
 
 pub mod archive;
 pub mod command;
+pub mod install;
+pub mod installed;
+pub mod inventory;
 pub mod manifest;
 pub mod names;
+pub mod offer;
 pub mod package;
+pub mod run;
+pub mod runtime;
 pub mod schema;
 pub mod skeleton;
 pub mod skill_md;
+pub mod store_command;
 pub mod validate;
 
 use serde::Serialize;

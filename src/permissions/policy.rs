@@ -541,6 +541,9 @@ impl Policy {
             (SideEffect::Write, _) => Verdict::Prompt {
                 reason: "Creates or overwrites files.".into(),
             },
+            (SideEffect::Network, _) => Verdict::Prompt {
+                reason: "Reaches the network.".into(),
+            },
             _ => Verdict::Prompt {
                 reason: "Runs a command in the repository.".into(),
             },
@@ -564,6 +567,33 @@ mod tests {
 
     fn rule(effect: Effect, text: &str) -> Rule {
         Rule::parse(effect, text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A network-declaring package tool asks in ask and accept-edits mode (saying why), runs in
+    /// auto and is refused in read-only mode.
+    #[test]
+    fn network_side_effect_by_mode() {
+        let tool = "acme.web.fetch";
+        let verdict = |mode| {
+            let policy = Policy::new(mode, vec![]);
+            judge(&policy, tool, SideEffect::Network, "{}", Risk::Medium)
+        };
+        for mode in [PermissionMode::Ask, PermissionMode::AcceptEdits] {
+            assert_eq!(
+                verdict(mode),
+                Verdict::Prompt {
+                    reason: "Reaches the network.".into()
+                }
+            );
+        }
+        assert!(matches!(
+            verdict(PermissionMode::Auto),
+            Verdict::Allow { .. }
+        ));
+        assert!(matches!(
+            verdict(PermissionMode::ReadOnly),
+            Verdict::Deny { .. }
+        ));
     }
 
     #[test]

@@ -40,6 +40,11 @@ pub fn set_launcher(path: PathBuf) {
     let _ = LAUNCHER.set(path);
 }
 
+/// The executable that supervises commands, when known.
+pub fn launcher() -> Option<&'static Path> {
+    LAUNCHER.get().map(PathBuf::as_path)
+}
+
 /// Record the secret-looking variables the user lets commands see (`--pass-env`, `passEnv`).
 pub fn set_passed_env(names: Vec<String>) {
     let _ = PASSED_ENV.set(names);

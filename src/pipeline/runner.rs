@@ -196,6 +196,7 @@ async fn step_back(
     let spec = TurnSpec {
         system: STEP_BACK_PROMPT,
         tools: &[],
+        packages: false,
         submit: None,
         stage: "step_back",
         iteration,

@@ -76,10 +76,12 @@ pub enum WarningCode {
     WorktreeInterrupted,
     RestoreSkipped,
     TaskRolledBack,
+    PackagesUnavailable,
+    PackageSkipped,
 }
 
 impl WarningCode {
-    pub const ALL: [WarningCode; 12] = [
+    pub const ALL: [WarningCode; 14] = [
         WarningCode::ProviderRetry,
         WarningCode::ResponseTruncated,
         WarningCode::InstructionsSkipped,
@@ -92,6 +94,8 @@ impl WarningCode {
         WarningCode::WorktreeInterrupted,
         WarningCode::RestoreSkipped,
         WarningCode::TaskRolledBack,
+        WarningCode::PackagesUnavailable,
+        WarningCode::PackageSkipped,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -108,6 +112,8 @@ impl WarningCode {
             WarningCode::WorktreeInterrupted => "worktree_interrupted",
             WarningCode::RestoreSkipped => "restore_skipped",
             WarningCode::TaskRolledBack => "task_rolled_back",
+            WarningCode::PackagesUnavailable => "packages_unavailable",
+            WarningCode::PackageSkipped => "package_skipped",
         }
     }
 }

@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use thiserror::Error;
 
+use crate::packages::offer::PackageTool;
 use crate::protocol::SideEffect;
 use crate::provider::ToolSpec;
 
@@ -133,6 +134,30 @@ impl ToolName {
             name: self.as_str().to_string(),
             description: description.to_string(),
             parameters,
+        }
+    }
+}
+
+/// A tool a model's call names: a built-in, or a tool of a package offered to the run.
+#[derive(Debug, Clone, Copy)]
+pub enum ToolId<'a> {
+    Builtin(ToolName),
+    Package(&'a PackageTool),
+}
+
+impl ToolId<'_> {
+    /// The name in events, the TUI and permission rules (`namespace.name.tool` for a package).
+    pub fn name(&self) -> &str {
+        match self {
+            ToolId::Builtin(tool) => tool.as_str(),
+            ToolId::Package(tool) => &tool.dotted,
+        }
+    }
+
+    pub fn side_effect(&self) -> SideEffect {
+        match self {
+            ToolId::Builtin(tool) => tool.side_effect(),
+            ToolId::Package(tool) => tool.side_effect,
         }
     }
 }

@@ -8,9 +8,11 @@ use serde_json::{Value, json};
 
 use super::fs::{FileChange, apply, plan_edit, plan_write, read_file};
 use super::search::{list_files, search_files};
-use super::{ToolError, ToolName, command, parse_args};
+use super::{MAX_OUTPUT_BYTES, ToolError, ToolId, ToolName, cap_output, command, parse_args};
 use crate::bus::{Answer, Bus, PermissionQuestion, Preview};
 use crate::checkpoint::CheckpointStore;
+use crate::packages::offer::{Offered, PackageTool, write_reaching_git_dir};
+use crate::packages::runtime::{self, CallErrorCode, CallRequest};
 use crate::permissions::policy::{Subject, exact_pattern};
 use crate::permissions::risk::command_risk;
 use crate::permissions::sandbox;
@@ -52,14 +54,31 @@ pub struct ToolRunner {
     pub writable: Vec<PathBuf>,
     /// What every call waits for before it runs (none: calls run at once).
     pub gate: Option<ToolGate>,
+    /// The package tools offered to the run, and the Node that runs them.
+    pub packages: Arc<Offered>,
 }
 
+/// Most bytes of a failed package call's logs handed back with its error.
+const MAX_LOG_BYTES: usize = 4 * 1024;
+
 impl ToolRunner {
+    /// Run a call that may name only the built-in tools `allowed`.
     pub async fn execute(&self, call: &ToolCallRequest, allowed: &[ToolName]) -> ToolReply {
+        self.execute_offered(call, allowed, false).await
+    }
+
+    /// Run a call that may name the built-in tools `allowed` and, with `packages`, the run's
+    /// package tools (by their wire name).
+    pub async fn execute_offered(
+        &self,
+        call: &ToolCallRequest,
+        allowed: &[ToolName],
+        packages: bool,
+    ) -> ToolReply {
+        let tool = self.resolve(&call.name, allowed, packages);
         let args: Value = match serde_json::from_str(&call.arguments) {
             Ok(args) => args,
             Err(e) => {
-                let tool = ToolName::parse(&call.name);
                 self.emit_call(call, Value::String(call.arguments.clone()), tool);
                 return self.finish(
                     &call.id,
@@ -71,7 +90,6 @@ impl ToolRunner {
                 );
             }
         };
-        let tool = ToolName::parse(&call.name).filter(|t| allowed.contains(t));
         self.emit_call(call, args.clone(), tool);
         let Some(tool) = tool else {
             return self.finish(
@@ -88,6 +106,10 @@ impl ToolRunner {
         {
             return self.finish(&call.id, ToolStatus::Error, why.clone(), false, None, None);
         }
+        let tool = match tool {
+            ToolId::Builtin(tool) => tool,
+            ToolId::Package(tool) => return self.run_package(&call.id, tool, args).await,
+        };
         match self.dispatch(&call.id, tool, &args).await {
             Ok(reply) => reply,
             Err(ToolError::OutsideRoot(path)) => self.block(call, tool, &path, "outside_root"),
@@ -103,13 +125,87 @@ impl ToolRunner {
         }
     }
 
-    fn emit_call(&self, call: &ToolCallRequest, args: Value, tool: Option<ToolName>) {
+    /// The tool a call names: a built-in in `allowed`, else (with `packages`) a package tool.
+    fn resolve(&self, name: &str, allowed: &[ToolName], packages: bool) -> Option<ToolId<'_>> {
+        if let Some(tool) = ToolName::parse(name).filter(|t| allowed.contains(t)) {
+            return Some(ToolId::Builtin(tool));
+        }
+        packages
+            .then(|| self.packages.by_wire(name))
+            .flatten()
+            .map(ToolId::Package)
+    }
+
+    fn emit_call(&self, call: &ToolCallRequest, args: Value, tool: Option<ToolId<'_>>) {
         self.bus.emit(Event::ToolCall {
             id: call.id.clone(),
-            name: call.name.clone(),
+            name: tool.map_or_else(|| call.name.clone(), |t| t.name().to_string()),
             args,
-            side_effect: tool.map_or(SideEffect::None, ToolName::side_effect),
+            side_effect: tool.map_or(SideEffect::None, |t| t.side_effect()),
         });
+    }
+
+    /// A package tool: the permission policy as for a built-in (rules name it by its dotted
+    /// name; a pattern is matched against the input as compact JSON), then one sandboxed Node
+    /// process. The output JSON is the result; a failure is `CODE: message` with its logs.
+    async fn run_package(&self, id: &str, tool: &PackageTool, input: Value) -> ToolReply {
+        let permissions = &tool.package.manifest.permissions;
+        if let Some(path) = write_reaching_git_dir(&self.root, permissions) {
+            return self.block_package(id, tool, &path);
+        }
+        let input_text = input.to_string();
+        let risk = if tool.side_effect == SideEffect::Network {
+            Risk::Medium
+        } else {
+            Risk::Low
+        };
+        let (shown, _) = cap_output(&input_text, 2_000);
+        let preview = vec![Preview::Command(format!("{} {shown}", tool.dotted))];
+        if let Permit::Refused(status, reason) = self
+            .permit(
+                id,
+                &tool.dotted,
+                tool.side_effect,
+                &[input_text],
+                risk,
+                preview,
+            )
+            .await
+        {
+            return self.finish(id, status, reason, false, None, None);
+        }
+        let Some(node) = &self.packages.node else {
+            let missing = "NODE_MISSING: no Node to run package tools".to_string();
+            return self.finish(id, ToolStatus::Error, missing, false, None, None);
+        };
+        let outcome = runtime::call(CallRequest {
+            package: &tool.package,
+            tool: &tool.tool,
+            input,
+            project_root: &self.root,
+            node,
+        })
+        .await;
+        match outcome.result {
+            Ok(output) => {
+                let (text, truncated) = cap_output(&output.to_string(), MAX_OUTPUT_BYTES);
+                self.finish(id, ToolStatus::Ok, text, truncated, None, None)
+            }
+            Err(error) => {
+                let status = if error.code == CallErrorCode::Timeout {
+                    ToolStatus::Timeout
+                } else {
+                    ToolStatus::Error
+                };
+                let mut text = error.to_string();
+                if !outcome.logs.is_empty() {
+                    let (logs, _) = cap_output(&outcome.logs.join("\n"), MAX_LOG_BYTES);
+                    text.push_str("\nlogs:\n");
+                    text.push_str(&logs);
+                }
+                self.finish(id, status, text, false, None, None)
+            }
+        }
     }
 
     async fn dispatch(
@@ -366,6 +462,36 @@ impl ToolRunner {
         }
     }
 
+    /// A package tool whose declared writes reach the git dir: blocked before it runs, as the
+    /// file tools are.
+    fn block_package(&self, id: &str, tool: &PackageTool, path: &str) -> ToolReply {
+        let reason = format!(
+            "{} may write `{path}`, which reaches the git dir, which tools do not write",
+            tool.package.id()
+        );
+        self.bus.emit(Event::Permission {
+            id: id.to_string(),
+            name: tool.dotted.clone(),
+            action: "block".into(),
+            permission_mode: self.policy.mode.as_str().into(),
+            side_effect: tool.side_effect,
+            reason: reason.clone(),
+            risk: Some(Risk::High),
+            block: Some(Block {
+                kind: "protected_path".into(),
+                path: Some(path.to_string()),
+            }),
+        });
+        self.finish(
+            id,
+            ToolStatus::Blocked,
+            format!("blocked: {reason}"),
+            false,
+            None,
+            None,
+        )
+    }
+
     fn block(&self, call: &ToolCallRequest, tool: ToolName, path: &str, kind: &str) -> ToolReply {
         let reason = if kind == "outside_root" {
             format!("`{path}` is outside the working root")
@@ -470,6 +596,7 @@ mod tests {
             bus: Bus::with_responder("run_t", vec![], tx),
             writable: vec![],
             gate: None,
+            packages: Arc::default(),
         };
         for (command, risk, rules) in [("rm -rf build", Risk::High, 0), ("ls", Risk::Low, 1)] {
             let permit = runner
@@ -504,6 +631,7 @@ mod tests {
             bus: Bus::new("run_t", vec![]),
             writable: vec![],
             gate: Some(gate.clone()),
+            packages: Arc::default(),
         };
         let write = |id: &str| ToolCallRequest {
             id: id.into(),

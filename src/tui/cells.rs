@@ -286,7 +286,8 @@ fn submission_lines(out: &mut Vec<Line<'static>>, theme: &Theme, name: &str, raw
     }
 }
 
-/// The argument a reader cares about: the path, the command, the pattern; else compact JSON.
+/// The argument a reader cares about: the path, the command, the pattern; else (and for a
+/// package tool) compact JSON.
 fn args_summary(name: &str, args: &Value) -> String {
     let get = |key: &str| args.get(key).and_then(Value::as_str);
     match name {
@@ -295,6 +296,8 @@ fn args_summary(name: &str, args: &Value) -> String {
             Some(path) => format!("{p:?} in {path}"),
             None => format!("{p:?}"),
         }),
+        // A package tool (`namespace.name.tool`): its keys mean what the package says.
+        _ if name.contains('.') => None,
         _ => get("path").map(str::to_string),
     }
     .unwrap_or_else(|| match args {
@@ -387,6 +390,35 @@ mod tests {
                 "    2",
                 "    3",
                 "    … 2 more lines",
+                ""
+            ]
+        );
+    }
+
+    /// A package tool shows its dotted name and its input as compact JSON: its keys mean what
+    /// the package says (`path` of `splice.json.query` is a JSON path, not a file).
+    #[test]
+    fn a_package_tool_shows_its_dotted_name_and_input() {
+        let cell = Cell::Tool {
+            id: "c1".into(),
+            name: "splice.json.query".into(),
+            args: json!({"text": "{\"a\":[5]}", "path": "a[0]"}),
+            side_effect: SideEffect::Read,
+            decision: None,
+            result: Some(ToolOutcome {
+                status: ToolStatus::Ok,
+                output: r#"{"found":true,"value":5,"type":"number"}"#.into(),
+                truncated: false,
+            }),
+            expanded: false,
+        };
+        let text = plain(&cell.lines(&Theme::ansi(), 80));
+        assert_eq!(
+            text,
+            [
+                r#"● splice.json.query {"text":"{\"a\":[5]}","path":"a[0]"}  read"#,
+                "  ⎿ ok",
+                r#"    {"found":true,"value":5,"type":"number"}"#,
                 ""
             ]
         );

@@ -37,6 +37,7 @@ pub fn settings() -> RunSettings {
         budget: Budget::default(),
         pipeline: Default::default(),
         conversation: Default::default(),
+        packages: Default::default(),
     }
 }
 

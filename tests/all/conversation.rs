@@ -33,6 +33,7 @@ fn settings(sandbox: &Sandbox, url: &str, tier: Tier) -> RunSettings {
         budget: Budget::default(),
         pipeline: Default::default(),
         conversation: Conversation::default(),
+        packages: Default::default(),
     }
 }
 

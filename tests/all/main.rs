@@ -22,6 +22,8 @@ mod hardening_ui;
 mod input_validation;
 mod lifecycle;
 mod packages_format;
+mod packages_model;
+mod packages_runtime;
 mod pipeline;
 mod tools_permissions;
 mod tui_tmux;

@@ -77,6 +77,8 @@ pub async fn submit<T: DeserializeOwned>(
     let turn = TurnSpec {
         system: &system,
         tools,
+        // DECISIONS: the stages with the real tools get the package tools too.
+        packages: tools == ToolName::ALL.as_slice(),
         submit: Some(&spec),
         stage,
         iteration,

@@ -5,6 +5,8 @@
 pub mod attack;
 pub mod fake_provider;
 pub mod markers;
+pub mod node;
+pub mod package;
 pub mod tmux;
 
 use std::io::Write;

@@ -1,0 +1,187 @@
+//! Running the tool's process: the request on stdin, the result channel (capped) and the logs
+//! (capped, drained) read side by side, the timeout, and the process group killed and reaped on
+//! every path, including the future being dropped.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use rustix::process::{Pid, Signal, kill_process_group};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use super::MAX_OUTPUT_BYTES;
+
+/// Most log lines kept, and most bytes of logs read; the rest is drained and counted.
+const MAX_LOG_LINES: usize = 1000;
+const MAX_LOG_BYTES: usize = 256 * 1024;
+/// Room for the result line's framing around the output.
+const RESULT_FRAMING: usize = 64 * 1024;
+
+pub struct Finished {
+    pub ended: Ended,
+    pub logs: Vec<String>,
+}
+
+pub enum Ended {
+    Exited {
+        result: Option<Vec<u8>>,
+        status: String,
+    },
+    TimedOut,
+    OutputTooLarge,
+    Failed(String),
+}
+
+/// Kills the group when dropped, unless the process was reaped first.
+struct GroupGuard(Option<Pid>);
+
+impl GroupGuard {
+    fn kill(&self) {
+        if let Some(pid) = self.0 {
+            let _ = kill_process_group(pid, Signal::KILL);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+pub async fn run(mut command: tokio::process::Command, stdin: String, limit: Duration) -> Finished {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            return Finished {
+                ended: Ended::Failed(format!("cannot start the tool's process: {e}")),
+                logs: Vec::new(),
+            };
+        }
+    };
+    let mut guard = GroupGuard(
+        child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(Pid::from_raw),
+    );
+    let (Some(mut input), Some(result), Some(logs)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Finished {
+            ended: Ended::Failed("the tool's process has no pipes".into()),
+            logs: Vec::new(),
+        };
+    };
+    let write = async move {
+        // A tool that exits without reading its request closes the pipe: not an error here.
+        let _ = input.write_all(stdin.as_bytes()).await;
+        drop(input);
+    };
+    // A task of its own, so the logs of a call that timed out are kept too.
+    let logs = tokio::spawn(read_logs(logs));
+    let work = async {
+        let ((), result, status) = tokio::join!(
+            write,
+            read_capped(result, MAX_OUTPUT_BYTES + RESULT_FRAMING, &guard),
+            child.wait()
+        );
+        (result, status)
+    };
+    let ended = match tokio::time::timeout(limit, work).await {
+        Ok((result, status)) => {
+            let status = match status {
+                Ok(status) => status.to_string(),
+                Err(e) => format!("cannot wait for it: {e}"),
+            };
+            match result {
+                Capped::Whole(bytes) => Ended::Exited {
+                    result: last_line(bytes),
+                    status,
+                },
+                Capped::TooLarge => Ended::OutputTooLarge,
+            }
+        }
+        Err(_) => {
+            guard.kill();
+            let _ = child.wait().await;
+            Ended::TimedOut
+        }
+    };
+    // Whatever is left in the group goes too; then the guard has nothing more to do.
+    guard.kill();
+    guard.0 = None;
+    let logs = tokio::time::timeout(Duration::from_secs(2), logs)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    Finished { ended, logs }
+}
+
+enum Capped {
+    Whole(Vec<u8>),
+    TooLarge,
+}
+
+/// Read to the end, at most `max` bytes; past that the group is killed (no reason to let a
+/// tool go on writing what will be refused).
+async fn read_capped(mut reader: impl AsyncRead + Unpin, max: usize, guard: &GroupGuard) -> Capped {
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match reader.read(&mut chunk).await {
+            Ok(0) | Err(_) => return Capped::Whole(bytes),
+            Ok(n) => {
+                if bytes.len() + n > max {
+                    guard.kill();
+                    return Capped::TooLarge;
+                }
+                bytes.extend_from_slice(&chunk[..n]);
+            }
+        }
+    }
+}
+
+/// The harness writes its line last and exits; what the tool wrote on fd 3 before is ignored.
+fn last_line(bytes: Vec<u8>) -> Option<Vec<u8>> {
+    bytes
+        .split(|b| *b == b'\n')
+        .rfind(|line| !line.is_empty())
+        .map(<[u8]>::to_vec)
+}
+
+/// Lines of the logs, capped; what is past the cap is read and counted, so the tool never
+/// blocks on a full pipe.
+async fn read_logs(mut reader: impl AsyncRead + Unpin) -> Vec<String> {
+    let mut kept = Vec::new();
+    let mut dropped = 0usize;
+    let mut chunk = vec![0u8; 16 * 1024];
+    loop {
+        match reader.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = MAX_LOG_BYTES.saturating_sub(kept.len());
+                let take = room.min(n);
+                kept.extend_from_slice(&chunk[..take]);
+                dropped += n - take;
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&kept);
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    if lines.len() > MAX_LOG_LINES {
+        let extra = lines.len() - MAX_LOG_LINES;
+        lines.truncate(MAX_LOG_LINES);
+        lines.push(format!("… {extra} more lines of logs dropped"));
+    }
+    if dropped > 0 {
+        lines.push(format!("… {dropped} more bytes of logs dropped"));
+    }
+    lines
+}

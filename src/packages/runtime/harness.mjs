@@ -1,0 +1,141 @@
+// Splice's package harness: run with `node --input-type=module -e`, so there is no harness file
+// anyone could swap. Reads one JSON request on stdin ({entry, input, ctx, modules}), imports the
+// entry, calls its default export with (input, ctx), and writes one JSON line on fd 3, the
+// result channel. The launcher points fd 1 at stderr, so console.* and process.stdout.write
+// from the tool are logs and never reach the result.
+import { readFileSync, writeSync } from 'node:fs';
+import { format } from 'node:util';
+import * as nodeModule from 'node:module';
+
+const RESULT_FD = 3;
+const MAX_DEPTH = 100;
+let finished = false;
+
+function send(result) {
+  if (finished) return;
+  finished = true;
+  // A newline first ends any partial line the tool wrote on fd 3; the runtime reads the last.
+  const bytes = Buffer.from('\n' + JSON.stringify(result) + '\n');
+  let offset = 0;
+  while (offset < bytes.length) offset += writeSync(RESULT_FD, bytes, offset);
+  process.exit(0);
+}
+
+function describe(value) {
+  try {
+    if (value instanceof Error) return String(value.message);
+    return String(value);
+  } catch {
+    return 'a value that cannot be shown';
+  }
+}
+
+function failure(error) {
+  if (error && typeof error === 'object' && error.code === 'ERR_ACCESS_DENIED') {
+    const what = [error.permission, error.resource].filter((x) => typeof x === 'string');
+    const detail = what.length ? ` (${what.join(': ')})` : '';
+    return { ok: false, code: 'PERMISSION_DENIED', message: describe(error) + detail };
+  }
+  return { ok: false, code: 'TOOL_ERROR', message: describe(error) };
+}
+
+// Why `value` is not plain JSON (with its path), or null. JSON.stringify would quietly drop or
+// change such values (undefined, functions, NaN, Dates, Maps); a tool must return data.
+function notPlain(value, path, ancestors) {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return null;
+  if (typeof value === 'number') return Number.isFinite(value) ? null : `${path} is ${value}`;
+  if (typeof value !== 'object') return `${path} is ${typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`}`;
+  if (ancestors.includes(value)) return `${path} refers back to itself (a cycle)`;
+  if (ancestors.length >= MAX_DEPTH) return `${path} is nested deeper than ${MAX_DEPTH}`;
+  ancestors.push(value);
+  try {
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const problem = notPlain(value[i], `${path}[${i}]`, ancestors);
+        if (problem) return problem;
+      }
+      return null;
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) {
+      const name = typeof value.constructor?.name === 'string' && value.constructor.name;
+      return `${path} is ${name ? `a ${name}` : 'an object with a prototype'}, not plain JSON`;
+    }
+    if (Object.getOwnPropertySymbols(value).length) return `${path} has symbol keys`;
+    for (const key of Object.keys(value)) {
+      const problem = notPlain(value[key], `${path}.${key}`, ancestors);
+      if (problem) return problem;
+    }
+    return null;
+  } finally {
+    ancestors.pop();
+  }
+}
+
+function deepFreeze(value) {
+  if (value && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+process.on('uncaughtException', (error) => send(failure(error)));
+process.on('unhandledRejection', (error) => send(failure(error)));
+
+let request;
+try {
+  request = JSON.parse(readFileSync(0, 'utf8'));
+} catch (error) {
+  send({ ok: false, code: 'TOOL_ERROR', message: `the harness got no request: ${describe(error)}` });
+}
+
+// TypeScript the runtime already stripped (cached): served as is, so Node need not load its
+// type stripper on every call. Files not given here load the ordinary way.
+const modules = request.modules ?? {};
+if (Object.keys(modules).length && typeof nodeModule.registerHooks === 'function') {
+  nodeModule.registerHooks({
+    load(url, context, nextLoad) {
+      const source = Object.hasOwn(modules, url) ? modules[url] : undefined;
+      if (typeof source === 'string') return { format: 'module', source, shortCircuit: true };
+      return nextLoad(url, context);
+    },
+  });
+}
+
+const ctx = deepFreeze({
+  package: request.ctx.package,
+  tool: request.ctx.tool,
+  paths: request.ctx.paths,
+  permissions: request.ctx.permissions,
+  log: (...args) => {
+    process.stderr.write(format(...args) + '\n');
+  },
+});
+
+let output;
+try {
+  const entry = await import(request.entry);
+  if (typeof entry.default !== 'function') {
+    send({ ok: false, code: 'TOOL_ERROR', message: `${request.ctx.tool}: the entry has no default export function` });
+  }
+  output = await entry.default(deepFreeze(request.input), ctx);
+} catch (error) {
+  send(failure(error));
+}
+let problem;
+try {
+  problem = notPlain(output, 'output', []);
+} catch (error) {
+  problem = `the output cannot be read: ${describe(error)}`;
+}
+if (problem) {
+  send({ ok: false, code: 'INVALID_OUTPUT', message: `${problem}: a tool must return plain JSON` });
+}
+let text;
+try {
+  text = JSON.stringify(output);
+} catch (error) {
+  send({ ok: false, code: 'INVALID_OUTPUT', message: `the output cannot be written as JSON: ${describe(error)}` });
+}
+send({ ok: true, output: JSON.parse(text) });

@@ -1,0 +1,256 @@
+//! The launcher a tool's Node process starts through: `splice __pkg-launch --parent PID
+//! [--network] [--write DIR…] -- NODE ARGS…`, the splice binary itself, single-threaded, so it
+//! can do what a multi-threaded Splice cannot without `unsafe`:
+//!
+//! - the outer stage asks for SIGKILL when Splice dies, makes a PID namespace (the tool can
+//!   signal nothing of yours: `process.kill` is not covered by Node's permission model) and,
+//!   unless the tool declares network, a network namespace (only a down loopback), inside a
+//!   user namespace when not root; it sets up the result channel (fd 3 is the pipe it got as
+//!   stdout; stdout becomes stderr, so what the tool prints is a log) and starts the inner stage;
+//! - the inner stage, PID 1 of the new namespace (when it dies the kernel kills everything left
+//!   in it), asks for SIGKILL when the outer stage dies, confines its writes with Landlock where
+//!   the kernel has it (a second layer under Node's permission model), and becomes Node.
+//!
+//! When a namespace cannot be made it refuses: it writes a `PERMISSION_DENIED` result on the
+//! result channel and never starts Node.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::process::CommandExt;
+
+use std::path::PathBuf;
+
+use landlock::{
+    ABI, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+    path_beneath_rules,
+};
+use rustix::io::{FdFlags, fcntl_dupfd_cloexec, fcntl_setfd};
+use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
+use rustix::thread::UnshareFlags;
+
+/// The hidden first argument of the launcher.
+pub const LAUNCH_ARG: &str = "__pkg-launch";
+/// Test hook: set (non-empty) to make the launcher behave as on a kernel that refuses network
+/// namespaces. It can only make Splice stricter.
+pub const NO_NETNS_ENV: &str = "SPLICE_TEST_NO_NETNS";
+/// The fd Node writes its result on.
+pub const RESULT_FD: i32 = 3;
+/// Exit code when Node was not started.
+pub const NOT_STARTED: i32 = 125;
+
+#[derive(Debug, Default, PartialEq)]
+struct Request {
+    parent: Option<i32>,
+    network: bool,
+    no_netns: bool,
+    /// The inner stage.
+    inner: bool,
+    writable: Vec<PathBuf>,
+    program: Vec<OsString>,
+}
+
+fn parse(args: &[OsString]) -> Request {
+    let mut request = Request::default();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--network" {
+            request.network = true;
+        } else if arg == "--no-netns" {
+            request.no_netns = true;
+        } else if arg == "--inner" {
+            request.inner = true;
+        } else if arg == "--write" {
+            request.writable.extend(rest.next().map(PathBuf::from));
+        } else if arg == "--parent" {
+            request.parent = rest.next().and_then(|p| p.to_str()?.parse().ok());
+        } else if arg == "--" {
+            request.program = rest.by_ref().cloned().collect();
+        }
+    }
+    request
+}
+
+/// The `__pkg-launch` entry point: the exit code of Node, or [`NOT_STARTED`].
+pub fn main(args: &[OsString]) -> i32 {
+    let request = parse(args);
+    if request.program.is_empty() {
+        return refuse("the launcher was given no program");
+    }
+    // Splice's death (or the outer stage's) ends the tool. Set before the check, so a parent
+    // that died in between is caught by one or the other.
+    if set_parent_process_death_signal(Some(Signal::KILL)).is_err()
+        || request.parent.is_some_and(|p| real_parent() != Some(p))
+    {
+        return NOT_STARTED;
+    }
+    if request.inner {
+        inner(&request)
+    } else {
+        outer(&request)
+    }
+}
+
+fn outer(request: &Request) -> i32 {
+    if let Err(why) = isolate(request.network, request.no_netns) {
+        return refuse(&why);
+    }
+    // fd 3: the pipe given as stdout (the result channel); the inner stage and Node inherit it.
+    let result = match fcntl_dupfd_cloexec(std::io::stdout().as_fd(), RESULT_FD) {
+        Ok(fd) if fd.as_raw_fd() == RESULT_FD => fd,
+        Ok(_) => return refuse("fd 3 is taken"),
+        Err(e) => return refuse(&format!("cannot set up the result channel: {e}")),
+    };
+    if let Err(e) = fcntl_setfd(&result, FdFlags::empty()) {
+        return refuse(&format!("cannot set up the result channel: {e}"));
+    }
+    let logs = match std::io::stderr().as_fd().try_clone_to_owned() {
+        Ok(fd) => fd,
+        Err(e) => return refuse(&format!("cannot set up the logs: {e}")),
+    };
+    let Ok(me) = std::env::current_exe() else {
+        return refuse("cannot find the splice binary for the inner stage");
+    };
+    let mut inner = std::process::Command::new(me);
+    inner
+        .args([LAUNCH_ARG, "--inner", "--parent"])
+        .arg(getpid().as_raw_nonzero().get().to_string());
+    for path in &request.writable {
+        inner.arg("--write").arg(path);
+    }
+    inner.arg("--").args(&request.program).stdout(logs);
+    let status = inner.status();
+    drop(result);
+    match status {
+        Ok(status) => status
+            .code()
+            .or_else(|| {
+                use std::os::unix::process::ExitStatusExt;
+                status.signal().map(|s| 128 + s)
+            })
+            .unwrap_or(NOT_STARTED),
+        Err(e) => refuse(&format!("cannot start the inner stage: {e}")),
+    }
+}
+
+fn inner(request: &Request) -> i32 {
+    let Some((node, node_args)) = request.program.split_first() else {
+        return NOT_STARTED;
+    };
+    if let Err(why) = confine_writes(&request.writable) {
+        let _ = writeln!(std::io::stderr(), "splice: {why}");
+        return NOT_STARTED;
+    }
+    let error = std::process::Command::new(node).args(node_args).exec();
+    let _ = writeln!(
+        std::io::stderr(),
+        "splice: cannot run {}: {error}",
+        node.to_string_lossy()
+    );
+    NOT_STARTED
+}
+
+/// The parent as the kernel knows it: `/proc/self/stat` reads in the namespace procfs was
+/// mounted for (Splice's), so it holds inside a new PID namespace too, where `getppid` is 0.
+fn real_parent() -> Option<i32> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok();
+    let from_proc = stat.as_deref().and_then(|stat| {
+        let fields = &stat[stat.rfind(')')? + 1..];
+        fields.split_whitespace().nth(1)?.parse().ok()
+    });
+    from_proc.or_else(|| getppid().map(|pid| pid.as_raw_nonzero().get()))
+}
+
+/// Writes only beneath the declared directories (and `/dev/null`), and no signals or abstract
+/// sockets out of the domain, where the kernel has Landlock: a second layer under Node's
+/// permission model, which some Node APIs have been found to bypass. Best effort: the
+/// permission model and the namespaces hold without it.
+fn confine_writes(writable: &[PathBuf]) -> Result<(), String> {
+    let abi = ABI::V5;
+    let mut allowed: Vec<PathBuf> = writable.iter().filter(|p| p.exists()).cloned().collect();
+    allowed.push(PathBuf::from("/dev/null"));
+    Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_write(abi))
+        .and_then(|r| r.scope(Scope::Signal | Scope::AbstractUnixSocket))
+        .and_then(|r| r.create())
+        .and_then(|r| r.add_rules(path_beneath_rules(allowed, AccessFs::from_write(abi))))
+        .and_then(|r| r.restrict_self())
+        .map(drop)
+        .map_err(|e| format!("cannot confine the tool's writes: {e}"))
+}
+
+/// A PID namespace, and a network namespace unless the tool declares network, inside a user
+/// namespace when not root (which an unprivileged user may create where the kernel allows it).
+#[allow(deprecated)] // `unshare` is deprecated for CLONE_FILES, which is not used here.
+fn isolate(network: bool, pretend_refused: bool) -> Result<(), String> {
+    if pretend_refused && !network {
+        return Err(format!(
+            "the tool declares no network and no network namespace could be made ({NO_NETNS_ENV} is set)"
+        ));
+    }
+    let mut flags = UnshareFlags::NEWPID;
+    if !network {
+        flags |= UnshareFlags::NEWNET;
+    }
+    let root = rustix::process::geteuid().is_root();
+    let (uid, gid) = (
+        rustix::process::geteuid().as_raw(),
+        rustix::process::getegid().as_raw(),
+    );
+    if !root {
+        flags |= UnshareFlags::NEWUSER;
+    }
+    rustix::thread::unshare(flags).map_err(|e| {
+        let what = if network {
+            "a PID namespace"
+        } else {
+            "a PID and network namespace (the tool declares no network)"
+        };
+        format!("cannot make {what}: {e}")
+    })?;
+    if root {
+        return Ok(());
+    }
+    // The same ids inside as outside, so files keep their owners in Node's eyes.
+    std::fs::write("/proc/self/setgroups", "deny")
+        .and_then(|()| std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1")))
+        .and_then(|()| std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1")))
+        .map_err(|e| format!("cannot map ids in the user namespace: {e}"))
+}
+
+/// Write a `PERMISSION_DENIED` result on the result channel (still stdout here).
+fn refuse(why: &str) -> i32 {
+    let line = serde_json::json!({"ok": false, "code": "PERMISSION_DENIED", "message": why});
+    let _ = writeln!(std::io::stdout(), "{line}");
+    NOT_STARTED
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_launch_line() {
+        let args: Vec<OsString> = [
+            "--parent",
+            "7",
+            "--network",
+            "--write",
+            "/w",
+            "--",
+            "node",
+            "--network",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let request = parse(&args);
+        assert_eq!(request.parent, Some(7));
+        assert!(request.network);
+        assert!(!request.no_netns);
+        assert!(!request.inner);
+        assert_eq!(request.writable, [PathBuf::from("/w")]);
+        assert_eq!(request.program, ["node", "--network"]);
+    }
+}

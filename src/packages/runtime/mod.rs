@@ -1,0 +1,434 @@
+//! The package runtime: one tool call is one fresh, sandboxed Node process.
+//!
+//! Input is checked against the tool's schema before anything starts; Node runs the harness
+//! (`harness.mjs`, passed with `-e`, so there is no file to swap) through the launcher
+//! (`launch.rs`) with Node's permission model: reads of the package and the declared
+//! `fs.read` paths only, writes of the declared `fs.write` paths only, no child processes,
+//! workers, addons or WASI; an environment holding only the declared variables; no network
+//! unless declared (a network namespace); the tool's timeout, enforced by killing its process
+//! group. The result comes back on a channel of its own and is checked against the output
+//! schema after the process ended.
+
+mod capture;
+mod launch;
+mod node;
+mod strip;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::manifest::Tool;
+use super::package::Package;
+
+pub use launch::{LAUNCH_ARG, NO_NETNS_ENV, main as launcher_main};
+pub use node::{MINIMUM as MINIMUM_NODE, NODE_ENV, NodeBinary, find_node, parse_version};
+
+/// Largest output a tool may return.
+pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+
+pub struct CallRequest<'a> {
+    pub package: &'a Package,
+    pub tool: &'a str,
+    pub input: Value,
+    /// What `permissions.fs` paths and `ctx.paths.project` are relative to; the cwd of the call.
+    pub project_root: &'a Path,
+    pub node: &'a NodeBinary,
+}
+
+#[derive(Debug)]
+pub struct CallOutcome {
+    pub result: Result<Value, CallError>,
+    /// What the tool printed (`console.*`, `ctx.log`, stderr), capped.
+    pub logs: Vec<String>,
+    pub ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct CallError {
+    pub code: CallErrorCode,
+    pub message: String,
+}
+
+impl CallError {
+    pub fn new(code: CallErrorCode, message: impl Into<String>) -> CallError {
+        CallError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallErrorCode {
+    InvalidInput,
+    InvalidOutput,
+    ToolError,
+    Timeout,
+    PermissionDenied,
+    NodeMissing,
+    NodeTooOld,
+}
+
+impl CallErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallErrorCode::InvalidInput => "INVALID_INPUT",
+            CallErrorCode::InvalidOutput => "INVALID_OUTPUT",
+            CallErrorCode::ToolError => "TOOL_ERROR",
+            CallErrorCode::Timeout => "TIMEOUT",
+            CallErrorCode::PermissionDenied => "PERMISSION_DENIED",
+            CallErrorCode::NodeMissing => "NODE_MISSING",
+            CallErrorCode::NodeTooOld => "NODE_TOO_OLD",
+        }
+    }
+
+    fn from_harness(code: &str) -> CallErrorCode {
+        match code {
+            "INVALID_OUTPUT" => CallErrorCode::InvalidOutput,
+            "PERMISSION_DENIED" => CallErrorCode::PermissionDenied,
+            _ => CallErrorCode::ToolError,
+        }
+    }
+}
+
+impl std::fmt::Display for CallErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Variables a package may not be given even when it declares them: Node and the dynamic
+/// loader read them to load code or change Node's flags (`NODE_OPTIONS=--allow-child-process`
+/// would undo the sandbox).
+const LOADER_PREFIXES: [&str; 5] = ["NODE_", "LD_", "DYLD_", "OPENSSL_", "UV_"];
+
+/// Run one tool call. Cancel-safe: dropping the future kills the tool's process group, and the
+/// process is reaped.
+pub async fn call(request: CallRequest<'_>) -> CallOutcome {
+    let started = Instant::now();
+    let mut logs = Vec::new();
+    let result = run(&request, &mut logs).await;
+    CallOutcome {
+        result,
+        logs,
+        ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
+async fn run(request: &CallRequest<'_>, logs: &mut Vec<String>) -> Result<Value, CallError> {
+    let package = request.package;
+    let tool = package.tool(request.tool).ok_or_else(|| {
+        let names: Vec<&str> = package
+            .manifest
+            .tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        CallError::new(
+            CallErrorCode::InvalidInput,
+            format!(
+                "{} has no tool `{}` (tools: {})",
+                package.id(),
+                request.tool,
+                names.join(", ")
+            ),
+        )
+    })?;
+    let issues = tool.input.validate(&request.input, "input");
+    if !issues.is_empty() {
+        let text: Vec<String> = issues.iter().map(ToString::to_string).collect();
+        return Err(CallError::new(CallErrorCode::InvalidInput, text.join("; ")));
+    }
+    check_node(package, request.node)?;
+    let root = request.project_root.canonicalize().map_err(|e| {
+        CallError::new(
+            CallErrorCode::PermissionDenied,
+            format!(
+                "the project root {} cannot be used: {e}",
+                request.project_root.display()
+            ),
+        )
+    })?;
+    let grants = Grants::new(package, &root)?;
+    let modules = strip::prepared(package, request.node).await;
+    let stdin = json!({
+        "entry": file_url(&package.dir.join(&tool.entry)),
+        "input": request.input,
+        "ctx": {
+            "package": {"id": package.id(), "version": package.manifest.version},
+            "tool": tool.name,
+            "paths": {"project": root, "package": package.dir},
+            "permissions": {
+                "fs": {"read": package.manifest.permissions.fs_read, "write": package.manifest.permissions.fs_write},
+                "network": package.manifest.permissions.network,
+                "env": package.manifest.permissions.env,
+            },
+        },
+        "modules": modules,
+    });
+    let command = grants.command(request.node, &root)?;
+    let finished = capture::run(command, stdin.to_string(), timeout(tool)).await;
+    logs.extend(finished.logs);
+    let line = match finished.ended {
+        capture::Ended::TimedOut => {
+            return Err(CallError::new(
+                CallErrorCode::Timeout,
+                format!("{} took longer than {} ms", tool.name, tool.timeout_ms),
+            ));
+        }
+        capture::Ended::OutputTooLarge => {
+            return Err(CallError::new(
+                CallErrorCode::InvalidOutput,
+                format!("the output is over {MAX_OUTPUT_BYTES} bytes"),
+            ));
+        }
+        capture::Ended::Failed(why) => return Err(CallError::new(CallErrorCode::ToolError, why)),
+        capture::Ended::Exited { result, status } => match result {
+            Some(line) => line,
+            None => {
+                return Err(CallError::new(
+                    CallErrorCode::ToolError,
+                    format!("the tool's process ended without a result ({status})"),
+                ));
+            }
+        },
+    };
+    read_result(tool, &line)
+}
+
+/// The harness's line: `{"ok":true,"output":…}` or `{"ok":false,"code","message"}`.
+fn read_result(tool: &Tool, line: &[u8]) -> Result<Value, CallError> {
+    let value: Value = serde_json::from_slice(line).map_err(|e| {
+        CallError::new(
+            CallErrorCode::InvalidOutput,
+            format!("the result is not JSON: {e}"),
+        )
+    })?;
+    if value.get("ok") == Some(&Value::Bool(true)) {
+        let output = value.get("output").cloned().unwrap_or(Value::Null);
+        if output.to_string().len() > MAX_OUTPUT_BYTES {
+            return Err(CallError::new(
+                CallErrorCode::InvalidOutput,
+                format!("the output is over {MAX_OUTPUT_BYTES} bytes"),
+            ));
+        }
+        let issues = tool.output.validate(&output, "output");
+        if !issues.is_empty() {
+            let text: Vec<String> = issues.iter().map(ToString::to_string).collect();
+            return Err(CallError::new(
+                CallErrorCode::InvalidOutput,
+                text.join("; "),
+            ));
+        }
+        return Ok(output);
+    }
+    let code = value
+        .get("code")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let message = value
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the tool failed");
+    Err(CallError::new(
+        CallErrorCode::from_harness(code),
+        capped(message, 4096),
+    ))
+}
+
+fn capped(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+fn timeout(tool: &Tool) -> Duration {
+    Duration::from_millis(tool.timeout_ms.max(1))
+}
+
+/// Node 22.18 is checked by `find_node`; the manifest may ask for more.
+fn check_node(package: &Package, node: &NodeBinary) -> Result<(), CallError> {
+    let wanted = package
+        .manifest
+        .min_node_version
+        .as_deref()
+        .and_then(parse_version)
+        .unwrap_or(node::MINIMUM)
+        .max(node::MINIMUM);
+    if node.version < wanted {
+        return Err(CallError::new(
+            CallErrorCode::NodeTooOld,
+            format!(
+                "{} needs Node {}.{}.{} or newer; {} is {}",
+                package.id(),
+                wanted.0,
+                wanted.1,
+                wanted.2,
+                node.path.display(),
+                node.version_text()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn file_url(path: &Path) -> String {
+    let mut url = String::from("file://");
+    for byte in path.as_os_str().as_encoded_bytes() {
+        match *byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                url.push(char::from(*byte));
+            }
+            other => url.push_str(&format!("%{other:02X}")),
+        }
+    }
+    url
+}
+
+/// What the manifest grants, resolved against the project root, and refused when it cannot be
+/// given safely.
+struct Grants {
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+    network: bool,
+    env: Vec<(String, std::ffi::OsString)>,
+    package_dir: PathBuf,
+}
+
+impl Grants {
+    fn new(package: &Package, root: &Path) -> Result<Grants, CallError> {
+        let denied = |message: String| CallError::new(CallErrorCode::PermissionDenied, message);
+        let permissions = &package.manifest.permissions;
+        let read: Vec<PathBuf> = permissions.fs_read.iter().map(|p| root.join(p)).collect();
+        let write: Vec<PathBuf> = permissions.fs_write.iter().map(|p| root.join(p)).collect();
+        // Node splits flag values at commas in some versions and reads `*` as a wildcard.
+        for path in read.iter().chain(&write).chain([&package.dir]) {
+            let text = path.to_string_lossy();
+            if text.contains([',', '*']) || path.to_str().is_none() {
+                return Err(denied(format!(
+                    "{text} cannot be given to Node's permission model (a comma, `*` or non-UTF-8)"
+                )));
+            }
+        }
+        // A tool that could write its own package or Splice's data (installed packages, the
+        // stripped-code cache) could change code that runs later with other permissions.
+        let data_dir = crate::config::data_dir();
+        let data_dir = data_dir.canonicalize().unwrap_or(data_dir);
+        for path in &write {
+            let path = &path.canonicalize().unwrap_or_else(|_| path.clone());
+            for protected in [&package.dir, &data_dir] {
+                if protected.starts_with(path) || path.starts_with(protected) {
+                    return Err(denied(format!(
+                        "fs.write grants {}, which holds or is inside {}; refused so no tool rewrites code",
+                        path.display(),
+                        protected.display()
+                    )));
+                }
+            }
+        }
+        let mut env = Vec::new();
+        for name in &permissions.env {
+            if LOADER_PREFIXES.iter().any(|p| name.starts_with(p)) {
+                return Err(denied(format!(
+                    "the package declares env `{name}`, which Node or the loader reads to change how code loads"
+                )));
+            }
+            if let Some(value) = std::env::var_os(name) {
+                env.push((name.clone(), value));
+            }
+        }
+        Ok(Grants {
+            read,
+            write,
+            network: !permissions.network.is_empty(),
+            env,
+            package_dir: package.dir.clone(),
+        })
+    }
+
+    /// The launcher running Node with the harness, in `root`, with a clean environment.
+    fn command(
+        &self,
+        node: &NodeBinary,
+        root: &Path,
+    ) -> Result<tokio::process::Command, CallError> {
+        let launcher = crate::permissions::sandbox::launcher().ok_or_else(|| {
+            CallError::new(
+                CallErrorCode::PermissionDenied,
+                "no launcher (the splice binary) to start the sandbox with",
+            )
+        })?;
+        let mut command = tokio::process::Command::new(launcher);
+        command
+            .arg(LAUNCH_ARG)
+            .arg("--parent")
+            .arg(std::process::id().to_string());
+        if self.network {
+            command.arg("--network");
+        }
+        if std::env::var_os(NO_NETNS_ENV).is_some_and(|v| !v.is_empty()) {
+            command.arg("--no-netns");
+        }
+        for path in &self.write {
+            command.arg("--write").arg(path);
+        }
+        // node:sqlite opens files itself, unseen by the permission model: off.
+        command
+            .arg("--")
+            .arg(&node.path)
+            .args(["--permission", "--no-experimental-sqlite"]);
+        let mut flag = |name: &str, path: &Path| {
+            let mut arg = std::ffi::OsString::from(format!("--allow-fs-{name}="));
+            arg.push(path);
+            command.arg(arg);
+        };
+        flag("read", &self.package_dir);
+        for path in &self.read {
+            flag("read", path);
+        }
+        for path in &self.write {
+            flag("write", path);
+        }
+        command
+            .args([
+                "--disable-warning=ExperimentalWarning",
+                "--input-type=module",
+                "-e",
+            ])
+            .arg(include_str!("harness.mjs"))
+            .current_dir(root)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        Ok(command)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_urls_escape_what_a_url_cannot_hold() {
+        assert_eq!(file_url(Path::new("/a b/t#1.ts")), "file:///a%20b/t%231.ts");
+        assert_eq!(file_url(Path::new("/p/tools/x.ts")), "file:///p/tools/x.ts");
+    }
+
+    #[test]
+    fn codes_read_as_the_interface_spells_them() {
+        assert_eq!(CallErrorCode::NodeTooOld.to_string(), "NODE_TOO_OLD");
+        let error = CallError::new(CallErrorCode::ToolError, "BAD: no");
+        assert_eq!(error.to_string(), "TOOL_ERROR: BAD: no");
+        assert_eq!(
+            CallErrorCode::from_harness("SOMETHING"),
+            CallErrorCode::ToolError
+        );
+    }
+}

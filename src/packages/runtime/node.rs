@@ -1,0 +1,121 @@
+//! Finding Node: `SPLICE_NODE`, else the config key `node`, else `node` on PATH; 22.18 or newer
+//! (the first 22 that strips TypeScript types without a flag).
+
+use std::path::{Path, PathBuf};
+
+use super::{CallError, CallErrorCode};
+
+/// The oldest Node the runtime runs tools with.
+pub const MINIMUM: (u64, u64, u64) = (22, 18, 0);
+pub const NODE_ENV: &str = "SPLICE_NODE";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeBinary {
+    /// Absolute.
+    pub path: PathBuf,
+    pub version: (u64, u64, u64),
+}
+
+impl NodeBinary {
+    pub fn version_text(&self) -> String {
+        let (a, b, c) = self.version;
+        format!("{a}.{b}.{c}")
+    }
+}
+
+/// The Node to run tools with, checked against [`MINIMUM`].
+pub fn find_node(config_node: Option<&Path>) -> Result<NodeBinary, CallError> {
+    let (path, source) = match std::env::var_os(NODE_ENV).filter(|v| !v.is_empty()) {
+        Some(path) => (PathBuf::from(path), NODE_ENV.to_string()),
+        None => match config_node {
+            Some(path) => (path.to_path_buf(), "the config key `node`".to_string()),
+            None => (
+                on_path("node").ok_or_else(|| {
+                    CallError::new(
+                        CallErrorCode::NodeMissing,
+                        format!(
+                            "no `node` on PATH; install Node {}.{}.{} or newer, or set {NODE_ENV}",
+                            MINIMUM.0, MINIMUM.1, MINIMUM.2
+                        ),
+                    )
+                })?,
+                "PATH".to_string(),
+            ),
+        },
+    };
+    let missing = |why: String| {
+        CallError::new(
+            CallErrorCode::NodeMissing,
+            format!("{} (from {source}) {why}", path.display()),
+        )
+    };
+    let path = path
+        .canonicalize()
+        .map_err(|e| missing(format!("cannot be used: {e}")))?;
+    let version = version_of(&path).map_err(missing)?;
+    let node = NodeBinary { path, version };
+    if version < MINIMUM {
+        return Err(CallError::new(
+            CallErrorCode::NodeTooOld,
+            format!(
+                "{} (from {source}) is Node {}; packages need {}.{}.{} or newer",
+                node.path.display(),
+                node.version_text(),
+                MINIMUM.0,
+                MINIMUM.1,
+                MINIMUM.2
+            ),
+        ));
+    }
+    Ok(node)
+}
+
+/// `name` in a PATH directory, as a file that can be executed.
+fn on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|path| {
+            path.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// `node --version`, run with an empty environment (NODE_OPTIONS could load code).
+fn version_of(path: &Path) -> Result<(u64, u64, u64), String> {
+    let output = std::process::Command::new(path)
+        .arg("--version")
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot be run: {e}"))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    parse_version(text.trim().trim_start_matches('v'))
+        .filter(|_| output.status.success())
+        .ok_or_else(|| format!("is not Node (`--version` printed {:?})", text.trim()))
+}
+
+/// `22.18.0` (a pre-release or build suffix is ignored).
+pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+    let core = text.split(['-', '+']).next()?;
+    let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
+    let version = (parts.next()??, parts.next()??, parts.next()??);
+    parts.next().is_none().then_some(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_and_compare() {
+        assert_eq!(parse_version("22.18.0"), Some((22, 18, 0)));
+        assert_eq!(parse_version("22.9.1-rc.1"), Some((22, 9, 1)));
+        assert_eq!(parse_version("22.18"), None);
+        assert_eq!(parse_version("x.1.2"), None);
+        assert!(parse_version("22.9.0") < Some(MINIMUM));
+        assert!(parse_version("23.0.0") > Some(MINIMUM));
+    }
+}
