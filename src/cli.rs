@@ -64,7 +64,7 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Show and handle worktrees that `--worktree` runs left behind.
     Worktree(WorktreeArgs),
-    /// Skill packages: new, validate, pack, run.
+    /// Skill packages: new, validate, pack, test, run.
     Pkg(PkgArgs),
 }
 
@@ -108,6 +108,9 @@ pub enum PkgAction {
         #[arg(long)]
         cwd: Option<PathBuf>,
     },
+    /// Run a package's examples through the runtime and its tests/*.test.ts with `node --test`;
+    /// exit 0 all passed, 1 a failure, 2 not a valid package.
+    Test { dir: PathBuf },
     /// Write a package skeleton (that passes validate) into a new or empty directory.
     New {
         dir: PathBuf,

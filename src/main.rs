@@ -408,6 +408,14 @@ async fn pkg(action: &PkgAction) -> i32 {
         let _ = std::io::stderr().lock().write_all(&err);
         return code;
     }
+    if let PkgAction::Test { dir } = action {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = splice::packages::testing::test(dir, &mut out, &mut err).await;
+        use std::io::Write;
+        let _ = std::io::stdout().lock().write_all(&out);
+        let _ = std::io::stderr().lock().write_all(&err);
+        return code;
+    }
     let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
     match action {
         PkgAction::Validate { dir, json } => command::validate(dir, *json, out, err),
@@ -421,7 +429,7 @@ async fn pkg(action: &PkgAction) -> i32 {
             namespace,
             name,
         } => command::new(dir, namespace, name.as_deref(), out, err),
-        PkgAction::Run { .. } => exit::USAGE,
+        PkgAction::Run { .. } | PkgAction::Test { .. } => exit::USAGE,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod runtime;
 pub mod schema;
 pub mod skeleton;
 pub mod skill_md;
+pub mod testing;
 pub mod validate;
 
 use serde::Serialize;

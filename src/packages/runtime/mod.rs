@@ -14,6 +14,7 @@ mod launch;
 mod node;
 mod strip;
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -118,6 +119,66 @@ pub async fn call(request: CallRequest<'_>) -> CallOutcome {
     }
 }
 
+/// What `node --test` said about a package's own tests.
+pub struct TestRun {
+    pub passed: bool,
+    /// Its report (TAP), capped like logs.
+    pub output: Vec<String>,
+}
+
+/// Longest a package's `node --test` run may take.
+const TESTS_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// `node --test FILES…` (relative to the package) in the package directory, in the tools'
+/// sandbox with nothing granted beyond reading the package, every test in one process (the
+/// permission model allows no child processes).
+pub async fn run_node_tests(
+    package: &Package,
+    node: &NodeBinary,
+    files: &[String],
+) -> Result<TestRun, CallError> {
+    let grants = Grants::package_only(package);
+    let mut tail: Vec<&OsStr> = vec![
+        "--disable-warning=ExperimentalWarning".as_ref(),
+        "--experimental-test-isolation=none".as_ref(),
+        "--test-reporter=spec".as_ref(),
+        "--test".as_ref(),
+    ];
+    tail.extend(files.iter().map(|f| OsStr::new(f.as_str())));
+    let command = grants.command(node, &package.dir, &tail)?;
+    let finished = capture::run(command, String::new(), TESTS_TIMEOUT).await;
+    match finished.ended {
+        capture::Ended::Exited {
+            result: Some(line), ..
+        } => Err(read_result_error(&line)),
+        capture::Ended::Exited { success, .. } => Ok(TestRun {
+            passed: success,
+            output: finished.logs,
+        }),
+        capture::Ended::TimedOut => Err(CallError::new(
+            CallErrorCode::Timeout,
+            format!("the tests took longer than {} s", TESTS_TIMEOUT.as_secs()),
+        )),
+        capture::Ended::OutputTooLarge => Err(CallError::new(
+            CallErrorCode::ToolError,
+            "the tests wrote on the result channel",
+        )),
+        capture::Ended::Failed(why) => Err(CallError::new(CallErrorCode::ToolError, why)),
+    }
+}
+
+/// A line on the result channel outside a tool call: only the launcher's refusal writes one.
+fn read_result_error(line: &[u8]) -> CallError {
+    let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
+    let message = value["message"]
+        .as_str()
+        .unwrap_or("the tests wrote on the result channel");
+    CallError::new(
+        CallErrorCode::from_harness(value["code"].as_str().unwrap_or_default()),
+        message,
+    )
+}
+
 async fn run(request: &CallRequest<'_>, logs: &mut Vec<String>) -> Result<Value, CallError> {
     let package = request.package;
     let tool = package.tool(request.tool).ok_or_else(|| {
@@ -169,7 +230,13 @@ async fn run(request: &CallRequest<'_>, logs: &mut Vec<String>) -> Result<Value,
         },
         "modules": modules,
     });
-    let command = grants.command(request.node, &root)?;
+    let harness: [&OsStr; 4] = [
+        "--disable-warning=ExperimentalWarning".as_ref(),
+        "--input-type=module".as_ref(),
+        "-e".as_ref(),
+        include_str!("harness.mjs").as_ref(),
+    ];
+    let command = grants.command(request.node, &root, &harness)?;
     let finished = capture::run(command, stdin.to_string(), timeout(tool)).await;
     logs.extend(finished.logs);
     let line = match finished.ended {
@@ -186,7 +253,7 @@ async fn run(request: &CallRequest<'_>, logs: &mut Vec<String>) -> Result<Value,
             ));
         }
         capture::Ended::Failed(why) => return Err(CallError::new(CallErrorCode::ToolError, why)),
-        capture::Ended::Exited { result, status } => match result {
+        capture::Ended::Exited { result, status, .. } => match result {
             Some(line) => line,
             None => {
                 return Err(CallError::new(
@@ -299,7 +366,7 @@ struct Grants {
     read: Vec<PathBuf>,
     write: Vec<PathBuf>,
     network: bool,
-    env: Vec<(String, std::ffi::OsString)>,
+    env: Vec<(String, OsString)>,
     package_dir: PathBuf,
 }
 
@@ -354,11 +421,24 @@ impl Grants {
         })
     }
 
-    /// The launcher running Node with the harness, in `root`, with a clean environment.
+    /// Nothing beyond reading the package: how its own tests run.
+    fn package_only(package: &Package) -> Grants {
+        Grants {
+            read: Vec::new(),
+            write: Vec::new(),
+            network: false,
+            env: Vec::new(),
+            package_dir: package.dir.clone(),
+        }
+    }
+
+    /// The launcher running Node with the grants as flags and then `tail`, in `root`, with a
+    /// clean environment.
     fn command(
         &self,
         node: &NodeBinary,
         root: &Path,
+        tail: &[&OsStr],
     ) -> Result<tokio::process::Command, CallError> {
         let launcher = crate::permissions::sandbox::launcher().ok_or_else(|| {
             CallError::new(
@@ -386,7 +466,7 @@ impl Grants {
             .arg(&node.path)
             .args(["--permission", "--no-experimental-sqlite"]);
         let mut flag = |name: &str, path: &Path| {
-            let mut arg = std::ffi::OsString::from(format!("--allow-fs-{name}="));
+            let mut arg = OsString::from(format!("--allow-fs-{name}="));
             arg.push(path);
             command.arg(arg);
         };
@@ -398,12 +478,7 @@ impl Grants {
             flag("write", path);
         }
         command
-            .args([
-                "--disable-warning=ExperimentalWarning",
-                "--input-type=module",
-                "-e",
-            ])
-            .arg(include_str!("harness.mjs"))
+            .args(tail)
             .current_dir(root)
             .env_clear()
             .envs(self.env.iter().map(|(k, v)| (k, v)));
