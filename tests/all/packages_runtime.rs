@@ -803,3 +803,63 @@ fn pkg_test_fails_on_a_wrong_example_a_failing_test_and_an_invalid_package() {
         invalid.stderr
     );
 }
+
+#[test]
+fn a_tool_importing_its_own_typescript_gives_the_same_result_cold_and_warm() {
+    let (sandbox, package) = sandbox();
+    let source = r#"import { twice } from './lib/math.ts';
+import { label } from './lib/label.mts';
+export default async function (input: { n: number }): Promise<{ text: string }> {
+  return { text: label(twice(input.n)) };
+}"#;
+    write_package(
+        &package,
+        &manifest(json!({}), &[("calc", 5000)]),
+        &[("calc", source)],
+    );
+    std::fs::create_dir_all(package.join("tools/lib")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        package.join("tools/lib/math.ts"),
+        "export function twice(n: number): number { return n * 2; }\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        package.join("tools/lib/label.mts"),
+        "type Label = string;\nexport const label = (n: number): Label => `n=${n}`;\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for _ in 0..2 {
+        let called = call(&sandbox, &package, "calc", r#"{"n":21}"#);
+        assert_eq!(ok_output(&called)["text"], "n=42");
+    }
+    // A changed file is stripped again, not served from the cache.
+    std::fs::write(
+        package.join("tools/lib/math.ts"),
+        "export function twice(n: number): number { return n * 3; }\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let called = call(&sandbox, &package, "calc", r#"{"n":21}"#);
+    assert_eq!(ok_output(&called)["text"], "n=63");
+}
+
+#[test]
+fn a_write_grant_reaching_splices_data_is_refused() {
+    let (sandbox, package) = sandbox();
+    let source = r#"export default async function () { return {}; }"#;
+    for grant in ["state", "state/cache", "."] {
+        let dir = package.with_file_name(format!("pkg-{}", grant.replace(['/', '.'], "_")));
+        write_package(
+            &dir,
+            &manifest(json!({"fs": {"write": [grant]}}), &[("noop", 5000)]),
+            &[("noop", source)],
+        );
+        std::fs::create_dir_all(sandbox.root.join("state/cache")).unwrap_or_else(|e| panic!("{e}"));
+        let mut inside = command(&sandbox);
+        inside.env("SPLICE_DATA_DIR", sandbox.root.join("state"));
+        let refused = call_with(inside, &dir, "noop", "{}");
+        assert_error(&refused, "PERMISSION_DENIED", 1);
+        // Control: the same package with Splice's data elsewhere.
+        let control = call(&sandbox, &dir, "noop", "{}");
+        ok_output(&control);
+    }
+}

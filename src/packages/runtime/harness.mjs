@@ -6,6 +6,7 @@
 import { readFileSync, writeSync } from 'node:fs';
 import { format } from 'node:util';
 import * as nodeModule from 'node:module';
+import { pathToFileURL } from 'node:url';
 
 const RESULT_FD = 3;
 const MAX_DEPTH = 100;
@@ -90,15 +91,19 @@ try {
   send({ ok: false, code: 'TOOL_ERROR', message: `the harness got no request: ${describe(error)}` });
 }
 
-// TypeScript the runtime already stripped (cached): served as is, so Node need not load its
-// type stripper on every call. Files not given here load the ordinary way.
-const modules = request.modules ?? {};
-if (Object.keys(modules).length && typeof nodeModule.registerHooks === 'function') {
+// TypeScript the runtime already stripped (cached), by path: served as is, so Node need not
+// load its type stripper on every call. Files not given here load the ordinary way.
+const stripped = new Map();
+for (const [path, code] of Object.entries(request.modules ?? {})) {
+  stripped.set(pathToFileURL(path).href, code);
+}
+if (stripped.size && typeof nodeModule.registerHooks === 'function') {
+  const formats = { 'module-typescript': 'module', 'commonjs-typescript': 'commonjs' };
   nodeModule.registerHooks({
     load(url, context, nextLoad) {
-      const source = Object.hasOwn(modules, url) ? modules[url] : undefined;
-      if (typeof source === 'string') return { format: 'module', source, shortCircuit: true };
-      return nextLoad(url, context);
+      const source = stripped.get(url);
+      if (typeof source !== 'string') return nextLoad(url, context);
+      return { format: formats[context.format] ?? 'module', source, shortCircuit: true };
     },
   });
 }
@@ -115,7 +120,7 @@ const ctx = deepFreeze({
 
 let output;
 try {
-  const entry = await import(request.entry);
+  const entry = await import(pathToFileURL(request.entry).href);
   if (typeof entry.default !== 'function') {
     send({ ok: false, code: 'TOOL_ERROR', message: `${request.ctx.tool}: the entry has no default export function` });
   }

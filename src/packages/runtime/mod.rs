@@ -216,7 +216,7 @@ async fn run(request: &CallRequest<'_>, logs: &mut Vec<String>) -> Result<Value,
     let grants = Grants::new(package, &root)?;
     let modules = strip::prepared(package, request.node).await;
     let stdin = json!({
-        "entry": file_url(&package.dir.join(&tool.entry)),
+        "entry": package.dir.join(&tool.entry),
         "input": request.input,
         "ctx": {
             "package": {"id": package.id(), "version": package.manifest.version},
@@ -345,19 +345,6 @@ fn check_node(package: &Package, node: &NodeBinary) -> Result<(), CallError> {
         ));
     }
     Ok(())
-}
-
-fn file_url(path: &Path) -> String {
-    let mut url = String::from("file://");
-    for byte in path.as_os_str().as_encoded_bytes() {
-        match *byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
-                url.push(char::from(*byte));
-            }
-            other => url.push_str(&format!("%{other:02X}")),
-        }
-    }
-    url
 }
 
 /// What the manifest grants, resolved against the project root, and refused when it cannot be
@@ -489,12 +476,6 @@ impl Grants {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn file_urls_escape_what_a_url_cannot_hold() {
-        assert_eq!(file_url(Path::new("/a b/t#1.ts")), "file:///a%20b/t%231.ts");
-        assert_eq!(file_url(Path::new("/p/tools/x.ts")), "file:///p/tools/x.ts");
-    }
 
     #[test]
     fn codes_read_as_the_interface_spells_them() {
