@@ -863,3 +863,32 @@ fn a_write_grant_reaching_splices_data_is_refused() {
         ok_output(&control);
     }
 }
+
+#[test]
+fn a_node_replaced_at_the_same_path_is_checked_again() {
+    let (sandbox, package) = sandbox();
+    let source =
+        r#"export default async function () { return { version: process.versions.node }; }"#;
+    write_package(
+        &package,
+        &manifest(json!({}), &[("version", 5000)]),
+        &[("version", source)],
+    );
+    let base = sandbox.root.parent().map(Path::to_path_buf);
+    let wrapper = base.unwrap_or_else(|| panic!("no base")).join("node");
+    let write_script = |body: String| {
+        std::fs::write(&wrapper, body).unwrap_or_else(|e| panic!("{e}"));
+        let _ = Command::new("chmod").arg("755").arg(&wrapper).status();
+    };
+    write_script(format!("#!/bin/sh\nexec '{}' \"$@\"\n", node22().display()));
+    let mut first = command(&sandbox);
+    first.env("SPLICE_NODE", &wrapper);
+    let called = call_with(first, &package, "version", "{}");
+    assert!(ok_output(&called)["version"].is_string());
+    // The version is remembered for this binary; a new binary at the same path is asked again.
+    write_script("#!/bin/sh\necho v20.19.0\n".to_string());
+    let mut second = command(&sandbox);
+    second.env("SPLICE_NODE", &wrapper);
+    let called = call_with(second, &package, "version", "{}");
+    assert_error(&called, "NODE_TOO_OLD", 1);
+}
