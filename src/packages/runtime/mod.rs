@@ -1,7 +1,7 @@
 //! The package runtime: one tool call is one fresh, sandboxed Node process.
 //!
 //! Input is checked against the tool's schema before anything starts; Node runs the harness
-//! (`harness.mjs`, passed with `-e`, so there is no file to swap) through the launcher
+//! (`harness.cjs`, passed with `-e`, so there is no file to swap) through the launcher
 //! (`launch.rs`) with Node's permission model: reads of the package and the declared
 //! `fs.read` paths only, writes of the declared `fs.write` paths only, no child processes,
 //! workers, addons or WASI; an environment holding only the declared variables; no network
@@ -230,11 +230,10 @@ async fn run(request: &CallRequest<'_>, logs: &mut Vec<String>) -> Result<Value,
         },
         "modules": modules,
     });
-    let harness: [&OsStr; 4] = [
+    let harness: [&OsStr; 3] = [
         "--disable-warning=ExperimentalWarning".as_ref(),
-        "--input-type=module".as_ref(),
         "-e".as_ref(),
-        include_str!("harness.mjs").as_ref(),
+        include_str!("harness.cjs").as_ref(),
     ];
     let command = grants.command(request.node, &root, &harness)?;
     let finished = capture::run(command, stdin.to_string(), timeout(tool)).await;
