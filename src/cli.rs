@@ -66,7 +66,7 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Show and handle worktrees that `--worktree` runs left behind.
     Worktree(WorktreeArgs),
-    /// Skill packages: new, validate, pack, run, install, list, remove.
+    /// Skill packages: new, validate, pack, test, run, install, list, remove.
     Pkg(PkgArgs),
 }
 
@@ -135,6 +135,9 @@ pub enum PkgAction {
         #[arg(long)]
         cwd: Option<PathBuf>,
     },
+    /// Run a package's examples through the runtime and its tests/*.test.ts with `node --test`;
+    /// exit 0 all passed, 1 a failure, 2 not a valid package.
+    Test { dir: PathBuf },
     /// Write a package skeleton (that passes validate) into a new or empty directory.
     New {
         dir: PathBuf,

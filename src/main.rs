@@ -409,6 +409,14 @@ async fn pkg(action: &PkgAction) -> i32 {
         let _ = std::io::stderr().lock().write_all(&err);
         return code;
     }
+    if let PkgAction::Test { dir } = action {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = splice::packages::testing::test(dir, &mut out, &mut err).await;
+        use std::io::Write;
+        let _ = std::io::stdout().lock().write_all(&out);
+        let _ = std::io::stderr().lock().write_all(&err);
+        return code;
+    }
     let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
     match action {
         PkgAction::Validate { dir, json } => command::validate(dir, *json, out, err),
@@ -431,7 +439,7 @@ async fn pkg(action: &PkgAction) -> i32 {
         PkgAction::Remove { spec, json } => {
             store_command::remove(&config::data_dir(), spec, *json, out, err)
         }
-        PkgAction::Run { .. } => exit::USAGE,
+        PkgAction::Run { .. } | PkgAction::Test { .. } => exit::USAGE,
     }
 }
 

@@ -17,6 +17,7 @@ pub mod schema;
 pub mod skeleton;
 pub mod skill_md;
 pub mod store_command;
+pub mod testing;
 pub mod validate;
 
 use serde::Serialize;

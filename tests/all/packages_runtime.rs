@@ -698,3 +698,197 @@ fn a_tool_cannot_signal_processes_outside_its_sandbox() {
     );
     assert_eq!(called.line["ok"], false, "{}", called.stdout);
 }
+
+fn pkg_test(sandbox: &Sandbox, dir: &Path) -> support::Outcome {
+    let mut command = command(sandbox);
+    command.args(["pkg", "test"]).arg(dir);
+    run_raw(command, None)
+}
+
+#[test]
+fn pkg_test_passes_the_official_package_and_a_new_skeleton() {
+    let (sandbox, _) = sandbox();
+    let official = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/packages/json");
+    let outcome = pkg_test(&sandbox, &official);
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    assert!(
+        outcome
+            .stdout
+            .contains("4 of 4 examples passed; tests passed"),
+        "{}",
+        outcome.stdout
+    );
+    assert!(
+        outcome.stdout.contains("tests/query.test.ts"),
+        "{}",
+        outcome.stdout
+    );
+    let skeleton = sandbox.root.join("skills/fresh");
+    let mut new = command(&sandbox);
+    new.args(["pkg", "new"])
+        .arg(&skeleton)
+        .args(["--namespace", "acme"]);
+    assert_eq!(run_raw(new, None).code, 0);
+    let outcome = pkg_test(&sandbox, &skeleton);
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    assert!(
+        outcome.stdout.contains("1 of 1 examples passed"),
+        "{}",
+        outcome.stdout
+    );
+}
+
+#[test]
+fn pkg_test_fails_on_a_wrong_example_a_failing_test_and_an_invalid_package() {
+    let (sandbox, package) = sandbox();
+    let source = r#"export default async function (input: { n: number }) { return { twice: input.n * 2 }; }"#;
+    write_package(
+        &package,
+        &manifest(json!({}), &[("double", 5000)]),
+        &[("double", source)],
+    );
+    std::fs::create_dir_all(package.join("examples")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(package.join("tests")).unwrap_or_else(|e| panic!("{e}"));
+    let write = |name: &str, text: &str| {
+        std::fs::write(package.join(name), text).unwrap_or_else(|e| panic!("{e}"));
+    };
+    write(
+        "examples/right.json",
+        r#"{"tool":"double","input":{"n":2},"output":{"twice":4}}"#,
+    );
+    write(
+        "tests/double.test.ts",
+        "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport double from '../tools/double.ts';\ntest('doubles', async () => assert.deepEqual(await double({ n: 3 }), { twice: 6 }));\n",
+    );
+    let passing = pkg_test(&sandbox, &package);
+    assert_eq!(passing.code, 0, "{}\n{}", passing.stdout, passing.stderr);
+    write(
+        "examples/wrong.json",
+        r#"{"tool":"double","input":{"n":2},"output":{"twice":5}}"#,
+    );
+    let wrong = pkg_test(&sandbox, &package);
+    assert_eq!(wrong.code, 1, "{}", wrong.stdout);
+    assert!(
+        wrong.stdout.contains("FAIL  examples/wrong.json"),
+        "{}",
+        wrong.stdout
+    );
+    std::fs::remove_file(package.join("examples/wrong.json")).unwrap_or_else(|e| panic!("{e}"));
+    write(
+        "tests/broken.test.ts",
+        "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('fails', () => assert.equal(1, 2));\n",
+    );
+    let failing = pkg_test(&sandbox, &package);
+    assert_eq!(failing.code, 1, "{}", failing.stdout);
+    assert!(
+        failing.stdout.contains("tests FAILED"),
+        "{}",
+        failing.stdout
+    );
+    // The tests run in the tools' sandbox: no child processes, nothing written.
+    std::fs::remove_file(package.join("tests/broken.test.ts")).unwrap_or_else(|e| panic!("{e}"));
+    write(
+        "tests/escape.test.ts",
+        "import { test } from 'node:test';\nimport fs from 'node:fs';\ntest('writes', () => fs.writeFileSync('planted.txt', 'x'));\n",
+    );
+    let escaping = pkg_test(&sandbox, &package);
+    assert_eq!(escaping.code, 1, "{}", escaping.stdout);
+    assert!(!package.join("planted.txt").exists());
+    write("examples/bad.json", r#"{"tool":"triple","input":{"n":2}}"#);
+    let invalid = pkg_test(&sandbox, &package);
+    assert_eq!(invalid.code, 2, "{}", invalid.stdout);
+    assert!(
+        invalid.stderr.contains("examples/bad.json"),
+        "{}",
+        invalid.stderr
+    );
+}
+
+#[test]
+fn a_tool_importing_its_own_typescript_gives_the_same_result_cold_and_warm() {
+    let (sandbox, package) = sandbox();
+    let source = r#"import { twice } from './lib/math.ts';
+import { label } from './lib/label.mts';
+export default async function (input: { n: number }): Promise<{ text: string }> {
+  return { text: label(twice(input.n)) };
+}"#;
+    write_package(
+        &package,
+        &manifest(json!({}), &[("calc", 5000)]),
+        &[("calc", source)],
+    );
+    std::fs::create_dir_all(package.join("tools/lib")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        package.join("tools/lib/math.ts"),
+        "export function twice(n: number): number { return n * 2; }\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        package.join("tools/lib/label.mts"),
+        "type Label = string;\nexport const label = (n: number): Label => `n=${n}`;\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for _ in 0..2 {
+        let called = call(&sandbox, &package, "calc", r#"{"n":21}"#);
+        assert_eq!(ok_output(&called)["text"], "n=42");
+    }
+    // A changed file is stripped again, not served from the cache.
+    std::fs::write(
+        package.join("tools/lib/math.ts"),
+        "export function twice(n: number): number { return n * 3; }\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let called = call(&sandbox, &package, "calc", r#"{"n":21}"#);
+    assert_eq!(ok_output(&called)["text"], "n=63");
+}
+
+#[test]
+fn a_write_grant_reaching_splices_data_is_refused() {
+    let (sandbox, package) = sandbox();
+    let source = r#"export default async function () { return {}; }"#;
+    for grant in ["state", "state/cache", "."] {
+        let dir = package.with_file_name(format!("pkg-{}", grant.replace(['/', '.'], "_")));
+        write_package(
+            &dir,
+            &manifest(json!({"fs": {"write": [grant]}}), &[("noop", 5000)]),
+            &[("noop", source)],
+        );
+        std::fs::create_dir_all(sandbox.root.join("state/cache")).unwrap_or_else(|e| panic!("{e}"));
+        let mut inside = command(&sandbox);
+        inside.env("SPLICE_DATA_DIR", sandbox.root.join("state"));
+        let refused = call_with(inside, &dir, "noop", "{}");
+        assert_error(&refused, "PERMISSION_DENIED", 1);
+        // Control: the same package with Splice's data elsewhere.
+        let control = call(&sandbox, &dir, "noop", "{}");
+        ok_output(&control);
+    }
+}
+
+#[test]
+fn a_node_replaced_at_the_same_path_is_checked_again() {
+    let (sandbox, package) = sandbox();
+    let source =
+        r#"export default async function () { return { version: process.versions.node }; }"#;
+    write_package(
+        &package,
+        &manifest(json!({}), &[("version", 5000)]),
+        &[("version", source)],
+    );
+    let base = sandbox.root.parent().map(Path::to_path_buf);
+    let wrapper = base.unwrap_or_else(|| panic!("no base")).join("node");
+    let write_script = |body: String| {
+        std::fs::write(&wrapper, body).unwrap_or_else(|e| panic!("{e}"));
+        let _ = Command::new("chmod").arg("755").arg(&wrapper).status();
+    };
+    write_script(format!("#!/bin/sh\nexec '{}' \"$@\"\n", node22().display()));
+    let mut first = command(&sandbox);
+    first.env("SPLICE_NODE", &wrapper);
+    let called = call_with(first, &package, "version", "{}");
+    assert!(ok_output(&called)["version"].is_string());
+    // The version is remembered for this binary; a new binary at the same path is asked again.
+    write_script("#!/bin/sh\necho v20.19.0\n".to_string());
+    let mut second = command(&sandbox);
+    second.env("SPLICE_NODE", &wrapper);
+    let called = call_with(second, &package, "version", "{}");
+    assert_error(&called, "NODE_TOO_OLD", 1);
+}

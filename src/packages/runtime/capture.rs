@@ -25,6 +25,7 @@ pub enum Ended {
     Exited {
         result: Option<Vec<u8>>,
         status: String,
+        success: bool,
     },
     TimedOut,
     OutputTooLarge,
@@ -95,14 +96,15 @@ pub async fn run(mut command: tokio::process::Command, stdin: String, limit: Dur
     };
     let ended = match tokio::time::timeout(limit, work).await {
         Ok((result, status)) => {
-            let status = match status {
-                Ok(status) => status.to_string(),
-                Err(e) => format!("cannot wait for it: {e}"),
+            let (status, success) = match status {
+                Ok(status) => (status.to_string(), status.success()),
+                Err(e) => (format!("cannot wait for it: {e}"), false),
             };
             match result {
                 Capped::Whole(bytes) => Ended::Exited {
                     result: last_line(bytes),
                     status,
+                    success,
                 },
                 Capped::TooLarge => Ended::OutputTooLarge,
             }

@@ -1,7 +1,7 @@
 //! The package runtime: one tool call is one fresh, sandboxed Node process.
 //!
 //! Input is checked against the tool's schema before anything starts; Node runs the harness
-//! (`harness.mjs`, passed with `-e`, so there is no file to swap) through the launcher
+//! (`harness.cjs`, passed with `-e`, so there is no file to swap) through the launcher
 //! (`launch.rs`) with Node's permission model: reads of the package and the declared
 //! `fs.read` paths only, writes of the declared `fs.write` paths only, no child processes,
 //! workers, addons or WASI; an environment holding only the declared variables; no network
@@ -14,6 +14,7 @@ mod launch;
 mod node;
 mod strip;
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -118,6 +119,66 @@ pub async fn call(request: CallRequest<'_>) -> CallOutcome {
     }
 }
 
+/// What `node --test` said about a package's own tests.
+pub struct TestRun {
+    pub passed: bool,
+    /// Its report (TAP), capped like logs.
+    pub output: Vec<String>,
+}
+
+/// Longest a package's `node --test` run may take.
+const TESTS_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// `node --test FILES…` (relative to the package) in the package directory, in the tools'
+/// sandbox with nothing granted beyond reading the package, every test in one process (the
+/// permission model allows no child processes).
+pub async fn run_node_tests(
+    package: &Package,
+    node: &NodeBinary,
+    files: &[String],
+) -> Result<TestRun, CallError> {
+    let grants = Grants::package_only(package);
+    let mut tail: Vec<&OsStr> = vec![
+        "--disable-warning=ExperimentalWarning".as_ref(),
+        "--experimental-test-isolation=none".as_ref(),
+        "--test-reporter=spec".as_ref(),
+        "--test".as_ref(),
+    ];
+    tail.extend(files.iter().map(|f| OsStr::new(f.as_str())));
+    let command = grants.command(node, &package.dir, &tail)?;
+    let finished = capture::run(command, String::new(), TESTS_TIMEOUT).await;
+    match finished.ended {
+        capture::Ended::Exited {
+            result: Some(line), ..
+        } => Err(read_result_error(&line)),
+        capture::Ended::Exited { success, .. } => Ok(TestRun {
+            passed: success,
+            output: finished.logs,
+        }),
+        capture::Ended::TimedOut => Err(CallError::new(
+            CallErrorCode::Timeout,
+            format!("the tests took longer than {} s", TESTS_TIMEOUT.as_secs()),
+        )),
+        capture::Ended::OutputTooLarge => Err(CallError::new(
+            CallErrorCode::ToolError,
+            "the tests wrote on the result channel",
+        )),
+        capture::Ended::Failed(why) => Err(CallError::new(CallErrorCode::ToolError, why)),
+    }
+}
+
+/// A line on the result channel outside a tool call: only the launcher's refusal writes one.
+fn read_result_error(line: &[u8]) -> CallError {
+    let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
+    let message = value["message"]
+        .as_str()
+        .unwrap_or("the tests wrote on the result channel");
+    CallError::new(
+        CallErrorCode::from_harness(value["code"].as_str().unwrap_or_default()),
+        message,
+    )
+}
+
 async fn run(request: &CallRequest<'_>, logs: &mut Vec<String>) -> Result<Value, CallError> {
     let package = request.package;
     let tool = package.tool(request.tool).ok_or_else(|| {
@@ -155,7 +216,7 @@ async fn run(request: &CallRequest<'_>, logs: &mut Vec<String>) -> Result<Value,
     let grants = Grants::new(package, &root)?;
     let modules = strip::prepared(package, request.node).await;
     let stdin = json!({
-        "entry": file_url(&package.dir.join(&tool.entry)),
+        "entry": package.dir.join(&tool.entry),
         "input": request.input,
         "ctx": {
             "package": {"id": package.id(), "version": package.manifest.version},
@@ -169,7 +230,12 @@ async fn run(request: &CallRequest<'_>, logs: &mut Vec<String>) -> Result<Value,
         },
         "modules": modules,
     });
-    let command = grants.command(request.node, &root)?;
+    let harness: [&OsStr; 3] = [
+        "--disable-warning=ExperimentalWarning".as_ref(),
+        "-e".as_ref(),
+        include_str!("harness.cjs").as_ref(),
+    ];
+    let command = grants.command(request.node, &root, &harness)?;
     let finished = capture::run(command, stdin.to_string(), timeout(tool)).await;
     logs.extend(finished.logs);
     let line = match finished.ended {
@@ -186,7 +252,7 @@ async fn run(request: &CallRequest<'_>, logs: &mut Vec<String>) -> Result<Value,
             ));
         }
         capture::Ended::Failed(why) => return Err(CallError::new(CallErrorCode::ToolError, why)),
-        capture::Ended::Exited { result, status } => match result {
+        capture::Ended::Exited { result, status, .. } => match result {
             Some(line) => line,
             None => {
                 return Err(CallError::new(
@@ -280,26 +346,13 @@ fn check_node(package: &Package, node: &NodeBinary) -> Result<(), CallError> {
     Ok(())
 }
 
-fn file_url(path: &Path) -> String {
-    let mut url = String::from("file://");
-    for byte in path.as_os_str().as_encoded_bytes() {
-        match *byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
-                url.push(char::from(*byte));
-            }
-            other => url.push_str(&format!("%{other:02X}")),
-        }
-    }
-    url
-}
-
 /// What the manifest grants, resolved against the project root, and refused when it cannot be
 /// given safely.
 struct Grants {
     read: Vec<PathBuf>,
     write: Vec<PathBuf>,
     network: bool,
-    env: Vec<(String, std::ffi::OsString)>,
+    env: Vec<(String, OsString)>,
     package_dir: PathBuf,
 }
 
@@ -354,11 +407,24 @@ impl Grants {
         })
     }
 
-    /// The launcher running Node with the harness, in `root`, with a clean environment.
+    /// Nothing beyond reading the package: how its own tests run.
+    fn package_only(package: &Package) -> Grants {
+        Grants {
+            read: Vec::new(),
+            write: Vec::new(),
+            network: false,
+            env: Vec::new(),
+            package_dir: package.dir.clone(),
+        }
+    }
+
+    /// The launcher running Node with the grants as flags and then `tail`, in `root`, with a
+    /// clean environment.
     fn command(
         &self,
         node: &NodeBinary,
         root: &Path,
+        tail: &[&OsStr],
     ) -> Result<tokio::process::Command, CallError> {
         let launcher = crate::permissions::sandbox::launcher().ok_or_else(|| {
             CallError::new(
@@ -386,7 +452,7 @@ impl Grants {
             .arg(&node.path)
             .args(["--permission", "--no-experimental-sqlite"]);
         let mut flag = |name: &str, path: &Path| {
-            let mut arg = std::ffi::OsString::from(format!("--allow-fs-{name}="));
+            let mut arg = OsString::from(format!("--allow-fs-{name}="));
             arg.push(path);
             command.arg(arg);
         };
@@ -398,12 +464,7 @@ impl Grants {
             flag("write", path);
         }
         command
-            .args([
-                "--disable-warning=ExperimentalWarning",
-                "--input-type=module",
-                "-e",
-            ])
-            .arg(include_str!("harness.mjs"))
+            .args(tail)
             .current_dir(root)
             .env_clear()
             .envs(self.env.iter().map(|(k, v)| (k, v)));
@@ -414,12 +475,6 @@ impl Grants {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn file_urls_escape_what_a_url_cannot_hold() {
-        assert_eq!(file_url(Path::new("/a b/t#1.ts")), "file:///a%20b/t%231.ts");
-        assert_eq!(file_url(Path::new("/p/tools/x.ts")), "file:///p/tools/x.ts");
-    }
 
     #[test]
     fn codes_read_as_the_interface_spells_them() {

@@ -52,7 +52,14 @@ pub fn find_node(config_node: Option<&Path>) -> Result<NodeBinary, CallError> {
     let path = path
         .canonicalize()
         .map_err(|e| missing(format!("cannot be used: {e}")))?;
-    let version = version_of(&path).map_err(missing)?;
+    let version = match cached_version(&path) {
+        Some(version) => version,
+        None => {
+            let version = version_of(&path).map_err(missing)?;
+            remember_version(&path, version);
+            version
+        }
+    };
     let node = NodeBinary { path, version };
     if version < MINIMUM {
         return Err(CallError::new(
@@ -95,6 +102,68 @@ fn version_of(path: &Path) -> Result<(u64, u64, u64), String> {
     parse_version(text.trim().trim_start_matches('v'))
         .filter(|_| output.status.success())
         .ok_or_else(|| format!("is not Node (`--version` printed {:?})", text.trim()))
+}
+
+/// The file's identity: a replaced or rewritten binary (even one given its old mtime back)
+/// changes its inode or ctime.
+fn identity(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = path.metadata().ok()?;
+    Some(format!(
+        "{} {} {} {}.{} {}.{}",
+        m.dev(),
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec()
+    ))
+}
+
+/// `node --version` costs as much as a quarter of a Node start; it is kept per binary in the
+/// data directory's cache, one small file per path.
+fn version_cache(path: &Path) -> PathBuf {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(path.as_os_str().as_encoded_bytes());
+    let name: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    crate::config::data_dir()
+        .join("cache")
+        .join("node-version")
+        .join(name)
+}
+
+fn cached_version(path: &Path) -> Option<(u64, u64, u64)> {
+    let text = std::fs::read_to_string(version_cache(path)).ok()?;
+    let (identity_line, version) = text.split_once('\n')?;
+    (identity_line == identity(path)?)
+        .then(|| parse_version(version.trim()))
+        .flatten()
+}
+
+fn remember_version(path: &Path, version: (u64, u64, u64)) {
+    use std::os::unix::fs::DirBuilderExt;
+    let Some(identity) = identity(path) else {
+        return;
+    };
+    let file = version_cache(path);
+    let Some(dir) = file.parent() else { return };
+    if std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .is_err()
+    {
+        return;
+    }
+    let temp = file.with_extension(crate::ids::random_suffix(8));
+    let text = format!("{identity}\n{}.{}.{}\n", version.0, version.1, version.2);
+    if std::fs::write(&temp, text)
+        .and_then(|()| std::fs::rename(&temp, &file))
+        .is_err()
+    {
+        let _ = std::fs::remove_file(&temp);
+    }
 }
 
 /// `22.18.0` (a pre-release or build suffix is ignored).
