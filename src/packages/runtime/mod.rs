@@ -387,6 +387,16 @@ impl Grants {
                 }
             }
         }
+        // As the file tools never write a git dir (its hooks and config run programs at the
+        // person's next `git` command), no grant may reach the project's; the model's calls are
+        // blocked before this, `pkg run` and any other caller here.
+        if let Some(path) = crate::packages::offer::write_reaching_git_dir(root, permissions) {
+            return Err(denied(format!(
+                "fs.write grants `{path}`, which reaches the project's git dir {}; refused so no \
+                 tool writes git hooks or config",
+                root.join(".git").display()
+            )));
+        }
         let mut env = Vec::new();
         for name in &permissions.env {
             if LOADER_PREFIXES.iter().any(|p| name.starts_with(p)) {
