@@ -66,8 +66,44 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Show and handle worktrees that `--worktree` runs left behind.
     Worktree(WorktreeArgs),
-    /// Skill packages: new, validate, pack, test, run, install, list, remove.
+    /// Skill packages: new, validate, pack, test, run, install, list, remove, info, search, yank.
     Pkg(PkgArgs),
+    /// Log in to a package registry (device code: shows a code and a link, waits for approval).
+    Login(LoginArgs),
+    /// Remove the saved login for a registry.
+    Logout(RegistryFlag),
+    /// Validate, pack and upload a package directory to a registry.
+    Publish(PublishArgs),
+}
+
+/// `--registry URL` (else `SPLICE_REGISTRY`, else the config's `registry`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct RegistryFlag {
+    /// The registry URL (default: SPLICE_REGISTRY, then the config file's `registry`).
+    #[arg(long)]
+    pub registry: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LoginArgs {
+    #[command(flatten)]
+    pub registry: RegistryFlag,
+    /// Print JSON lines: `device_code`, then `result` (or `error`, exit 3).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PublishArgs {
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub registry: RegistryFlag,
+    /// Validate and pack, print what would be published, upload nothing (no login needed).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print `{"id","version","size","sha256",…}` on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -96,11 +132,13 @@ pub enum PkgAction {
         #[arg(long)]
         json: bool,
     },
-    /// Install a package directory or an archive made by `pkg pack` into
-    /// $SPLICE_DATA_DIR/packages/NS/NAME/VERSION/; the same version with other contents is
-    /// refused without --force.
+    /// Install a package directory, an archive made by `pkg pack`, or (when SOURCE is no path)
+    /// `NS/NAME[@VERSION|@RANGE]` from a registry into $SPLICE_DATA_DIR/packages/NS/NAME/VERSION/;
+    /// the same version with other contents is refused without --force.
     Install {
         source: PathBuf,
+        #[command(flatten)]
+        registry: RegistryFlag,
         /// Replace an installed version whose contents differ.
         #[arg(long)]
         force: bool,
@@ -138,6 +176,30 @@ pub enum PkgAction {
     /// Run a package's examples through the runtime and its tests/*.test.ts with `node --test`;
     /// exit 0 all passed, 1 a failure, 2 not a valid package.
     Test { dir: PathBuf },
+    /// A registry package's metadata and provenance: NS/NAME[@VERSION] (default: the latest).
+    Info {
+        spec: String,
+        #[command(flatten)]
+        registry: RegistryFlag,
+        /// Print one JSON object (sha256, size, publisher, publishedAt, clientVersion, …).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search a registry's packages.
+    Search {
+        text: String,
+        #[command(flatten)]
+        registry: RegistryFlag,
+        /// Print `{"packages":[{"id","description","latest"}]}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Hide NS/NAME@VERSION from resolution on a registry (nothing is deleted); needs login.
+    Yank {
+        spec: String,
+        #[command(flatten)]
+        registry: RegistryFlag,
+    },
     /// Write a package skeleton (that passes validate) into a new or empty directory.
     New {
         dir: PathBuf,

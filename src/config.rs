@@ -28,6 +28,8 @@ pub struct ConfigFile {
     pub pass_env: Vec<String>,
     /// The Node that runs package tools (after `SPLICE_NODE`, before `node` on PATH).
     pub node: Option<PathBuf>,
+    /// The default package registry URL (after `--registry` and `SPLICE_REGISTRY`).
+    pub registry: Option<String>,
 }
 
 #[derive(Debug, Error)]
@@ -116,6 +118,7 @@ impl ConfigFile {
             ("permissionMode", &config.permission_mode),
             ("tier", &config.tier),
             ("theme", &config.theme),
+            ("registry", &config.registry),
         ] {
             if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
                 return Err(ConfigError::Parse {
@@ -123,6 +126,14 @@ impl ConfigFile {
                     message: format!("`{key}` is empty (leave the key out for the default)"),
                 });
             }
+        }
+        if let Some(url) = &config.registry
+            && let Err(why) = crate::registry_client::normalize_url(url)
+        {
+            return Err(ConfigError::Parse {
+                path: path.display().to_string(),
+                message: format!("`registry`: {why}"),
+            });
         }
         Ok(config)
     }

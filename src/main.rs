@@ -22,6 +22,7 @@ use splice::ids::{new_run_id, new_session_id};
 use splice::permissions::{sandbox, supervisor};
 use splice::protocol::input::{Prompt, parse_input};
 use splice::protocol::{ErrorCode, Event, WarningCode};
+use splice::registry_client;
 use splice::run::{self, RunFailure};
 use splice::sanitize::redact::Redactor;
 use splice::tui::{Reopen, TuiOptions};
@@ -93,6 +94,27 @@ async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
         Some(Command::Restore(args)) => restore(&args, stdout_is_tty),
         Some(Command::Worktree(args)) => worktree(&args),
         Some(Command::Pkg(args)) => pkg(&args.action).await,
+        Some(Command::Login(args)) => {
+            let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+            registry_client::command::login(args.registry.registry.as_deref(), args.json, out, err)
+                .await
+        }
+        Some(Command::Logout(args)) => {
+            let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+            registry_client::command::logout(args.registry.as_deref(), out, err)
+        }
+        Some(Command::Publish(args)) => {
+            let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+            registry_client::command::publish(
+                &args.dir,
+                args.registry.registry.as_deref(),
+                args.dry_run,
+                args.json,
+                out,
+                err,
+            )
+            .await
+        }
         None if stdout_is_tty => tui(&cli).await,
         None if cli.tui.resume.is_some() || cli.tui.continue_session => {
             reopen_without_terminal(&cli)
@@ -194,10 +216,12 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
     let _ = error.print();
     let wants_json = args_request_stream_json(raw)
         || (!std::io::stdout().is_terminal()
-            && !raw
-                .iter()
-                .skip(1)
-                .any(|a| a == "exec" || a == "restore" || a == "worktree" || a == "pkg"));
+            && !raw.iter().skip(1).any(|a| {
+                [
+                    "exec", "restore", "worktree", "pkg", "login", "logout", "publish",
+                ]
+                .contains(&a.as_str())
+            }));
     if wants_json {
         usage_error_stream(
             &start_args(raw),
@@ -418,7 +442,41 @@ async fn pkg(action: &PkgAction) -> i32 {
         return code;
     }
     let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+    let data_dir = config::data_dir();
     match action {
+        PkgAction::Install {
+            source,
+            registry,
+            force,
+            json,
+        } if !source.exists()
+            && source
+                .to_str()
+                .is_some_and(registry_client::install::looks_like_spec) =>
+        {
+            let text = source.to_str().unwrap_or_default();
+            let flag = registry.registry.as_deref();
+            registry_client::command::install(&data_dir, text, flag, *force, *json, out, err).await
+        }
+        PkgAction::Info {
+            spec,
+            registry,
+            json,
+        } => {
+            registry_client::command::info(spec, registry.registry.as_deref(), *json, out, err)
+                .await
+        }
+        PkgAction::Search {
+            text,
+            registry,
+            json,
+        } => {
+            registry_client::command::search(text, registry.registry.as_deref(), *json, out, err)
+                .await
+        }
+        PkgAction::Yank { spec, registry } => {
+            registry_client::command::yank(spec, registry.registry.as_deref(), out, err).await
+        }
         PkgAction::Validate { dir, json } => command::validate(dir, *json, out, err),
         PkgAction::Pack {
             dir,
@@ -434,7 +492,8 @@ async fn pkg(action: &PkgAction) -> i32 {
             source,
             force,
             json,
-        } => store_command::install(&config::data_dir(), source, *force, *json, out, err),
+            ..
+        } => store_command::install(&data_dir, source, *force, *json, out, err),
         PkgAction::List { json } => store_command::list(&config::data_dir(), *json, out),
         PkgAction::Remove { spec, json } => {
             store_command::remove(&config::data_dir(), spec, *json, out, err)

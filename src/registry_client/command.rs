@@ -1,0 +1,416 @@
+//! The registry commands' output: messages on stderr, results on stdout (one JSON document, or
+//! JSON lines for `login --json`), exit codes from `RegistryError::exit_code`.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::http::{Registry, clean};
+use super::install::{RegistrySpec, Want};
+use super::publish::{self, PrepareError};
+use super::{RegistryError, credentials, install, login, registry_url};
+use crate::exit;
+
+/// Print a failure on stderr; its exit code.
+fn fail(error: &RegistryError, err: &mut dyn Write) -> i32 {
+    let _ = writeln!(err, "splice: {error}");
+    if let RegistryError::Refused { issues, .. } = error {
+        for issue in issues {
+            let _ = writeln!(err, "{issue}");
+        }
+    }
+    error.exit_code()
+}
+
+fn line(out: &mut dyn Write, value: &Value) {
+    let _ = writeln!(out, "{value}");
+    let _ = out.flush();
+}
+
+/// `splice login [--registry URL] [--json]`. Without `--json`: the link and code on stderr,
+/// `Logged in to URL as USER` on stdout. With it: a `device_code` line, then a `result` line
+/// (exit 0) or an `error` line (exit 3 for a denied, expired or refused login).
+pub async fn login(
+    flag: Option<&str>,
+    as_json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let result = async {
+        let url = registry_url(flag)?;
+        let registry = Registry::new(&url, None)?;
+        let login = login::login(&registry, |code| {
+            if as_json {
+                line(out, &code.json_line());
+            } else {
+                let _ = writeln!(
+                    err,
+                    "To log in to {url}, open {}\n(or open {} and enter the code {})\nWaiting for \
+                     approval; the code expires in {} s.",
+                    code.verification_uri_complete,
+                    code.verification_uri,
+                    code.user_code,
+                    code.expires_in
+                );
+                let _ = err.flush();
+            }
+        })
+        .await?;
+        let user = login.user.clone();
+        let path = credentials::save(&url, login)?;
+        Ok::<_, RegistryError>((url, user, path))
+    }
+    .await;
+    match result {
+        Ok((url, user, path)) => {
+            if as_json {
+                line(
+                    out,
+                    &json!({"type": "result", "kind": "login", "saved": true,
+                        "configPath": path.display().to_string(), "user": user, "registry": url}),
+                );
+            } else {
+                let _ = writeln!(out, "Logged in to {url} as {user}");
+            }
+            exit::SUCCESS
+        }
+        Err(error) if as_json => {
+            let code = match &error {
+                RegistryError::Usage(_) => "INPUT_UNSUPPORTED",
+                RegistryError::Unreachable { .. } | RegistryError::BadResponse { .. } => "SERVICE",
+                RegistryError::Failed(_) | RegistryError::Refused { .. } => "FAILED",
+                _ => "AUTH",
+            };
+            let mut body = json!({"code": code, "message": error.to_string(),
+                "retryable": false, "scope": "account"});
+            if matches!(
+                error,
+                RegistryError::LoginExpired | RegistryError::LoginDenied
+            ) {
+                body["hint"] = json!("Run `splice login` again and approve the code in time.");
+            }
+            line(out, &json!({"type": "error", "error": body}));
+            let _ = writeln!(err, "splice: {error}");
+            error.exit_code()
+        }
+        Err(error) => fail(&error, err),
+    }
+}
+
+/// `splice logout [--registry URL]`: removes the saved login; exit 0 either way.
+pub fn logout(flag: Option<&str>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let result = registry_url(flag).and_then(|url| Ok((credentials::remove(&url)?, url)));
+    match result {
+        Ok((true, url)) => {
+            let _ = writeln!(out, "Logged out of {url}");
+            exit::SUCCESS
+        }
+        Ok((false, url)) => {
+            let _ = writeln!(out, "Not logged in to {url}: nothing to remove");
+            exit::SUCCESS
+        }
+        Err(error) => fail(&error, err),
+    }
+}
+
+/// `splice publish DIR [--registry URL] [--dry-run] [--json]`.
+pub async fn publish(
+    dir: &Path,
+    flag: Option<&str>,
+    dry_run: bool,
+    as_json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let prepared = match publish::prepare(dir) {
+        Ok(prepared) => prepared,
+        Err(PrepareError::Invalid(issues)) => {
+            for issue in &issues {
+                let _ = writeln!(err, "{issue}");
+            }
+            if as_json {
+                line(out, &json!({"valid": false, "errors": issues}));
+            }
+            return exit::USAGE;
+        }
+        Err(PrepareError::Failed(message)) => {
+            let _ = writeln!(err, "splice: {message}");
+            return exit::FAILED;
+        }
+    };
+    let (id, version, size) = (
+        prepared.id(),
+        prepared.version.clone(),
+        prepared.bytes.len(),
+    );
+    if dry_run {
+        if as_json {
+            line(
+                out,
+                &json!({"id": id, "version": version, "size": size,
+                    "sha256": prepared.sha256, "dryRun": true}),
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "would publish {id}@{version}  {size} bytes  sha256:{}",
+                prepared.sha256
+            );
+        }
+        return exit::SUCCESS;
+    }
+    let uploaded = match registry_url(flag) {
+        Ok(url) => publish::upload(&url, &prepared)
+            .await
+            .map(|answer| (url, answer)),
+        Err(error) => Err(error),
+    };
+    match uploaded {
+        Ok((url, _)) => {
+            if as_json {
+                line(
+                    out,
+                    &json!({"id": id, "version": version, "size": size,
+                        "sha256": prepared.sha256, "registry": url}),
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "published {id}@{version} to {url}  {size} bytes  sha256:{}",
+                    prepared.sha256
+                );
+            }
+            exit::SUCCESS
+        }
+        Err(RegistryError::Refused { code, message, .. }) if code == "version_exists" => {
+            let _ = writeln!(
+                err,
+                "splice: {id}@{version} is already published and a version never changes: \
+                 {message} ({code})"
+            );
+            exit::FAILED
+        }
+        Err(RegistryError::Refused { code, message, .. }) if code == "namespace_forbidden" => {
+            let _ = writeln!(
+                err,
+                "splice: you may not publish to the namespace `{}`: {message} ({code})",
+                prepared.namespace
+            );
+            exit::FAILED
+        }
+        Err(error) => fail(&error, err),
+    }
+}
+
+/// `ns/name` or `ns/name@VERSION|RANGE`, as a usage error otherwise.
+fn spec(text: &str) -> Result<RegistrySpec, RegistryError> {
+    RegistrySpec::parse(text).map_err(RegistryError::Usage)
+}
+
+/// `splice pkg info ID[@VERSION] [--registry URL] [--json]`: one version's metadata and
+/// provenance (the latest when none is given).
+pub async fn info(
+    text: &str,
+    flag: Option<&str>,
+    as_json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let result = async {
+        let spec = spec(text)?;
+        let registry = Registry::new(&registry_url(flag)?, None)?;
+        let package = registry
+            .get_json(&format!("packages/{}/{}", spec.namespace, spec.name))
+            .await?;
+        let version = match &spec.want {
+            Want::Exact(v) => v.clone(),
+            _ => install::resolve(&registry, &spec).await?,
+        };
+        let mut meta = registry
+            .get_json(&format!(
+                "packages/{}/{}/{version}",
+                spec.namespace, spec.name
+            ))
+            .await?;
+        if let (Some(object), Some(description)) =
+            (meta.as_object_mut(), package.get("description"))
+        {
+            object
+                .entry("description")
+                .or_insert_with(|| description.clone());
+        }
+        Ok::<_, RegistryError>(meta)
+    }
+    .await;
+    match result {
+        Ok(meta) if as_json => {
+            line(out, &meta);
+            exit::SUCCESS
+        }
+        Ok(meta) => {
+            let field = |key: &str| match meta.get(key) {
+                Some(Value::String(s)) => clean(s),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            let _ = writeln!(out, "{}@{}", field("id"), field("version"));
+            for key in [
+                "description",
+                "sha256",
+                "size",
+                "publisher",
+                "publishedAt",
+                "clientVersion",
+                "yanked",
+            ] {
+                let _ = writeln!(out, "  {key}: {}", field(key));
+            }
+            exit::SUCCESS
+        }
+        Err(error) => fail(&error, err),
+    }
+}
+
+/// `splice pkg search TEXT [--registry URL] [--json]`: `ID  LATEST  DESCRIPTION` a line, or the
+/// registry's `{"packages":[…]}`.
+pub async fn search(
+    text: &str,
+    flag: Option<&str>,
+    as_json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let result = async {
+        let registry = Registry::new(&registry_url(flag)?, None)?;
+        registry
+            .get_json(&format!("search?q={}", percent_encode(text)))
+            .await
+    }
+    .await;
+    match result {
+        Ok(found) if as_json => {
+            line(out, &found);
+            exit::SUCCESS
+        }
+        Ok(found) => {
+            let packages = found
+                .get("packages")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for package in packages {
+                let field =
+                    |key: &str| clean(package.get(key).and_then(Value::as_str).unwrap_or(""));
+                let _ = writeln!(
+                    out,
+                    "{}  {}  {}",
+                    field("id"),
+                    field("latest"),
+                    field("description")
+                );
+            }
+            exit::SUCCESS
+        }
+        Err(error) => fail(&error, err),
+    }
+}
+
+/// `splice pkg yank ID@VERSION [--registry URL]`: needs the saved login of a namespace owner.
+pub async fn yank(text: &str, flag: Option<&str>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let result = async {
+        let spec = spec(text)?;
+        let Want::Exact(version) = &spec.want else {
+            return Err(RegistryError::Usage(format!(
+                "`{text}`: yank needs an exact version (namespace/name@VERSION)"
+            )));
+        };
+        let url = registry_url(flag)?;
+        let login = credentials::load(&url)?.ok_or_else(|| RegistryError::NotLoggedIn {
+            registry: url.clone(),
+        })?;
+        let registry = Registry::new(&url, Some(login.token))?;
+        registry
+            .post_json(
+                &format!("packages/{}/{}/{version}/yank", spec.namespace, spec.name),
+                None,
+            )
+            .await?;
+        Ok(format!("yanked {}@{version}", spec.id()))
+    }
+    .await;
+    match result {
+        Ok(message) => {
+            let _ = writeln!(out, "{message}");
+            exit::SUCCESS
+        }
+        Err(error) => fail(&error, err),
+    }
+}
+
+/// `splice pkg install ID[@VERSION|@RANGE] [--registry URL]`: output as for a local install,
+/// with `registry` in the JSON.
+pub async fn install(
+    data_dir: &Path,
+    text: &str,
+    flag: Option<&str>,
+    force: bool,
+    as_json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let result = async {
+        let spec = spec(text)?;
+        let url = registry_url(flag)?;
+        let registry = Registry::new(&url, None)?;
+        let done = install::install(&registry, data_dir, &spec, force).await?;
+        Ok::<_, RegistryError>((url, done))
+    }
+    .await;
+    match result {
+        Ok((url, done)) => {
+            let path = done.path.display().to_string();
+            if as_json {
+                line(
+                    out,
+                    &json!({"id": done.id, "version": done.version, "path": path,
+                        "sha256": done.sha256, "status": done.outcome.as_str(), "registry": url}),
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "{} {} {}  {path}  sha256:{}",
+                    done.outcome.as_str(),
+                    done.id,
+                    done.version,
+                    done.sha256
+                );
+            }
+            exit::SUCCESS
+        }
+        Err(error) => fail(&error, err),
+    }
+}
+
+/// A query parameter's value, percent-encoded (RFC 3986 unreserved characters kept).
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_text_is_percent_encoded() {
+        assert_eq!(percent_encode("json tools&x=1"), "json%20tools%26x%3D1");
+    }
+}

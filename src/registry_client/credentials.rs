@@ -1,0 +1,140 @@
+//! Saved registry logins: `credentials.json` beside the config file (`SPLICE_CONFIG`'s
+//! directory, else `<config dir>/splice/`), a map `{URL: {"token","user"}}`. The file is
+//! created with mode 0600 (written to a new 0600 file and renamed over, so it is never
+//! readable by others, not even briefly), and the token is never shown: its Debug is redacted.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::RegistryError;
+
+/// A bearer token; only `reveal` gives its text (for the Authorization header).
+#[derive(Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct Token(String);
+
+impl Token {
+    pub fn new(text: String) -> Token {
+        Token(text)
+    }
+
+    pub fn reveal(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(<redacted>)")
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Login {
+    pub token: Token,
+    pub user: String,
+}
+
+type Logins = BTreeMap<String, Login>;
+
+/// Where the logins are kept.
+pub fn path() -> Option<PathBuf> {
+    crate::config::config_path().map(|config| {
+        config
+            .parent()
+            .map(|dir| dir.join("credentials.json"))
+            .unwrap_or_else(|| PathBuf::from("credentials.json"))
+    })
+}
+
+fn failed(path: &Path, e: impl std::fmt::Display) -> RegistryError {
+    RegistryError::Failed(format!("credentials file {}: {e}", path.display()))
+}
+
+fn no_path() -> RegistryError {
+    RegistryError::Failed("no config directory for the credentials file".into())
+}
+
+fn read_all(path: &Path) -> Result<Logins, RegistryError> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| failed(path, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Logins::new()),
+        Err(e) => Err(failed(path, e)),
+    }
+}
+
+/// The saved login for `registry`, if any.
+pub fn load(registry: &str) -> Result<Option<Login>, RegistryError> {
+    let path = path().ok_or_else(no_path)?;
+    Ok(read_all(&path)?.remove(registry))
+}
+
+/// Save (or replace) the login for `registry`; the file it is in.
+pub fn save(registry: &str, login: Login) -> Result<PathBuf, RegistryError> {
+    let path = path().ok_or_else(no_path)?;
+    let mut logins = read_all(&path)?;
+    logins.insert(registry.to_string(), login);
+    write_all(&path, &logins)?;
+    Ok(path)
+}
+
+/// Remove the login for `registry`: whether there was one. The file goes when it is empty.
+pub fn remove(registry: &str) -> Result<bool, RegistryError> {
+    let path = path().ok_or_else(no_path)?;
+    let mut logins = read_all(&path)?;
+    if logins.remove(registry).is_none() {
+        return Ok(false);
+    }
+    if logins.is_empty() {
+        std::fs::remove_file(&path).map_err(|e| failed(&path, e))?;
+    } else {
+        write_all(&path, &logins)?;
+    }
+    Ok(true)
+}
+
+fn write_all(path: &Path, logins: &Logins) -> Result<(), RegistryError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| failed(dir, e))?;
+    let text = serde_json::to_vec_pretty(logins).map_err(|e| failed(path, e))?;
+    let temp = dir.join(format!(
+        ".credentials.{}.tmp",
+        crate::ids::random_suffix(10)
+    ));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temp)
+        .and_then(|mut file| file.write_all(&text).and_then(|()| file.sync_all()))
+        .and_then(|()| std::fs::rename(&temp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(failed(path, e));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_never_shows_in_debug_output() {
+        let login = Login {
+            token: Token::new("secret-token-value".into()),
+            user: "alice".into(),
+        };
+        let shown = format!("{login:?}");
+        assert!(!shown.contains("secret-token-value"), "{shown}");
+        assert!(shown.contains("alice"));
+    }
+}

@@ -1,0 +1,282 @@
+//! Install from a registry: resolve `ns/name[@VERSION|@RANGE]` to a version (yanked versions
+//! only when named exactly), read its metadata's sha256, download the archive, refuse it
+//! unless its sha256 is that one (before anything is unpacked), install it through the same
+//! path as a local archive, and record where it came from in
+//! `<data dir>/package-sources/NS/NAME/VERSION.json` (outside the package directory, whose
+//! contents are its identity).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::RegistryError;
+use super::http::Registry;
+use crate::packages::install::{self, InstallError, Installed, Outcome};
+use crate::packages::installed::compare;
+use crate::packages::names::{name_problem, semver_problem};
+
+/// Which version a spec asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Want {
+    Latest,
+    Exact(String),
+    Range(semver::VersionReq),
+}
+
+/// A parsed `ns/name[@VERSION|@RANGE]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegistrySpec {
+    pub namespace: String,
+    pub name: String,
+    pub want: Want,
+}
+
+impl RegistrySpec {
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    pub fn parse(spec: &str) -> Result<RegistrySpec, String> {
+        let (id, version) = match spec.split_once('@') {
+            Some((id, version)) => (id, Some(version.trim())),
+            None => (spec, None),
+        };
+        let (namespace, name) = id
+            .split_once('/')
+            .ok_or_else(|| format!("`{spec}` is not namespace/name[@version]"))?;
+        for part in [namespace, name] {
+            if let Some(why) = name_problem(part) {
+                return Err(format!("`{spec}`: {why}"));
+            }
+        }
+        let want = match version {
+            None => Want::Latest,
+            Some(v) if semver_problem(v).is_none() => Want::Exact(v.to_string()),
+            Some(v) => Want::Range(
+                semver::VersionReq::parse(v)
+                    .map_err(|e| format!("`{v}` is neither a version nor a version range ({e})"))?,
+            ),
+        };
+        Ok(RegistrySpec {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            want,
+        })
+    }
+}
+
+/// Whether an install SOURCE names a registry package rather than a path.
+pub fn looks_like_spec(source: &str) -> bool {
+    RegistrySpec::parse(source).is_ok()
+}
+
+/// One version from the registry's list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    pub version: String,
+    pub yanked: bool,
+}
+
+pub fn listed(package: &Value) -> Vec<Listed> {
+    package
+        .get("versions")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|v| {
+                    let version = v.get("version")?.as_str()?;
+                    semver_problem(version).is_none().then(|| Listed {
+                        version: version.to_string(),
+                        yanked: v.get("yanked").and_then(Value::as_bool).unwrap_or(false),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The version `want` resolves to among `versions`: exact may be yanked; a range or the latest
+/// never is (the latest: the highest release, else the highest pre-release).
+pub fn pick(versions: &[Listed], want: &Want) -> Option<String> {
+    let live = versions.iter().filter(|v| !v.yanked);
+    let highest = |found: Vec<&Listed>| {
+        found
+            .into_iter()
+            .max_by(|a, b| compare(&a.version, &b.version))
+            .map(|l| l.version.clone())
+    };
+    match want {
+        Want::Exact(version) => versions
+            .iter()
+            .find(|v| &v.version == version)
+            .map(|v| v.version.clone()),
+        Want::Range(req) => highest(
+            live.filter(|v| {
+                semver::Version::parse(&v.version).is_ok_and(|parsed| req.matches(&parsed))
+            })
+            .collect(),
+        ),
+        Want::Latest => {
+            let is_pre = |v: &&Listed| v.version.split('+').next().unwrap_or("").contains('-');
+            let all: Vec<&Listed> = live.collect();
+            let releases: Vec<&Listed> = all.iter().copied().filter(|v| !is_pre(v)).collect();
+            highest(releases).or_else(|| highest(all))
+        }
+    }
+}
+
+/// Resolve a spec to a version of the registry's.
+pub async fn resolve(registry: &Registry, spec: &RegistrySpec) -> Result<String, RegistryError> {
+    let package = registry
+        .get_json(&format!("packages/{}/{}", spec.namespace, spec.name))
+        .await?;
+    let versions = listed(&package);
+    pick(&versions, &spec.want).ok_or_else(|| {
+        let asked = match &spec.want {
+            Want::Latest => String::new(),
+            Want::Exact(v) => format!("@{v}"),
+            Want::Range(r) => format!("@{r}"),
+        };
+        RegistryError::Failed(format!(
+            "{}{asked}: no version of it on {} matches (yanked versions are only installed when \
+             named exactly)",
+            spec.id(),
+            registry.url
+        ))
+    })
+}
+
+/// Resolve, download, verify, install, record.
+pub async fn install(
+    registry: &Registry,
+    data_dir: &Path,
+    spec: &RegistrySpec,
+    force: bool,
+) -> Result<Installed, RegistryError> {
+    let version = resolve(registry, spec).await?;
+    let base = format!("packages/{}/{}/{version}", spec.namespace, spec.name);
+    let meta = registry.get_json(&base).await?;
+    let expected = meta
+        .get("sha256")
+        .and_then(Value::as_str)
+        .filter(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+        .ok_or_else(|| RegistryError::BadResponse {
+            registry: registry.url.clone(),
+            message: format!("the metadata of {}@{version} has no sha256", spec.id()),
+        })?
+        .to_ascii_lowercase();
+    let bytes = registry.get_bytes(&format!("{base}/archive")).await?;
+    let done =
+        install::install_archive(data_dir, &bytes, Some(&expected), force).map_err(
+            |e| match e {
+                InstallError::Checksum { expected, actual } => RegistryError::Failed(format!(
+                    "the archive of {}@{version} downloaded from {} has sha256 {actual}, but its \
+                 metadata says {expected}: nothing was installed",
+                    spec.id(),
+                    registry.url
+                )),
+                InstallError::Invalid(issues) => {
+                    let lines: Vec<String> = issues.iter().map(ToString::to_string).collect();
+                    RegistryError::Failed(format!(
+                        "{}@{version} from {} is not a valid package:\n{}",
+                        spec.id(),
+                        registry.url,
+                        lines.join("\n")
+                    ))
+                }
+                other => RegistryError::Failed(format!("cannot install {}: {other}", spec.id())),
+            },
+        )?;
+    if (done.id.as_str(), done.version.as_str()) != (spec.id().as_str(), version.as_str()) {
+        // The registry vouched for this archive under another name: take it out again.
+        if done.outcome == Outcome::Installed {
+            let _ = install::remove(data_dir, &format!("{}@{}", done.id, done.version));
+        }
+        return Err(RegistryError::Failed(format!(
+            "the archive {} serves as {}@{version} is {}@{}: nothing was installed",
+            registry.url,
+            spec.id(),
+            done.id,
+            done.version
+        )));
+    }
+    record_source(data_dir, &done, &registry.url)?;
+    Ok(done)
+}
+
+/// Where an installed version's provenance is kept.
+pub fn source_path(data_dir: &Path, namespace: &str, name: &str, version: &str) -> PathBuf {
+    data_dir
+        .join("package-sources")
+        .join(namespace)
+        .join(name)
+        .join(format!("{version}.json"))
+}
+
+fn record_source(data_dir: &Path, done: &Installed, registry: &str) -> Result<(), RegistryError> {
+    let (namespace, name) = done.id.split_once('/').unwrap_or((&done.id, ""));
+    let path = source_path(data_dir, namespace, name, &done.version);
+    let record = json!({
+        "registry": registry,
+        "id": done.id,
+        "version": done.version,
+        "sha256": done.sha256,
+        "installedAt": crate::ids::now_rfc3339(),
+    });
+    let failed = |e: std::io::Error| {
+        RegistryError::Failed(format!(
+            "cannot record the source in {}: {e}",
+            path.display()
+        ))
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(failed)?;
+    }
+    std::fs::write(&path, format!("{record:#}\n")).map_err(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn versions() -> Vec<Listed> {
+        [
+            ("0.1.0", false),
+            ("0.1.5", false),
+            ("0.2.0", true),
+            ("1.0.0-rc.1", false),
+        ]
+        .into_iter()
+        .map(|(v, yanked)| Listed {
+            version: v.into(),
+            yanked,
+        })
+        .collect()
+    }
+
+    fn pick_for(spec: &str) -> Option<String> {
+        let spec = RegistrySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
+        pick(&versions(), &spec.want)
+    }
+
+    #[test]
+    fn ranges_skip_yanked_versions_and_exact_versions_do_not() {
+        assert_eq!(pick_for("acme/x").as_deref(), Some("0.1.5"));
+        assert_eq!(pick_for("acme/x@^0.1").as_deref(), Some("0.1.5"));
+        assert_eq!(pick_for("acme/x@~0.1.0").as_deref(), Some("0.1.5"));
+        assert_eq!(pick_for("acme/x@>=0.1.0, <0.1.5").as_deref(), Some("0.1.0"));
+        assert_eq!(pick_for("acme/x@^0.2"), None);
+        assert_eq!(pick_for("acme/x@0.2.0").as_deref(), Some("0.2.0"));
+        assert_eq!(pick_for("acme/x@9.9.9"), None);
+        assert_eq!(pick_for("acme/x@1.0.0-rc.1").as_deref(), Some("1.0.0-rc.1"));
+    }
+
+    #[test]
+    fn specs_are_ids_with_a_version_or_a_range() {
+        assert!(RegistrySpec::parse("acme/x@not a range").is_err());
+        assert!(RegistrySpec::parse("./acme/x").is_err());
+        assert!(RegistrySpec::parse("acme").is_err());
+        assert!(RegistrySpec::parse("../x").is_err());
+        assert!(looks_like_spec("acme/json@0.1.0"));
+    }
+}

@@ -1,0 +1,199 @@
+//! The device-authorization login (RFC 8628): ask for a code, let the caller show it, poll the
+//! token endpoint every `interval` seconds (5 more after each `slow_down`) until a token, a
+//! denial, or the code's `expires_in` runs out.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::RegistryError;
+use super::credentials::{Login, Token};
+use super::http::{Answer, Registry, clean};
+
+/// What `device/code` answered (`device_code` itself is never shown).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceCode {
+    pub device_code: String,
+    pub user_code: String,
+    pub verification_uri: String,
+    pub verification_uri_complete: String,
+    pub expires_in: u64,
+    pub interval: u64,
+}
+
+/// One poll's outcome.
+#[derive(Debug, PartialEq)]
+pub enum Poll {
+    Pending,
+    SlowDown,
+    Done(Login),
+    Denied,
+    Expired,
+}
+
+/// RFC 8628 §3.5: a poll no faster than this, whatever the registry says.
+const MIN_INTERVAL: u64 = 1;
+/// The added wait after `slow_down`.
+const SLOW_DOWN_STEP: u64 = 5;
+
+impl DeviceCode {
+    pub fn parse(value: &Value) -> Result<DeviceCode, String> {
+        let text = |key: &str| {
+            value
+                .get(key)
+                .and_then(Value::as_str)
+                .map(clean)
+                .ok_or_else(|| format!("device code answer without `{key}`"))
+        };
+        let number = |key: &str| {
+            value
+                .get(key)
+                .and_then(Value::as_u64)
+                .ok_or_else(|| format!("device code answer without a number `{key}`"))
+        };
+        Ok(DeviceCode {
+            device_code: value
+                .get("device_code")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or("device code answer without `device_code`")?,
+            user_code: text("user_code")?,
+            verification_uri: text("verification_uri")?,
+            verification_uri_complete: text("verification_uri_complete")?,
+            expires_in: number("expires_in")?,
+            interval: value
+                .get("interval")
+                .and_then(Value::as_u64)
+                .unwrap_or(5)
+                .max(MIN_INTERVAL),
+        })
+    }
+
+    /// The `device_code` JSON line (Scribiz's login shape).
+    pub fn json_line(&self) -> Value {
+        json!({
+            "type": "device_code",
+            "userCode": self.user_code,
+            "verificationUri": self.verification_uri,
+            "verificationUriComplete": self.verification_uri_complete,
+            "expiresIn": self.expires_in,
+            "interval": self.interval,
+        })
+    }
+}
+
+/// A token endpoint answer: 200 with a token, or a 400 RFC 8628 error.
+pub fn classify(answer: &Answer) -> Result<Poll, String> {
+    let value: Value = serde_json::from_slice(&answer.body)
+        .map_err(|_| format!("token answer (status {}) is not JSON", answer.status))?;
+    if answer.status == 200 {
+        let token = value
+            .get("access_token")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .ok_or("token answer without `access_token`")?;
+        let user = value
+            .get("user")
+            .and_then(Value::as_str)
+            .map(clean)
+            .ok_or("token answer without `user`")?;
+        return Ok(Poll::Done(Login {
+            token: Token::new(token.to_string()),
+            user,
+        }));
+    }
+    match value.get("error").and_then(Value::as_str) {
+        Some("authorization_pending") => Ok(Poll::Pending),
+        Some("slow_down") => Ok(Poll::SlowDown),
+        Some("access_denied") => Ok(Poll::Denied),
+        Some("expired_token") => Ok(Poll::Expired),
+        _ => Err(format!(
+            "token answer with status {} and no known error",
+            answer.status
+        )),
+    }
+}
+
+/// Log in: `show` is called once with the code; the login on approval.
+pub async fn login(
+    registry: &Registry,
+    show: impl FnOnce(&DeviceCode),
+) -> Result<Login, RegistryError> {
+    let bad = |message: String| RegistryError::BadResponse {
+        registry: registry.url.clone(),
+        message,
+    };
+    let code = DeviceCode::parse(&registry.post_json("device/code", None).await?).map_err(bad)?;
+    show(&code);
+    let deadline = Instant::now() + Duration::from_secs(code.expires_in);
+    let body = json!({"device_code": code.device_code});
+    let mut interval = code.interval;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(RegistryError::LoginExpired);
+        }
+        tokio::time::sleep(Duration::from_secs(interval).min(left)).await;
+        let answer = registry.post("device/token", Some(&body)).await?;
+        if answer.status >= 500 {
+            return Err(registry.error(&answer));
+        }
+        match classify(&answer).map_err(bad)? {
+            Poll::Done(login) => return Ok(login),
+            Poll::Pending => {}
+            Poll::SlowDown => interval += SLOW_DOWN_STEP,
+            Poll::Denied => return Err(RegistryError::LoginDenied),
+            Poll::Expired => return Err(RegistryError::LoginExpired),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(status: u16, body: &str) -> Answer {
+        Answer {
+            status,
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn token_answers_are_classified_per_rfc_8628() {
+        let poll = |status, body| classify(&answer(status, body));
+        assert_eq!(
+            poll(400, r#"{"error":"authorization_pending"}"#),
+            Ok(Poll::Pending)
+        );
+        assert_eq!(poll(400, r#"{"error":"slow_down"}"#), Ok(Poll::SlowDown));
+        assert_eq!(poll(400, r#"{"error":"access_denied"}"#), Ok(Poll::Denied));
+        assert_eq!(poll(400, r#"{"error":"expired_token"}"#), Ok(Poll::Expired));
+        assert!(poll(400, r#"{"error":"what"}"#).is_err());
+        assert!(poll(200, r#"{"access_token":""}"#).is_err());
+        let done = poll(
+            200,
+            r#"{"access_token":"t0k","token_type":"bearer","user":"alice"}"#,
+        );
+        assert!(
+            matches!(&done, Ok(Poll::Done(l)) if l.user == "alice" && l.token.reveal() == "t0k")
+        );
+    }
+
+    #[test]
+    fn a_device_code_is_parsed_with_a_floor_on_the_interval() {
+        let value = json!({
+            "device_code": "dc", "user_code": "ABCD-EFGH",
+            "verification_uri": "http://r/device",
+            "verification_uri_complete": "http://r/device?user_code=ABCD-EFGH",
+            "expires_in": 600, "interval": 0
+        });
+        let code = DeviceCode::parse(&value).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(code.interval, MIN_INTERVAL);
+        let line = code.json_line();
+        assert_eq!(line["type"], "device_code");
+        assert_eq!(line["userCode"], "ABCD-EFGH");
+        assert!(line.get("deviceCode").is_none() && !line.to_string().contains("\"dc\""));
+        assert!(DeviceCode::parse(&json!({"device_code": "dc"})).is_err());
+    }
+}

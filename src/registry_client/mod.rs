@@ -1,0 +1,137 @@
+//! The registry client: `splice login|logout|publish` and `pkg info|search|yank|install` against
+//! a registry's HTTP API (`/api/v1`). Exit codes: 0 done, 1 refused or failed (a version that
+//! exists, a namespace not yours, a checksum mismatch), 2 usage or an invalid package, 3 no
+//! usable login (none saved, refused, denied, expired) or a registry that cannot be reached or
+//! answers nonsense (DECISIONS.md: 3 is a provider or credential problem).
+
+pub mod command;
+pub mod credentials;
+pub mod http;
+pub mod install;
+pub mod login;
+pub mod publish;
+
+use thiserror::Error;
+
+use crate::exit;
+use crate::packages::Issue;
+
+#[derive(Debug, Error)]
+pub enum RegistryError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("not logged in to {registry}: run `splice login --registry {registry}`")]
+    NotLoggedIn { registry: String },
+    #[error(
+        "{registry} refused the saved login ({message}): run `splice login --registry {registry}`"
+    )]
+    Unauthenticated { registry: String, message: String },
+    /// The registry said no with a reason (`version_exists`, `namespace_forbidden`, …).
+    #[error("{message} ({code})")]
+    Refused {
+        status: u16,
+        code: String,
+        message: String,
+        issues: Vec<Issue>,
+    },
+    #[error("{registry} cannot be reached: {message}")]
+    Unreachable { registry: String, message: String },
+    #[error("{registry} answered something unexpected: {message}")]
+    BadResponse { registry: String, message: String },
+    #[error("the login was denied")]
+    LoginDenied,
+    #[error("the login code expired before it was approved: run `splice login` again")]
+    LoginExpired,
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl RegistryError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RegistryError::Usage(_) => exit::USAGE,
+            RegistryError::Refused { .. } | RegistryError::Failed(_) => exit::FAILED,
+            RegistryError::NotLoggedIn { .. }
+            | RegistryError::Unauthenticated { .. }
+            | RegistryError::Unreachable { .. }
+            | RegistryError::BadResponse { .. }
+            | RegistryError::LoginDenied
+            | RegistryError::LoginExpired => exit::PROVIDER,
+        }
+    }
+}
+
+/// The registry to talk to: the flag, else `SPLICE_REGISTRY`, else the config's `registry`;
+/// none is a usage error that says how to set one. Normalised without a trailing slash (the
+/// key of its saved login).
+pub fn registry_url(flag: Option<&str>) -> Result<String, RegistryError> {
+    let from_config = || {
+        crate::config::ConfigFile::load_user()
+            .map(|c| c.registry)
+            .map_err(|e| RegistryError::Usage(e.to_string()))
+    };
+    let chosen = match flag
+        .map(str::to_string)
+        .or_else(|| crate::config::env_value("SPLICE_REGISTRY"))
+    {
+        Some(url) => url,
+        None => from_config()?.ok_or_else(|| {
+            RegistryError::Usage(
+                "no registry: pass --registry URL, set SPLICE_REGISTRY, or set `registry` in the \
+                 config file"
+                    .into(),
+            )
+        })?,
+    };
+    normalize_url(&chosen).map_err(RegistryError::Usage)
+}
+
+/// `http(s)://host[:port][/path]` without a trailing slash; no user info, query or fragment
+/// (a URL that carries a password would end up in messages).
+pub fn normalize_url(url: &str) -> Result<String, String> {
+    let url = url.trim();
+    let bad = |why: &str| Err(format!("registry URL `{url}` {why}"));
+    let Some(rest) = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+    else {
+        return bad("must start with http:// or https://");
+    };
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty() {
+        return bad("has no host");
+    }
+    if host.contains('@') {
+        return bad("may not carry a user name or password");
+    }
+    if url.contains('?') || url.contains('#') || url.chars().any(char::is_whitespace) {
+        return bad("may not have a query, fragment or spaces");
+    }
+    Ok(url.trim_end_matches('/').to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_urls_are_normalised_and_refused_when_unsafe() {
+        assert_eq!(
+            normalize_url("http://127.0.0.1:7878/").as_deref(),
+            Ok("http://127.0.0.1:7878")
+        );
+        assert_eq!(
+            normalize_url(" https://reg.example/sub ").as_deref(),
+            Ok("https://reg.example/sub")
+        );
+        for bad in [
+            "ftp://x",
+            "http://",
+            "http://u:p@host",
+            "http://h/?a=1",
+            "127.0.0.1:1",
+        ] {
+            assert!(normalize_url(bad).is_err(), "{bad}");
+        }
+    }
+}
