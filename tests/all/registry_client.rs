@@ -1,0 +1,499 @@
+//! The registry client against the real server, both sides the real binary: device-code login
+//! (approved, denied, expired), publish (refused republish, no login), info, search, install
+//! by id and by range (verified; an archive altered on the server installs nothing), yank,
+//! logout. The server runs on 127.0.0.1:0 with a 1 s poll interval.
+
+use crate::support;
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+use support::{Outcome, Sandbox, run_raw};
+
+const OFFICIAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/packages/json");
+const PASSWORD: &str = "correct horse battery staple";
+
+/// A registry server on a free loopback port, stopped when dropped.
+struct Server {
+    child: Child,
+    url: String,
+    data: PathBuf,
+}
+
+impl Server {
+    /// Started with `expiry` seconds for a device code; `alice` owns the namespace `acme`.
+    fn start(sandbox: &Sandbox, expiry: u32) -> Server {
+        let data = sandbox.dir.path().join("registry");
+        let mut add = Command::new(env!("CARGO_BIN_EXE_splice"));
+        add.args(["registry", "user", "add", "alice", "--namespace", "acme"])
+            .arg("--data")
+            .arg(&data)
+            .arg("--password-stdin");
+        let added = run_raw(add, Some(PASSWORD));
+        assert_eq!(added.code, 0, "user add: {}", added.stderr);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_splice"))
+            .args(["registry", "serve", "--addr", "127.0.0.1:0"])
+            .args(["--device-interval", "1", "--device-expiry"])
+            .arg(expiry.to_string())
+            .arg("--data")
+            .arg(&data)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("registry serve: {e}"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let mut first = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut first)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let url = first.trim().to_string();
+        assert!(url.starts_with("http://127.0.0.1:"), "first line: {first}");
+        Server { child, url, data }
+    }
+
+    fn admin(&self, args: &[&str]) -> Outcome {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_splice"));
+        command
+            .arg("registry")
+            .args(args)
+            .arg("--data")
+            .arg(&self.data);
+        run_raw(command, None)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn splice(sandbox: &Sandbox, args: &[&str]) -> Outcome {
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command.args(args);
+    run_raw(command, None)
+}
+
+fn credentials_path(sandbox: &Sandbox) -> PathBuf {
+    sandbox.dir.path().join("credentials.json")
+}
+
+/// `splice login --json`, the code handled by `decide` (`approve` or `deny`, or nothing);
+/// the device_code line, the other lines, the exit code and stderr.
+fn login(sandbox: &Sandbox, server: &Server, decide: Option<&str>) -> (Value, Vec<Value>, Outcome) {
+    let mut child = sandbox
+        .command("http://127.0.0.1:9")
+        .args(["login", "--registry", &server.url, "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("login: {e}"));
+    let mut stdout = BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("no stdout")));
+    let mut first = String::new();
+    stdout
+        .read_line(&mut first)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let code: Value =
+        serde_json::from_str(&first).unwrap_or_else(|e| panic!("not JSON ({e}): {first}"));
+    assert_eq!(code["type"], "device_code", "{first}");
+    let user_code = code["userCode"].as_str().unwrap_or_default().to_string();
+    match decide {
+        Some("approve") => {
+            let done = server.admin(&["approve", &user_code, "--user", "alice"]);
+            assert_eq!(done.code, 0, "approve: {}", done.stderr);
+        }
+        Some(_) => {
+            let done = server.admin(&["deny", &user_code]);
+            assert_eq!(done.code, 0, "deny: {}", done.stderr);
+        }
+        None => {}
+    }
+    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut stdout, &mut rest);
+    let lines: Vec<Value> = rest
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let outcome = Outcome {
+        code: output.status.code().unwrap_or(-1),
+        stdout: format!("{first}{rest}"),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        lines: Vec::new(),
+    };
+    (code, lines, outcome)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
+        let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// The official json package as `acme/json@VERSION`.
+fn package(sandbox: &Sandbox, version: &str) -> PathBuf {
+    let dir = sandbox.dir.path().join(format!("json-{version}"));
+    copy_dir(Path::new(OFFICIAL), &dir);
+    let path = dir.join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut manifest: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    manifest["namespace"] = json!("acme");
+    manifest["version"] = json!(version);
+    std::fs::write(&path, manifest.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let skill = dir.join("SKILL.md");
+    let text = std::fs::read_to_string(&skill).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&skill, text.replacen("# splice/json", "# acme/json", 1))
+        .unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
+fn json_of(outcome: &Outcome) -> Value {
+    serde_json::from_str(outcome.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {} / {}", outcome.stdout, outcome.stderr))
+}
+
+fn publish(sandbox: &Sandbox, server: &Server, dir: &Path) -> Outcome {
+    let dir = dir.display().to_string();
+    splice(sandbox, &["publish", &dir, "--registry", &server.url])
+}
+
+/// The whole path a user takes, and what must hold at each step.
+#[test]
+fn login_publish_info_search_install_run_yank_logout() {
+    let sandbox = Sandbox::new();
+    let server = Server::start(&sandbox, 30);
+    let url = server.url.clone();
+
+    // Without a saved login, publish says to log in (and uploads nothing).
+    let v010 = package(&sandbox, "0.1.0");
+    let refused = publish(&sandbox, &server, &v010);
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("splice login --registry {url}")),
+        "{}",
+        refused.stderr
+    );
+
+    let (_, lines, done) = login(&sandbox, &server, Some("approve"));
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let result = lines.last().cloned().unwrap_or_default();
+    assert_eq!(result["type"], "result", "{}", done.stdout);
+    assert_eq!(result["kind"], "login");
+    assert_eq!(result["user"], "alice");
+    // The token: in the file, mode 0600, and nowhere in the output.
+    let creds = credentials_path(&sandbox);
+    let mode = std::fs::metadata(&creds)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&creds).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let token = saved[&url]["token"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(token.len() >= 16, "{saved}");
+    assert!(!done.stdout.contains(&token) && !done.stderr.contains(&token));
+
+    let out = publish(&sandbox, &server, &v010);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains(&token) && !out.stderr.contains(&token));
+
+    // A version, once published, is never replaced: the refusal names it.
+    let again = publish(&sandbox, &server, &v010);
+    assert_ne!(again.code, 0);
+    assert!(again.stderr.contains("acme/json@0.1.0"), "{}", again.stderr);
+
+    let info = splice(
+        &sandbox,
+        &[
+            "pkg",
+            "info",
+            "acme/json@0.1.0",
+            "--registry",
+            &url,
+            "--json",
+        ],
+    );
+    assert_eq!(info.code, 0, "{}", info.stderr);
+    let info = json_of(&info);
+    for key in [
+        "sha256",
+        "size",
+        "publisher",
+        "publishedAt",
+        "clientVersion",
+    ] {
+        assert!(info.get(key).is_some_and(|v| !v.is_null()), "{key}: {info}");
+    }
+    assert_eq!(info["publisher"], "alice");
+    assert_eq!(info["clientVersion"], env!("CARGO_PKG_VERSION"));
+
+    let found = splice(
+        &sandbox,
+        &["pkg", "search", "json", "--registry", &url, "--json"],
+    );
+    assert_eq!(found.code, 0, "{}", found.stderr);
+    assert_eq!(json_of(&found)["packages"][0]["id"], "acme/json");
+
+    // By range: 0.1.0 is the only match; its sha256 is the registry's.
+    let installed = splice(
+        &sandbox,
+        &[
+            "pkg",
+            "install",
+            "acme/json@^0.1",
+            "--registry",
+            &url,
+            "--json",
+        ],
+    );
+    assert_eq!(installed.code, 0, "{}", installed.stderr);
+    let installed = json_of(&installed);
+    assert_eq!(installed["version"], "0.1.0");
+    assert_eq!(installed["status"], "installed");
+    assert_eq!(installed["sha256"], info["sha256"]);
+    let source = sandbox.data.join("package-sources/acme/json/0.1.0.json");
+    let source: Value =
+        serde_json::from_str(&std::fs::read_to_string(&source).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(source["registry"], json!(url));
+    // The same version again changes nothing.
+    let twice = splice(
+        &sandbox,
+        &[
+            "pkg",
+            "install",
+            "acme/json@0.1.0",
+            "--registry",
+            &url,
+            "--json",
+        ],
+    );
+    assert_eq!(json_of(&twice)["status"], "unchanged", "{}", twice.stderr);
+
+    let mut run = sandbox.command("http://127.0.0.1:9");
+    run.env("SPLICE_NODE", support::node::node22()).args([
+        "pkg",
+        "run",
+        "acme/json",
+        "parse",
+        r#"{"text":"[1,2]"}"#,
+        "--json",
+    ]);
+    let ran = run_raw(run, None);
+    assert_eq!(ran.code, 0, "{} {}", ran.stdout, ran.stderr);
+    assert_eq!(json_of(&ran)["output"]["type"], "array");
+
+    // Yank 0.2.0: a range and the latest skip it; the exact version still installs.
+    let out = publish(&sandbox, &server, &package(&sandbox, "0.2.0"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let yanked = splice(
+        &sandbox,
+        &["pkg", "yank", "acme/json@0.2.0", "--registry", &url],
+    );
+    assert_eq!(yanked.code, 0, "{}", yanked.stderr);
+    let latest = splice(
+        &sandbox,
+        &["pkg", "install", "acme/json", "--registry", &url, "--json"],
+    );
+    assert_eq!(json_of(&latest)["version"], "0.1.0", "{}", latest.stderr);
+    let range = splice(
+        &sandbox,
+        &["pkg", "install", "acme/json@^0.2", "--registry", &url],
+    );
+    assert_eq!(range.code, 1, "{}", range.stderr);
+    assert!(!sandbox.data.join("packages/acme/json/0.2.0").exists());
+
+    let out = splice(&sandbox, &["logout", "--registry", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!creds.exists(), "logout leaves the credentials file");
+    let out = splice(&sandbox, &["logout", "--registry", &url]);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains("Not logged in"), "{}", out.stdout);
+}
+
+/// An archive changed on the server after it was published installs nothing: its sha256 is
+/// not the one the metadata recorded.
+#[test]
+fn an_archive_altered_on_the_server_installs_nothing() {
+    let sandbox = Sandbox::new();
+    let server = Server::start(&sandbox, 30);
+    let (_, _, done) = login(&sandbox, &server, Some("approve"));
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let out = publish(&sandbox, &server, &package(&sandbox, "0.1.0"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let info = splice(
+        &sandbox,
+        &[
+            "pkg",
+            "info",
+            "acme/json@0.1.0",
+            "--registry",
+            &server.url,
+            "--json",
+        ],
+    );
+    let sha256 = json_of(&info)["sha256"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // Another valid package in its place: only the checksum can tell.
+    let other = support::package::manifest(json!({}), &[("t", 1000)]);
+    let other_dir = sandbox.dir.path().join("other");
+    let mut other = other;
+    other["namespace"] = json!("acme");
+    other["name"] = json!("json");
+    support::package::write_package(&other_dir, &other, &[("t", "export default () => 1;")]);
+    let blob = find_file_containing(&server.data, &sha256)
+        .unwrap_or_else(|| panic!("no blob named by {sha256} under {}", server.data.display()));
+    let mut pack = sandbox.command("http://127.0.0.1:9");
+    pack.args(["pkg", "pack"])
+        .arg(&other_dir)
+        .arg("--out")
+        .arg(&blob);
+    let packed = run_raw(pack, None);
+    assert_eq!(packed.code, 0, "{}", packed.stderr);
+
+    let out = splice(
+        &sandbox,
+        &[
+            "pkg",
+            "install",
+            "acme/json@0.1.0",
+            "--registry",
+            &server.url,
+        ],
+    );
+    assert_eq!(out.code, 1, "{} {}", out.stdout, out.stderr);
+    assert!(out.stderr.contains(&sha256), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("nothing was installed"),
+        "{}",
+        out.stderr
+    );
+    assert!(!sandbox.data.join("packages/acme").exists());
+}
+
+/// A file under `dir` whose path names `sha256` (content-addressed storage).
+fn find_file_containing(dir: &Path, sha256: &str) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()? {
+        let path = entry.ok()?.path();
+        if path.is_dir() {
+            if let Some(found) = find_file_containing(&path, sha256) {
+                return Some(found);
+            }
+        } else if path.to_string_lossy().contains(sha256) {
+            return Some(path);
+        }
+    }
+    None
+}
+
+/// A denied login and an expired one end with an `error` line and exit 3; nothing is saved.
+#[test]
+fn a_denied_or_expired_login_is_an_error_line_and_exit_3() {
+    let sandbox = Sandbox::new();
+    let server = Server::start(&sandbox, 3);
+    let (code, lines, denied) = login(&sandbox, &server, Some("deny"));
+    for key in [
+        "userCode",
+        "verificationUri",
+        "verificationUriComplete",
+        "expiresIn",
+        "interval",
+    ] {
+        assert!(code.get(key).is_some(), "{key}: {code}");
+    }
+    assert_eq!(denied.code, 3, "{}", denied.stdout);
+    let last = lines.last().cloned().unwrap_or_default();
+    assert_eq!(last["type"], "error", "{}", denied.stdout);
+    assert_eq!(last["error"]["code"], "AUTH");
+    assert!(
+        last["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("denied")
+    );
+
+    let (_, lines, expired) = login(&sandbox, &server, None);
+    assert_eq!(expired.code, 3, "{}", expired.stdout);
+    let last = lines.last().cloned().unwrap_or_default();
+    assert_eq!(last["type"], "error", "{}", expired.stdout);
+    assert!(
+        last["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("expired")
+    );
+    assert!(!credentials_path(&sandbox).exists());
+}
+
+/// Without any registry set, a registry command is a usage error that says how to set one.
+#[test]
+fn no_registry_is_a_usage_error_naming_the_ways_to_set_one() {
+    let sandbox = Sandbox::new();
+    let out = splice(&sandbox, &["pkg", "search", "json"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    for way in ["--registry", "SPLICE_REGISTRY", "registry"] {
+        assert!(out.stderr.contains(way), "{}", out.stderr);
+    }
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        r#"{"registry":"ftp://nope"}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = splice(&sandbox, &["pkg", "search", "json"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("http"), "{}", out.stderr);
+}
+
+/// `--dry-run` validates and packs but uploads nothing, and needs no login or server.
+#[test]
+fn publish_dry_run_needs_no_login() {
+    let sandbox = Sandbox::new();
+    let dir = package(&sandbox, "0.3.0").display().to_string();
+    let out = splice(
+        &sandbox,
+        &[
+            "publish",
+            &dir,
+            "--registry",
+            "http://127.0.0.1:9",
+            "--dry-run",
+            "--json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = json_of(&out);
+    assert_eq!(line["id"], "acme/json");
+    assert_eq!(line["version"], "0.3.0");
+    assert_eq!(line["sha256"].as_str().map(str::len), Some(64));
+    // Without --dry-run and without a saved login: refused before any upload, naming the fix.
+    let out = splice(
+        &sandbox,
+        &["publish", &dir, "--registry", "http://127.0.0.1:9/"],
+    );
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("run `splice login --registry http://127.0.0.1:9`"),
+        "{}",
+        out.stderr
+    );
+}
