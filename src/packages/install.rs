@@ -34,6 +34,8 @@ pub enum InstallError {
         version: String,
         path: String,
     },
+    #[error("the archive holds {found}, not the {expected} it was fetched as")]
+    NotExpected { expected: String, found: String },
     #[error("{path}: {message}")]
     Io { path: String, message: String },
 }
@@ -110,12 +112,31 @@ pub fn install_path(
     install_archive(data_dir, &bytes, None, force)
 }
 
-/// Install from an archive's bytes, refused unless its sha256 is `expected` (when given): the
-/// path a registry download takes.
+/// Install from an archive's bytes, refused unless its sha256 is `expected` (when given).
 pub fn install_archive(
     data_dir: &Path,
     bytes: &[u8],
     expected: Option<&str>,
+    force: bool,
+) -> Result<Installed, InstallError> {
+    install_archive_as(data_dir, bytes, expected, None, force)
+}
+
+/// The package an archive must hold.
+#[derive(Debug, Clone, Copy)]
+pub struct Identity<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub version: &'a str,
+}
+
+/// `install_archive`, also refused (before anything is placed) unless the archive holds
+/// `identity`: the path a registry download takes.
+pub fn install_archive_as(
+    data_dir: &Path,
+    bytes: &[u8],
+    expected: Option<&str>,
+    identity: Option<Identity>,
     force: bool,
 ) -> Result<Installed, InstallError> {
     let actual = archive::sha256_hex(bytes);
@@ -134,6 +155,15 @@ pub fn install_archive(
     archive::unpack(bytes, &unpacked, LIMITS)?;
     let package = Package::load(&unpacked).map_err(InstallError::Invalid)?;
     let manifest = &package.manifest;
+    if let Some(want) = identity {
+        let found = (&*manifest.namespace, &*manifest.name, &*manifest.version);
+        if found != (want.namespace, want.name, want.version) {
+            return Err(InstallError::NotExpected {
+                expected: format!("{}/{}@{}", want.namespace, want.name, want.version),
+                found: format!("{}@{}", manifest.id(), manifest.version),
+            });
+        }
+    }
     // The identity of the contents: the archive of what was unpacked, which is the same
     // whether the package came as a directory or as any archive of it.
     let sha256 = archive::pack(&package.dir)?.sha256;
@@ -292,5 +322,34 @@ mod tests {
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
             .collect();
         assert_eq!(left, ["splice"], "no staging directory left");
+    }
+
+    /// A registry's archive for one package that holds another is placed nowhere, even with
+    /// --force over the other package's installed version.
+    #[test]
+    fn an_archive_holding_another_package_than_expected_is_not_placed() {
+        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let packed = archive::pack(Path::new(OFFICIAL)).unwrap_or_else(|e| panic!("{e}"));
+        let expect = Identity {
+            namespace: "acme",
+            name: "json",
+            version: "0.1.0",
+        };
+        let refused = install_archive_as(
+            data.path(),
+            &packed.bytes,
+            Some(&packed.sha256),
+            Some(expect),
+            true,
+        );
+        assert!(
+            matches!(&refused, Err(InstallError::NotExpected { found, .. }) if found == "splice/json@0.1.0"),
+            "{refused:?}"
+        );
+        let left: Vec<_> = std::fs::read_dir(data.path().join("packages"))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::RegistryError;
 use super::http::Registry;
-use crate::packages::install::{self, InstallError, Installed, Outcome};
+use crate::packages::install::{self, InstallError, Installed};
 use crate::packages::installed::compare;
 use crate::packages::names::{name_problem, semver_problem};
 
@@ -166,40 +166,35 @@ pub async fn install(
         })?
         .to_ascii_lowercase();
     let bytes = registry.get_bytes(&format!("{base}/archive")).await?;
-    let done =
-        install::install_archive(data_dir, &bytes, Some(&expected), force).map_err(
-            |e| match e {
-                InstallError::Checksum { expected, actual } => RegistryError::Failed(format!(
-                    "the archive of {}@{version} downloaded from {} has sha256 {actual}, but its \
-                 metadata says {expected}: nothing was installed",
-                    spec.id(),
-                    registry.url
-                )),
-                InstallError::Invalid(issues) => {
-                    let lines: Vec<String> = issues.iter().map(ToString::to_string).collect();
-                    RegistryError::Failed(format!(
-                        "{}@{version} from {} is not a valid package:\n{}",
-                        spec.id(),
-                        registry.url,
-                        lines.join("\n")
-                    ))
-                }
-                other => RegistryError::Failed(format!("cannot install {}: {other}", spec.id())),
-            },
-        )?;
-    if (done.id.as_str(), done.version.as_str()) != (spec.id().as_str(), version.as_str()) {
-        // The registry vouched for this archive under another name: take it out again.
-        if done.outcome == Outcome::Installed {
-            let _ = install::remove(data_dir, &format!("{}@{}", done.id, done.version));
-        }
-        return Err(RegistryError::Failed(format!(
-            "the archive {} serves as {}@{version} is {}@{}: nothing was installed",
-            registry.url,
+    let identity = install::Identity {
+        namespace: &spec.namespace,
+        name: &spec.name,
+        version: &version,
+    };
+    let installed =
+        install::install_archive_as(data_dir, &bytes, Some(&expected), Some(identity), force);
+    let done = installed.map_err(|e| match e {
+        InstallError::Checksum { expected, actual } => RegistryError::Failed(format!(
+            "the archive of {}@{version} downloaded from {} has sha256 {actual}, but its \
+             metadata says {expected}: nothing was installed",
             spec.id(),
-            done.id,
-            done.version
-        )));
-    }
+            registry.url
+        )),
+        InstallError::Invalid(issues) => {
+            let lines: Vec<String> = issues.iter().map(ToString::to_string).collect();
+            RegistryError::Failed(format!(
+                "{}@{version} from {} is not a valid package:\n{}",
+                spec.id(),
+                registry.url,
+                lines.join("\n")
+            ))
+        }
+        InstallError::NotExpected { expected, found } => RegistryError::Failed(format!(
+            "the archive {} serves as {expected} holds {found}: nothing was installed",
+            registry.url
+        )),
+        other => RegistryError::Failed(format!("cannot install {}: {other}", spec.id())),
+    })?;
     record_source(data_dir, &done, &registry.url)?;
     Ok(done)
 }
