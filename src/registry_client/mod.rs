@@ -107,7 +107,24 @@ pub fn normalize_url(url: &str) -> Result<String, String> {
     if url.contains('?') || url.contains('#') || url.chars().any(char::is_whitespace) {
         return bad("may not have a query, fragment or spaces");
     }
+    // Plain http would hand the token and the archives to anyone on the path; only this
+    // machine's own loopback is exempt.
+    if url.starts_with("http://") && !is_loopback(host) {
+        return bad("must use https:// (plain http:// only for localhost, 127.0.0.0/8 or [::1])");
+    }
     Ok(url.trim_end_matches('/').to_string())
+}
+
+/// `localhost`, `127.x.y.z` or `[::1]`, with or without a port.
+fn is_loopback(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]
@@ -124,12 +141,22 @@ mod tests {
             normalize_url(" https://reg.example/sub ").as_deref(),
             Ok("https://reg.example/sub")
         );
+        for loopback in [
+            "http://localhost:1",
+            "http://127.0.0.2",
+            "http://[::1]:7878",
+        ] {
+            assert!(normalize_url(loopback).is_ok(), "{loopback}");
+        }
         for bad in [
             "ftp://x",
             "http://",
             "http://u:p@host",
             "http://h/?a=1",
             "127.0.0.1:1",
+            "http://registry.example.com",
+            "http://10.0.0.5:7878",
+            "http://127.0.0.1.evil.example",
         ] {
             assert!(normalize_url(bad).is_err(), "{bad}");
         }
