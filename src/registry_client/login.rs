@@ -33,6 +33,10 @@ pub enum Poll {
 
 /// RFC 8628 §3.5: a poll no faster than this, whatever the registry says.
 const MIN_INTERVAL: u64 = 1;
+/// The longest a code is waited for, and the longest between two polls, whatever the registry
+/// says (a huge `expires_in` would overflow the clock).
+const MAX_EXPIRY: u64 = 3600;
+const MAX_INTERVAL: u64 = 60;
 /// The added wait after `slow_down`.
 const SLOW_DOWN_STEP: u64 = 5;
 
@@ -60,12 +64,12 @@ impl DeviceCode {
             user_code: text("user_code")?,
             verification_uri: text("verification_uri")?,
             verification_uri_complete: text("verification_uri_complete")?,
-            expires_in: number("expires_in")?,
+            expires_in: number("expires_in")?.min(MAX_EXPIRY),
             interval: value
                 .get("interval")
                 .and_then(Value::as_u64)
                 .unwrap_or(5)
-                .max(MIN_INTERVAL),
+                .clamp(MIN_INTERVAL, MAX_INTERVAL),
         })
     }
 
@@ -141,7 +145,7 @@ pub async fn login(
         match classify(&answer).map_err(bad)? {
             Poll::Done(login) => return Ok(login),
             Poll::Pending => {}
-            Poll::SlowDown => interval += SLOW_DOWN_STEP,
+            Poll::SlowDown => interval = (interval + SLOW_DOWN_STEP).min(MAX_INTERVAL),
             Poll::Denied => return Err(RegistryError::LoginDenied),
             Poll::Expired => return Err(RegistryError::LoginExpired),
         }
@@ -195,5 +199,17 @@ mod tests {
         assert_eq!(line["userCode"], "ABCD-EFGH");
         assert!(line.get("deviceCode").is_none() && !line.to_string().contains("\"dc\""));
         assert!(DeviceCode::parse(&json!({"device_code": "dc"})).is_err());
+    }
+
+    /// A registry's numbers cannot make the client wait for ever or overflow its clock.
+    #[test]
+    fn a_hostile_expiry_or_interval_is_capped() {
+        let value = json!({
+            "device_code": "dc", "user_code": "C", "verification_uri": "u",
+            "verification_uri_complete": "u", "expires_in": u64::MAX, "interval": u64::MAX
+        });
+        let code = DeviceCode::parse(&value).unwrap_or_else(|e| panic!("{e}"));
+        assert!(code.expires_in <= MAX_EXPIRY && code.interval <= MAX_INTERVAL);
+        let _ = Instant::now() + Duration::from_secs(code.expires_in);
     }
 }
