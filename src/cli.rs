@@ -68,6 +68,8 @@ pub enum Command {
     Worktree(WorktreeArgs),
     /// Skill packages: new, validate, pack, test, run, install, list, remove.
     Pkg(PkgArgs),
+    /// The package registry: serve it, add users, approve or deny device logins.
+    Registry(crate::registry::command::RegistryArgs),
 }
 
 #[derive(Debug, Clone, Args)]

@@ -93,6 +93,7 @@ async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
         Some(Command::Restore(args)) => restore(&args, stdout_is_tty),
         Some(Command::Worktree(args)) => worktree(&args),
         Some(Command::Pkg(args)) => pkg(&args.action).await,
+        Some(Command::Registry(args)) => splice::registry::command::run(&args).await,
         None if stdout_is_tty => tui(&cli).await,
         None if cli.tui.resume.is_some() || cli.tui.continue_session => {
             reopen_without_terminal(&cli)
