@@ -74,6 +74,8 @@ pub enum Command {
     Logout(RegistryFlag),
     /// Validate, pack and upload a package directory to a registry.
     Publish(PublishArgs),
+    /// The package registry: serve it, add users, approve or deny device logins.
+    Registry(crate::registry::command::RegistryArgs),
 }
 
 /// `--registry URL` (else `SPLICE_REGISTRY`, else the config's `registry`).

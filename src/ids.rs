@@ -37,7 +37,7 @@ pub fn today_compact() -> String {
     format!("{y:04}{m:02}{d:02}")
 }
 
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -17,6 +17,7 @@ pub mod permissions;
 pub mod pipeline;
 pub mod protocol;
 pub mod provider;
+pub mod registry;
 pub mod registry_client;
 pub mod run;
 pub mod sanitize;

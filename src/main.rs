@@ -115,6 +115,7 @@ async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
             )
             .await
         }
+        Some(Command::Registry(args)) => splice::registry::command::run(&args).await,
         None if stdout_is_tty => tui(&cli).await,
         None if cli.tui.resume.is_some() || cli.tui.continue_session => {
             reopen_without_terminal(&cli)
@@ -218,7 +219,7 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
         || (!std::io::stdout().is_terminal()
             && !raw.iter().skip(1).any(|a| {
                 [
-                    "exec", "restore", "worktree", "pkg", "login", "logout", "publish",
+                    "exec", "restore", "worktree", "pkg", "login", "logout", "publish", "registry",
                 ]
                 .contains(&a.as_str())
             }));

@@ -1,0 +1,284 @@
+//! `splice registry serve|user add|approve|deny`: arguments and what each does.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+
+use super::accounts::hash_password;
+use super::db::{self, Db};
+use super::device::{DeviceSettings, normalize_user_code};
+use super::server::{AppState, router};
+use super::storage::FsBlobStore;
+use super::time::now_ms;
+use crate::exit;
+use crate::packages::names::name_problem;
+
+#[derive(Debug, Clone, Args)]
+pub struct RegistryArgs {
+    #[command(subcommand)]
+    pub action: RegistryAction,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct Store {
+    /// The registry's directory: the SQLite index (registry.db) and the archives (blobs/).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// The index's database instead of DATA/registry.db: a postgres://USER:PASSWORD@HOST/DB URL.
+    #[arg(long, env = "SPLICE_REGISTRY_DATABASE")]
+    pub database: Option<String>,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum RegistryAction {
+    /// Serve the registry; the first line on stdout is its URL. SIGTERM or SIGINT stops it.
+    Serve {
+        #[command(flatten)]
+        store: Store,
+        /// HOST:PORT to listen on (port 0: a free port).
+        #[arg(long, default_value = "127.0.0.1:7878")]
+        addr: SocketAddr,
+        /// Seconds a device login waits between polls.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(i64).range(1..=3600))]
+        device_interval: i64,
+        /// Seconds a device login's code stays valid.
+        #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(i64).range(1..=86400))]
+        device_expiry: i64,
+    },
+    /// Accounts.
+    User {
+        #[command(subcommand)]
+        action: UserAction,
+    },
+    /// Approve a pending device login as USER (from the server's shell).
+    Approve {
+        user_code: String,
+        #[arg(long)]
+        user: String,
+        #[command(flatten)]
+        store: Store,
+    },
+    /// Deny a pending device login.
+    Deny {
+        user_code: String,
+        #[command(flatten)]
+        store: Store,
+    },
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum UserAction {
+    /// Add a user owning NAMESPACE (an existing user gains NAMESPACE; its password stays).
+    Add {
+        name: String,
+        #[arg(long)]
+        namespace: String,
+        /// Read the password from the first line of stdin (else it is prompted for).
+        #[arg(long)]
+        password_stdin: bool,
+        #[command(flatten)]
+        store: Store,
+    },
+}
+
+pub async fn run(args: &RegistryArgs) -> i32 {
+    let result = match &args.action {
+        RegistryAction::Serve {
+            store,
+            addr,
+            device_interval,
+            device_expiry,
+        } => {
+            let device = DeviceSettings {
+                interval_secs: *device_interval,
+                expiry_secs: *device_expiry,
+            };
+            serve(store, *addr, device).await
+        }
+        RegistryAction::User {
+            action:
+                UserAction::Add {
+                    name,
+                    namespace,
+                    password_stdin,
+                    store,
+                },
+        } => user_add(store, name, namespace, *password_stdin).await,
+        RegistryAction::Approve {
+            user_code,
+            user,
+            store,
+        } => decide(store, user_code, Some(user)).await,
+        RegistryAction::Deny { user_code, store } => decide(store, user_code, None).await,
+    };
+    match result {
+        Ok(()) => exit::SUCCESS,
+        Err((code, message)) => {
+            eprintln!("splice registry: {message}");
+            code
+        }
+    }
+}
+
+type Failure = (i32, String);
+
+fn failed(e: impl std::fmt::Display) -> Failure {
+    (exit::FAILED, e.to_string())
+}
+
+async fn open(store: &Store) -> Result<Db, Failure> {
+    std::fs::create_dir_all(&store.data)
+        .map_err(|e| failed(format!("{}: {e}", store.data.display())))?;
+    let url = store
+        .database
+        .clone()
+        .unwrap_or_else(|| db::default_url(&store.data));
+    Db::open(&url).await.map_err(failed)
+}
+
+async fn serve(store: &Store, addr: SocketAddr, device: DeviceSettings) -> Result<(), Failure> {
+    let db = open(store).await?;
+    let blobs = FsBlobStore::new(&store.data).map_err(failed)?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| failed(format!("cannot listen on {addr}: {e}")))?;
+    let local = listener.local_addr().map_err(failed)?;
+    let base = format!("http://{local}");
+    eprintln!(
+        "splice registry: index on {}, archives in {}",
+        db.kind,
+        store.data.display()
+    );
+    let state = AppState {
+        db,
+        blobs: Arc::new(blobs),
+        base: base.clone(),
+        device,
+        scratch: store.data.join("tmp"),
+    };
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{base}")
+            .and_then(|()| out.flush())
+            .map_err(failed)?;
+    }
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(stop_signal())
+        .await
+        .map_err(failed)
+}
+
+/// SIGTERM or SIGINT: stop taking connections, finish the requests in flight, exit 0.
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        // Without handlers the default actions stay: the signals still end the process.
+        _ => std::future::pending::<()>().await,
+    }
+}
+
+async fn user_add(
+    store: &Store,
+    name: &str,
+    namespace: &str,
+    password_stdin: bool,
+) -> Result<(), Failure> {
+    for (what, value) in [("user name", name), ("namespace", namespace)] {
+        if let Some(why) = name_problem(value) {
+            return Err((exit::USAGE, format!("the {what} `{value}` {why}")));
+        }
+    }
+    let db = open(store).await?;
+    let hash = if db.user_exists(name).await.map_err(failed)? {
+        None
+    } else {
+        let password = read_password(password_stdin)?;
+        if password.is_empty() {
+            return Err((exit::USAGE, "the password is empty".to_string()));
+        }
+        let hash = tokio::task::spawn_blocking(move || hash_password(&password))
+            .await
+            .map_err(failed)?
+            .map_err(failed)?;
+        Some(hash)
+    };
+    db.add_user(name, hash.as_deref(), namespace, now_ms())
+        .await
+        .map_err(failed)?;
+    eprintln!("splice registry: {name} owns the namespace {namespace}");
+    Ok(())
+}
+
+/// The first line of stdin; on a terminal, prompted for with echo off.
+fn read_password(from_stdin: bool) -> Result<String, Failure> {
+    let stdin = std::io::stdin();
+    let terminal = stdin.is_terminal();
+    if !from_stdin && !terminal {
+        return Err((
+            exit::USAGE,
+            "no terminal to ask for the password on: pass --password-stdin and pipe it".to_string(),
+        ));
+    }
+    let saved = if terminal {
+        eprint!("Password: ");
+        no_echo(&stdin)
+    } else {
+        None
+    };
+    let mut line = String::new();
+    let read = stdin.lock().read_line(&mut line);
+    if let Some(saved) = saved {
+        let _ = rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &saved);
+        eprintln!();
+    }
+    read.map_err(failed)?;
+    Ok(line.trim_end_matches(['\n', '\r']).to_string())
+}
+
+fn no_echo(stdin: &std::io::Stdin) -> Option<rustix::termios::Termios> {
+    let saved = rustix::termios::tcgetattr(stdin).ok()?;
+    let mut quiet = saved.clone();
+    quiet.local_modes.remove(rustix::termios::LocalModes::ECHO);
+    rustix::termios::tcsetattr(stdin, rustix::termios::OptionalActions::Now, &quiet).ok()?;
+    Some(saved)
+}
+
+async fn decide(store: &Store, user_code: &str, user: Option<&String>) -> Result<(), Failure> {
+    let db = open(store).await?;
+    if let Some(user) = user
+        && !db.user_exists(user).await.map_err(failed)?
+    {
+        return Err((
+            exit::USAGE,
+            format!("no user {user}: add it with `splice registry user add {user} --namespace NS`"),
+        ));
+    }
+    let code = normalize_user_code(user_code);
+    if !db
+        .decide_device(&code, user.map(String::as_str), now_ms())
+        .await
+        .map_err(failed)?
+    {
+        return Err((
+            exit::FAILED,
+            format!("no pending login has the code {code} (expired, already handled, or mistyped)"),
+        ));
+    }
+    match user {
+        Some(user) => eprintln!("splice registry: {code} approved as {user}"),
+        None => eprintln!("splice registry: {code} denied"),
+    }
+    Ok(())
+}

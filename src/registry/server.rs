@@ -1,0 +1,403 @@
+//! The HTTP API under `/api/v1` and the `/device` page. Handlers check the caller, then hand
+//! the rules to `publish`, `device` and the index; every failure is an `ApiError`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, JsonRejection};
+use axum::extract::{DefaultBodyLimit, Form, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::MAX_UPLOAD;
+use super::accounts::{secret_hash, verify_password};
+use super::db::{Db, Inserted, VersionRow};
+use super::device::{self, DeviceSettings, normalize_user_code};
+use super::error::ApiError;
+use super::html;
+use super::publish;
+use super::storage::BlobStore;
+use super::time::{now_ms, rfc3339};
+use crate::packages::installed::compare;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Db,
+    pub blobs: Arc<dyn BlobStore>,
+    /// `http://HOST:PORT`, for the verification URI.
+    pub base: String,
+    pub device: DeviceSettings,
+    /// Where uploads are unpacked for checking.
+    pub scratch: PathBuf,
+}
+
+/// Small JSON and form bodies: the default limit of everything but an upload.
+const SMALL_BODY: usize = 64 * 1024;
+
+pub fn router(state: AppState) -> Router {
+    let upload = put(publish_version).layer(DefaultBodyLimit::max(MAX_UPLOAD));
+    Router::new()
+        .route("/api/v1/device/code", post(device_code))
+        .route("/api/v1/device/token", post(device_token))
+        .route("/device", get(device_page).post(device_decide))
+        .route("/api/v1/me", get(me))
+        .route("/api/v1/search", get(search))
+        .route("/api/v1/packages/{ns}/{name}", get(package))
+        .route(
+            "/api/v1/packages/{ns}/{name}/{version}",
+            get(version).merge(upload),
+        )
+        .route(
+            "/api/v1/packages/{ns}/{name}/{version}/archive",
+            get(archive),
+        )
+        .route("/api/v1/packages/{ns}/{name}/{version}/yank", post(yank))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(SMALL_BODY))
+        .with_state(state)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found(
+        "no such endpoint: the API is under /api/v1 (see the README's Registry section)",
+    )
+}
+
+/// The caller's user name from `Authorization: Bearer TOKEN`.
+async fn caller(state: &AppState, headers: &HeaderMap) -> Result<String, ApiError> {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(ApiError::unauthenticated)?;
+    state
+        .db
+        .token_user(&secret_hash(token))
+        .await?
+        .ok_or_else(ApiError::unauthenticated)
+}
+
+async fn device_code(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(
+        device::start(&state.db, &state.base, state.device).await?,
+    ))
+}
+
+#[derive(Deserialize)]
+struct TokenRequest {
+    device_code: String,
+}
+
+async fn device_token(
+    State(state): State<AppState>,
+    body: Result<Json<TokenRequest>, JsonRejection>,
+) -> Response {
+    let Ok(Json(request)) = body else {
+        return device::rfc_error(
+            "invalid_request",
+            "send {\"device_code\":\"…\"} as JSON, the code from POST /api/v1/device/code",
+        );
+    };
+    match device::poll(&state.db, &request.device_code).await {
+        Ok(response) => response,
+        Err(e) => ApiError::internal(e).into_response(),
+    }
+}
+
+#[derive(Deserialize)]
+struct PageQuery {
+    user_code: Option<String>,
+}
+
+async fn device_page(Query(query): Query<PageQuery>) -> Html<String> {
+    Html(html::form(query.user_code.as_deref().unwrap_or("")))
+}
+
+#[derive(Deserialize)]
+struct Decision {
+    #[serde(default)]
+    user: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    user_code: String,
+    #[serde(default)]
+    action: String,
+}
+
+async fn device_decide(
+    State(state): State<AppState>,
+    form: Result<Form<Decision>, axum::extract::rejection::FormRejection>,
+) -> Response {
+    let Ok(Form(decision)) = form else {
+        return html::result(
+            StatusCode::BAD_REQUEST,
+            "The form was incomplete: go back and fill it in.",
+        );
+    };
+    let stored = match state.db.password_hash(&decision.user).await {
+        Ok(stored) => stored,
+        Err(e) => return ApiError::internal(e).into_response(),
+    };
+    let password = decision.password.clone();
+    // Argon2 takes tens of milliseconds: off the async threads. An unknown user is checked
+    // against nothing and refused the same way as a wrong password.
+    let verified = tokio::task::spawn_blocking(move || {
+        stored.is_some_and(|stored| verify_password(&password, &stored))
+    })
+    .await
+    .unwrap_or(false);
+    if !verified {
+        return html::result(
+            StatusCode::UNAUTHORIZED,
+            "Wrong user name or password: go back and try again.",
+        );
+    }
+    let code = normalize_user_code(&decision.user_code);
+    let approve = match decision.action.as_str() {
+        "approve" => true,
+        "deny" => false,
+        _ => return html::result(StatusCode::BAD_REQUEST, "Choose Approve or Deny."),
+    };
+    let user = approve.then_some(decision.user.as_str());
+    match state.db.decide_device(&code, user, now_ms()).await {
+        Ok(true) if approve => html::result(
+            StatusCode::OK,
+            &format!(
+                "Approved: the device is signed in as {}. You can close this page.",
+                decision.user
+            ),
+        ),
+        Ok(true) => html::result(StatusCode::OK, "Denied: the device will not be signed in."),
+        Ok(false) => html::result(
+            StatusCode::NOT_FOUND,
+            "No pending login has that code (expired, already handled, or mistyped): start the login again.",
+        ),
+        Err(e) => ApiError::internal(e).into_response(),
+    }
+}
+
+async fn me(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Value>, ApiError> {
+    let user = caller(&state, &headers).await?;
+    let namespaces = state.db.namespaces(&user).await?;
+    Ok(Json(json!({"user": user, "namespaces": namespaces})))
+}
+
+async fn publish_version(
+    State(state): State<AppState>,
+    Path((ns, name, version)): Path<(String, String, String)>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let user = caller(&state, &headers).await?;
+    if !state.db.owns(&user, &ns).await? {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "namespace_forbidden",
+            format!(
+                "{user} does not own the namespace `{ns}`: publish under one of yours (GET /api/v1/me), \
+                 or ask the registry's operator to add you with `splice registry user add {user} --namespace {ns}`"
+            ),
+        ));
+    }
+    let bytes = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!("the archive is larger than {MAX_UPLOAD} bytes: make the package smaller"),
+            )
+        } else {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("cannot read the upload: {rejection}"),
+            )
+        }
+    })?;
+    let id = format!("{ns}/{name}");
+    // Refuse early what already exists; the insert below refuses it again under races.
+    if state.db.version(&id, &version).await?.is_some() {
+        return Err(exists(&id, &version));
+    }
+    let client_version = headers
+        .get("x-splice-client-version")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .chars()
+        .take(64)
+        .collect::<String>();
+    let (scratch, check) = (state.scratch.clone(), bytes.clone());
+    let (ns2, name2, version2) = (ns.clone(), name.clone(), version.clone());
+    let verified = tokio::task::spawn_blocking(move || {
+        publish::verify(&check, &ns2, &name2, &version2, &scratch)
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::invalid)?;
+    let sha256 = crate::packages::archive::sha256_hex(&bytes);
+    let (blobs, key, data) = (state.blobs.clone(), sha256.clone(), bytes.clone());
+    tokio::task::spawn_blocking(move || blobs.put(&key, &data))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)?;
+    let row = VersionRow {
+        id: id.clone(),
+        version: version.clone(),
+        sha256: sha256.clone(),
+        size: i64::try_from(bytes.len()).unwrap_or(i64::MAX),
+        publisher: user,
+        published_ms: now_ms(),
+        client_version,
+        manifest: verified.manifest.to_string(),
+        yanked: false,
+    };
+    match state
+        .db
+        .insert_version(&row, &ns, &name, &verified.description)
+        .await?
+    {
+        Inserted::Done => Ok((
+            StatusCode::CREATED,
+            Json(json!({"id": id, "version": version, "sha256": sha256, "size": row.size})),
+        )
+            .into_response()),
+        Inserted::Exists => Err(exists(&id, &version)),
+    }
+}
+
+fn exists(id: &str, version: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "version_exists",
+        format!(
+            "{id}@{version} is already published and never changes: bump the version in manifest.json"
+        ),
+    )
+}
+
+async fn package(
+    State(state): State<AppState>,
+    Path((ns, name)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let id = format!("{ns}/{name}");
+    let description = state.db.description(&id).await?.ok_or_else(|| {
+        ApiError::not_found(format!(
+            "no package {id}: check the name, or search with GET /api/v1/search?q="
+        ))
+    })?;
+    let mut versions = state.db.versions(&id).await?;
+    versions.sort_by(|a, b| compare(&b.version, &a.version));
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|v| {
+            json!({"version": v.version, "sha256": v.sha256, "size": v.size,
+                   "yanked": v.yanked, "publishedAt": rfc3339(v.published_ms)})
+        })
+        .collect();
+    Ok(Json(
+        json!({"id": id, "description": description, "versions": versions}),
+    ))
+}
+
+async fn find_version(
+    state: &AppState,
+    ns: &str,
+    name: &str,
+    version: &str,
+) -> Result<VersionRow, ApiError> {
+    let id = format!("{ns}/{name}");
+    state.db.version(&id, version).await?.ok_or_else(|| {
+        ApiError::not_found(format!(
+            "no version {id}@{version}: list the versions with GET /api/v1/packages/{id}"
+        ))
+    })
+}
+
+async fn version(
+    State(state): State<AppState>,
+    Path((ns, name, version)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let v = find_version(&state, &ns, &name, &version).await?;
+    let manifest: Value = serde_json::from_str(&v.manifest).unwrap_or(Value::Null);
+    Ok(Json(json!({
+        "id": v.id, "version": v.version, "sha256": v.sha256, "size": v.size,
+        "publisher": v.publisher, "publishedAt": rfc3339(v.published_ms),
+        "clientVersion": v.client_version, "yanked": v.yanked, "manifest": manifest,
+    })))
+}
+
+async fn archive(
+    State(state): State<AppState>,
+    Path((ns, name, version)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let v = find_version(&state, &ns, &name, &version).await?;
+    let blobs = state.blobs.clone();
+    let bytes = tokio::task::spawn_blocking(move || blobs.get(&v.sha256))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)?
+        .ok_or_else(|| {
+            ApiError::internal(format!(
+                "the archive of {ns}/{name}@{version} is missing from the blob store"
+            ))
+        })?;
+    Ok(([(header::CONTENT_TYPE, "application/gzip")], bytes).into_response())
+}
+
+async fn yank(
+    State(state): State<AppState>,
+    Path((ns, name, version)): Path<(String, String, String)>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    let user = caller(&state, &headers).await?;
+    if !state.db.owns(&user, &ns).await? {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "namespace_forbidden",
+            format!("{user} does not own the namespace `{ns}`: only its owners can yank"),
+        ));
+    }
+    let id = format!("{ns}/{name}");
+    if !state.db.yank(&id, &version).await? {
+        return Err(ApiError::not_found(format!(
+            "no version {id}@{version} to yank"
+        )));
+    }
+    Ok(Json(json!({"id": id, "version": version, "yanked": true})))
+}
+
+#[derive(Deserialize)]
+struct SearchQuery {
+    #[serde(default)]
+    q: String,
+}
+
+async fn search(
+    State(state): State<AppState>,
+    Query(query): Query<SearchQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let mut packages = Vec::new();
+    for (id, description) in state.db.search(&query.q).await? {
+        let latest = state
+            .db
+            .versions(&id)
+            .await?
+            .into_iter()
+            .filter(|v| !v.yanked)
+            .map(|v| v.version)
+            .max_by(|a, b| compare(a, b));
+        // A package whose every version is yanked resolves to nothing: not listed.
+        if let Some(latest) = latest {
+            packages.push(json!({"id": id, "description": description, "latest": latest}));
+        }
+    }
+    Ok(Json(json!({ "packages": packages })))
+}
