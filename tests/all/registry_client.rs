@@ -497,3 +497,86 @@ fn publish_dry_run_needs_no_login() {
         out.stderr
     );
 }
+
+/// Refusals name their reason: a namespace that is not yours names it, a token the registry
+/// does not know says to log in again, an invalid package is reported as `pkg validate` does.
+#[test]
+fn refused_publishes_name_their_reason() {
+    let sandbox = Sandbox::new();
+    let server = Server::start(&sandbox, 30);
+    let (_, _, done) = login(&sandbox, &server, Some("approve"));
+    assert_eq!(done.code, 0, "{}", done.stderr);
+
+    let theirs = package(&sandbox, "0.1.0");
+    let path = theirs.join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, text.replace("\"acme\"", "\"other\"")).unwrap_or_else(|e| panic!("{e}"));
+    let skill = theirs.join("SKILL.md");
+    let text = std::fs::read_to_string(&skill).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&skill, text.replacen("# acme/json", "# other/json", 1))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = publish(&sandbox, &server, &theirs);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("`other`"), "{}", out.stderr);
+
+    let broken = package(&sandbox, "0.2.0");
+    std::fs::remove_file(broken.join("SKILL.md")).unwrap_or_else(|e| panic!("{e}"));
+    let out = publish(&sandbox, &server, &broken);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("SKILL.md"), "{}", out.stderr);
+
+    // A token the registry does not know (revoked, or another registry's).
+    let creds = credentials_path(&sandbox);
+    let mut saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&creds).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    saved[&server.url]["token"] = json!("not-a-token-the-registry-issued");
+    std::fs::write(&creds, saved.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let out = publish(&sandbox, &server, &package(&sandbox, "0.3.0"));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(&format!("run `splice login --registry {}`", server.url)),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("not-a-token-the-registry-issued"));
+}
+
+/// Without `--json`, login shows the link and the code to a person and says who is logged in.
+#[test]
+fn login_for_a_person_shows_the_link_and_code() {
+    let sandbox = Sandbox::new();
+    let server = Server::start(&sandbox, 30);
+    let mut child = sandbox
+        .command("http://127.0.0.1:9")
+        .args(["login", "--registry", &server.url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("login: {e}"));
+    let mut stderr = BufReader::new(child.stderr.take().unwrap_or_else(|| panic!("no stderr")));
+    let mut first = String::new();
+    stderr
+        .read_line(&mut first)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        first.contains(&format!("{}/device?user_code=", server.url)),
+        "{first}"
+    );
+    let user_code = first
+        .rsplit("user_code=")
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let approved = server.admin(&["approve", &user_code, "--user", "alice"]);
+    assert_eq!(approved.code, 0, "{}", approved.stderr);
+    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        stdout.trim(),
+        format!("Logged in to {} as alice", server.url)
+    );
+}
