@@ -184,11 +184,14 @@ pub async fn publish(
             exit::SUCCESS
         }
         Err(RegistryError::Refused { code, message, .. }) if code == "version_exists" => {
-            let _ = writeln!(
-                err,
-                "splice: {id}@{version} is already published and a version never changes: \
-                 {message} ({code})"
-            );
+            // The registry's message names the version; say it here when it does not.
+            let named = format!("{id}@{version}");
+            let message = if message.contains(&named) {
+                message
+            } else {
+                format!("{named} is already published and a version never changes: {message}")
+            };
+            let _ = writeln!(err, "splice: {message} ({code})");
             exit::FAILED
         }
         Err(RegistryError::Refused { code, message, .. }) if code == "namespace_forbidden" => {
