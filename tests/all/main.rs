@@ -25,6 +25,7 @@ mod packages_format;
 mod packages_model;
 mod packages_runtime;
 mod pipeline;
+mod registry_server;
 mod tools_permissions;
 mod tui_tmux;
 mod worktree;
