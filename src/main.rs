@@ -63,7 +63,9 @@ fn main() -> ExitCode {
     // hold up either (git is an async process, the rest runs on the blocking pool or completes
     // first by design), so it skips starting them.
     let tui = cli.command.is_none() && stdout_is_tty;
-    let mut builder = if tui {
+    // The registry server answers many clients at once: worker threads too.
+    let serve = matches!(cli.command, Some(Command::Registry(_)));
+    let mut builder = if tui || serve {
         tokio::runtime::Builder::new_multi_thread()
     } else {
         tokio::runtime::Builder::new_current_thread()

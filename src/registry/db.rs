@@ -101,9 +101,18 @@ impl Db {
                 .fetch_all(&pool)
                 .await?;
         }
-        for statement in SCHEMA {
-            sqlx::query(statement).execute(&pool).await?;
+        let mut tx = pool.begin().await?;
+        if kind == "postgres" {
+            // Two servers starting at once on a new database would race on the catalog
+            // (CREATE TABLE IF NOT EXISTS is not atomic there): one at a time.
+            sqlx::query("SELECT pg_advisory_xact_lock(7878100)")
+                .execute(&mut *tx)
+                .await?;
         }
+        for statement in SCHEMA {
+            sqlx::query(statement).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
         Ok(Db { pool, kind })
     }
 

@@ -1,0 +1,913 @@
+//! The package registry server through the real binary (`splice registry serve` on
+//! 127.0.0.1:0): the device login, publish and its rules, racing publishes, namespace rights,
+//! hostile uploads, yank, and a clean stop. Each test runs on SQLite, and on PostgreSQL too
+//! when SPLICE_TEST_POSTGRES_URL is set (CI sets it, and a CI run without it fails).
+
+use crate::support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use splice::packages::archive;
+use support::{Outcome, Sandbox, run_raw};
+use tar::{EntryType, Header};
+
+const OFFICIAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/packages/json");
+const PASSWORD: &str = "correct horse battery";
+
+/// The databases every test runs on: SQLite always, PostgreSQL when configured.
+pub fn databases() -> Vec<Option<String>> {
+    let mut all = vec![None];
+    match std::env::var("SPLICE_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => all.push(Some(url)),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("CI must run the registry tests on PostgreSQL too: set SPLICE_TEST_POSTGRES_URL")
+        }
+        _ => eprintln!("registry tests: SPLICE_TEST_POSTGRES_URL unset, SQLite only"),
+    }
+    all
+}
+
+/// Names no other test (nor an earlier run on the same PostgreSQL database) uses.
+pub fn unique(prefix: &str) -> String {
+    let bytes = archive::sha256_hex(
+        format!(
+            "{prefix}{:?}{}",
+            std::time::SystemTime::now(),
+            std::process::id()
+        )
+        .as_bytes(),
+    );
+    let letters: String = bytes
+        .bytes()
+        .take(10)
+        .map(|b| char::from(b'a' + b % 26))
+        .collect();
+    format!("{prefix}-{letters}")
+}
+
+/// A running `splice registry serve`, stopped (SIGKILL) when dropped.
+pub struct Registry {
+    pub sandbox: Sandbox,
+    pub url: String,
+    pub data: PathBuf,
+    pub database: Option<String>,
+    child: Option<Child>,
+}
+
+impl Registry {
+    pub fn start(database: Option<&str>) -> Registry {
+        Registry::start_with(
+            database,
+            &["--device-interval", "1", "--device-expiry", "30"],
+        )
+    }
+
+    pub fn start_with(database: Option<&str>, extra: &[&str]) -> Registry {
+        eprintln!(
+            "registry test on {}",
+            database.map_or("sqlite", |_| "postgres")
+        );
+        let sandbox = Sandbox::new();
+        let data = sandbox.dir.path().join("registry");
+        let mut registry = Registry {
+            sandbox,
+            url: String::new(),
+            data,
+            database: database.map(str::to_string),
+            child: None,
+        };
+        let mut command = registry.cli(&["serve", "--addr", "127.0.0.1:0"]);
+        command
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = command.spawn().unwrap_or_else(|e| panic!("spawn: {e}"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let mut first = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut first)
+            .unwrap_or_else(|e| panic!("{e}"));
+        registry.url = first.trim_end().to_string();
+        registry.child = Some(child);
+        assert!(
+            registry.url.starts_with("http://127.0.0.1:") && first.ends_with('\n'),
+            "first line: {first:?}"
+        );
+        registry
+    }
+
+    /// `splice registry ACTION… --data DIR [--database URL]`.
+    pub fn cli(&self, args: &[&str]) -> Command {
+        let mut command = self.sandbox.command("http://127.0.0.1:9");
+        command.arg("registry");
+        let (action, rest) = args.split_at(if args.first() == Some(&"user") { 2 } else { 1 });
+        command.args(action).arg("--data").arg(&self.data);
+        if let Some(url) = &self.database {
+            command.arg("--database").arg(url);
+        }
+        command.args(rest);
+        command
+    }
+
+    pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Outcome {
+        run_raw(self.cli(args), stdin)
+    }
+
+    pub fn add_user(&self, name: &str, namespace: &str) {
+        let out = self.run(
+            &[
+                "user",
+                "add",
+                name,
+                "--namespace",
+                namespace,
+                "--password-stdin",
+            ],
+            Some(&format!("{PASSWORD}\n")),
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+
+    /// A token for `user` from a device login approved with `registry approve`.
+    pub fn login(&self, user: &str) -> String {
+        let code = self.post_json("/api/v1/device/code", None).1;
+        let out = self.run(
+            &[
+                "approve",
+                code["user_code"].as_str().unwrap_or_default(),
+                "--user",
+                user,
+            ],
+            None,
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let (status, body) = self.token(&code);
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body["access_token"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    pub fn token(&self, code: &Value) -> (StatusCode, Value) {
+        self.post_json(
+            "/api/v1/device/token",
+            Some(json!({"device_code": code["device_code"]})),
+        )
+    }
+
+    pub fn post_json(&self, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut request = client().post(format!("{}{path}", self.url));
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        send(request)
+    }
+
+    pub fn get(&self, path: &str) -> (StatusCode, Value) {
+        send(client().get(format!("{}{path}", self.url)))
+    }
+
+    pub fn get_bytes(&self, path: &str) -> (StatusCode, Vec<u8>) {
+        block(async {
+            let response = client()
+                .get(format!("{}{path}", self.url))
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            let status = response.status();
+            (status, response.bytes().await.unwrap_or_default().to_vec())
+        })
+    }
+
+    pub fn publish(
+        &self,
+        token: Option<&str>,
+        id_version: (&str, &str, &str),
+        bytes: Vec<u8>,
+    ) -> (StatusCode, Value) {
+        send(self.publish_request(token, id_version, bytes))
+    }
+
+    fn publish_request(
+        &self,
+        token: Option<&str>,
+        (ns, name, version): (&str, &str, &str),
+        bytes: Vec<u8>,
+    ) -> reqwest::RequestBuilder {
+        let mut request = client()
+            .put(format!(
+                "{}/api/v1/packages/{ns}/{name}/{version}",
+                self.url
+            ))
+            .header("content-type", "application/gzip")
+            .header("x-splice-client-version", "9.8.7-test")
+            .body(bytes);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().unwrap_or_else(|| panic!("not running"));
+        child.wait().unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+pub fn block<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .block_on(future)
+}
+
+fn send(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+    block(receive(request))
+}
+
+async fn receive(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+    let response = request.send().await.unwrap_or_else(|e| panic!("{e}"));
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    let value = serde_json::from_str(&text).unwrap_or_else(|_| json!({ "text": text }));
+    (status, value)
+}
+
+// ---- packages -------------------------------------------------------------------------------
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
+        let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// The official json package as `ns/name@version` (with `description`), packed.
+pub fn package(
+    sandbox: &Sandbox,
+    ns: &str,
+    name: &str,
+    version: &str,
+    description: &str,
+) -> Vec<u8> {
+    let dir = sandbox.root.join(unique("pkg"));
+    copy_dir(Path::new(OFFICIAL), &dir);
+    let path = dir.join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut manifest: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    manifest["namespace"] = json!(ns);
+    manifest["name"] = json!(name);
+    manifest["version"] = json!(version);
+    manifest["description"] = json!(description);
+    let text = serde_json::to_string_pretty(&manifest).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+    archive::pack(&dir).unwrap_or_else(|e| panic!("{e}")).bytes
+}
+
+/// A `.tar.gz` of raw headers, names written as is (the tar crate's setters refuse `..`).
+fn hostile(entries: &[(&[u8], EntryType, &[u8])]) -> Vec<u8> {
+    let gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut builder = tar::Builder::new(gzip);
+    for (name, kind, data) in entries {
+        let mut header = Header::new_ustar();
+        header.as_old_mut().name[..name.len()].copy_from_slice(name);
+        header.set_entry_type(*kind);
+        header.set_mode(0o644);
+        let link = matches!(kind, EntryType::Symlink);
+        if link {
+            header.as_old_mut().linkname[..11].copy_from_slice(b"/etc/passwd");
+        }
+        header.set_size(if link { 0 } else { data.len() as u64 });
+        header.set_cksum();
+        let body: &[u8] = if link { b"" } else { data };
+        builder
+            .append(&header, body)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    builder
+        .into_inner()
+        .and_then(|g| g.finish())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The same tar, gzipped again at another level: same files, other bytes.
+fn regzipped(bytes: &[u8]) -> Vec<u8> {
+    let mut tar = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_end(&mut tar)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gzip.write_all(&tar).unwrap_or_else(|e| panic!("{e}"));
+    gzip.finish().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn blob_count(data: &Path) -> usize {
+    std::fs::read_dir(data.join("blobs/sha256")).map_or(0, |dir| dir.count())
+}
+
+fn error_code(body: &Value) -> &str {
+    body["error"]["code"].as_str().unwrap_or_default()
+}
+
+// ---- the device login -----------------------------------------------------------------------
+
+#[test]
+fn device_login_pending_then_slow_down_then_approved_by_the_cli_spends_the_code() {
+    for database in databases() {
+        let registry = Registry::start(database.as_deref());
+        let (user, ns) = (unique("alice"), unique("acme"));
+        registry.add_user(&user, &ns);
+        let (status, code) = registry.post_json("/api/v1/device/code", None);
+        assert_eq!(status, StatusCode::OK, "{code}");
+        let user_code = code["user_code"].as_str().unwrap_or_default().to_string();
+        assert_eq!(user_code.len(), 9, "{code}");
+        assert_eq!(
+            code["verification_uri"],
+            json!(format!("{}/device", registry.url))
+        );
+        assert_eq!(
+            code["verification_uri_complete"],
+            json!(format!("{}/device?user_code={user_code}", registry.url))
+        );
+        assert_eq!(code["interval"], json!(1));
+        assert_eq!(code["expires_in"], json!(30));
+        let (status, first) = registry.token(&code);
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(first["error"], json!("authorization_pending"), "{first}");
+        // Polled again at once: faster than the interval.
+        let (status, second) = registry.token(&code);
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(second["error"], json!("slow_down"), "{second}");
+        // Approving an unknown user or an unknown code changes nothing.
+        let out = registry.run(&["approve", &user_code, "--user", "nobody"], None);
+        assert_ne!(out.code, 0);
+        let out = registry.run(&["approve", "BBBB-BBBB", "--user", &user], None);
+        assert_ne!(out.code, 0);
+        assert!(out.stderr.contains("no pending login"), "{}", out.stderr);
+        // The user code as a person might type it.
+        let typed = user_code.to_lowercase().replace('-', " ");
+        let out = registry.run(&["approve", &typed, "--user", &user], None);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let (status, body) = registry.token(&code);
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["token_type"], json!("bearer"));
+        assert_eq!(body["user"], json!(user));
+        let token = body["access_token"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(token.len() >= 64, "{token}");
+        // Spent: the same device code gets no second token.
+        let (status, again) = registry.token(&code);
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(again["error"], json!("expired_token"), "{again}");
+        let (status, me) = send(
+            client()
+                .get(format!("{}/api/v1/me", registry.url))
+                .bearer_auth(&token),
+        );
+        assert_eq!(status, StatusCode::OK, "{me}");
+        assert_eq!(me, json!({"user": user, "namespaces": [ns]}));
+        if database.is_none() {
+            // Neither the token nor the password is stored as such.
+            let mut stored = Vec::new();
+            for entry in std::fs::read_dir(&registry.data).unwrap_or_else(|e| panic!("{e}")) {
+                let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+                if path.is_file() {
+                    stored.extend(std::fs::read(&path).unwrap_or_default());
+                }
+            }
+            let text = String::from_utf8_lossy(&stored);
+            assert!(text.contains(&user), "the index was read");
+            assert!(!text.contains(&token), "the token is stored in clear");
+            assert!(!text.contains(&token["splice_".len()..]));
+            assert!(!text.contains(PASSWORD), "the password is stored in clear");
+        }
+    }
+}
+
+fn urlencoded(fields: &[(&str, &str)]) -> String {
+    let encode = |text: &str| -> String {
+        text.bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {
+                    char::from(b).to_string()
+                }
+                b => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let pairs: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+        .collect();
+    pairs.join("&")
+}
+
+fn form(registry: &Registry, fields: &[(&str, &str)]) -> (StatusCode, String) {
+    block(async {
+        let response = client()
+            .post(format!("{}/device", registry.url))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(urlencoded(fields))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let status = response.status();
+        (status, response.text().await.unwrap_or_default())
+    })
+}
+
+#[test]
+fn the_device_page_approves_with_the_password_only_and_denies() {
+    for database in databases() {
+        let registry = Registry::start(database.as_deref());
+        let (user, ns) = (unique("bob"), unique("bobs"));
+        registry.add_user(&user, &ns);
+        let code = registry.post_json("/api/v1/device/code", None).1;
+        let user_code = code["user_code"].as_str().unwrap_or_default().to_string();
+        let page = block(async {
+            client()
+                .get(
+                    code["verification_uri_complete"]
+                        .as_str()
+                        .unwrap_or_default(),
+                )
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+                .text()
+                .await
+                .unwrap_or_default()
+        });
+        assert!(page.contains(&format!("value=\"{user_code}\"")), "{page}");
+        assert!(page.contains("type=\"password\""), "{page}");
+        // A wrong password, or a user that does not exist, approves nothing.
+        for (name, password) in [(user.as_str(), "wrong"), ("nobody", PASSWORD)] {
+            let (status, _) = form(
+                &registry,
+                &[
+                    ("user", name),
+                    ("password", password),
+                    ("user_code", &user_code),
+                    ("action", "approve"),
+                ],
+            );
+            assert_eq!(status, StatusCode::UNAUTHORIZED);
+        }
+        let (status, body) = registry.token(&code);
+        assert_eq!(
+            body["error"],
+            json!("authorization_pending"),
+            "{status} {body}"
+        );
+        let (status, html) = form(
+            &registry,
+            &[
+                ("user", &user),
+                ("password", PASSWORD),
+                ("user_code", &user_code),
+                ("action", "approve"),
+            ],
+        );
+        assert_eq!(status, StatusCode::OK, "{html}");
+        let (status, body) = registry.token(&code);
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["user"], json!(user));
+
+        // Denied on the page: access_denied, then the code is gone.
+        let code = registry.post_json("/api/v1/device/code", None).1;
+        let user_code = code["user_code"].as_str().unwrap_or_default().to_string();
+        let (status, _) = form(
+            &registry,
+            &[
+                ("user", &user),
+                ("password", PASSWORD),
+                ("user_code", &user_code),
+                ("action", "deny"),
+            ],
+        );
+        assert_eq!(status, StatusCode::OK);
+        let (status, body) = registry.token(&code);
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["error"], json!("access_denied"), "{body}");
+        assert_eq!(registry.token(&code).1["error"], json!("expired_token"));
+
+        // Denied from the server's shell; a denied code cannot be approved afterwards.
+        let code = registry.post_json("/api/v1/device/code", None).1;
+        let user_code = code["user_code"].as_str().unwrap_or_default().to_string();
+        let out = registry.run(&["deny", &user_code], None);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let out = registry.run(&["approve", &user_code, "--user", &user], None);
+        assert_ne!(out.code, 0);
+        assert_eq!(registry.token(&code).1["error"], json!("access_denied"));
+    }
+}
+
+#[test]
+fn an_expired_device_code_is_refused_and_cannot_be_approved() {
+    for database in databases() {
+        let registry = Registry::start_with(
+            database.as_deref(),
+            &["--device-interval", "1", "--device-expiry", "1"],
+        );
+        let user = unique("carol");
+        registry.add_user(&user, &unique("carols"));
+        let code = registry.post_json("/api/v1/device/code", None).1;
+        assert_eq!(code["expires_in"], json!(1));
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let user_code = code["user_code"].as_str().unwrap_or_default();
+        let out = registry.run(&["approve", user_code, "--user", &user], None);
+        assert_ne!(out.code, 0, "an expired code was approved");
+        let (status, body) = registry.token(&code);
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["error"], json!("expired_token"), "{body}");
+        // An unknown device code is refused the same way.
+        let (_, body) = registry.token(&json!({"device_code": "0".repeat(64)}));
+        assert_eq!(body["error"], json!("expired_token"), "{body}");
+    }
+}
+
+// ---- publish --------------------------------------------------------------------------------
+
+#[test]
+fn publish_records_provenance_serves_the_same_bytes_and_refuses_a_republish() {
+    for database in databases() {
+        let registry = Registry::start(database.as_deref());
+        let (user, ns) = (unique("dave"), unique("daves"));
+        registry.add_user(&user, &ns);
+        let token = registry.login(&user);
+        let bytes = package(&registry.sandbox, &ns, "json", "0.1.0", "Parse JSON, first");
+        let sha = archive::sha256_hex(&bytes);
+        let (status, body) = registry.publish(Some(&token), (&ns, "json", "0.1.0"), bytes.clone());
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let id = format!("{ns}/json");
+        assert_eq!(
+            body,
+            json!({"id": id, "version": "0.1.0", "sha256": sha, "size": bytes.len()})
+        );
+        // The same version again, the same bytes or others: 409, naming it; nothing changes.
+        let other = package(
+            &registry.sandbox,
+            &ns,
+            "json",
+            "0.1.0",
+            "Parse JSON, replaced",
+        );
+        for again in [bytes.clone(), other] {
+            let (status, body) = registry.publish(Some(&token), (&ns, "json", "0.1.0"), again);
+            assert_eq!(status, StatusCode::CONFLICT, "{body}");
+            assert_eq!(error_code(&body), "version_exists");
+            let message = body["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains(&format!("{id}@0.1.0")), "{message}");
+        }
+        let (status, meta) = registry.get(&format!("/api/v1/packages/{id}/0.1.0"));
+        assert_eq!(status, StatusCode::OK, "{meta}");
+        assert_eq!(meta["sha256"], json!(sha));
+        assert_eq!(meta["size"], json!(bytes.len()));
+        assert_eq!(meta["publisher"], json!(user));
+        assert_eq!(meta["clientVersion"], json!("9.8.7-test"));
+        assert_eq!(meta["yanked"], json!(false));
+        assert_eq!(meta["manifest"]["description"], json!("Parse JSON, first"));
+        let at = meta["publishedAt"].as_str().unwrap_or_default();
+        assert!(
+            at.len() == 20 && at.ends_with('Z') && at.as_bytes()[10] == b'T',
+            "{at}"
+        );
+        let (status, served) = registry.get_bytes(&format!("/api/v1/packages/{id}/0.1.0/archive"));
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(served, bytes);
+        let newer = package(
+            &registry.sandbox,
+            &ns,
+            "json",
+            "0.10.0",
+            "Parse JSON, newer",
+        );
+        assert_eq!(
+            registry
+                .publish(Some(&token), (&ns, "json", "0.10.0"), newer)
+                .0,
+            StatusCode::CREATED
+        );
+        let (_, listing) = registry.get(&format!("/api/v1/packages/{id}"));
+        let versions: Vec<&str> = listing["versions"]
+            .as_array()
+            .map(|v| v.iter().filter_map(|v| v["version"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(versions, ["0.10.0", "0.1.0"], "{listing}");
+        let (_, found) = registry.get(&format!("/api/v1/search?q={}", ns.to_uppercase()));
+        assert_eq!(found["packages"][0]["latest"], json!("0.10.0"), "{found}");
+        let (status, missing) = registry.get(&format!("/api/v1/packages/{id}/9.9.9"));
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(error_code(&missing), "not_found");
+    }
+}
+
+#[test]
+fn racing_publishes_of_one_version_exactly_one_wins_and_its_bytes_stay() {
+    for database in databases() {
+        let registry = Registry::start(database.as_deref());
+        let (user, ns) = (unique("erin"), unique("erins"));
+        registry.add_user(&user, &ns);
+        let token = registry.login(&user);
+        let archives: Vec<Vec<u8>> = (0..12)
+            .map(|i| {
+                package(
+                    &registry.sandbox,
+                    &ns,
+                    "race",
+                    "1.0.0",
+                    &format!("Contender {i}"),
+                )
+            })
+            .collect();
+        let results = block(async {
+            let requests = archives.iter().map(|bytes| {
+                receive(registry.publish_request(
+                    Some(&token),
+                    (&ns, "race", "1.0.0"),
+                    bytes.clone(),
+                ))
+            });
+            futures_util::future::join_all(requests).await
+        });
+        let winners: Vec<usize> = results
+            .iter()
+            .enumerate()
+            .filter(|(_, (status, _))| *status == StatusCode::CREATED)
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(winners.len(), 1, "{results:?}");
+        for (status, body) in &results {
+            assert!(
+                *status == StatusCode::CREATED
+                    || (*status == StatusCode::CONFLICT && error_code(body) == "version_exists"),
+                "{status} {body}"
+            );
+        }
+        let winner = &archives[winners[0]];
+        let (_, meta) = registry.get(&format!("/api/v1/packages/{ns}/race/1.0.0"));
+        assert_eq!(meta["sha256"], json!(archive::sha256_hex(winner)));
+        let served = registry
+            .get_bytes(&format!("/api/v1/packages/{ns}/race/1.0.0/archive"))
+            .1;
+        assert_eq!(&served, winner);
+    }
+}
+
+#[test]
+fn publishing_needs_a_valid_token_and_an_owned_namespace() {
+    for database in databases() {
+        let registry = Registry::start(database.as_deref());
+        let (alice, bob) = (unique("alice"), unique("bob"));
+        let (ours, theirs) = (unique("ours"), unique("theirs"));
+        registry.add_user(&alice, &ours);
+        registry.add_user(&bob, &theirs);
+        let token = registry.login(&alice);
+        let bytes = package(&registry.sandbox, &theirs, "json", "0.1.0", "Not yours");
+        let (status, body) =
+            registry.publish(Some(&token), (&theirs, "json", "0.1.0"), bytes.clone());
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert_eq!(error_code(&body), "namespace_forbidden");
+        for bad in [
+            None,
+            Some("splice_0000"),
+            Some(""),
+            Some(&token[..token.len() - 1]),
+        ] {
+            let (status, body) = registry.publish(bad, (&theirs, "json", "0.1.0"), bytes.clone());
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+            assert_eq!(error_code(&body), "unauthenticated");
+            assert!(
+                body["error"]["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("splice login")
+            );
+        }
+        let (status, _) = registry.get(&format!("/api/v1/packages/{theirs}/json"));
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(blob_count(&registry.data), 0);
+        // A second namespace for an existing user: it owns both, its password unchanged.
+        let out = registry.run(&["user", "add", &alice, "--namespace", &theirs], None);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let (status, body) = registry.publish(Some(&token), (&theirs, "json", "0.1.0"), bytes);
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        // bob, an owner too, may yank it; a token of neither namespace may not.
+        let (status, body) = send(
+            client()
+                .post(format!(
+                    "{}/api/v1/packages/{ours}/json/0.1.0/yank",
+                    registry.url
+                ))
+                .bearer_auth("splice_nope"),
+        );
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    }
+}
+
+#[test]
+fn hostile_or_mislabelled_archives_are_refused_at_upload_and_nothing_is_stored() {
+    for database in databases() {
+        let registry = Registry::start(database.as_deref());
+        let (user, ns) = (unique("frank"), unique("franks"));
+        registry.add_user(&user, &ns);
+        let token = registry.login(&user);
+        let good = package(&registry.sandbox, &ns, "json", "0.1.0", "Fine");
+        let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+            (
+                "dotdot",
+                hostile(&[(b"../evil", EntryType::Regular, b"x")]),
+                "..",
+            ),
+            (
+                "symlink",
+                hostile(&[(b"SKILL.md", EntryType::Symlink, b"")]),
+                "symlink",
+            ),
+            ("regzipped", regzipped(&good), "deterministic"),
+            ("not gzip", b"just text".to_vec(), ""),
+            ("empty", Vec::new(), ""),
+            (
+                "other version",
+                package(&registry.sandbox, &ns, "json", "0.2.0", "Mislabelled"),
+                "0.2.0",
+            ),
+            (
+                "other namespace",
+                package(&registry.sandbox, "splice", "json", "0.1.0", "Mislabelled"),
+                "splice",
+            ),
+        ];
+        for (what, bytes, why) in cases {
+            let (status, body) = registry.publish(Some(&token), (&ns, "json", "0.1.0"), bytes);
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{what}: {body}");
+            assert_eq!(error_code(&body), "invalid_package", "{what}");
+            let issues = body["error"]["issues"].to_string();
+            assert!(issues.contains(why), "{what}: {issues}");
+        }
+        assert!(!registry.data.join("evil").exists() && !registry.data.join("tmp/evil").exists());
+        let (status, _) = registry.get(&format!("/api/v1/packages/{ns}/json"));
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(blob_count(&registry.data), 0);
+        let scratch: Vec<_> = std::fs::read_dir(registry.data.join("tmp"))
+            .map(|d| d.collect())
+            .unwrap_or_default();
+        assert!(scratch.is_empty(), "scratch left behind: {scratch:?}");
+        // The genuine archive still goes in afterwards.
+        assert_eq!(
+            registry
+                .publish(Some(&token), (&ns, "json", "0.1.0"), good)
+                .0,
+            StatusCode::CREATED
+        );
+    }
+}
+
+#[test]
+fn an_upload_over_64_mib_is_refused_with_413() {
+    let registry = Registry::start(None);
+    let (user, ns) = (unique("gina"), unique("ginas"));
+    registry.add_user(&user, &ns);
+    let token = registry.login(&user);
+    let huge = vec![0u8; 64 * 1024 * 1024 + 1];
+    let (status, body) = registry.publish(Some(&token), (&ns, "json", "0.1.0"), huge);
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+    assert_eq!(error_code(&body), "too_large");
+    // A JSON body past the small limit on another endpoint: refused too, as JSON.
+    let (status, body) = registry.post_json(
+        "/api/v1/device/token",
+        Some(json!({"device_code": "x".repeat(100_000)})),
+    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
+#[test]
+fn a_yanked_version_is_hidden_from_resolution_but_unchanged() {
+    for database in databases() {
+        let registry = Registry::start(database.as_deref());
+        let (user, ns) = (unique("hank"), unique("hanks"));
+        let (other, other_ns) = (unique("ivan"), unique("ivans"));
+        registry.add_user(&user, &ns);
+        registry.add_user(&other, &other_ns);
+        let token = registry.login(&user);
+        let old = package(&registry.sandbox, &ns, "json", "1.0.0", "Old");
+        let new = package(&registry.sandbox, &ns, "json", "1.1.0", "New");
+        assert_eq!(
+            registry
+                .publish(Some(&token), (&ns, "json", "1.0.0"), old)
+                .0,
+            StatusCode::CREATED
+        );
+        assert_eq!(
+            registry
+                .publish(Some(&token), (&ns, "json", "1.1.0"), new.clone())
+                .0,
+            StatusCode::CREATED
+        );
+        let before = registry.get(&format!("/api/v1/packages/{ns}/json/1.1.0")).1;
+        let yank = |token: &str| {
+            send(
+                client()
+                    .post(format!(
+                        "{}/api/v1/packages/{ns}/json/1.1.0/yank",
+                        registry.url
+                    ))
+                    .bearer_auth(token),
+            )
+        };
+        let (status, body) = yank(&registry.login(&other));
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        let (status, body) = yank(&token);
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(
+            body,
+            json!({"id": format!("{ns}/json"), "version": "1.1.0", "yanked": true})
+        );
+        let (_, found) = registry.get(&format!("/api/v1/search?q={ns}"));
+        assert_eq!(found["packages"][0]["latest"], json!("1.0.0"), "{found}");
+        let mut after = registry.get(&format!("/api/v1/packages/{ns}/json/1.1.0")).1;
+        assert_eq!(after["yanked"], json!(true));
+        after["yanked"] = json!(false);
+        assert_eq!(after, before, "yanking changed more than the flag");
+        let served = registry
+            .get_bytes(&format!("/api/v1/packages/{ns}/json/1.1.0/archive"))
+            .1;
+        assert_eq!(served, new);
+        // Republishing a yanked version is still refused: it exists.
+        let again = package(&registry.sandbox, &ns, "json", "1.1.0", "Again");
+        assert_eq!(
+            registry
+                .publish(Some(&token), (&ns, "json", "1.1.0"), again)
+                .0,
+            StatusCode::CONFLICT
+        );
+    }
+}
+
+#[test]
+fn errors_are_json_with_a_code_and_a_message() {
+    let registry = Registry::start(None);
+    for (status, body) in [
+        registry.get("/api/v1/nothing-here"),
+        registry.get("/api/v1/packages/nobody/nothing"),
+        registry.get("/api/v1/me"),
+    ] {
+        assert!(status.is_client_error(), "{status}");
+        assert!(!error_code(&body).is_empty(), "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.len() > 10),
+            "{body}"
+        );
+    }
+    let (status, body) = registry.post_json("/api/v1/device/token", None);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].is_string(), "{body}");
+}
+
+#[test]
+fn sigterm_stops_the_server_cleanly_with_exit_0() {
+    for signal in [rustix::process::Signal::TERM, rustix::process::Signal::INT] {
+        let mut registry = Registry::start(None);
+        assert_eq!(registry.get("/api/v1/search?q=").0, StatusCode::OK);
+        let pid = rustix::process::Pid::from_raw(i32::try_from(registry.pid()).unwrap_or(0))
+            .unwrap_or_else(|| panic!("no pid"));
+        rustix::process::kill_process(pid, signal).unwrap_or_else(|e| panic!("{e}"));
+        let status = registry.wait();
+        assert_eq!(status.code(), Some(0), "{signal:?}: {status:?}");
+    }
+}
