@@ -364,7 +364,13 @@ pub async fn install(
 ) -> i32 {
     let result = async {
         let spec = spec(text)?;
-        let url = registry_url(flag)?;
+        // SOURCE was no path here: say so, in case a path was meant.
+        let url = registry_url(flag).map_err(|e| match e {
+            RegistryError::Usage(why) => RegistryError::Usage(format!(
+                "`{text}` is no file or directory here, so it names a registry package: {why}"
+            )),
+            other => other,
+        })?;
         let registry = Registry::new(&url, None)?;
         let done = install::install(&registry, data_dir, &spec, force).await?;
         Ok::<_, RegistryError>((url, done))

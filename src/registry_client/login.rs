@@ -118,6 +118,11 @@ pub fn classify(answer: &Answer) -> Result<Poll, String> {
     }
 }
 
+/// The interval after a `slow_down`: 5 s more (RFC 8628 §3.5), at most MAX_INTERVAL.
+fn slower(interval: u64) -> u64 {
+    interval.saturating_add(SLOW_DOWN_STEP).min(MAX_INTERVAL)
+}
+
 /// Log in: `show` is called once with the code; the login on approval.
 pub async fn login(
     registry: &Registry,
@@ -145,7 +150,7 @@ pub async fn login(
         match classify(&answer).map_err(bad)? {
             Poll::Done(login) => return Ok(login),
             Poll::Pending => {}
-            Poll::SlowDown => interval = (interval + SLOW_DOWN_STEP).min(MAX_INTERVAL),
+            Poll::SlowDown => interval = slower(interval),
             Poll::Denied => return Err(RegistryError::LoginDenied),
             Poll::Expired => return Err(RegistryError::LoginExpired),
         }
@@ -199,6 +204,14 @@ mod tests {
         assert_eq!(line["userCode"], "ABCD-EFGH");
         assert!(line.get("deviceCode").is_none() && !line.to_string().contains("\"dc\""));
         assert!(DeviceCode::parse(&json!({"device_code": "dc"})).is_err());
+    }
+
+    #[test]
+    fn slow_down_adds_five_seconds_up_to_the_cap() {
+        assert_eq!(slower(1), 6);
+        assert_eq!(slower(6), 11);
+        assert_eq!(slower(MAX_INTERVAL - 1), MAX_INTERVAL);
+        assert_eq!(slower(u64::MAX), MAX_INTERVAL);
     }
 
     /// A registry's numbers cannot make the client wait for ever or overflow its clock.

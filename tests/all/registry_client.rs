@@ -453,6 +453,15 @@ fn no_registry_is_a_usage_error_naming_the_ways_to_set_one() {
     for way in ["--registry", "SPLICE_REGISTRY", "registry"] {
         assert!(out.stderr.contains(way), "{}", out.stderr);
     }
+    // A path that does not exist and reads as namespace/name: the message says both readings.
+    let out = splice(&sandbox, &["pkg", "install", "skills/json"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("`skills/json` is no file or directory here"),
+        "{}",
+        out.stderr
+    );
     std::fs::write(
         sandbox.dir.path().join("config.json"),
         r#"{"registry":"ftp://nope"}"#,
