@@ -4,13 +4,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, JsonRejection};
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::JsonRejection;
 use axum::extract::{DefaultBodyLimit, Form, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
+use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -40,7 +41,8 @@ pub struct AppState {
 const SMALL_BODY: usize = 64 * 1024;
 
 pub fn router(state: AppState) -> Router {
-    let upload = put(publish_version).layer(DefaultBodyLimit::max(MAX_UPLOAD));
+    // The upload reads its body itself, after the caller is checked, to its own limit.
+    let upload = put(publish_version).layer(DefaultBodyLimit::disable());
     Router::new()
         .route("/api/v1/device/code", post(device_code))
         .route("/api/v1/device/token", post(device_token))
@@ -190,14 +192,45 @@ async fn me(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Va
     Ok(Json(json!({"user": user, "namespaces": namespaces})))
 }
 
+/// How much of a refused upload is read and thrown away so that the client, still sending,
+/// gets the answer rather than a reset connection; past this the connection is closed.
+const DRAIN_LIMIT: u64 = 2 * MAX_UPLOAD as u64;
+
 async fn publish_version(
     State(state): State<AppState>,
     Path((ns, name, version)): Path<(String, String, String)>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Result<Response, ApiError> {
-    let user = caller(&state, &headers).await?;
-    if !state.db.owns(&user, &ns).await? {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match allowed(&state, &ns, &headers).await {
+        Ok(user) if declared.is_none_or(|n| n <= MAX_UPLOAD as u64) => {
+            publish_body(state, (ns, name, version), headers, user, body).await
+        }
+        refused => {
+            // Refused before anything was kept: the body is discarded, never stored.
+            if declared.is_none_or(|n| n <= DRAIN_LIMIT) {
+                let mut stream = body.into_data_stream();
+                let mut seen = 0u64;
+                while let Some(Ok(chunk)) = stream.next().await {
+                    seen += chunk.len() as u64;
+                    if seen > DRAIN_LIMIT {
+                        break;
+                    }
+                }
+            }
+            Err(refused.err().unwrap_or_else(too_large))
+        }
+    }
+}
+
+/// The caller, when it owns the namespace.
+async fn allowed(state: &AppState, ns: &str, headers: &HeaderMap) -> Result<String, ApiError> {
+    let user = caller(state, headers).await?;
+    if !state.db.owns(&user, ns).await? {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "namespace_forbidden",
@@ -207,21 +240,18 @@ async fn publish_version(
             ),
         ));
     }
-    let bytes = body.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too_large",
-                format!("the archive is larger than {MAX_UPLOAD} bytes: make the package smaller"),
-            )
-        } else {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
-                format!("cannot read the upload: {rejection}"),
-            )
-        }
-    })?;
+    Ok(user)
+}
+
+async fn publish_body(
+    state: AppState,
+    (ns, name, version): (String, String, String),
+    headers: HeaderMap,
+    user: String,
+    body: Body,
+) -> Result<Response, ApiError> {
+    // Only now, the caller known to have the right, is the body kept.
+    let bytes = read_limited(body, MAX_UPLOAD).await?;
     let id = format!("{ns}/{name}");
     // Refuse early what already exists; the insert below refuses it again under races.
     if state.db.version(&id, &version).await?.is_some() {
@@ -271,6 +301,34 @@ async fn publish_version(
             .into_response()),
         Inserted::Exists => Err(exists(&id, &version)),
     }
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_large",
+        format!("the archive is larger than {MAX_UPLOAD} bytes: make the package smaller"),
+    )
+}
+
+/// The whole body, refused as soon as it passes `limit` bytes.
+async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    let mut stream = body.into_data_stream();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("cannot read the upload: {e}"),
+            )
+        })?;
+        if bytes.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(bytes))
 }
 
 fn exists(id: &str, version: &str) -> ApiError {

@@ -803,6 +803,12 @@ fn an_upload_over_64_mib_is_refused_with_413() {
     registry.add_user(&user, &ns);
     let token = registry.login(&user);
     let huge = vec![0u8; 64 * 1024 * 1024 + 1];
+    // Who may publish is checked before the body is taken: no 64 MiB from strangers.
+    let (status, body) = registry.publish(None, (&ns, "json", "0.1.0"), huge.clone());
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    let (status, body) =
+        registry.publish(Some(&token), ("elsewhere", "json", "0.1.0"), huge.clone());
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     let (status, body) = registry.publish(Some(&token), (&ns, "json", "0.1.0"), huge);
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
     assert_eq!(error_code(&body), "too_large");
