@@ -35,6 +35,17 @@ pub struct AppState {
     pub device: DeviceSettings,
     /// Where uploads are unpacked for checking.
     pub scratch: PathBuf,
+    /// Password checks running at once.
+    pub password_checks: Arc<tokio::sync::Semaphore>,
+}
+
+/// Password checks allowed at once (each holds 19 MiB for tens of milliseconds).
+pub const PASSWORD_CHECKS: usize = 4;
+
+/// A hash of no one's password, checked for an unknown user so that it takes as long.
+fn stand_in_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| super::accounts::hash_password("stand-in").unwrap_or_default())
 }
 
 /// Small JSON and form bodies: the default limit of everything but an upload.
@@ -149,10 +160,18 @@ async fn device_decide(
         Err(e) => return ApiError::internal(e).into_response(),
     };
     let password = decision.password.clone();
-    // Argon2 takes tens of milliseconds: off the async threads. An unknown user is checked
-    // against nothing and refused the same way as a wrong password.
-    let verified = tokio::task::spawn_blocking(move || {
-        stored.is_some_and(|stored| verify_password(&password, &stored))
+    // Argon2 takes tens of milliseconds and 19 MiB: off the async threads, a few at a time
+    // (unbounded, a flood of sign-ins would exhaust memory). An unknown user costs the same
+    // check against a stand-in hash and is refused the same way as a wrong password.
+    let Ok(_permit) = state.password_checks.acquire().await else {
+        return ApiError::internal("password checks closed").into_response();
+    };
+    let verified = tokio::task::spawn_blocking(move || match stored {
+        Some(stored) => verify_password(&password, &stored),
+        None => {
+            let _ = verify_password(&password, stand_in_hash());
+            false
+        }
     })
     .await
     .unwrap_or(false);
