@@ -158,6 +158,7 @@ async fn serve(store: &Store, addr: SocketAddr, device: DeviceSettings) -> Resul
         base: base.clone(),
         device,
         scratch: store.data.join("tmp"),
+        password_checks: Arc::new(tokio::sync::Semaphore::new(super::server::PASSWORD_CHECKS)),
     };
     {
         let mut out = std::io::stdout().lock();

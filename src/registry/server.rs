@@ -4,13 +4,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, JsonRejection};
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::JsonRejection;
 use axum::extract::{DefaultBodyLimit, Form, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
+use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -34,13 +35,25 @@ pub struct AppState {
     pub device: DeviceSettings,
     /// Where uploads are unpacked for checking.
     pub scratch: PathBuf,
+    /// Password checks running at once.
+    pub password_checks: Arc<tokio::sync::Semaphore>,
+}
+
+/// Password checks allowed at once (each holds 19 MiB for tens of milliseconds).
+pub const PASSWORD_CHECKS: usize = 4;
+
+/// A hash of no one's password, checked for an unknown user so that it takes as long.
+fn stand_in_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| super::accounts::hash_password("stand-in").unwrap_or_default())
 }
 
 /// Small JSON and form bodies: the default limit of everything but an upload.
 const SMALL_BODY: usize = 64 * 1024;
 
 pub fn router(state: AppState) -> Router {
-    let upload = put(publish_version).layer(DefaultBodyLimit::max(MAX_UPLOAD));
+    // The upload reads its body itself, after the caller is checked, to its own limit.
+    let upload = put(publish_version).layer(DefaultBodyLimit::disable());
     Router::new()
         .route("/api/v1/device/code", post(device_code))
         .route("/api/v1/device/token", post(device_token))
@@ -147,10 +160,18 @@ async fn device_decide(
         Err(e) => return ApiError::internal(e).into_response(),
     };
     let password = decision.password.clone();
-    // Argon2 takes tens of milliseconds: off the async threads. An unknown user is checked
-    // against nothing and refused the same way as a wrong password.
-    let verified = tokio::task::spawn_blocking(move || {
-        stored.is_some_and(|stored| verify_password(&password, &stored))
+    // Argon2 takes tens of milliseconds and 19 MiB: off the async threads, a few at a time
+    // (unbounded, a flood of sign-ins would exhaust memory). An unknown user costs the same
+    // check against a stand-in hash and is refused the same way as a wrong password.
+    let Ok(_permit) = state.password_checks.acquire().await else {
+        return ApiError::internal("password checks closed").into_response();
+    };
+    let verified = tokio::task::spawn_blocking(move || match stored {
+        Some(stored) => verify_password(&password, &stored),
+        None => {
+            let _ = verify_password(&password, stand_in_hash());
+            false
+        }
     })
     .await
     .unwrap_or(false);
@@ -190,14 +211,45 @@ async fn me(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Va
     Ok(Json(json!({"user": user, "namespaces": namespaces})))
 }
 
+/// How much of a refused upload is read and thrown away so that the client, still sending,
+/// gets the answer rather than a reset connection; past this the connection is closed.
+const DRAIN_LIMIT: u64 = 2 * MAX_UPLOAD as u64;
+
 async fn publish_version(
     State(state): State<AppState>,
     Path((ns, name, version)): Path<(String, String, String)>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Result<Response, ApiError> {
-    let user = caller(&state, &headers).await?;
-    if !state.db.owns(&user, &ns).await? {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match allowed(&state, &ns, &headers).await {
+        Ok(user) if declared.is_none_or(|n| n <= MAX_UPLOAD as u64) => {
+            publish_body(state, (ns, name, version), headers, user, body).await
+        }
+        refused => {
+            // Refused before anything was kept: the body is discarded, never stored.
+            if declared.is_none_or(|n| n <= DRAIN_LIMIT) {
+                let mut stream = body.into_data_stream();
+                let mut seen = 0u64;
+                while let Some(Ok(chunk)) = stream.next().await {
+                    seen += chunk.len() as u64;
+                    if seen > DRAIN_LIMIT {
+                        break;
+                    }
+                }
+            }
+            Err(refused.err().unwrap_or_else(too_large))
+        }
+    }
+}
+
+/// The caller, when it owns the namespace.
+async fn allowed(state: &AppState, ns: &str, headers: &HeaderMap) -> Result<String, ApiError> {
+    let user = caller(state, headers).await?;
+    if !state.db.owns(&user, ns).await? {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "namespace_forbidden",
@@ -207,21 +259,18 @@ async fn publish_version(
             ),
         ));
     }
-    let bytes = body.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too_large",
-                format!("the archive is larger than {MAX_UPLOAD} bytes: make the package smaller"),
-            )
-        } else {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
-                format!("cannot read the upload: {rejection}"),
-            )
-        }
-    })?;
+    Ok(user)
+}
+
+async fn publish_body(
+    state: AppState,
+    (ns, name, version): (String, String, String),
+    headers: HeaderMap,
+    user: String,
+    body: Body,
+) -> Result<Response, ApiError> {
+    // Only now, the caller known to have the right, is the body kept.
+    let bytes = read_limited(body, MAX_UPLOAD).await?;
     let id = format!("{ns}/{name}");
     // Refuse early what already exists; the insert below refuses it again under races.
     if state.db.version(&id, &version).await?.is_some() {
@@ -271,6 +320,34 @@ async fn publish_version(
             .into_response()),
         Inserted::Exists => Err(exists(&id, &version)),
     }
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_large",
+        format!("the archive is larger than {MAX_UPLOAD} bytes: make the package smaller"),
+    )
+}
+
+/// The whole body, refused as soon as it passes `limit` bytes.
+async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    let mut stream = body.into_data_stream();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("cannot read the upload: {e}"),
+            )
+        })?;
+        if bytes.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(bytes))
 }
 
 fn exists(id: &str, version: &str) -> ApiError {

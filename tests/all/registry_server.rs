@@ -803,6 +803,12 @@ fn an_upload_over_64_mib_is_refused_with_413() {
     registry.add_user(&user, &ns);
     let token = registry.login(&user);
     let huge = vec![0u8; 64 * 1024 * 1024 + 1];
+    // Who may publish is checked before the body is taken: no 64 MiB from strangers.
+    let (status, body) = registry.publish(None, (&ns, "json", "0.1.0"), huge.clone());
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    let (status, body) =
+        registry.publish(Some(&token), ("elsewhere", "json", "0.1.0"), huge.clone());
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     let (status, body) = registry.publish(Some(&token), (&ns, "json", "0.1.0"), huge);
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
     assert_eq!(error_code(&body), "too_large");
@@ -909,5 +915,168 @@ fn sigterm_stops_the_server_cleanly_with_exit_0() {
         rustix::process::kill_process(pid, signal).unwrap_or_else(|e| panic!("{e}"));
         let status = registry.wait();
         assert_eq!(status.code(), Some(0), "{signal:?}: {status:?}");
+    }
+}
+
+// ---- load ---------------------------------------------------------------------------------
+
+/// Latencies of one kind of request, sorted: (p50, p99, max) in milliseconds.
+fn figures(mut times: Vec<std::time::Duration>) -> (f64, f64, f64) {
+    times.sort();
+    let at = |p: f64| {
+        let index = ((times.len() as f64 - 1.0) * p).round() as usize;
+        times[index.min(times.len() - 1)].as_secs_f64() * 1000.0
+    };
+    (at(0.5), at(0.99), at(1.0))
+}
+
+/// 50 concurrent clients on loopback: 1,000 metadata reads and 200 archive downloads while 20
+/// new versions are published. No error, every download byte-identical, every publish there
+/// with its own sha256, nothing else changed. Bounded in count; prints the latencies (no timing
+/// is asserted: `cargo bench --bench registry_burst` measures a release build).
+#[test]
+fn load_concurrent_reads_downloads_and_publishes_lose_and_change_nothing() {
+    for database in databases() {
+        let registry = Registry::start(database.as_deref());
+        let (user, ns) = (unique("load"), unique("loads"));
+        registry.add_user(&user, &ns);
+        let token = registry.login(&user);
+        let base = package(&registry.sandbox, &ns, "json", "1.0.0", "Base");
+        assert_eq!(
+            registry
+                .publish(Some(&token), (&ns, "json", "1.0.0"), base.clone())
+                .0,
+            StatusCode::CREATED
+        );
+        let fresh: Vec<(String, Vec<u8>)> = (0..20)
+            .map(|i| {
+                let version = format!("2.0.{i}");
+                let bytes = package(
+                    &registry.sandbox,
+                    &ns,
+                    "json",
+                    &version,
+                    &format!("Load {i}"),
+                );
+                (version, bytes)
+            })
+            .collect();
+        let url = registry.url.clone();
+        let meta = format!("{url}/api/v1/packages/{ns}/json/1.0.0");
+        let download = format!("{meta}/archive");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (metas, downloads, publishes) = runtime.block_on(async {
+            let client = client();
+            let semaphore = std::sync::Arc::new(tokio::sync::Semaphore::new(50));
+            let mut tasks = tokio::task::JoinSet::new();
+            // 0: metadata, 1: download, 2: publish
+            let mut jobs: Vec<(u8, usize)> = (0..1000).map(|i| (0, i)).collect();
+            jobs.extend((0..200).map(|i| (1, i)));
+            jobs.extend((0..20).map(|i| (2, i)));
+            // Interleaved, so publishes land while reads run.
+            jobs.sort_by_key(|(kind, i)| {
+                (
+                    i * 1000
+                        / if *kind == 0 {
+                            1000
+                        } else if *kind == 1 {
+                            200
+                        } else {
+                            20
+                        },
+                    *kind,
+                )
+            });
+            for (kind, i) in jobs {
+                let permit = semaphore
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let client = client.clone();
+                let (meta, download, base) = (meta.clone(), download.clone(), base.clone());
+                let publish = (kind == 2).then(|| fresh[i].clone());
+                let put = format!("{url}/api/v1/packages/{ns}/json");
+                let token = token.clone();
+                tasks.spawn(async move {
+                    let started = std::time::Instant::now();
+                    let ok = match (kind, publish) {
+                        (0, _) => {
+                            let r = client
+                                .get(&meta)
+                                .send()
+                                .await
+                                .unwrap_or_else(|e| panic!("{e}"));
+                            let status = r.status();
+                            let body: Value =
+                                serde_json::from_slice(&r.bytes().await.unwrap_or_default())
+                                    .unwrap_or_default();
+                            status == StatusCode::OK
+                                && body["sha256"] == json!(archive::sha256_hex(&base))
+                        }
+                        (1, _) => {
+                            let r = client
+                                .get(&download)
+                                .send()
+                                .await
+                                .unwrap_or_else(|e| panic!("{e}"));
+                            r.status() == StatusCode::OK
+                                && r.bytes().await.unwrap_or_default() == base
+                        }
+                        (_, Some((version, bytes))) => {
+                            let r = client
+                                .put(format!("{put}/{version}"))
+                                .bearer_auth(&token)
+                                .body(bytes)
+                                .send()
+                                .await
+                                .unwrap_or_else(|e| panic!("{e}"));
+                            r.status() == StatusCode::CREATED
+                        }
+                        _ => false,
+                    };
+                    drop(permit);
+                    (kind, i, ok, started.elapsed())
+                });
+            }
+            let (mut metas, mut downloads, mut publishes) = (Vec::new(), Vec::new(), Vec::new());
+            while let Some(done) = tasks.join_next().await {
+                let (kind, i, ok, took) = done.unwrap_or_else(|e| panic!("{e}"));
+                assert!(ok, "request {kind}/{i} failed");
+                [&mut metas, &mut downloads, &mut publishes][usize::from(kind)].push(took);
+            }
+            (metas, downloads, publishes)
+        });
+        assert_eq!(
+            (metas.len(), downloads.len(), publishes.len()),
+            (1000, 200, 20)
+        );
+        for (version, bytes) in &fresh {
+            let (_, meta) = registry.get(&format!("/api/v1/packages/{ns}/json/{version}"));
+            assert_eq!(
+                meta["sha256"],
+                json!(archive::sha256_hex(bytes)),
+                "{version}"
+            );
+            let served = registry
+                .get_bytes(&format!("/api/v1/packages/{ns}/json/{version}/archive"))
+                .1;
+            assert_eq!(&served, bytes, "{version}");
+        }
+        let (_, listing) = registry.get(&format!("/api/v1/packages/{ns}/json"));
+        assert_eq!(listing["versions"].as_array().map(Vec::len), Some(21));
+        let kind = database.as_deref().map_or("sqlite", |_| "postgres");
+        for (what, times) in [
+            ("metadata", metas),
+            ("download", downloads),
+            ("publish", publishes),
+        ] {
+            let (p50, p99, max) = figures(times);
+            eprintln!("load on {kind}: {what}: p50 {p50:.1} ms, p99 {p99:.1} ms, max {max:.1} ms");
+        }
     }
 }
