@@ -1102,3 +1102,39 @@ fn load_concurrent_reads_downloads_and_publishes_lose_and_change_nothing() {
         }
     }
 }
+
+#[test]
+fn a_data_directory_with_url_characters_holds_its_own_index() {
+    let sandbox = Sandbox::new();
+    let data = sandbox.dir.path().join("reg?mode=ro#x %41");
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command
+        .args([
+            "registry",
+            "user",
+            "add",
+            "zed",
+            "--namespace",
+            "zeds",
+            "--password-stdin",
+            "--data",
+        ])
+        .arg(&data);
+    let out = run_raw(command, Some("pw\n"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        data.join("registry.db").is_file(),
+        "the index is not in {}",
+        data.display()
+    );
+    let strays: Vec<_> = std::fs::read_dir(sandbox.dir.path())
+        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        strays
+            .iter()
+            .all(|n| !n.to_string_lossy().starts_with("reg")
+                || *n == *data.file_name().unwrap_or_default()),
+        "{strays:?}"
+    );
+}
