@@ -75,7 +75,22 @@ pub struct Db {
 
 /// The default index: `DIR/registry.db`.
 pub fn default_url(data: &Path) -> String {
-    format!("sqlite://{}?mode=rwc", data.join("registry.db").display())
+    use std::os::unix::ffi::OsStrExt;
+    // Percent-encoded: a `?`, `#` or `%` in the directory's name must not become URL syntax
+    // (an option such as `mode=ro`, a fragment) and put the index somewhere else.
+    let path: String = data
+        .join("registry.db")
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .map(|&b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'/' | b'.' | b'_' | b'-' | b'~' => {
+                char::from(b).to_string()
+            }
+            b => format!("%{b:02X}"),
+        })
+        .collect();
+    format!("sqlite://{path}?mode=rwc")
 }
 
 impl Db {

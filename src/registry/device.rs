@@ -16,6 +16,9 @@ use super::time::now_ms;
 /// No vowels (no words) and nothing that looks like a digit (RFC 8628 §6.1).
 const USER_CODE_LETTERS: &[u8] = b"BCDFGHJKLMNPQRSTVWXZ";
 
+/// How much sooner than the interval a poll may come without `slow_down`.
+const POLL_SLACK_MS: i64 = 250;
+
 #[derive(Debug, Clone, Copy)]
 pub struct DeviceSettings {
     pub interval_secs: i64,
@@ -126,7 +129,9 @@ pub async fn poll(db: &Db, device_code: &str) -> Result<Response, DbError> {
             )
         }
         _ => {
-            let too_soon = now - row.last_poll_ms < row.interval_secs * 1000;
+            // A little slack: a client that waits exactly the interval, timed from when it
+            // sent rather than when the server read, is not punished for network jitter.
+            let too_soon = now - row.last_poll_ms < row.interval_secs * 1000 - POLL_SLACK_MS;
             let interval = if too_soon {
                 row.interval_secs + 5
             } else {

@@ -1,7 +1,7 @@
 //! The page at the verification URI: sign in with the name and password set by `registry user
 //! add`, then approve or deny the code. Everything shown is escaped.
 
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 
 fn escape(text: &str) -> String {
@@ -39,9 +39,23 @@ pub fn form(user_code: &str) -> String {
     )
 }
 
+/// Never framed by another site (no clickjacking of Approve), no script, forms post here only.
+const HEADERS: [(header::HeaderName, &str); 2] = [
+    (header::X_FRAME_OPTIONS, "DENY"),
+    (
+        header::CONTENT_SECURITY_POLICY,
+        "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
+    ),
+];
+
+pub fn form_page(user_code: &str) -> Response {
+    (HEADERS, Html(form(user_code))).into_response()
+}
+
 pub fn result(status: StatusCode, message: &str) -> Response {
     (
         status,
+        HEADERS,
         Html(page(
             "Splice device sign-in",
             &format!("<p>{}</p>", escape(message)),

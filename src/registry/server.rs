@@ -8,7 +8,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{DefaultBodyLimit, Form, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use futures_util::StreamExt;
@@ -129,8 +129,8 @@ struct PageQuery {
     user_code: Option<String>,
 }
 
-async fn device_page(Query(query): Query<PageQuery>) -> Html<String> {
-    Html(html::form(query.user_code.as_deref().unwrap_or("")))
+async fn device_page(Query(query): Query<PageQuery>) -> Response {
+    html::form_page(query.user_code.as_deref().unwrap_or(""))
 }
 
 #[derive(Deserialize)]

@@ -457,20 +457,28 @@ fn the_device_page_approves_with_the_password_only_and_denies() {
         registry.add_user(&user, &ns);
         let code = registry.post_json("/api/v1/device/code", None).1;
         let user_code = code["user_code"].as_str().unwrap_or_default().to_string();
-        let page = block(async {
-            client()
-                .get(
-                    code["verification_uri_complete"]
-                        .as_str()
-                        .unwrap_or_default(),
-                )
+        let (headers, page) = block(async {
+            let url = code["verification_uri_complete"]
+                .as_str()
+                .unwrap_or_default();
+            let response = client()
+                .get(url)
                 .send()
                 .await
-                .unwrap_or_else(|e| panic!("{e}"))
-                .text()
-                .await
-                .unwrap_or_default()
+                .unwrap_or_else(|e| panic!("{e}"));
+            let headers = response.headers().clone();
+            (headers, response.text().await.unwrap_or_default())
         });
+        // Another site cannot frame the page to trick a click on Approve.
+        assert_eq!(
+            headers.get("x-frame-options").and_then(|v| v.to_str().ok()),
+            Some("DENY")
+        );
+        let policy = headers
+            .get("content-security-policy")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
         assert!(page.contains(&format!("value=\"{user_code}\"")), "{page}");
         assert!(page.contains("type=\"password\""), "{page}");
         // A wrong password, or a user that does not exist, approves nothing.
@@ -533,6 +541,20 @@ fn the_device_page_approves_with_the_password_only_and_denies() {
         assert_ne!(out.code, 0);
         assert_eq!(registry.token(&code).1["error"], json!("access_denied"));
     }
+}
+
+#[test]
+fn a_poll_a_little_early_by_jitter_is_pending_not_slow_down() {
+    let registry = Registry::start(None);
+    let code = registry.post_json("/api/v1/device/code", None).1;
+    assert_eq!(
+        registry.token(&code).1["error"],
+        json!("authorization_pending")
+    );
+    // 900 ms after a 1 s interval: within the slack, so the interval does not grow.
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    let (_, body) = registry.token(&code);
+    assert_eq!(body["error"], json!("authorization_pending"), "{body}");
 }
 
 #[test]
@@ -1079,4 +1101,40 @@ fn load_concurrent_reads_downloads_and_publishes_lose_and_change_nothing() {
             eprintln!("load on {kind}: {what}: p50 {p50:.1} ms, p99 {p99:.1} ms, max {max:.1} ms");
         }
     }
+}
+
+#[test]
+fn a_data_directory_with_url_characters_holds_its_own_index() {
+    let sandbox = Sandbox::new();
+    let data = sandbox.dir.path().join("reg?mode=ro#x %41");
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command
+        .args([
+            "registry",
+            "user",
+            "add",
+            "zed",
+            "--namespace",
+            "zeds",
+            "--password-stdin",
+            "--data",
+        ])
+        .arg(&data);
+    let out = run_raw(command, Some("pw\n"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        data.join("registry.db").is_file(),
+        "the index is not in {}",
+        data.display()
+    );
+    let strays: Vec<_> = std::fs::read_dir(sandbox.dir.path())
+        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        strays
+            .iter()
+            .all(|n| !n.to_string_lossy().starts_with("reg")
+                || *n == *data.file_name().unwrap_or_default()),
+        "{strays:?}"
+    );
 }
