@@ -13,7 +13,7 @@ use thiserror::Error;
 
 use super::Issue;
 use super::archive::{self, ArchiveError, LIMITS};
-use super::installed::{ResolveError, package_dir};
+use super::installed::{self, ResolveError, package_dir};
 use super::inventory::{self, Spec, packages_root};
 use super::package::Package;
 
@@ -233,6 +233,14 @@ pub fn remove(data_dir: &Path, spec: &str) -> Result<Vec<String>, RemoveError> {
         let dir = package_dir(data_dir, &spec.namespace, &spec.name, version);
         let gone = staging.path.join(index.to_string());
         std::fs::rename(&dir, &gone).map_err(|e| RemoveError::Install(io(&dir)(e)))?;
+        // Its provenance goes with it; none is there for a version installed from a directory.
+        let record = installed::source_record(data_dir, &spec.namespace, &spec.name, version);
+        match std::fs::remove_file(&record) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(RemoveError::Install(io(&record)(e)));
+            }
+            _ => {}
+        }
     }
     // Empty name and namespace directories go too; a non-empty one stays (the error is moot).
     let name_dir = root.join(&spec.namespace).join(&spec.name);

@@ -24,6 +24,16 @@ pub fn package_dir(data_dir: &Path, namespace: &str, name: &str, version: &str) 
         .join(version)
 }
 
+/// Where an installed version came from (a registry install writes it), kept outside the
+/// package directory so the installed files stay exactly what was published.
+pub fn source_record(data_dir: &Path, namespace: &str, name: &str, version: &str) -> PathBuf {
+    data_dir
+        .join("package-sources")
+        .join(namespace)
+        .join(name)
+        .join(format!("{version}.json"))
+}
+
 /// `namespace/name[@version]` → its installed directory.
 pub fn resolve(data_dir: &Path, spec: &str) -> Result<PathBuf, ResolveError> {
     let bad = |why: String| ResolveError::BadSpec {

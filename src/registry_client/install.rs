@@ -5,14 +5,14 @@
 //! `<data dir>/package-sources/NS/NAME/VERSION.json` (outside the package directory, whose
 //! contents are its identity).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use super::RegistryError;
 use super::http::Registry;
 use crate::packages::install::{self, InstallError, Installed};
-use crate::packages::installed::compare;
+use crate::packages::installed::{self, compare};
 use crate::packages::names::{name_problem, semver_problem};
 
 /// Which version a spec asks for.
@@ -199,18 +199,9 @@ pub async fn install(
     Ok(done)
 }
 
-/// Where an installed version's provenance is kept.
-pub fn source_path(data_dir: &Path, namespace: &str, name: &str, version: &str) -> PathBuf {
-    data_dir
-        .join("package-sources")
-        .join(namespace)
-        .join(name)
-        .join(format!("{version}.json"))
-}
-
 fn record_source(data_dir: &Path, done: &Installed, registry: &str) -> Result<(), RegistryError> {
     let (namespace, name) = done.id.split_once('/').unwrap_or((&done.id, ""));
-    let path = source_path(data_dir, namespace, name, &done.version);
+    let path = installed::source_record(data_dir, namespace, name, &done.version);
     let record = json!({
         "registry": registry,
         "id": done.id,

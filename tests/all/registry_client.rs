@@ -320,6 +320,14 @@ fn login_publish_info_search_install_run_yank_logout() {
     assert_eq!(range.code, 1, "{}", range.stderr);
     assert!(!sandbox.data.join("packages/acme/json/0.2.0").exists());
 
+    // Removing a version removes the record of where it came from: a later install of the same
+    // version from a directory must not claim to come from the registry.
+    let source = sandbox.data.join("package-sources/acme/json/0.1.0.json");
+    assert!(source.exists());
+    let removed = splice(&sandbox, &["pkg", "remove", "acme/json@0.1.0"]);
+    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert!(!source.exists(), "pkg remove left the source record");
+
     let out = splice(&sandbox, &["logout", "--registry", &url]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!creds.exists(), "logout leaves the credentials file");
