@@ -68,18 +68,29 @@ pub fn is_run_id(text: &str) -> bool {
 
 /// Now as RFC 3339 UTC to the second (`2026-11-30T18:10:00Z`).
 pub fn now_rfc3339() -> String {
-    let secs = SystemTime::now()
+    let ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0);
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    let s = secs % 86_400;
+    rfc3339(ms)
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for milliseconds since the epoch.
+pub fn rfc3339(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    let rem = secs.rem_euclid(86_400);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        s / 60 % 60,
-        s % 60
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
     )
+}
+
+/// Lowercase hexadecimal, two digits a byte.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

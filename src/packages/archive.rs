@@ -254,10 +254,7 @@ fn read_plain_file(full: &Path, shown: &str) -> Result<Vec<u8>, ArchiveError> {
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::ids::hex(&Sha256::digest(bytes))
 }
 
 /// Unpack `archive` (a `.tar.gz`) into `target`, which must not exist yet; its parent must.

@@ -12,7 +12,7 @@ use super::installed::package_dir;
 use super::inventory;
 use super::manifest::{Permissions, Tool};
 use super::package::Package;
-use super::runtime::{NodeBinary, find_node};
+use super::runtime::{NodeBinary, find_node, parse_version};
 use crate::protocol::{SideEffect, WarningCode};
 use crate::provider::ToolSpec;
 
@@ -150,7 +150,11 @@ pub fn prepare(
         }
     };
     packages.retain(|p| {
-        let needed = p.manifest.min_node_version.as_deref().and_then(triple);
+        let needed = p
+            .manifest
+            .min_node_version
+            .as_deref()
+            .and_then(parse_version);
         let too_old = needed.is_some_and(|needed| node.version < needed);
         if too_old {
             let (a, b, c) = node.version;
@@ -202,12 +206,6 @@ pub fn write_reaching_git_dir(root: &Path, permissions: &Permissions) -> Option<
 fn installed_as(package: &Package, ns: &str, name: &str, version: &str) -> bool {
     let m = &package.manifest;
     m.namespace == ns && m.name == name && m.version == version
-}
-
-fn triple(version: &str) -> Option<(u64, u64, u64)> {
-    let core = version.split(['-', '+']).next()?;
-    let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
-    Some((parts.next()??, parts.next()??, parts.next()??))
 }
 
 /// The system prompt's section: each package's "when to use it", capped per package and in
@@ -340,7 +338,7 @@ mod tests {
         );
         assert!(text.contains("### splice/p5"));
         assert!(text.contains("(omitted: the packages' guidance is capped)"));
-        assert_eq!(triple("22.18.0"), Some((22, 18, 0)));
-        assert_eq!(triple("22.18.0-rc.1"), Some((22, 18, 0)));
+        assert_eq!(parse_version("22.18.0"), Some((22, 18, 0)));
+        assert_eq!(parse_version("22.18.0-rc.1"), Some((22, 18, 0)));
     }
 }

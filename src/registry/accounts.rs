@@ -47,16 +47,15 @@ pub fn verify_password(password: &str, stored: &str) -> bool {
 
 /// A new bearer token, shown once to the client.
 pub fn new_token() -> Result<String, AccountError> {
-    Ok(format!("splice_{}", hex(&random_bytes::<32>()?)))
+    Ok(format!(
+        "splice_{}",
+        crate::ids::hex(&random_bytes::<32>()?)
+    ))
 }
 
 /// What the index stores for a token (or a device code).
 pub fn secret_hash(secret: &str) -> String {
     sha256_hex(secret.as_bytes())
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ pub async fn start(db: &Db, base: &str, settings: DeviceSettings) -> Result<Valu
     let now = now_ms();
     db.purge_devices(now - 3_600_000).await?;
     for _ in 0..8 {
-        let device_code = accounts::hex(&random_bytes::<32>().map_err(ApiError::internal)?);
+        let device_code = crate::ids::hex(&random_bytes::<32>().map_err(ApiError::internal)?);
         let code = user_code()?;
         let expires = now + settings.expiry_secs * 1000;
         let inserted = db

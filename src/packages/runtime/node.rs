@@ -126,7 +126,7 @@ fn identity(path: &Path) -> Option<String> {
 fn version_cache(path: &Path) -> PathBuf {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(path.as_os_str().as_encoded_bytes());
-    let name: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let name = crate::ids::hex(&digest[..16]);
     crate::config::data_dir()
         .join("cache")
         .join("node-version")

@@ -12,7 +12,6 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::NodeBinary;
@@ -42,7 +41,7 @@ pub async fn prepared(package: &Package, node: &NodeBinary) -> Map<String, Value
     let mut ready = Map::new();
     let mut missing: Vec<(PathBuf, String, String)> = Vec::new();
     for (path, source) in sources {
-        let key = hex(&Sha256::digest(source.as_bytes()));
+        let key = crate::packages::archive::sha256_hex(source.as_bytes());
         match std::fs::read_to_string(cache.join(format!("{key}.js"))) {
             Ok(code) => {
                 ready.insert(path.to_string_lossy().into_owned(), Value::String(code));
@@ -157,8 +156,4 @@ fn store(dir: &Path, key: &str, code: &str) {
     {
         let _ = std::fs::remove_file(&temp);
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
