@@ -916,3 +916,65 @@ export default async function () {
         assert!(sandbox.read(".git/hooks/pre-commit").is_none(), "{grant}");
     }
 }
+
+/// A `splice` copied alone, without the launcher binary that is installed beside it, starts
+/// itself as the launcher: the sandbox holds the same (no network), and tools still run.
+#[test]
+fn splice_without_its_launcher_binary_beside_it_still_sandboxes_tools() {
+    let (sandbox, package) = sandbox();
+    let alone = package.with_file_name("bin-alone");
+    std::fs::create_dir_all(&alone).unwrap_or_else(|e| panic!("{e}"));
+    let splice = alone.join("splice");
+    std::fs::copy(env!("CARGO_BIN_EXE_splice"), &splice).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!alone.join("splice-pkg-launch").exists());
+    let template = command(&sandbox);
+    let copied = || {
+        let mut copied = Command::new(&splice);
+        copied.env_clear();
+        for (key, value) in template.get_envs() {
+            if let Some(value) = value {
+                copied.env(key, value);
+            }
+        }
+        if let Some(dir) = template.get_current_dir() {
+            copied.current_dir(dir);
+        }
+        copied
+    };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    listener
+        .set_nonblocking(true)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    let source = r#"import net from 'node:net';
+export default async function (input: { port: number }) {
+  return await new Promise((resolve, reject) => {
+    const socket = net.connect(input.port, '127.0.0.1');
+    socket.on('connect', () => { socket.destroy(); resolve({ connected: true }); });
+    socket.on('error', (e) => reject(new Error(`NO_NETWORK: ${e.message}`)));
+  });
+}"#;
+    write_package(
+        &package,
+        &manifest(json!({}), &[("net", 5000)]),
+        &[("net", source)],
+    );
+    let input = json!({"port": port}).to_string();
+    let refused = call_with(copied(), &package, "net", &input);
+    assert_error(&refused, "TOOL_ERROR", 1);
+    assert!(
+        refused.message().contains("NO_NETWORK"),
+        "{}",
+        refused.stdout
+    );
+    assert!(!connected(&listener), "the server saw a connection");
+    let declared = package.with_file_name("pkg-net-alone");
+    write_package(
+        &declared,
+        &manifest(json!({"network": ["127.0.0.1"]}), &[("net", 5000)]),
+        &[("net", source)],
+    );
+    let control = call_with(copied(), &declared, "net", &input);
+    assert_eq!(ok_output(&control)["connected"], true);
+    assert!(connected(&listener), "the control did not reach the server");
+}

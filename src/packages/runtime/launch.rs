@@ -19,7 +19,7 @@ use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::process::CommandExt;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
@@ -31,6 +31,8 @@ use rustix::thread::UnshareFlags;
 
 /// The hidden first argument of the launcher.
 pub const LAUNCH_ARG: &str = "__pkg-launch";
+/// The launcher's own binary, installed beside `splice`.
+pub const LAUNCHER_BIN: &str = "splice-pkg-launch";
 /// Test hook: set (non-empty) to make the launcher behave as on a kernel that refuses network
 /// namespaces. It can only make Splice stricter.
 pub const NO_NETNS_ENV: &str = "SPLICE_TEST_NO_NETNS";
@@ -69,6 +71,17 @@ fn parse(args: &[OsString]) -> Request {
         }
     }
     request
+}
+
+/// The launcher to start: the small binary beside `splice` when it is there (it loads in a
+/// fraction of the time), else `splice` itself, which takes the same arguments.
+pub fn launcher_beside(splice: &Path) -> PathBuf {
+    let own = splice.with_file_name(LAUNCHER_BIN);
+    if own.is_file() {
+        own
+    } else {
+        splice.to_path_buf()
+    }
 }
 
 /// The `__pkg-launch` entry point: the exit code of Node, or [`NOT_STARTED`].
@@ -229,6 +242,17 @@ fn refuse(why: &str) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_launcher_binary_beside_splice_is_preferred_and_splice_serves_without_it() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let splice = dir.path().join("splice");
+        std::fs::write(&splice, "").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(launcher_beside(&splice), splice);
+        let own = dir.path().join(LAUNCHER_BIN);
+        std::fs::write(&own, "").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(launcher_beside(&splice), own);
+    }
 
     #[test]
     fn parses_the_launch_line() {

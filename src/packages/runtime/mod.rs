@@ -436,13 +436,13 @@ impl Grants {
         root: &Path,
         tail: &[&OsStr],
     ) -> Result<tokio::process::Command, CallError> {
-        let launcher = crate::permissions::sandbox::launcher().ok_or_else(|| {
+        let splice = crate::permissions::sandbox::launcher().ok_or_else(|| {
             CallError::new(
                 CallErrorCode::PermissionDenied,
                 "no launcher (the splice binary) to start the sandbox with",
             )
         })?;
-        let mut command = tokio::process::Command::new(launcher);
+        let mut command = tokio::process::Command::new(launch::launcher_beside(splice));
         command
             .arg(LAUNCH_ARG)
             .arg("--parent")
