@@ -132,6 +132,9 @@ impl Bus {
             match &event {
                 Event::ToolCall { id, .. } => open.push(id.clone()),
                 Event::ToolResult { id, .. } => open.retain(|o| o != id),
+                // Progress belongs between a call and its result: a late report (a program
+                // still talking after its result) would read as a call that is still running.
+                Event::ToolProgress { id, .. } if !open.contains(id) => return,
                 _ => {}
             }
         }
@@ -211,5 +214,55 @@ mod tests {
         // A provider id that looks minted is never minted again.
         assert_eq!(bus.claim_call_id("call_splice_4"), "call_splice_4");
         assert_eq!(bus.claim_call_id(""), "call_splice_5");
+    }
+
+    struct Recorder(std::sync::Mutex<Vec<Event>>);
+
+    impl Sink for Recorder {
+        fn emit(&self, _run_id: &str, event: &Event) {
+            if let Ok(mut events) = self.0.lock() {
+                events.push(event.clone());
+            }
+        }
+    }
+
+    #[test]
+    fn progress_passes_only_while_its_call_runs() {
+        let recorder = Arc::new(Recorder(std::sync::Mutex::new(Vec::new())));
+        let bus = Bus::new("run_1", vec![recorder.clone() as Arc<dyn Sink>]);
+        let progress = |id: &str| Event::tool_progress(id, Some("upload"), Some(0.5), None);
+        bus.emit(progress("call_1"));
+        bus.emit(Event::ToolCall {
+            id: "call_1".into(),
+            name: "transcribe".into(),
+            args: serde_json::json!({}),
+            side_effect: crate::protocol::SideEffect::Network,
+        });
+        bus.emit(progress("call_1"));
+        bus.emit(Event::ToolResult {
+            id: "call_1".into(),
+            status: crate::protocol::events::ToolStatus::Ok,
+            output: String::new(),
+            truncated: false,
+            changed_files: None,
+            display: None,
+        });
+        bus.emit(progress("call_1"));
+        let kinds: Vec<&str> = recorder
+            .0
+            .lock()
+            .map(|events| {
+                events
+                    .iter()
+                    .map(|e| match e {
+                        Event::ToolCall { .. } => "call",
+                        Event::ToolProgress { .. } => "progress",
+                        Event::ToolResult { .. } => "result",
+                        _ => "other",
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(kinds, ["call", "progress", "result"]);
     }
 }

@@ -194,6 +194,14 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         display: Option<Value>,
     },
+    /// How far a running tool has got (additive: clients may ignore it). Unknown parts are
+    /// null. Only between a call's `tool_call` and its `tool_result`.
+    ToolProgress {
+        id: String,
+        stage: Option<String>,
+        fraction: Option<f64>,
+        detail: Option<String>,
+    },
     #[serde(rename_all = "camelCase")]
     PermissionRequest {
         id: String,
@@ -268,6 +276,25 @@ impl Event {
         }
     }
 
+    /// A `tool_progress` event from what a tool (or the program behind it) reported: text
+    /// made safe for a terminal, the fraction kept within 0..=1 (not a number: unknown).
+    pub fn tool_progress(
+        id: impl Into<String>,
+        stage: Option<&str>,
+        fraction: Option<f64>,
+        detail: Option<&str>,
+    ) -> Event {
+        let clean = |text: &str| crate::sanitize::terminal::strip_controls(text).into_owned();
+        Event::ToolProgress {
+            id: id.into(),
+            stage: stage.map(clean),
+            fraction: fraction
+                .filter(|f| f.is_finite())
+                .map(|f| f.clamp(0.0, 1.0)),
+            detail: detail.map(clean),
+        }
+    }
+
     pub fn warning(code: WarningCode, message: impl Into<String>) -> Event {
         Event::Warning {
             code: code.as_str().to_string(),
@@ -320,6 +347,27 @@ mod tests {
 
     fn line(event: &Event) -> Value {
         Value::Object(envelope("run_1", event))
+    }
+
+    #[test]
+    fn tool_progress_keeps_unknown_parts_null_and_its_text_safe() {
+        let event = Event::tool_progress(
+            "call_1",
+            Some("transcribe"),
+            Some(1.7),
+            Some("chunk 2 of 3\u{1b}]52;c;bad\u{7}"),
+        );
+        assert_eq!(
+            line(&event),
+            json!({"schemaVersion": 2, "type": "tool_progress", "runId": "run_1", "id": "call_1",
+                "stage": "transcribe", "fraction": 1.0, "detail": "chunk 2 of 3"})
+        );
+        let bare = Event::tool_progress("call_2", None, Some(f64::NAN), None);
+        assert_eq!(
+            line(&bare),
+            json!({"schemaVersion": 2, "type": "tool_progress", "runId": "run_1", "id": "call_2",
+                "stage": null, "fraction": null, "detail": null})
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use super::cells::{Cell, Level, ToolOutcome};
+use super::cells::{Cell, Level, ToolOutcome, ToolProgress};
 use super::commands::{self, CommandSpec};
 use super::composer::{Composer, ComposerAction};
 use super::permission::{KeyOutcome, ModalView, PermissionModal};
@@ -394,6 +394,7 @@ impl App {
                         side_effect,
                         decision: None,
                         result: None,
+                        progress: None,
                         expanded: false,
                     });
                 }
@@ -413,6 +414,23 @@ impl App {
                 self.transcript.update_tool(&id, |cell| {
                     if let Cell::Tool { result, .. } = cell {
                         *result = Some(outcome);
+                    }
+                });
+            }
+            Event::ToolProgress {
+                id,
+                stage,
+                fraction,
+                detail,
+            } => {
+                let report = ToolProgress {
+                    stage,
+                    fraction,
+                    detail,
+                };
+                self.transcript.update_tool(&id, |cell| {
+                    if let Cell::Tool { progress, .. } = cell {
+                        *progress = Some(report);
                     }
                 });
             }

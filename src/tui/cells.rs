@@ -28,6 +28,30 @@ pub struct ToolOutcome {
     pub truncated: bool,
 }
 
+/// The latest `tool_progress` of a running tool.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolProgress {
+    pub stage: Option<String>,
+    pub fraction: Option<f64>,
+    pub detail: Option<String>,
+}
+
+impl ToolProgress {
+    /// `transcribe 42% · chunk 2 of 3`: the parts that are known.
+    fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        let head = match (&self.stage, self.fraction) {
+            (Some(stage), Some(f)) => Some(format!("{stage} {:.0}%", f * 100.0)),
+            (Some(stage), None) => Some(stage.clone()),
+            (None, Some(f)) => Some(format!("{:.0}%", f * 100.0)),
+            (None, None) => None,
+        };
+        parts.extend(head);
+        parts.extend(self.detail.clone().filter(|d| !d.is_empty()));
+        parts.join(" · ")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
     User(String),
@@ -43,6 +67,8 @@ pub enum Cell {
         /// Set for a permission decision made in this session ("approved in TUI").
         decision: Option<String>,
         result: Option<ToolOutcome>,
+        /// What the tool last reported while it runs.
+        progress: Option<ToolProgress>,
         expanded: bool,
     },
     /// A pipeline stage's typed output (`submit_code`, `submit_verdict`, …) as it streams in; it
@@ -84,6 +110,7 @@ impl Cell {
                 side_effect,
                 decision,
                 result,
+                progress,
                 expanded,
                 ..
             } => tool_lines(
@@ -95,6 +122,7 @@ impl Cell {
                     side_effect: *side_effect,
                     decision: decision.as_deref(),
                     result: result.as_ref(),
+                    progress: progress.as_ref(),
                     expanded: *expanded,
                 },
                 width,
@@ -130,6 +158,7 @@ struct ToolView<'a> {
     side_effect: SideEffect,
     decision: Option<&'a str>,
     result: Option<&'a ToolOutcome>,
+    progress: Option<&'a ToolProgress>,
     expanded: bool,
 }
 
@@ -160,10 +189,12 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
         )));
     }
     let Some(result) = view.result else {
-        out.push(Line::from(Span::styled(
-            "  ⎿ running…".to_string(),
-            theme.dim(),
-        )));
+        let progress = view.progress.map(ToolProgress::summary);
+        let running = match progress.filter(|p| !p.is_empty()) {
+            Some(progress) => format!("  ⎿ running… {progress}"),
+            None => "  ⎿ running…".to_string(),
+        };
+        out.push(Line::from(Span::styled(running, theme.dim())));
         return;
     };
     let status = match result.status {
@@ -378,6 +409,7 @@ mod tests {
                 output: "1\n2\n3\n4\n5\n".into(),
                 truncated: false,
             }),
+            progress: None,
             expanded: false,
         };
         let text = plain(&cell.lines(&Theme::ansi(), 60));
@@ -395,6 +427,36 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_running_tool_shows_what_it_last_reported() {
+        let running = |progress: Option<ToolProgress>| Cell::Tool {
+            id: "c1".into(),
+            name: "transcribe".into(),
+            args: json!({"path": "demo.mp4"}),
+            side_effect: SideEffect::Network,
+            decision: None,
+            result: None,
+            progress,
+            expanded: false,
+        };
+        let line = |cell: Cell| plain(&cell.lines(&Theme::ansi(), 80))[1].clone();
+        assert_eq!(line(running(None)), "  ⎿ running…");
+        let progress = ToolProgress {
+            stage: Some("transcribe".into()),
+            fraction: Some(0.42),
+            detail: Some("chunk 2 of 3".into()),
+        };
+        assert_eq!(
+            line(running(Some(progress))),
+            "  ⎿ running… transcribe 42% · chunk 2 of 3"
+        );
+        let detail_only = ToolProgress {
+            detail: Some("uploading".into()),
+            ..ToolProgress::default()
+        };
+        assert_eq!(line(running(Some(detail_only))), "  ⎿ running… uploading");
+    }
+
     /// A package tool shows its dotted name and its input as compact JSON: its keys mean what
     /// the package says (`path` of `splice.json.query` is a JSON path, not a file).
     #[test]
@@ -410,6 +472,7 @@ mod tests {
                 output: r#"{"found":true,"value":5,"type":"number"}"#.into(),
                 truncated: false,
             }),
+            progress: None,
             expanded: false,
         };
         let text = plain(&cell.lines(&Theme::ansi(), 80));
