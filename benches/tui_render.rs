@@ -81,6 +81,7 @@ fn fill(app: &mut App) {
                     output: "line one\nline two\nline three\nline four\nline five\n".into(),
                     truncated: false,
                 }),
+                progress: None,
                 expanded: false,
             },
             _ => Cell::Notice(Level::Warning, format!("warning {i}: retrying")),
