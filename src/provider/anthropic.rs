@@ -64,21 +64,59 @@ pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
             }
         }
     }
+    let mut tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}))
+        .collect();
+    let mut system = Vec::new();
+    if !request.system.is_empty() {
+        system.push(json!({"type": "text", "text": request.system}));
+    }
+    place_cache_breakpoints(&mut tools, &mut system, &mut messages);
     let mut body = json!({
         "model": api_model,
         "max_tokens": request.max_tokens,
-        "system": request.system,
+        "system": system,
         "messages": messages,
         "stream": true,
     });
-    if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}))
-            .collect();
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(tools);
     }
     body
+}
+
+/// Most `cache_control` breakpoints the API accepts in one request.
+pub const MAX_CACHE_BREAKPOINTS: usize = 4;
+
+/// Prompt caching: a breakpoint on the stable prefix (the system prompt, which the cache
+/// orders after the tools, or the last tool when there is no system prompt), one on the newest
+/// message's last block (what the next request reads back), and one where the previous request
+/// ended (the message before the latest assistant turn), so a turn that added many blocks
+/// still finds the previous request's cache entry within the API's 20-block lookback. Three of
+/// the four allowed; each prefix must be byte-identical from request to request to be read.
+fn place_cache_breakpoints(tools: &mut [Value], system: &mut [Value], messages: &mut [Value]) {
+    let mark = |block: Option<&mut Value>| {
+        if let Some(block) = block.and_then(Value::as_object_mut) {
+            block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+        }
+    };
+    match system.last_mut() {
+        Some(block) => mark(Some(block)),
+        None => mark(tools.last_mut()),
+    }
+    let newest = messages.len().checked_sub(1);
+    let previous_end = messages
+        .iter()
+        .rposition(|m| m["role"] == "assistant")
+        .and_then(|assistant| assistant.checked_sub(1));
+    for index in [previous_end, newest].into_iter().flatten() {
+        let blocks = messages[index]
+            .get_mut("content")
+            .and_then(Value::as_array_mut);
+        mark(blocks.and_then(|blocks| blocks.last_mut()));
+    }
 }
 
 fn is_tool_result_turn(message: &Value) -> bool {
@@ -362,6 +400,142 @@ mod tests {
         assert_eq!(turns[1]["content"][1]["input"], json!({"path": "x"}));
         assert_eq!(turns[2]["content"].as_array().map(Vec::len), Some(2));
         assert_eq!(turns[2]["content"][1]["is_error"], true);
-        assert_eq!(body["system"], "sys");
+        assert_eq!(body["system"][0]["text"], "sys");
+    }
+
+    fn tool(name: &str) -> super::super::ToolSpec {
+        super::super::ToolSpec {
+            name: name.into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+        }
+    }
+
+    /// The paths of every block that carries a `cache_control` breakpoint.
+    fn breakpoints(body: &Value) -> Vec<String> {
+        fn walk(value: &Value, path: String, found: &mut Vec<String>) {
+            match value {
+                Value::Object(map) => {
+                    if map.contains_key("cache_control") {
+                        found.push(path.clone());
+                    }
+                    for (key, child) in map {
+                        walk(child, format!("{path}.{key}"), found);
+                    }
+                }
+                Value::Array(items) => {
+                    for (i, child) in items.iter().enumerate() {
+                        walk(child, format!("{path}[{i}]"), found);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        walk(body, String::new(), &mut found);
+        found.sort();
+        found
+    }
+
+    fn conversation(turns: usize) -> Vec<Message> {
+        let mut messages = vec![Message::User {
+            text: "go".into(),
+            images: vec![],
+        }];
+        for turn in 0..turns {
+            messages.push(Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCallRequest {
+                    id: format!("t{turn}"),
+                    name: "read_file".into(),
+                    arguments: "{\"path\":\"x\"}".into(),
+                }],
+            });
+            messages.push(Message::ToolResult {
+                call_id: format!("t{turn}"),
+                content: "text".into(),
+                is_error: false,
+            });
+        }
+        messages
+    }
+
+    #[test]
+    fn breakpoints_mark_the_prefix_the_newest_message_and_where_the_last_request_ended() {
+        let tools = [tool("read_file"), tool("write_file")];
+        let request = |system: &'static str, messages: &[Message]| {
+            request_body(
+                "claude",
+                &ModelRequest {
+                    system,
+                    messages,
+                    tools: &tools,
+                    max_tokens: 10,
+                },
+            )
+        };
+        // The first request: the system prompt and the only message.
+        let first = request("sys", &conversation(0));
+        assert_eq!(
+            breakpoints(&first),
+            [".messages[0].content[0]", ".system[0]"]
+        );
+        // Later: where the previous request ended (message 2), and the newest (message 4).
+        let later = request("sys", &conversation(2));
+        assert_eq!(
+            breakpoints(&later),
+            [
+                ".messages[2].content[0]",
+                ".messages[4].content[0]",
+                ".system[0]"
+            ]
+        );
+        // Without a system prompt the prefix mark goes on the last tool.
+        let bare = request("", &conversation(5));
+        assert_eq!(bare["system"], json!([]));
+        assert!(breakpoints(&bare).contains(&".tools[1]".to_string()));
+        for body in [first, later, bare] {
+            assert!(breakpoints(&body).len() <= MAX_CACHE_BREAKPOINTS);
+        }
+    }
+
+    /// What the cache reads back is a byte-identical prefix: the next request repeats the
+    /// previous one's messages exactly, only its breakpoints move.
+    #[test]
+    fn the_next_request_repeats_the_previous_prefix_byte_for_byte() {
+        let tools = [tool("read_file")];
+        let body = |messages: &[Message]| {
+            request_body(
+                "claude",
+                &ModelRequest {
+                    system: "sys",
+                    messages,
+                    tools: &tools,
+                    max_tokens: 10,
+                },
+            )
+        };
+        let strip = |mut value: Value| {
+            fn remove(value: &mut Value) {
+                match value {
+                    Value::Object(map) => {
+                        map.remove("cache_control");
+                        map.values_mut().for_each(remove);
+                    }
+                    Value::Array(items) => items.iter_mut().for_each(remove),
+                    _ => {}
+                }
+            }
+            remove(&mut value);
+            value
+        };
+        let (before, after) = (strip(body(&conversation(2))), strip(body(&conversation(3))));
+        assert_eq!(before["system"], after["system"]);
+        assert_eq!(before["tools"], after["tools"]);
+        let (old, new) = (
+            before["messages"].as_array().cloned().unwrap_or_default(),
+            after["messages"].as_array().cloned().unwrap_or_default(),
+        );
+        assert_eq!(old[..], new[..old.len()]);
     }
 }

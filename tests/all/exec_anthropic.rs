@@ -48,15 +48,18 @@ fn streams_text_and_sends_the_messages_wire_format() {
     assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(request.body["model"], "claude-sonnet-4-5");
     assert_eq!(request.body["stream"], true);
+    // The system prompt is one text block, marked as the cached prefix.
     assert!(
-        request.body["system"]
+        request.body["system"][0]["text"]
             .as_str()
             .unwrap_or_default()
             .contains("Splice")
     );
+    assert_eq!(request.body["system"][0]["type"], "text");
     assert_eq!(
         request.body["messages"][0],
-        json!({"role": "user", "content": [{"type": "text", "text": "Greet me"}]})
+        json!({"role": "user", "content": [{"type": "text", "text": "Greet me",
+            "cache_control": {"type": "ephemeral"}}]})
     );
     assert!(request.body["tools"][0]["input_schema"].is_object());
 }
@@ -91,9 +94,11 @@ fn tool_use_with_split_input_runs_and_returns_a_tool_result_block() {
         second["messages"][1]["content"][0],
         json!({"type": "tool_use", "id": "toolu_1", "name": "search_files", "input": {"pattern": "fn main"}})
     );
+    // The newest block carries the prompt-cache breakpoint (see cost_context.rs).
     assert_eq!(
         second["messages"][2]["content"][0],
-        json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "src/main.rs:1: fn main() {}", "is_error": false})
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "src/main.rs:1: fn main() {}", "is_error": false,
+            "cache_control": {"type": "ephemeral"}})
     );
 }
 

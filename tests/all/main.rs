@@ -9,6 +9,7 @@ mod attack_review;
 mod attack_round2;
 mod attack_shell;
 mod conversation;
+mod cost_context;
 mod exec_anthropic;
 mod exec_openai;
 mod hardening_defects;
