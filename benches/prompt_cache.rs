@@ -197,17 +197,17 @@ fn main() {
         (read, written, fresh) = (read + bill.read, written + bill.written, fresh + bill.fresh);
     }
     let ratio = cached / uncached;
-    println!(
+    eprintln!(
         "prompt caching, {TURNS}-turn Anthropic conversation over a {} KB repository:",
         FILES * FILE_BYTES / 1024
     );
-    println!("  input tokens (est.): {read} read from cache, {written} written, {fresh} uncached");
-    println!("  input cost without caching  ${uncached:.4}");
-    println!(
+    eprintln!("  input tokens (est.): {read} read from cache, {written} written, {fresh} uncached");
+    eprintln!("  input cost without caching  ${uncached:.4}");
+    eprintln!(
         "  input cost with caching     ${cached:.4}  ({:.1}% of uncached; bar: 35%)",
         ratio * 100.0
     );
     if ratio > 0.35 {
-        println!("  over the bar");
+        eprintln!("  over the bar");
     }
 }
