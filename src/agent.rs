@@ -5,6 +5,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::bus::Bus;
+use crate::compaction;
 use crate::protocol::{Event, WarningCode};
 use crate::provider::{Message, ModelRequest, Provider, ProviderError, StreamEvent, ToolSpec};
 use crate::tools::ToolName;
@@ -84,7 +85,15 @@ impl Agent<'_> {
         if let Some(submit) = spec.submit {
             specs.push(submit.clone());
         }
+        let tools_chars: usize = specs
+            .iter()
+            .map(|s| s.name.len() + s.description.len() + s.parameters.to_string().len())
+            .sum();
+        let mut context = ContextGauge::default();
         for _turn in 0..spec.max_turns {
+            self.compact_if_full(messages, spec, &system, tools_chars, &mut context)
+                .await?;
+            context.sent(messages);
             // Run-unique ids of this response's tool calls, by place.
             let mut ids: Vec<String> = Vec::new();
             let response = {
@@ -147,6 +156,7 @@ impl Agent<'_> {
                 spec.iteration,
                 response.usage.as_ref(),
             );
+            context.answered(response.usage.as_ref());
             // An answer cut at the output limit is reported, not passed off as complete.
             if let Some(reason @ ("length" | "max_tokens")) = response.stop_reason.as_deref() {
                 self.bus.emit(Event::warning(
@@ -200,6 +210,78 @@ impl Agent<'_> {
             }
         }
         Err(AgentError::TurnLimit(spec.max_turns))
+    }
+
+    /// Before a request whose prompt would pass 80% of the model's window: summarise the older
+    /// part of the conversation (a request of its own, without tools, with its own `usage`),
+    /// or drop it when the summary cannot be had, and say so in a `context_compacted` warning.
+    async fn compact_if_full(
+        &self,
+        messages: &mut Vec<Message>,
+        spec: &TurnSpec<'_>,
+        system: &str,
+        tools_chars: usize,
+        context: &mut ContextGauge,
+    ) -> Result<(), AgentError> {
+        let window = self.meter.context_window();
+        let estimate = context.estimate(system, tools_chars, messages);
+        if !compaction::needs_compaction(estimate, window) {
+            return Ok(());
+        }
+        let Some(plan) = compaction::Compaction::plan(messages, window, estimate) else {
+            return Ok(());
+        };
+        let request = plan.summary_request(messages);
+        let summary = match compaction::summarise(self.provider, &request).await {
+            Ok(response) => {
+                self.meter.record(
+                    self.bus,
+                    spec.stage,
+                    spec.iteration,
+                    response.usage.as_ref(),
+                );
+                Ok(response.text)
+            }
+            Err(error) => Err(error),
+        };
+        let report = plan.apply(messages, summary, system, tools_chars);
+        self.bus.emit(Event::warning(
+            WarningCode::ContextCompacted,
+            report.message(),
+        ));
+        // What the provider last reported no longer describes this conversation.
+        *context = ContextGauge::default();
+        match self.meter.over_budget() {
+            Some(reason) => Err(AgentError::Budget(reason)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// How full the conversation is: the prompt tokens the provider reported for the last request,
+/// and the estimated size of the messages it held, so the next prompt is that report plus what
+/// was added since.
+#[derive(Debug, Default)]
+struct ContextGauge {
+    sent_tokens: u64,
+    reported: Option<u64>,
+}
+
+impl ContextGauge {
+    fn sent(&mut self, messages: &[Message]) {
+        self.sent_tokens = compaction::estimate_request("", 0, messages);
+    }
+
+    fn answered(&mut self, usage: Option<&crate::provider::TokenUsage>) {
+        self.reported = usage.map(|u| u.prompt_tokens).filter(|&t| t > 0);
+    }
+
+    /// The larger of the estimate from the text and the last report plus what came after it.
+    fn estimate(&self, system: &str, tools_chars: usize, messages: &[Message]) -> u64 {
+        let from_text = compaction::estimate_request(system, tools_chars, messages);
+        let added = compaction::estimate_request("", 0, messages).saturating_sub(self.sent_tokens);
+        let from_report = self.reported.map_or(0, |reported| reported + added);
+        from_text.max(from_report)
     }
 }
 

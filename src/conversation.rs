@@ -5,8 +5,10 @@ use std::sync::{Arc, Mutex};
 
 use crate::provider::Message;
 
-/// Past this many characters of history the oldest exchanges are dropped, whole.
-const MAX_HISTORY_CHARS: usize = 400_000;
+/// Past this many characters of history the oldest exchanges are dropped, whole: a bound on
+/// memory only. A conversation filling its model's window is compacted (summarised) by the run
+/// long before this; see `compaction`.
+const MAX_HISTORY_CHARS: usize = 16_000_000;
 /// How much prose of earlier exchanges a pipeline's fresh stage conversations are told.
 const MAX_RECAP_CHARS: usize = 12_000;
 

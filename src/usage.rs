@@ -53,6 +53,11 @@ impl UsageMeter {
         }
     }
 
+    /// The context window of the run's model.
+    pub fn context_window(&self) -> u64 {
+        self.pricing.context_window(&self.provider, &self.api_model)
+    }
+
     /// Account one model request and emit its `usage` event.
     pub fn record(&self, bus: &Bus, stage: &str, iteration: u32, usage: Option<&TokenUsage>) {
         let Ok(mut state) = self.state.lock() else {

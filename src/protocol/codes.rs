@@ -66,6 +66,7 @@ impl ErrorCode {
 pub enum WarningCode {
     ProviderRetry,
     ResponseTruncated,
+    ContextCompacted,
     InstructionsSkipped,
     ImagesDropped,
     NoTestCommand,
@@ -81,9 +82,10 @@ pub enum WarningCode {
 }
 
 impl WarningCode {
-    pub const ALL: [WarningCode; 14] = [
+    pub const ALL: [WarningCode; 15] = [
         WarningCode::ProviderRetry,
         WarningCode::ResponseTruncated,
+        WarningCode::ContextCompacted,
         WarningCode::InstructionsSkipped,
         WarningCode::ImagesDropped,
         WarningCode::NoTestCommand,
@@ -102,6 +104,7 @@ impl WarningCode {
         match self {
             WarningCode::ProviderRetry => "provider_retry",
             WarningCode::ResponseTruncated => "response_truncated",
+            WarningCode::ContextCompacted => "context_compacted",
             WarningCode::InstructionsSkipped => "instructions_skipped",
             WarningCode::ImagesDropped => "images_dropped",
             WarningCode::NoTestCommand => "no_test_command",

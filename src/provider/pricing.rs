@@ -1,4 +1,4 @@
-//! Prices per model from a data file, and the cost of one request.
+//! Model data from a data file: prices (and the cost of one request) and context windows.
 //!
 //! The built-in table is `assets/pricing.json`; a user file (`SPLICE_PRICING_FILE`, else
 //! `<config dir>/splice/pricing.json`) of the same shape adds or replaces entries.
@@ -23,7 +23,14 @@ pub struct Price {
     #[serde(default)]
     pub cache_write: Option<f64>,
     pub output: f64,
+    /// The most tokens a request may hold, input and output together.
+    #[serde(default)]
+    pub context_window: Option<u64>,
 }
+
+/// The context window assumed for a model the data does not name: small enough for most
+/// models served today, so a long run compacts early rather than overflowing.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 32_000;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -93,6 +100,15 @@ impl PriceTable {
                 },
             );
         }
+    }
+
+    /// The context window of `provider`'s `api_model`, from the data or the default.
+    pub fn context_window(&self, provider: &str, api_model: &str) -> u64 {
+        self.entries
+            .get(&format!("{provider}/{api_model}"))
+            .and_then(|entry| entry.price.context_window)
+            .filter(|&window| window > 0)
+            .unwrap_or(DEFAULT_CONTEXT_WINDOW)
     }
 
     /// Fill the token and cost fields of a usage event.
@@ -166,6 +182,28 @@ mod tests {
         assert_eq!(event.cost_usd, Some(9.25));
         assert_eq!(event.cost_status, Some(CostStatus::Priced));
         assert_eq!(event.pricing_as_of.as_deref(), Some("2025-10-15"));
+    }
+
+    #[test]
+    fn context_windows_come_from_the_data_with_a_small_default() {
+        let table = PriceTable::builtin();
+        assert_eq!(
+            table.context_window("anthropic", "claude-sonnet-4-5"),
+            200_000
+        );
+        assert_eq!(table.context_window("openai", "gpt-4o"), 128_000);
+        assert_eq!(
+            table.context_window("openai", "llama3"),
+            DEFAULT_CONTEXT_WINDOW
+        );
+        // Every built-in model has its window.
+        for key in table.entries.keys() {
+            let (provider, model) = key.split_once('/').unwrap_or_default();
+            assert!(
+                table.entries[key].price.context_window.is_some(),
+                "{provider}/{model}"
+            );
+        }
     }
 
     #[test]

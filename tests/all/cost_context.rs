@@ -118,3 +118,178 @@ fn every_pipeline_stage_request_caches_its_prefix() {
         assert!(marks.len() <= 4, "{marks:?}");
     }
 }
+
+// ---- Compaction -------------------------------------------------------------------------------
+
+use serde_json::json;
+use support::fake_provider::{Reply, openai};
+
+/// A model of `window` tokens, priced, in the sandbox's own model data file.
+fn small_window_model(sandbox: &Sandbox, window: u64) {
+    let data = json!({"source": "test", "asOf": "2026-01-01", "models": {
+        "openai/tiny-window": {"input": 1.0, "output": 2.0, "contextWindow": window}}});
+    std::fs::write(sandbox.dir.path().join("pricing.json"), data.to_string())
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Files of 28,000 characters (about 7,000 tokens each, under the 30 KiB tool output cap).
+fn big_files(sandbox: &Sandbox) {
+    for i in 1..=4 {
+        let line = format!("file {i} line of filler text for the context window test\n");
+        sandbox.write(&format!("big{i}.txt"), &line.repeat(28_000 / line.len()));
+    }
+}
+
+/// A window whose 80% mark (19,200 tokens) lies between the third request (two files read,
+/// about 14,000 tokens plus the system prompt and tools) and the fourth (three files, about
+/// 21,000): the conversation is compacted before the fourth, whatever the prompt's exact size
+/// up to 5,000 tokens. Keeping 40% (9,600 tokens) keeps the newest exchange alone.
+const WINDOW: u64 = 24_000;
+
+fn reads(count: usize) -> Vec<Reply> {
+    (1..=count)
+        .map(|i| {
+            openai::tool_call(
+                &format!("call_{i}"),
+                "read_file",
+                &[&format!(r#"{{"path":"big{i}.txt"}}"#)],
+            )
+        })
+        .collect()
+}
+
+fn compacting_run(sandbox: &Sandbox, provider: &FakeProvider) -> support::Outcome {
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command)
+        .args(["--tier", "light", "--model", "tiny-window"])
+        .arg("Read the big files and tell me what they hold.");
+    let out = run(command, None);
+    out.assert_well_formed();
+    out
+}
+
+/// The tool call ids of a request's messages, and whether each call has its result.
+fn pairs_intact(body: &Value) -> bool {
+    let mut open: Vec<String> = Vec::new();
+    for message in body["messages"].as_array().into_iter().flatten() {
+        for call in message["tool_calls"].as_array().into_iter().flatten() {
+            open.push(call["id"].as_str().unwrap_or_default().to_string());
+        }
+        if message["role"] == "tool" {
+            let id = message["tool_call_id"].as_str().unwrap_or_default();
+            let Some(at) = open.iter().position(|o| o == id) else {
+                return false;
+            };
+            open.remove(at);
+        }
+    }
+    open.is_empty()
+}
+
+fn body_size(body: &Value) -> usize {
+    body["messages"].to_string().len()
+}
+
+#[test]
+fn a_run_past_its_window_is_compacted_by_a_summary_and_completes() {
+    let sandbox = Sandbox::new();
+    small_window_model(&sandbox, WINDOW);
+    big_files(&sandbox);
+    let mut replies = reads(3);
+    replies.push(openai::answer(&[
+        "SUMMARY-7F3A: read big1 and big2, all filler.",
+    ]));
+    replies.push(openai::answer(&["They hold filler text."]));
+    let provider = FakeProvider::start(replies);
+    let out = compacting_run(&sandbox, &provider);
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 5, "{}", out.stdout);
+    let summary_at = 3;
+    let no_tools = |r: &Value| {
+        r.get("tools")
+            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
+    };
+    assert!(
+        no_tools(&requests[summary_at].body),
+        "the summary request offers tools"
+    );
+    assert!(requests[..summary_at].iter().all(|r| !no_tools(&r.body)));
+    // The summary request carries the transcript of the older part and no tools.
+    let summary_request = requests[summary_at].body.to_string();
+    assert!(
+        summary_request.contains("file 1 line of filler"),
+        "{summary_request:.300}"
+    );
+    assert!(
+        summary_request.contains("file 2 line of filler"),
+        "{summary_request:.300}"
+    );
+    // The next request holds the summary instead of the older exchanges, and is smaller.
+    let after = &requests[summary_at + 1].body;
+    let before = &requests[summary_at - 1].body;
+    assert!(after.to_string().contains("SUMMARY-7F3A"));
+    assert!(!after.to_string().contains("file 1 line of filler"));
+    assert!(!after.to_string().contains("file 2 line of filler"));
+    // The newest exchange is kept word for word, and the request itself.
+    assert!(after.to_string().contains("file 3 line of filler"));
+    assert!(
+        after
+            .to_string()
+            .contains("Read the big files and tell me what they hold.")
+    );
+    assert!(
+        body_size(after) < body_size(before),
+        "{} >= {}",
+        body_size(after),
+        body_size(before)
+    );
+    for request in &requests {
+        assert!(pairs_intact(&request.body), "{}", request.body);
+    }
+    let warning = out
+        .of_type("warning")
+        .into_iter()
+        .find(|w| w["code"] == "context_compacted")
+        .unwrap_or_else(|| panic!("no context_compacted warning: {}", out.stdout));
+    let message = warning["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("summarised 2 earlier exchanges"),
+        "{message}"
+    );
+    // The summary request has its own usage event, and the run completes.
+    assert_eq!(out.of_type("usage").len(), requests.len());
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(out.text().contains("They hold filler text."));
+}
+
+#[test]
+fn a_failed_summary_falls_back_to_dropping_the_oldest_exchanges() {
+    let sandbox = Sandbox::new();
+    small_window_model(&sandbox, WINDOW);
+    big_files(&sandbox);
+    let refusal = Reply::Status {
+        code: 400,
+        headers: vec![],
+        body: json!({"error": {"message": "summary refused", "type": "invalid_request_error"}})
+            .to_string(),
+    };
+    let mut replies = reads(3);
+    replies.push(refusal);
+    replies.push(openai::answer(&["Done without a summary."]));
+    let provider = FakeProvider::start(replies);
+    let out = compacting_run(&sandbox, &provider);
+    let warning = out
+        .of_type("warning")
+        .into_iter()
+        .find(|w| w["code"] == "context_compacted")
+        .unwrap_or_else(|| panic!("no context_compacted warning: {}", out.stdout));
+    let message = warning["message"].as_str().unwrap_or_default();
+    assert!(message.contains("without a summary"), "{message}");
+    assert!(message.contains("summary refused"), "{message}");
+    let requests = provider.requests();
+    let last = &requests[requests.len() - 1].body;
+    assert!(!last.to_string().contains("file 1 line of filler"));
+    assert!(pairs_intact(last));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(out.text().contains("Done without a summary."));
+}
