@@ -7,6 +7,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod conversation;
+pub mod device_login;
 pub mod exit;
 pub mod git;
 pub mod headless;
