@@ -200,3 +200,38 @@ fn hostile_server_text_is_stripped() {
     assert!(screen.contains("try again"), "{screen}");
     assert!(!screen.contains('\u{1b}'), "{screen}");
 }
+
+/// A run going on when the modal opens keeps streaming into the transcript underneath, and the
+/// status line (not covered) shows it running.
+#[test]
+fn a_run_keeps_streaming_under_the_login_modal() {
+    use crate::protocol::Event;
+    use crate::tui::cells::Cell;
+    let t0 = Instant::now();
+    let mut app = app();
+    app.now = t0;
+    app.submit("Explain the parser".into());
+    let (events, login) = DeviceLogin::channel();
+    app.open_login(DeviceLoginModal::new(
+        "registry http://127.0.0.1:7878",
+        login,
+    ));
+    events.send(DeviceLoginEvent::Code {
+        user_code: "BCDF-GHJK".into(),
+        verification_uri: LINK.into(),
+        verification_uri_complete: COMPLETE.into(),
+        expires_in: 600,
+    });
+    deliver(&mut app);
+    app.on_event("run_1", Event::text("The parser reads "));
+    app.on_event("run_1", Event::text("one line at a time."));
+    assert!(
+        matches!(app.transcript.last(), Some(Cell::Assistant(text)) if text == "The parser reads one line at a time."),
+        "{:?}",
+        app.transcript.last()
+    );
+    let (screen, _) = draw(&mut app, 80, 24);
+    assert!(screen.contains("Waiting for approval"), "{screen}");
+    let status = screen.lines().last().unwrap_or_default();
+    assert!(status.contains("running"), "{screen}");
+}
