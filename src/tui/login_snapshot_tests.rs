@@ -235,3 +235,14 @@ fn a_run_keeps_streaming_under_the_login_modal() {
     let status = screen.lines().last().unwrap_or_default();
     assert!(status.contains("running"), "{screen}");
 }
+
+/// `/login URL` checks the URL as `splice login --registry` does: plain http to another host
+/// is refused with the reason, and no modal opens.
+#[test]
+fn login_with_an_unsafe_url_is_refused_with_the_reason() {
+    let mut app = app();
+    app.submit("/login http://registry.example.com".into());
+    assert!(app.login.is_none());
+    let (screen, _) = draw(&mut app, 100, 20);
+    assert!(screen.contains("must use https://"), "{screen}");
+}
