@@ -8,6 +8,7 @@ pub mod cli;
 pub mod compaction;
 pub mod config;
 pub mod conversation;
+pub mod device_login;
 pub mod exit;
 pub mod git;
 pub mod headless;

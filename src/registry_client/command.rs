@@ -39,8 +39,7 @@ pub async fn login(
 ) -> i32 {
     let result = async {
         let url = registry_url(flag)?;
-        let registry = Registry::new(&url, None)?;
-        let login = login::login(&registry, |code| {
+        let (user, path) = login::login_and_save(&url, |code| {
             if as_json {
                 line(out, &code.json_line());
             } else {
@@ -57,8 +56,6 @@ pub async fn login(
             }
         })
         .await?;
-        let user = login.user.clone();
-        let path = credentials::save(&url, login)?;
         Ok::<_, RegistryError>((url, user, path))
     }
     .await;

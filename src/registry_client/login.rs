@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::RegistryError;
-use super::credentials::{Login, Token};
+use super::credentials::{self, Login, Token};
 use super::http::{Answer, Registry, clean};
+use crate::device_login::{DeviceLogin, DeviceLoginEvent};
 
 /// What `device/code` answered (`device_code` itself is never shown).
 #[derive(Debug, Clone, PartialEq)]
@@ -154,6 +155,66 @@ pub async fn login(
             Poll::Denied => return Err(RegistryError::LoginDenied),
             Poll::Expired => return Err(RegistryError::LoginExpired),
         }
+    }
+}
+
+/// Log in to the registry at `url` and save the login (`credentials::save`, mode 0600): the
+/// user and the file. `splice login` and the TUI's `/login` both come through here.
+pub async fn login_and_save(
+    url: &str,
+    show: impl FnOnce(&DeviceCode),
+) -> Result<(String, std::path::PathBuf), RegistryError> {
+    let registry = Registry::new(url, None)?;
+    let login = login(&registry, show).await?;
+    let user = login.user.clone();
+    let path = credentials::save(url, login)?;
+    Ok((user, path))
+}
+
+/// The TUI's `/login`: the same login as a task feeding the device-code modal. Dropping the
+/// handle (Esc) aborts it at its next await, before any token arrives, so nothing is saved.
+pub fn start(url: String) -> DeviceLogin {
+    DeviceLogin::spawn(move |events| async move {
+        let shown = events.clone();
+        let done = login_and_save(&url, move |code| {
+            shown.send(DeviceLoginEvent::Code {
+                user_code: code.user_code.clone(),
+                verification_uri: code.verification_uri.clone(),
+                verification_uri_complete: code.verification_uri_complete.clone(),
+                expires_in: code.expires_in,
+            });
+        })
+        .await;
+        events.send(match done {
+            Ok((account, _)) => DeviceLoginEvent::SignedIn { account },
+            Err(error) => failure(&error),
+        });
+    })
+}
+
+/// A failed login as the modal shows it: what happened, and what to do about it.
+pub fn failure(error: &RegistryError) -> DeviceLoginEvent {
+    let (message, hint) = match error {
+        RegistryError::LoginExpired => (
+            "The code expired before it was approved.".to_string(),
+            Some("Run /login again and approve the code before the countdown ends."),
+        ),
+        RegistryError::LoginDenied => (
+            "The login was denied.".to_string(),
+            Some("Run /login again if that was a mistake."),
+        ),
+        RegistryError::Unreachable { .. } => (
+            error.to_string(),
+            Some(
+                "Check that the registry is running and its URL is right (SPLICE_REGISTRY, or \
+                 `registry` in the config file).",
+            ),
+        ),
+        other => (other.to_string(), None),
+    };
+    DeviceLoginEvent::Failed {
+        message,
+        hint: hint.map(str::to_string),
     }
 }
 

@@ -14,11 +14,13 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::cells::{Cell, Level, ToolOutcome, ToolProgress};
 use super::commands::{self, CommandSpec};
 use super::composer::{Composer, ComposerAction};
+use super::device_login::{DeviceLoginModal, LoginKey, LoginState};
 use super::permission::{KeyOutcome, ModalView, PermissionModal};
 use super::pipeline::{PANEL_WIDTH, Pipeline};
 use super::theme::Theme;
 use super::wrap::truncate;
 use crate::bus::PermissionAsk;
+use crate::device_login::DeviceLoginEvent;
 use crate::protocol::Event;
 use crate::protocol::events::RunStatus;
 use crate::settings::RunSettings;
@@ -81,6 +83,8 @@ pub struct App {
     pub pipeline: Pipeline,
     /// Open permission prompts; the front one is shown, the rest wait in order.
     pub modals: VecDeque<PermissionModal>,
+    /// A device-code login (`/login`): drawn over everything and given every key while open.
+    pub login: Option<DeviceLoginModal>,
     pub commands: Vec<CommandSpec>,
     pub usage: UsageTotals,
     pub run: RunState,
@@ -118,6 +122,7 @@ impl App {
             composer,
             pipeline: Pipeline::default(),
             modals: VecDeque::new(),
+            login: None,
             commands,
             usage: UsageTotals::default(),
             run: RunState::Idle,
@@ -197,6 +202,59 @@ impl App {
         if self.is_running() || !self.modals.is_empty() {
             self.dirty = true;
         }
+        if self
+            .login
+            .as_ref()
+            .is_some_and(|l| l.countdown_changed(now))
+        {
+            self.dirty = true;
+        }
+    }
+
+    /// Show a device-code login; one already open is cancelled.
+    pub fn open_login(&mut self, modal: DeviceLoginModal) {
+        self.login = Some(modal);
+        self.dirty = true;
+    }
+
+    /// The open login's next event (`None`: its producer ended), received at `self.now`.
+    pub fn on_login_event(&mut self, event: Option<DeviceLoginEvent>) {
+        let Some(modal) = self.login.as_mut() else {
+            return;
+        };
+        let was_pending = modal.is_pending();
+        modal.apply(event, self.now);
+        self.dirty = true;
+        if !was_pending {
+            return;
+        }
+        // Said once, when the outcome arrives.
+        let note = match &modal.state {
+            LoginState::SignedIn { account } => (
+                Level::Info,
+                format!("signed in to {} as {account}", modal.service),
+            ),
+            LoginState::Failed { message, .. } => (
+                Level::Error,
+                format!("sign-in to {} failed: {message}", modal.service),
+            ),
+            LoginState::Starting | LoginState::Waiting { .. } => return,
+        };
+        self.notice(note.0, note.1);
+    }
+
+    fn login_key(&mut self, key: KeyEvent) {
+        let Some(modal) = self.login.as_mut() else {
+            return;
+        };
+        if let LoginKey::Close { cancelled } = modal.handle_key(key) {
+            let service = modal.service.clone();
+            // Dropping the modal drops the login: its task is aborted, nothing is saved.
+            self.login = None;
+            if cancelled {
+                self.notice(Level::Info, format!("sign-in to {service} cancelled"));
+            }
+        }
     }
 
     pub fn on_permission(&mut self, ask: PermissionAsk) {
@@ -238,6 +296,10 @@ impl App {
             return;
         }
         self.ctrl_c_armed = false;
+        if self.login.is_some() {
+            self.login_key(key);
+            return;
+        }
         if let Some(modal) = self.modals.front_mut() {
             match modal.handle_key(key, self.now) {
                 KeyOutcome::Answered => {
@@ -553,7 +615,7 @@ impl App {
         };
         self.composer.render(composer, buf, &self.theme, &title);
         self.render_status(status, buf);
-        if self.modals.is_empty() {
+        if self.modals.is_empty() && self.login.is_none() {
             self.composer.render_popup(composer, buf, &self.theme);
         }
         // In a short window the prompt takes the composer's rows too, so its keys stay visible.
@@ -568,6 +630,14 @@ impl App {
         let now = self.now;
         if let Some(modal) = self.modals.front_mut() {
             modal.render(modal_area, buf, &self.theme, now);
+        }
+        // Over everything but the status line, which keeps showing a run going on underneath.
+        if let Some(login) = self.login.as_mut() {
+            let above_status = Rect {
+                height: area.height.saturating_sub(1),
+                ..area
+            };
+            login.render(above_status, buf, &self.theme, now);
         }
     }
 

@@ -5,6 +5,7 @@
 use super::app::{App, Request};
 use super::cells::Level;
 use super::composer::CommandHint;
+use super::device_login::DeviceLoginModal;
 use crate::permissions::PermissionMode;
 use crate::provider::{ProviderConfig, ProviderKind, alias_owner};
 use crate::sanitize::terminal::strip_controls;
@@ -80,6 +81,12 @@ pub fn builtin() -> Vec<CommandSpec> {
             args: "",
             help: "tokens and cost so far",
             run: cost,
+        },
+        CommandSpec {
+            name: "login",
+            args: "[URL]",
+            help: "sign in to the package registry (SPLICE_REGISTRY or config `registry`)",
+            run: login,
         },
         CommandSpec {
             name: "quit",
@@ -346,6 +353,33 @@ fn cost(app: &mut App, _: &str) {
         app.usage.cost_text()
     );
     app.notice(Level::Info, text);
+}
+
+/// `/login [URL]`: the device-code modal for the registry given, else the configured one. The
+/// login runs in a task of its own and saves its credential as `splice login` does.
+fn login(app: &mut App, args: &str) {
+    let given = Some(args.trim()).filter(|a| !a.is_empty());
+    let url = match crate::registry_client::registry_url(given) {
+        Ok(url) => url,
+        Err(error) => {
+            let text = error.to_string();
+            let text = if given.is_none() && text.starts_with("no registry") {
+                "no registry to sign in to: give one with /login URL, or set SPLICE_REGISTRY or \
+                 `registry` in the config file"
+                    .to_string()
+            } else {
+                text
+            };
+            app.notice(Level::Error, strip_controls(&text).into_owned());
+            return;
+        }
+    };
+    if tokio::runtime::Handle::try_current().is_err() {
+        app.notice(Level::Error, "/login needs the TUI's runtime");
+        return;
+    }
+    let login = crate::registry_client::login::start(url.clone());
+    app.open_login(DeviceLoginModal::new(&format!("registry {url}"), login));
 }
 
 fn quit(app: &mut App, _: &str) {

@@ -149,6 +149,14 @@ async fn run_to_end(run: &mut Option<tokio::task::JoinHandle<i32>>) -> i32 {
     }
 }
 
+/// The open login's next event, or never when no login runs. `None`: its producer ended.
+async fn login_event(app: &mut App) -> Option<crate::device_login::DeviceLoginEvent> {
+    match app.login.as_mut().and_then(|l| l.login_mut()) {
+        Some(login) => login.next().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Run the TUI until the user quits; the exit code of the last run, or 0.
 pub async fn run_loop(input: LoopInput) -> std::io::Result<i32> {
     let guard = TerminalGuard::enter()?;
@@ -311,6 +319,11 @@ where
                 for (run_id, event) in batch {
                     deliver(&mut app, &log, run_id, event);
                 }
+            }
+            // A login's events come from its own task: the UI never waits on the network.
+            event = login_event(&mut app) => {
+                app.now = Instant::now();
+                app.on_login_event(event);
             }
             Some(ask) = ask_rx.recv() => {
                 app.now = Instant::now();

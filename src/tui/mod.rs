@@ -5,12 +5,16 @@ pub mod app;
 pub mod cells;
 pub mod commands;
 pub mod composer;
+pub mod device_login;
 pub mod event_loop;
 pub mod highlight;
+#[cfg(test)]
+mod login_snapshot_tests;
 pub mod markdown;
 pub mod permission;
 pub mod picker;
 pub mod pipeline;
+pub mod qr;
 pub mod session;
 #[cfg(test)]
 mod snapshot_tests;

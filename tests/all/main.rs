@@ -29,5 +29,6 @@ mod pipeline;
 mod registry_client;
 mod registry_server;
 mod tools_permissions;
+mod tui_login;
 mod tui_tmux;
 mod worktree;
