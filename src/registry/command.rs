@@ -160,6 +160,8 @@ async fn blob_store(store: &Store, blobs: Option<&str>) -> Result<Arc<dyn BlobSt
     };
     let s3 = S3BlobStore::new(url).map_err(|e| (exit::USAGE, e.to_string()))?;
     s3.check().await.map_err(|e| {
+        // One line: the store's reply (an XML error document) included.
+        let e = e.to_string().replace(['\r', '\n'], " ");
         failed(format!(
             "cannot use the archive store ({e}): check that the bucket exists and that \
              AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are right"

@@ -26,6 +26,7 @@ mod packages_model;
 mod packages_runtime;
 mod pipeline;
 mod registry_client;
+mod registry_s3;
 mod registry_server;
 mod tools_permissions;
 mod tui_tmux;

@@ -522,7 +522,7 @@ fn an_archive_altered_on_the_server_installs_nothing_on(database: Option<&str>) 
 }
 
 /// A file under `dir` whose path names `sha256` (content-addressed storage).
-fn find_file_containing(dir: &Path, sha256: &str) -> Option<PathBuf> {
+pub fn find_file_containing(dir: &Path, sha256: &str) -> Option<PathBuf> {
     for entry in std::fs::read_dir(dir).ok()? {
         let path = entry.ok()?.path();
         if path.is_dir() {

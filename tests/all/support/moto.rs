@@ -84,9 +84,16 @@ pub struct Moto {
 
 impl Moto {
     pub fn start() -> Moto {
+        Moto::start_with(&[])
+    }
+
+    /// With moto settings in its environment, e.g. `INITIAL_NO_AUTH_ACTION_COUNT`: that many
+    /// requests are served before every request's access key must be one moto issued.
+    pub fn start_with(env: &[(&str, &str)]) -> Moto {
         let mut child = Command::new(moto_server())
             .args(["-H", "127.0.0.1", "-p", "0"])
             .env("PYTHONUNBUFFERED", "1")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
