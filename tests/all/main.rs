@@ -2,6 +2,7 @@
 
 mod support;
 
+mod attack_credentials;
 mod attack_git;
 mod attack_misc;
 mod attack_proc;
