@@ -52,3 +52,29 @@ fn a_confined_command_cannot_read_the_saved_registry_token() {
     assert!(output.contains("Permission denied"), "{result}");
     assert!(!sandbox.root.join("stolen.json").exists());
 }
+
+/// Saved logins inside a place confined commands may write (here the config directory is in
+/// `/tmp`) cannot be hidden: the command is not run, and the reason names the way out.
+#[test]
+fn saved_logins_in_a_writable_place_keep_confined_commands_from_running() {
+    let sandbox = support::Sandbox::new();
+    let credentials = sandbox.dir.path().join("credentials.json");
+    let saved = json!({"http://127.0.0.1:7878": {"token": TOKEN, "user": "cred-marker-user"}});
+    std::fs::write(&credentials, saved.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let args = json!({ "command": "cat ../credentials.json; echo ran > ran.txt" }).to_string();
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("call_1", "run_command", &[&args]),
+        openai::answer(&["done"]),
+    ]);
+    let mut splice = sandbox.command(&provider.url);
+    stream_json(&mut splice)
+        .args(["--permission-mode", "auto"])
+        .arg("read it");
+    let out = run(splice, None);
+    out.assert_well_formed();
+    let result = out.first("tool_result");
+    let output = result["output"].as_str().unwrap_or_default();
+    assert!(!output.contains("cred-marker-user"), "{result}");
+    assert!(output.contains("SPLICE_CONFIG"), "{result}");
+    assert!(!sandbox.root.join("ran.txt").exists(), "{result}");
+}
