@@ -1,7 +1,7 @@
 //! The sandbox for commands Splice runs on its own authority (`auto` mode, and the analyzers and
-//! test command a pipeline stage chooses): Linux Landlock lets them read everywhere but write
-//! only inside the working root, the temporary directories, a few devices (never a terminal)
-//! and the build tools' caches.
+//! test command a pipeline stage chooses): Linux Landlock lets them read everywhere (but
+//! Splice's saved registry logins) and write only inside the working root, the temporary
+//! directories, a few devices (never a terminal) and the build tools' caches.
 //!
 //! Every command, confined or not, is started through Splice itself: `splice __sandbox-exec`
 //! is the supervisor (see `supervisor.rs`) that confines itself when asked, runs `sh -c`, and
@@ -158,6 +158,9 @@ pub fn shell_command(
                 for path in writable_paths(root, extra) {
                     process.arg("--write").arg(path);
                 }
+                for path in super::hidden::hidden_files() {
+                    process.arg("--hide").arg(path);
+                }
             }
             process.args(["--", SHELL, "-c", command]);
             process
@@ -179,17 +182,26 @@ pub fn shell_command(
     Ok((process, LAUNCHER.get().is_some()))
 }
 
-/// Confine this process (the supervisor, before it starts the shell). Fails unless the
-/// kernel enforces the rules: a command that was to be confined never runs unconfined.
-pub fn confine_self(writable: &[PathBuf]) -> Result<(), String> {
+/// Confine this process (the supervisor, before it starts the shell): it reads files
+/// everywhere but in `hidden` (see `hidden.rs`), lists every directory, and writes only in
+/// `writable`. Fails unless the kernel enforces the rules: a command that was to be confined
+/// never runs unconfined.
+pub fn confine_self(writable: &[PathBuf], hidden: &[PathBuf]) -> Result<(), String> {
     available()?;
+    let readable = super::hidden::readable_roots(hidden, writable)?;
     let status = Ruleset::default()
         .handle_access(AccessFs::from_all(ABI_VERSION))
         // No signal to a process outside the domain (the supervisor, Splice, your other
         // processes); kernels before Landlock ABI 6 (Linux 6.12) lack it and skip it.
         .and_then(|r| r.scope(Scope::Signal))
         .and_then(|r| r.create())
-        .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(ABI_VERSION))))
+        .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::ReadDir)))
+        .and_then(|r| {
+            r.add_rules(path_beneath_rules(
+                &readable,
+                AccessFs::from_read(ABI_VERSION),
+            ))
+        })
         .and_then(|r| {
             r.add_rules(path_beneath_rules(
                 writable,

@@ -1,6 +1,6 @@
 //! The supervisor every command runs under, so that no process a command starts outlives it.
 //!
-//! `splice __sandbox-exec --parent PID [--confine --write DIR…] -- sh -c COMMAND` makes itself a
+//! `splice __sandbox-exec --parent PID [--confine --write DIR… --hide FILE…] -- sh -c COMMAND` makes itself a
 //! child subreaper (orphaned descendants, even ones that left the process group with `setsid`
 //! or a double fork, are reparented to it rather than to init), asks for SIGTERM when Splice
 //! dies, leaves the terminal's session, and starts the shell as its child: when asked to
@@ -36,6 +36,8 @@ struct Request {
     /// The confined command's first process rather than the supervisor (see [`inner`]).
     inner: bool,
     writable: Vec<PathBuf>,
+    /// Files the confined command may not read.
+    hidden: Vec<PathBuf>,
     program: Vec<OsString>,
 }
 
@@ -45,6 +47,8 @@ fn parse(args: &[OsString]) -> Request {
     while let Some(arg) = rest.next() {
         if arg == "--write" {
             request.writable.extend(rest.next().map(PathBuf::from));
+        } else if arg == "--hide" {
+            request.hidden.extend(rest.next().map(PathBuf::from));
         } else if arg == "--confine" {
             request.confine = true;
         } else if arg == "--inner" {
@@ -118,6 +122,9 @@ pub fn main(args: &[OsString]) -> i32 {
         for path in &request.writable {
             launch.arg("--write").arg(path);
         }
+        for path in &request.hidden {
+            launch.arg("--hide").arg(path);
+        }
         launch.arg("--").arg(first).args(others);
         launch
     } else {
@@ -161,7 +168,7 @@ fn inner(request: &Request) -> i32 {
         eprintln!("splice supervisor: no command given");
         return CANNOT_RUN;
     };
-    if let Err(error) = sandbox::confine_self(&request.writable) {
+    if let Err(error) = sandbox::confine_self(&request.writable, &request.hidden) {
         eprintln!("splice sandbox: the command was not run: {error}");
         return CANNOT_RUN;
     }

@@ -10,8 +10,9 @@ use clap::{Args, Subcommand};
 use super::accounts::hash_password;
 use super::db::{self, Db};
 use super::device::{DeviceSettings, normalize_user_code};
+use super::s3::{S3BlobStore, parse_url};
 use super::server::{AppState, router};
-use super::storage::FsBlobStore;
+use super::storage::{BlobStore, FsBlobStore};
 use super::time::now_ms;
 use crate::exit;
 use crate::packages::names::name_problem;
@@ -41,6 +42,17 @@ pub enum RegistryAction {
         /// HOST:PORT to listen on (port 0: a free port).
         #[arg(long, default_value = "127.0.0.1:7878")]
         addr: SocketAddr,
+        /// Keep the archives in S3-compatible object storage, s3://BUCKET[/PREFIX], instead
+        /// of DATA/blobs. Configured by the standard AWS environment: AWS_ACCESS_KEY_ID,
+        /// AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL (a non-AWS or local store) and
+        /// AWS_ALLOW_HTTP=true (a plain-HTTP endpoint). The bucket must exist; it is checked
+        /// at start.
+        #[arg(
+            long,
+            env = "SPLICE_REGISTRY_BLOBS",
+            value_name = "s3://BUCKET[/PREFIX]"
+        )]
+        blobs: Option<String>,
         /// Seconds a device login waits between polls.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(i64).range(1..=3600))]
         device_interval: i64,
@@ -89,6 +101,7 @@ pub async fn run(args: &RegistryArgs) -> i32 {
         RegistryAction::Serve {
             store,
             addr,
+            blobs,
             device_interval,
             device_expiry,
         } => {
@@ -96,7 +109,7 @@ pub async fn run(args: &RegistryArgs) -> i32 {
                 interval_secs: *device_interval,
                 expiry_secs: *device_expiry,
             };
-            serve(store, *addr, device).await
+            serve(store, blobs.as_deref(), *addr, device).await
         }
         RegistryAction::User {
             action:
@@ -139,9 +152,36 @@ async fn open(store: &Store) -> Result<Db, Failure> {
     Db::open(&url).await.map_err(failed)
 }
 
-async fn serve(store: &Store, addr: SocketAddr, device: DeviceSettings) -> Result<(), Failure> {
+/// The archive store `--blobs` names (checked now: a bad URL is a usage error, a store that
+/// cannot be listed a failure), else the directory under `--data`.
+async fn blob_store(store: &Store, blobs: Option<&str>) -> Result<Arc<dyn BlobStore>, Failure> {
+    let Some(url) = blobs else {
+        return Ok(Arc::new(FsBlobStore::new(&store.data).map_err(failed)?));
+    };
+    let s3 = S3BlobStore::new(url).map_err(|e| (exit::USAGE, e.to_string()))?;
+    s3.check().await.map_err(|e| {
+        // One line: the store's reply (an XML error document) included.
+        let e = e.to_string().replace(['\r', '\n'], " ");
+        failed(format!(
+            "cannot use the archive store ({e}): check that the bucket exists and that \
+             AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are right"
+        ))
+    })?;
+    Ok(Arc::new(s3))
+}
+
+async fn serve(
+    store: &Store,
+    blobs: Option<&str>,
+    addr: SocketAddr,
+    device: DeviceSettings,
+) -> Result<(), Failure> {
+    // A malformed --blobs is found before anything is opened.
+    if let Some(url) = blobs {
+        parse_url(url).map_err(|e| (exit::USAGE, e.to_string()))?;
+    }
     let db = open(store).await?;
-    let blobs = FsBlobStore::new(&store.data).map_err(failed)?;
+    let blobs = blob_store(store, blobs).await?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| failed(format!("cannot listen on {addr}: {e}")))?;
@@ -150,11 +190,11 @@ async fn serve(store: &Store, addr: SocketAddr, device: DeviceSettings) -> Resul
     eprintln!(
         "splice registry: index on {}, archives in {}",
         db.kind,
-        store.data.display()
+        blobs.describe()
     );
     let state = AppState {
         db,
-        blobs: Arc::new(blobs),
+        blobs,
         base: base.clone(),
         device,
         scratch: store.data.join("tmp"),

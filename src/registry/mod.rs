@@ -9,6 +9,7 @@ pub mod device;
 pub mod error;
 pub mod html;
 pub mod publish;
+pub mod s3;
 pub mod server;
 pub mod storage;
 pub mod time;

@@ -292,10 +292,10 @@ async fn publish_body(
     .map_err(ApiError::internal)?
     .map_err(ApiError::invalid)?;
     let sha256 = crate::packages::archive::sha256_hex(&bytes);
-    let (blobs, key, data) = (state.blobs.clone(), sha256.clone(), bytes.clone());
-    tokio::task::spawn_blocking(move || blobs.put(&key, &data))
+    state
+        .blobs
+        .put(&sha256, bytes.clone())
         .await
-        .map_err(ApiError::internal)?
         .map_err(ApiError::internal)?;
     let row = VersionRow {
         id: id.clone(),
@@ -416,10 +416,10 @@ async fn archive(
     Path((ns, name, version)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
     let v = find_version(&state, &ns, &name, &version).await?;
-    let blobs = state.blobs.clone();
-    let bytes = tokio::task::spawn_blocking(move || blobs.get(&v.sha256))
+    let bytes = state
+        .blobs
+        .get(&v.sha256)
         .await
-        .map_err(ApiError::internal)?
         .map_err(ApiError::internal)?
         .ok_or_else(|| {
             ApiError::internal(format!(

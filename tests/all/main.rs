@@ -2,6 +2,7 @@
 
 mod support;
 
+mod attack_credentials;
 mod attack_git;
 mod attack_misc;
 mod attack_proc;
@@ -27,6 +28,7 @@ mod packages_model;
 mod packages_runtime;
 mod pipeline;
 mod registry_client;
+mod registry_s3;
 mod registry_server;
 mod tools_permissions;
 mod tui_login;

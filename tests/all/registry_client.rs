@@ -1,7 +1,9 @@
 //! The registry client against the real server, both sides the real binary: device-code login
 //! (approved, denied, expired), publish (refused republish, no login), info, search, install
 //! by id and by range (verified; an archive altered on the server installs nothing), yank,
-//! logout. The server runs on 127.0.0.1:0 with a 1 s poll interval.
+//! logout. The server runs on 127.0.0.1:0 with a 1 s poll interval. Each test that needs a
+//! server runs on SQLite, and on PostgreSQL too when SPLICE_TEST_POSTGRES_URL is set (a schema
+//! of its own per server).
 
 use crate::support;
 
@@ -13,33 +15,77 @@ use std::process::{Child, Command, Stdio};
 use serde_json::{Value, json};
 use support::{Outcome, Sandbox, run_raw};
 
+use crate::registry_server::{block, databases, unique};
+
 const OFFICIAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/packages/json");
 const PASSWORD: &str = "correct horse battery staple";
 
+/// Where a test server keeps its index and its archives: SQLite and files under `--data`
+/// unless told otherwise.
+#[derive(Default)]
+pub struct Backend {
+    /// A PostgreSQL URL; the server gets a schema of its own in it (dropped afterwards), so
+    /// tests in parallel and earlier runs never see each other's users or versions.
+    pub postgres: Option<String>,
+    /// `--blobs URL` and the environment the server needs to reach it.
+    pub blobs: Option<(String, Vec<(&'static str, String)>)>,
+}
+
+impl Backend {
+    pub fn on(database: Option<&str>) -> Backend {
+        Backend {
+            postgres: database.map(str::to_string),
+            blobs: None,
+        }
+    }
+}
+
 /// A registry server on a free loopback port, stopped when dropped.
-struct Server {
+pub struct Server {
     child: Child,
-    url: String,
-    data: PathBuf,
+    pub url: String,
+    pub data: PathBuf,
+    /// `--database URL` for the server and its admin commands (PostgreSQL only).
+    database: Option<String>,
+    schema: Option<PgSchema>,
 }
 
 impl Server {
     /// Started with `expiry` seconds for a device code; `alice` owns the namespace `acme`.
-    fn start(sandbox: &Sandbox, expiry: u32) -> Server {
+    pub fn start(sandbox: &Sandbox, expiry: u32, database: Option<&str>) -> Server {
+        Server::start_on(sandbox, expiry, Backend::on(database))
+    }
+
+    pub fn start_on(sandbox: &Sandbox, expiry: u32, backend: Backend) -> Server {
+        eprintln!(
+            "registry client test on {}",
+            backend.postgres.as_ref().map_or("sqlite", |_| "postgres")
+        );
         let data = sandbox.dir.path().join("registry");
+        let schema = backend.postgres.as_deref().map(PgSchema::create);
+        let database = schema.as_ref().map(|s| s.url.clone());
+        let with_database = |command: &mut Command| {
+            command.arg("--data").arg(&data);
+            if let Some(url) = &database {
+                command.arg("--database").arg(url);
+            }
+        };
         let mut add = Command::new(env!("CARGO_BIN_EXE_splice"));
-        add.args(["registry", "user", "add", "alice", "--namespace", "acme"])
-            .arg("--data")
-            .arg(&data)
-            .arg("--password-stdin");
+        add.args(["registry", "user", "add", "alice", "--namespace", "acme"]);
+        with_database(&mut add);
+        add.arg("--password-stdin");
         let added = run_raw(add, Some(PASSWORD));
         assert_eq!(added.code, 0, "user add: {}", added.stderr);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_splice"))
+        let mut serve = Command::new(env!("CARGO_BIN_EXE_splice"));
+        serve
             .args(["registry", "serve", "--addr", "127.0.0.1:0"])
             .args(["--device-interval", "1", "--device-expiry"])
-            .arg(expiry.to_string())
-            .arg("--data")
-            .arg(&data)
+            .arg(expiry.to_string());
+        with_database(&mut serve);
+        if let Some((url, env)) = &backend.blobs {
+            serve.arg("--blobs").arg(url).envs(env.iter().cloned());
+        }
+        let mut child = serve
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -50,17 +96,30 @@ impl Server {
             .read_line(&mut first)
             .unwrap_or_else(|e| panic!("{e}"));
         let url = first.trim().to_string();
-        assert!(url.starts_with("http://127.0.0.1:"), "first line: {first}");
-        Server { child, url, data }
+        let server = Server {
+            child,
+            url,
+            data,
+            database,
+            schema,
+        };
+        assert!(
+            server.url.starts_with("http://127.0.0.1:"),
+            "first line: {first}"
+        );
+        server
     }
 
-    fn admin(&self, args: &[&str]) -> Outcome {
+    pub fn admin(&self, args: &[&str]) -> Outcome {
         let mut command = Command::new(env!("CARGO_BIN_EXE_splice"));
         command
             .arg("registry")
             .args(args)
             .arg("--data")
             .arg(&self.data);
+        if let Some(url) = &self.database {
+            command.arg("--database").arg(url);
+        }
         run_raw(command, None)
     }
 }
@@ -69,22 +128,74 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // The schema goes after the server that used it.
+        drop(self.schema.take());
     }
 }
 
-fn splice(sandbox: &Sandbox, args: &[&str]) -> Outcome {
+/// A schema of its own in the PostgreSQL database, and the URL that makes it the search path;
+/// dropped with everything in it when this is dropped.
+struct PgSchema {
+    base: String,
+    name: String,
+    url: String,
+}
+
+impl PgSchema {
+    fn create(base: &str) -> PgSchema {
+        let name = unique("client").replace('-', "_");
+        pg(base, &format!("CREATE SCHEMA {name}"));
+        let joiner = if base.contains('?') { '&' } else { '?' };
+        PgSchema {
+            base: base.to_string(),
+            url: format!("{base}{joiner}options=-c%20search_path%3D{name}"),
+            name,
+        }
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        pg(
+            &self.base,
+            &format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name),
+        );
+    }
+}
+
+/// One statement on the PostgreSQL database at `url`.
+fn pg(url: &str, statement: &str) {
+    block(async {
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .connect(url)
+            .await
+            .unwrap_or_else(|e| panic!("PostgreSQL at SPLICE_TEST_POSTGRES_URL: {e}"));
+        sqlx::query(statement)
+            .execute(&pool)
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+        pool.close().await;
+    });
+}
+
+pub fn splice(sandbox: &Sandbox, args: &[&str]) -> Outcome {
     let mut command = sandbox.command("http://127.0.0.1:9");
     command.args(args);
     run_raw(command, None)
 }
 
-fn credentials_path(sandbox: &Sandbox) -> PathBuf {
+pub fn credentials_path(sandbox: &Sandbox) -> PathBuf {
     sandbox.dir.path().join("credentials.json")
 }
 
 /// `splice login --json`, the code handled by `decide` (`approve` or `deny`, or nothing);
 /// the device_code line, the other lines, the exit code and stderr.
-fn login(sandbox: &Sandbox, server: &Server, decide: Option<&str>) -> (Value, Vec<Value>, Outcome) {
+pub fn login(
+    sandbox: &Sandbox,
+    server: &Server,
+    decide: Option<&str>,
+) -> (Value, Vec<Value>, Outcome) {
     let mut child = sandbox
         .command("http://127.0.0.1:9")
         .args(["login", "--registry", &server.url, "--json"])
@@ -142,7 +253,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// The official json package as `acme/json@VERSION`.
-fn package(sandbox: &Sandbox, version: &str) -> PathBuf {
+pub fn package(sandbox: &Sandbox, version: &str) -> PathBuf {
     let dir = sandbox.dir.path().join(format!("json-{version}"));
     copy_dir(Path::new(OFFICIAL), &dir);
     let path = dir.join("manifest.json");
@@ -158,12 +269,12 @@ fn package(sandbox: &Sandbox, version: &str) -> PathBuf {
     dir
 }
 
-fn json_of(outcome: &Outcome) -> Value {
+pub fn json_of(outcome: &Outcome) -> Value {
     serde_json::from_str(outcome.stdout.trim())
         .unwrap_or_else(|e| panic!("{e}: {} / {}", outcome.stdout, outcome.stderr))
 }
 
-fn publish(sandbox: &Sandbox, server: &Server, dir: &Path) -> Outcome {
+pub fn publish(sandbox: &Sandbox, server: &Server, dir: &Path) -> Outcome {
     let dir = dir.display().to_string();
     splice(sandbox, &["publish", &dir, "--registry", &server.url])
 }
@@ -171,8 +282,14 @@ fn publish(sandbox: &Sandbox, server: &Server, dir: &Path) -> Outcome {
 /// The whole path a user takes, and what must hold at each step.
 #[test]
 fn login_publish_info_search_install_run_yank_logout() {
+    for database in databases() {
+        login_publish_info_search_install_run_yank_logout_on(database.as_deref());
+    }
+}
+
+fn login_publish_info_search_install_run_yank_logout_on(database: Option<&str>) {
     let sandbox = Sandbox::new();
-    let server = Server::start(&sandbox, 30);
+    let server = Server::start(&sandbox, 30, database);
     let url = server.url.clone();
 
     // Without a saved login, publish says to log in (and uploads nothing).
@@ -340,8 +457,14 @@ fn login_publish_info_search_install_run_yank_logout() {
 /// not the one the metadata recorded.
 #[test]
 fn an_archive_altered_on_the_server_installs_nothing() {
+    for database in databases() {
+        an_archive_altered_on_the_server_installs_nothing_on(database.as_deref());
+    }
+}
+
+fn an_archive_altered_on_the_server_installs_nothing_on(database: Option<&str>) {
     let sandbox = Sandbox::new();
-    let server = Server::start(&sandbox, 30);
+    let server = Server::start(&sandbox, 30, database);
     let (_, _, done) = login(&sandbox, &server, Some("approve"));
     assert_eq!(done.code, 0, "{}", done.stderr);
     let out = publish(&sandbox, &server, &package(&sandbox, "0.1.0"));
@@ -399,7 +522,7 @@ fn an_archive_altered_on_the_server_installs_nothing() {
 }
 
 /// A file under `dir` whose path names `sha256` (content-addressed storage).
-fn find_file_containing(dir: &Path, sha256: &str) -> Option<PathBuf> {
+pub fn find_file_containing(dir: &Path, sha256: &str) -> Option<PathBuf> {
     for entry in std::fs::read_dir(dir).ok()? {
         let path = entry.ok()?.path();
         if path.is_dir() {
@@ -416,8 +539,14 @@ fn find_file_containing(dir: &Path, sha256: &str) -> Option<PathBuf> {
 /// A denied login and an expired one end with an `error` line and exit 3; nothing is saved.
 #[test]
 fn a_denied_or_expired_login_is_an_error_line_and_exit_3() {
+    for database in databases() {
+        a_denied_or_expired_login_is_an_error_line_and_exit_3_on(database.as_deref());
+    }
+}
+
+fn a_denied_or_expired_login_is_an_error_line_and_exit_3_on(database: Option<&str>) {
     let sandbox = Sandbox::new();
-    let server = Server::start(&sandbox, 3);
+    let server = Server::start(&sandbox, 3, database);
     let (code, lines, denied) = login(&sandbox, &server, Some("deny"));
     for key in [
         "userCode",
@@ -519,8 +648,14 @@ fn publish_dry_run_needs_no_login() {
 /// does not know says to log in again, an invalid package is reported as `pkg validate` does.
 #[test]
 fn refused_publishes_name_their_reason() {
+    for database in databases() {
+        refused_publishes_name_their_reason_on(database.as_deref());
+    }
+}
+
+fn refused_publishes_name_their_reason_on(database: Option<&str>) {
     let sandbox = Sandbox::new();
-    let server = Server::start(&sandbox, 30);
+    let server = Server::start(&sandbox, 30, database);
     let (_, _, done) = login(&sandbox, &server, Some("approve"));
     assert_eq!(done.code, 0, "{}", done.stderr);
 
@@ -563,8 +698,14 @@ fn refused_publishes_name_their_reason() {
 /// Without `--json`, login shows the link and the code to a person and says who is logged in.
 #[test]
 fn login_for_a_person_shows_the_link_and_code() {
+    for database in databases() {
+        login_for_a_person_shows_the_link_and_code_on(database.as_deref());
+    }
+}
+
+fn login_for_a_person_shows_the_link_and_code_on(database: Option<&str>) {
     let sandbox = Sandbox::new();
-    let server = Server::start(&sandbox, 30);
+    let server = Server::start(&sandbox, 30, database);
     let mut child = sandbox
         .command("http://127.0.0.1:9")
         .args(["login", "--registry", &server.url])

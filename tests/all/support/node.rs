@@ -55,7 +55,7 @@ fn find() -> Result<PathBuf, String> {
 }
 
 /// `target/` (the test binary lives in `target/<profile>/deps/`).
-fn target_dir() -> PathBuf {
+pub fn target_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
         return PathBuf::from(dir);
     }
