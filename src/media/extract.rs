@@ -59,7 +59,9 @@ pub fn extract_wav(
     }
     let seconds = writer.samples_written() as f64 / f64::from(OUT_RATE);
     writer.commit()?;
-    progress(1.0);
+    if reported < 1.0 {
+        progress(1.0);
+    }
     Ok(seconds)
 }
 

@@ -11,18 +11,25 @@
 //!
 //! ## `Unsupported` or `Failed`
 //! The CLI falls back to ffmpeg on `UNSUPPORTED` and fails the run with `INPUT_CORRUPT` on
-//! `FAILED`, so `Failed` is kept for inputs that are positively damaged:
-//! - **Unsupported:** the path is not a regular readable file; no container reader recognises
-//!   it (text, images, unknown containers, or a header too damaged to recognise); no audio
-//!   track has a codec compiled in (Opus, ALAC, AC-3, ...); symphonia reports a feature it
-//!   lacks; a chained Ogg stream; a sample rate that changes mid-stream; and trouble on the
+//! `FAILED`, so `Failed` is kept for inputs that are positively damaged; in doubt, `Unsupported`.
+//! - **Unsupported:** the path is not a regular readable file; no container reader opens it
+//!   (text, images, unknown containers, a header too damaged to read, an Ogg file whose last
+//!   page fails its checksum); an audio track's codec is not compiled in (Opus, ALAC, AC-3,
+//!   ...: then the whole file is left to ffmpeg, also for `probe`); symphonia reports a feature
+//!   it lacks, which is also how some garbage inside AAC shows; a chained Ogg stream; a sample
+//!   rate that changes midway; a file with no audio track (`extractWav`); and trouble on the
 //!   output side (the WAV cannot be written: that says nothing about the input).
-//! - **Failed:** a container and codec were accepted, and then the packets turn out damaged:
-//!   the demuxer reports malformed data, or more than [`DAMAGE_TOLERANCE`] of the packets fail
-//!   to decode (or [`DAMAGE_RUN`] in a row, or every one), or the header declares nonsense such
-//!   as a zero sample rate.
+//! - **Failed:** a container and codec were accepted, and then the content turns out damaged:
+//!   the demuxer reports malformed data; packets fail to decode or holes show in the timeline
+//!   (a packet starting more than 10 ms after the previous one ended, as when FLAC drops frames
+//!   that fail their checksum; for a track whose header states its length, also a late first
+//!   packet) for more than [`DAMAGE_TOLERANCE`] of the packets, [`DAMAGE_RUN`] in a row, or
+//!   all of them; or the header declares a zero sample rate.
 //! - **Neither:** a file that simply ends early (a recording cut off) is decoded up to where
-//!   it ends, as ffmpeg does; an isolated damaged packet is skipped, as players do.
+//!   it ends, as ffmpeg does (`probe` still reports the length its header states); an isolated
+//!   damaged packet is skipped, as players do. MP3 has neither checksums by default nor an
+//!   index: damage that destroys frames' sync words is skipped by the demuxer without a trace,
+//!   and the audio comes out shorter, as with ffmpeg.
 
 mod extract;
 mod probe;
@@ -46,6 +53,27 @@ pub struct Probe {
     pub width: Option<u32>,
     pub height: Option<u32>,
     pub fps: Option<f64>,
+}
+
+impl Probe {
+    /// The `result` object of a `probe` response; `width`, `height` and `fps` only when known.
+    pub fn result_json(&self) -> serde_json::Value {
+        let mut result = serde_json::json!({
+            "durationSeconds": self.duration_seconds,
+            "hasAudio": self.has_audio,
+            "hasVideo": self.has_video,
+        });
+        for (key, value) in [
+            ("width", self.width.map(serde_json::Value::from)),
+            ("height", self.height.map(serde_json::Value::from)),
+            ("fps", self.fps.map(serde_json::Value::from)),
+        ] {
+            if let Some(value) = value {
+                result[key] = value;
+            }
+        }
+        result
+    }
 }
 
 /// Why a request could not be answered; maps onto the protocol's error codes.

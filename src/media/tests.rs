@@ -210,6 +210,10 @@ fn lossless_flac_matches_the_sine_sample_by_sample() {
     let input = fixture("sine440.flac");
     let p = probe(&input).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(p.duration_seconds, 1.0);
+    assert_eq!(
+        p.result_json().to_string(),
+        r#"{"durationSeconds":1.0,"hasAudio":true,"hasVideo":false}"#
+    );
     let out = dir.path().join("out.wav");
     assert_eq!(extract(&input, &out).unwrap_or_else(|e| panic!("{e}")), 1.0);
     let samples = read_output(&out);
@@ -277,6 +281,16 @@ fn probe_reports_the_video_track_of_an_mp4_and_extract_takes_its_audio() {
     let p = probe(&input).unwrap_or_else(|e| panic!("{e}"));
     assert!(p.has_audio && p.has_video, "{p:?}");
     assert_eq!((p.width, p.height), (Some(16), Some(16)));
+    let json = p.result_json();
+    assert_eq!(json["hasVideo"], true);
+    assert_eq!(
+        (json["width"].as_u64(), json["height"].as_u64()),
+        (Some(16), Some(16))
+    );
+    assert!(
+        json.get("fps").is_none(),
+        "fps is unknown, so absent: {json}"
+    );
     assert!((p.duration_seconds - 1.0).abs() < 0.05, "{p:?}");
     let out = dir.path().join("out.wav");
     extract(&input, &out).unwrap_or_else(|e| panic!("{e}"));
