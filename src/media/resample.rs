@@ -294,9 +294,9 @@ mod tests {
                 .zip(interior(&expected))
                 .map(|(a, b)| (a - b).abs())
                 .fold(0.0f32, f32::max);
-            assert!(worst < 1e-3, "rate {rate}: worst sample error {worst}");
+            assert!(worst < 3e-5, "rate {rate}: worst sample error {worst}");
             let amp = amplitude_at(interior(&out), 1000.0);
-            assert!((amp - 0.5).abs() < 0.0025, "rate {rate}: amplitude {amp}");
+            assert!((amp - 0.5).abs() < 5e-4, "rate {rate}: amplitude {amp}");
         }
     }
 
@@ -308,7 +308,7 @@ mod tests {
             let out = resample(48_000, &tone(48_000, freq, 0.9, 1.0));
             let inner = interior(&out);
             let level = rms(inner) / (0.9 / 2f64.sqrt());
-            assert!(level < 10f64.powf(-60.0 / 20.0), "{freq} Hz: level {level}");
+            assert!(level < 10f64.powf(-75.0 / 20.0), "{freq} Hz: level {level}");
             assert!(
                 amplitude_at(inner, alias) < 1e-3,
                 "{freq} Hz aliased to {alias} Hz"
