@@ -165,13 +165,8 @@ impl Filter {
             }
             let from = (first - self.base) as usize;
             let row = &self.table[phase as usize * self.taps..(phase as usize + 1) * self.taps];
-            let (a, b) = self.buf.as_slices();
-            let mut acc = 0.0f32;
-            for (j, c) in row.iter().enumerate() {
-                let k = from + j;
-                let x = if k < a.len() { a[k] } else { b[k - a.len()] };
-                acc += x * c;
-            }
+            let window = &self.buf.make_contiguous()[from..from + self.taps];
+            let acc: f32 = window.iter().zip(row).map(|(x, c)| x * c).sum();
             out.push_back(acc);
             self.produced += 1;
             self.frac += self.step;
