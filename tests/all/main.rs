@@ -27,6 +27,7 @@ mod packages_runtime;
 mod pipeline;
 mod registry_client;
 mod registry_server;
+mod scribiz_host;
 mod tools_permissions;
 mod tui_tmux;
 mod worktree;
