@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::error::{FailureKind, ScribizError};
 use super::job::{Job, JobOptions};
 use super::launch::{Env, Limits, locate, login_args};
-use super::login::{account, login_result};
+use super::login::{account, expires_in, login_result};
 use super::media::NoHostMedia;
 use super::protocol::{DeviceCode, Line, LoginResult};
 use crate::exit;
@@ -93,7 +93,7 @@ fn show_code(code: &DeviceCode, as_json: bool, out: &mut dyn Write, err: &mut dy
             "userCode": code.user_code.as_str(),
             "verificationUri": code.verification_uri.as_str(),
             "verificationUriComplete": complete.as_str(),
-            "expiresIn": code.expires_in,
+            "expiresIn": expires_in(code),
         });
         if let Some(interval) = code.interval {
             value["interval"] = json!(interval);
@@ -104,7 +104,9 @@ fn show_code(code: &DeviceCode, as_json: bool, out: &mut dyn Write, err: &mut dy
             err,
             "To sign in to Scribiz, open {complete}\n(or open {} and enter the code {})\nWaiting \
              for approval; the code expires in {} s.",
-            code.verification_uri, code.user_code, code.expires_in
+            code.verification_uri,
+            code.user_code,
+            expires_in(code)
         );
         let _ = err.flush();
     }

@@ -29,6 +29,8 @@ use crate::sanitize::terminal::strip_controls;
 const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 /// After the process exits, how long what is still in the pipe is read.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// Results, errors and notes kept: a batch this large is already unusual.
+const MAX_KEPT: usize = 10_000;
 /// Lines waiting for the caller before reading pauses.
 const LINE_BUFFER: usize = 256;
 
@@ -252,11 +254,16 @@ impl Driver {
         let mut abort: Option<Abort> = None;
         let mut escalation: Option<(Escalation, Instant)> = None;
         let mut exited: Option<(std::io::Result<ExitStatus>, Instant)> = None;
-        let mut last_line = Instant::now();
+        let started = Instant::now();
+        let mut last_line = started;
         let mut eof = false;
         while !(eof && exited.is_some()) {
             let deadline = match (&exited, escalation) {
                 (Some((_, at)), _) => Some(*at + DRAIN_GRACE),
+                // Lines that are not protocol keep a run alive, but not one that never says hello.
+                (None, None) if seen.hello.is_none() => {
+                    Some(last_line.min(started) + self.limits.stall)
+                }
                 (None, None) => Some(last_line + self.limits.stall),
                 (None, Some((Escalation::Asked, at))) => Some(at + self.limits.cancel_grace),
                 (None, Some((Escalation::Terminated, at))) => Some(at + self.limits.term_grace),
@@ -270,14 +277,17 @@ impl Driver {
             };
             let asking = escalation.is_none() && exited.is_none();
             tokio::select! {
+                // A line already in the pipe is read before a deadline is called.
+                biased;
                 () = cancelled(&mut self.cancel), if asking => {
                     abort.get_or_insert(Abort::Cancelled);
                     escalation = Some(ask_to_cancel(&writer_tx));
                 }
                 read = reader.next(), if !eof => match read {
                     Some(line) => {
-                        last_line = Instant::now();
                         let stop = handle(&self.lines, line, &mut seen, &mut requests, abort.is_some()).await;
+                        // Time spent waiting for the caller to take a line is not the CLI's.
+                        last_line = Instant::now();
                         if let Some(stop) = stop
                             && abort.is_none()
                         {
@@ -298,7 +308,14 @@ impl Driver {
                     // Something outside the group holds the pipe open: stop reading.
                     (Some(_), _) => eof = true,
                     (None, None) => {
-                        abort.get_or_insert(Abort::Stalled);
+                        abort.get_or_insert(if seen.hello.is_none() {
+                            Abort::Protocol(format!(
+                                "no `hello` line within {} s",
+                                self.limits.stall.as_secs_f64()
+                            ))
+                        } else {
+                            Abort::Stalled
+                        });
                         escalation = Some(ask_to_cancel(&writer_tx));
                     }
                     (None, Some((Escalation::Asked, _))) => {
@@ -360,9 +377,9 @@ async fn handle(
         Ok(line) => line,
         Err(why) => {
             seen.skipped += 1;
-            if seen.notes.len() < 100 {
+            if seen.notes.len() < MAX_KEPT {
                 seen.notes
-                    .push(format!("splice: skipped a stdout line: {why}"));
+                    .push(format!("(splice) skipped a stdout line: {why}"));
             }
             return None;
         }
@@ -401,8 +418,12 @@ async fn handle(
             requests.cancel(cancel.id);
             return None;
         }
-        Line::Result(ref result) => seen.results.push(result.clone()),
-        Line::Error(ref error) => seen.errors.push(error.clone()),
+        Line::Result(ref result) if seen.results.len() < MAX_KEPT => {
+            seen.results.push(result.clone());
+        }
+        Line::Error(ref error) if seen.errors.len() < MAX_KEPT => {
+            seen.errors.push(error.clone());
+        }
         Line::Summary(ref summary) => seen.summary = Some(summary.clone()),
         _ => {}
     }

@@ -41,7 +41,7 @@ impl LoginEvent {
                 .as_ref()
                 .unwrap_or(&code.verification_uri)
                 .to_string(),
-            expires_in: code.expires_in,
+            expires_in: expires_in(code),
         }
     }
 
@@ -60,6 +60,14 @@ impl LoginEvent {
             },
         }
     }
+}
+
+/// The longest expiry shown, whatever the CLI says (a huge one would overflow a countdown).
+const MAX_EXPIRY: u64 = 3600;
+
+/// `expiresIn`, capped.
+pub fn expires_in(code: &DeviceCode) -> u64 {
+    code.expires_in.min(MAX_EXPIRY)
 }
 
 /// Who signed in: the email when the CLI says it, else the key id, else a plain word.

@@ -500,6 +500,26 @@ async fn a_stream_that_does_not_start_with_hello_fails() {
 }
 
 #[tokio::test]
+async fn a_stream_that_never_says_hello_fails_even_while_it_prints() {
+    let fake = Fake::new();
+    let limits = Limits::shortened(
+        Duration::from_millis(1500),
+        Duration::from_millis(300),
+        Duration::from_millis(300),
+    );
+    let job = fake.start(fake.env("junk", &[]), fake.transcribe_args(), limits);
+    let ended = job.finish().await;
+    assert!(
+        matches!(&ended.outcome, Err(ScribizError::Protocol(m)) if m.contains("no `hello` line")),
+        "{:?}",
+        ended.outcome
+    );
+    assert!(ended.skipped_lines > 0);
+    assert!(fake.got_cancel());
+    assert_gone(fake.pid("self"), "the CLI");
+}
+
+#[tokio::test]
 async fn a_stall_is_cancelled_and_the_cli_and_its_child_are_ended() {
     let fake = Fake::new();
     let limits = Limits::shortened(
