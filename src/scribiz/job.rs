@@ -261,9 +261,7 @@ impl Driver {
             let deadline = match (&exited, escalation) {
                 (Some((_, at)), _) => Some(*at + DRAIN_GRACE),
                 // Lines that are not protocol keep a run alive, but not one that never says hello.
-                (None, None) if seen.hello.is_none() => {
-                    Some(last_line.min(started) + self.limits.stall)
-                }
+                (None, None) if seen.hello.is_none() => Some(started + self.limits.stall),
                 (None, None) => Some(last_line + self.limits.stall),
                 (None, Some((Escalation::Asked, at))) => Some(at + self.limits.cancel_grace),
                 (None, Some((Escalation::Terminated, at))) => Some(at + self.limits.term_grace),
