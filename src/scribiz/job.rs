@@ -55,7 +55,10 @@ impl Canceller {
     }
 }
 
-/// A running job: its lines in order, then how it ended. Dropping it cancels the run.
+/// A running job: its lines in order, then how it ended. Dropping it cancels the run. Keep
+/// reading `next()` until `None`, or call `finish()`: a caller that holds the job and stops
+/// reading pauses its reading of the CLI once `LINE_BUFFER` lines wait (the CLI then blocks on
+/// its stdout), and a cancel is acted on when reading resumes or the job is dropped.
 pub struct Job {
     lines: mpsc::Receiver<Line>,
     cancel: Canceller,
