@@ -57,8 +57,8 @@ impl Canceller {
 
 /// A running job: its lines in order, then how it ended. Dropping it cancels the run. Keep
 /// reading `next()` until `None`, or call `finish()`: a caller that holds the job and stops
-/// reading pauses its reading of the CLI once `LINE_BUFFER` lines wait (the CLI then blocks on
-/// its stdout), and a cancel is acted on when reading resumes or the job is dropped.
+/// reading pauses the reading of the CLI once `LINE_BUFFER` lines wait (the CLI then blocks on
+/// its stdout); a cancel is still heard, and the lines nobody reads are then dropped.
 pub struct Job {
     lines: mpsc::Receiver<Line>,
     cancel: Canceller,
@@ -286,7 +286,7 @@ impl Driver {
                 }
                 read = reader.next(), if !eof => match read {
                     Some(line) => {
-                        let stop = handle(&self.lines, line, &mut seen, &mut requests, abort.is_some()).await;
+                        let stop = handle(&self.lines, &mut self.cancel, line, &mut seen, &mut requests, abort.is_some()).await;
                         // Time spent waiting for the caller to take a line is not the CLI's.
                         last_line = Instant::now();
                         if let Some(stop) = stop
@@ -365,6 +365,7 @@ impl Driver {
 /// One line read; what stops the run, if it does.
 async fn handle(
     lines: &mpsc::Sender<Line>,
+    cancel: &mut watch::Receiver<bool>,
     raw: Result<Vec<u8>, usize>,
     seen: &mut Seen,
     requests: &mut Requests,
@@ -392,8 +393,7 @@ async fn handle(
             }
             Line::Hello(hello) => {
                 seen.hello = Some(hello.clone());
-                let _ = lines.send(Line::Hello(hello)).await;
-                None
+                forward(lines, cancel, Line::Hello(hello)).await
             }
             Line::Unknown => None,
             other if stopping => {
@@ -428,8 +428,21 @@ async fn handle(
         Line::Summary(ref summary) => seen.summary = Some(summary.clone()),
         _ => {}
     }
-    let _ = lines.send(line).await;
-    None
+    forward(lines, cancel, line).await
+}
+
+/// Pass a line to the caller. While the caller's buffer is full, a cancel is still heard: the
+/// line is dropped (the caller is not reading) and the run is cancelled.
+async fn forward(
+    lines: &mpsc::Sender<Line>,
+    cancel: &mut watch::Receiver<bool>,
+    line: Line,
+) -> Option<Abort> {
+    tokio::select! {
+        biased;
+        _ = lines.send(line) => None,
+        () = cancelled(cancel) => Some(Abort::Cancelled),
+    }
 }
 
 /// Completes once cancel is asked (or every handle that could ask it is gone).

@@ -607,6 +607,38 @@ async fn dropping_the_job_ends_the_cli() {
 }
 
 #[tokio::test]
+async fn a_cancel_is_heard_while_the_caller_is_not_reading() {
+    let fake = Fake::new();
+    let job = fake.start(
+        fake.env("flood", &[]),
+        fake.transcribe_args(),
+        quick_cancel(),
+    );
+    let record = fake.record.clone();
+    // Held, never read: the job's buffer fills up.
+    let flooded = tokio::task::spawn_blocking(move || {
+        let until = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < until {
+            let text = std::fs::read_to_string(&record).unwrap_or_default();
+            if text.contains("\"flooded\"") {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    });
+    assert!(flooded.await.unwrap_or_else(|e| panic!("{e}")));
+    job.cancel();
+    let cli = fake.pid("self");
+    tokio::task::spawn_blocking(move || assert_gone(cli, "the CLI"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(fake.got_cancel());
+    let ended = job.finish().await;
+    assert_eq!(failure_of(&ended).kind, FailureKind::Cancelled);
+}
+
+#[tokio::test]
 async fn hostile_text_is_stripped_before_it_reaches_the_caller() {
     let fake = Fake::new();
     let mut job = fake.start(
