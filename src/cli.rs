@@ -76,6 +76,24 @@ pub enum Command {
     Publish(PublishArgs),
     /// The package registry: serve it, add users, approve or deny device logins.
     Registry(crate::registry::command::RegistryArgs),
+    /// The Scribiz CLI that Splice hosts (`SCRIBIZ_BIN`, else `scribiz` on PATH).
+    Scribiz(ScribizArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ScribizArgs {
+    #[command(subcommand)]
+    pub action: ScribizAction,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ScribizAction {
+    /// Sign in to Scribiz (device code: shows a code and a link, waits for approval).
+    Login {
+        /// Print JSON lines: `device_code`, then `result` (or `error`, exit 3).
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `--registry URL` (else `SPLICE_REGISTRY`, else the config's `registry`).

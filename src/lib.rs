@@ -24,6 +24,7 @@ pub mod registry;
 pub mod registry_client;
 pub mod run;
 pub mod sanitize;
+pub mod scribiz;
 pub mod settings;
 pub mod tools;
 pub mod tui;

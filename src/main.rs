@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 use splice::bus::{Bus, Sink};
 use splice::cli::{
     Cli, Command, ExecArgs, InputFormat, OutputFormat, PkgAction, RestoreArgs, RunArgs,
-    WorktreeAction, WorktreeArgs, args_request_stream_json,
+    ScribizAction, WorktreeAction, WorktreeArgs, args_request_stream_json,
 };
 use splice::exit;
 use splice::headless::stream_json::StreamJsonSink;
@@ -118,6 +118,13 @@ async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
             .await
         }
         Some(Command::Registry(args)) => splice::registry::command::run(&args).await,
+        Some(Command::Scribiz(args)) => match args.action {
+            ScribizAction::Login { json } => {
+                let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+                let env = splice::scribiz::launch::own_env();
+                splice::scribiz::command::login(env, json, out, err, shutdown_signal()).await
+            }
+        },
         None if stdout_is_tty => tui(&cli).await,
         None if cli.tui.resume.is_some() || cli.tui.continue_session => {
             reopen_without_terminal(&cli)
@@ -222,6 +229,7 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
             && !raw.iter().skip(1).any(|a| {
                 [
                     "exec", "restore", "worktree", "pkg", "login", "logout", "publish", "registry",
+                    "scribiz",
                 ]
                 .contains(&a.as_str())
             }));

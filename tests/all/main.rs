@@ -30,6 +30,7 @@ mod pipeline;
 mod registry_client;
 mod registry_s3;
 mod registry_server;
+mod scribiz_host;
 mod tools_permissions;
 mod tui_login;
 mod tui_tmux;

@@ -160,7 +160,7 @@ fn last_line(bytes: Vec<u8>) -> Option<Vec<u8>> {
 
 /// Lines of the logs, capped; what is past the cap is read and counted, so the tool never
 /// blocks on a full pipe.
-async fn read_logs(mut reader: impl AsyncRead + Unpin) -> Vec<String> {
+pub(crate) async fn read_logs(mut reader: impl AsyncRead + Unpin) -> Vec<String> {
     let mut kept = Vec::new();
     let mut dropped = 0usize;
     let mut chunk = vec![0u8; 16 * 1024];

@@ -9,7 +9,7 @@
 //! group. The result comes back on a channel of its own and is checked against the output
 //! schema after the process ended.
 
-mod capture;
+pub(crate) mod capture;
 mod launch;
 mod node;
 mod strip;
