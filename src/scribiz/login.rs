@@ -14,51 +14,37 @@ use super::launch::{Env, Limits, locate, login_args};
 use super::media::NoHostMedia;
 use super::protocol::{DeviceCode, Line, LoginResult, ResultLine};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LoginEvent {
-    Code {
-        user_code: String,
-        verification_uri: String,
-        verification_uri_complete: String,
-        expires_in: u64,
-    },
-    SignedIn {
-        account: String,
-    },
-    Failed {
-        message: String,
-        hint: Option<String>,
-    },
+/// The modal's own event: the Scribiz login reports exactly what a registry login does.
+pub use crate::device_login::DeviceLoginEvent as LoginEvent;
+
+/// The `device_code` line as the modal's event.
+pub fn code_event(code: &DeviceCode) -> LoginEvent {
+    LoginEvent::Code {
+        user_code: code.user_code.to_string(),
+        verification_uri: code.verification_uri.to_string(),
+        verification_uri_complete: code
+            .verification_uri_complete
+            .as_ref()
+            .unwrap_or(&code.verification_uri)
+            .to_string(),
+        expires_in: expires_in(code),
+    }
 }
 
-impl LoginEvent {
-    pub fn code(code: &DeviceCode) -> LoginEvent {
-        LoginEvent::Code {
-            user_code: code.user_code.to_string(),
-            verification_uri: code.verification_uri.to_string(),
-            verification_uri_complete: code
-                .verification_uri_complete
-                .as_ref()
-                .unwrap_or(&code.verification_uri)
-                .to_string(),
-            expires_in: expires_in(code),
-        }
-    }
-
-    pub fn failed(error: &ScribizError) -> LoginEvent {
-        match error.failure() {
-            Some(failure) => LoginEvent::Failed {
-                message: match failure.kind {
-                    FailureKind::Cancelled => "Sign-in cancelled".to_string(),
-                    _ => failure.message.clone(),
-                },
-                hint: failure.hint.clone(),
+/// A failed login as the modal's event: the CLI's message and hint when it gave them.
+pub fn failed_event(error: &ScribizError) -> LoginEvent {
+    match error.failure() {
+        Some(failure) => LoginEvent::Failed {
+            message: match failure.kind {
+                FailureKind::Cancelled => "Sign-in cancelled".to_string(),
+                _ => failure.message.clone(),
             },
-            None => LoginEvent::Failed {
-                message: error.to_string(),
-                hint: None,
-            },
-        }
+            hint: failure.hint.clone(),
+        },
+        None => LoginEvent::Failed {
+            message: error.to_string(),
+            hint: None,
+        },
     }
 }
 
@@ -131,7 +117,7 @@ pub fn start(env: Env) -> Result<LoginTask, ScribizError> {
     let task = tokio::spawn(async move {
         while let Some(line) = job.next().await {
             if let Line::DeviceCode(code) = line {
-                let _ = tx.send(LoginEvent::code(&code));
+                let _ = tx.send(code_event(&code));
             }
         }
         let ended = job.finish().await;
@@ -145,7 +131,7 @@ pub fn start(env: Env) -> Result<LoginTask, ScribizError> {
                     hint: None,
                 },
             },
-            Err(error) => LoginEvent::failed(&error),
+            Err(error) => failed_event(&error),
         };
         let _ = tx.send(event);
     });

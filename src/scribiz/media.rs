@@ -41,6 +41,39 @@ pub trait HostMedia: Send + Sync {
     ) -> Result<Value, MediaFailure>;
 }
 
+/// Splice's own decoders (`crate::media`): `probe` and `extractWav` for common audio, natively,
+/// so audio transcribes where there is no ffmpeg; `UNSUPPORTED` for the rest.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NativeMedia;
+
+impl From<crate::media::MediaError> for MediaFailure {
+    fn from(error: crate::media::MediaError) -> MediaFailure {
+        match error {
+            crate::media::MediaError::Unsupported(why) => MediaFailure::Unsupported(why),
+            crate::media::MediaError::Failed(why) => MediaFailure::Failed(why),
+            // A cancelled request is never answered; this only names what happened.
+            crate::media::MediaError::Cancelled => MediaFailure::Failed("cancelled".into()),
+        }
+    }
+}
+
+impl HostMedia for NativeMedia {
+    fn probe(&self, path: &Path) -> Result<Value, MediaFailure> {
+        Ok(crate::media::probe(path)?.result_json())
+    }
+
+    fn extract_wav(
+        &self,
+        path: &Path,
+        out: &Path,
+        progress: &mut dyn FnMut(f64),
+        cancelled: &AtomicBool,
+    ) -> Result<Value, MediaFailure> {
+        let seconds = crate::media::extract_wav(path, out, progress, cancelled)?;
+        Ok(json!({"durationSeconds": seconds}))
+    }
+}
+
 /// Answers `UNSUPPORTED` to everything: the CLI does all media work with ffmpeg.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoHostMedia;
@@ -189,6 +222,43 @@ pub fn response(id: u64, outcome: Result<Value, MediaFailure>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The native decoders answer as the protocol says: a real MP3 is probed and extracted, a
+    /// text file is UNSUPPORTED (the CLI then uses ffmpeg).
+    #[test]
+    fn native_media_answers_probe_and_extract_in_the_protocols_shapes() {
+        let mp3 = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/media/testdata/sine440.mp3");
+        let probed = NativeMedia.probe(&mp3).unwrap_or_else(|e| panic!("{e:?}"));
+        let seconds = probed["durationSeconds"].as_f64().unwrap_or_default();
+        assert!((seconds - 1.0).abs() < 0.1, "{probed}");
+        assert_eq!(probed["hasAudio"], true);
+        assert_eq!(probed["hasVideo"], false);
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let out = dir.path().join("out.wav");
+        let mut fractions = Vec::new();
+        let extracted = NativeMedia
+            .extract_wav(
+                &mp3,
+                &out,
+                &mut |f| fractions.push(f),
+                &AtomicBool::new(false),
+            )
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(
+            extracted["durationSeconds"]
+                .as_f64()
+                .is_some_and(|d| d > 0.9)
+        );
+        let wav = std::fs::read(&out).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(&wav[..4], b"RIFF");
+        assert!(!fractions.is_empty());
+        let text = dir.path().join("notes.txt");
+        std::fs::write(&text, "not media").unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            NativeMedia.probe(&text),
+            Err(MediaFailure::Unsupported(_))
+        ));
+    }
 
     #[test]
     fn responses_have_the_documented_shape() {

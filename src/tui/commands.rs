@@ -84,8 +84,8 @@ pub fn builtin() -> Vec<CommandSpec> {
         },
         CommandSpec {
             name: "login",
-            args: "[URL]",
-            help: "sign in to the package registry (SPLICE_REGISTRY or config `registry`)",
+            args: "[URL|scribiz]",
+            help: "sign in to the package registry (SPLICE_REGISTRY or config `registry`), or to Scribiz",
             run: login,
         },
         CommandSpec {
@@ -359,6 +359,9 @@ fn cost(app: &mut App, _: &str) {
 /// login runs in a task of its own and saves its credential as `splice login` does.
 fn login(app: &mut App, args: &str) {
     let given = Some(args.trim()).filter(|a| !a.is_empty());
+    if given == Some("scribiz") {
+        return login_scribiz(app);
+    }
     let url = match crate::registry_client::registry_url(given) {
         Ok(url) => url,
         Err(error) => {
@@ -380,6 +383,33 @@ fn login(app: &mut App, args: &str) {
     }
     let login = crate::registry_client::login::start(url.clone());
     app.open_login(DeviceLoginModal::new(&format!("registry {url}"), login));
+}
+
+/// `/login scribiz`: the Scribiz CLI's own device-code login (`scribiz login --json`) in the
+/// same modal; the CLI saves its credential itself. Esc ends the CLI.
+fn login_scribiz(app: &mut App) {
+    if tokio::runtime::Handle::try_current().is_err() {
+        app.notice(Level::Error, "/login needs the TUI's runtime");
+        return;
+    }
+    let mut task = match crate::scribiz::login::start(crate::scribiz::launch::own_env()) {
+        Ok(task) => task,
+        Err(error) => {
+            app.notice(
+                Level::Error,
+                strip_controls(&error.to_string()).into_owned(),
+            );
+            return;
+        }
+    };
+    // Dropping the modal's login aborts this forwarder, which drops the task: the CLI is
+    // cancelled and reaped.
+    let login = crate::device_login::DeviceLogin::spawn(|sender| async move {
+        while let Some(event) = task.events.recv().await {
+            sender.send(event);
+        }
+    });
+    app.open_login(DeviceLoginModal::new("Scribiz", login));
 }
 
 fn quit(app: &mut App, _: &str) {

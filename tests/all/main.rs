@@ -33,5 +33,6 @@ mod registry_server;
 mod scribiz_host;
 mod tools_permissions;
 mod tui_login;
+mod tui_scribiz_login;
 mod tui_tmux;
 mod worktree;
