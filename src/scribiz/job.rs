@@ -405,7 +405,7 @@ async fn handle(
             }
             other => Some(Abort::Protocol(format!(
                 "its first line was `{}`, not `hello`",
-                name(&other)
+                other.type_name()
             ))),
         };
     }
@@ -521,32 +521,6 @@ fn describe(status: Option<ExitStatus>) -> String {
     match status {
         Some(status) => status.to_string(),
         None => "its status is unknown".into(),
-    }
-}
-
-fn name(line: &Line) -> &'static str {
-    match line {
-        Line::Hello(_) => "hello",
-        Line::Start(_) => "start",
-        Line::Plan(_) => "plan",
-        Line::Stage(_) => "stage",
-        Line::Progress(_) => "progress",
-        Line::Chunk(_) => "chunk",
-        Line::Retry(_) => "retry",
-        Line::Warning(_) => "warning",
-        Line::Partial(_) => "partial",
-        Line::Usage(_) => "usage",
-        Line::Cache(_) => "cache",
-        Line::Done(_) => "done",
-        Line::Heartbeat(_) => "heartbeat",
-        Line::DeviceCode(_) => "device_code",
-        Line::Item(_) => "item",
-        Line::Summary(_) => "summary",
-        Line::Result(_) => "result",
-        Line::Error(_) => "error",
-        Line::Request(_) => "request",
-        Line::RequestCancel(_) => "request-cancel",
-        Line::Unknown => "unknown",
     }
 }
 

@@ -122,6 +122,35 @@ pub enum Line {
     Unknown,
 }
 
+impl Line {
+    /// The line's `type`, as the protocol spells it.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Line::Hello(_) => "hello",
+            Line::Start(_) => "start",
+            Line::Plan(_) => "plan",
+            Line::Stage(_) => "stage",
+            Line::Progress(_) => "progress",
+            Line::Chunk(_) => "chunk",
+            Line::Retry(_) => "retry",
+            Line::Warning(_) => "warning",
+            Line::Partial(_) => "partial",
+            Line::Usage(_) => "usage",
+            Line::Cache(_) => "cache",
+            Line::Done(_) => "done",
+            Line::Heartbeat(_) => "heartbeat",
+            Line::DeviceCode(_) => "device_code",
+            Line::Item(_) => "item",
+            Line::Summary(_) => "summary",
+            Line::Result(_) => "result",
+            Line::Error(_) => "error",
+            Line::Request(_) => "request",
+            Line::RequestCancel(_) => "request-cancel",
+            Line::Unknown => "unknown",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hello {

@@ -197,32 +197,6 @@ fn failure_of(ended: &Ended) -> &splice::scribiz::Failure {
     }
 }
 
-fn kind(line: &Line) -> &'static str {
-    match line {
-        Line::Hello(_) => "hello",
-        Line::Start(_) => "start",
-        Line::Plan(_) => "plan",
-        Line::Stage(_) => "stage",
-        Line::Progress(_) => "progress",
-        Line::Chunk(_) => "chunk",
-        Line::Retry(_) => "retry",
-        Line::Warning(_) => "warning",
-        Line::Partial(_) => "partial",
-        Line::Usage(_) => "usage",
-        Line::Cache(_) => "cache",
-        Line::Done(_) => "done",
-        Line::Heartbeat(_) => "heartbeat",
-        Line::DeviceCode(_) => "device_code",
-        Line::Item(_) => "item",
-        Line::Summary(_) => "summary",
-        Line::Result(_) => "result",
-        Line::Error(_) => "error",
-        Line::Request(_) => "request",
-        Line::RequestCancel(_) => "request-cancel",
-        Line::Unknown => "unknown",
-    }
-}
-
 #[tokio::test]
 async fn every_line_type_reaches_the_caller_and_what_is_not_protocol_is_skipped() {
     let fake = Fake::new();
@@ -233,7 +207,7 @@ async fn every_line_type_reaches_the_caller_and_what_is_not_protocol_is_skipped(
     );
     let lines = read_all(&mut job).await;
     let ended = job.finish().await;
-    let kinds: Vec<&str> = lines.iter().map(kind).collect();
+    let kinds: Vec<&str> = lines.iter().map(Line::type_name).collect();
     for expected in [
         "hello",
         "start",
