@@ -199,6 +199,7 @@ async fn serve(
         device,
         scratch: store.data.join("tmp"),
         password_checks: Arc::new(tokio::sync::Semaphore::new(super::server::PASSWORD_CHECKS)),
+        sign_ins: Arc::default(),
     };
     {
         let mut out = std::io::stdout().lock();

@@ -12,6 +12,7 @@ pub mod publish;
 pub mod s3;
 pub mod server;
 pub mod storage;
+pub mod throttle;
 pub mod time;
 
 /// Archives larger than this are refused with 413 before they are read whole.

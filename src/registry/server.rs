@@ -37,6 +37,8 @@ pub struct AppState {
     pub scratch: PathBuf,
     /// Password checks running at once.
     pub password_checks: Arc<tokio::sync::Semaphore>,
+    /// Failed sign-ins on the device page, per user name.
+    pub sign_ins: Arc<super::throttle::SignInThrottle>,
 }
 
 /// Password checks allowed at once (each holds 19 MiB for tens of milliseconds).
@@ -155,6 +157,26 @@ async fn device_decide(
             "The form was incomplete: go back and fill it in.",
         );
     };
+    // Too many failed sign-ins for this name: refused before the password is even checked.
+    if let Err(wait) = state
+        .sign_ins
+        .check(&decision.user, std::time::Instant::now())
+    {
+        let minutes = wait.as_secs().div_ceil(60).max(1);
+        let mut response = html::result(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!(
+                "Too many failed sign-ins for this user: try again in {minutes} minute{}.",
+                if minutes == 1 { "" } else { "s" }
+            ),
+        );
+        if let Ok(value) = axum::http::HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, value);
+        }
+        return response;
+    }
     let stored = match state.db.password_hash(&decision.user).await {
         Ok(stored) => stored,
         Err(e) => return ApiError::internal(e).into_response(),
@@ -175,7 +197,12 @@ async fn device_decide(
     })
     .await
     .unwrap_or(false);
-    if !verified {
+    if verified {
+        state.sign_ins.succeeded(&decision.user);
+    } else {
+        state
+            .sign_ins
+            .failed(&decision.user, std::time::Instant::now());
         return html::result(
             StatusCode::UNAUTHORIZED,
             "Wrong user name or password: go back and try again.",

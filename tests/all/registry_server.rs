@@ -543,6 +543,70 @@ fn the_device_page_approves_with_the_password_only_and_denies() {
     }
 }
 
+/// Guessing passwords on the device page: after 5 failures for a name, even the right
+/// password is refused (429, `Retry-After`) without approving anything; other names go on.
+#[test]
+fn failed_sign_ins_on_the_device_page_are_throttled_per_user() {
+    let registry = Registry::start(None);
+    let (user, ns) = (unique("carol"), unique("carols"));
+    registry.add_user(&user, &ns);
+    let (other, other_ns) = (unique("dave"), unique("daves"));
+    registry.add_user(&other, &other_ns);
+    let code = registry.post_json("/api/v1/device/code", None).1;
+    let user_code = code["user_code"].as_str().unwrap_or_default().to_string();
+    let attempt = |name: &str, password: &str| {
+        form(
+            &registry,
+            &[
+                ("user", name),
+                ("password", password),
+                ("user_code", &user_code),
+                ("action", "approve"),
+            ],
+        )
+    };
+    for guess in 0..5 {
+        let (status, _) = attempt(&user, &format!("guess-{guess}"));
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "guess {guess}");
+    }
+    let upper = user.to_uppercase();
+    for name in [user.as_str(), upper.as_str()] {
+        let (status, html) = attempt(name, PASSWORD);
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{name}: {html}");
+        assert!(html.contains("Too many failed sign-ins"), "{html}");
+    }
+    assert_eq!(
+        registry.token(&code).1["error"],
+        json!("authorization_pending"),
+        "the throttled right password approved the login"
+    );
+    // Another account signs in as usual.
+    let (status, html) = attempt(&other, PASSWORD);
+    assert_eq!(status, StatusCode::OK, "{html}");
+    let retry_after = block(async {
+        client()
+            .post(format!("{}/device", registry.url))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(urlencoded(&[
+                ("user", &user),
+                ("password", PASSWORD),
+                ("user_code", "ABCD-EFGH"),
+                ("action", "approve"),
+            ]))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+    });
+    assert!(
+        retry_after.is_some_and(|s| s > 0 && s <= 15 * 60),
+        "{retry_after:?}"
+    );
+}
+
 #[test]
 fn a_poll_a_little_early_by_jitter_is_pending_not_slow_down() {
     let registry = Registry::start(None);
