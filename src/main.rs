@@ -103,7 +103,7 @@ async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
         }
         Some(Command::Logout(args)) => {
             let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
-            registry_client::command::logout(args.registry.as_deref(), out, err)
+            registry_client::command::logout(args.registry.as_deref(), out, err).await
         }
         Some(Command::Publish(args)) => {
             let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());

@@ -210,6 +210,15 @@ impl Db {
         Ok(())
     }
 
+    /// Forget a token; whether it was there.
+    pub async fn remove_token(&self, hash: &str) -> Result<bool, DbError> {
+        let done = sqlx::query("DELETE FROM tokens WHERE token_hash = $1")
+            .bind(hash)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     pub async fn token_user(&self, hash: &str) -> Result<Option<String>, DbError> {
         let row = sqlx::query("SELECT user_name FROM tokens WHERE token_hash = $1")
             .bind(hash)

@@ -61,6 +61,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/device/token", post(device_token))
         .route("/device", get(device_page).post(device_decide))
         .route("/api/v1/me", get(me))
+        .route(
+            "/api/v1/tokens/current",
+            axum::routing::delete(revoke_token),
+        )
         .route("/api/v1/search", get(search))
         .route("/api/v1/packages/{ns}/{name}", get(package))
         .route(
@@ -83,20 +87,39 @@ async fn not_found() -> ApiError {
     )
 }
 
-/// The caller's user name from `Authorization: Bearer TOKEN`.
-async fn caller(state: &AppState, headers: &HeaderMap) -> Result<String, ApiError> {
-    let token = headers
+/// The token of `Authorization: Bearer TOKEN`.
+fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim)
         .filter(|t| !t.is_empty())
-        .ok_or_else(ApiError::unauthenticated)?;
+        .ok_or_else(ApiError::unauthenticated)
+}
+
+/// The caller's user name from `Authorization: Bearer TOKEN`.
+async fn caller(state: &AppState, headers: &HeaderMap) -> Result<String, ApiError> {
+    let token = bearer(headers)?;
     state
         .db
         .token_user(&secret_hash(token))
         .await?
         .ok_or_else(ApiError::unauthenticated)
+}
+
+/// `DELETE /api/v1/tokens/current`: the token that signs the request stops working
+/// (`splice logout`).
+async fn revoke_token(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    let token = bearer(&headers)?;
+    if state.db.remove_token(&secret_hash(token)).await? {
+        Ok(Json(json!({"revoked": true})))
+    } else {
+        Err(ApiError::unauthenticated())
+    }
 }
 
 async fn device_code(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {

@@ -95,12 +95,34 @@ pub async fn login(
     }
 }
 
-/// `splice logout [--registry URL]`: removes the saved login; exit 0 either way.
-pub fn logout(flag: Option<&str>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let result = registry_url(flag).and_then(|url| Ok((credentials::remove(&url)?, url)));
+/// `splice logout [--registry URL]`: revokes the token on the registry and removes the saved
+/// login. The local login goes even when the registry cannot be reached (then it says the
+/// token stays valid there); exit 0 either way.
+pub async fn logout(flag: Option<&str>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let url = match registry_url(flag) {
+        Ok(url) => url,
+        Err(error) => return fail(&error, err),
+    };
+    let revoked = match credentials::load(&url) {
+        Ok(Some(login)) => Some(revoke(&url, login.token).await),
+        _ => None,
+    };
+    let result = credentials::remove(&url).map(|removed| (removed, url));
     match result {
         Ok((true, url)) => {
-            let _ = writeln!(out, "Logged out of {url}");
+            match revoked {
+                Some(Err(why)) => {
+                    let _ = writeln!(
+                        err,
+                        "warning: the token could not be revoked on {url} ({why}); it stays valid \
+                         there until the registry's owner deletes it"
+                    );
+                    let _ = writeln!(out, "Logged out of {url}");
+                }
+                _ => {
+                    let _ = writeln!(out, "Logged out of {url} (the token is revoked)");
+                }
+            }
             exit::SUCCESS
         }
         Ok((false, url)) => {
@@ -108,6 +130,19 @@ pub fn logout(flag: Option<&str>, out: &mut dyn Write, err: &mut dyn Write) -> i
             exit::SUCCESS
         }
         Err(error) => fail(&error, err),
+    }
+}
+
+/// Ask the registry to forget `token`. A token it no longer knows counts as revoked.
+async fn revoke(url: &str, token: credentials::Token) -> Result<(), String> {
+    let registry = Registry::new(url, Some(token)).map_err(|e| e.to_string())?;
+    let answer = registry
+        .delete("tokens/current")
+        .await
+        .map_err(|e| e.to_string())?;
+    match answer.status {
+        200 | 401 => Ok(()),
+        _ => Err(registry.error(&answer).to_string()),
     }
 }
 

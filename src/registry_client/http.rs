@@ -111,6 +111,11 @@ impl Registry {
         self.json_ok(answer)
     }
 
+    /// DELETE; the raw answer.
+    pub async fn delete(&self, path: &str) -> Result<Answer, RegistryError> {
+        self.send(self.http.delete(self.api(path)), MAX_JSON).await
+    }
+
     /// PUT an archive; 201 (or 200) with a JSON document is success.
     pub async fn put_archive(&self, path: &str, bytes: Vec<u8>) -> Result<Value, RegistryError> {
         let request = self

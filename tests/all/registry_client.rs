@@ -445,9 +445,35 @@ fn login_publish_info_search_install_run_yank_logout_on(database: Option<&str>) 
     assert_eq!(removed.code, 0, "{}", removed.stderr);
     assert!(!source.exists(), "pkg remove left the source record");
 
+    // Logging out revokes the token on the registry too: it no longer works there.
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&creds).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let token = saved[&url]["token"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let me = |token: &str| {
+        block(async {
+            reqwest::Client::new()
+                .get(format!("{url}/api/v1/me"))
+                .bearer_auth(token)
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+                .unwrap_or_else(|e| panic!("{e}"))
+        })
+    };
+    assert_eq!(me(&token), 200, "the saved token works before logout");
     let out = splice(&sandbox, &["logout", "--registry", &url]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("the token is revoked"),
+        "{}",
+        out.stdout
+    );
     assert!(!creds.exists(), "logout leaves the credentials file");
+    assert_eq!(me(&token), 401, "the token still works after logout");
     let out = splice(&sandbox, &["logout", "--registry", &url]);
     assert_eq!(out.code, 0);
     assert!(out.stdout.contains("Not logged in"), "{}", out.stdout);
@@ -737,4 +763,22 @@ fn login_for_a_person_shows_the_link_and_code_on(database: Option<&str>) {
         stdout.trim(),
         format!("Logged in to {} as alice", server.url)
     );
+}
+
+/// Logging out while the registry is down still removes the saved login, and says the token
+/// stays valid there.
+#[test]
+fn logout_without_the_registry_removes_the_login_and_says_the_token_lives_on() {
+    let sandbox = Sandbox::new();
+    let server = Server::start(&sandbox, 30, None);
+    let url = server.url.clone();
+    let (_, _, out) = login(&sandbox, &server, Some("approve"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(credentials_path(&sandbox).exists());
+    drop(server);
+    let out = splice(&sandbox, &["logout", "--registry", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("could not be revoked"), "{}", out.stderr);
+    assert!(out.stderr.contains("stays valid"), "{}", out.stderr);
+    assert!(!credentials_path(&sandbox).exists());
 }
