@@ -14,8 +14,8 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::cells::{Cell, Level, ToolOutcome, ToolProgress};
 use super::commands::{self, CommandSpec};
 use super::compact::{self, PendingCompaction};
-use super::context_meter;
 use super::composer::{Composer, ComposerAction};
+use super::context_meter;
 use super::device_login::{DeviceLoginModal, LoginKey, LoginState};
 use super::permission::{KeyOutcome, ModalView, PermissionModal};
 use super::pipeline::{PANEL_WIDTH, Pipeline};
@@ -834,36 +834,36 @@ impl App {
                 };
                 (format!("{text} · "), style)
             });
-        let meter_width = meter.as_ref().map_or(0, |m| m.0.chars().count());
+        let meter_text = meter.as_ref().map_or("", |m| m.0.as_str());
         let width = usize::from(area.width);
-        let used = state.0.chars().count()
-            + 1
-            + route.chars().count()
-            + meter_width
-            + usage.chars().count();
-        // The session id, for `splice --resume`, where the line has room for it.
+        let fixed = state.0.chars().count() + 1 + meter_text.chars().count();
+        // The session id (for `splice --resume`) goes first when the line is short of room,
+        // then, to keep the meter beside the model, the token count (`/cost` tells it).
         let session = format!("· {} ", self.settings.session_id);
-        let (route, used) = if used + session.chars().count() <= width {
-            (format!("{route}{session}"), used + session.chars().count())
-        } else {
-            (route, used)
-        };
+        let cost = format!("{} ", self.usage.cost_text());
+        let mut layouts = vec![
+            (format!("{route}{session}"), &usage),
+            (route.clone(), &usage),
+        ];
+        if meter.is_some() {
+            layouts.push((route, &cost));
+        }
+        let fits = layouts
+            .into_iter()
+            .find(|(route, usage)| fixed + route.chars().count() + usage.chars().count() <= width);
         let mut spans = vec![Span::styled(format!(" {}", state.0), state.1)];
-        if used <= width {
+        if let Some((route, usage)) = fits {
+            let used = fixed + route.chars().count() + usage.chars().count();
             spans.push(Span::styled(route, t.dim()));
             spans.push(Span::raw(" ".repeat(width - used)));
             if let Some((text, style)) = meter {
                 spans.push(Span::styled(text, style));
             }
-            spans.push(Span::styled(usage, t.text()));
+            spans.push(Span::styled(usage.clone(), t.text()));
         } else {
             let rest = width.saturating_sub(state.0.chars().count() + 2);
-            let usage = match meter {
-                Some((text, _)) => format!("{text}{usage}"),
-                None => usage,
-            };
             spans.push(Span::styled(
-                format!(" {}", truncate(&usage, rest)),
+                format!(" {}", truncate(&format!("{meter_text}{usage}"), rest)),
                 t.text(),
             ));
         }

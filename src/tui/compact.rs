@@ -60,7 +60,9 @@ pub fn start(settings: &RunSettings, window: u64) -> Result<PendingCompaction, N
         .and_then(|p| p.check_credentials().map(|()| p))
         .map_err(|e| NotStarted::Failed(format!("cannot compact: {e}")))?;
     if tokio::runtime::Handle::try_current().is_err() {
-        return Err(NotStarted::Failed("/compact needs the TUI's runtime".into()));
+        return Err(NotStarted::Failed(
+            "/compact needs the TUI's runtime".into(),
+        ));
     }
     let request = plan.summary_request(&messages);
     let task = tokio::spawn(async move {
@@ -170,7 +172,5 @@ pub fn fill_after(reported: u64, compacted: &Compacted) -> u64 {
     let removed = compacted
         .tokens_before
         .saturating_sub(compacted.tokens_after);
-    reported
-        .saturating_sub(removed)
-        .max(compacted.tokens_after)
+    reported.saturating_sub(removed).max(compacted.tokens_after)
 }

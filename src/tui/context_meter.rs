@@ -28,10 +28,9 @@ pub fn text(prompt_tokens: Option<u64>, window: u64) -> Option<(String, u64)> {
 /// The window of the model the session runs now (it follows `/model`), from the price table
 /// the runs use (the built-in data with the user's pricing file over it), or its default.
 pub fn window(settings: &RunSettings) -> u64 {
-    settings.pricing.context_window(
-        settings.provider.kind.name(),
-        &settings.provider.api_model,
-    )
+    settings
+        .pricing
+        .context_window(settings.provider.kind.name(), &settings.provider.api_model)
 }
 
 #[cfg(test)]
