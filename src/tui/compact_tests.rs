@@ -347,3 +347,33 @@ fn the_meter_follows_the_model_of_the_session() {
     let narrow = draw(&mut app, 40, 8);
     assert!(narrow.contains("ctx 6%"), "{narrow}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_cancels_a_compaction_and_puts_waiting_requests_back_unsent() {
+    // Accepts connections (the kernel's backlog) and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let url = format!(
+        "http://{}",
+        silent.local_addr().unwrap_or_else(|e| panic!("{e}"))
+    );
+    let mut app = app_at(&url);
+    session(&mut app);
+    app.submit("/compact".into());
+    app.submit("now run the tests".into());
+    app.on_key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::Esc,
+    ));
+    assert!(app.compacting.is_none());
+    assert_eq!(app.composer.text(), "now run the tests");
+    assert!(app.take_requests().is_empty());
+    assert_eq!(
+        last_notice(&app),
+        (
+            Level::Info,
+            "compaction cancelled; the conversation is unchanged".into()
+        )
+    );
+    assert_eq!(app.settings.conversation.messages(), long_conversation());
+}
