@@ -165,8 +165,17 @@ pub struct Compacted {
     pub fallback: Option<String>,
 }
 
+/// How the `context_compacted` warning of a run starts; what follows is [`Compacted::outcome`].
+pub const FILLING: &str = "the conversation was filling the model's context window: ";
+
 impl Compacted {
+    /// The `context_compacted` warning's message.
     pub fn message(&self) -> String {
+        format!("{FILLING}{}", self.outcome())
+    }
+
+    /// What was summarised (or dropped) and the size before and after.
+    pub fn outcome(&self) -> String {
         let how = match &self.fallback {
             None => format!("summarised {} earlier exchanges", self.exchanges),
             Some(why) => format!(
@@ -175,7 +184,7 @@ impl Compacted {
             ),
         };
         format!(
-            "the conversation was filling the model's context window: {how}; about {} tokens before, {} after",
+            "{how}; about {} tokens before, {} after",
             self.tokens_before, self.tokens_after
         )
     }

@@ -13,7 +13,9 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::cells::{Cell, Level, ToolOutcome, ToolProgress};
 use super::commands::{self, CommandSpec};
+use super::compact::{self, PendingCompaction};
 use super::composer::{Composer, ComposerAction};
+use super::context_meter;
 use super::device_login::{DeviceLoginModal, LoginKey, LoginState};
 use super::permission::{KeyOutcome, ModalView, PermissionModal};
 use super::pipeline::{PANEL_WIDTH, Pipeline};
@@ -104,6 +106,11 @@ pub struct App {
     /// Requests typed while a run was going, oldest first; each starts when the run before it
     /// ends. An interrupt puts them back in the composer instead.
     pub queued: VecDeque<String>,
+    /// A `/compact` whose summary request is on its way; requests wait behind it.
+    pub compacting: Option<PendingCompaction>,
+    /// The prompt tokens of the session's last request (its conversation's fill), for the
+    /// context meter; `None` until the first one, and after the conversation changed shape.
+    pub context_tokens: Option<u64>,
 }
 
 pub use super::transcript::Transcript;
@@ -136,6 +143,8 @@ impl App {
             ctrl_c_armed: false,
             requests: Vec::new(),
             queued: VecDeque::new(),
+            compacting: None,
+            context_tokens: None,
         }
     }
 
@@ -186,7 +195,7 @@ impl App {
 
     /// The run's task ended: the oldest queued request starts.
     pub fn on_run_finished(&mut self) {
-        if self.is_running() || self.quit {
+        if self.is_running() || self.compacting.is_some() || self.quit {
             return;
         }
         if let Some(next) = self.queued.pop_front() {
@@ -199,7 +208,7 @@ impl App {
         self.now = now;
         self.tick += 1;
         // A prompt's legend changes when its guard ends.
-        if self.is_running() || !self.modals.is_empty() {
+        if self.is_running() || self.compacting.is_some() || !self.modals.is_empty() {
             self.dirty = true;
         }
         if self
@@ -323,6 +332,9 @@ impl App {
             KeyCode::Esc if self.is_running() && self.composer.suggestions().is_empty() => {
                 self.interrupt();
             }
+            KeyCode::Esc if self.compacting.is_some() && self.composer.suggestions().is_empty() => {
+                self.cancel_compaction();
+            }
             _ => self.composer_key(key),
         }
     }
@@ -349,7 +361,12 @@ impl App {
     fn interrupt(&mut self) {
         // Dropping open prompts answers them "deny", so the run is not left waiting.
         self.modals.clear();
-        // Stopping means stopping: what was queued goes back to the composer, unsent.
+        self.unqueue();
+        self.request(Request::Interrupt);
+    }
+
+    /// Stopping means stopping: what was queued goes back to the composer, unsent.
+    fn unqueue(&mut self) {
         if !self.queued.is_empty() {
             let mut pieces: Vec<String> = self.queued.drain(..).collect();
             let typed = self.composer.text();
@@ -358,7 +375,57 @@ impl App {
             }
             self.composer.set_text(&pieces.join("\n"));
         }
-        self.request(Request::Interrupt);
+    }
+
+    /// `/compact`: plan and send the summary request; the loop hands its answer to
+    /// [`App::on_compacted`].
+    pub fn start_compaction(&mut self) {
+        let window = context_meter::window(&self.settings);
+        match compact::start(&self.settings, window) {
+            Ok(pending) => {
+                self.compacting = Some(pending);
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "compacting: {} is summarising the earlier part of the conversation \
+                         (Esc cancels)",
+                        self.settings.provider.model
+                    ),
+                );
+            }
+            Err(compact::NotStarted::Nothing(text)) => self.notice(Level::Info, text),
+            Err(compact::NotStarted::Failed(text)) => self.notice(Level::Error, text),
+        }
+    }
+
+    /// Esc while compacting: the summary request is dropped, the conversation stays.
+    fn cancel_compaction(&mut self) {
+        self.compacting = None;
+        self.unqueue();
+        self.notice(
+            Level::Info,
+            "compaction cancelled; the conversation is unchanged",
+        );
+    }
+
+    /// The `/compact` summary request answered (or failed). Returns its `usage` event, for
+    /// the loop to log and count like a run's.
+    pub fn on_compacted(
+        &mut self,
+        result: Result<crate::provider::ModelResponse, String>,
+    ) -> Option<Event> {
+        let pending = self.compacting.take()?;
+        let outcome = compact::finish(pending, result, &self.settings);
+        if let Some(report) = &outcome.compacted {
+            self.context_tokens = self
+                .context_tokens
+                .map(|reported| compact::fill_after(reported, report));
+        }
+        let (error, text) = outcome.notice;
+        self.notice(if error { Level::Error } else { Level::Info }, text);
+        // Requests typed meanwhile start now, on the compacted conversation.
+        self.on_run_finished();
+        outcome.usage
     }
 
     /// A line from the composer: a slash command or a prompt.
@@ -373,10 +440,15 @@ impl App {
         }
         // Behind a run, or behind requests already waiting (the run has ended but its task has
         // not yet been seen to finish): queued, in the order typed.
-        if self.is_running() || !self.queued.is_empty() {
+        if self.is_running() || !self.queued.is_empty() || self.compacting.is_some() {
+            let behind = if self.is_running() {
+                "the run"
+            } else {
+                "the compaction"
+            };
             self.notice(
                 Level::Info,
-                format!("queued: {text} (starts when the run ends; Esc puts it back)"),
+                format!("queued: {text} (starts when {behind} ends; Esc puts it back)"),
             );
             self.queued.push_back(text);
             return;
@@ -518,6 +590,12 @@ impl App {
                 });
             }
             Event::Usage(usage) => {
+                // A `/compact` summary's prompt is the old conversation, not the fill of the
+                // one that goes on.
+                if usage.usage_reported && usage.prompt_tokens > 0 && usage.stage != compact::STAGE
+                {
+                    self.context_tokens = Some(usage.prompt_tokens);
+                }
                 self.usage.tokens += usage.total_tokens;
                 self.usage.requests += 1;
                 match usage.cost_usd {
@@ -536,6 +614,16 @@ impl App {
                 let mut files = checkpoint.files_restored;
                 files.extend(checkpoint.files_deleted);
                 self.notice(Level::Info, format!("restored {}", files.join(", ")));
+            }
+            Event::Warning { code, message }
+                if code == crate::protocol::WarningCode::ContextCompacted.as_str() =>
+            {
+                let outcome = message
+                    .strip_prefix(crate::compaction::FILLING)
+                    .unwrap_or(&message);
+                self.notice(Level::Warning, format!("context compacted: {outcome}"));
+                // The last report was the summary request's; the next request's tells.
+                self.context_tokens = None;
             }
             Event::Warning { message, .. } => self.notice(Level::Warning, message),
             Event::Error { code, message, .. } => {
@@ -715,6 +803,14 @@ impl App {
                 ),
             },
         };
+        let (state, style) = match (&self.run, &self.compacting) {
+            (RunState::Running { .. }, _) | (_, None) => (state, style),
+            (_, Some(_)) => {
+                let spinner =
+                    ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"][(self.tick as usize) % 10];
+                (format!("{spinner} compacting"), t.bold(t.accent))
+            }
+        };
         let state = if self.ctrl_c_armed && !self.is_running() {
             ("Ctrl-C again to quit".to_string(), t.bold(t.warning))
         } else {
@@ -728,24 +824,46 @@ impl App {
             self.settings.tier.as_str()
         );
         let usage = format!("{} tok · {} ", self.usage.tokens, self.usage.cost_text());
+        // `ctx 63% · ` before the tokens, in the warning colour where a run would compact.
+        let meter = context_meter::text(self.context_tokens, context_meter::window(&self.settings))
+            .map(|(text, percent)| {
+                let style = if percent >= context_meter::WARN_AT_PERCENT {
+                    t.bold(t.warning)
+                } else {
+                    t.text()
+                };
+                (format!("{text} · "), style)
+            });
+        let meter_text = meter.as_ref().map_or("", |m| m.0.as_str());
         let width = usize::from(area.width);
-        let used = state.0.chars().count() + 1 + route.chars().count() + usage.chars().count();
-        // The session id, for `splice --resume`, where the line has room for it.
+        let fixed = state.0.chars().count() + 1 + meter_text.chars().count();
+        // The session id (for `splice --resume`) goes first when the line is short of room,
+        // then, to keep the meter beside the model, the token count (`/cost` tells it).
         let session = format!("· {} ", self.settings.session_id);
-        let (route, used) = if used + session.chars().count() <= width {
-            (format!("{route}{session}"), used + session.chars().count())
-        } else {
-            (route, used)
-        };
+        let cost = format!("{} ", self.usage.cost_text());
+        let mut layouts = vec![
+            (format!("{route}{session}"), &usage),
+            (route.clone(), &usage),
+        ];
+        if meter.is_some() {
+            layouts.push((route, &cost));
+        }
+        let fits = layouts
+            .into_iter()
+            .find(|(route, usage)| fixed + route.chars().count() + usage.chars().count() <= width);
         let mut spans = vec![Span::styled(format!(" {}", state.0), state.1)];
-        if used <= width {
+        if let Some((route, usage)) = fits {
+            let used = fixed + route.chars().count() + usage.chars().count();
             spans.push(Span::styled(route, t.dim()));
             spans.push(Span::raw(" ".repeat(width - used)));
-            spans.push(Span::styled(usage, t.text()));
+            if let Some((text, style)) = meter {
+                spans.push(Span::styled(text, style));
+            }
+            spans.push(Span::styled(usage.clone(), t.text()));
         } else {
             let rest = width.saturating_sub(state.0.chars().count() + 2);
             spans.push(Span::styled(
-                format!(" {}", truncate(&usage, rest)),
+                format!(" {}", truncate(&format!("{meter_text}{usage}"), rest)),
                 t.text(),
             ));
         }

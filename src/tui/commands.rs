@@ -77,6 +77,12 @@ pub fn builtin() -> Vec<CommandSpec> {
             run: clear,
         },
         CommandSpec {
+            name: "compact",
+            args: "",
+            help: "summarise the earlier part of the conversation to free context",
+            run: compact,
+        },
+        CommandSpec {
             name: "cost",
             args: "",
             help: "tokens and cost so far",
@@ -343,6 +349,25 @@ pub fn forget(app: &mut App) {
     app.streaming = None;
     app.pipeline.reset();
     app.settings.conversation.clear();
+    app.context_tokens = None;
+}
+
+/// `/compact`: refused during a run, which is still adding to the conversation (a request
+/// typed during a compaction waits for it instead).
+fn compact(app: &mut App, _: &str) {
+    if app.is_running() || !app.queued.is_empty() {
+        app.notice(
+            Level::Warning,
+            "wait for the run to end (or press Esc) before /compact: the run is still adding to \
+             the conversation",
+        );
+        return;
+    }
+    if app.compacting.is_some() {
+        app.notice(Level::Info, "already compacting (Esc cancels)");
+        return;
+    }
+    app.start_compaction();
 }
 
 fn cost(app: &mut App, _: &str) {

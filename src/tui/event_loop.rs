@@ -150,10 +150,29 @@ async fn run_to_end(run: &mut Option<tokio::task::JoinHandle<i32>>) -> i32 {
 }
 
 /// The open login's next event, or never when no login runs. `None`: its producer ended.
-async fn login_event(app: &mut App) -> Option<crate::device_login::DeviceLoginEvent> {
-    match app.login.as_mut().and_then(|l| l.login_mut()) {
+async fn login_event(
+    login: &mut Option<super::device_login::DeviceLoginModal>,
+) -> Option<crate::device_login::DeviceLoginEvent> {
+    match login.as_mut().and_then(|l| l.login_mut()) {
         Some(login) => login.next().await,
         None => std::future::pending().await,
+    }
+}
+
+/// What one of the app's own tasks (a login, a `/compact` summary) came back with.
+enum AppTask {
+    Login(Option<crate::device_login::DeviceLoginEvent>),
+    Compacted(Result<crate::provider::ModelResponse, String>),
+}
+
+/// The next report of the app's own tasks, or never while none runs.
+async fn app_task(app: &mut App) -> AppTask {
+    let App {
+        login, compacting, ..
+    } = app;
+    tokio::select! {
+        event = login_event(login) => AppTask::Login(event),
+        result = super::compact::finished(compacting) => AppTask::Compacted(result),
     }
 }
 
@@ -320,10 +339,18 @@ where
                     deliver(&mut app, &log, run_id, event);
                 }
             }
-            // A login's events come from its own task: the UI never waits on the network.
-            event = login_event(&mut app) => {
+            // A login's events and a `/compact` summary come from tasks of their own: the UI
+            // never waits on the network. The summary's usage is logged and counted like a run's.
+            task = app_task(&mut app) => {
                 app.now = Instant::now();
-                app.on_login_event(event);
+                match task {
+                    AppTask::Login(event) => app.on_login_event(event),
+                    AppTask::Compacted(result) => {
+                        if let Some(usage) = app.on_compacted(result) {
+                            deliver(&mut app, &log, new_run_id(), usage);
+                        }
+                    }
+                }
             }
             Some(ask) = ask_rx.recv() => {
                 app.now = Instant::now();
@@ -411,6 +438,8 @@ pub fn open_session(
             }
         }
         memory.flush(app);
+        // The reopened conversation is told in prose: the old runs' fill no longer applies.
+        app.context_tokens = None;
         app.run = super::app::RunState::Idle;
         app.pipeline.settle();
         app.transcript.settle_open_tools();

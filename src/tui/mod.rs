@@ -4,7 +4,11 @@
 pub mod app;
 pub mod cells;
 pub mod commands;
+pub mod compact;
+#[cfg(test)]
+mod compact_tests;
 pub mod composer;
+pub mod context_meter;
 pub mod device_login;
 pub mod event_loop;
 pub mod highlight;

@@ -45,7 +45,7 @@ pub fn app() -> App {
     App::new(settings(), Theme::ansi())
 }
 
-fn draw(app: &mut App, width: u16, height: u16) -> String {
+pub fn draw(app: &mut App, width: u16, height: u16) -> String {
     let mut terminal =
         Terminal::new(TestBackend::new(width, height)).unwrap_or_else(|e| panic!("terminal: {e}"));
     terminal

@@ -32,6 +32,7 @@ mod registry_s3;
 mod registry_server;
 mod scribiz_host;
 mod tools_permissions;
+mod tui_compact;
 mod tui_login;
 mod tui_scribiz_login;
 mod tui_tmux;
