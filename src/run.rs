@@ -58,7 +58,7 @@ impl RunFailure {
 
 /// What the run's work shares with the lifecycle wrapper, so an interrupt can still report.
 struct Shared {
-    meter: UsageMeter,
+    meter: Arc<UsageMeter>,
     tier: Mutex<Tier>,
     log: StageLog,
     /// Set by a design-plan run: then `final.text` is the design-plan result.
@@ -96,13 +96,13 @@ where
 {
     bus.emit(run_start(settings));
     let shared = Arc::new(Shared {
-        meter: UsageMeter::new(
+        meter: Arc::new(UsageMeter::new(
             settings.provider.kind.name(),
             &settings.provider.model,
             &settings.provider.api_model,
             settings.pricing.clone(),
             settings.budget,
-        ),
+        )),
         tier: Mutex::new(Tier::Light),
         log: StageLog::default(),
         plan: Mutex::new(None),
@@ -417,6 +417,13 @@ async fn run_work(
         writable: tools.writable,
         gate: tools.gate,
         packages: Arc::new(offered),
+        transcriber: crate::tools::transcribe::Transcriber::find(
+            crate::scribiz::launch::own_env(),
+            &settings.data_dir,
+            bus.run_id(),
+            Arc::clone(&shared.meter),
+        )
+        .map(Arc::new),
     };
     let agent = Agent {
         provider,
