@@ -49,6 +49,90 @@ pub struct Transcriber {
     limits: Limits,
     keep_dir: PathBuf,
     meter: Arc<UsageMeter>,
+    settling: Settling,
+}
+
+/// The jobs of tool calls cut short (an interrupt drops the call): each is cancelled and
+/// finished in the background, and the run waits for them (bounded) before it ends, so the
+/// CLI gets to clean up (its uploads, its run folder) instead of being killed with Splice.
+#[derive(Clone, Default)]
+pub struct Settling(Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>);
+
+impl Settling {
+    fn hand_over(&self, job: Job) {
+        job.cancel();
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            // No runtime: dropping the job cancels it and its process group is killed.
+            return;
+        };
+        let handle = runtime.spawn(async move {
+            let _ = job.finish().await;
+        });
+        if let Ok(mut handles) = self.0.lock() {
+            handles.push(handle);
+        }
+    }
+
+    /// Wait until every handed-over job has ended, at most `limit`.
+    pub async fn wait(&self, limit: std::time::Duration) {
+        let handles = self
+            .0
+            .lock()
+            .map(|mut handles| std::mem::take(&mut *handles))
+            .unwrap_or_default();
+        let _ = tokio::time::timeout(limit, async {
+            for handle in handles {
+                let _ = handle.await;
+            }
+        })
+        .await;
+    }
+}
+
+/// A job owned by a tool call: dropped before it ended, it is handed to `Settling`.
+struct Owned {
+    job: Option<Job>,
+    settling: Settling,
+}
+
+impl Owned {
+    async fn next(&mut self) -> Option<Line> {
+        match self.job.as_mut() {
+            Some(job) => job.next().await,
+            None => None,
+        }
+    }
+
+    fn cancel(&self) {
+        if let Some(job) = &self.job {
+            job.cancel();
+        }
+    }
+
+    /// Read to the end (the job stays owned while it runs), then how it ended.
+    async fn finish(mut self) -> Ended {
+        if let Some(job) = self.job.as_mut() {
+            while job.next().await.is_some() {}
+        }
+        match self.job.take() {
+            Some(job) => job.finish().await,
+            None => Ended {
+                outcome: Err(ScribizError::Protocol(
+                    "the job was already finished".into(),
+                )),
+                logs: Vec::new(),
+                skipped_lines: 0,
+            },
+        }
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        if let Some(job) = self.job.take() {
+            self.settling.hand_over(job);
+        }
+    }
 }
 
 impl Transcriber {
@@ -59,6 +143,7 @@ impl Transcriber {
         data_dir: &Path,
         run_id: &str,
         meter: Arc<UsageMeter>,
+        settling: Settling,
     ) -> Option<Transcriber> {
         let program = launch::locate(&env).ok()?;
         Some(Transcriber {
@@ -67,6 +152,7 @@ impl Transcriber {
             env,
             keep_dir: data_dir.join("runs").join(file_stem(run_id)).join(NAME),
             meter,
+            settling,
         })
     }
 
@@ -208,8 +294,8 @@ impl Transcriber {
         root: &Path,
         args: Vec<OsString>,
         media: Arc<dyn HostMedia>,
-    ) -> Result<Job, String> {
-        Job::start(JobOptions {
+    ) -> Result<Owned, String> {
+        let job = Job::start(JobOptions {
             program: self.program.clone(),
             args,
             env: self.env.clone(),
@@ -217,7 +303,11 @@ impl Transcriber {
             limits: self.limits,
             media,
         })
-        .map_err(|e| describe(&e))
+        .map_err(|e| describe(&e))?;
+        Ok(Owned {
+            job: Some(job),
+            settling: self.settling.clone(),
+        })
     }
 
     /// Read a file the CLI announced; delete it when it is in the temp folder (the CLI's own

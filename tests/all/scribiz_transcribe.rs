@@ -542,6 +542,16 @@ fn sigint_mid_transcription_reaps_the_cli_and_exits_130() {
     assert_eq!(out.code, 130, "{}", out.stderr);
     let result = result_of(&out, "call_1");
     assert_eq!(result["status"], "error");
+    // Cancelled, not killed: the CLI got `{"cmd":"cancel"}` and ended as a cancelled run.
+    assert!(setup.got_cancel(), "{:?}", setup.records());
+    assert!(
+        setup
+            .records()
+            .iter()
+            .any(|r| r["event"] == "exit" && r["code"] == 130),
+        "{:?}",
+        setup.records()
+    );
     assert_gone(setup.pid(None), "the Scribiz CLI");
     assert_gone(setup.pid(Some("grandchild")), "the CLI's grandchild");
     assert_eq!(listing(&setup.sandbox.root), root_before);
