@@ -296,6 +296,58 @@ mod tests {
     }
 
     #[test]
+    fn an_external_cost_is_counted_once_in_totals_and_budget() {
+        let bus = Bus::new("run_t", Vec::new());
+        let budget = Budget {
+            max_cost_usd: Some(0.01),
+            ..Budget::default()
+        };
+        assert_eq!(meter(Budget::default()).remaining_usd(), None);
+        let meter = meter(budget);
+        assert!(matches!(meter.remaining_usd(), Some(Ok(left)) if (left - 0.01).abs() < 1e-12));
+        let usage = ExternalUsage {
+            provider: "scribiz".into(),
+            model: "gemini-3.5-transcribe".into(),
+            stage: "transcribe".into(),
+            prompt_tokens: 305,
+            completion_tokens: 40,
+            reasoning_tokens: None,
+            cost_usd: Some(0.004),
+        };
+        meter.record_external(&bus, &usage);
+        let totals = meter.totals();
+        assert_eq!(totals.cost_status, CostStatus::Priced);
+        assert_eq!(totals.cost_usd, Some(0.004));
+        assert_eq!(totals.total_tokens, 345);
+        assert!(matches!(meter.remaining_usd(), Some(Ok(left)) if (left - 0.006).abs() < 1e-12));
+        assert_eq!(meter.over_budget(), None);
+        meter.record_external(&bus, &usage);
+        meter.record_external(&bus, &usage);
+        assert!(
+            meter
+                .over_budget()
+                .is_some_and(|r| r.contains("cost budget exceeded"))
+        );
+        // No price reported: unpriced, never 0, and the budget cannot be checked.
+        let blind = UsageMeter::new(
+            "openai",
+            "gpt-4.1",
+            "gpt-4.1",
+            PriceTable::builtin(),
+            budget,
+        );
+        blind.record_external(
+            &bus,
+            &ExternalUsage {
+                cost_usd: None,
+                ..usage
+            },
+        );
+        assert_eq!(blind.totals().cost_usd, None);
+        assert!(matches!(blind.remaining_usd(), Some(Err(_))));
+    }
+
+    #[test]
     fn totals_never_turn_an_unknown_cost_into_zero() {
         let bus = Bus::new("run_t", Vec::new());
         let unpriced = UsageMeter::new(

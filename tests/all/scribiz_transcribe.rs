@@ -496,6 +496,46 @@ fn the_plan_estimate_over_the_budget_cancels_before_work_starts() {
 }
 
 #[test]
+fn a_spend_past_the_budget_cancels_the_transcription_and_ends_the_run_before_another_request() {
+    let setup = Setup::new();
+    let provider = FakeProvider::start(vec![
+        transcribe_call("demo.mp3"),
+        openai::answer(&["never asked"]),
+    ]);
+    // The plan says at most $0.0001, within what is left of $0.0012 after the first request
+    // ($0.00014); the usage line then reports $0.00109, which passes it.
+    let mut command = setup.command(
+        &provider,
+        "transcribe",
+        &[("SCRIBIZ_FAKE_USD_HIGH", "0.0001")],
+    );
+    command.args([
+        "--permission-mode",
+        "auto",
+        "--max-cost-usd",
+        "0.0012",
+        "transcribe demo.mp3",
+    ]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    let result = result_of(&out, "call_1");
+    assert_eq!(result["status"], "error");
+    let output = result["output"].as_str().unwrap_or_default();
+    assert!(output.contains("cost budget exceeded"), "{output}");
+    assert!(
+        out.of_type("usage")
+            .iter()
+            .any(|u| u["provider"] == "scribiz" && u["costUsd"] == 0.00109)
+    );
+    assert_eq!(
+        provider.requests().len(),
+        1,
+        "a request went out past the budget"
+    );
+}
+
+#[test]
 fn a_cli_error_surfaces_its_code_and_hint() {
     let setup = Setup::new();
     let provider = FakeProvider::start(vec![
