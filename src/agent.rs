@@ -82,6 +82,9 @@ impl Agent<'_> {
                 system = format!("{}\n\n{guidance}", spec.system).into();
             }
         }
+        if spec.packages && self.runner.transcriber.is_some() {
+            specs.push(crate::tools::transcribe::spec());
+        }
         if let Some(submit) = spec.submit {
             specs.push(submit.clone());
         }
@@ -201,6 +204,10 @@ impl Agent<'_> {
                     content: reply.content,
                     is_error: reply.is_error,
                 });
+            }
+            // A tool can spend too (a transcription): the budget holds before the next request.
+            if let Some(reason) = self.meter.over_budget() {
+                return Err(AgentError::Budget(reason));
             }
             if let Some(submitted) = submitted {
                 return Ok(TurnOutcome {

@@ -21,6 +21,7 @@ use crate::protocol::{ErrorCode, Event, ToolStatus, WarningCode};
 use crate::provider::{Message, Provider};
 use crate::tools::ToolName;
 use crate::tools::runner::{ToolGate, ToolRunner};
+use crate::tools::transcribe::Settling;
 use crate::usage::UsageMeter;
 use crate::worktree::{self, Worktree, WorktreeError};
 
@@ -56,9 +57,15 @@ impl RunFailure {
     }
 }
 
+/// Longest wait for cancelled tool jobs at an interrupt: the CLI's cancel grace and its
+/// SIGTERM grace, and a second more.
+const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(16);
+
 /// What the run's work shares with the lifecycle wrapper, so an interrupt can still report.
 struct Shared {
-    meter: UsageMeter,
+    meter: Arc<UsageMeter>,
+    /// Tool jobs an interrupt cut short, cancelled and waited for before the run ends.
+    settling: Settling,
     tier: Mutex<Tier>,
     log: StageLog,
     /// Set by a design-plan run: then `final.text` is the design-plan result.
@@ -96,13 +103,14 @@ where
 {
     bus.emit(run_start(settings));
     let shared = Arc::new(Shared {
-        meter: UsageMeter::new(
+        meter: Arc::new(UsageMeter::new(
             settings.provider.kind.name(),
             &settings.provider.model,
             &settings.provider.api_model,
             settings.pricing.clone(),
             settings.budget,
-        ),
+        )),
+        settling: Settling::default(),
         tier: Mutex::new(Tier::Light),
         log: StageLog::default(),
         plan: Mutex::new(None),
@@ -141,6 +149,9 @@ where
                 crate::worktree::release_live_lock(&settings.data_dir, bus.run_id());
                 bus.emit(Event::warning(WarningCode::WorktreeInterrupted, note));
             }
+            // A cancelled transcription gets to clean up (the CLI's cancel, then its SIGTERM
+            // and SIGKILL escalation) before the process ends.
+            shared.settling.wait(SETTLE_LIMIT).await;
             bus.emit(Event::error(ErrorCode::Interrupted, "the run was interrupted"));
             write_final(bus, &shared, ResultStatus::Aborted, Some("interrupted".into()));
             exit::INTERRUPTED
@@ -417,6 +428,14 @@ async fn run_work(
         writable: tools.writable,
         gate: tools.gate,
         packages: Arc::new(offered),
+        transcriber: crate::tools::transcribe::Transcriber::find(
+            crate::scribiz::launch::own_env(),
+            &settings.data_dir,
+            bus.run_id(),
+            Arc::clone(&shared.meter),
+            shared.settling.clone(),
+        )
+        .map(Arc::new),
     };
     let agent = Agent {
         provider,

@@ -26,6 +26,20 @@ struct State {
     unreported: u32,
 }
 
+/// One cost reported by another program, already priced by it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExternalUsage {
+    pub provider: String,
+    pub model: String,
+    /// Where in the run it was spent (the tool's name).
+    pub stage: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub reasoning_tokens: Option<u64>,
+    /// `None`: the program reported no price; the event is then unpriced, never 0.
+    pub cost_usd: Option<f64>,
+}
+
 pub struct UsageMeter {
     provider: String,
     model: String,
@@ -51,6 +65,10 @@ impl UsageMeter {
             budget,
             state: Mutex::new(State::default()),
         }
+    }
+
+    pub fn budget(&self) -> Budget {
+        self.budget
     }
 
     /// The context window of the run's model.
@@ -86,6 +104,64 @@ impl UsageMeter {
         }
         drop(state);
         bus.emit(Event::Usage(event));
+    }
+
+    /// Account a cost another program reported and priced itself (the Scribiz CLI's `usage`
+    /// lines): its own `usage` event, counted in the totals and the budgets like a model
+    /// request, so there is one accounting path.
+    pub fn record_external(&self, bus: &Bus, usage: &ExternalUsage) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        state.sequence += 1;
+        let total = usage.prompt_tokens + usage.completion_tokens;
+        let event = UsageEvent {
+            provider: usage.provider.clone(),
+            model: usage.model.clone(),
+            stage: usage.stage.clone(),
+            iteration: 1,
+            usage_sequence: state.sequence,
+            usage_reported: true,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            total_tokens: total,
+            reasoning_tokens: usage.reasoning_tokens,
+            cost_usd: usage.cost_usd,
+            cost_status: Some(if usage.cost_usd.is_some() {
+                CostStatus::Priced
+            } else {
+                CostStatus::Unpriced
+            }),
+            unpriced_reason: usage
+                .cost_usd
+                .is_none()
+                .then(|| format!("{} reported no cost", usage.provider)),
+            ..UsageEvent::default()
+        };
+        state.totals.requests += 1;
+        state.totals.prompt_tokens += usage.prompt_tokens;
+        state.totals.completion_tokens += usage.completion_tokens;
+        state.totals.total_tokens += total;
+        if let Some(cost) = usage.cost_usd {
+            state.priced += 1;
+            state.cost += cost;
+        }
+        drop(state);
+        bus.emit(Event::Usage(event));
+    }
+
+    /// What is left of `--max-cost-usd`: `None` without one, an error when the spend so far is
+    /// not known (an unpriced model), so a caller fails closed.
+    pub fn remaining_usd(&self) -> Option<Result<f64, String>> {
+        let max = self.budget.max_cost_usd?;
+        let totals = self.totals();
+        Some(match totals.cost_usd {
+            Some(spent) => Ok(max - spent),
+            None => Err(format!(
+                "the cost budget cannot be checked: the run's spend so far is not known \
+                 (--max-cost-usd {max})"
+            )),
+        })
     }
 
     pub fn totals(&self) -> UsageTotals {
@@ -217,6 +293,58 @@ mod tests {
                 .over_budget()
                 .is_some_and(|r| r.contains("cannot be enforced"))
         );
+    }
+
+    #[test]
+    fn an_external_cost_is_counted_once_in_totals_and_budget() {
+        let bus = Bus::new("run_t", Vec::new());
+        let budget = Budget {
+            max_cost_usd: Some(0.01),
+            ..Budget::default()
+        };
+        assert_eq!(meter(Budget::default()).remaining_usd(), None);
+        let meter = meter(budget);
+        assert!(matches!(meter.remaining_usd(), Some(Ok(left)) if (left - 0.01).abs() < 1e-12));
+        let usage = ExternalUsage {
+            provider: "scribiz".into(),
+            model: "gemini-3.5-transcribe".into(),
+            stage: "transcribe".into(),
+            prompt_tokens: 305,
+            completion_tokens: 40,
+            reasoning_tokens: None,
+            cost_usd: Some(0.004),
+        };
+        meter.record_external(&bus, &usage);
+        let totals = meter.totals();
+        assert_eq!(totals.cost_status, CostStatus::Priced);
+        assert_eq!(totals.cost_usd, Some(0.004));
+        assert_eq!(totals.total_tokens, 345);
+        assert!(matches!(meter.remaining_usd(), Some(Ok(left)) if (left - 0.006).abs() < 1e-12));
+        assert_eq!(meter.over_budget(), None);
+        meter.record_external(&bus, &usage);
+        meter.record_external(&bus, &usage);
+        assert!(
+            meter
+                .over_budget()
+                .is_some_and(|r| r.contains("cost budget exceeded"))
+        );
+        // No price reported: unpriced, never 0, and the budget cannot be checked.
+        let blind = UsageMeter::new(
+            "openai",
+            "gpt-4.1",
+            "gpt-4.1",
+            PriceTable::builtin(),
+            budget,
+        );
+        blind.record_external(
+            &bus,
+            &ExternalUsage {
+                cost_usd: None,
+                ..usage
+            },
+        );
+        assert_eq!(blind.totals().cost_usd, None);
+        assert!(matches!(blind.remaining_usd(), Some(Err(_))));
     }
 
     #[test]

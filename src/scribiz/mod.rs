@@ -9,6 +9,7 @@ pub mod job;
 pub mod launch;
 pub mod login;
 pub mod media;
+pub mod progress;
 pub mod protocol;
 
 pub use error::{Failure, FailureKind, ScribizError};

@@ -7,6 +7,7 @@ pub mod fs;
 pub mod paths;
 pub mod runner;
 pub mod search;
+pub mod transcribe;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -143,6 +144,8 @@ impl ToolName {
 pub enum ToolId<'a> {
     Builtin(ToolName),
     Package(&'a PackageTool),
+    /// `transcribe`, offered when a Scribiz CLI can be run.
+    Transcribe,
 }
 
 impl ToolId<'_> {
@@ -151,6 +154,7 @@ impl ToolId<'_> {
         match self {
             ToolId::Builtin(tool) => tool.as_str(),
             ToolId::Package(tool) => &tool.dotted,
+            ToolId::Transcribe => transcribe::NAME,
         }
     }
 
@@ -158,6 +162,8 @@ impl ToolId<'_> {
         match self {
             ToolId::Builtin(tool) => tool.side_effect(),
             ToolId::Package(tool) => tool.side_effect,
+            // It uploads media and costs money.
+            ToolId::Transcribe => SideEffect::Network,
         }
     }
 }

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::fs::{FileChange, apply, plan_edit, plan_write, read_file};
 use super::search::{list_files, search_files};
+use super::transcribe::{self, TranscribeArgs, Transcriber};
 use super::{MAX_OUTPUT_BYTES, ToolError, ToolId, ToolName, cap_output, command, parse_args};
 use crate::bus::{Answer, Bus, PermissionQuestion, Preview};
 use crate::checkpoint::CheckpointStore;
@@ -56,6 +57,8 @@ pub struct ToolRunner {
     pub gate: Option<ToolGate>,
     /// The package tools offered to the run, and the Node that runs them.
     pub packages: Arc<Offered>,
+    /// The `transcribe` tool, when a Scribiz CLI can be run: offered where package tools are.
+    pub transcriber: Option<Arc<Transcriber>>,
 }
 
 /// Most bytes of a failed package call's logs handed back with its error.
@@ -109,6 +112,7 @@ impl ToolRunner {
         let tool = match tool {
             ToolId::Builtin(tool) => tool,
             ToolId::Package(tool) => return self.run_package(&call.id, tool, args).await,
+            ToolId::Transcribe => return self.run_transcribe(&call.id, &args).await,
         };
         match self.dispatch(&call.id, tool, &args).await {
             Ok(reply) => reply,
@@ -129,6 +133,9 @@ impl ToolRunner {
     fn resolve(&self, name: &str, allowed: &[ToolName], packages: bool) -> Option<ToolId<'_>> {
         if let Some(tool) = ToolName::parse(name).filter(|t| allowed.contains(t)) {
             return Some(ToolId::Builtin(tool));
+        }
+        if packages && name == transcribe::NAME && self.transcriber.is_some() {
+            return Some(ToolId::Transcribe);
         }
         packages
             .then(|| self.packages.by_wire(name))
@@ -205,6 +212,67 @@ impl ToolRunner {
                 }
                 self.finish(id, status, text, false, None, None)
             }
+        }
+    }
+
+    /// `transcribe`: the path checked (beneath the root, not in `.git`: blocked otherwise),
+    /// the permission policy as for any network tool, then the Scribiz CLI.
+    async fn run_transcribe(&self, id: &str, args: &Value) -> ToolReply {
+        let fail = |text: String| self.finish(id, ToolStatus::Error, text, false, None, None);
+        let Some(transcriber) = &self.transcriber else {
+            return fail(ToolError::Unknown(transcribe::NAME.into()).to_string());
+        };
+        let args: TranscribeArgs = match parse_args(args) {
+            Ok(args) => args,
+            Err(error) => return fail(error.to_string()),
+        };
+        let input = match crate::blocking::atomic(|| transcribe::input(&self.root, &args.path)) {
+            Ok(input) => input,
+            Err(ToolError::OutsideRoot(path)) => {
+                let reason = format!("`{path}` is outside the working root");
+                return self.block_tool(
+                    id,
+                    transcribe::NAME,
+                    SideEffect::Network,
+                    &path,
+                    "outside_root",
+                    reason,
+                );
+            }
+            Err(ToolError::Protected(path)) => {
+                let reason = format!("`{path}` is inside .git, which tools do not hand out");
+                return self.block_tool(
+                    id,
+                    transcribe::NAME,
+                    SideEffect::Network,
+                    &path,
+                    "protected_path",
+                    reason,
+                );
+            }
+            Err(error) => return fail(error.to_string()),
+        };
+        let preview = vec![Preview::Command(format!(
+            "{} {}",
+            transcribe::NAME,
+            args.path
+        ))];
+        if let Permit::Refused(status, reason) = self
+            .permit(
+                id,
+                transcribe::NAME,
+                SideEffect::Network,
+                std::slice::from_ref(&args.path),
+                Risk::Medium,
+                preview,
+            )
+            .await
+        {
+            return self.finish(id, status, reason, false, None, None);
+        }
+        match transcriber.run(&self.bus, &self.root, id, &input).await {
+            Ok((text, truncated)) => self.finish(id, ToolStatus::Ok, text, truncated, None, None),
+            Err(why) => fail(why),
         }
     }
 
@@ -498,21 +566,34 @@ impl ToolRunner {
         } else {
             format!("`{path}` is inside .git, which file tools do not write")
         };
+        self.block_tool(&call.id, &call.name, tool.side_effect(), path, kind, reason)
+    }
+
+    /// A call refused before it runs because of the path it names.
+    fn block_tool(
+        &self,
+        id: &str,
+        name: &str,
+        side_effect: SideEffect,
+        path: &str,
+        kind: &str,
+        reason: String,
+    ) -> ToolReply {
         self.bus.emit(Event::Permission {
-            id: call.id.clone(),
-            name: call.name.clone(),
+            id: id.to_string(),
+            name: name.to_string(),
             action: "block".into(),
             permission_mode: self.policy.mode.as_str().into(),
-            side_effect: tool.side_effect(),
+            side_effect,
             reason: reason.clone(),
-            risk: (tool.side_effect() == SideEffect::Write).then_some(Risk::High),
+            risk: (side_effect == SideEffect::Write).then_some(Risk::High),
             block: Some(Block {
                 kind: kind.into(),
                 path: Some(path.to_string()),
             }),
         });
         self.finish(
-            &call.id,
+            id,
             ToolStatus::Blocked,
             format!("blocked: {reason}"),
             false,
@@ -597,6 +678,7 @@ mod tests {
             writable: vec![],
             gate: None,
             packages: Arc::default(),
+            transcriber: None,
         };
         for (command, risk, rules) in [("rm -rf build", Risk::High, 0), ("ls", Risk::Low, 1)] {
             let permit = runner
@@ -632,6 +714,7 @@ mod tests {
             writable: vec![],
             gate: Some(gate.clone()),
             packages: Arc::default(),
+            transcriber: None,
         };
         let write = |id: &str| ToolCallRequest {
             id: id.into(),

@@ -31,6 +31,7 @@ mod registry_client;
 mod registry_s3;
 mod registry_server;
 mod scribiz_host;
+mod scribiz_transcribe;
 mod tools_permissions;
 mod tui_compact;
 mod tui_login;
