@@ -195,11 +195,15 @@ pub enum Event {
         display: Option<Value>,
     },
     /// How far a running tool has got (additive: clients may ignore it). Unknown parts are
-    /// null. Only between a call's `tool_call` and its `tool_result`.
+    /// left out, as everywhere in the stream (never null). Only between a call's `tool_call`
+    /// and its `tool_result`.
     ToolProgress {
         id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
         stage: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
         fraction: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
@@ -350,7 +354,7 @@ mod tests {
     }
 
     #[test]
-    fn tool_progress_keeps_unknown_parts_null_and_its_text_safe() {
+    fn tool_progress_leaves_unknown_parts_out_and_keeps_its_text_safe() {
         let event = Event::tool_progress(
             "call_1",
             Some("transcribe"),
@@ -365,8 +369,7 @@ mod tests {
         let bare = Event::tool_progress("call_2", None, Some(f64::NAN), None);
         assert_eq!(
             line(&bare),
-            json!({"schemaVersion": 2, "type": "tool_progress", "runId": "run_1", "id": "call_2",
-                "stage": null, "fraction": null, "detail": null})
+            json!({"schemaVersion": 2, "type": "tool_progress", "runId": "run_1", "id": "call_2"})
         );
     }
 

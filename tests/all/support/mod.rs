@@ -134,10 +134,7 @@ impl Outcome {
             assert_eq!(line["runId"], run_id, "{line}");
         }
         for line in &self.lines {
-            // `tool_progress` says "unknown" with null, as the README documents.
-            if line["type"] != "tool_progress" {
-                assert_no_null(line, "$");
-            }
+            assert_no_null(line, "$");
         }
         // Begin/end pairs: every executed call has exactly one result.
         for call in self.of_type("tool_call") {
