@@ -35,4 +35,5 @@ mod tools_permissions;
 mod tui_login;
 mod tui_scribiz_login;
 mod tui_tmux;
+mod tui_tool_interrupt;
 mod worktree;
