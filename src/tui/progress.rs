@@ -81,6 +81,9 @@ pub struct Stage {
     pub note: Option<String>,
     /// When it was last reported (a report counter), to tell the current stage.
     touched: u64,
+    /// Never reported a status (Scribiz sends no `start` for its transcribe step, only chunk
+    /// lines): it ends when its fraction reaches 1 or all the chunks are done.
+    implicit: bool,
 }
 
 /// Chunk states in the order a summary lists them (after `done`).
@@ -148,6 +151,20 @@ impl ToolProgress {
             self.record_chunk(rest);
             if let Some(stage) = &stage {
                 self.touch(stage, None, None, None);
+                // The stage the chunks are reported under ends with them when it said no `done`.
+                let (counts, total) = self.chunk_counts();
+                if total > 0
+                    && counts[0] == total
+                    && let Some(s) = self
+                        .stages
+                        .iter_mut()
+                        .find(|s| s.name == *stage && s.implicit)
+                {
+                    s.state = StageState::Done;
+                    if matches!(&self.retry, Some((Some(r), _)) if r == stage) {
+                        self.retry = None;
+                    }
+                }
             }
             return;
         }
@@ -191,6 +208,7 @@ impl ToolProgress {
                         fraction: None,
                         note: None,
                         touched: 0,
+                        implicit: true,
                     },
                 );
                 at
@@ -204,9 +222,13 @@ impl ToolProgress {
         stage.touched = self.reports;
         if let Some(status) = status {
             stage.state = status;
+            stage.implicit = false;
         }
         if let Some(fraction) = fraction {
             stage.fraction = Some(fraction);
+        }
+        if stage.implicit && stage.fraction == Some(1.0) {
+            stage.state = StageState::Done;
         }
         if let Some(note) = note {
             stage.note = Some(note.to_string());
@@ -578,6 +600,31 @@ mod tests {
             states(&p),
             [("transcribe".to_string(), StageState::Running)]
         );
+    }
+
+    /// Scribiz sends no `start`/`done` for its transcribe step, only chunk lines.
+    #[test]
+    fn a_stage_without_a_status_ends_when_its_chunks_or_its_fraction_do() {
+        let mut p = ToolProgress::default();
+        for status in ["uploading", "transcribing", "done"] {
+            p.record(
+                Some("transcribe"),
+                None,
+                Some(&format!("chunk 1/2 {status}")),
+            );
+            assert_eq!(p.stages()[0].state, StageState::Running, "{status}");
+        }
+        p.record(Some("transcribe"), None, Some("chunk 2/2 done"));
+        assert_eq!(p.stages()[0].state, StageState::Done);
+        p.record(Some("upload"), Some(0.5), Some("3/6 MB"));
+        assert_eq!(p.stages()[0].name, "upload");
+        assert_eq!(p.stages()[0].state, StageState::Running);
+        p.record(Some("upload"), Some(1.0), None);
+        assert_eq!(p.stages()[0].state, StageState::Done);
+        // A stage that said `start` waits for its own `done`.
+        p.record(Some("verify"), None, Some("start"));
+        p.record(Some("verify"), Some(1.0), None);
+        assert_eq!(p.stages()[2].state, StageState::Running);
     }
 
     #[test]
