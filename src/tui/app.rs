@@ -11,7 +11,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use super::cells::{Cell, Level, ToolOutcome, ToolProgress};
+use super::cells::{Cell, Level, ToolOutcome};
 use super::commands::{self, CommandSpec};
 use super::compact::{self, PendingCompaction};
 use super::composer::{Composer, ComposerAction};
@@ -557,14 +557,19 @@ impl App {
                 fraction,
                 detail,
             } => {
-                let report = ToolProgress {
-                    stage,
-                    fraction,
-                    detail,
-                };
+                // A report for a call not shown (or already finished) changes nothing.
                 self.transcript.update_tool(&id, |cell| {
-                    if let Cell::Tool { progress, .. } = cell {
-                        *progress = Some(report);
+                    if let Cell::Tool {
+                        progress,
+                        result: None,
+                        ..
+                    } = cell
+                    {
+                        progress.get_or_insert_default().record(
+                            stage.as_deref(),
+                            fraction,
+                            detail.as_deref(),
+                        );
                     }
                 });
             }

@@ -28,29 +28,7 @@ pub struct ToolOutcome {
     pub truncated: bool,
 }
 
-/// The latest `tool_progress` of a running tool.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ToolProgress {
-    pub stage: Option<String>,
-    pub fraction: Option<f64>,
-    pub detail: Option<String>,
-}
-
-impl ToolProgress {
-    /// `transcribe 42% · chunk 2 of 3`: the parts that are known.
-    fn summary(&self) -> String {
-        let mut parts = Vec::new();
-        let head = match (&self.stage, self.fraction) {
-            (Some(stage), Some(f)) => Some(format!("{stage} {:.0}%", f * 100.0)),
-            (Some(stage), None) => Some(stage.clone()),
-            (None, Some(f)) => Some(format!("{:.0}%", f * 100.0)),
-            (None, None) => None,
-        };
-        parts.extend(head);
-        parts.extend(self.detail.clone().filter(|d| !d.is_empty()));
-        parts.join(" · ")
-    }
-}
+pub use super::progress::ToolProgress;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
@@ -67,8 +45,9 @@ pub enum Cell {
         /// Set for a permission decision made in this session ("approved in TUI").
         decision: Option<String>,
         result: Option<ToolOutcome>,
-        /// What the tool last reported while it runs.
-        progress: Option<ToolProgress>,
+        /// What the tool reported while it ran (its live view; folded once the result is in).
+        /// Boxed: most cells never have one.
+        progress: Option<Box<ToolProgress>>,
         expanded: bool,
     },
     /// A pipeline stage's typed output (`submit_code`, `submit_verdict`, …) as it streams in; it
@@ -122,7 +101,7 @@ impl Cell {
                     side_effect: *side_effect,
                     decision: decision.as_deref(),
                     result: result.as_ref(),
-                    progress: progress.as_ref(),
+                    progress: progress.as_deref(),
                     expanded: *expanded,
                 },
                 width,
@@ -189,12 +168,10 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
         )));
     }
     let Some(result) = view.result else {
-        let progress = view.progress.map(ToolProgress::summary);
-        let running = match progress.filter(|p| !p.is_empty()) {
-            Some(progress) => format!("  ⎿ running… {progress}"),
-            None => "  ⎿ running…".to_string(),
-        };
-        out.push(Line::from(Span::styled(running, theme.dim())));
+        match view.progress {
+            Some(progress) => out.extend(progress.live_lines(theme, width)),
+            None => out.push(Line::from(Span::styled("  ⎿ running…", theme.dim()))),
+        }
         return;
     };
     let status = match result.status {
@@ -214,7 +191,13 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
     if result.truncated {
         head.push_str(" (output truncated)");
     }
-    out.push(Line::from(Span::styled(head, Style::default().fg(color))));
+    // The live view folds to one line of what the run went through.
+    let folded = view.progress.and_then(ToolProgress::folded);
+    let mut spans = vec![Span::styled(head, Style::default().fg(color))];
+    if let Some(folded) = folded {
+        spans.push(Span::styled(format!(" · {folded}"), theme.dim()));
+    }
+    out.push(Line::from(spans));
     for line in &lines[..shown] {
         out.push(Line::from(Span::styled(
             format!("    {}", line.replace('\t', "    ")),
@@ -436,24 +419,21 @@ mod tests {
             side_effect: SideEffect::Network,
             decision: None,
             result: None,
-            progress,
+            progress: progress.map(Box::new),
             expanded: false,
         };
         let line = |cell: Cell| plain(&cell.lines(&Theme::ansi(), 80))[1].clone();
         assert_eq!(line(running(None)), "  ⎿ running…");
-        let progress = ToolProgress {
-            stage: Some("transcribe".into()),
-            fraction: Some(0.42),
-            detail: Some("chunk 2 of 3".into()),
-        };
+        // Reports without a stage (an MCP tool's): one line of the latest.
+        let mut progress = ToolProgress::default();
+        progress.record(None, Some(0.2), Some("indexing"));
+        progress.record(None, Some(0.42), Some("chunk 2 of 3"));
         assert_eq!(
             line(running(Some(progress))),
-            "  ⎿ running… transcribe 42% · chunk 2 of 3"
+            "  ⎿ running… 42% · chunk 2 of 3"
         );
-        let detail_only = ToolProgress {
-            detail: Some("uploading".into()),
-            ..ToolProgress::default()
-        };
+        let mut detail_only = ToolProgress::default();
+        detail_only.record(None, None, Some("uploading"));
         assert_eq!(line(running(Some(detail_only))), "  ⎿ running… uploading");
     }
 

@@ -18,6 +18,9 @@ pub mod markdown;
 pub mod permission;
 pub mod picker;
 pub mod pipeline;
+pub mod progress;
+#[cfg(test)]
+mod progress_snapshot_tests;
 pub mod qr;
 pub mod session;
 #[cfg(test)]

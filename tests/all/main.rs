@@ -37,4 +37,5 @@ mod tui_compact;
 mod tui_login;
 mod tui_scribiz_login;
 mod tui_tmux;
+mod tui_tool_interrupt;
 mod worktree;
