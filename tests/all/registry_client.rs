@@ -778,7 +778,11 @@ fn logout_without_the_registry_removes_the_login_and_says_the_token_lives_on() {
     drop(server);
     let out = splice(&sandbox, &["logout", "--registry", &url]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stderr.contains("could not be revoked"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("could not be revoked"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("stays valid"), "{}", out.stderr);
     assert!(!credentials_path(&sandbox).exists());
 }
