@@ -70,7 +70,7 @@ pub enum Command {
     Pkg(PkgArgs),
     /// Log in to a package registry (device code: shows a code and a link, waits for approval).
     Login(LoginArgs),
-    /// Remove the saved login for a registry.
+    /// Log out of a registry: revoke the token there and remove the saved login.
     Logout(RegistryFlag),
     /// Validate, pack and upload a package directory to a registry.
     Publish(PublishArgs),
