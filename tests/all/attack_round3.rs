@@ -82,3 +82,51 @@ fn a_tool_result_cannot_forge_a_user_turn_in_the_compaction_transcript() {
     }
     assert_eq!(out.code, 0, "{}", out.stdout);
 }
+
+/// The carve-out that hides the saved registry logins from confined commands, tried through
+/// other ways to the same file: a hard link or a rename into the working root, `/proc/self/root`,
+/// Splice's own `/proc/<pid>/{root,fd,environ,mem}`, `/dev/fd`. None reads the token.
+#[test]
+fn the_hidden_credentials_stay_hidden_through_other_paths_to_the_same_file() {
+    const TOKEN: &str = "splice_feedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedface";
+    let sandbox = support::attack::sandbox_outside_tmp();
+    let config_dir = sandbox.dir.path().join(".config/splice");
+    std::fs::create_dir_all(&config_dir).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(config_dir.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+    let credentials = config_dir.join("credentials.json");
+    let saved = json!({"http://127.0.0.1:7878": {"token": TOKEN, "user": "cred-marker-user"}});
+    std::fs::write(&credentials, saved.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let command = "C=~/.config/splice/credentials.json; \
+        ln $C hard.json; cat hard.json; \
+        mv $C moved.json; cat moved.json; \
+        cat /proc/self/root$C; \
+        for p in $PPID $(cat /proc/$PPID/stat | cut -d' ' -f4); do \
+          cat /proc/$p/root$C; cat /proc/$p/environ; \
+          for f in /proc/$p/fd/*; do cat $f; done; \
+          cat /proc/$p/cwd/../$C; done; \
+        (exec 3<$C; cat /dev/fd/3); \
+        cp -r ~/.config/splice copied; cat copied/credentials.json; \
+        echo probe-ended";
+    let args = json!({ "command": command, "timeout_ms": 20000 }).to_string();
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("call_1", "run_command", &[&args]),
+        openai::answer(&["done"]),
+    ]);
+    let mut splice = sandbox.command(&provider.url);
+    splice.env("SPLICE_CONFIG", config_dir.join("config.json"));
+    stream_json(&mut splice)
+        .args(["--permission-mode", "auto"])
+        .arg("read it");
+    let out = run(splice, None);
+    out.assert_well_formed();
+    let result = out.first("tool_result");
+    let output = result["output"].as_str().unwrap_or_default();
+    assert!(output.contains("probe-ended"), "{result}");
+    assert!(!output.contains("cred-marker-user"), "{result}");
+    assert!(!output.contains(&TOKEN[7..40]), "{result}");
+    assert!(credentials.exists(), "the command moved the saved logins");
+    for copy in ["hard.json", "moved.json", "copied/credentials.json"] {
+        let read = std::fs::read_to_string(sandbox.root.join(copy)).unwrap_or_default();
+        assert!(!read.contains("cred-marker-user"), "{copy}: {read}");
+    }
+}
