@@ -130,3 +130,59 @@ fn the_hidden_credentials_stay_hidden_through_other_paths_to_the_same_file() {
         assert!(!read.contains("cred-marker-user"), "{copy}: {read}");
     }
 }
+
+/// `transcribe` hands its file to the Scribiz CLI, which runs unconfined and uploads it: a
+/// symlink (to a file or a directory) out of the root, or into `.git`, through another spelling,
+/// is refused before the CLI is started.
+#[test]
+fn transcribe_refuses_links_and_spellings_out_of_the_root_or_into_git() {
+    let cli = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_scribiz/scribiz");
+    for path in [
+        "link.mp3",
+        "outdir/outside.mp3",
+        "gitlink/demo.mp3",
+        "sub/../.git/demo.mp3",
+        "./.git//demo.mp3",
+        "sub/../../outside.mp3",
+    ] {
+        let sandbox = Sandbox::new();
+        let outside = sandbox.dir.path().join("outside.mp3");
+        std::fs::write(&outside, "x").unwrap_or_else(|e| panic!("{e}"));
+        sandbox.write(".git/demo.mp3", "x");
+        sandbox.write("sub/keep.txt", "x");
+        let root = &sandbox.root;
+        std::os::unix::fs::symlink(&outside, root.join("link.mp3"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(sandbox.dir.path(), root.join("outdir"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(root.join(".git"), root.join("gitlink"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let record = sandbox.dir.path().join("record.jsonl");
+        let provider = FakeProvider::start(vec![
+            openai::call_json("call_1", "transcribe", json!({ "path": path })),
+            openai::answer(&["ok"]),
+        ]);
+        let mut command = sandbox.command(&provider.url);
+        command
+            .env(
+                "PATH",
+                format!(
+                    "/usr/bin:/bin:{}",
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .env("SCRIBIZ_BIN", &cli)
+            .env("SCRIBIZ_FAKE_SCENARIO", "transcribe")
+            .env("SCRIBIZ_FAKE_RECORD", &record);
+        stream_json(&mut command).args(["--permission-mode", "auto", "transcribe it"]);
+        let out = run(command, None);
+        out.assert_well_formed();
+        let result = out.first("tool_result");
+        assert_ne!(result["status"], "ok", "{path}: {result}");
+        assert!(
+            !record.exists(),
+            "{path}: the CLI was started: {}",
+            std::fs::read_to_string(&record).unwrap_or_default()
+        );
+    }
+}
