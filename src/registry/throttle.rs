@@ -49,9 +49,12 @@ impl SignInThrottle {
                 !times.is_empty()
             });
             if failures.len() >= MAX_NAMES {
+                // The name with the fewest failures goes (the oldest among them), never a
+                // refused one before the others: otherwise failing on many other names would
+                // forget a guessed name's failures and let its guessing go on.
                 let oldest = failures
                     .iter()
-                    .min_by_key(|(_, times)| times.back().copied())
+                    .min_by_key(|(_, times)| (times.len(), times.back().copied()))
                     .map(|(name, _)| name.clone());
                 if let Some(name) = oldest {
                     failures.remove(&name);
@@ -129,5 +132,22 @@ mod tests {
         }
         let tracked = throttle.failures.lock().map(|f| f.len()).unwrap_or(0);
         assert!(tracked <= MAX_NAMES, "{tracked}");
+    }
+
+    /// Attack: a name refused after its failures, then one failure on each of as many other
+    /// names as are tracked, must not have its failures forgotten (and its guessing resumed).
+    #[test]
+    fn failing_on_many_other_names_does_not_forget_a_refused_name() {
+        let throttle = SignInThrottle::default();
+        let start = Instant::now();
+        for _ in 0..MAX_FAILURES {
+            throttle.failed("alice", start);
+        }
+        assert!(throttle.check("alice", start).is_err());
+        let later = start + Duration::from_secs(1);
+        for i in 0..MAX_NAMES + 10 {
+            throttle.failed(&format!("flood{i}"), later);
+        }
+        assert!(throttle.check("alice", later).is_err());
     }
 }

@@ -396,11 +396,19 @@ pub fn input(root: &Path, raw: &str) -> Result<Input, ToolError> {
         return Ok(Input::Link(trimmed.to_string()));
     }
     let path = paths::resolve(root, raw)?;
-    let inside_git = path
-        .strip_prefix(root)
-        .map(|relative| relative.components().any(|c| c.as_os_str() == ".git"))
-        .unwrap_or(true);
-    if inside_git {
+    let in_git = |path: &Path, root: &Path| {
+        path.strip_prefix(root)
+            .map(|relative| relative.components().any(|c| c.as_os_str() == ".git"))
+            .unwrap_or(true)
+    };
+    // Where the path really lands too: a link in the root (`g -> .git`) leads into `.git`
+    // without naming it. Fail closed when that cannot be told.
+    let real_in_git = match (path.canonicalize(), root.canonicalize()) {
+        (Ok(real), Ok(real_root)) => in_git(&real, &real_root),
+        (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => false,
+        _ => true,
+    };
+    if in_git(&path, root) || real_in_git {
         return Err(ToolError::Protected(raw.to_string()));
     }
     match std::fs::metadata(&path) {

@@ -8,6 +8,7 @@ mod attack_misc;
 mod attack_proc;
 mod attack_review;
 mod attack_round2;
+mod attack_round3;
 mod attack_shell;
 mod conversation;
 mod cost_context;
