@@ -241,7 +241,7 @@ impl Compaction {
         let text = format!(
             "Summarise this earlier part of the conversation. The current request, which stays \
              in the conversation word for word, is:\n{}\n\nThe earlier part:\n\n{}",
-            request_text(messages, &self.cut),
+            request(messages, &self.cut).0,
             transcript(messages, &self.cut)
         );
         SummaryRequest {
@@ -276,10 +276,8 @@ impl Compaction {
             Ok(_) => (dropped_note(), Some("the summary was empty".to_string())),
             Err(error) => (dropped_note(), Some(error.to_string())),
         };
-        let (text, images) = match &messages[cut.request] {
-            Message::User { text, images } => (text.clone(), images.clone()),
-            _ => (String::new(), Vec::new()),
-        };
+        let (text, images) = request(messages, &cut);
+        let images = images.to_vec();
         let mut compacted = vec![Message::User {
             text: format!("{text}\n\n{note}"),
             images,
@@ -301,10 +299,14 @@ fn dropped_note() -> String {
         .to_string()
 }
 
-fn request_text(messages: &[Message], cut: &Cut) -> String {
+/// The current request's text and images.
+fn request<'a>(
+    messages: &'a [Message],
+    cut: &Cut,
+) -> (&'a str, &'a [crate::protocol::input::Image]) {
     match &messages[cut.request] {
-        Message::User { text, .. } => text.clone(),
-        _ => String::new(),
+        Message::User { text, images } => (text, images),
+        _ => ("", &[]),
     }
 }
 

@@ -5,8 +5,6 @@
 
 use crate::support;
 
-use std::os::unix::fs::PermissionsExt;
-
 use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
 use support::{run, stream_json};
@@ -16,31 +14,13 @@ const TOKEN: &str = "splice_0123456789abcdef0123456789abcdef0123456789abcdef0123
 #[test]
 fn a_confined_command_cannot_read_the_saved_registry_token() {
     let sandbox = support::attack::sandbox_outside_tmp();
-    let config_dir = sandbox.dir.path().join(".config/splice");
-    std::fs::create_dir_all(&config_dir).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(config_dir.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+    let config_dir = support::attack::saved_login(&sandbox, TOKEN);
     std::fs::write(config_dir.join("notes.txt"), "neighbour-is-readable\n")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let credentials = config_dir.join("credentials.json");
-    let saved = json!({"http://127.0.0.1:7878": {"token": TOKEN, "user": "cred-marker-user"}});
-    std::fs::write(&credentials, saved.to_string()).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::set_permissions(&credentials, std::fs::Permissions::from_mode(0o600))
         .unwrap_or_else(|e| panic!("{e}"));
 
     let command = "cat ~/.config/splice/notes.txt; cat ~/.config/splice/credentials.json; \
                    cp ~/.config/splice/credentials.json stolen.json; ls ~/.config/splice";
-    let args = json!({ "command": command }).to_string();
-    let provider = FakeProvider::start(vec![
-        openai::tool_call("call_1", "run_command", &[&args]),
-        openai::answer(&["done"]),
-    ]);
-    let mut splice = sandbox.command(&provider.url);
-    splice.env("SPLICE_CONFIG", config_dir.join("config.json"));
-    stream_json(&mut splice)
-        .args(["--permission-mode", "auto"])
-        .arg("read it");
-    let out = run(splice, None);
-    out.assert_well_formed();
+    let out = support::attack::auto_command(&sandbox, &config_dir, &json!({ "command": command }));
     let result = out.first("tool_result");
     let output = result["output"].as_str().unwrap_or_default();
     // The command ran, confined: the neighbour and the listing are there.

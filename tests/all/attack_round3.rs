@@ -4,17 +4,10 @@
 
 use crate::support;
 
+use crate::cost_context::small_window_model;
 use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
 use support::{Sandbox, run, stream_json};
-
-/// A model of `window` tokens, priced, in the sandbox's own model data file.
-fn small_window_model(sandbox: &Sandbox, window: u64) {
-    let data = json!({"source": "test", "asOf": "2026-01-01", "models": {
-        "openai/tiny-window": {"input": 1.0, "output": 2.0, "contextWindow": window}}});
-    std::fs::write(sandbox.dir.path().join("pricing.json"), data.to_string())
-        .unwrap_or_else(|e| panic!("{e}"));
-}
 
 /// A hostile repository's file read by the model, before compaction, can forge a `User:` turn in
 /// the transcript the summariser reads (the transcript labels turns by line prefixes): the forged
@@ -90,12 +83,8 @@ fn a_tool_result_cannot_forge_a_user_turn_in_the_compaction_transcript() {
 fn the_hidden_credentials_stay_hidden_through_other_paths_to_the_same_file() {
     const TOKEN: &str = "splice_feedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedface";
     let sandbox = support::attack::sandbox_outside_tmp();
-    let config_dir = sandbox.dir.path().join(".config/splice");
-    std::fs::create_dir_all(&config_dir).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(config_dir.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+    let config_dir = support::attack::saved_login(&sandbox, TOKEN);
     let credentials = config_dir.join("credentials.json");
-    let saved = json!({"http://127.0.0.1:7878": {"token": TOKEN, "user": "cred-marker-user"}});
-    std::fs::write(&credentials, saved.to_string()).unwrap_or_else(|e| panic!("{e}"));
     let command = "C=~/.config/splice/credentials.json; \
         ln $C hard.json; cat hard.json; \
         mv $C moved.json; cat moved.json; \
@@ -107,18 +96,8 @@ fn the_hidden_credentials_stay_hidden_through_other_paths_to_the_same_file() {
         (exec 3<$C; cat /dev/fd/3); \
         cp -r ~/.config/splice copied; cat copied/credentials.json; \
         echo probe-ended";
-    let args = json!({ "command": command, "timeout_ms": 20000 }).to_string();
-    let provider = FakeProvider::start(vec![
-        openai::tool_call("call_1", "run_command", &[&args]),
-        openai::answer(&["done"]),
-    ]);
-    let mut splice = sandbox.command(&provider.url);
-    splice.env("SPLICE_CONFIG", config_dir.join("config.json"));
-    stream_json(&mut splice)
-        .args(["--permission-mode", "auto"])
-        .arg("read it");
-    let out = run(splice, None);
-    out.assert_well_formed();
+    let args = json!({ "command": command, "timeout_ms": 20000 });
+    let out = support::attack::auto_command(&sandbox, &config_dir, &args);
     let result = out.first("tool_result");
     let output = result["output"].as_str().unwrap_or_default();
     assert!(output.contains("probe-ended"), "{result}");

@@ -125,7 +125,7 @@ use serde_json::json;
 use support::fake_provider::{Reply, openai};
 
 /// A model of `window` tokens, priced, in the sandbox's own model data file.
-fn small_window_model(sandbox: &Sandbox, window: u64) {
+pub fn small_window_model(sandbox: &Sandbox, window: u64) {
     let data = json!({"source": "test", "asOf": "2026-01-01", "models": {
         "openai/tiny-window": {"input": 1.0, "output": 2.0, "contextWindow": window}}});
     std::fs::write(sandbox.dir.path().join("pricing.json"), data.to_string())

@@ -2,9 +2,10 @@
 //! write, a repository whose remote records any push that gets past the rules, and a run that
 //! scripts one `run_command` call per command.
 
-use std::path::Path;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::fake_provider::{FakeProvider, openai};
 use super::{Outcome, Sandbox, git, run, stream_json};
@@ -45,6 +46,38 @@ pub fn run_commands(sandbox: &Sandbox, commands: &[String], flags: &[&str]) -> O
     let mut command = sandbox.command(&provider.url);
     stream_json(&mut command).args(flags).arg("push it");
     let out = run(command, None);
+    out.assert_well_formed();
+    out
+}
+
+/// The sandbox HOME's `~/.config/splice/` holding `config.json` and a saved registry login
+/// (`credentials.json`, 0600, as `splice login` writes it) whose token is `token` and whose user
+/// is `cred-marker-user`; the directory.
+pub fn saved_login(sandbox: &Sandbox, token: &str) -> PathBuf {
+    let config_dir = sandbox.dir.path().join(".config/splice");
+    std::fs::create_dir_all(&config_dir).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(config_dir.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+    let credentials = config_dir.join("credentials.json");
+    let saved = json!({"http://127.0.0.1:7878": {"token": token, "user": "cred-marker-user"}});
+    std::fs::write(&credentials, saved.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&credentials, std::fs::Permissions::from_mode(0o600))
+        .unwrap_or_else(|e| panic!("{e}"));
+    config_dir
+}
+
+/// One `run_command` call with `args`, on the model's own authority (`auto` mode, so confined),
+/// with the config in `config_dir`; then a closing answer.
+pub fn auto_command(sandbox: &Sandbox, config_dir: &Path, args: &Value) -> Outcome {
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("call_1", "run_command", &[&args.to_string()]),
+        openai::answer(&["done"]),
+    ]);
+    let mut splice = sandbox.command(&provider.url);
+    splice.env("SPLICE_CONFIG", config_dir.join("config.json"));
+    stream_json(&mut splice)
+        .args(["--permission-mode", "auto"])
+        .arg("read it");
+    let out = run(splice, None);
     out.assert_well_formed();
     out
 }
