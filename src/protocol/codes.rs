@@ -79,10 +79,14 @@ pub enum WarningCode {
     TaskRolledBack,
     PackagesUnavailable,
     PackageSkipped,
+    /// An MCP server did not start, timed out, or died; the run goes on without it.
+    McpServerFailed,
+    /// A project's `.mcp.json` names servers that were not approved, so they did not start.
+    McpServerUnapproved,
 }
 
 impl WarningCode {
-    pub const ALL: [WarningCode; 15] = [
+    pub const ALL: [WarningCode; 17] = [
         WarningCode::ProviderRetry,
         WarningCode::ResponseTruncated,
         WarningCode::ContextCompacted,
@@ -98,6 +102,8 @@ impl WarningCode {
         WarningCode::TaskRolledBack,
         WarningCode::PackagesUnavailable,
         WarningCode::PackageSkipped,
+        WarningCode::McpServerFailed,
+        WarningCode::McpServerUnapproved,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -117,6 +123,8 @@ impl WarningCode {
             WarningCode::TaskRolledBack => "task_rolled_back",
             WarningCode::PackagesUnavailable => "packages_unavailable",
             WarningCode::PackageSkipped => "package_skipped",
+            WarningCode::McpServerFailed => "mcp_server_failed",
+            WarningCode::McpServerUnapproved => "mcp_server_unapproved",
         }
     }
 }

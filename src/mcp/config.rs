@@ -1,0 +1,199 @@
+//! The `mcpServers` config: the user's config file and a project's `.mcp.json`, in the shape
+//! Claude Code reads: `{ "<name>": { "command", "args", "env" } }` for a stdio server,
+//! `{ "<name>": { "url", "headers" } }` for streamable HTTP (either may say `"type"`).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+use thiserror::Error;
+
+/// The project file a repository names its servers in.
+pub const PROJECT_FILE: &str = ".mcp.json";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerConfig {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        /// Exactly what the child gets besides PATH, HOME and the locale.
+        env: BTreeMap<String, String>,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// Where a server was configured: a project's servers start only once approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    User,
+    Project,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::User => "user",
+            Source::Project => "project",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerEntry {
+    pub name: String,
+    pub config: ServerConfig,
+    pub source: Source,
+}
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum McpConfigError {
+    #[error("mcpServers: invalid server name `{0}` (letters, digits, `-` and `_`; no `__`)")]
+    Name(String),
+    #[error("mcpServers.{name}: {message}")]
+    Server { name: String, message: String },
+    #[error("mcpServers: {0}")]
+    Shape(String),
+}
+
+/// One server as written: `type` is optional (`stdio`, or `http` / `streamable-http`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawServer {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+}
+
+/// A server name is part of every tool's wire name and of permission rules.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && !name.contains("__")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// The servers of an `mcpServers` value, in name order.
+pub fn parse_servers(value: &Value, source: Source) -> Result<Vec<ServerEntry>, McpConfigError> {
+    let Some(object) = value.as_object() else {
+        return Err(McpConfigError::Shape(
+            "expected an object of servers".into(),
+        ));
+    };
+    let mut entries = Vec::with_capacity(object.len());
+    let mut names: Vec<&String> = object.keys().collect();
+    names.sort();
+    for name in names {
+        if !valid_name(name) {
+            return Err(McpConfigError::Name(name.clone()));
+        }
+        let server = |message: String| McpConfigError::Server {
+            name: name.clone(),
+            message,
+        };
+        let raw: RawServer =
+            serde_json::from_value(object[name].clone()).map_err(|e| server(e.to_string()))?;
+        let config = match (raw.kind.as_deref(), raw.command, raw.url) {
+            (None | Some("stdio"), Some(command), None) => {
+                if !raw.headers.is_empty() {
+                    return Err(server("`headers` is for HTTP servers (`url`)".into()));
+                }
+                if command.trim().is_empty() {
+                    return Err(server("`command` is empty".into()));
+                }
+                ServerConfig::Stdio {
+                    command,
+                    args: raw.args,
+                    env: raw.env,
+                }
+            }
+            (None | Some("http" | "streamable-http"), None, Some(url)) => {
+                if !raw.args.is_empty() || !raw.env.is_empty() {
+                    return Err(server("`args` and `env` are for stdio servers".into()));
+                }
+                let lower = url.to_ascii_lowercase();
+                if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+                    return Err(server(format!("`url` must be http(s): `{url}`")));
+                }
+                ServerConfig::Http {
+                    url,
+                    headers: raw.headers,
+                }
+            }
+            (Some("sse"), _, _) => {
+                return Err(server(
+                    "the old SSE transport is not supported; use streamable HTTP (`url`)".into(),
+                ));
+            }
+            (Some(other), _, _) if !matches!(other, "stdio" | "http" | "streamable-http") => {
+                return Err(server(format!("unknown `type` `{other}`")));
+            }
+            (_, Some(_), Some(_)) => {
+                return Err(server("give `command` or `url`, not both".into()));
+            }
+            _ => {
+                return Err(server(
+                    "needs `command` (stdio) or `url` (streamable HTTP) matching its `type`".into(),
+                ));
+            }
+        };
+        entries.push(ServerEntry {
+            name: name.clone(),
+            config,
+            source,
+        });
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn both_shapes_parse_and_mistakes_are_named() {
+        let servers = parse_servers(
+            &json!({
+                "web": {"type": "http", "url": "https://x.invalid/mcp", "headers": {"A": "b"}},
+                "everything": {"command": "npx", "args": ["-y", "s"], "env": {"K": "v"}}
+            }),
+            Source::User,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(servers[0].name, "everything");
+        assert!(matches!(&servers[0].config, ServerConfig::Stdio { args, .. } if args.len() == 2));
+        assert!(
+            matches!(&servers[1].config, ServerConfig::Http { headers, .. } if headers["A"] == "b")
+        );
+        for (bad, needle) in [
+            (json!({"a__b": {"command": "x"}}), "a__b"),
+            (json!({"s": {"command": "x", "cwd": "/"}}), "cwd"),
+            (json!({"s": {"type": "sse", "url": "http://x"}}), "SSE"),
+            (
+                json!({"s": {"command": "x", "url": "http://x"}}),
+                "not both",
+            ),
+            (json!({"s": {"url": "file:///etc/passwd"}}), "http(s)"),
+            (json!({"s": {}}), "needs"),
+            (json!([]), "object"),
+        ] {
+            let error = parse_servers(&bad, Source::Project)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(error.contains(needle), "{bad}: {error}");
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! MCP servers as tools: the `mcpServers` config (the user's and a project's `.mcp.json`),
+//! the client connections (stdio children and streamable HTTP, through `rmcp`), and the hub a
+//! run's tool calls go through.
+//!
+//! Tools are named `mcp__<server>__<tool>` on the wire, in events and in permission rules.
+
+pub mod config;
+pub mod hub;
+pub mod tool;
+
+pub use config::{ServerConfig, ServerEntry, Source};
+pub use hub::{
+    CallError, HubNotice, HubOptions, McpHub, McpOutput, Progress, ServerState, ServerStatus,
+};
+pub use tool::{Annotations, McpTool};
