@@ -60,6 +60,7 @@ fn app() -> App {
         pipeline: Default::default(),
         conversation: Default::default(),
         packages: Default::default(),
+        mcp: Default::default(),
     };
     App::new(settings, Theme::load("dark").unwrap_or_default())
 }

@@ -91,6 +91,7 @@ fn settings(root: PathBuf) -> RunSettings {
         pipeline: Default::default(),
         conversation: Default::default(),
         packages: Default::default(),
+        mcp: Default::default(),
     }
 }
 

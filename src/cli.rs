@@ -527,6 +527,11 @@ impl RunArgs {
                 extra: self.packages()?,
                 node: config.node.clone(),
             },
+            mcp: crate::settings::McpSettings {
+                hub: None,
+                servers: config.mcp_servers(),
+                trust_project: false,
+            },
         })
     }
 }

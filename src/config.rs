@@ -30,6 +30,9 @@ pub struct ConfigFile {
     pub node: Option<PathBuf>,
     /// The default package registry URL (after `--registry` and `SPLICE_REGISTRY`).
     pub registry: Option<String>,
+    /// MCP servers (`{ "<name>": { "command", "args", "env" } | { "url", "headers" } }`),
+    /// checked when the file is loaded; see [`crate::mcp::config`].
+    pub mcp_servers: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Error)]
@@ -135,7 +138,23 @@ impl ConfigFile {
                 message: format!("`registry`: {why}"),
             });
         }
+        if let Some(servers) = &config.mcp_servers
+            && let Err(why) = crate::mcp::config::parse_servers(servers, crate::mcp::Source::User)
+        {
+            return Err(ConfigError::Parse {
+                path: path.display().to_string(),
+                message: why.to_string(),
+            });
+        }
         Ok(config)
+    }
+
+    /// The user's MCP servers (already checked by [`ConfigFile::load`]).
+    pub fn mcp_servers(&self) -> Vec<crate::mcp::ServerEntry> {
+        self.mcp_servers
+            .as_ref()
+            .and_then(|v| crate::mcp::config::parse_servers(v, crate::mcp::Source::User).ok())
+            .unwrap_or_default()
     }
 }
 

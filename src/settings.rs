@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::conversation::Conversation;
+use crate::mcp::{McpHub, ServerEntry};
 use crate::packages::package::Package;
 use crate::permissions::Policy;
 use crate::provider::ProviderConfig;
@@ -32,6 +33,7 @@ pub struct RunSettings {
     /// Earlier runs of this session (the TUI's follow-ups); empty for a headless run.
     pub conversation: Conversation,
     pub packages: PackageSettings,
+    pub mcp: McpSettings,
 }
 
 /// The run's skill packages beyond the installed ones, and where Node is.
@@ -42,6 +44,18 @@ pub struct PackageSettings {
     pub extra: Vec<Arc<Package>>,
     /// The config file's `node` (`SPLICE_NODE` comes first, `node` on PATH last).
     pub node: Option<PathBuf>,
+}
+
+/// The MCP servers a run may use.
+#[derive(Clone, Default)]
+pub struct McpSettings {
+    /// The session's hub (the TUI starts one for the session): used as it is and not ended by
+    /// the run. `None`: the run starts its own from the config and ends it.
+    pub hub: Option<McpHub>,
+    /// The user's configured servers (the config file's `mcpServers`).
+    pub servers: Vec<ServerEntry>,
+    /// `--trust-project-mcp`: start the project's `.mcp.json` servers without an approval.
+    pub trust_project: bool,
 }
 
 /// Pipeline and worktree options, resolved from flags and config.

@@ -157,6 +157,45 @@ pub fn parse_servers(value: &Value, source: Source) -> Result<Vec<ServerEntry>, 
     Ok(entries)
 }
 
+/// A project's servers from `<root>/.mcp.json` (`{"mcpServers": {...}}`); none when the file
+/// is absent. Its servers are [`Source::Project`]: not started until approved.
+pub fn load_project(root: &std::path::Path) -> Result<Vec<ServerEntry>, McpConfigError> {
+    let path = root.join(PROJECT_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(McpConfigError::Shape(format!(
+                "cannot read {PROJECT_FILE}: {e}"
+            )));
+        }
+    };
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| McpConfigError::Shape(format!("{PROJECT_FILE} is not JSON: {e}")))?;
+    match value.get("mcpServers") {
+        Some(servers) => parse_servers(servers, Source::Project),
+        None => Err(McpConfigError::Shape(format!(
+            "{PROJECT_FILE} has no `mcpServers` object"
+        ))),
+    }
+}
+
+/// The user's servers and the project's, a project server with a user server's name left out
+/// (the user's config wins: a repository cannot take over a name the user's rules trust).
+/// Returns the servers and the names of the project servers left out.
+pub fn merge(user: Vec<ServerEntry>, project: Vec<ServerEntry>) -> (Vec<ServerEntry>, Vec<String>) {
+    let mut shadowed = Vec::new();
+    let mut servers = user;
+    for entry in project {
+        if servers.iter().any(|s| s.name == entry.name) {
+            shadowed.push(entry.name);
+        } else {
+            servers.push(entry);
+        }
+    }
+    (servers, shadowed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,7 @@
 //!
 //! Tools are named `mcp__<server>__<tool>` on the wire, in events and in permission rules.
 
+pub mod approval;
 pub mod config;
 pub mod hub;
 pub mod tool;

@@ -38,6 +38,7 @@ pub fn settings() -> RunSettings {
         pipeline: Default::default(),
         conversation: Default::default(),
         packages: Default::default(),
+        mcp: Default::default(),
     }
 }
 

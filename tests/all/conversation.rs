@@ -34,6 +34,7 @@ fn settings(sandbox: &Sandbox, url: &str, tier: Tier) -> RunSettings {
         pipeline: Default::default(),
         conversation: Conversation::default(),
         packages: Default::default(),
+        mcp: Default::default(),
     }
 }
 

@@ -1,0 +1,126 @@
+//! Which project servers a person approved: a repository's `.mcp.json` must not run programs
+//! just by being opened. An approval names the project root, the server and a fingerprint of
+//! its config, so a changed command (a pull that edits `.mcp.json`) needs approving again.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+use super::config::{ServerConfig, ServerEntry};
+
+/// The file in the data dir.
+pub const FILE: &str = "mcp-approvals.json";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+struct Approval {
+    root: String,
+    name: String,
+    fingerprint: String,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Stored {
+    approved: BTreeSet<Approval>,
+}
+
+#[derive(Debug)]
+pub struct Approvals {
+    path: PathBuf,
+    stored: Stored,
+}
+
+/// A hash of everything that decides what the server runs or reaches.
+pub fn fingerprint(config: &ServerConfig) -> String {
+    let shape = match config {
+        ServerConfig::Stdio { command, args, env } => {
+            serde_json::json!({"command": command, "args": args, "env": env})
+        }
+        ServerConfig::Http { url, headers } => serde_json::json!({"url": url, "headers": headers}),
+    };
+    let digest = sha2::Sha256::digest(shape.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn approval(root: &Path, entry: &ServerEntry) -> Approval {
+    Approval {
+        root: root.display().to_string(),
+        name: entry.name.clone(),
+        fingerprint: fingerprint(&entry.config),
+    }
+}
+
+impl Approvals {
+    /// The approvals in `data_dir`; a missing or unreadable file approves nothing.
+    pub fn load(data_dir: &Path) -> Approvals {
+        let path = data_dir.join(FILE);
+        let stored = std::fs::read(&path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
+        Approvals { path, stored }
+    }
+
+    /// `root` is the project's canonical root.
+    pub fn is_approved(&self, root: &Path, entry: &ServerEntry) -> bool {
+        self.stored.approved.contains(&approval(root, entry))
+    }
+
+    /// Remember the approval (written at once, owner-only).
+    pub fn approve(&mut self, root: &Path, entry: &ServerEntry) -> std::io::Result<()> {
+        self.stored.approved.insert(approval(root, entry));
+        let bytes = serde_json::to_vec_pretty(&self.stored).map_err(std::io::Error::other)?;
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let temp = self
+            .path
+            .with_file_name(format!(".{FILE}.{}.tmp", crate::ids::random_suffix(8)));
+        let written = {
+            use std::io::Write;
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&temp)
+                .and_then(|mut f| f.write_all(&bytes).and_then(|()| f.sync_all()))
+                .and_then(|()| std::fs::rename(&temp, &self.path))
+        };
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::config::Source;
+
+    #[test]
+    fn an_approval_is_for_one_root_and_one_exact_config() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let entry = |command: &str| ServerEntry {
+            name: "tools".into(),
+            config: ServerConfig::Stdio {
+                command: command.into(),
+                args: vec![],
+                env: Default::default(),
+            },
+            source: Source::Project,
+        };
+        let root = Path::new("/repo/a");
+        let mut approvals = Approvals::load(dir.path());
+        assert!(!approvals.is_approved(root, &entry("node")));
+        approvals
+            .approve(root, &entry("node"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let again = Approvals::load(dir.path());
+        assert!(again.is_approved(root, &entry("node")));
+        assert!(!again.is_approved(root, &entry("sh")), "a changed command");
+        assert!(!again.is_approved(Path::new("/repo/b"), &entry("node")));
+    }
+}
