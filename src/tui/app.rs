@@ -17,12 +17,15 @@ use super::compact::{self, PendingCompaction};
 use super::composer::{Composer, ComposerAction};
 use super::context_meter;
 use super::device_login::{DeviceLoginModal, LoginKey, LoginState};
+use super::mcp_approval::McpApprovalModal;
+use super::mcp_overlay::{McpOverlay, OverlayKey};
 use super::permission::{KeyOutcome, ModalView, PermissionModal};
 use super::pipeline::{PANEL_WIDTH, Pipeline};
 use super::theme::Theme;
 use super::wrap::truncate;
 use crate::bus::PermissionAsk;
 use crate::device_login::DeviceLoginEvent;
+use crate::mcp::ServerEntry;
 use crate::protocol::Event;
 use crate::protocol::events::RunStatus;
 use crate::settings::RunSettings;
@@ -45,6 +48,10 @@ pub enum Request {
     },
     /// Write a `/clear` to the session log.
     LogClear,
+    /// Start these MCP servers on the session's hub, in the background.
+    StartMcp(Vec<ServerEntry>),
+    /// The person approved this project server: remember it, then start it.
+    ApproveMcp(ServerEntry),
     Interrupt,
     Quit,
 }
@@ -111,6 +118,14 @@ pub struct App {
     /// The prompt tokens of the session's last request (its conversation's fill), for the
     /// context meter; `None` until the first one, and after the conversation changed shape.
     pub context_tokens: Option<u64>,
+    /// Project MCP servers waiting for the person's approval; the front one is shown.
+    pub mcp_asks: VecDeque<McpApprovalModal>,
+    /// `/mcp`, while open.
+    pub mcp_overlay: Option<McpOverlay>,
+    /// Project servers not approved this session: `/mcp` can still ask about them.
+    pub mcp_unapproved: Vec<ServerEntry>,
+    /// Servers whose failure the transcript already names (since they were last started).
+    pub mcp_failures_shown: std::collections::BTreeSet<String>,
 }
 
 pub use super::transcript::Transcript;
@@ -145,6 +160,10 @@ impl App {
             queued: VecDeque::new(),
             compacting: None,
             context_tokens: None,
+            mcp_asks: VecDeque::new(),
+            mcp_overlay: None,
+            mcp_unapproved: Vec::new(),
+            mcp_failures_shown: Default::default(),
         }
     }
 
@@ -208,7 +227,16 @@ impl App {
         self.now = now;
         self.tick += 1;
         // A prompt's legend changes when its guard ends.
-        if self.is_running() || self.compacting.is_some() || !self.modals.is_empty() {
+        if self.is_running()
+            || self.compacting.is_some()
+            || !self.modals.is_empty()
+            || !self.mcp_asks.is_empty()
+        {
+            self.dirty = true;
+        }
+        // `/mcp` follows the servers as they come up or fail.
+        if let (Some(overlay), Some(hub)) = (self.mcp_overlay.as_mut(), &self.settings.mcp.hub) {
+            overlay.update(hub.statuses());
             self.dirty = true;
         }
         if self
@@ -321,6 +349,18 @@ impl App {
                 KeyOutcome::Handled => {}
                 // Typing meant for the composer reaches it, never the void.
                 KeyOutcome::ToComposer => self.composer_key(key),
+            }
+            return;
+        }
+        if !self.mcp_asks.is_empty() {
+            self.mcp_ask_key(key);
+            return;
+        }
+        if let Some(overlay) = self.mcp_overlay.as_mut() {
+            match overlay.handle_key(key) {
+                OverlayKey::Close => self.mcp_overlay = None,
+                OverlayKey::Handled => {}
+                OverlayKey::Approve(name) => self.ask_again(&name),
             }
             return;
         }
@@ -630,6 +670,9 @@ impl App {
                 // The last report was the summary request's; the next request's tells.
                 self.context_tokens = None;
             }
+            Event::Warning { code, message }
+                if code == crate::protocol::WarningCode::McpServerFailed.as_str()
+                    && self.mcp_failure_already_shown(&message) => {}
             Event::Warning { message, .. } => self.notice(Level::Warning, message),
             Event::Error { code, message, .. } => {
                 let level = if code == "interrupted" {
@@ -708,7 +751,11 @@ impl App {
         };
         self.composer.render(composer, buf, &self.theme, &title);
         self.render_status(status, buf);
-        if self.modals.is_empty() && self.login.is_none() {
+        if self.modals.is_empty()
+            && self.login.is_none()
+            && self.mcp_asks.is_empty()
+            && self.mcp_overlay.is_none()
+        {
             self.composer.render_popup(composer, buf, &self.theme);
         }
         // In a short window the prompt takes the composer's rows too, so its keys stay visible.
@@ -721,6 +768,13 @@ impl App {
             }
         };
         let now = self.now;
+        // A run's prompt goes over these: its run is waiting.
+        if let Some(overlay) = self.mcp_overlay.as_mut() {
+            overlay.render(modal_area, buf, &self.theme);
+        }
+        if let Some(ask) = self.mcp_asks.front_mut() {
+            ask.render(modal_area, buf, &self.theme, now);
+        }
         if let Some(modal) = self.modals.front_mut() {
             modal.render(modal_area, buf, &self.theme, now);
         }

@@ -83,6 +83,12 @@ pub fn builtin() -> Vec<CommandSpec> {
             run: compact,
         },
         CommandSpec {
+            name: "mcp",
+            args: "",
+            help: "MCP servers: state, tools, last error; approve a project's servers",
+            run: mcp,
+        },
+        CommandSpec {
             name: "cost",
             args: "",
             help: "tokens and cost so far",
@@ -121,6 +127,10 @@ fn help(app: &mut App, _: &str) {
          Esc or Ctrl-C interrupt the run (queued requests go back to the composer) · Ctrl-C twice quit",
     );
     app.notice(Level::Info, text);
+}
+
+fn mcp(app: &mut App, _: &str) {
+    app.open_mcp_overlay();
 }
 
 fn model(app: &mut App, args: &str) {

@@ -159,6 +159,31 @@ async fn login_event(
     }
 }
 
+/// The session hub's next notice, or never without a hub. A receiver that fell behind skips
+/// what it missed (`/mcp` shows the state anyway); a closed one stops listening.
+async fn mcp_notice(
+    notices: &mut Option<tokio::sync::broadcast::Receiver<crate::mcp::HubNotice>>,
+) -> Option<crate::mcp::HubNotice> {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let Some(receiver) = notices.as_mut() else {
+            return std::future::pending().await;
+        };
+        match receiver.recv().await {
+            Ok(notice) => return Some(notice),
+            Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => *notices = None,
+        }
+    }
+}
+
+/// Start `servers` on the session's hub in a task of its own: the UI never waits on a server.
+fn start_mcp(app: &App, servers: Vec<crate::mcp::ServerEntry>) {
+    if let Some(hub) = app.settings.mcp.hub.clone() {
+        tokio::spawn(async move { hub.start(servers).await });
+    }
+}
+
 /// What one of the app's own tasks (a login, a `/compact` summary) came back with.
 enum AppTask {
     Login(Option<crate::device_login::DeviceLoginEvent>),
@@ -257,6 +282,8 @@ where
     let mut interrupt: Option<oneshot::Sender<()>> = None;
     let mut last_code = crate::exit::SUCCESS;
     let mut input_open = true;
+    // Before any server starts, so no failure goes unsaid.
+    let mut mcp_notices = app.settings.mcp.hub.as_ref().map(|hub| hub.subscribe());
     if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
         app.submit(prompt);
     }
@@ -295,6 +322,21 @@ where
                     files,
                 }),
                 Request::LogClear => log(Record::Clear),
+                Request::StartMcp(servers) => start_mcp(&app, servers),
+                Request::ApproveMcp(entry) => {
+                    let (data, root) = (app.settings.data_dir.clone(), app.settings.cwd.clone());
+                    if let Err(e) = super::mcp_session::approve(&data, &root, &entry) {
+                        app.notice(
+                            Level::Warning,
+                            format!(
+                                "approval of MCP server `{}` not saved ({e}); it starts for this \
+                                 session and is asked about again next time",
+                                entry.name
+                            ),
+                        );
+                    }
+                    start_mcp(&app, vec![entry]);
+                }
                 Request::Interrupt | Request::Quit => {
                     if let Some(stop) = interrupt.take() {
                         let _ = stop.send(());
@@ -352,6 +394,7 @@ where
                     }
                 }
             }
+            Some(notice) = mcp_notice(&mut mcp_notices) => app.on_mcp_notice(notice),
             Some(ask) = ask_rx.recv() => {
                 app.now = Instant::now();
                 app.on_permission(ask);

@@ -15,6 +15,12 @@ pub mod highlight;
 #[cfg(test)]
 mod login_snapshot_tests;
 pub mod markdown;
+pub mod mcp_app;
+pub mod mcp_approval;
+pub mod mcp_overlay;
+pub mod mcp_session;
+#[cfg(test)]
+mod mcp_snapshot_tests;
 pub mod permission;
 pub mod picker;
 pub mod pipeline;
@@ -178,12 +184,20 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
     let (data_dir, id) = (settings.data_dir.clone(), settings.session_id.clone());
     let mut app = app::App::new(settings, theme);
     let session = event_loop::open_session(&mut app, records)?;
+    // One hub for the session, shared by its runs; its servers start in the background.
+    let hub = crate::mcp::McpHub::new(mcp_session::hub_options(&app.settings.cwd));
+    app.settings.mcp.hub = Some(hub.clone());
+    let plan = mcp_session::plan(&app.settings);
+    app.open_mcp(plan);
     let input = event_loop::LoopInput {
         app,
         prompt: options.prompt,
         session: Some(session),
     };
-    let code = event_loop::run_loop(input).await?;
+    let code = event_loop::run_loop(input).await;
+    // Whichever way the loop ended, no server outlives the session.
+    hub.shutdown().await;
+    let code = code?;
     // After the terminal is back, as Codex and Claude Code do; a session without a request
     // has nothing to reopen.
     let reopenable = session::load_head(&data_dir, &id).is_ok_and(|r| {

@@ -1,0 +1,376 @@
+//! The project-server approval: a modal asking whether a server the repository's `.mcp.json`
+//! names may start. It shows exactly what would run (command and arguments, or the URL), the
+//! names of the environment variables or headers it is given (never their values) and that it
+//! runs as the person, outside any sandbox. Like the permission prompt it cannot be answered
+//! by accident: keys go to the composer for a moment after it appears and while the person
+//! types, and every key that is not its own goes back to the composer.
+
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph, Widget};
+
+use super::permission::{GUARD, KeyOutcome, ModalView, TYPING_GAP};
+use super::theme::Theme;
+use super::wrap::wrap_line;
+use crate::mcp::config::PROJECT_FILE;
+use crate::mcp::{ServerConfig, ServerEntry};
+
+/// The person's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    /// Remember the approval and start the server.
+    Approve,
+    /// Not this session: it stays unapproved and is asked about again next time.
+    NotNow,
+}
+
+pub struct McpApprovalModal {
+    pub entry: ServerEntry,
+    /// How many more servers wait to be asked about after this one.
+    pub queued: usize,
+    pub answer: Option<Approval>,
+    /// Keys before this instant go to the composer.
+    guard_until: Instant,
+    /// First body row shown, and the body rows visible at the last draw.
+    scroll: usize,
+    page: usize,
+}
+
+impl McpApprovalModal {
+    pub fn new(entry: ServerEntry, now: Instant) -> McpApprovalModal {
+        McpApprovalModal {
+            entry,
+            queued: 0,
+            answer: None,
+            guard_until: now + GUARD,
+            scroll: 0,
+            page: 1,
+        }
+    }
+
+    /// It comes to the front at `now`: a key meant for what was in front must not answer it.
+    pub fn reveal(&mut self, now: Instant) {
+        self.guard_until = self.guard_until.max(now + GUARD);
+    }
+
+    pub fn guarded(&self, now: Instant) -> bool {
+        now < self.guard_until
+    }
+
+    fn body(&self, theme: &Theme) -> Vec<Line<'static>> {
+        let label = |text: &str| Span::styled(format!("{text:<9}"), theme.dim());
+        let code = theme.bold(theme.code);
+        let mut lines = vec![
+            Line::from(vec![
+                Span::styled(exact(&self.entry.name), theme.bold(theme.accent)),
+                Span::styled(format!("  from this project's {PROJECT_FILE}"), theme.dim()),
+            ]),
+            Line::default(),
+        ];
+        let (names, what) = match &self.entry.config {
+            ServerConfig::Stdio { command, args, env } => {
+                lines.push(Line::from(vec![
+                    label("runs"),
+                    Span::styled(command_line(command, args), code),
+                ]));
+                (env.keys().cloned().collect::<Vec<_>>(), "env")
+            }
+            ServerConfig::Http { url, headers } => {
+                lines.push(Line::from(vec![
+                    label("connects"),
+                    Span::styled(exact(url), code),
+                ]));
+                (headers.keys().cloned().collect(), "headers")
+            }
+        };
+        let names = if names.is_empty() {
+            Span::styled("none".to_string(), theme.dim())
+        } else {
+            let names: Vec<String> = names.iter().map(|n| exact(n)).collect();
+            Span::styled(
+                format!("{} (values not shown)", names.join(", ")),
+                theme.text(),
+            )
+        };
+        lines.push(Line::from(vec![label(what), names]));
+        lines.push(Line::default());
+        let warning = match self.entry.config {
+            ServerConfig::Stdio { .. } => {
+                "It runs as you, unsandboxed: it can read and change your files and use the network."
+            }
+            ServerConfig::Http { .. } => {
+                "Splice sends it the headers above and whatever the model passes to its tools."
+            }
+        };
+        lines.push(Line::from(Span::styled(
+            warning.to_string(),
+            theme.bold(theme.warning),
+        )));
+        if self.queued > 0 {
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "{} more project server(s) wait to be asked about",
+                    self.queued
+                ),
+                theme.dim(),
+            )));
+        }
+        lines
+    }
+
+    fn legend(&self, now: Instant, theme: &Theme) -> Line<'static> {
+        if self.guarded(now) {
+            return Line::from(Span::styled(
+                "keys go to the composer while you type; y/n in a moment",
+                theme.dim(),
+            ));
+        }
+        let ok = theme.bold(theme.success);
+        Line::from(vec![
+            Span::styled("y", ok),
+            Span::styled("/", theme.dim()),
+            Span::styled("a", ok),
+            Span::styled(" approve and start  ", theme.text()),
+            Span::styled("n", theme.bold(theme.error)),
+            Span::styled("/", theme.dim()),
+            Span::styled("Esc", theme.bold(theme.error)),
+            Span::styled(" not now (asked again next session)", theme.text()),
+        ])
+    }
+}
+
+impl ModalView for McpApprovalModal {
+    fn handle_key(&mut self, key: KeyEvent, now: Instant) -> KeyOutcome {
+        if self.guarded(now) {
+            // Still typing: the guard lasts until a pause.
+            self.guard_until = self.guard_until.max(now + TYPING_GAP);
+            return KeyOutcome::ToComposer;
+        }
+        // A letter with Ctrl or Alt is some other shortcut, never an answer.
+        let plain = (key.modifiers - KeyModifiers::SHIFT).is_empty();
+        let page = isize::try_from(self.page.max(1)).unwrap_or(isize::MAX);
+        let answer = match key.code {
+            KeyCode::Up => return self.scrolled(-1),
+            KeyCode::Down => return self.scrolled(1),
+            KeyCode::PageUp => return self.scrolled(-page),
+            KeyCode::PageDown => return self.scrolled(page),
+            KeyCode::Char('y' | 'Y' | 'a' | 'A') if plain => Approval::Approve,
+            KeyCode::Char('n' | 'N') if plain => Approval::NotNow,
+            KeyCode::Esc => Approval::NotNow,
+            _ => {
+                // Someone typing: back to the composer, and the modal waits for a pause.
+                self.guard_until = now + TYPING_GAP;
+                return KeyOutcome::ToComposer;
+            }
+        };
+        self.answer = Some(answer);
+        KeyOutcome::Answered
+    }
+
+    fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+        let bordered = area.height >= 6 && area.width >= 24;
+        let width = if bordered {
+            area.width.saturating_sub(4).clamp(20, 100).min(area.width)
+        } else {
+            area.width
+        };
+        let (frame, pad) = if bordered { (2, 4) } else { (0, 0) };
+        let inner = usize::from(width.saturating_sub(pad)).max(1);
+        let body: Vec<Line<'static>> = self
+            .body(theme)
+            .iter()
+            .flat_map(|l| wrap_line(l, inner))
+            .collect();
+        let legend = wrap_line(&self.legend(now, theme), inner);
+        let room = usize::from(area.height).saturating_sub(frame);
+        let legend_rows = legend.len().min(room);
+        let gap = usize::from(bordered);
+        let visible = body.len().min(room.saturating_sub(legend_rows + gap));
+        let max_scroll = body.len() - visible;
+        self.scroll = self.scroll.min(max_scroll);
+        self.page = visible.max(1);
+        let mut rows: Vec<Line<'static>> = body
+            .iter()
+            .skip(self.scroll)
+            .take(visible)
+            .cloned()
+            .collect();
+        if bordered && room > rows.len() + legend_rows {
+            rows.push(Line::default());
+        }
+        rows.extend(legend.into_iter().take(legend_rows));
+        let height = u16::try_from(rows.len() + frame)
+            .unwrap_or(u16::MAX)
+            .min(area.height);
+        let rect = Rect {
+            x: area.x + (area.width - width) / 2,
+            y: area.y + (area.height - height) / 2,
+            width,
+            height,
+        };
+        theme.clear(rect, buf);
+        if !bordered {
+            Paragraph::new(rows).render(rect, buf);
+            return;
+        }
+        let mut block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .padding(Padding::horizontal(1))
+            .border_style(Style::default().fg(theme.warning))
+            .title(Span::styled(
+                " Start a project MCP server? ",
+                theme.bold(theme.warning),
+            ));
+        if max_scroll > 0 {
+            block = block.title_bottom(Span::styled(
+                format!(
+                    " {}-{} of {} · ↑/↓ ",
+                    self.scroll + 1,
+                    self.scroll + visible,
+                    body.len()
+                ),
+                theme.dim(),
+            ));
+        }
+        Paragraph::new(rows).block(block).render(rect, buf);
+    }
+}
+
+impl McpApprovalModal {
+    fn scrolled(&mut self, rows: isize) -> KeyOutcome {
+        self.scroll = self.scroll.saturating_add_signed(rows);
+        KeyOutcome::Handled
+    }
+}
+
+/// `text` with every character that would not show as itself (controls, bidirectional and
+/// invisible characters) written as a `\u{…}` escape: what is approved is exactly what is seen.
+pub fn exact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if super::markdown::shown_as_is(c) {
+            out.push(c);
+        } else {
+            out.push_str(&c.escape_unicode().to_string());
+        }
+    }
+    out
+}
+
+/// The command and its arguments as shell words: an argument with spaces or quotes is quoted,
+/// so the person sees where each one ends.
+pub fn command_line(command: &str, args: &[String]) -> String {
+    std::iter::once(command)
+        .chain(args.iter().map(String::as_str))
+        .map(|word| exact(&shell_word(word)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "@%_+=:,./-".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::Source;
+
+    fn entry() -> ServerEntry {
+        ServerEntry {
+            name: "tools".into(),
+            config: ServerConfig::Stdio {
+                command: "node".into(),
+                args: vec!["server.js".into(), "a b".into()],
+                env: [("API_TOKEN".to_string(), "secret-value".to_string())].into(),
+            },
+            source: Source::Project,
+        }
+    }
+
+    fn press(modal: &mut McpApprovalModal, code: KeyCode, at: Instant) -> KeyOutcome {
+        modal.handle_key(KeyEvent::new(code, KeyModifiers::NONE), at)
+    }
+
+    #[test]
+    fn keys_typed_ahead_never_approve() {
+        let t0 = Instant::now();
+        let mut modal = McpApprovalModal::new(entry(), t0);
+        // Typing as it appears: the keys are the composer's, and the pause has to come first.
+        let soon = t0 + GUARD - std::time::Duration::from_millis(1);
+        assert_eq!(
+            press(&mut modal, KeyCode::Char('y'), soon),
+            KeyOutcome::ToComposer
+        );
+        let still_typing = soon + TYPING_GAP - std::time::Duration::from_millis(1);
+        assert_eq!(
+            press(&mut modal, KeyCode::Char('a'), still_typing),
+            KeyOutcome::ToComposer
+        );
+        assert_eq!(modal.answer, None);
+        // Another key after the pause goes back too, and starts the wait again.
+        let paused = still_typing + TYPING_GAP;
+        assert_eq!(
+            press(&mut modal, KeyCode::Char('x'), paused),
+            KeyOutcome::ToComposer
+        );
+        assert_eq!(
+            press(&mut modal, KeyCode::Char('y'), paused),
+            KeyOutcome::ToComposer
+        );
+        let later = paused + TYPING_GAP;
+        assert_eq!(
+            press(&mut modal, KeyCode::Char('y'), later),
+            KeyOutcome::Answered
+        );
+        assert_eq!(modal.answer, Some(Approval::Approve));
+    }
+
+    #[test]
+    fn each_key_gives_its_answer_and_ctrl_letters_are_not_answers() {
+        let t0 = Instant::now();
+        let late = t0 + GUARD;
+        for (code, answer) in [
+            (KeyCode::Char('y'), Approval::Approve),
+            (KeyCode::Char('a'), Approval::Approve),
+            (KeyCode::Char('n'), Approval::NotNow),
+            (KeyCode::Esc, Approval::NotNow),
+        ] {
+            let mut modal = McpApprovalModal::new(entry(), t0);
+            assert_eq!(press(&mut modal, code, late), KeyOutcome::Answered);
+            assert_eq!(modal.answer, Some(answer));
+        }
+        let mut modal = McpApprovalModal::new(entry(), t0);
+        let alt_y = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::ALT);
+        assert_eq!(modal.handle_key(alt_y, late), KeyOutcome::ToComposer);
+        assert_eq!(modal.answer, None);
+    }
+
+    #[test]
+    fn the_command_is_shown_exactly_with_word_boundaries_and_hidden_characters_escaped() {
+        assert_eq!(
+            command_line("node", &["server.js".into(), "a b".into(), String::new()]),
+            "node server.js 'a b' ''"
+        );
+        // A right-to-left override could make `sj.live` read as `evil.js`.
+        assert_eq!(
+            command_line("node", &["\u{202e}sj.live".into()]),
+            "node '\\u{202e}sj.live'"
+        );
+        assert_eq!(exact("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+    }
+}

@@ -1,0 +1,151 @@
+//! The TUI session's MCP servers: one hub for the whole session, which servers start at once
+//! (the user's and the project servers approved before), and which wait for the person to
+//! approve them (the rest of the project's `.mcp.json`). Nothing here waits on a server.
+
+use std::path::Path;
+
+use super::cells::Level;
+use crate::mcp::approval::Approvals;
+use crate::mcp::config::{self, PROJECT_FILE};
+use crate::mcp::hub::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
+use crate::mcp::{HubOptions, ServerEntry, Source};
+use crate::settings::RunSettings;
+
+/// What the session does with its servers when it opens.
+#[derive(Debug, Default, PartialEq)]
+pub struct Plan {
+    /// Started in the background at once.
+    pub start: Vec<ServerEntry>,
+    /// Project servers the person has not approved: asked about, never started unasked.
+    pub ask: Vec<ServerEntry>,
+    /// Said in the transcript: a broken `.mcp.json`, a project server a user server shadows.
+    pub notes: Vec<(Level, String)>,
+}
+
+/// The hub's options for the working root, with Splice's environment to take PATH, HOME and
+/// the locale from.
+pub fn hub_options(root: &Path) -> HubOptions {
+    HubOptions {
+        cwd: root.to_path_buf(),
+        base_env: std::env::vars_os().collect(),
+        startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+        call_timeout: DEFAULT_CALL_TIMEOUT,
+    }
+}
+
+/// The user's servers and the project's, split by approval. `settings.cwd` is the canonical
+/// root approvals are keyed by.
+pub fn plan(settings: &RunSettings) -> Plan {
+    let mut notes = Vec::new();
+    let project = config::load_project(&settings.cwd).unwrap_or_else(|e| {
+        // Fails closed: a file that does not parse starts nothing of the project's.
+        notes.push((
+            Level::Warning,
+            format!("{e}; no server of the project's {PROJECT_FILE} starts"),
+        ));
+        Vec::new()
+    });
+    let (servers, shadowed) = config::merge(settings.mcp.servers.clone(), project);
+    for name in shadowed {
+        notes.push((
+            Level::Info,
+            format!(
+                "MCP server `{name}` of {PROJECT_FILE} is left out: your config has a server \
+                 of that name"
+            ),
+        ));
+    }
+    let approvals = Approvals::load(&settings.data_dir);
+    let (start, ask) = servers.into_iter().partition(|entry| {
+        entry.source == Source::User || approvals.is_approved(&settings.cwd, entry)
+    });
+    Plan { start, ask, notes }
+}
+
+/// Remember that the person approved `entry` for `root`, so the next session starts it unasked
+/// (until its config changes).
+pub fn approve(data_dir: &Path, root: &Path, entry: &ServerEntry) -> std::io::Result<()> {
+    Approvals::load(data_dir).approve(root, entry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::ServerConfig;
+
+    fn stdio(name: &str, command: &str, source: Source) -> ServerEntry {
+        ServerEntry {
+            name: name.into(),
+            config: ServerConfig::Stdio {
+                command: command.into(),
+                args: vec![],
+                env: Default::default(),
+            },
+            source,
+        }
+    }
+
+    #[test]
+    fn only_user_and_approved_project_servers_start_and_a_changed_entry_is_asked_again() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        let write_project = |command: &str| {
+            let text = serde_json::json!({"mcpServers": {
+                "approved": {"command": command},
+                "fresh": {"command": "node", "args": ["x.js"]},
+                "mine": {"command": "evil"},
+            }});
+            std::fs::write(root.join(PROJECT_FILE), text.to_string())
+                .unwrap_or_else(|e| panic!("{e}"));
+        };
+        write_project("node");
+        let mut settings = super::super::snapshot_tests::settings();
+        settings.cwd = root.clone();
+        settings.data_dir = dir.path().join("data");
+        settings.mcp.servers = vec![stdio("mine", "mine-server", Source::User)];
+        approve(
+            &settings.data_dir,
+            &root,
+            &stdio("approved", "node", Source::Project),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+
+        let plan = plan(&settings);
+        let names = |list: &[ServerEntry]| list.iter().map(|e| e.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&plan.start), ["mine", "approved"]);
+        assert_eq!(names(&plan.ask), ["fresh"]);
+        // The user's `mine` wins over the project's, which is said.
+        assert!(
+            matches!(plan.start[0].config, ServerConfig::Stdio { ref command, .. } if command == "mine-server")
+        );
+        assert!(plan.notes.iter().any(|(_, n)| n.contains("`mine`")));
+
+        // A pull that changes the approved server's command: asked again, not started.
+        write_project("sh");
+        let again = super::plan(&settings);
+        assert_eq!(names(&again.start), ["mine"]);
+        assert_eq!(names(&again.ask), ["approved", "fresh"]);
+    }
+
+    #[test]
+    fn a_broken_project_file_starts_none_of_its_servers_and_says_so() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join(PROJECT_FILE), "{not json")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut settings = super::super::snapshot_tests::settings();
+        settings.cwd = dir.path().to_path_buf();
+        settings.data_dir = dir.path().join("data");
+        settings.mcp.servers = vec![stdio("mine", "mine-server", Source::User)];
+        let plan = plan(&settings);
+        assert_eq!(plan.start.len(), 1);
+        assert!(plan.ask.is_empty());
+        assert!(
+            plan.notes
+                .iter()
+                .any(|(level, n)| *level == Level::Warning && n.contains(PROJECT_FILE)),
+            "{:?}",
+            plan.notes
+        );
+    }
+}
