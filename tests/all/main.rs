@@ -36,6 +36,7 @@ mod scribiz_transcribe;
 mod tools_permissions;
 mod tui_compact;
 mod tui_login;
+mod tui_mcp;
 mod tui_scribiz_login;
 mod tui_tmux;
 mod tui_tool_interrupt;

@@ -1,0 +1,147 @@
+//! MCP in the real TUI (tmux): a project's `.mcp.json` server is asked about before anything of
+//! it runs; approved, it starts and `/mcp` lists its tools; not approved, it never starts and is
+//! asked about again next session; and quitting leaves no server process behind.
+
+use std::path::{Path, PathBuf};
+
+use crate::support;
+
+use support::Sandbox;
+use support::fake_provider::FakeProvider;
+use support::tmux::{Tmux, splice_shell};
+
+/// The npm reference server `@modelcontextprotocol/server-everything`, run by Node 22.
+fn everything() -> (PathBuf, PathBuf) {
+    let script = support::node::target_dir()
+        .join("mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        script.is_file(),
+        "server-everything is not installed at {}",
+        script.display()
+    );
+    (support::node::node22(), script)
+}
+
+fn project_servers(sandbox: &Sandbox, servers: serde_json::Value) {
+    sandbox.write(
+        ".mcp.json",
+        &serde_json::json!({ "mcpServers": servers }).to_string(),
+    );
+}
+
+/// Whether a process with this pid is alive (a zombie counts as gone: nobody runs it).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
+}
+
+fn quit(tmux: &Tmux) -> String {
+    tmux.keys("splice", &["C-c"]);
+    tmux.wait_for("splice", "Ctrl-C again to quit");
+    tmux.keys("splice", &["C-c"]);
+    tmux.wait_for("splice", "SPLICE_EXIT=")
+}
+
+#[test]
+fn an_approved_project_server_starts_lists_its_tools_and_is_gone_after_quit() {
+    let (node, script) = everything();
+    let sandbox = Sandbox::new();
+    let pid_file = sandbox.dir.path().join("server.pid");
+    // `exec`: the pid written is the server's own.
+    let command = format!(
+        "echo $$ > '{}'; exec '{}' '{}' stdio",
+        pid_file.display(),
+        node.display(),
+        script.display()
+    );
+    project_servers(
+        &sandbox,
+        serde_json::json!({"everything": {"command": "sh", "args": ["-c", command]}}),
+    );
+    let provider = FakeProvider::start(vec![]);
+    let home = sandbox.dir.path();
+    let tmux = Tmux::new("mcp-approve");
+    tmux.start(
+        "splice",
+        (120, 40),
+        &splice_shell(&sandbox, &provider.url, home, ""),
+    );
+
+    let modal = tmux.wait_for("splice", "Start a project MCP server?");
+    assert!(modal.contains("everything"), "{modal}");
+    assert!(
+        modal.contains("runs     sh -c"),
+        "the exact command:\n{modal}"
+    );
+    assert!(modal.contains("unsandboxed"), "{modal}");
+    assert!(
+        !pid_file.exists(),
+        "the server started before it was approved"
+    );
+
+    tmux.wait_for("splice", "y/a approve and start");
+    tmux.keys("splice", &["y"]);
+    tmux.wait_for("splice", "MCP server `everything` approved; starting it");
+    tmux.type_text("splice", "/mcp");
+    tmux.keys("splice", &["Enter"]);
+    let listed = tmux.wait_for("splice", "mcp__everything__get-sum");
+    assert!(listed.contains("MCP servers"), "{listed}");
+    assert!(listed.contains("everything  project  ready"), "{listed}");
+    let pid = std::fs::read_to_string(&pid_file).unwrap_or_else(|e| panic!("{e}"));
+    let pid = pid.trim();
+    assert!(alive(pid), "the server runs while the session does");
+    let approvals = std::fs::read_to_string(sandbox.data.join("mcp-approvals.json"))
+        .unwrap_or_else(|e| panic!("the approval was not stored: {e}"));
+    assert!(approvals.contains("everything"), "{approvals}");
+
+    tmux.keys("splice", &["Escape"]);
+    let after = quit(&tmux);
+    assert!(after.contains("SPLICE_EXIT=0"), "{after}");
+    assert!(!alive(pid), "server {pid} outlived the TUI");
+}
+
+#[test]
+fn a_project_server_not_approved_never_starts_and_is_asked_about_next_session() {
+    let sandbox = Sandbox::new();
+    let marker = sandbox.dir.path().join("started");
+    project_servers(
+        &sandbox,
+        serde_json::json!({"marker": {
+            "command": "sh",
+            "args": ["-c", format!("touch '{}'", marker.display())],
+            "env": {"MARKER_TOKEN": "value-never-shown"}
+        }}),
+    );
+    let provider = FakeProvider::start(vec![]);
+    let home = sandbox.dir.path();
+    for session in 0..2 {
+        let tmux = Tmux::new(&format!("mcp-decline-{session}"));
+        tmux.start(
+            "splice",
+            (120, 40),
+            &splice_shell(&sandbox, &provider.url, home, ""),
+        );
+        let modal = tmux.wait_for("splice", "Start a project MCP server?");
+        assert!(modal.contains("marker"), "{modal}");
+        assert!(modal.contains("MARKER_TOKEN"), "{modal}");
+        assert!(!modal.contains("value-never-shown"), "{modal}");
+        tmux.wait_for("splice", "y/a approve and start");
+        tmux.keys("splice", &["n"]);
+        tmux.wait_for("splice", "MCP server `marker` not started");
+        tmux.type_text("splice", "/mcp");
+        tmux.keys("splice", &["Enter"]);
+        let listed = tmux.wait_for("splice", "MCP servers");
+        assert!(listed.contains("marker  project  unapproved"), "{listed}");
+        tmux.keys("splice", &["Escape"]);
+        let after = quit(&tmux);
+        assert!(after.contains("SPLICE_EXIT=0"), "{after}");
+        assert!(!marker.exists(), "the unapproved server ran");
+        assert!(
+            !Path::new(&sandbox.data.join("mcp-approvals.json")).exists(),
+            "nothing was approved"
+        );
+    }
+}
