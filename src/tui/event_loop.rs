@@ -178,9 +178,15 @@ async fn mcp_notice(
 }
 
 /// Start `servers` on the session's hub in a task of its own: the UI never waits on a server.
-fn start_mcp(app: &App, servers: Vec<crate::mcp::ServerEntry>) {
+/// The task is kept in `starts` so the loop can abort it on exit: a start not yet begun then
+/// starts nothing, and one begun has handed its servers to the hub, whose shutdown ends them.
+fn start_mcp(
+    app: &App,
+    starts: &mut tokio::task::JoinSet<()>,
+    servers: Vec<crate::mcp::ServerEntry>,
+) {
     if let Some(hub) = app.settings.mcp.hub.clone() {
-        tokio::spawn(async move { hub.start(servers).await });
+        starts.spawn(async move { hub.start(servers).await });
     }
 }
 
@@ -284,6 +290,7 @@ where
     let mut input_open = true;
     // Before any server starts, so no failure goes unsaid.
     let mut mcp_notices = app.settings.mcp.hub.as_ref().map(|hub| hub.subscribe());
+    let mut mcp_starts = tokio::task::JoinSet::new();
     if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
         app.submit(prompt);
     }
@@ -322,7 +329,7 @@ where
                     files,
                 }),
                 Request::LogClear => log(Record::Clear),
-                Request::StartMcp(servers) => start_mcp(&app, servers),
+                Request::StartMcp(servers) => start_mcp(&app, &mut mcp_starts, servers),
                 Request::ApproveMcp(entry) => {
                     let (data, root) = (app.settings.data_dir.clone(), app.settings.cwd.clone());
                     if let Err(e) = super::mcp_session::approve(&data, &root, &entry) {
@@ -335,7 +342,7 @@ where
                             ),
                         );
                     }
-                    start_mcp(&app, vec![entry]);
+                    start_mcp(&app, &mut mcp_starts, vec![entry]);
                 }
                 Request::Interrupt | Request::Quit => {
                     if let Some(stop) = interrupt.take() {
@@ -395,6 +402,7 @@ where
                 }
             }
             Some(notice) = mcp_notice(&mut mcp_notices) => app.on_mcp_notice(notice),
+            Some(_) = mcp_starts.join_next(), if !mcp_starts.is_empty() => {}
             Some(ask) = ask_rx.recv() => {
                 app.now = Instant::now();
                 app.on_permission(ask);
@@ -415,6 +423,8 @@ where
         }
     }
     drop(terminal);
+    // The caller shuts the hub down; no start may hand it a server after that.
+    mcp_starts.shutdown().await;
     if let Some(writer) = session {
         // Every record reaches the file before the process ends.
         writer.close();
