@@ -110,9 +110,7 @@ impl Setup {
 
 fn unhex(hex: &str) -> Vec<u8> {
     (0..hex.len() / 2)
-        .map(|i| {
-            u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or_else(|e| panic!("{e}"))
-        })
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or_else(|e| panic!("{e}")))
         .collect()
 }
 
@@ -150,12 +148,7 @@ fn assert_private_copies(setup: &Setup, out: &Outcome, reads: &[(String, Vec<u8>
         reads.len()
     );
     for (path, bytes) in reads {
-        assert_eq!(
-            bytes,
-            MEDIA,
-            "{path}: {:?}",
-            String::from_utf8_lossy(bytes)
-        );
+        assert_eq!(bytes, MEDIA, "{path}: {:?}", String::from_utf8_lossy(bytes));
         let path = Path::new(path);
         assert_eq!(path.parent(), Some(keep.as_path()), "{}", path.display());
         assert_eq!(
@@ -164,7 +157,11 @@ fn assert_private_copies(setup: &Setup, out: &Outcome, reads: &[(String, Vec<u8>
             "{}",
             path.display()
         );
-        assert!(!path.exists(), "the copy {} was left behind", path.display());
+        assert!(
+            !path.exists(),
+            "the copy {} was left behind",
+            path.display()
+        );
     }
 }
 
@@ -174,8 +171,14 @@ fn assert_private_copies(setup: &Setup, out: &Outcome, reads: &[(String, Vec<u8>
 fn a_swap_between_the_check_and_the_cli_never_reaches_the_cli() {
     for (path, hook) in [
         ("media.wav", "rm -f media.wav && ln -s '{secret}' media.wav"),
-        ("media.wav", "rm -f media.wav && ln -s .git/config media.wav"),
-        ("clips/media.wav", "mv clips clips.old && ln -s '{secret_dir}' clips"),
+        (
+            "media.wav",
+            "rm -f media.wav && ln -s .git/config media.wav",
+        ),
+        (
+            "clips/media.wav",
+            "mv clips clips.old && ln -s '{secret_dir}' clips",
+        ),
     ] {
         let setup = Setup::new();
         let hook = hook
@@ -191,7 +194,10 @@ fn a_swap_between_the_check_and_the_cli_never_reaches_the_cli() {
         assert_eq!(result["status"], "ok", "{hook}: {result}");
         // The person is still told which file it was.
         let output = result["output"].as_str().unwrap_or_default();
-        assert!(output.contains(&format!("transcript of {path}")), "{output}");
+        assert!(
+            output.contains(&format!("transcript of {path}")),
+            "{output}"
+        );
         // The swap happened: the hook's link is in the root now.
         let swapped = setup.sandbox.root.join(path);
         let linked = std::fs::read(&swapped).unwrap_or_default();
@@ -215,7 +221,10 @@ fn the_private_copy_is_removed_when_the_cli_fails_or_the_run_is_interrupted() {
     let provider = FakeProvider::start(vec![call("call_1", "media.wav"), openai::answer(&["ok"])]);
     let mut command = setup.command(
         &provider,
-        &[("SCRIBIZ_FAKE_SCENARIO", "error"), ("SCRIBIZ_FAKE_EXIT", "4")],
+        &[
+            ("SCRIBIZ_FAKE_SCENARIO", "error"),
+            ("SCRIBIZ_FAKE_EXIT", "4"),
+        ],
     );
     command.arg("transcribe it");
     let out = run(command, None);
@@ -270,13 +279,18 @@ fn a_swapper_racing_many_calls_never_gets_a_protected_file_to_the_cli() {
     command.arg("transcribe it, again and again");
     let out = run(command, None);
     stop.store(true, Ordering::Relaxed);
-    let swaps = swapper.join().unwrap_or_else(|_| panic!("the swapper panicked"));
+    let swaps = swapper
+        .join()
+        .unwrap_or_else(|_| panic!("the swapper panicked"));
     out.assert_well_formed();
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.of_type("tool_result").len(), CALLS);
     let reads = setup.reads();
     // The race was run: calls got through to the CLI while the swapper was swapping.
-    assert!(!reads.is_empty(), "no call reached the CLI in {swaps} swaps");
+    assert!(
+        !reads.is_empty(),
+        "no call reached the CLI in {swaps} swaps"
+    );
     assert!(swaps > CALLS, "the swapper made only {swaps} swaps");
     assert_private_copies(&setup, &out, &reads);
     let left: Vec<String> = names(&setup.keep_dir(&out))
