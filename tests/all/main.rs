@@ -10,6 +10,7 @@ mod attack_review;
 mod attack_round2;
 mod attack_round3;
 mod attack_shell;
+mod attack_transcribe_race;
 mod conversation;
 mod cost_context;
 mod exec_anthropic;
