@@ -145,3 +145,34 @@ fn a_project_server_not_approved_never_starts_and_is_asked_about_next_session() 
         );
     }
 }
+
+#[test]
+fn a_user_server_that_fails_is_named_in_the_transcript_and_in_mcp() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        serde_json::json!({"mcpServers": {
+            "broken": {"command": "sh", "args": ["-c", "echo no MCP here >&2; exit 3"]}
+        }})
+        .to_string(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let provider = FakeProvider::start(vec![]);
+    let home = sandbox.dir.path();
+    let tmux = Tmux::new("mcp-failed");
+    tmux.start(
+        "splice",
+        (120, 40),
+        &splice_shell(&sandbox, &provider.url, home, ""),
+    );
+    // A user server is never asked about: it starts at once, and its failure is said.
+    let screen = tmux.wait_for("splice", "MCP server `broken` failed");
+    assert!(!screen.contains("Start a project MCP server?"), "{screen}");
+    tmux.type_text("splice", "/mcp");
+    tmux.keys("splice", &["Enter"]);
+    let listed = tmux.wait_for("splice", "broken  user  failed");
+    assert!(listed.contains("error"), "{listed}");
+    tmux.keys("splice", &["Escape"]);
+    let after = quit(&tmux);
+    assert!(after.contains("SPLICE_EXIT=0"), "{after}");
+}
