@@ -606,6 +606,7 @@ async fn supervise(
     let closer = service.cancellation_token();
     let mut waiting = std::pin::pin!(service.waiting());
     let mut relisting: Option<JoinHandle<()>> = None;
+    let mut closed = false;
     let failure = loop {
         tokio::select! {
             () = client.tools_changed.notified() => {
@@ -626,6 +627,7 @@ async fn supervise(
                 }
             } => break format!("the server's process ended: {how}"),
             _ = &mut waiting => {
+                closed = true;
                 // The connection closed; a process usually follows within a moment.
                 let how = match process.as_mut() {
                     Some(process) => tokio::time::timeout(Duration::from_secs(1), process.exited())
@@ -644,7 +646,9 @@ async fn supervise(
     }
     // Closing the connection drops the pipes, so a stdio server sees its stdin end.
     closer.cancel();
-    let _ = tokio::time::timeout(Duration::from_secs(1), &mut waiting).await;
+    if !closed {
+        let _ = tokio::time::timeout(Duration::from_secs(1), &mut waiting).await;
+    }
     let message = match process.as_mut() {
         Some(process) => {
             process.end().await;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use splice::mcp::{CallError, HubOptions, McpHub, Progress, ServerState};
+use splice::mcp::{CallError, HubNotice, HubOptions, McpHub, Progress, ServerState};
 
 use crate::support;
 use support::mcp;
@@ -240,4 +240,279 @@ async fn an_http_server_that_is_not_there_fails_alone() {
     assert!(status(&hub, "gone").last_error.is_some());
     assert_eq!(status(&hub, "fine").state, ServerState::Ready);
     hub.shutdown().await;
+}
+
+/// Poll `check` until it holds, for at most `limit` (never a timing assertion: only a bound
+/// on how long to wait for something that must happen).
+async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    while tokio::time::Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    check()
+}
+
+#[tokio::test]
+async fn garbage_on_stdout_is_skipped_and_the_connection_lives() {
+    let hub = hub();
+    hub.start(vec![mcp::hostile("noisy", &["garbage"], &[])])
+        .await;
+    assert_eq!(
+        status(&hub, "noisy").state,
+        ServerState::Ready,
+        "{:?}",
+        hub.statuses()
+    );
+    for word in ["one", "two"] {
+        let out = call(&hub, "mcp__noisy__echo", json!({"text": word}))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out.text, format!("echo: {word}"));
+    }
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_crash_mid_call_fails_that_server_alone() {
+    let hub = hub();
+    let mut notices = hub.subscribe();
+    hub.start(vec![
+        mcp::hostile("crashy", &["crash-mid-call"], &[]),
+        mcp::hostile("steady", &[], &[]),
+    ])
+    .await;
+    let error = call(&hub, "mcp__crashy__crash", json!({}))
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("the crash returned a result"));
+    let CallError::Failed { server, reason } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(server, "crashy");
+    assert!(reason.contains("exit status: 3"), "{reason}");
+    assert!(reason.contains("hostile: crashing on purpose"), "{reason}");
+    let crashy = status(&hub, "crashy");
+    assert_eq!(crashy.state, ServerState::Failed);
+    assert!(crashy.tools.is_empty());
+    assert!(hub.tool("mcp__crashy__echo").is_none());
+    let notice = tokio::time::timeout(Duration::from_secs(10), notices.recv())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        matches!(&notice, HubNotice::ServerFailed { server, .. } if server == "crashy"),
+        "{notice:?}"
+    );
+    let steady = call(&hub, "mcp__steady__echo", json!({"text": "still here"}))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(steady.text, "echo: still here");
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_10_mb_result_is_capped() {
+    let hub = hub();
+    hub.start(vec![mcp::hostile("big", &["huge"], &[])]).await;
+    let out = call(&hub, "mcp__big__huge", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.text.len() <= splice::mcp::content::MAX_TEXT_BYTES + 100);
+    assert!(out.text.len() >= splice::mcp::content::MAX_TEXT_BYTES);
+    assert!(
+        out.text.ends_with(&format!(
+            "[… {} more bytes of the result were left out]",
+            10 * 1024 * 1024 - splice::mcp::content::MAX_TEXT_BYTES
+        )),
+        "{}",
+        &out.text[out.text.len() - 80..]
+    );
+    // The server is still usable afterwards.
+    let echo = call(&hub, "mcp__big__echo", json!({"text": "after"}))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(echo.text, "echo: after");
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_initialize_fails_and_start_returns() {
+    let hub = hub_in(&std::env::temp_dir(), 1_500, 60_000);
+    hub.start(vec![
+        mcp::hostile("mute", &["hang-init"], &[]),
+        mcp::hostile("steady", &[], &[]),
+    ])
+    .await;
+    let mute = status(&hub, "mute");
+    assert_eq!(mute.state, ServerState::Failed);
+    let why = mute.last_error.unwrap_or_default();
+    assert!(
+        why.contains("did not finish starting") && why.contains("1500 ms"),
+        "{why}"
+    );
+    assert_eq!(status(&hub, "steady").state, ServerState::Ready);
+    hub.ready().await;
+    hub.shutdown().await;
+}
+
+fn cancellations(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[tokio::test]
+async fn dropping_a_call_sends_the_server_notifications_cancelled() {
+    let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let log = scratch.path().join("cancelled.jsonl");
+    let hub = hub();
+    hub.start(vec![mcp::hostile(
+        "slow",
+        &["slow"],
+        &[("HOSTILE_CANCEL_LOG", &log.display().to_string())],
+    )])
+    .await;
+    // The run interrupted: the call's future is dropped before the server answers.
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(500),
+        call(&hub, "mcp__slow__sleep", json!({})),
+    )
+    .await;
+    assert!(dropped.is_err(), "the sleep answered: {dropped:?}");
+    assert!(
+        eventually(Duration::from_secs(10), || !cancellations(&log).is_empty()).await,
+        "the server never got notifications/cancelled"
+    );
+    let seen = cancellations(&log);
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0]["requestId"].is_number(), "{seen:?}");
+    assert_eq!(status(&hub, "slow").state, ServerState::Ready);
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_call_past_the_timeout_is_a_timeout_and_is_cancelled() {
+    let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let log = scratch.path().join("cancelled.jsonl");
+    let hub = hub_in(&std::env::temp_dir(), 30_000, 700);
+    hub.start(vec![mcp::hostile(
+        "slow",
+        &["slow"],
+        &[("HOSTILE_CANCEL_LOG", &log.display().to_string())],
+    )])
+    .await;
+    let error = call(&hub, "mcp__slow__sleep", json!({}))
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("the sleep answered"));
+    assert_eq!(
+        error,
+        CallError::Timeout {
+            server: "slow".into(),
+            seconds: 1
+        }
+    );
+    assert!(
+        eventually(Duration::from_secs(10), || cancellations(&log).len() == 1).await,
+        "{:?}",
+        cancellations(&log)
+    );
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn tools_list_changed_updates_the_tools() {
+    let hub = hub();
+    let mut notices = hub.subscribe();
+    hub.start(vec![mcp::hostile("grows", &["list-changed"], &[])])
+        .await;
+    assert!(hub.tool("mcp__grows__extra").is_none());
+    call(&hub, "mcp__grows__grow", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let notice = tokio::time::timeout(Duration::from_secs(10), notices.recv())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        notice,
+        HubNotice::ToolsChanged {
+            server: "grows".into()
+        }
+    );
+    let extra = hub
+        .tool("mcp__grows__extra")
+        .unwrap_or_else(|| panic!("{:?}", hub.statuses()));
+    assert_eq!(extra.description, "Added by `grow`.");
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_gets_only_path_home_locale_and_its_configured_env() {
+    let hub = hub();
+    hub.start(vec![mcp::hostile(
+        "envy",
+        &["env-dump"],
+        &[("CONFIGURED", "yes")],
+    )])
+    .await;
+    let out = call(&hub, "mcp__envy__env", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let env: serde_json::Map<String, Value> =
+        serde_json::from_str(&out.text).unwrap_or_else(|e| panic!("{e}: {}", out.text));
+    assert_eq!(env.get("CONFIGURED"), Some(&json!("yes")));
+    assert!(env.contains_key("PATH"));
+    for key in env.keys() {
+        assert!(
+            ["PATH", "HOME", "LANG", "LANGUAGE", "CONFIGURED"].contains(&key.as_str())
+                || key.starts_with("LC_"),
+            "the server got {key}: {env:?}"
+        );
+    }
+    hub.shutdown().await;
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie has ended; only its parent's reaping is left.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn shutdown_ends_what_a_server_started() {
+    let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let pid_file = scratch.path().join("grandchild.pid");
+    let hub = hub();
+    hub.start(vec![mcp::hostile(
+        "forks",
+        &["fork"],
+        &[("HOSTILE_PID_FILE", &pid_file.display().to_string())],
+    )])
+    .await;
+    assert_eq!(status(&hub, "forks").state, ServerState::Ready);
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        alive(pid),
+        "the grandchild should run while the server does"
+    );
+    hub.shutdown().await;
+    assert!(
+        eventually(Duration::from_secs(5), || !alive(pid)).await,
+        "the grandchild {pid} outlived the hub"
+    );
 }

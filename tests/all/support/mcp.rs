@@ -108,11 +108,28 @@ pub fn hostile_script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_hostile/server.py")
 }
 
+/// The Python interpreter itself, not a wrapper on PATH (a pyenv shim is a shell script that
+/// adds variables of its own to the server's environment).
+pub fn python() -> String {
+    static FOUND: OnceLock<String> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let output = Command::new("python3")
+                .args(["-c", "import sys; print(sys.executable)"])
+                .output()
+                .unwrap_or_else(|e| panic!("the hostile MCP server needs python3: {e}"));
+            let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
+            assert!(!path.is_empty(), "python3 did not say where it is");
+            path
+        })
+        .clone()
+}
+
 /// Our hostile server in these modes, with this configured `env`.
 pub fn hostile(name: &str, modes: &[&str], env: &[(&str, &str)]) -> ServerEntry {
     let mut args = vec![hostile_script().display().to_string()];
     args.extend(modes.iter().map(|m| m.to_string()));
-    stdio(name, "python3".into(), args, env)
+    stdio(name, python(), args, env)
 }
 
 /// server-everything in streamable HTTP mode on a free port; ended (its group) on drop.
