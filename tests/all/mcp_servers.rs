@@ -516,3 +516,245 @@ async fn shutdown_ends_what_a_server_started() {
         "the grandchild {pid} outlived the hub"
     );
 }
+
+// ---- `splice mcp` -------------------------------------------------------------------------
+
+fn splice_mcp(sandbox: &support::Sandbox, args: &[&str]) -> support::Outcome {
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command.arg("mcp").args(args);
+    support::run_raw(command, None)
+}
+
+fn config_path(sandbox: &support::Sandbox) -> std::path::PathBuf {
+    sandbox.dir.path().join("config.json")
+}
+
+fn config(sandbox: &support::Sandbox) -> Value {
+    let text = std::fs::read_to_string(config_path(sandbox)).unwrap_or_else(|e| panic!("{e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn mcp_add_then_list_shows_everything_ready_with_get_sum() {
+    let sandbox = support::Sandbox::new();
+    std::fs::write(
+        config_path(&sandbox),
+        r#"{"model": "claude-x", "allow": ["read"], "theme": "dark"}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (node, args) = mcp::everything_command();
+    let mut add = vec![
+        "add",
+        "everything",
+        "--env",
+        "GREETING=hi",
+        "--",
+        node.as_str(),
+    ];
+    add.extend(args.iter().map(String::as_str));
+    let added = splice_mcp(&sandbox, &add);
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    assert!(
+        added.stdout.contains("Added MCP server `everything`"),
+        "{}",
+        added.stdout
+    );
+    let written = config(&sandbox);
+    // The other keys stay, in their order, and the server is in the shape scripts read.
+    let keys: Vec<&String> = written
+        .as_object()
+        .map(|o| o.keys().collect())
+        .unwrap_or_default();
+    assert_eq!(keys, ["model", "allow", "theme", "mcpServers"]);
+    assert_eq!(
+        written["mcpServers"]["everything"],
+        json!({"command": node, "args": args, "env": {"GREETING": "hi"}})
+    );
+    let listed = splice_mcp(&sandbox, &["list"]);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    assert!(
+        listed.stdout.starts_with("everything  ready  (user)  "),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        listed.stdout.contains("mcp__everything__get-sum"),
+        "{}",
+        listed.stdout
+    );
+    let as_json = splice_mcp(&sandbox, &["list", "--json"]);
+    assert_eq!(as_json.code, 0, "{}", as_json.stderr);
+    let document: Value = serde_json::from_str(as_json.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {}", as_json.stdout));
+    let server = &document["servers"][0];
+    assert_eq!(server["name"], "everything");
+    assert_eq!(server["state"], "ready");
+    assert_eq!(server["source"], "user");
+    assert!(server.get("lastError").is_none(), "{server}");
+    assert!(
+        server["tools"]
+            .as_array()
+            .is_some_and(|t| t.contains(&json!("mcp__everything__get-sum")))
+    );
+}
+
+#[test]
+fn mcp_add_refuses_a_taken_or_invalid_name_and_remove_an_unknown_one() {
+    let sandbox = support::Sandbox::new();
+    let url = ["--url", "https://mcp.example.invalid/mcp"];
+    let first = splice_mcp(
+        &sandbox,
+        &[
+            "add",
+            "docs",
+            url[0],
+            url[1],
+            "--header",
+            "Authorization: Bearer tok",
+        ],
+    );
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(
+        config(&sandbox)["mcpServers"]["docs"],
+        json!({"type": "http", "url": url[1], "headers": {"Authorization": "Bearer tok"}})
+    );
+    let before = std::fs::read_to_string(config_path(&sandbox)).unwrap_or_default();
+    let again = splice_mcp(
+        &sandbox,
+        &["add", "docs", "--url", "https://other.invalid/mcp"],
+    );
+    assert_eq!(again.code, 2);
+    assert!(
+        again.stderr.contains("already in") && again.stderr.contains("--force"),
+        "{}",
+        again.stderr
+    );
+    let bad = splice_mcp(&sandbox, &["add", "a__b", "--", "true"]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("invalid server name `a__b`"),
+        "{}",
+        bad.stderr
+    );
+    let neither = splice_mcp(&sandbox, &["add", "x"]);
+    assert_eq!(neither.code, 2);
+    assert!(neither.stderr.contains("-- COMMAND"), "{}", neither.stderr);
+    let scheme = splice_mcp(&sandbox, &["add", "x", "--url", "file:///etc/passwd"]);
+    assert_eq!(scheme.code, 2, "{}", scheme.stderr);
+    // None of the refusals touched the file.
+    assert_eq!(
+        std::fs::read_to_string(config_path(&sandbox)).unwrap_or_default(),
+        before
+    );
+    let forced = splice_mcp(&sandbox, &["add", "docs", "--force", "--", "true"]);
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    assert_eq!(config(&sandbox)["mcpServers"]["docs"]["command"], "true");
+    let unknown = splice_mcp(&sandbox, &["remove", "nope"]);
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("no MCP server named `nope`"),
+        "{}",
+        unknown.stderr
+    );
+    let removed = splice_mcp(&sandbox, &["remove", "docs"]);
+    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert_eq!(config(&sandbox), json!({}));
+}
+
+#[test]
+fn mcp_list_with_a_broken_config_exits_2_naming_the_key() {
+    let sandbox = support::Sandbox::new();
+    std::fs::write(
+        config_path(&sandbox),
+        r#"{"mcpServers": {"tools": {"command": "x", "cwd": "/"}}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for args in [&["list"][..], &["add", "y", "--", "true"]] {
+        let listed = splice_mcp(&sandbox, args);
+        assert_eq!(listed.code, 2, "{args:?}: {}", listed.stderr);
+        assert!(
+            listed.stderr.contains("mcpServers.tools"),
+            "{}",
+            listed.stderr
+        );
+        assert!(listed.stderr.contains("cwd"), "{}", listed.stderr);
+        assert!(listed.stdout.is_empty(), "{}", listed.stdout);
+    }
+    let mut timeout = sandbox.command("http://127.0.0.1:9");
+    std::fs::write(config_path(&sandbox), "{}").unwrap_or_else(|e| panic!("{e}"));
+    timeout
+        .args(["mcp", "list"])
+        .env("SPLICE_MCP_STARTUP_TIMEOUT_MS", "soon");
+    let refused = support::run_raw(timeout, None);
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("SPLICE_MCP_STARTUP_TIMEOUT_MS"),
+        "{}",
+        refused.stderr
+    );
+}
+
+#[test]
+fn mcp_list_starts_project_servers_only_when_trusted_and_reports_failures() {
+    let sandbox = support::Sandbox::new();
+    let hostile = mcp::hostile("x", &[], &[]);
+    let splice::mcp::ServerConfig::Stdio { command, args, .. } = hostile.config else {
+        panic!("stdio");
+    };
+    sandbox.write(
+        ".mcp.json",
+        &json!({"mcpServers": {
+            "proj": {"command": command, "args": args},
+            "broken": {"command": "/nonexistent/server"}
+        }})
+        .to_string(),
+    );
+    let listed = splice_mcp(&sandbox, &["list", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let document: Value =
+        serde_json::from_str(listed.stdout.trim()).unwrap_or_else(|e| panic!("{e}"));
+    let states: Vec<(String, String)> = document["servers"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .map(|s| {
+                    (
+                        s["name"].as_str().unwrap_or_default().into(),
+                        s["state"].as_str().unwrap_or_default().into(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        states,
+        [
+            ("broken".to_string(), "unapproved".to_string()),
+            ("proj".into(), "unapproved".into())
+        ]
+    );
+    let trusted = splice_mcp(&sandbox, &["list", "--trust-project-mcp"]);
+    assert_eq!(trusted.code, 0, "{}", trusted.stderr);
+    assert!(
+        trusted.stdout.contains("proj  ready  (project)"),
+        "{}",
+        trusted.stdout
+    );
+    assert!(
+        trusted.stdout.contains("mcp__proj__echo"),
+        "{}",
+        trusted.stdout
+    );
+    assert!(
+        trusted.stdout.contains("broken  failed  (project)"),
+        "{}",
+        trusted.stdout
+    );
+    assert!(
+        trusted
+            .stdout
+            .contains("cannot start `/nonexistent/server`"),
+        "{}",
+        trusted.stdout
+    );
+}
