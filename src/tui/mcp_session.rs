@@ -7,8 +7,7 @@ use std::path::Path;
 use super::cells::Level;
 use crate::mcp::approval::Approvals;
 use crate::mcp::config::{self, PROJECT_FILE};
-use crate::mcp::hub::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
-use crate::mcp::{HubOptions, ServerEntry, Source};
+use crate::mcp::{ServerEntry, Source};
 use crate::settings::RunSettings;
 
 /// What the session does with its servers when it opens.
@@ -20,17 +19,6 @@ pub struct Plan {
     pub ask: Vec<ServerEntry>,
     /// Said in the transcript: a broken `.mcp.json`, a project server a user server shadows.
     pub notes: Vec<(Level, String)>,
-}
-
-/// The hub's options for the working root, with Splice's environment to take PATH, HOME and
-/// the locale from.
-pub fn hub_options(root: &Path) -> HubOptions {
-    HubOptions {
-        cwd: root.to_path_buf(),
-        base_env: std::env::vars_os().collect(),
-        startup_timeout: DEFAULT_STARTUP_TIMEOUT,
-        call_timeout: DEFAULT_CALL_TIMEOUT,
-    }
 }
 
 /// The user's servers and the project's, split by approval. `settings.cwd` is the canonical

@@ -45,6 +45,9 @@ pub enum TuiError {
     Theme(#[from] theme::ThemeError),
     #[error(transparent)]
     Session(#[from] session::SessionError),
+    /// `SPLICE_MCP_*_TIMEOUT_MS` is not a number of milliseconds.
+    #[error(transparent)]
+    McpTimeout(#[from] crate::mcp::hub::TimeoutEnvError),
     #[error("terminal: {0}")]
     Terminal(#[from] std::io::Error),
 }
@@ -160,6 +163,8 @@ pub struct TuiOptions {
 pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
     let theme = theme::Theme::load(options.theme.as_deref().unwrap_or("ansi"))?;
     let mut settings = options.settings;
+    // Refused before the terminal is taken over, like a bad theme.
+    let hub_options = crate::mcp::HubOptions::from_env(settings.cwd.clone())?;
     let records = match find(options.reopen.as_ref(), &settings.data_dir, &settings.cwd)? {
         Opening::Fresh => None,
         Opening::Saved { id, records } => {
@@ -185,7 +190,7 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
     let mut app = app::App::new(settings, theme);
     let session = event_loop::open_session(&mut app, records)?;
     // One hub for the session, shared by its runs; its servers start in the background.
-    let hub = crate::mcp::McpHub::new(mcp_session::hub_options(&app.settings.cwd));
+    let hub = crate::mcp::McpHub::new(hub_options);
     app.settings.mcp.hub = Some(hub.clone());
     let plan = mcp_session::plan(&app.settings);
     app.open_mcp(plan);

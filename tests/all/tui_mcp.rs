@@ -2,25 +2,13 @@
 //! it runs; approved, it starts and `/mcp` lists its tools; not approved, it never starts and is
 //! asked about again next session; and quitting leaves no server process behind.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::support;
 
 use support::Sandbox;
 use support::fake_provider::FakeProvider;
 use support::tmux::{Tmux, splice_shell};
-
-/// The npm reference server `@modelcontextprotocol/server-everything`, run by Node 22.
-fn everything() -> (PathBuf, PathBuf) {
-    let script = support::node::target_dir()
-        .join("mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        script.is_file(),
-        "server-everything is not installed at {}",
-        script.display()
-    );
-    (support::node::node22(), script)
-}
 
 fn project_servers(sandbox: &Sandbox, servers: serde_json::Value) {
     sandbox.write(
@@ -47,15 +35,14 @@ fn quit(tmux: &Tmux) -> String {
 
 #[test]
 fn an_approved_project_server_starts_lists_its_tools_and_is_gone_after_quit() {
-    let (node, script) = everything();
+    let (node, args) = support::mcp::everything_command();
     let sandbox = Sandbox::new();
     let pid_file = sandbox.dir.path().join("server.pid");
     // `exec`: the pid written is the server's own.
     let command = format!(
-        "echo $$ > '{}'; exec '{}' '{}' stdio",
+        "echo $$ > '{}'; exec '{node}' '{}'",
         pid_file.display(),
-        node.display(),
-        script.display()
+        args.join("' '")
     );
     project_servers(
         &sandbox,
@@ -175,4 +162,23 @@ fn a_user_server_that_fails_is_named_in_the_transcript_and_in_mcp() {
     tmux.keys("splice", &["Escape"]);
     let after = quit(&tmux);
     assert!(after.contains("SPLICE_EXIT=0"), "{after}");
+}
+
+#[test]
+fn a_bad_mcp_timeout_is_a_usage_error_before_the_terminal_is_taken() {
+    let sandbox = Sandbox::new();
+    let provider = FakeProvider::start(vec![]);
+    let shell = splice_shell(&sandbox, &provider.url, sandbox.dir.path(), "").replacen(
+        "env -i",
+        "env -i SPLICE_MCP_STARTUP_TIMEOUT_MS=soon",
+        1,
+    );
+    let tmux = Tmux::new("mcp-timeout");
+    tmux.start("splice", (120, 30), &shell);
+    let screen = tmux.wait_for("splice", "SPLICE_EXIT=");
+    assert!(screen.contains("SPLICE_EXIT=2"), "{screen}");
+    assert!(
+        screen.contains("SPLICE_MCP_STARTUP_TIMEOUT_MS must be a whole number"),
+        "{screen}"
+    );
 }
