@@ -14,6 +14,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph, Widget};
 
+use super::mcp_overlay::hanging;
 use super::permission::{GUARD, KeyOutcome, ModalView, TYPING_GAP};
 use super::theme::Theme;
 use super::wrap::wrap_line;
@@ -62,7 +63,8 @@ impl McpApprovalModal {
         now < self.guard_until
     }
 
-    fn body(&self, theme: &Theme) -> Vec<Line<'static>> {
+    /// The body's rows at `width` (a long command wraps under itself, beside its label).
+    fn body(&self, theme: &Theme, width: usize) -> Vec<Line<'static>> {
         let label = |text: &str| Span::styled(format!("{text:<9}"), theme.dim());
         let code = theme.bold(theme.code);
         let mut lines = vec![
@@ -74,17 +76,19 @@ impl McpApprovalModal {
         ];
         let (names, what) = match &self.entry.config {
             ServerConfig::Stdio { command, args, env } => {
-                lines.push(Line::from(vec![
+                lines.extend(hanging(
                     label("runs"),
                     Span::styled(command_line(command, args), code),
-                ]));
+                    width,
+                ));
                 (env.keys().cloned().collect::<Vec<_>>(), "env")
             }
             ServerConfig::Http { url, headers } => {
-                lines.push(Line::from(vec![
+                lines.extend(hanging(
                     label("connects"),
                     Span::styled(exact(url), code),
-                ]));
+                    width,
+                ));
                 (headers.keys().cloned().collect(), "headers")
             }
         };
@@ -97,7 +101,7 @@ impl McpApprovalModal {
                 theme.text(),
             )
         };
-        lines.push(Line::from(vec![label(what), names]));
+        lines.extend(hanging(label(what), names, width));
         lines.push(Line::default());
         let warning = match self.entry.config {
             ServerConfig::Stdio { .. } => {
@@ -182,7 +186,7 @@ impl ModalView for McpApprovalModal {
         let (frame, pad) = if bordered { (2, 4) } else { (0, 0) };
         let inner = usize::from(width.saturating_sub(pad)).max(1);
         let body: Vec<Line<'static>> = self
-            .body(theme)
+            .body(theme, inner)
             .iter()
             .flat_map(|l| wrap_line(l, inner))
             .collect();

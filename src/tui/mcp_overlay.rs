@@ -110,51 +110,33 @@ impl McpOverlay {
                 ),
             ]);
             lines.extend(wrap_line(&header, width));
-            let detail = |label: &str, text: String, style: Style| {
-                Line::from(vec![
-                    Span::styled(format!("    {label:<8}"), theme.dim()),
-                    Span::styled(text, style),
-                ])
+            let mut detail = |label: &str, text: String, style: Style| {
+                let label = Span::styled(format!("    {label:<8}"), theme.dim());
+                lines.extend(hanging(label, Span::styled(text, style), width));
             };
-            lines.extend(wrap_line(
-                &detail("target", exact(&status.target), theme.bold(theme.code)),
-                width,
-            ));
+            detail("target", exact(&status.target), theme.bold(theme.code));
             match status.state {
-                ServerState::Unapproved => lines.extend(wrap_line(
-                    &detail(
-                        "",
-                        "not started: this project's server needs your approval (a)".to_string(),
-                        theme.text(),
-                    ),
-                    width,
-                )),
-                ServerState::Starting => {
-                    lines.push(detail("", "starting…".to_string(), theme.dim()))
-                }
+                ServerState::Unapproved => detail(
+                    "",
+                    "not started: this project's server needs your approval (a)".to_string(),
+                    theme.text(),
+                ),
+                ServerState::Starting => detail("", "starting…".to_string(), theme.dim()),
                 ServerState::Ready | ServerState::Failed => {}
             }
             if let Some(error) = &status.last_error {
-                lines.extend(wrap_line(
-                    &detail("error", exact(error), Style::default().fg(theme.error)),
-                    width,
-                ));
+                detail("error", exact(error), Style::default().fg(theme.error));
             }
             if status.state == ServerState::Ready {
                 let count = status.tools.len();
-                lines.push(detail(
+                detail(
                     "tools",
                     format!("{count} tool{}", if count == 1 { "" } else { "s" }),
                     theme.text(),
-                ));
+                );
                 for tool in &status.tools {
-                    lines.extend(wrap_line(
-                        &Line::from(vec![
-                            Span::raw("      "),
-                            Span::styled(exact(tool), theme.text()),
-                        ]),
-                        width,
-                    ));
+                    let tool = Span::styled(exact(tool), theme.text());
+                    lines.extend(hanging(Span::raw("      "), tool, width));
                 }
             }
         }
@@ -229,6 +211,28 @@ impl McpOverlay {
         }
         Paragraph::new(rows).block(block).render(rect, buf);
     }
+}
+
+/// `label` then `text`, the text wrapped to `width` with its continuation rows indented under
+/// its first, so a long command line or error reads as one block beside its label.
+pub fn hanging(label: Span<'static>, text: Span<'static>, width: usize) -> Vec<Line<'static>> {
+    let indent = super::wrap::str_width(&label.content);
+    if width <= indent + 8 {
+        return wrap_line(&Line::from(vec![label, text]), width);
+    }
+    let rows = wrap_line(&Line::from(text), width - indent);
+    let mut out = Vec::with_capacity(rows.len());
+    for (n, row) in rows.into_iter().enumerate() {
+        let head = if n == 0 {
+            label.clone()
+        } else {
+            Span::raw(" ".repeat(indent))
+        };
+        let mut spans = vec![head];
+        spans.extend(row.spans);
+        out.push(Line::from(spans));
+    }
+    out
 }
 
 /// Each state in its own colour: ready as success, starting as the accent, failed as an error,

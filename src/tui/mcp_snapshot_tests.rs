@@ -46,7 +46,11 @@ fn statuses() -> Vec<ServerStatus> {
         ServerState::Failed,
         "/usr/local/bin/broken-server --port 0",
     );
-    broken.last_error = Some("did not answer initialize within 10 s".into());
+    broken.last_error = Some(
+        "did not answer initialize within 10 s; its stderr said: listen EADDRINUSE: address \
+         already in use 127.0.0.1:8080"
+            .into(),
+    );
     vec![
         everything,
         broken,
@@ -174,6 +178,22 @@ fn mcp_approval_modal_for_a_stdio_server() {
     assert!(!screen.contains("sk-live"), "a value was shown:\n{screen}");
     assert!(screen.contains("unsandboxed"), "{screen}");
     assert!(screen.contains("1 more"), "{screen}");
+    assert_snapshot!(screen);
+}
+
+#[test]
+fn mcp_approval_modal_wraps_a_long_command_beside_its_label() {
+    let mut entry = stdio_entry();
+    if let ServerConfig::Stdio { command, .. } = &mut entry.config {
+        *command = "/home/me/.local/share/servers/node_modules/.bin/repo-tools-server".into();
+    }
+    let mut app = asking(vec![entry]);
+    let screen = draw(&mut app, 60, 24);
+    assert!(screen.contains("│ runs     /home/me/"), "{screen}");
+    assert!(
+        screen.contains("│          "),
+        "continuation rows are indented:\n{screen}"
+    );
     assert_snapshot!(screen);
 }
 
