@@ -2,7 +2,7 @@
 //! (the user's and the project servers approved before), and which wait for the person to
 //! approve them (the rest of the project's `.mcp.json`). Nothing here waits on a server.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::cells::Level;
 use crate::mcp::approval::Approvals;
@@ -21,9 +21,14 @@ pub struct Plan {
     pub notes: Vec<(Level, String)>,
 }
 
-/// The user's servers and the project's, split by approval. `settings.cwd` is the canonical
-/// root approvals are keyed by.
+/// The root approvals are keyed by: the working root, canonical (as a headless run reads it).
+pub fn canonical_root(cwd: &Path) -> PathBuf {
+    cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf())
+}
+
+/// The user's servers and the project's `.mcp.json` in `settings.cwd`, split by approval.
 pub fn plan(settings: &RunSettings) -> Plan {
+    let root = canonical_root(&settings.cwd);
     let mut notes = Vec::new();
     let project = config::load_project(&settings.cwd).unwrap_or_else(|e| {
         // Fails closed: a file that does not parse starts nothing of the project's.
@@ -44,16 +49,16 @@ pub fn plan(settings: &RunSettings) -> Plan {
         ));
     }
     let approvals = Approvals::load(&settings.data_dir);
-    let (start, ask) = servers.into_iter().partition(|entry| {
-        entry.source == Source::User || approvals.is_approved(&settings.cwd, entry)
-    });
+    let (start, ask) = servers
+        .into_iter()
+        .partition(|entry| entry.source == Source::User || approvals.is_approved(&root, entry));
     Plan { start, ask, notes }
 }
 
-/// Remember that the person approved `entry` for `root`, so the next session starts it unasked
-/// (until its config changes).
-pub fn approve(data_dir: &Path, root: &Path, entry: &ServerEntry) -> std::io::Result<()> {
-    Approvals::load(data_dir).approve(root, entry)
+/// Remember that the person approved `entry` for the project in `cwd`, so the next session
+/// (and a headless run there) starts it unasked, until its config changes.
+pub fn approve(data_dir: &Path, cwd: &Path, entry: &ServerEntry) -> std::io::Result<()> {
+    Approvals::load(data_dir).approve(&canonical_root(cwd), entry)
 }
 
 #[cfg(test)]
