@@ -182,3 +182,47 @@ fn a_bad_mcp_timeout_is_a_usage_error_before_the_terminal_is_taken() {
         "{screen}"
     );
 }
+
+#[test]
+fn an_mcp_tool_call_is_prompted_for_and_its_progress_shows_in_its_cell() {
+    use support::fake_provider::openai;
+    let sandbox = Sandbox::new();
+    let (command, args) = support::mcp::everything_command();
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        serde_json::json!({"mcpServers": {"everything": {"command": command, "args": args}}})
+            .to_string(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let wire = "mcp__everything__trigger-long-running-operation";
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("call_1", wire, &[r#"{"duration":6,"steps":3}"#]),
+        openai::answer(&["The operation finished."]),
+    ]);
+    let home = sandbox.dir.path();
+    let shell = splice_shell(
+        &sandbox,
+        &provider.url,
+        home,
+        &support::tmux::quote("Run the long operation"),
+    );
+    let tmux = Tmux::new("mcp-call");
+    tmux.start("splice", (120, 40), &shell);
+
+    // In `ask` mode every MCP tool prompts, named by its wire name, with the server's claims.
+    let prompt = tmux.wait_for("splice", "Permission needed");
+    assert!(prompt.contains(wire), "{prompt}");
+    assert!(prompt.contains("risk low"), "readOnlyHint:\n{prompt}");
+    tmux.wait_for("splice", "y allow once");
+    tmux.keys("splice", &["y"]);
+    // The server's progress notifications (a fraction, no stage) show in the call's cell.
+    let running = tmux.wait_until("splice", "a progress report in the cell", |s| {
+        s.contains("running… 33%") || s.contains("running… 67%")
+    });
+    assert!(running.contains(wire), "{running}");
+    let done = tmux.wait_for("splice", "✓ done");
+    assert!(done.contains("Long running operation completed"), "{done}");
+    assert!(done.contains("The operation finished."), "{done}");
+    let after = quit(&tmux);
+    assert!(after.contains("SPLICE_EXIT=0"), "{after}");
+}
