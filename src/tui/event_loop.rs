@@ -46,7 +46,15 @@ pub type StartRun =
 pub fn execute_run() -> StartRun {
     Arc::new(|settings, bus, text, stop_rx| {
         Box::pin(async move {
-            let prompt = async { Ok(Prompt::from_text(text)) };
+            // Servers of the session still starting are waited for here, in the run's task
+            // (an interrupt ends the wait): their tools are offered from the first request.
+            let hub = settings.mcp.hub.clone();
+            let prompt = async move {
+                if let Some(hub) = hub {
+                    hub.ready().await;
+                }
+                Ok(Prompt::from_text(text))
+            };
             let stop = async {
                 // A dropped sender is not an interrupt.
                 if stop_rx.await.is_err() {
