@@ -212,7 +212,10 @@ fn an_mcp_tool_call_is_prompted_for_and_its_progress_shows_in_its_cell() {
     // In `ask` mode every MCP tool prompts, named by its wire name, with the server's claims.
     let prompt = tmux.wait_for("splice", "Permission needed");
     assert!(prompt.contains(wire), "{prompt}");
-    assert!(prompt.contains("risk low"), "readOnlyHint:\n{prompt}");
+    assert!(
+        prompt.contains(&format!("{wire}  read")),
+        "readOnlyHint makes it a read:\n{prompt}"
+    );
     tmux.wait_for("splice", "y allow once");
     tmux.keys("splice", &["y"]);
     // The server's progress notifications (a fraction, no stage) show in the call's cell.
