@@ -120,8 +120,10 @@ fn a_project_server_not_approved_never_starts_and_is_asked_about_next_session() 
         tmux.wait_for("splice", "MCP server `marker` not started");
         tmux.type_text("splice", "/mcp");
         tmux.keys("splice", &["Enter"]);
-        let listed = tmux.wait_for("splice", "MCP servers");
-        assert!(listed.contains("marker  project  unapproved"), "{listed}");
+        // Waited for as a whole: a capture may catch a frame half written.
+        tmux.wait_until("splice", "the unapproved server in /mcp", |s| {
+            s.contains("marker  project  unapproved") && s.contains("needs your approval")
+        });
         tmux.keys("splice", &["Escape"]);
         let after = quit(&tmux);
         assert!(after.contains("SPLICE_EXIT=0"), "{after}");
@@ -157,8 +159,9 @@ fn a_user_server_that_fails_is_named_in_the_transcript_and_in_mcp() {
     assert!(!screen.contains("Start a project MCP server?"), "{screen}");
     tmux.type_text("splice", "/mcp");
     tmux.keys("splice", &["Enter"]);
-    let listed = tmux.wait_for("splice", "broken  user  failed");
-    assert!(listed.contains("error"), "{listed}");
+    tmux.wait_until("splice", "the failed server with its error", |s| {
+        s.contains("broken  user  failed") && s.contains("error   ")
+    });
     tmux.keys("splice", &["Escape"]);
     let after = quit(&tmux);
     assert!(after.contains("SPLICE_EXIT=0"), "{after}");
