@@ -436,6 +436,8 @@ impl ToolRunner {
             side_effect,
             targets,
             risk,
+            // Only MCP tools have such names: their side effects are their servers' claims.
+            claimed: tool.starts_with(crate::mcp::tool::WIRE_PREFIX),
         });
         // A command allowed only because it would be confined must not run unconfined: when
         // the sandbox is unavailable, a person has to approve it (headless: denied).
