@@ -192,6 +192,7 @@ impl Agent<'_> {
                         call_id: call.id.clone(),
                         content: "submitted".into(),
                         is_error: false,
+                        images: Vec::new(),
                     });
                     continue;
                 }
@@ -203,6 +204,7 @@ impl Agent<'_> {
                     call_id: call.id.clone(),
                     content: reply.content,
                     is_error: reply.is_error,
+                    images: Vec::new(),
                 });
             }
             // A tool can spend too (a transcription): the budget holds before the next request.
