@@ -308,6 +308,10 @@ pub struct RunArgs {
     /// (in place of an installed package with the same id). Repeatable.
     #[arg(long = "package", value_name = "DIR")]
     pub package: Vec<PathBuf>,
+    /// Start the MCP servers of the project's .mcp.json for this run without their approval
+    /// (headless; the terminal UI asks once per server instead).
+    #[arg(long)]
+    pub trust_project_mcp: bool,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
 }
@@ -530,7 +534,7 @@ impl RunArgs {
             mcp: crate::settings::McpSettings {
                 hub: None,
                 servers: config.mcp_servers(),
-                trust_project: false,
+                trust_project: self.trust_project_mcp,
             },
         })
     }

@@ -7,6 +7,7 @@
 pub mod approval;
 pub mod config;
 pub mod hub;
+pub mod run;
 pub mod tool;
 
 pub use config::{ServerConfig, ServerEntry, Source};
