@@ -144,6 +144,65 @@ mod tests {
         assert!(!text.contains("iVBOR"), "image data never in the text");
     }
 
+    /// In ask mode an MCP tool asks even though it claims to only read; "allow always" adds
+    /// the rule for its wire name, so the next call runs without asking.
+    #[tokio::test]
+    async fn allow_always_adds_the_rule_for_the_wire_name() {
+        use crate::bus::{Answer, Bus, PermissionAsk};
+        use crate::permissions::{PermissionMode, Policy};
+        use crate::protocol::SideEffect;
+        use crate::protocol::events::Risk;
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let asked = Arc::new(AtomicUsize::new(0));
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<PermissionAsk>();
+        let counter = Arc::clone(&asked);
+        tokio::spawn(async move {
+            while let Some(ask) = rx.recv().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let _ = ask.reply.send(Answer::AllowAlways);
+            }
+        });
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let runner = ToolRunner {
+            root: dir.path().to_path_buf(),
+            policy: Policy::new(PermissionMode::Ask, vec![]),
+            checkpoints: Arc::new(crate::checkpoint::CheckpointStore::new(
+                dir.path(),
+                "run_t",
+                dir.path(),
+            )),
+            bus: Bus::with_responder("run_t", vec![], tx),
+            writable: vec![],
+            gate: None,
+            packages: Arc::default(),
+            transcriber: None,
+            mcp: None,
+        };
+        let wire = "mcp__everything__get-sum";
+        for _ in 0..2 {
+            let permit = runner
+                .permit(
+                    "c1",
+                    wire,
+                    SideEffect::Read,
+                    &[r#"{"a":2,"b":3}"#.to_string()],
+                    Risk::Low,
+                    vec![],
+                )
+                .await;
+            assert!(matches!(permit, Permit::Granted { confine: false }));
+        }
+        assert_eq!(asked.load(Ordering::SeqCst), 1, "asked once, then the rule");
+        let rules: Vec<String> = runner
+            .policy
+            .session_rules()
+            .iter()
+            .map(|r| r.render())
+            .collect();
+        assert_eq!(rules, [wire]);
+    }
+
     #[test]
     fn text_is_capped_like_any_tool_output() {
         let output = McpOutput {
