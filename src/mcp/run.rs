@@ -101,8 +101,12 @@ pub fn options(cwd: &Path) -> HubOptions {
 pub struct RunServers {
     hub: McpHub,
     owned: bool,
-    /// Turns the hub's notices into warnings while the run goes on.
-    watcher: Option<tokio::task::JoinHandle<()>>,
+    /// Turns the hub's notices into warnings while the run goes on; told to stop (after the
+    /// notices already sent) by its sender.
+    watcher: Option<(
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<()>,
+    )>,
 }
 
 impl RunServers {
@@ -122,8 +126,10 @@ impl RunServers {
     /// End what the run started: its hub's servers (closed, their process groups ended and
     /// reaped). A session's hub is left running. Idempotent through the slot it is taken from.
     pub async fn close(self) {
-        if let Some(watcher) = self.watcher {
-            watcher.abort();
+        // Failures already noticed are told before the run ends; ending the servers is not one.
+        if let Some((stop, watcher)) = self.watcher {
+            let _ = stop.send(());
+            let _ = watcher.await;
         }
         if self.owned {
             self.hub.shutdown().await;
@@ -148,12 +154,18 @@ pub async fn start_own(
     }
     let hub = McpHub::new(options(cwd));
     let reported: Arc<Mutex<BTreeSet<String>>> = Arc::default();
-    let watcher = tokio::spawn(watch(hub.subscribe(), bus.clone(), reported.clone()));
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    let watcher = tokio::spawn(watch(
+        hub.subscribe(),
+        stopped,
+        bus.clone(),
+        reported.clone(),
+    ));
     if let Ok(mut slot) = slot.lock() {
         *slot = Some(RunServers {
             hub: hub.clone(),
             owned: true,
-            watcher: Some(watcher),
+            watcher: Some((stop, watcher)),
         });
     }
     hub.record_unapproved(plan.unapproved);
@@ -174,17 +186,30 @@ pub async fn start_own(
 
 async fn watch(
     mut notices: tokio::sync::broadcast::Receiver<HubNotice>,
+    mut stopped: tokio::sync::oneshot::Receiver<()>,
     bus: Bus,
     reported: Arc<Mutex<BTreeSet<String>>>,
 ) {
     use tokio::sync::broadcast::error::RecvError;
+    let tell = |notice: HubNotice| {
+        if let HubNotice::ServerFailed { server, message } = notice {
+            report_failure(&bus, &reported, &server, &message);
+        }
+    };
     loop {
-        match notices.recv().await {
-            Ok(HubNotice::ServerFailed { server, message }) => {
-                report_failure(&bus, &reported, &server, &message);
+        tokio::select! {
+            biased;
+            received = notices.recv() => match received {
+                Ok(notice) => tell(notice),
+                Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return,
+            },
+            _ = &mut stopped => {
+                while let Ok(notice) = notices.try_recv() {
+                    tell(notice);
+                }
+                return;
             }
-            Ok(HubNotice::ToolsChanged { .. }) | Err(RecvError::Lagged(_)) => {}
-            Err(RecvError::Closed) => return,
         }
     }
 }
@@ -287,6 +312,45 @@ mod tests {
         let plan = Plan::make(Vec::new(), dir.path(), dir.path(), false);
         assert!(plan.is_empty());
         assert!(plan.warnings.is_empty());
+    }
+
+    /// A failure noticed before the run ends is told when the watcher stops, once per server,
+    /// even when the watcher had not got to it yet.
+    #[test]
+    fn failures_sent_before_the_stop_are_told_once() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let recorder = Arc::new(crate::bus::Recorder::default());
+        let bus = Bus::new("run_t", vec![recorder.clone()]);
+        let (notices, receiver) = tokio::sync::broadcast::channel(8);
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let failed = |server: &str| HubNotice::ServerFailed {
+            server: server.into(),
+            message: "it exited with status 3".into(),
+        };
+        runtime.block_on(async {
+            let watcher = tokio::spawn(watch(receiver, stopped, bus, Arc::default()));
+            // Sent and stopped before the watcher first runs (one thread: it has not yet).
+            let _ = notices.send(failed("a"));
+            let _ = notices.send(HubNotice::ToolsChanged { server: "b".into() });
+            let _ = notices.send(failed("a"));
+            let _ = notices.send(failed("c"));
+            let _ = stop.send(());
+            watcher.await.unwrap_or_else(|e| panic!("{e}"));
+        });
+        let messages: Vec<String> = recorder
+            .events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Warning { code, message } if code == "mcp_server_failed" => Some(message),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(messages[0].contains("`a`") && messages[0].contains("status 3"));
+        assert!(messages[1].contains("`c`"));
     }
 
     /// A project server with a user server's name is left out: the user's config wins.
