@@ -659,3 +659,64 @@ fn trust_project_mcp_is_documented_in_help() {
         assert!(out.stdout.contains("--trust-project-mcp"), "{args:?}");
     }
 }
+
+/// A call longer than `SPLICE_MCP_TOOL_TIMEOUT_MS` is a `timeout` result naming the server;
+/// the run goes on.
+#[test]
+fn a_call_over_the_tool_timeout_is_a_timeout_result() {
+    let sandbox = Sandbox::new();
+    configure(&sandbox, &[support::mcp::hostile("hostile", &["slow"], &[])]);
+    let provider = FakeProvider::start(calls_then_answers(
+        "mcp__hostile__sleep",
+        json!({}),
+        "Too slow.",
+    ));
+    let mut command = command(
+        &sandbox,
+        &provider,
+        "anthropic",
+        &["--permission-mode", "auto", "Sleep."],
+    );
+    command.env("SPLICE_MCP_TOOL_TIMEOUT_MS", "500");
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let result = out.first("tool_result");
+    assert_eq!(result["status"], "timeout", "{result}");
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`hostile`"),
+        "{result}"
+    );
+    let blocks = tool_result_blocks(&provider.requests()[1].body);
+    assert_eq!(blocks[0]["is_error"], true);
+}
+
+/// A 10 MB result is capped like any tool's output, in the event and for the model.
+#[test]
+fn a_huge_result_is_capped() {
+    let sandbox = Sandbox::new();
+    configure(&sandbox, &[support::mcp::hostile("hostile", &["huge"], &[])]);
+    let provider = FakeProvider::start(calls_then_answers(
+        "mcp__hostile__huge",
+        json!({}),
+        "Big.",
+    ));
+    let out = exec(
+        &sandbox,
+        &provider,
+        "anthropic",
+        &["--allow", "mcp__hostile__huge", "Get it all."],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let result = out.first("tool_result");
+    assert_eq!(result["status"], "ok");
+    assert_eq!(result["truncated"], true);
+    let output = result["output"].as_str().unwrap_or_default();
+    assert!(output.len() <= 31 * 1024, "{} bytes", output.len());
+    assert!(output.contains("bytes omitted"));
+    let blocks = tool_result_blocks(&provider.requests()[1].body);
+    assert_eq!(blocks[0]["content"].as_str(), Some(output));
+}
