@@ -78,6 +78,63 @@ pub enum Command {
     Registry(crate::registry::command::RegistryArgs),
     /// The Scribiz CLI that Splice hosts (`SCRIBIZ_BIN`, else `scribiz` on PATH).
     Scribiz(ScribizArgs),
+    /// MCP servers: add one to your config, remove one, list them (started, with their tools).
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub action: McpAction,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum McpAction {
+    /// Add a server to your config file's `mcpServers`.
+    ///
+    /// A stdio server (`-- COMMAND [ARGS...]`: started by Splice, with only PATH, HOME, the
+    /// locale and the `--env` variables) or a streamable HTTP one (`--url`, `--header`). The
+    /// rest of the config file is kept as it was.
+    #[command(
+        override_usage = "splice mcp add NAME [--env K=V]... -- COMMAND [ARGS...]\n       \
+                          splice mcp add NAME --url URL [--header 'K: V']..."
+    )]
+    Add {
+        /// The server's name: letters, digits, `-` and `_` (no `__`), at most 32; its tools are
+        /// `mcp__NAME__TOOL`.
+        name: String,
+        /// A variable the server gets (it gets nothing else of your environment but PATH, HOME
+        /// and the locale). Repeatable.
+        #[arg(long = "env", value_name = "K=V")]
+        env: Vec<String>,
+        /// The URL of a streamable HTTP server (instead of a command).
+        #[arg(long)]
+        url: Option<String>,
+        /// A header sent to an HTTP server, as `Name: value`. Repeatable.
+        #[arg(long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
+        /// Replace a server of that name.
+        #[arg(long)]
+        force: bool,
+        /// The command that starts a stdio server, and its arguments (after `--`).
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Remove a server from your config file.
+    Remove { name: String },
+    /// Start the servers, print their state, tools and last error, and end them.
+    ///
+    /// Your config's servers and this directory's `.mcp.json` servers (a project's only when
+    /// approved, or with --trust-project-mcp), within the startup timeout. Exits 0 even when a
+    /// server fails (its state says so); 2 for a broken config.
+    List {
+        /// Print one JSON document: `{"servers": [...]}`.
+        #[arg(long)]
+        json: bool,
+        /// Start this directory's `.mcp.json` servers even if nobody approved them.
+        #[arg(long)]
+        trust_project_mcp: bool,
+    },
 }
 
 #[derive(Debug, Clone, Args)]
@@ -493,6 +550,9 @@ impl RunArgs {
             .ok_or_else(|| {
                 RunFailure::usage(format!("--cwd {} is not a directory", cwd.display()))
             })?;
+        // The MCP timeouts (`SPLICE_MCP_*_TIMEOUT_MS`): a bad value is refused, not replaced.
+        crate::mcp::HubOptions::from_env(cwd.clone())
+            .map_err(|e| RunFailure::usage(e.to_string()))?;
         let pricing_file =
             config::user_pricing_path().map_err(|e| RunFailure::usage(e.to_string()))?;
         let pricing = PriceTable::load(pricing_file.as_deref())

@@ -19,6 +19,7 @@ pub mod media;
 pub mod packages;
 pub mod permissions;
 pub mod pipeline;
+pub mod process_group;
 pub mod protocol;
 pub mod provider;
 pub mod registry;

@@ -125,6 +125,10 @@ async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
                 splice::scribiz::command::login(env, json, out, err, shutdown_signal()).await
             }
         },
+        Some(Command::Mcp(args)) => {
+            let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+            splice::mcp::command::run(&args.action, out, err).await
+        }
         None if stdout_is_tty => tui(&cli).await,
         None if cli.tui.resume.is_some() || cli.tui.continue_session => {
             reopen_without_terminal(&cli)
@@ -229,7 +233,7 @@ fn parse_failure(raw: &[String], error: clap::Error) -> i32 {
             && !raw.iter().skip(1).any(|a| {
                 [
                     "exec", "restore", "worktree", "pkg", "login", "logout", "publish", "registry",
-                    "scribiz",
+                    "scribiz", "mcp",
                 ]
                 .contains(&a.as_str())
             }));

@@ -4,16 +4,34 @@
 //! A failing server is local: it is marked failed, a [`HubNotice`] names it, and the other
 //! servers and the run go on.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
+use rmcp::model::{
+    CallToolRequestParams, CancelledNotification, CancelledNotificationParam, ClientRequest,
+    Request, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
 use thiserror::Error;
+use tokio::sync::{broadcast, oneshot, watch};
+use tokio::task::JoinHandle;
 
+use super::client::Client;
 use super::config::{ServerEntry, Source};
+use super::connect::{self, Connection};
+use super::listing;
+use super::stdio;
 use super::tool::McpTool;
 use crate::protocol::input::Image;
+use crate::sanitize::terminal::strip_controls;
+
+/// Overrides [`DEFAULT_STARTUP_TIMEOUT`], in milliseconds.
+pub const STARTUP_TIMEOUT_ENV: &str = "SPLICE_MCP_STARTUP_TIMEOUT_MS";
+/// Overrides [`DEFAULT_CALL_TIMEOUT`], in milliseconds.
+pub const CALL_TIMEOUT_ENV: &str = "SPLICE_MCP_TOOL_TIMEOUT_MS";
 
 /// How long `initialize` and the first `tools/list` may take, unless `SPLICE_MCP_STARTUP_TIMEOUT_MS` says.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -29,6 +47,50 @@ pub struct HubOptions {
     pub base_env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     pub startup_timeout: Duration,
     pub call_timeout: Duration,
+}
+
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("{name} must be a whole number of milliseconds greater than 0, not `{value}`")]
+pub struct TimeoutEnvError {
+    pub name: &'static str,
+    pub value: String,
+}
+
+impl HubOptions {
+    /// Options for servers started in `cwd`, from Splice's own environment: PATH, HOME and the
+    /// locale (nothing else of it is kept), and the two timeout variables.
+    pub fn from_env(cwd: PathBuf) -> Result<HubOptions, TimeoutEnvError> {
+        HubOptions::from_vars(cwd, std::env::vars_os().collect())
+    }
+
+    /// [`HubOptions::from_env`] with the environment given.
+    pub fn from_vars(
+        cwd: PathBuf,
+        vars: Vec<(OsString, OsString)>,
+    ) -> Result<HubOptions, TimeoutEnvError> {
+        let millis = |name: &'static str, default: Duration| {
+            let Some((_, value)) = vars.iter().find(|(k, _)| k == name) else {
+                return Ok(default);
+            };
+            let text = value.to_string_lossy();
+            match text.trim().parse::<u64>() {
+                Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
+                _ => Err(TimeoutEnvError {
+                    name,
+                    value: strip_controls(&text).into_owned(),
+                }),
+            }
+        };
+        Ok(HubOptions {
+            startup_timeout: millis(STARTUP_TIMEOUT_ENV, DEFAULT_STARTUP_TIMEOUT)?,
+            call_timeout: millis(CALL_TIMEOUT_ENV, DEFAULT_CALL_TIMEOUT)?,
+            base_env: vars
+                .into_iter()
+                .filter(|(k, _)| stdio::inherited(k))
+                .collect(),
+            cwd,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,7 +156,9 @@ pub enum CallError {
     Failed { server: String, reason: String },
 }
 
-/// Something that happened to a server outside any one call, for the run to report.
+/// Something that happened to a server outside any one call, for the run to report. A server
+/// that fails while [`McpHub::start`] runs sends one too (subscribe first to see it; its
+/// status says the same).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HubNotice {
     /// It did not start, timed out, or died: a `warning` naming it.
@@ -111,13 +175,74 @@ pub struct McpHub {
 
 struct Inner {
     options: HubOptions,
+    /// In the order they were started or recorded.
+    servers: Mutex<Vec<Server>>,
+    notices: broadcast::Sender<HubNotice>,
+    /// Bumped on every change of a server's state.
+    changed: watch::Sender<u64>,
+    /// One supervisor per started server: a sender to tell it to end, and its task.
+    supervisors: Mutex<Vec<(oneshot::Sender<()>, JoinHandle<()>)>>,
+}
+
+struct Server {
+    name: String,
+    source: Source,
+    target: String,
+    state: ServerState,
+    tools: Vec<Arc<McpTool>>,
+    last_error: Option<String>,
+    /// While ready: how to reach it.
+    link: Option<Link>,
+}
+
+#[derive(Clone)]
+struct Link {
+    peer: Peer<RoleClient>,
+    client: Client,
+}
+
+impl Inner {
+    fn servers(&self) -> MutexGuard<'_, Vec<Server>> {
+        self.servers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    fn update(&self, name: &str, change: impl FnOnce(&mut Server)) {
+        if let Some(server) = self.servers().iter_mut().find(|s| s.name == name) {
+            change(server);
+        }
+        self.bump();
+    }
+
+    /// The server is gone: failed, its tools withdrawn, and a notice naming it.
+    fn fail(&self, name: &str, message: String) {
+        self.update(name, |s| {
+            s.state = ServerState::Failed;
+            s.tools.clear();
+            s.link = None;
+            s.last_error = Some(message.clone());
+        });
+        let _ = self.notices.send(HubNotice::ServerFailed {
+            server: name.to_string(),
+            message,
+        });
+    }
 }
 
 impl McpHub {
     /// A hub with no servers yet.
     pub fn new(options: HubOptions) -> McpHub {
         McpHub {
-            inner: Arc::new(Inner { options }),
+            inner: Arc::new(Inner {
+                options,
+                servers: Mutex::new(Vec::new()),
+                notices: broadcast::channel(64).0,
+                changed: watch::channel(0).0,
+                supervisors: Mutex::new(Vec::new()),
+            }),
         }
     }
 
@@ -126,23 +251,105 @@ impl McpHub {
     }
 
     /// Start these servers in parallel and return when each is ready or has failed (bounded by
-    /// the startup timeout). Project servers must have been approved by the caller.
-    pub async fn start(&self, _servers: Vec<ServerEntry>) {}
+    /// the startup timeout). Project servers must have been approved by the caller. A name
+    /// already started (and not failed) is left as it is.
+    pub async fn start(&self, servers: Vec<ServerEntry>) {
+        let mut started = Vec::new();
+        for entry in servers {
+            {
+                let mut list = self.inner.servers();
+                let status = Server {
+                    name: entry.name.clone(),
+                    source: entry.source,
+                    target: connect::target(&entry.config),
+                    state: ServerState::Starting,
+                    tools: Vec::new(),
+                    last_error: None,
+                    link: None,
+                };
+                match list.iter_mut().find(|s| s.name == entry.name) {
+                    Some(s) if matches!(s.state, ServerState::Starting | ServerState::Ready) => {
+                        continue;
+                    }
+                    Some(s) => *s = status,
+                    None => list.push(status),
+                }
+            }
+            let (ready_tx, ready_rx) = oneshot::channel();
+            let (end_tx, end_rx) = oneshot::channel();
+            let task = tokio::spawn(supervise(
+                Arc::downgrade(&self.inner),
+                self.inner.options.clone(),
+                entry,
+                ready_tx,
+                end_rx,
+            ));
+            self.lock_supervisors().push((end_tx, task));
+            started.push(ready_rx);
+        }
+        self.inner.bump();
+        for ready in started {
+            let _ = ready.await;
+        }
+    }
+
+    fn lock_supervisors(&self) -> MutexGuard<'_, Vec<(oneshot::Sender<()>, JoinHandle<()>)>> {
+        self.inner
+            .supervisors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
 
     /// Record project servers that are not approved (shown, never started).
-    pub fn record_unapproved(&self, _servers: Vec<ServerEntry>) {}
+    pub fn record_unapproved(&self, servers: Vec<ServerEntry>) {
+        {
+            let mut list = self.inner.servers();
+            for entry in servers {
+                if list.iter().any(|s| s.name == entry.name) {
+                    continue;
+                }
+                list.push(Server {
+                    name: entry.name,
+                    source: entry.source,
+                    target: connect::target(&entry.config),
+                    state: ServerState::Unapproved,
+                    tools: Vec::new(),
+                    last_error: None,
+                    link: None,
+                });
+            }
+        }
+        self.inner.bump();
+    }
 
     /// Wait until no server is still starting.
-    pub async fn ready(&self) {}
+    pub async fn ready(&self) {
+        let mut changed = self.inner.changed.subscribe();
+        loop {
+            let starting = self
+                .inner
+                .servers()
+                .iter()
+                .any(|s| s.state == ServerState::Starting);
+            if !starting || changed.changed().await.is_err() {
+                return;
+            }
+        }
+    }
 
     /// Notices from now on (failures, tool list changes).
-    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<HubNotice> {
-        tokio::sync::broadcast::channel(1).1
+    pub fn subscribe(&self) -> broadcast::Receiver<HubNotice> {
+        self.inner.notices.subscribe()
     }
 
     /// The tools of every ready server, in server then tool order.
     pub fn tools(&self) -> Vec<Arc<McpTool>> {
-        Vec::new()
+        self.inner
+            .servers()
+            .iter()
+            .filter(|s| s.state == ServerState::Ready)
+            .flat_map(|s| s.tools.iter().cloned())
+            .collect()
     }
 
     /// The tool with this wire name, if a ready server has it.
@@ -151,24 +358,337 @@ impl McpHub {
     }
 
     pub fn statuses(&self) -> Vec<ServerStatus> {
-        Vec::new()
+        self.inner
+            .servers()
+            .iter()
+            .map(|s| ServerStatus {
+                name: s.name.clone(),
+                source: s.source,
+                target: s.target.clone(),
+                state: s.state,
+                tools: s.tools.iter().map(|t| t.wire.clone()).collect(),
+                last_error: s.last_error.clone(),
+            })
+            .collect()
     }
 
     /// `tools/call`, bounded by the call timeout; `on_progress` gets the server's progress
     /// notifications. Dropping the future (the run interrupted) sends the server
-    /// `notifications/cancelled`.
+    /// `notifications/cancelled`. A JSON-RPC error from the server (an unknown tool, bad
+    /// arguments) is a result with `is_error`, since the server itself is fine.
     pub async fn call(
         &self,
         tool: &McpTool,
-        _args: Value,
-        _on_progress: Box<dyn Fn(Progress) + Send + Sync>,
+        args: Value,
+        on_progress: Box<dyn Fn(Progress) + Send + Sync>,
     ) -> Result<McpOutput, CallError> {
-        Err(CallError::Unavailable {
-            server: tool.server.clone(),
-            reason: "not connected".into(),
-        })
+        let server = tool.server.clone();
+        let link = {
+            let list = self.inner.servers();
+            let found = list.iter().find(|s| s.name == server);
+            match found {
+                Some(s) if s.state == ServerState::Ready => {
+                    if !s.tools.iter().any(|t| t.name == tool.name) {
+                        return Err(CallError::Unavailable {
+                            server,
+                            reason: format!("it has no tool `{}` now", tool.name),
+                        });
+                    }
+                    s.link.clone()
+                }
+                Some(s) => {
+                    return Err(CallError::Unavailable {
+                        reason: s
+                            .last_error
+                            .clone()
+                            .unwrap_or_else(|| format!("it is {}", s.state.as_str())),
+                        server,
+                    });
+                }
+                None => None,
+            }
+        };
+        let Some(link) = link else {
+            return Err(CallError::Unavailable {
+                server,
+                reason: "it is not configured in this session".into(),
+            });
+        };
+        let arguments = match args {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            other => {
+                return Ok(McpOutput {
+                    text: format!("the arguments must be a JSON object, not {other}"),
+                    images: Vec::new(),
+                    is_error: true,
+                });
+            }
+        };
+        let mut params = CallToolRequestParams::new(tool.name.clone());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let request = ClientRequest::CallToolRequest(Request::new(params));
+        let timeout = self.inner.options.call_timeout;
+        let handle = match link
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+            .await
+        {
+            Ok(handle) => handle,
+            Err(e) => return Err(self.broken(&server, e).await),
+        };
+        let _route = link
+            .client
+            .route(handle.progress_token.clone(), Arc::from(on_progress));
+        let mut abandoned = CancelOnDrop {
+            peer: link.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let answer = handle.await_response().await;
+        // Answered, timed out (rmcp sent the cancel) or broken: nothing more to cancel.
+        abandoned.id = None;
+        match answer {
+            Ok(ServerResult::CallToolResult(result)) => Ok(super::content::output(result)),
+            Ok(ServerResult::EmptyResult(_)) => Ok(McpOutput {
+                text: String::new(),
+                images: Vec::new(),
+                is_error: false,
+            }),
+            Ok(_) => Err(CallError::Failed {
+                server,
+                reason: "it answered tools/call with something other than a tool result".into(),
+            }),
+            Err(ServiceError::Timeout { .. }) => Err(CallError::Timeout {
+                server,
+                seconds: timeout.as_secs_f64().ceil() as u64,
+            }),
+            Err(ServiceError::McpError(error)) => Ok(McpOutput {
+                text: format!(
+                    "the server refused the call (error {}): {}",
+                    error.code.0,
+                    strip_controls(&error.message)
+                ),
+                images: Vec::new(),
+                is_error: true,
+            }),
+            Err(e) => Err(self.broken(&server, e).await),
+        }
+    }
+
+    /// The call broke because the connection did: wait a moment for the supervisor to say
+    /// why (the exit status, stderr), so the error names the cause.
+    async fn broken(&self, server: &str, error: ServiceError) -> CallError {
+        let mut changed = self.inner.changed.subscribe();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        loop {
+            let failed = self
+                .inner
+                .servers()
+                .iter()
+                .find(|s| s.name == server && s.state == ServerState::Failed)
+                .and_then(|s| s.last_error.clone());
+            if let Some(reason) = failed {
+                return CallError::Failed {
+                    server: server.to_string(),
+                    reason,
+                };
+            }
+            match tokio::time::timeout_at(deadline, changed.changed()).await {
+                Ok(Ok(())) => continue,
+                _ => {
+                    return CallError::Failed {
+                        server: server.to_string(),
+                        reason: strip_controls(&error.to_string()).into_owned(),
+                    };
+                }
+            }
+        }
     }
 
     /// End every server: close, SIGTERM then SIGKILL its process group, reap. Idempotent.
-    pub async fn shutdown(&self) {}
+    pub async fn shutdown(&self) {
+        let supervisors: Vec<_> = self.lock_supervisors().drain(..).collect();
+        let mut tasks = Vec::with_capacity(supervisors.len());
+        for (end, task) in supervisors {
+            let _ = end.send(());
+            tasks.push(task);
+        }
+        for task in tasks {
+            let _ = task.await;
+        }
+        {
+            let mut list = self.inner.servers();
+            for s in list.iter_mut() {
+                s.link = None;
+                s.tools.clear();
+                if matches!(s.state, ServerState::Ready | ServerState::Starting) {
+                    s.state = ServerState::Failed;
+                    s.last_error = Some("shut down".into());
+                }
+            }
+        }
+        self.inner.bump();
+    }
+}
+
+/// Sends `notifications/cancelled` for a call whose future was dropped before its answer.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let notification = CancelledNotification::new(CancelledNotificationParam::new(
+                Some(id),
+                Some("the call was interrupted".into()),
+            ));
+            let _ = peer.send_notification(notification.into()).await;
+        });
+    }
+}
+
+/// One server's life: connect (within the startup timeout), then watch it until it dies or
+/// the hub ends it; re-list its tools when it says they changed. It alone owns the process.
+async fn supervise(
+    hub: Weak<Inner>,
+    options: HubOptions,
+    entry: ServerEntry,
+    ready: oneshot::Sender<()>,
+    mut end: oneshot::Receiver<()>,
+) {
+    let name = entry.name.clone();
+    let connected = tokio::select! {
+        connected = connect::connect(&entry, &options) => connected,
+        // Ended while starting: dropping the connection attempt kills its process group.
+        _ = &mut end => return,
+    };
+    let Connection {
+        service,
+        mut process,
+        client,
+        tools,
+    } = match connected {
+        Ok(connection) => connection,
+        Err(message) => {
+            if let Some(hub) = hub.upgrade() {
+                hub.fail(&name, message);
+            }
+            let _ = ready.send(());
+            return;
+        }
+    };
+    let listing = listing::tools_of(&name, tools);
+    let peer = service.peer().clone();
+    match hub.upgrade() {
+        Some(hub) => hub.update(&name, |s| {
+            s.state = ServerState::Ready;
+            s.tools = listing.tools;
+            s.last_error = listing.note;
+            s.link = Some(Link {
+                peer: peer.clone(),
+                client: client.clone(),
+            });
+        }),
+        None => return,
+    }
+    let _ = ready.send(());
+    let closer = service.cancellation_token();
+    let mut waiting = std::pin::pin!(service.waiting());
+    let mut relisting: Option<JoinHandle<()>> = None;
+    let mut closed = false;
+    let failure = loop {
+        tokio::select! {
+            () = client.tools_changed.notified() => {
+                if let Some(previous) = relisting.take() {
+                    previous.abort();
+                }
+                relisting = Some(tokio::spawn(relist(
+                    hub.clone(),
+                    name.clone(),
+                    peer.clone(),
+                    options.startup_timeout,
+                )));
+            }
+            how = async {
+                match process.as_mut() {
+                    Some(process) => process.exited().await,
+                    None => std::future::pending().await,
+                }
+            } => break format!("the server's process ended: {how}"),
+            _ = &mut waiting => {
+                closed = true;
+                // The connection closed; a process usually follows within a moment.
+                let how = match process.as_mut() {
+                    Some(process) => tokio::time::timeout(Duration::from_secs(1), process.exited())
+                        .await
+                        .map(|how| format!("the server's process ended: {how}"))
+                        .unwrap_or_else(|_| "the server closed its stdout".into()),
+                    None => "the server closed the connection".into(),
+                };
+                break how;
+            }
+            _ = &mut end => break String::new(),
+        }
+    };
+    if let Some(task) = relisting {
+        task.abort();
+    }
+    // Closing the connection drops the pipes, so a stdio server sees its stdin end.
+    closer.cancel();
+    if !closed {
+        let _ = tokio::time::timeout(Duration::from_secs(1), &mut waiting).await;
+    }
+    let message = match process.as_mut() {
+        Some(process) => {
+            process.end().await;
+            connect::with_stderr(failure, process)
+        }
+        None => failure,
+    };
+    // An empty failure is the hub ending it, not a failure.
+    if !message.is_empty()
+        && let Some(hub) = hub.upgrade()
+    {
+        hub.fail(&name, message);
+    }
+}
+
+/// `tools/list` again after `notifications/tools/list_changed`.
+async fn relist(hub: Weak<Inner>, name: String, peer: Peer<RoleClient>, timeout: Duration) {
+    let listed = tokio::time::timeout(timeout, peer.list_all_tools()).await;
+    let Some(hub) = hub.upgrade() else {
+        return;
+    };
+    match listed {
+        Ok(Ok(tools)) => {
+            let listing = listing::tools_of(&name, tools);
+            hub.update(&name, |s| {
+                if s.state == ServerState::Ready {
+                    s.tools = listing.tools;
+                    s.last_error = listing.note;
+                }
+            });
+            let _ = hub.notices.send(HubNotice::ToolsChanged { server: name });
+        }
+        Ok(Err(e)) => hub.update(&name, |s| {
+            s.last_error = Some(format!(
+                "tools/list after list_changed failed: {}",
+                strip_controls(&e.to_string())
+            ));
+        }),
+        Err(_) => hub.update(&name, |s| {
+            s.last_error = Some("tools/list after list_changed did not answer in time".into());
+        }),
+    }
 }

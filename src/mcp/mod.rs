@@ -5,9 +5,15 @@
 //! Tools are named `mcp__<server>__<tool>` on the wire, in events and in permission rules.
 
 pub mod approval;
+mod client;
+pub mod command;
 pub mod config;
+mod connect;
+pub mod content;
 pub mod hub;
+mod listing;
 pub mod run;
+mod stdio;
 pub mod tool;
 
 pub use config::{ServerConfig, ServerEntry, Source};

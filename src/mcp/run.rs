@@ -5,11 +5,10 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use super::approval::Approvals;
 use super::config::{self, PROJECT_FILE, ServerEntry, Source};
-use super::hub::{self, HubNotice, HubOptions, McpHub, ServerState};
+use super::hub::{HubNotice, HubOptions, McpHub, ServerState};
 use crate::bus::Bus;
 use crate::protocol::{Event, WarningCode};
 
@@ -76,26 +75,6 @@ impl Plan {
     }
 }
 
-/// The hub's options for a run in `cwd`: Splice's environment (of which a server gets only
-/// PATH, HOME and the locale) and the timeouts, from the environment when set there.
-pub fn options(cwd: &Path) -> HubOptions {
-    let millis = |name: &str, default: Duration| {
-        crate::config::env_value(name)
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .filter(|&ms| ms > 0)
-            .map_or(default, Duration::from_millis)
-    };
-    HubOptions {
-        cwd: cwd.to_path_buf(),
-        base_env: std::env::vars_os().collect(),
-        startup_timeout: millis(
-            "SPLICE_MCP_STARTUP_TIMEOUT_MS",
-            hub::DEFAULT_STARTUP_TIMEOUT,
-        ),
-        call_timeout: millis("SPLICE_MCP_TOOL_TIMEOUT_MS", hub::DEFAULT_CALL_TIMEOUT),
-    }
-}
-
 /// The servers one run uses: the session's hub (left as it is at the end), or the run's own,
 /// which [`RunServers::close`] ends.
 pub struct RunServers {
@@ -152,7 +131,18 @@ pub async fn start_own(
     if plan.is_empty() {
         return None;
     }
-    let hub = McpHub::new(options(cwd));
+    // Checked when the run's settings were resolved (a usage error there); kept closed here.
+    let options = match HubOptions::from_env(cwd.to_path_buf()) {
+        Ok(options) => options,
+        Err(error) => {
+            bus.emit(Event::warning(
+                WarningCode::McpServerFailed,
+                format!("{error}; no MCP server was started"),
+            ));
+            return None;
+        }
+    };
+    let hub = McpHub::new(options);
     let reported: Arc<Mutex<BTreeSet<String>>> = Arc::default();
     let (stop, stopped) = tokio::sync::oneshot::channel();
     let watcher = tokio::spawn(watch(

@@ -13,7 +13,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+use rustix::process::{Pid, Signal, kill_process};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -23,6 +23,7 @@ use super::error::{Failure, ScribizError};
 use super::launch::{Env, Limits, child_env};
 use super::media::{HostMedia, Requests};
 use super::protocol::{self, ErrorLine, Hello, Line, PROTOCOL, ResultLine, Summary};
+use crate::process_group::GroupGuard;
 use crate::sanitize::terminal::strip_controls;
 
 /// The longest line read; past it the line is skipped (an inline Context is at most 256 KB).
@@ -131,9 +132,10 @@ impl Job {
         let (lines_tx, lines) = mpsc::channel(LINE_BUFFER);
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (ended_tx, ended) = oneshot::channel();
+        let group = GroupGuard::of(&child);
         let driver = Driver {
             child,
-            group: GroupGuard(Some(pid)),
+            group,
             pid,
             limits: options.limits,
             lines: lines_tx,
@@ -184,24 +186,6 @@ impl Drop for Job {
     fn drop(&mut self) {
         // Harmless after the end; otherwise the driver cancels, escalates and reaps.
         self.cancel.cancel();
-    }
-}
-
-/// Kills the process group when dropped (the driver's future dropped with the runtime).
-struct GroupGuard(Option<Pid>);
-
-impl GroupGuard {
-    fn kill(&self) {
-        if let Some(pid) = self.0 {
-            // Harmless when the group is already empty (ESRCH).
-            let _ = kill_process_group(pid, Signal::KILL);
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
 
@@ -332,7 +316,7 @@ impl Driver {
         }
         requests.cancel_all();
         self.group.kill();
-        self.group.0 = None;
+        self.group.disarm();
         drop(requests);
         drop(writer_tx);
         writer.abort();

@@ -361,6 +361,88 @@ pub fn open_regular(root: &Path, path: &Path) -> io::Result<std::fs::File> {
     Ok(std::fs::File::from(regular(fd)?))
 }
 
+/// Open `path` (absolute, inside `root`) once, for its bytes to leave the machine (the
+/// `transcribe` upload): a regular file with a single name, beneath the root and out of any git
+/// dir, all judged on what is opened. A final symlink is followed by hand, one hop at a time,
+/// each hop's directory judged as a write's is; then the file is opened with `O_NOFOLLOW`.
+/// Last, where the opened file really is (`/proc/self/fd`) must be beneath the root and name no
+/// `.git`; when that cannot be read, the file is refused.
+pub fn open_for_upload(root: &Path, path: &Path) -> io::Result<std::fs::File> {
+    let handle = root_handle(root)?;
+    let mut relative = relative(root, path)?;
+    for _ in 0..=MAX_LINK_HOPS {
+        let (parent, name) = split(&relative)?;
+        let dir = open_dir(&handle, &parent)?;
+        refuse_git_dir(&handle, &dir)?;
+        if name == OsStr::new(".git") {
+            return Err(Escape::Protected.error());
+        }
+        let opened = openat(
+            &dir,
+            name.as_os_str(),
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        );
+        match opened {
+            Ok(fd) => {
+                let fd = regular(fd)?;
+                if hard_linked(&fstat(&fd)?) {
+                    return Err(Escape::HardLinked.error());
+                }
+                refuse_resolved(&handle, &fd)?;
+                return Ok(std::fs::File::from(fd));
+            }
+            // A symlink: its target is judged on the next round.
+            Err(rustix::io::Errno::LOOP) => match readlinkat(&dir, name.as_os_str(), Vec::new()) {
+                Ok(target) => {
+                    let target = PathBuf::from(OsStr::from_bytes(target.as_bytes()));
+                    relative = if target.is_absolute() {
+                        absolute_beneath(root, &target)?
+                    } else {
+                        parent.join(target)
+                    };
+                }
+                // Swapped back to a file since the open: open it again.
+                Err(rustix::io::Errno::INVAL) => {}
+                Err(error) => return Err(error.into()),
+            },
+            Err(error) => return Err(beneath_error(error)),
+        }
+    }
+    Err(Escape::Outside.error())
+}
+
+/// An absolute link target as a path relative to the root, when it names a place beneath it.
+fn absolute_beneath(root: &Path, target: &Path) -> io::Result<PathBuf> {
+    let real_root = root.canonicalize()?;
+    target
+        .strip_prefix(root)
+        .or_else(|_| target.strip_prefix(&real_root))
+        .map(Path::to_path_buf)
+        .map_err(|_| Escape::Outside.error())
+}
+
+/// Refuse `fd` unless the kernel's name for it is beneath the root's and holds no `.git`.
+fn refuse_resolved(root: &OwnedFd, fd: &OwnedFd) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let real = |fd: &OwnedFd| {
+        std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|error| {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("cannot tell where the opened file is (/proc/self/fd: {error})"),
+            )
+        })
+    };
+    let (real_root, real_file) = (real(root)?, real(fd)?);
+    let inside = real_file
+        .strip_prefix(&real_root)
+        .map_err(|_| Escape::Outside.error())?;
+    if inside.components().any(|c| c.as_os_str() == ".git") {
+        return Err(Escape::Protected.error());
+    }
+    Ok(())
+}
+
 /// `fd` if it is a regular file, else an error that says what it is.
 fn regular(fd: OwnedFd) -> io::Result<OwnedFd> {
     let kind = FileType::from_raw_mode(fstat(&fd)?.st_mode);
@@ -574,6 +656,62 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         assert!(read_prefix(&root, &root.join("fifo"), 4).is_err());
         assert!(write(&root, &root.join("fifo"), b"x").is_err());
+    }
+
+    #[test]
+    fn uploads_open_only_single_named_files_beneath_the_root_and_out_of_git() {
+        let (dir, root) = root();
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, root.join(name)).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let open = |name: &str| {
+            let mut bytes = Vec::new();
+            open_for_upload(&root, &root.join(name))
+                .and_then(|mut f| f.read_to_end(&mut bytes))
+                .map(|_| bytes)
+        };
+        let refused = |name: &str| open(name).err().as_ref().and_then(Escape::of);
+        std::fs::write(root.join("talk.wav"), "media").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("id_rsa"), "key").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join(".git/config"), "token").unwrap_or_else(|e| panic!("{e}"));
+        // A `.git` that is not shaped like a git dir, reached through a directory link.
+        std::fs::create_dir_all(root.join("sub/.git")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("sub/.git/x.wav"), "x").unwrap_or_else(|e| panic!("{e}"));
+        link(Path::new("talk.wav"), "rel.wav");
+        link(&root.join("talk.wav"), "abs.wav");
+        link(&dir.path().join("id_rsa"), "key.wav");
+        link(Path::new(".git/config"), "config.wav");
+        link(Path::new("sub/.git"), "g");
+        link(Path::new("../id_rsa"), "up.wav");
+        std::fs::write(root.join("one.wav"), "one").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::hard_link(root.join("one.wav"), root.join("two.wav"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        for name in ["talk.wav", "rel.wav", "abs.wav"] {
+            assert_eq!(open(name).ok().as_deref(), Some(&b"media"[..]), "{name}");
+        }
+        assert_eq!(refused("key.wav"), Some(Escape::Outside));
+        assert_eq!(refused("up.wav"), Some(Escape::Outside));
+        assert_eq!(refused("config.wav"), Some(Escape::Protected));
+        assert_eq!(refused(".git/config"), Some(Escape::Protected));
+        assert_eq!(refused("g/x.wav"), Some(Escape::Protected));
+        assert_eq!(refused("two.wav"), Some(Escape::HardLinked));
+        assert!(open("sub").is_err());
+        // A FIFO is refused without waiting for a writer.
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            root.join("fifo.wav"),
+            Mode::from_raw_mode(0o600),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            open("fifo.wav").err().map(|e| e.kind()),
+            Some(io::ErrorKind::InvalidInput)
+        );
+        assert_eq!(
+            open("missing.wav").err().map(|e| e.kind()),
+            Some(io::ErrorKind::NotFound)
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod fs;
 pub mod paths;
 pub mod runner;
 pub mod search;
+pub mod staged_copy;
 pub mod transcribe;
 
 use serde::Deserialize;

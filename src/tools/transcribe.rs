@@ -3,6 +3,10 @@
 //! the transcript text as the tool's output. The Context and the full text are kept in the
 //! run's data directory (`runs/<run id>/transcribe/<call id>.json` and `.txt`), never in the
 //! working root or the temp folder.
+//!
+//! A file is opened once, beneath the root, when it is checked; the CLI (unconfined, it opens
+//! what it is given by path) reads a private copy of that opened file, made in the same
+//! directory and removed when the call ends, never the path in the working root.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -11,6 +15,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::beneath::{self, Escape};
+use super::staged_copy::StagedCopy;
 use super::{MAX_OUTPUT_BYTES, ToolError, cap_output, paths};
 use crate::bus::Bus;
 use crate::protocol::Event;
@@ -35,11 +41,18 @@ pub struct TranscribeArgs {
 }
 
 /// What is transcribed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Input {
     Link(String),
-    /// Beneath the working root, absolute.
-    File(PathBuf),
+    File(Media),
+}
+
+/// A file beneath the working root, opened when it was checked: what the CLI gets a copy of.
+#[derive(Debug)]
+pub struct Media {
+    /// Absolute, beneath the root: how it is named to the person.
+    pub path: PathBuf,
+    file: std::fs::File,
 }
 
 /// The run's Scribiz CLI, and where the tool keeps what it makes.
@@ -170,7 +183,30 @@ impl Transcriber {
         let stem = file_stem(id);
         let context_file = self.keep_dir.join(format!("{stem}.json"));
         let text_file = self.keep_dir.join(format!("{stem}.txt"));
-        if let Err(why) = self.transcribe(bus, root, id, input, &context_file).await {
+        // Held until the call ends, however it ends: dropping it removes the copy.
+        let staged = match input {
+            Input::Link(_) => None,
+            Input::File(media) => Some(
+                StagedCopy::create(&media.file, &self.keep_dir, &stem, media.path.extension())
+                    .await
+                    .map_err(|e| {
+                        format!(
+                            "cannot copy {} for Scribiz: {e}",
+                            paths::display(root, &media.path)
+                        )
+                    })?,
+            ),
+        };
+        let input_arg: OsString = match (input, &staged) {
+            (Input::Link(link), _) => link.into(),
+            (Input::File(_), Some(copy)) => copy.path().into(),
+            (Input::File(_), None) => return Err("the file was not copied".into()),
+        };
+        let transcribed = self
+            .transcribe(bus, root, id, &input_arg, &context_file)
+            .await;
+        drop(staged);
+        if let Err(why) = transcribed {
             let _ = std::fs::remove_file(&context_file);
             return Err(why);
         }
@@ -179,7 +215,7 @@ impl Transcriber {
             .map_err(|e| format!("cannot write {}: {e}", text_file.display()))?;
         let shown = match input {
             Input::Link(link) => link.clone(),
-            Input::File(path) => paths::display(root, path),
+            Input::File(media) => paths::display(root, &media.path),
         };
         let note = format!(
             "\n\n[transcript of {shown}: the full text is in {}, the Context (JSON, with word \
@@ -198,15 +234,11 @@ impl Transcriber {
         bus: &Bus,
         root: &Path,
         id: &str,
-        input: &Input,
+        input_arg: &std::ffi::OsStr,
         context_file: &Path,
     ) -> Result<(), String> {
         let _ = std::fs::remove_file(context_file);
-        let input_arg: OsString = match input {
-            Input::Link(link) => link.into(),
-            Input::File(path) => path.into(),
-        };
-        let args = launch::transcribe_args(&input_arg, context_file).map_err(|e| describe(&e))?;
+        let args = launch::transcribe_args(input_arg, context_file).map_err(|e| describe(&e))?;
         let mut job = self.start(root, args, Arc::new(NativeMedia))?;
         // Why Splice cancelled the job itself, when it did.
         let mut refusal: Option<String> = None;
@@ -383,7 +415,8 @@ pub fn spec() -> ToolSpec {
 }
 
 /// The input a `path` argument names: an http(s) link, or an existing file beneath `root`
-/// (not through `..` or a symlink out of it, not inside `.git`).
+/// (not through `..` or a symlink out of it, not inside `.git`), opened here, once, and judged
+/// on what was opened (see [`beneath::open_for_upload`]).
 pub fn input(root: &Path, raw: &str) -> Result<Input, ToolError> {
     let trimmed = raw.trim();
     let lower = trimmed.to_ascii_lowercase();
@@ -396,25 +429,27 @@ pub fn input(root: &Path, raw: &str) -> Result<Input, ToolError> {
         return Ok(Input::Link(trimmed.to_string()));
     }
     let path = paths::resolve(root, raw)?;
-    let in_git = |path: &Path, root: &Path| {
-        path.strip_prefix(root)
-            .map(|relative| relative.components().any(|c| c.as_os_str() == ".git"))
-            .unwrap_or(true)
-    };
-    // Where the path really lands too: a link in the root (`g -> .git`) leads into `.git`
-    // without naming it. Fail closed when that cannot be told.
-    let real_in_git = match (path.canonicalize(), root.canonicalize()) {
-        (Ok(real), Ok(real_root)) => in_git(&real, &real_root),
-        (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => false,
-        _ => true,
-    };
-    if in_git(&path, root) || real_in_git {
+    let named_in_git = path
+        .strip_prefix(root)
+        .map(|relative| relative.components().any(|c| c.as_os_str() == ".git"))
+        .unwrap_or(true);
+    if named_in_git {
         return Err(ToolError::Protected(raw.to_string()));
     }
-    match std::fs::metadata(&path) {
-        Ok(meta) if meta.is_file() => Ok(Input::File(path)),
-        Ok(_) => Err(ToolError::Failed(format!("`{raw}` is not a file"))),
-        Err(e) => Err(ToolError::Failed(format!("cannot read `{raw}`: {e}"))),
+    // Where the path really leads is judged on the file opened: a link in the root
+    // (`g -> .git`) leads into `.git` without naming it, and a link swapped in later is what
+    // the open meets.
+    match beneath::open_for_upload(root, &path) {
+        Ok(file) => Ok(Input::File(Media { path, file })),
+        Err(error) => Err(match Escape::of(&error) {
+            Some(Escape::Outside) => ToolError::OutsideRoot(raw.to_string()),
+            Some(Escape::Protected) => ToolError::Protected(raw.to_string()),
+            Some(Escape::HardLinked) => ToolError::Failed(format!(
+                "`{raw}` has other hard links (one may be inside .git), so it is not handed \
+                 out; transcribe a copy of it"
+            )),
+            None => ToolError::Failed(format!("cannot read `{raw}`: {error}")),
+        }),
     }
 }
 
@@ -493,11 +528,14 @@ mod tests {
         std::fs::write(root.join("a.mp3"), b"x").unwrap_or_else(|e| panic!("{e}"));
         std::fs::create_dir_all(root.join(".git")).unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(root.join(".git/x.mp3"), b"x").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(input(&root, "a.mp3"), Ok(Input::File(root.join("a.mp3"))));
-        assert_eq!(
+        assert!(matches!(
+            input(&root, "a.mp3"),
+            Ok(Input::File(Media { path, .. })) if path == root.join("a.mp3")
+        ));
+        assert!(matches!(
             input(&root, "https://youtu.be/x"),
-            Ok(Input::Link("https://youtu.be/x".into()))
-        );
+            Ok(Input::Link(link)) if link == "https://youtu.be/x"
+        ));
         assert!(matches!(
             input(&root, "../a.mp3"),
             Err(ToolError::OutsideRoot(_))

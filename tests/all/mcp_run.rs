@@ -665,7 +665,10 @@ fn trust_project_mcp_is_documented_in_help() {
 #[test]
 fn a_call_over_the_tool_timeout_is_a_timeout_result() {
     let sandbox = Sandbox::new();
-    configure(&sandbox, &[support::mcp::hostile("hostile", &["slow"], &[])]);
+    configure(
+        &sandbox,
+        &[support::mcp::hostile("hostile", &["slow"], &[])],
+    );
     let provider = FakeProvider::start(calls_then_answers(
         "mcp__hostile__sleep",
         json!({}),
@@ -698,12 +701,11 @@ fn a_call_over_the_tool_timeout_is_a_timeout_result() {
 #[test]
 fn a_huge_result_is_capped() {
     let sandbox = Sandbox::new();
-    configure(&sandbox, &[support::mcp::hostile("hostile", &["huge"], &[])]);
-    let provider = FakeProvider::start(calls_then_answers(
-        "mcp__hostile__huge",
-        json!({}),
-        "Big.",
-    ));
+    configure(
+        &sandbox,
+        &[support::mcp::hostile("hostile", &["huge"], &[])],
+    );
+    let provider = FakeProvider::start(calls_then_answers("mcp__hostile__huge", json!({}), "Big."));
     let out = exec(
         &sandbox,
         &provider,
@@ -719,4 +721,29 @@ fn a_huge_result_is_capped() {
     assert!(output.contains("bytes omitted"));
     let blocks = tool_result_blocks(&provider.requests()[1].body);
     assert_eq!(blocks[0]["content"].as_str(), Some(output));
+}
+
+/// A timeout variable that is not a whole number of milliseconds is a usage error (exit 2)
+/// naming it, before anything runs, not a default quietly used instead.
+#[test]
+fn a_bad_mcp_timeout_is_a_usage_error() {
+    let sandbox = Sandbox::new();
+    let provider = FakeProvider::start(vec![]);
+    for (name, value) in [
+        ("SPLICE_MCP_TOOL_TIMEOUT_MS", "soon"),
+        ("SPLICE_MCP_STARTUP_TIMEOUT_MS", "0"),
+    ] {
+        let mut command = command(&sandbox, &provider, "anthropic", &["Hello."]);
+        command.env(name, value);
+        let out = run(command, None);
+        out.assert_well_formed();
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        let error = out.first("error");
+        assert_eq!(error["code"], "usage_error");
+        assert!(
+            error["message"].as_str().unwrap_or_default().contains(name),
+            "{error}"
+        );
+    }
+    assert!(provider.requests().is_empty());
 }

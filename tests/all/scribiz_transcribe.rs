@@ -244,14 +244,20 @@ fn a_transcript_reaches_the_model_with_progress_cost_and_nothing_left_behind() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(context["schema"], 1);
 
-    // The CLI was run as the issue says, the Context going to Splice's own file.
+    // The CLI was run as the issue says, the Context going to Splice's own file; the media it
+    // read was a private copy beside it (same extension), gone now.
     let runs = setup.invocations();
     assert_eq!(runs.len(), 2, "{runs:?}");
     let context_file = keep.join("call_1.json").display().to_string();
+    let copy = Path::new(&runs[0][0]);
+    assert_eq!(copy.parent(), Some(keep.as_path()), "{runs:?}");
+    assert_eq!(copy.extension().and_then(|e| e.to_str()), Some("mp3"));
+    assert!(!copy.exists(), "{runs:?}");
+    assert_eq!(listing(&keep), ["call_1.json", "call_1.txt"]);
     assert_eq!(
         runs[0],
         [
-            setup.sandbox.root.join("demo.mp3").display().to_string(),
+            runs[0][0].clone(),
             "--json".into(),
             "--out-file".into(),
             context_file.clone(),

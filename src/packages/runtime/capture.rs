@@ -5,10 +5,10 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::MAX_OUTPUT_BYTES;
+use crate::process_group::GroupGuard;
 
 /// Most log lines kept, and most bytes of logs read; the rest is drained and counted.
 const MAX_LOG_LINES: usize = 1000;
@@ -32,23 +32,6 @@ pub enum Ended {
     Failed(String),
 }
 
-/// Kills the group when dropped, unless the process was reaped first.
-struct GroupGuard(Option<Pid>);
-
-impl GroupGuard {
-    fn kill(&self) {
-        if let Some(pid) = self.0 {
-            let _ = kill_process_group(pid, Signal::KILL);
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 pub async fn run(mut command: tokio::process::Command, stdin: String, limit: Duration) -> Finished {
     command
         .stdin(Stdio::piped())
@@ -65,12 +48,7 @@ pub async fn run(mut command: tokio::process::Command, stdin: String, limit: Dur
             };
         }
     };
-    let mut guard = GroupGuard(
-        child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .and_then(Pid::from_raw),
-    );
+    let mut guard = GroupGuard::of(&child);
     let (Some(mut input), Some(result), Some(logs)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -117,7 +95,7 @@ pub async fn run(mut command: tokio::process::Command, stdin: String, limit: Dur
     };
     // Whatever is left in the group goes too; then the guard has nothing more to do.
     guard.kill();
-    guard.0 = None;
+    guard.disarm();
     let logs = tokio::time::timeout(Duration::from_secs(2), logs)
         .await
         .ok()

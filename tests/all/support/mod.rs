@@ -5,6 +5,7 @@
 pub mod attack;
 pub mod fake_provider;
 pub mod markers;
+pub mod mcp;
 pub mod moto;
 pub mod node;
 pub mod package;

@@ -1,0 +1,349 @@
+//! `splice mcp add|remove|list`: edit the `mcpServers` of the user's config file (its other
+//! keys and their order kept, written atomically), and list the servers by starting them.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::approval::Approvals;
+use super::config::{self, ServerEntry, Source, valid_name};
+use super::hub::{HubOptions, McpHub, ServerState, ServerStatus};
+use crate::cli::McpAction;
+use crate::config::{ConfigFile, config_path, data_dir};
+use crate::exit;
+
+pub async fn run(action: &McpAction, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let done = match action {
+        McpAction::Add {
+            name,
+            env,
+            url,
+            headers,
+            force,
+            command,
+        } => add(name, env, url.as_deref(), headers, *force, command, out),
+        McpAction::Remove { name } => remove(name, out),
+        McpAction::List {
+            json,
+            trust_project_mcp,
+        } => list(*json, *trust_project_mcp, out).await,
+    };
+    match done {
+        Ok(()) => exit::SUCCESS,
+        Err(message) => {
+            let _ = writeln!(err, "splice: {message}");
+            exit::USAGE
+        }
+    }
+}
+
+/// The server as the config file holds it, from `splice mcp add`'s arguments.
+fn server_value(
+    env: &[String],
+    url: Option<&str>,
+    headers: &[String],
+    command: &[String],
+) -> Result<Value, String> {
+    match (url, command.split_first()) {
+        (Some(_), Some(_)) => Err("give either --url or a command after `--`, not both".into()),
+        (None, None) => Err(
+            "say how to reach the server: `-- COMMAND [ARGS...]` (stdio) or `--url URL` (HTTP)"
+                .into(),
+        ),
+        (Some(url), None) => {
+            if !env.is_empty() {
+                return Err("--env is for stdio servers (a command after `--`)".into());
+            }
+            let mut map = BTreeMap::new();
+            for header in headers {
+                let Some((name, value)) = header.split_once(':') else {
+                    return Err(format!(
+                        "--header `{}` is not `Name: value`",
+                        header.split_once(' ').map_or(header.as_str(), |(n, _)| n)
+                    ));
+                };
+                let name = name.trim();
+                if name.is_empty() {
+                    return Err("--header has an empty name".into());
+                }
+                map.insert(name.to_string(), value.trim().to_string());
+            }
+            Ok(json!({"type": "http", "url": url, "headers": map}))
+        }
+        (None, Some((program, args))) => {
+            if !headers.is_empty() {
+                return Err("--header is for HTTP servers (--url)".into());
+            }
+            let mut map = BTreeMap::new();
+            for pair in env {
+                match pair.split_once('=') {
+                    Some((k, v)) if !k.is_empty() => {
+                        map.insert(k.to_string(), v.to_string());
+                    }
+                    _ => return Err(format!("--env `{pair}` is not `NAME=value`")),
+                }
+            }
+            Ok(json!({"command": program, "args": args, "env": map}))
+        }
+    }
+}
+
+fn add(
+    name: &str,
+    env: &[String],
+    url: Option<&str>,
+    headers: &[String],
+    force: bool,
+    command: &[String],
+    out: &mut dyn Write,
+) -> Result<(), String> {
+    if !valid_name(name) {
+        return Err(format!(
+            "invalid server name `{name}` (letters, digits, `-` and `_`; no `__`; at most 32)"
+        ));
+    }
+    let server = server_value(env, url, headers, command)?;
+    // The server alone must be valid as the config would hold it (a URL's scheme, say).
+    config::parse_servers(&json!({ name: server.clone() }), Source::User)
+        .map_err(|e| e.to_string())?;
+    let (path, mut document) = read_config()?;
+    let servers = servers_of(&mut document)?;
+    if servers.contains_key(name) && !force {
+        return Err(format!(
+            "an MCP server named `{name}` is already in {} (--force replaces it)",
+            path.display()
+        ));
+    }
+    servers.insert(name.to_string(), server);
+    write_config(&path, &document)?;
+    let _ = writeln!(out, "Added MCP server `{name}` to {}", path.display());
+    Ok(())
+}
+
+fn remove(name: &str, out: &mut dyn Write) -> Result<(), String> {
+    let (path, mut document) = read_config()?;
+    let servers = servers_of(&mut document)?;
+    if servers.shift_remove(name).is_none() {
+        return Err(format!(
+            "no MCP server named `{name}` in {}",
+            path.display()
+        ));
+    }
+    if servers.is_empty()
+        && let Some(object) = document.as_object_mut()
+    {
+        object.shift_remove("mcpServers");
+    }
+    write_config(&path, &document)?;
+    let _ = writeln!(out, "Removed MCP server `{name}` from {}", path.display());
+    Ok(())
+}
+
+/// The user's config file, checked as a run would load it, as a JSON document to edit.
+fn read_config() -> Result<(PathBuf, Value), String> {
+    ConfigFile::load_user().map_err(|e| e.to_string())?;
+    let path = config_path().ok_or("no config directory: set SPLICE_CONFIG")?;
+    let document = match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| format!("invalid config file {}: {e}", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+        Err(e) => return Err(format!("cannot read config file {}: {e}", path.display())),
+    };
+    Ok((path, document))
+}
+
+fn servers_of(document: &mut Value) -> Result<&mut Map<String, Value>, String> {
+    let object = document
+        .as_object_mut()
+        .ok_or("the config file is not a JSON object")?;
+    object
+        .entry("mcpServers")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .ok_or_else(|| "`mcpServers` in the config file is not an object".to_string())
+}
+
+/// Write through a temporary file and a rename, so a crash leaves the old file or the new one.
+/// A new file is owner-only: it may hold tokens (headers, env).
+fn write_config(path: &Path, document: &Value) -> Result<(), String> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let failed = |e: std::io::Error| format!("cannot write config file {}: {e}", path.display());
+    let mut text = serde_json::to_string_pretty(document).map_err(|e| e.to_string())?;
+    text.push('\n');
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(failed)?;
+    }
+    let mode = std::fs::metadata(path).map_or(0o600, |m| m.permissions().mode() & 0o777);
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("config.json");
+    let temp = path.with_file_name(format!(".{name}.{}.tmp", crate::ids::random_suffix(8)));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&temp)
+        .and_then(|mut f| {
+            f.write_all(text.as_bytes())?;
+            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written.map_err(failed)
+}
+
+async fn list(as_json: bool, trust_project: bool, out: &mut dyn Write) -> Result<(), String> {
+    let user = ConfigFile::load_user().map_err(|e| e.to_string())?;
+    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current dir: {e}"))?;
+    let root = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
+    let project = config::load_project(&root)
+        .map_err(|e| format!("{}: {e}", root.join(config::PROJECT_FILE).display()))?;
+    let options = HubOptions::from_env(root.clone()).map_err(|e| e.to_string())?;
+    let (servers, shadowed) = config::merge(user.mcp_servers(), project);
+    let approvals = (!trust_project).then(|| Approvals::load(&data_dir()));
+    let (start, unapproved): (Vec<ServerEntry>, Vec<ServerEntry>) =
+        servers.into_iter().partition(|entry| {
+            entry.source == Source::User
+                || approvals
+                    .as_ref()
+                    .is_none_or(|a| a.is_approved(&root, entry))
+        });
+    let hub = McpHub::new(options);
+    hub.start(start).await;
+    hub.record_unapproved(unapproved);
+    let statuses = hub.statuses();
+    hub.shutdown().await;
+    if as_json {
+        let servers: Vec<Value> = statuses.iter().map(status_json).collect();
+        let _ = writeln!(out, "{}", json!({"servers": servers, "shadowed": shadowed}));
+        return Ok(());
+    }
+    if statuses.is_empty() {
+        let _ = writeln!(
+            out,
+            "No MCP servers configured (add one with `splice mcp add`)."
+        );
+    }
+    for status in &statuses {
+        let _ = writeln!(
+            out,
+            "{}  {}  ({})  {}",
+            status.name,
+            status.state.as_str(),
+            status.source.as_str(),
+            status.target
+        );
+        if !status.tools.is_empty() {
+            let _ = writeln!(
+                out,
+                "  tools ({}): {}",
+                status.tools.len(),
+                status.tools.join(", ")
+            );
+        }
+        if status.state == ServerState::Unapproved {
+            let _ = writeln!(
+                out,
+                "  not started: approve it in the terminal UI, or pass --trust-project-mcp"
+            );
+        }
+        if let Some(error) = &status.last_error {
+            let _ = writeln!(out, "  last error: {error}");
+        }
+    }
+    for name in shadowed {
+        let _ = writeln!(
+            out,
+            "note: the project's server `{name}` is left out: your config has a server of that name"
+        );
+    }
+    Ok(())
+}
+
+fn status_json(status: &ServerStatus) -> Value {
+    let mut value = json!({
+        "name": status.name,
+        "source": status.source.as_str(),
+        "state": status.state.as_str(),
+        "target": status.target,
+        "tools": status.tools,
+    });
+    if let (Some(error), Some(object)) = (&status.last_error, value.as_object_mut()) {
+        object.insert("lastError".into(), json!(error));
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_arguments_make_the_config_shapes() {
+        let stdio = server_value(
+            &["K=v=w".into()],
+            None,
+            &[],
+            &["npx".into(), "-y".into(), "pkg".into()],
+        );
+        assert_eq!(
+            stdio,
+            Ok(json!({"command": "npx", "args": ["-y", "pkg"], "env": {"K": "v=w"}}))
+        );
+        let http = server_value(
+            &[],
+            Some("https://x.invalid/mcp"),
+            &["Authorization: Bearer a:b".into()],
+            &[],
+        );
+        assert_eq!(
+            http,
+            Ok(
+                json!({"type": "http", "url": "https://x.invalid/mcp", "headers": {"Authorization": "Bearer a:b"}})
+            )
+        );
+        for (env, url, headers, command, needle) in [
+            (
+                vec![],
+                Some("https://x"),
+                vec![],
+                vec!["c".to_string()],
+                "not both",
+            ),
+            (vec![], None, vec![], vec![], "say how"),
+            (
+                vec!["K".to_string()],
+                None,
+                vec![],
+                vec!["c".to_string()],
+                "NAME=value",
+            ),
+            (
+                vec![],
+                Some("https://x"),
+                vec!["NoColon secret".to_string()],
+                vec![],
+                "Name: value",
+            ),
+            (
+                vec!["K=v".to_string()],
+                Some("https://x"),
+                vec![],
+                vec![],
+                "--env is for stdio",
+            ),
+        ] {
+            let error = server_value(&env, url, &headers, &command)
+                .err()
+                .unwrap_or_default();
+            assert!(error.contains(needle), "{error}");
+            assert!(!error.contains("secret"));
+        }
+    }
+}

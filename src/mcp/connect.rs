@@ -1,0 +1,183 @@
+//! Connecting to one configured server: start it (stdio) or reach it (streamable HTTP), then
+//! `initialize` and the first `tools/list` (every page), all within the startup timeout.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+use super::client::Client;
+use super::config::{ServerConfig, ServerEntry};
+use super::hub::HubOptions;
+use super::stdio::{self, ServerProcess};
+use crate::sanitize::terminal::strip_controls;
+
+pub struct Connection {
+    pub service: RunningService<RoleClient, Client>,
+    /// A stdio server's process; `None` for HTTP.
+    pub process: Option<ServerProcess>,
+    pub client: Client,
+    pub tools: Vec<rmcp::model::Tool>,
+}
+
+pub async fn connect(entry: &ServerEntry, options: &HubOptions) -> Result<Connection, String> {
+    let client = Client::default();
+    let timeout = options.startup_timeout;
+    match &entry.config {
+        ServerConfig::Stdio { command, args, env } => {
+            let started = stdio::spawn(
+                command,
+                args,
+                stdio::child_env(&options.base_env, env),
+                &options.cwd,
+            )?;
+            let mut process = started.process;
+            let handshake = handshake(client.clone(), (started.stdout, started.stdin));
+            // Bound first, so the handshake (and the pipes it owns) is gone before `end`.
+            let outcome = tokio::time::timeout(timeout, handshake).await;
+            match outcome {
+                Ok(Ok((service, tools))) => Ok(Connection {
+                    service,
+                    process: Some(process),
+                    client,
+                    tools,
+                }),
+                failed => {
+                    // The pipes went with the handshake: stdin is closed, so end it.
+                    process.end().await;
+                    let why = match failed {
+                        Ok(Err(why)) => why,
+                        _ => not_in_time(timeout),
+                    };
+                    Err(with_stderr(why, &process))
+                }
+            }
+        }
+        ServerConfig::Http { url, headers } => {
+            let mut custom = HashMap::new();
+            for (name, value) in headers {
+                let header_name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("invalid header name `{}`", strip_controls(name)))?;
+                // The value is a secret as often as not: never quoted.
+                let header_value = reqwest::header::HeaderValue::from_str(value)
+                    .map_err(|_| format!("the value of header `{header_name}` is not valid"))?;
+                custom.insert(header_name, header_value);
+            }
+            let http = reqwest::Client::builder()
+                .connect_timeout(timeout)
+                .build()
+                .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            config.custom_headers = custom;
+            let transport = StreamableHttpClientTransport::with_client(http, config);
+            match tokio::time::timeout(timeout, handshake(client.clone(), transport)).await {
+                Ok(Ok((service, tools))) => Ok(Connection {
+                    service,
+                    process: None,
+                    client,
+                    tools,
+                }),
+                Ok(Err(why)) => Err(why),
+                Err(_) => Err(not_in_time(timeout)),
+            }
+        }
+    }
+}
+
+async fn handshake<T, E, A>(
+    client: Client,
+    transport: T,
+) -> Result<(RunningService<RoleClient, Client>, Vec<rmcp::model::Tool>), String>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let service = client
+        .serve(transport)
+        .await
+        .map_err(|e| format!("initialize failed: {}", strip_controls(&e.to_string())))?;
+    let tools = service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {}", strip_controls(&e.to_string())))?;
+    Ok((service, tools))
+}
+
+fn not_in_time(timeout: Duration) -> String {
+    format!(
+        "it did not finish starting (initialize and tools/list) within {} ms",
+        timeout.as_millis()
+    )
+}
+
+/// `why`, then what the server last wrote to stderr, if anything.
+pub fn with_stderr(why: String, process: &ServerProcess) -> String {
+    match process.stderr().quote() {
+        Some(tail) => format!("{why}; its stderr ends: {tail}"),
+        None => why,
+    }
+}
+
+/// What a person sees as the server's target: the command line, or the URL without user
+/// info or query (either may carry a secret). Header values are never shown.
+pub fn target(config: &ServerConfig) -> String {
+    match config {
+        ServerConfig::Stdio { command, args, .. } => std::iter::once(command)
+            .chain(args)
+            .map(|word| {
+                let word = strip_controls(word);
+                if word.is_empty() || word.contains(char::is_whitespace) {
+                    format!("'{word}'")
+                } else {
+                    word.into_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        ServerConfig::Http { url, .. } => {
+            let url = strip_controls(url);
+            let (scheme, rest) = url.split_once("://").unwrap_or(("", &url));
+            let rest = rest.split(['?', '#']).next().unwrap_or("");
+            let rest = match rest.split_once('/') {
+                Some((authority, path)) => format!(
+                    "{}/{path}",
+                    authority
+                        .rsplit_once('@')
+                        .map_or(authority, |(_, host)| host)
+                ),
+                None => rest.rsplit_once('@').map_or(rest, |(_, h)| h).to_string(),
+            };
+            let cut = if url.contains(['?', '#']) { "?…" } else { "" };
+            if scheme.is_empty() {
+                format!("{rest}{cut}")
+            } else {
+                format!("{scheme}://{rest}{cut}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn targets_leave_out_secrets() {
+        let http = ServerConfig::Http {
+            url: "https://user:pw@example.invalid/mcp?key=secret".into(),
+            headers: BTreeMap::from([("Authorization".into(), "Bearer secret".into())]),
+        };
+        assert_eq!(target(&http), "https://example.invalid/mcp?…");
+        let stdio = ServerConfig::Stdio {
+            command: "npx".into(),
+            args: vec!["-y".into(), "a b".into()],
+            env: BTreeMap::from([("TOKEN".into(), "secret".into())]),
+        };
+        assert_eq!(target(&stdio), "npx -y 'a b'");
+    }
+}

@@ -1,0 +1,127 @@
+//! A server's `tools/list` made into Splice's tools: strings made safe, descriptions and the
+//! number of tools capped, names that would collide on the wire kept once. What was left out is
+//! said in a note (shown as the server's last error).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::tool::{Annotations, McpTool, wire_name};
+use crate::sanitize::terminal::strip_controls;
+
+/// Most tools taken from one server.
+pub const MAX_TOOLS: usize = 200;
+/// Longest tool description kept, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 2000;
+
+pub struct Listing {
+    pub tools: Vec<Arc<McpTool>>,
+    /// What was left out and why; `None` when everything was taken.
+    pub note: Option<String>,
+}
+
+pub fn tools_of(server: &str, listed: Vec<rmcp::model::Tool>) -> Listing {
+    let mut tools: Vec<Arc<McpTool>> = Vec::new();
+    let mut wires = HashSet::new();
+    let mut notes = Vec::new();
+    let total = listed.len();
+    for tool in listed {
+        let name = tool.name.to_string();
+        if name.is_empty() || strip_controls(&name) != name {
+            notes.push(format!(
+                "a tool named `{}` has control characters in its name and was left out",
+                strip_controls(&name)
+            ));
+            continue;
+        }
+        if tools.len() == MAX_TOOLS {
+            notes.push(format!(
+                "it lists {total} tools; only the first {MAX_TOOLS} are offered"
+            ));
+            break;
+        }
+        let wire = wire_name(server, &name);
+        if !wires.insert(wire.clone()) {
+            notes.push(format!(
+                "tool `{name}` has the same name on the wire as an earlier tool (`{wire}`) and was left out"
+            ));
+            continue;
+        }
+        let description = cap(&strip_controls(tool.description.as_deref().unwrap_or("")));
+        let annotations = tool
+            .annotations
+            .map(|a| Annotations {
+                title: a.title.map(|t| strip_controls(&t).into_owned()),
+                read_only: a.read_only_hint,
+                destructive: a.destructive_hint,
+                idempotent: a.idempotent_hint,
+                open_world: a.open_world_hint,
+            })
+            .unwrap_or_default();
+        tools.push(Arc::new(McpTool {
+            server: server.to_string(),
+            name,
+            wire,
+            description,
+            input_schema: Value::Object((*tool.input_schema).clone()),
+            annotations,
+        }));
+    }
+    Listing {
+        tools,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+    }
+}
+
+fn cap(text: &str) -> String {
+    if text.chars().count() <= MAX_DESCRIPTION_CHARS {
+        return text.to_string();
+    }
+    let mut kept: String = text.chars().take(MAX_DESCRIPTION_CHARS - 1).collect();
+    kept.push('…');
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(tools: serde_json::Value) -> Vec<rmcp::model::Tool> {
+        serde_json::from_value(tools).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn names_descriptions_and_counts_are_made_safe() {
+        let schema = serde_json::json!({"type": "object"});
+        let mut tools = vec![
+            serde_json::json!({"name": "a.b", "description": "\u{1b}]52;c;x\u{7}hi", "inputSchema": schema,
+                "annotations": {"readOnlyHint": true}}),
+            serde_json::json!({"name": "a_b", "inputSchema": schema}),
+            serde_json::json!({"name": "bad\u{1b}[2J", "inputSchema": schema}),
+            serde_json::json!({"name": "long", "description": "d".repeat(5000), "inputSchema": schema}),
+        ];
+        for i in 0..MAX_TOOLS {
+            tools.push(serde_json::json!({"name": format!("t{i}"), "inputSchema": schema}));
+        }
+        let listing = tools_of("srv", listed(serde_json::Value::Array(tools)));
+        assert_eq!(listing.tools.len(), MAX_TOOLS);
+        assert_eq!(listing.tools[0].wire, "mcp__srv__a_b");
+        assert_eq!(listing.tools[0].name, "a.b");
+        assert_eq!(listing.tools[0].description, "hi");
+        assert!(listing.tools[0].claims_read_only());
+        assert_eq!(listing.tools[1].name, "long");
+        assert_eq!(
+            listing.tools[1].description.chars().count(),
+            MAX_DESCRIPTION_CHARS
+        );
+        let note = listing.note.unwrap_or_default();
+        assert!(
+            note.contains("tool `a_b` has the same name on the wire"),
+            "{note}"
+        );
+        assert!(note.contains("control characters"), "{note}");
+        assert!(note.contains("only the first 200 are offered"), "{note}");
+        assert!(!note.contains('\u{1b}'));
+    }
+}

@@ -1,0 +1,239 @@
+//! A stdio server's process: started by Splice itself (not by rmcp) in a process group of its
+//! own, with a cleared environment, its stderr kept as a capped tail, and one owner that ends
+//! and reaps it (and everything it started) on every path.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rustix::process::Signal;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+use crate::process_group::GroupGuard;
+use crate::sanitize::terminal::strip_controls;
+
+/// How much of a server's stderr is kept (the newest bytes).
+const STDERR_TAIL_BYTES: usize = 8 * 1024;
+/// How much of that tail an error message quotes.
+const STDERR_QUOTE_CHARS: usize = 600;
+/// After stdin closes, how long a server gets to exit by itself, then after SIGTERM.
+const GRACE: Duration = Duration::from_millis(500);
+const TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// The only variables of Splice's environment a server gets (besides its configured `env`).
+pub fn inherited(name: &std::ffi::OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    matches!(name, "PATH" | "HOME" | "LANG" | "LANGUAGE") || name.starts_with("LC_")
+}
+
+/// PATH, HOME and the locale from `base`, then the configured `env` (which wins).
+pub fn child_env(
+    base: &[(OsString, OsString)],
+    configured: &BTreeMap<String, String>,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = base
+        .iter()
+        .filter(|(k, _)| inherited(k) && !configured.contains_key(&k.to_string_lossy()[..]))
+        .cloned()
+        .collect();
+    env.extend(
+        configured
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+    );
+    env
+}
+
+/// The newest bytes a server wrote to stderr.
+#[derive(Clone, Default)]
+pub struct StderrTail(Arc<Mutex<VecDeque<u8>>>);
+
+impl StderrTail {
+    fn push(&self, bytes: &[u8]) {
+        let mut tail = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        tail.extend(bytes);
+        let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+        tail.drain(..excess);
+    }
+
+    /// The last lines, terminal controls stripped, at most [`STDERR_QUOTE_CHARS`]; `None` when
+    /// it wrote nothing.
+    pub fn quote(&self) -> Option<String> {
+        let bytes: Vec<u8> = {
+            let tail = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            tail.iter().copied().collect()
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let text = strip_controls(text.trim());
+        if text.is_empty() {
+            return None;
+        }
+        let chars: Vec<char> = text.chars().collect();
+        let start = chars.len().saturating_sub(STDERR_QUOTE_CHARS);
+        let quoted: String = chars[start..].iter().collect();
+        Some(if start > 0 {
+            format!("…{quoted}")
+        } else {
+            quoted
+        })
+    }
+}
+
+/// A started server: the pipes rmcp speaks over, and the process.
+pub struct Started {
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
+    pub process: ServerProcess,
+}
+
+/// The one owner of a server's process group. Dropping it kills the group (the child is
+/// `kill_on_drop`, so Tokio reaps it); [`ServerProcess::end`] is the orderly way.
+pub struct ServerProcess {
+    child: Child,
+    group: GroupGuard,
+    stderr: StderrTail,
+    exited: Option<String>,
+}
+
+pub fn spawn(
+    command: &str,
+    args: &[String],
+    env: Vec<(OsString, OsString)>,
+    cwd: &Path,
+) -> Result<Started, String> {
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args)
+        .env_clear()
+        .envs(env)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own group: Ctrl-C in the terminal is Splice's, and the group is what is ended.
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start `{}`: {e}", strip_controls(command)))?;
+    let group = GroupGuard::of(&child);
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err("the server's process has no pipes".into());
+    };
+    let tail = StderrTail::default();
+    let sink = tail.clone();
+    tokio::spawn(async move {
+        let mut stderr = stderr;
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            sink.push(&buf[..n]);
+        }
+    });
+    Ok(Started {
+        stdin,
+        stdout,
+        process: ServerProcess {
+            child,
+            group,
+            stderr: tail,
+            exited: None,
+        },
+    })
+}
+
+impl ServerProcess {
+    pub fn stderr(&self) -> &StderrTail {
+        &self.stderr
+    }
+
+    /// Wait until the server exits by itself; says how. Cancel-safe.
+    pub async fn exited(&mut self) -> String {
+        if let Some(how) = &self.exited {
+            return how.clone();
+        }
+        let how = match self.child.wait().await {
+            Ok(status) => format!("it exited ({status})"),
+            Err(e) => format!("cannot wait for it: {e}"),
+        };
+        // What it left running in its group goes too.
+        self.group.kill();
+        self.exited = Some(how.clone());
+        how
+    }
+
+    /// End it (its stdin should be closed first): a short wait, SIGTERM to the group, SIGKILL,
+    /// and reap. Whatever it started in its group ends with it.
+    pub async fn end(&mut self) {
+        if self.exited.is_none() && tokio::time::timeout(GRACE, self.exited()).await.is_err() {
+            self.group.signal(Signal::TERM);
+            if tokio::time::timeout(TERM_GRACE, self.exited())
+                .await
+                .is_err()
+            {
+                self.group.kill();
+                let _ = self.exited().await;
+            }
+        }
+        self.group.kill();
+        self.group.disarm();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_path_home_and_locale_are_inherited_and_configured_env_wins() {
+        let base: Vec<(OsString, OsString)> = [
+            ("PATH", "/bin"),
+            ("HOME", "/home/me"),
+            ("LANG", "C.UTF-8"),
+            ("LC_ALL", "C"),
+            ("ANTHROPIC_API_KEY", "secret"),
+            ("TERM", "xterm"),
+        ]
+        .iter()
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect();
+        let configured = BTreeMap::from([("HOME".to_string(), "/elsewhere".to_string())]);
+        let mut env: Vec<(String, String)> = child_env(&base, &configured)
+            .into_iter()
+            .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
+            .collect();
+        env.sort();
+        assert_eq!(
+            env,
+            [
+                ("HOME", "/elsewhere"),
+                ("LANG", "C.UTF-8"),
+                ("LC_ALL", "C"),
+                ("PATH", "/bin")
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+        );
+    }
+
+    #[test]
+    fn the_stderr_tail_keeps_the_newest_bytes_without_controls() {
+        let tail = StderrTail::default();
+        assert_eq!(tail.quote(), None);
+        tail.push(&vec![b'a'; STDERR_TAIL_BYTES]);
+        tail.push(b"\x1b]0;title\x07boom\n");
+        let quote = tail.quote().unwrap_or_default();
+        assert!(quote.ends_with("boom"), "{quote}");
+        assert!(quote.starts_with('…'));
+        assert!(!quote.contains('\u{1b}'));
+        assert!(quote.chars().count() <= STDERR_QUOTE_CHARS + 1);
+    }
+}

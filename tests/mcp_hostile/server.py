@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""A hostile MCP server (stdio, newline-delimited JSON-RPC) for Splice's tests.
+
+Modes (any number, as arguments):
+  garbage        non-JSON lines on stdout at start and before every reply
+  crash-mid-call tool `crash` kills the process before answering
+  huge           tool `huge` returns a 10 MB text result
+  hang-init      never answers `initialize`
+  slow           tool `sleep` sleeps 60 s; `notifications/cancelled` is appended to the file
+                 named by HOSTILE_CANCEL_LOG
+  list-changed   tool `grow` adds the tool `extra` and sends `notifications/tools/list_changed`
+  env-dump       tool `env` returns its environment as JSON
+  fork           starts a grandchild (`sleep 300`) in its process group and writes its pid to
+                 the file named by HOSTILE_PID_FILE
+Every mode also has the tool `echo`.
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+MODES = set(sys.argv[1:])
+OUT = threading.Lock()
+TOOLS = [
+    {"name": "echo", "description": "Echo `text`.",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+]
+
+
+def tool(name, description):
+    TOOLS.append({"name": name, "description": description,
+                  "inputSchema": {"type": "object", "properties": {}}})
+
+
+if "crash-mid-call" in MODES:
+    tool("crash", "Kills the server mid-call.")
+if "huge" in MODES:
+    tool("huge", "Returns 10 MB of text.")
+if "slow" in MODES:
+    tool("sleep", "Sleeps 60 s.")
+if "list-changed" in MODES:
+    tool("grow", "Adds the tool `extra`.")
+if "env-dump" in MODES:
+    tool("env", "Returns the environment.")
+
+
+def send(message):
+    line = json.dumps(message)
+    with OUT:
+        if "garbage" in MODES:
+            sys.stdout.write("this is not JSON {{{\n")
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def text_result(request_id, text):
+    send({"jsonrpc": "2.0", "id": request_id,
+          "result": {"content": [{"type": "text", "text": text}]}})
+
+
+def call(request_id, params):
+    name = params.get("name")
+    args = params.get("arguments") or {}
+    if name == "echo":
+        text_result(request_id, "echo: " + str(args.get("text", "")))
+    elif name == "crash" and "crash-mid-call" in MODES:
+        sys.stderr.write("hostile: crashing on purpose\n")
+        sys.stderr.flush()
+        os._exit(3)
+    elif name == "huge" and "huge" in MODES:
+        text_result(request_id, "x" * (10 * 1024 * 1024))
+    elif name == "sleep" and "slow" in MODES:
+        time.sleep(60)
+        text_result(request_id, "slept")
+    elif name == "grow" and "list-changed" in MODES:
+        if not any(t["name"] == "extra" for t in TOOLS):
+            tool("extra", "Added by `grow`.")
+        text_result(request_id, "grown")
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    elif name == "env" and "env-dump" in MODES:
+        text_result(request_id, json.dumps(dict(os.environ), sort_keys=True))
+    else:
+        send({"jsonrpc": "2.0", "id": request_id,
+              "error": {"code": -32602, "message": "unknown tool " + str(name)}})
+
+
+def main():
+    if "fork" in MODES:
+        child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(os.environ["HOSTILE_PID_FILE"], "w") as f:
+            f.write(str(child.pid))
+    if "garbage" in MODES:
+        with OUT:
+            sys.stdout.write("hostile server starting (not JSON)\n")
+            sys.stdout.flush()
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        message = json.loads(line)
+        method = message.get("method")
+        request_id = message.get("id")
+        if method == "initialize":
+            if "hang-init" in MODES:
+                continue
+            send({"jsonrpc": "2.0", "id": request_id, "result": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "hostile", "version": "1"}}})
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": list(TOOLS)}})
+        elif method == "tools/call":
+            threading.Thread(target=call, args=(request_id, message.get("params") or {}),
+                             daemon=True).start()
+        elif method == "notifications/cancelled":
+            log = os.environ.get("HOSTILE_CANCEL_LOG")
+            if log:
+                with open(log, "a") as f:
+                    f.write(json.dumps(message.get("params")) + "\n")
+        elif method == "ping":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {}})
+        elif request_id is not None and method is not None:
+            send({"jsonrpc": "2.0", "id": request_id,
+                  "error": {"code": -32601, "message": "no method " + method}})
+
+
+main()
