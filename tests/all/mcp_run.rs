@@ -747,3 +747,79 @@ fn a_bad_mcp_timeout_is_a_usage_error() {
     }
     assert!(provider.requests().is_empty());
 }
+
+fn openai_offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// In a pipeline, the stage with the real tools (the code writer) is offered the MCP tools and
+/// runs them; a reviewing stage is not, and a call of one there is an unknown tool.
+#[test]
+fn a_pipeline_code_writer_gets_mcp_tools_and_the_reviewing_stages_do_not() {
+    let sandbox = Sandbox::new();
+    configure(&sandbox, &[support::mcp::everything("everything")]);
+    let provider = FakeProvider::start(vec![
+        openai::call_json(
+            "cw_call",
+            "mcp__everything__get-sum",
+            json!({"a": 2, "b": 3}),
+        ),
+        openai::call_json(
+            "cw_submit",
+            "submit_code",
+            json!({"files": [], "summary": "added it up"}),
+        ),
+        openai::call_json(
+            "av_call",
+            "mcp__everything__get-sum",
+            json!({"a": 1, "b": 1}),
+        ),
+        openai::call_json(
+            "av_submit",
+            "submit_verdict",
+            json!({"accepted": true, "reasons": ["ok"]}),
+        ),
+    ]);
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args([
+        "--provider",
+        "openai",
+        "--tier",
+        "standard",
+        "--allow",
+        "mcp__everything__*",
+        "Add 2 and 3.",
+    ]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let result = |id: &str| {
+        out.of_type("tool_result")
+            .into_iter()
+            .find(|r| r["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no result for {id}"))
+    };
+    let requests = provider.requests();
+    assert!(openai_offered(&requests[0].body).contains(&"mcp__everything__get-sum".to_string()));
+    assert_eq!(result("cw_call")["status"], "ok");
+    let verifier = openai_offered(&requests[2].body);
+    assert!(
+        !verifier.iter().any(|n| n.starts_with("mcp__")),
+        "{verifier:?}"
+    );
+    let refused = result("av_call");
+    assert_eq!(refused["status"], "error");
+    assert!(
+        refused["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("unknown tool"),
+        "{refused}"
+    );
+}
