@@ -197,6 +197,8 @@ fn read_only_mode_runs_only_tools_that_claim_to_be_read_only() {
     assert_eq!(refusal["name"], "mcp__everything__toggle-simulated-logging");
     assert_eq!(refusal["action"], "deny");
     assert_eq!(refusal["sideEffect"], "execute");
+    // No readOnlyHint and no destructiveHint: the label of an unannotated tool.
+    assert_eq!(refusal["risk"], "medium");
     assert!(
         refusal["reason"]
             .as_str()
@@ -821,5 +823,41 @@ fn a_pipeline_code_writer_gets_mcp_tools_and_the_reviewing_stages_do_not() {
             .unwrap_or_default()
             .contains("unknown tool"),
         "{refused}"
+    );
+}
+
+/// A streamable HTTP server's tools work in a run as a stdio server's do.
+#[test]
+fn a_streamable_http_servers_tool_runs_in_a_run() {
+    let server = support::mcp::EverythingHttp::start();
+    let sandbox = Sandbox::new();
+    configure(
+        &sandbox,
+        &[ServerEntry {
+            name: "web".into(),
+            config: ServerConfig::Http {
+                url: server.url.clone(),
+                headers: Default::default(),
+            },
+            source: splice::mcp::Source::User,
+        }],
+    );
+    let provider = FakeProvider::start(calls_then_answers(
+        "mcp__web__get-sum",
+        json!({"a": 20, "b": 22}),
+        "42",
+    ));
+    let out = exec(
+        &sandbox,
+        &provider,
+        "anthropic",
+        &["--allow", "mcp__web__get-sum", "What is 20+22?"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let result = out.first("tool_result");
+    assert_eq!(result["status"], "ok", "{result}");
+    assert!(
+        result["output"].as_str().unwrap_or_default().contains("42"),
+        "{result}"
     );
 }
