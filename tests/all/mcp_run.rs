@@ -601,6 +601,21 @@ fn gone(pid: &str) -> bool {
     }
 }
 
+/// The parent pid of a process, from `/proc`.
+fn parent_of(pid: &str) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the `(comm)`: state, then the parent's pid.
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(1)
+        .map(str::to_string)
+}
+
+fn threads_of(pid: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |dir| dir.count())
+}
+
 /// SIGINT while an MCP call runs: the run ends with 130 and its interrupted result, and the
 /// server's whole process group (its grandchild `sleep` included) is gone.
 #[test]
@@ -608,12 +623,17 @@ fn sigint_during_a_long_call_ends_the_servers_process_group() {
     let sandbox = Sandbox::new();
     let pid_file = sandbox.dir.path().join("grandchild.pid");
     let pid_path = pid_file.display().to_string();
+    let cancel_log = sandbox.dir.path().join("cancelled.jsonl");
+    let cancel_path = cancel_log.display().to_string();
     configure(
         &sandbox,
         &[support::mcp::hostile(
             "hostile",
             &["slow", "fork"],
-            &[("HOSTILE_PID_FILE", pid_path.as_str())],
+            &[
+                ("HOSTILE_PID_FILE", pid_path.as_str()),
+                ("HOSTILE_CANCEL_LOG", cancel_path.as_str()),
+            ],
         )],
     );
     let provider = FakeProvider::start(calls_then_answers(
@@ -627,14 +647,26 @@ fn sigint_during_a_long_call_ends_the_servers_process_group() {
         "anthropic",
         &["--permission-mode", "auto", "Sleep."],
     );
+    // Signalled once the server is running the call: it runs each call in a thread of its
+    // own, so the server (the grandchild's parent) then has a second thread.
     let out = support::run_and_signal(command, "INT", |lines| {
-        support::wrote(lines, "tool_call") && pid_file.exists()
+        support::wrote(lines, "tool_call")
+            && std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|pid| parent_of(pid.trim()))
+                .is_some_and(|server| threads_of(&server) >= 2)
     });
     out.assert_well_formed();
     assert_eq!(out.code, 130, "{}", out.stderr);
     let result = out.first("tool_result");
     assert_eq!(result["status"], "error");
     assert_eq!(out.first("error")["code"], "interrupted");
+    // The dropped call was cancelled on the server before the server was ended.
+    let cancelled = std::fs::read_to_string(&cancel_log).unwrap_or_default();
+    assert!(
+        cancelled.contains("interrupted"),
+        "no cancel: {cancelled:?}"
+    );
     let pid = std::fs::read_to_string(&pid_file).unwrap_or_else(|e| panic!("{e}"));
     let pid = pid.trim();
     assert!(!pid.is_empty());
