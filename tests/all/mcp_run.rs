@@ -492,6 +492,14 @@ fn a_server_that_dies_mid_call_is_a_tool_error_and_a_warning() {
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert!(failed[0].contains("`hostile`"), "{failed:?}");
     assert_eq!(out.final_result()["status"], "completed");
+    // The tools are read again for every request: the dead server's are no longer offered.
+    let requests = provider.requests();
+    assert!(offered_tools(&requests[0].body).contains(&"mcp__hostile__crash".to_string()));
+    let after = offered_tools(&requests[1].body);
+    assert!(
+        !after.iter().any(|t| t.starts_with("mcp__hostile__")),
+        "{after:?}"
+    );
 }
 
 /// A server of the project's `.mcp.json` whose command would create a marker file.
