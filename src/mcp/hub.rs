@@ -449,6 +449,9 @@ impl McpHub {
         let answer = handle.await_response().await;
         // Answered, timed out (rmcp sent the cancel) or broken: nothing more to cancel.
         abandoned.id = None;
+        // rmcp handles notifications on tasks of their own: let one the server sent just before
+        // its answer reach the route before it closes.
+        tokio::task::yield_now().await;
         match answer {
             Ok(ServerResult::CallToolResult(result)) => Ok(super::content::output(result)),
             Ok(ServerResult::EmptyResult(_)) => Ok(McpOutput {
