@@ -237,7 +237,7 @@ async fn an_http_server_that_is_not_there_fails_alone() {
         splice::mcp::ServerEntry {
             name: "gone".into(),
             config: splice::mcp::ServerConfig::Http {
-                url: format!("http://127.0.0.1:{port}/mcp"),
+                url: format!("http://127.0.0.1:{port}/mcp?token=secret-in-query"),
                 headers: Default::default(),
             },
             source: splice::mcp::Source::User,
@@ -246,7 +246,15 @@ async fn an_http_server_that_is_not_there_fails_alone() {
     ])
     .await;
     assert_eq!(status(&hub, "gone").state, ServerState::Failed);
-    assert!(status(&hub, "gone").last_error.is_some());
+    let why = status(&hub, "gone").last_error.unwrap_or_default();
+    assert!(
+        why.contains(&format!("http://127.0.0.1:{port}/mcp?…")),
+        "{why}"
+    );
+    assert!(
+        !why.contains("secret-in-query") && !why.contains("rmcp::"),
+        "{why}"
+    );
     assert_eq!(status(&hub, "fine").state, ServerState::Ready);
     hub.shutdown().await;
 }
