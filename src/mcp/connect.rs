@@ -109,7 +109,7 @@ where
 
 /// An HTTP connection's error as a person reads it: every URL in it shown as the target (no
 /// user info or query, which may be secrets), and rmcp's transport type names left out.
-fn http_error(message: &str, target: &str) -> String {
+pub fn http_error(message: &str, target: &str) -> String {
     let mut text = message.to_string();
     if let (Some(start), Some(end)) = (text.find("Transport ["), text.find("] error: "))
         && start < end

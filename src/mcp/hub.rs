@@ -486,12 +486,16 @@ impl McpHub {
         let mut changed = self.inner.changed.subscribe();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
         loop {
-            let failed = self
-                .inner
-                .servers()
-                .iter()
-                .find(|s| s.name == server && s.state == ServerState::Failed)
-                .and_then(|s| s.last_error.clone());
+            let (failed, target) = {
+                let list = self.inner.servers();
+                let found = list.iter().find(|s| s.name == server);
+                (
+                    found
+                        .filter(|s| s.state == ServerState::Failed)
+                        .and_then(|s| s.last_error.clone()),
+                    found.map(|s| s.target.clone()).unwrap_or_default(),
+                )
+            };
             if let Some(reason) = failed {
                 return CallError::Failed {
                     server: server.to_string(),
@@ -501,9 +505,16 @@ impl McpHub {
             match tokio::time::timeout_at(deadline, changed.changed()).await {
                 Ok(Ok(())) => continue,
                 _ => {
+                    // An HTTP error may quote the URL: shown as the target instead.
+                    let message = strip_controls(&error.to_string()).into_owned();
+                    let reason = if target.starts_with("http") {
+                        connect::http_error(&message, &target)
+                    } else {
+                        message
+                    };
                     return CallError::Failed {
                         server: server.to_string(),
-                        reason: strip_controls(&error.to_string()).into_owned(),
+                        reason,
                     };
                 }
             }
