@@ -742,6 +742,18 @@ fn mcp_list_with_a_broken_config_exits_2_naming_the_key() {
         "{}",
         refused.stderr
     );
+    sandbox.write(
+        ".mcp.json",
+        r#"{"mcpServers": {"p": {"command": "x", "url": "http://x.invalid"}}}"#,
+    );
+    let project = splice_mcp(&sandbox, &["list"]);
+    assert_eq!(project.code, 2);
+    assert!(project.stderr.contains(".mcp.json"), "{}", project.stderr);
+    assert!(
+        project.stderr.contains("mcpServers.p"),
+        "{}",
+        project.stderr
+    );
 }
 
 #[test]
