@@ -13,6 +13,7 @@ pub mod content;
 pub mod hub;
 mod listing;
 mod stdio;
+mod supervise;
 pub mod tool;
 
 pub use config::{ServerConfig, ServerEntry, Source};
