@@ -14,6 +14,7 @@ pub mod hub;
 mod listing;
 pub mod run;
 mod stdio;
+mod supervise;
 pub mod tool;
 
 pub use config::{ServerConfig, ServerEntry, Source};
