@@ -88,12 +88,21 @@ impl Agent<'_> {
         if let Some(submit) = spec.submit {
             specs.push(submit.clone());
         }
-        let tools_chars: usize = specs
-            .iter()
-            .map(|s| s.name.len() + s.description.len() + s.parameters.to_string().len())
-            .sum();
+        let base_specs = specs;
         let mut context = ContextGauge::default();
         for _turn in 0..spec.max_turns {
+            // The MCP servers' tools as they list them now: a server's `tools/list_changed`
+            // (or its death) shows in the next request.
+            let mut specs = base_specs.clone();
+            if spec.packages
+                && let Some(hub) = &self.runner.mcp
+            {
+                specs.extend(hub.tools().iter().map(|tool| tool.spec()));
+            }
+            let tools_chars: usize = specs
+                .iter()
+                .map(|s| s.name.len() + s.description.len() + s.parameters.to_string().len())
+                .sum();
             self.compact_if_full(messages, spec, &system, tools_chars, &mut context)
                 .await?;
             context.sent(messages);
@@ -192,6 +201,7 @@ impl Agent<'_> {
                         call_id: call.id.clone(),
                         content: "submitted".into(),
                         is_error: false,
+                        images: Vec::new(),
                     });
                     continue;
                 }
@@ -203,6 +213,7 @@ impl Agent<'_> {
                     call_id: call.id.clone(),
                     content: reply.content,
                     is_error: reply.is_error,
+                    images: reply.images,
                 });
             }
             // A tool can spend too (a transcription): the budget holds before the next request.

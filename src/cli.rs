@@ -365,6 +365,10 @@ pub struct RunArgs {
     /// (in place of an installed package with the same id). Repeatable.
     #[arg(long = "package", value_name = "DIR")]
     pub package: Vec<PathBuf>,
+    /// Start the MCP servers of the project's .mcp.json for this run without their approval
+    /// (headless; the terminal UI asks once per server instead).
+    #[arg(long)]
+    pub trust_project_mcp: bool,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
 }
@@ -546,6 +550,9 @@ impl RunArgs {
             .ok_or_else(|| {
                 RunFailure::usage(format!("--cwd {} is not a directory", cwd.display()))
             })?;
+        // The MCP timeouts (`SPLICE_MCP_*_TIMEOUT_MS`): a bad value is refused, not replaced.
+        crate::mcp::HubOptions::from_env(cwd.clone())
+            .map_err(|e| RunFailure::usage(e.to_string()))?;
         let pricing_file =
             config::user_pricing_path().map_err(|e| RunFailure::usage(e.to_string()))?;
         let pricing = PriceTable::load(pricing_file.as_deref())
@@ -587,7 +594,7 @@ impl RunArgs {
             mcp: crate::settings::McpSettings {
                 hub: None,
                 servers: config.mcp_servers(),
-                trust_project: false,
+                trust_project: self.trust_project_mcp,
             },
         })
     }

@@ -46,7 +46,9 @@ fn message_chars(message: &Message) -> usize {
                     .map(|c| c.name.len() + c.arguments.len() + 16)
                     .sum::<usize>()
         }
-        Message::ToolResult { content, .. } => content.len() + 16,
+        Message::ToolResult {
+            content, images, ..
+        } => content.len() + 16 + images.len() * 6_000,
     }
 }
 
@@ -140,9 +142,19 @@ fn transcript(messages: &[Message], cut: &Cut) -> String {
                     }
                 }
                 Message::ToolResult {
-                    content, is_error, ..
+                    content,
+                    is_error,
+                    images,
+                    ..
                 } => {
-                    let (shown, _) = crate::tools::cap_output(content, MAX_RESULT_CHARS);
+                    let (mut shown, _) = crate::tools::cap_output(content, MAX_RESULT_CHARS);
+                    // The summary is text: a summarised result's images are dropped, noted.
+                    if !images.is_empty() {
+                        shown.push_str(&format!(
+                            "\n[{} image(s) not kept in the summary]",
+                            images.len()
+                        ));
+                    }
                     let label = if *is_error {
                         "Tool error"
                     } else {
@@ -346,6 +358,7 @@ mod tests {
                 call_id: id.into(),
                 content: "x".repeat(size),
                 is_error: false,
+                images: Vec::new(),
             },
         ]
     }
@@ -407,6 +420,40 @@ mod tests {
         assert_eq!(report.exchanges, 7);
         assert!(report.tokens_after < report.tokens_before);
         assert!(report.message().contains("summarised 7 earlier exchanges"));
+    }
+
+    /// A summarised tool result's images are left out of the summary, saying so; a kept one
+    /// keeps them; an image counts towards the estimate whatever its bytes.
+    #[test]
+    fn images_of_summarised_tool_results_are_dropped_and_noted() {
+        let mut messages = conversation(10, 4_000);
+        let image = crate::protocol::input::Image {
+            media_type: "image/png".into(),
+            data: "iVBORw0K".into(),
+        };
+        for message in messages.iter_mut() {
+            if let Message::ToolResult { images, .. } = message {
+                images.push(image.clone());
+            }
+        }
+        let plain = conversation(10, 4_000);
+        assert!(estimate_request("", 0, &messages) > estimate_request("", 0, &plain) + 10_000);
+        let compaction = Compaction::plan(&messages, 40_000, 40_000)
+            .unwrap_or_else(|| panic!("nothing to compact"));
+        let request = compaction.summary_request(&messages);
+        let Message::User { text, .. } = &request.messages[0] else {
+            panic!("a user message");
+        };
+        assert!(
+            text.contains("[1 image(s) not kept in the summary]"),
+            "{text}"
+        );
+        let mut compacted = messages.clone();
+        compaction.apply(&mut compacted, Ok("Task.".into()), "sys", 0);
+        assert!(compacted.iter().skip(1).all(|m| match m {
+            Message::ToolResult { images, .. } => images.len() == 1,
+            _ => true,
+        }));
     }
 
     #[test]

@@ -30,7 +30,9 @@ fn size(message: &Message) -> usize {
                     .map(|c| c.arguments.len() + c.name.len())
                     .sum::<usize>()
         }
-        Message::ToolResult { content, .. } => content.len(),
+        Message::ToolResult {
+            content, images, ..
+        } => content.len() + images.iter().map(|i| i.data.len()).sum::<usize>(),
     }
 }
 
@@ -163,6 +165,7 @@ mod tests {
                 call_id: "c".into(),
                 content: big.clone(),
                 is_error: false,
+                images: Vec::new(),
             },
             user("second"),
             Message::Assistant {

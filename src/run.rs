@@ -11,6 +11,7 @@ use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
 use crate::exit;
 use crate::git::snapshot::Snapshot;
+use crate::mcp::run::{Plan, RunServers};
 use crate::pipeline::plan::{self, PlanEnd};
 use crate::pipeline::progress::StageLog;
 use crate::pipeline::runner::{self, PipelineEnd};
@@ -82,6 +83,9 @@ struct Shared {
     answer: Mutex<Option<String>>,
     /// What to say when an interrupt leaves a worktree run's work uncommitted.
     worktree_note: Mutex<Option<String>>,
+    /// The run's MCP servers: ended before the run's end on every path (a session's hub is
+    /// left running).
+    mcp: Mutex<Option<RunServers>>,
 }
 
 pub fn run_start(settings: &RunSettings) -> Event {
@@ -119,6 +123,7 @@ where
         git_guard: Mutex::new(None),
         answer: Mutex::new(None),
         worktree_note: Mutex::new(None),
+        mcp: Mutex::new(None),
     });
     let work = async {
         let prompt = match prompt.await {
@@ -144,6 +149,9 @@ where
             // A stage cut short still ends with its one `failed` marker, and the stages it
             // kept from starting are `skipped`.
             shared.log.interrupt(bus);
+            // The servers the run started end first: they are not sandboxed, and what they
+            // might still write to the git dir must be over before it is put back.
+            crate::mcp::run::close(&shared.mcp).await;
             crate::blocking::atomic(|| put_back_git_dir(bus, &shared, exit::INTERRUPTED));
             if let Some(note) = shared.worktree_note.lock().ok().and_then(|mut n| n.take()) {
                 crate::worktree::release_live_lock(&settings.data_dir, bus.run_id());
@@ -158,6 +166,8 @@ where
         }
         code = work => code,
     };
+    // Already done on the paths that start servers; this holds for any other.
+    crate::mcp::run::close(&shared.mcp).await;
     bus.emit(Event::run_end(code));
     code
 }
@@ -326,9 +336,11 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
             Tools {
                 writable: Vec::new(),
                 gate: Some(gate.clone()),
+                origin: settings.cwd.clone(),
             },
         );
         let ((), exit) = tokio::join!(take_guard, work);
+        crate::mcp::run::close(&shared.mcp).await;
         let exit = crate::blocking::atomic(|| put_back_git_dir(bus, shared, exit));
         return release_final(bus, shared, exit);
     }
@@ -368,8 +380,10 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     let tools = Tools {
         writable: git_dir,
         gate: None,
+        origin: settings.cwd.clone(),
     };
     let exit = run_work(&inside, bus, shared, &provider, prompt, tier, tools).await;
+    crate::mcp::run::close(&shared.mcp).await;
     set_slot(&shared.worktree_note, None);
     let guard = shared.git_guard.lock().ok().and_then(|mut g| g.take());
     let merged_exit = crate::blocking::atomic(|| {
@@ -390,6 +404,9 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
 struct Tools {
     writable: Vec<PathBuf>,
     gate: Option<ToolGate>,
+    /// The root the run was started in (a worktree run works elsewhere): its `.mcp.json`
+    /// names the project's MCP servers.
+    origin: PathBuf,
 }
 
 /// The tier's work in `settings.cwd`.
@@ -406,13 +423,16 @@ async fn run_work(
     for skipped in instructions.skipped {
         bus.emit(Event::warning(WarningCode::InstructionsSkipped, skipped));
     }
-    // Found once per run: the installed packages, the run's own, and the Node that runs them.
+    // Found once per run: the installed packages, the run's own, and the Node that runs them;
+    // meanwhile the MCP servers start.
     let (data_dir, packages) = (settings.data_dir.clone(), settings.packages.clone());
-    let (offered, warnings) = crate::blocking::detached(move || {
+    let offer = crate::blocking::detached(move || {
         crate::packages::offer::prepare(&data_dir, &packages.extra, packages.node.as_deref())
-    })
-    .await
-    .unwrap_or_default();
+    });
+    let ((offered, warnings), mcp) = tokio::join!(
+        async { offer.await.unwrap_or_default() },
+        mcp_servers(settings, bus, shared, &tools.origin)
+    );
     for (code, message) in warnings {
         bus.emit(Event::warning(code, message));
     }
@@ -436,6 +456,7 @@ async fn run_work(
             shared.settling.clone(),
         )
         .map(Arc::new),
+        mcp,
     };
     let agent = Agent {
         provider,
@@ -471,6 +492,32 @@ async fn run_work(
             exit
         }
     }
+}
+
+/// The hub whose tools the run offers: the session's, or one the run starts for the servers
+/// configured (the user's, and the project's at `origin` once approved); none when there are
+/// none. Servers start in `settings.cwd`.
+async fn mcp_servers(
+    settings: &RunSettings,
+    bus: &Bus,
+    shared: &Shared,
+    origin: &std::path::Path,
+) -> Option<crate::mcp::McpHub> {
+    if let Some(hub) = &settings.mcp.hub {
+        set_slot(&shared.mcp, Some(RunServers::shared(hub.clone())));
+        return Some(hub.clone());
+    }
+    let (user, data_dir, trust) = (
+        settings.mcp.servers.clone(),
+        settings.data_dir.clone(),
+        settings.mcp.trust_project,
+    );
+    let origin = origin.to_path_buf();
+    // Reading `.mcp.json` and the approvals: blocking, and quick.
+    let plan = crate::blocking::detached(move || Plan::make(user, &origin, &data_dir, trust))
+        .await
+        .unwrap_or_default();
+    crate::mcp::run::start_own(plan, &settings.cwd, bus, &shared.mcp).await
 }
 
 /// Report a pipeline's end: an error when it did not complete, the human summary, `final`.

@@ -58,11 +58,9 @@ fn server_value(
             }
             let mut map = BTreeMap::new();
             for header in headers {
+                // Not quoted back: a malformed header may still be a token.
                 let Some((name, value)) = header.split_once(':') else {
-                    return Err(format!(
-                        "--header `{}` is not `Name: value`",
-                        header.split_once(' ').map_or(header.as_str(), |(n, _)| n)
-                    ));
+                    return Err("a --header is not `Name: value`".into());
                 };
                 let name = name.trim();
                 if name.is_empty() {
@@ -254,7 +252,7 @@ async fn list(as_json: bool, trust_project: bool, out: &mut dyn Write) -> Result
             );
         }
         if let Some(error) = &status.last_error {
-            let _ = writeln!(out, "  last error: {error}");
+            let _ = writeln!(out, "  last error: {}", error.replace('\n', "\n    "));
         }
     }
     for name in shadowed {

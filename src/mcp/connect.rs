@@ -80,7 +80,7 @@ pub async fn connect(entry: &ServerEntry, options: &HubOptions) -> Result<Connec
                     client,
                     tools,
                 }),
-                Ok(Err(why)) => Err(why),
+                Ok(Err(why)) => Err(http_error(&why, &target(&entry.config))),
                 Err(_) => Err(not_in_time(timeout)),
             }
         }
@@ -105,6 +105,27 @@ where
         .await
         .map_err(|e| format!("tools/list failed: {}", strip_controls(&e.to_string())))?;
     Ok((service, tools))
+}
+
+/// An HTTP connection's error as a person reads it: every URL in it shown as the target (no
+/// user info or query, which may be secrets), and rmcp's transport type names left out.
+pub fn http_error(message: &str, target: &str) -> String {
+    let mut text = message.to_string();
+    if let (Some(start), Some(end)) = (text.find("Transport ["), text.find("] error: "))
+        && start < end
+    {
+        text.replace_range(start..end + "] error: ".len(), "transport error: ");
+    }
+    text.split_inclusive(|c: char| c.is_whitespace() || c == '(' || c == ')')
+        .map(|piece| {
+            let word = piece.trim_end_matches(|c: char| c.is_whitespace() || c == '(' || c == ')');
+            if word.starts_with("http://") || word.starts_with("https://") {
+                format!("{target}{}", &piece[word.len()..])
+            } else {
+                piece.to_string()
+            }
+        })
+        .collect()
 }
 
 fn not_in_time(timeout: Duration) -> String {
@@ -165,6 +186,18 @@ pub fn target(config: &ServerConfig) -> String {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn http_errors_show_the_target_not_the_url() {
+        let message = "initialize failed: Send message error Transport [rmcp::transport::worker::\
+                       WorkerTransport<X<Y>>] error: Client error: error sending request for url \
+                       (https://u:p@h.invalid/mcp?key=secret), when send initialize request";
+        assert_eq!(
+            http_error(message, "https://h.invalid/mcp?…"),
+            "initialize failed: Send message error transport error: Client error: error sending \
+             request for url (https://h.invalid/mcp?…), when send initialize request"
+        );
+    }
 
     #[test]
     fn targets_leave_out_secrets() {

@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -21,9 +21,9 @@ use tokio::task::JoinHandle;
 
 use super::client::Client;
 use super::config::{ServerEntry, Source};
-use super::connect::{self, Connection};
-use super::listing;
+use super::connect;
 use super::stdio;
+use super::supervise;
 use super::tool::McpTool;
 use crate::protocol::input::Image;
 use crate::sanitize::terminal::strip_controls;
@@ -173,32 +173,32 @@ pub struct McpHub {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(super) struct Inner {
     options: HubOptions,
     /// In the order they were started or recorded.
     servers: Mutex<Vec<Server>>,
-    notices: broadcast::Sender<HubNotice>,
+    pub(super) notices: broadcast::Sender<HubNotice>,
     /// Bumped on every change of a server's state.
     changed: watch::Sender<u64>,
     /// One supervisor per started server: a sender to tell it to end, and its task.
     supervisors: Mutex<Vec<(oneshot::Sender<()>, JoinHandle<()>)>>,
 }
 
-struct Server {
+pub(super) struct Server {
     name: String,
     source: Source,
     target: String,
-    state: ServerState,
-    tools: Vec<Arc<McpTool>>,
-    last_error: Option<String>,
+    pub(super) state: ServerState,
+    pub(super) tools: Vec<Arc<McpTool>>,
+    pub(super) last_error: Option<String>,
     /// While ready: how to reach it.
-    link: Option<Link>,
+    pub(super) link: Option<Link>,
 }
 
 #[derive(Clone)]
-struct Link {
-    peer: Peer<RoleClient>,
-    client: Client,
+pub(super) struct Link {
+    pub(super) peer: Peer<RoleClient>,
+    pub(super) client: Client,
 }
 
 impl Inner {
@@ -210,7 +210,7 @@ impl Inner {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    fn update(&self, name: &str, change: impl FnOnce(&mut Server)) {
+    pub(super) fn update(&self, name: &str, change: impl FnOnce(&mut Server)) {
         if let Some(server) = self.servers().iter_mut().find(|s| s.name == name) {
             change(server);
         }
@@ -218,7 +218,7 @@ impl Inner {
     }
 
     /// The server is gone: failed, its tools withdrawn, and a notice naming it.
-    fn fail(&self, name: &str, message: String) {
+    pub(super) fn fail(&self, name: &str, message: String) {
         self.update(name, |s| {
             s.state = ServerState::Failed;
             s.tools.clear();
@@ -277,7 +277,7 @@ impl McpHub {
             }
             let (ready_tx, ready_rx) = oneshot::channel();
             let (end_tx, end_rx) = oneshot::channel();
-            let task = tokio::spawn(supervise(
+            let task = tokio::spawn(supervise::supervise(
                 Arc::downgrade(&self.inner),
                 self.inner.options.clone(),
                 entry,
@@ -449,6 +449,9 @@ impl McpHub {
         let answer = handle.await_response().await;
         // Answered, timed out (rmcp sent the cancel) or broken: nothing more to cancel.
         abandoned.id = None;
+        // rmcp handles notifications on tasks of their own: let one the server sent just before
+        // its answer reach the route before it closes.
+        tokio::task::yield_now().await;
         match answer {
             Ok(ServerResult::CallToolResult(result)) => Ok(super::content::output(result)),
             Ok(ServerResult::EmptyResult(_)) => Ok(McpOutput {
@@ -483,12 +486,16 @@ impl McpHub {
         let mut changed = self.inner.changed.subscribe();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
         loop {
-            let failed = self
-                .inner
-                .servers()
-                .iter()
-                .find(|s| s.name == server && s.state == ServerState::Failed)
-                .and_then(|s| s.last_error.clone());
+            let (failed, target) = {
+                let list = self.inner.servers();
+                let found = list.iter().find(|s| s.name == server);
+                (
+                    found
+                        .filter(|s| s.state == ServerState::Failed)
+                        .and_then(|s| s.last_error.clone()),
+                    found.map(|s| s.target.clone()).unwrap_or_default(),
+                )
+            };
             if let Some(reason) = failed {
                 return CallError::Failed {
                     server: server.to_string(),
@@ -498,9 +505,16 @@ impl McpHub {
             match tokio::time::timeout_at(deadline, changed.changed()).await {
                 Ok(Ok(())) => continue,
                 _ => {
+                    // An HTTP error may quote the URL: shown as the target instead.
+                    let message = strip_controls(&error.to_string()).into_owned();
+                    let reason = if target.starts_with("http") {
+                        connect::http_error(&message, &target)
+                    } else {
+                        message
+                    };
                     return CallError::Failed {
                         server: server.to_string(),
-                        reason: strip_controls(&error.to_string()).into_owned(),
+                        reason,
                     };
                 }
             }
@@ -555,140 +569,5 @@ impl Drop for CancelOnDrop {
             ));
             let _ = peer.send_notification(notification.into()).await;
         });
-    }
-}
-
-/// One server's life: connect (within the startup timeout), then watch it until it dies or
-/// the hub ends it; re-list its tools when it says they changed. It alone owns the process.
-async fn supervise(
-    hub: Weak<Inner>,
-    options: HubOptions,
-    entry: ServerEntry,
-    ready: oneshot::Sender<()>,
-    mut end: oneshot::Receiver<()>,
-) {
-    let name = entry.name.clone();
-    let connected = tokio::select! {
-        connected = connect::connect(&entry, &options) => connected,
-        // Ended while starting: dropping the connection attempt kills its process group.
-        _ = &mut end => return,
-    };
-    let Connection {
-        service,
-        mut process,
-        client,
-        tools,
-    } = match connected {
-        Ok(connection) => connection,
-        Err(message) => {
-            if let Some(hub) = hub.upgrade() {
-                hub.fail(&name, message);
-            }
-            let _ = ready.send(());
-            return;
-        }
-    };
-    let listing = listing::tools_of(&name, tools);
-    let peer = service.peer().clone();
-    match hub.upgrade() {
-        Some(hub) => hub.update(&name, |s| {
-            s.state = ServerState::Ready;
-            s.tools = listing.tools;
-            s.last_error = listing.note;
-            s.link = Some(Link {
-                peer: peer.clone(),
-                client: client.clone(),
-            });
-        }),
-        None => return,
-    }
-    let _ = ready.send(());
-    let closer = service.cancellation_token();
-    let mut waiting = std::pin::pin!(service.waiting());
-    let mut relisting: Option<JoinHandle<()>> = None;
-    let mut closed = false;
-    let failure = loop {
-        tokio::select! {
-            () = client.tools_changed.notified() => {
-                if let Some(previous) = relisting.take() {
-                    previous.abort();
-                }
-                relisting = Some(tokio::spawn(relist(
-                    hub.clone(),
-                    name.clone(),
-                    peer.clone(),
-                    options.startup_timeout,
-                )));
-            }
-            how = async {
-                match process.as_mut() {
-                    Some(process) => process.exited().await,
-                    None => std::future::pending().await,
-                }
-            } => break format!("the server's process ended: {how}"),
-            _ = &mut waiting => {
-                closed = true;
-                // The connection closed; a process usually follows within a moment.
-                let how = match process.as_mut() {
-                    Some(process) => tokio::time::timeout(Duration::from_secs(1), process.exited())
-                        .await
-                        .map(|how| format!("the server's process ended: {how}"))
-                        .unwrap_or_else(|_| "the server closed its stdout".into()),
-                    None => "the server closed the connection".into(),
-                };
-                break how;
-            }
-            _ = &mut end => break String::new(),
-        }
-    };
-    if let Some(task) = relisting {
-        task.abort();
-    }
-    // Closing the connection drops the pipes, so a stdio server sees its stdin end.
-    closer.cancel();
-    if !closed {
-        let _ = tokio::time::timeout(Duration::from_secs(1), &mut waiting).await;
-    }
-    let message = match process.as_mut() {
-        Some(process) => {
-            process.end().await;
-            connect::with_stderr(failure, process)
-        }
-        None => failure,
-    };
-    // An empty failure is the hub ending it, not a failure.
-    if !message.is_empty()
-        && let Some(hub) = hub.upgrade()
-    {
-        hub.fail(&name, message);
-    }
-}
-
-/// `tools/list` again after `notifications/tools/list_changed`.
-async fn relist(hub: Weak<Inner>, name: String, peer: Peer<RoleClient>, timeout: Duration) {
-    let listed = tokio::time::timeout(timeout, peer.list_all_tools()).await;
-    let Some(hub) = hub.upgrade() else {
-        return;
-    };
-    match listed {
-        Ok(Ok(tools)) => {
-            let listing = listing::tools_of(&name, tools);
-            hub.update(&name, |s| {
-                if s.state == ServerState::Ready {
-                    s.tools = listing.tools;
-                    s.last_error = listing.note;
-                }
-            });
-            let _ = hub.notices.send(HubNotice::ToolsChanged { server: name });
-        }
-        Ok(Err(e)) => hub.update(&name, |s| {
-            s.last_error = Some(format!(
-                "tools/list after list_changed failed: {}",
-                strip_controls(&e.to_string())
-            ));
-        }),
-        Err(_) => hub.update(&name, |s| {
-            s.last_error = Some("tools/list after list_changed did not answer in time".into());
-        }),
     }
 }

@@ -12,7 +12,9 @@ mod connect;
 pub mod content;
 pub mod hub;
 mod listing;
+pub mod run;
 mod stdio;
+mod supervise;
 pub mod tool;
 
 pub use config::{ServerConfig, ServerEntry, Source};

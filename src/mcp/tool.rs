@@ -7,6 +7,9 @@ use crate::protocol::SideEffect;
 use crate::protocol::events::Risk;
 use crate::provider::ToolSpec;
 
+/// How every MCP tool's wire name starts (and no other tool's).
+pub const WIRE_PREFIX: &str = "mcp__";
+
 /// Most characters of a wire name: the strictest provider (OpenAI) takes 64.
 pub const MAX_WIRE_NAME: usize = 64;
 

@@ -426,6 +426,11 @@ pub struct Subject<'a> {
     /// The command, or the paths written.
     pub targets: &'a [String],
     pub risk: Risk,
+    /// The side effect is the tool's own claim (an MCP server's annotations), not something
+    /// Splice knows: in ask and accept-edits mode such a tool asks even when it claims to only
+    /// read, auto runs it (unconfined: nothing confines a server), read-only runs it only when
+    /// it claims to read.
+    pub claimed: bool,
 }
 
 /// The run's policy. Session rules added by "allow always" are shared by every clone.
@@ -506,8 +511,14 @@ impl Policy {
         }
         let acts = !matches!(subject.side_effect, SideEffect::Read | SideEffect::None);
         if self.mode == PermissionMode::ReadOnly && acts {
+            let reason = if subject.claimed {
+                "read-only mode runs only MCP tools whose server marks them read-only \
+                 (readOnlyHint), and this one is not marked so"
+            } else {
+                "read-only mode refuses writes and commands"
+            };
             return Verdict::Deny {
-                reason: "read-only mode refuses writes and commands".into(),
+                reason: reason.into(),
             };
         }
         let allow = rules
@@ -520,6 +531,9 @@ impl Policy {
             };
         }
         let mode = self.mode.as_str();
+        if subject.claimed {
+            return claimed_verdict(self.mode);
+        }
         match (subject.side_effect, self.mode) {
             (SideEffect::Read | SideEffect::None, _) => Verdict::Allow {
                 reason: "reads are allowed".into(),
@@ -551,6 +565,25 @@ impl Policy {
     }
 }
 
+/// A tool whose side effect is only claimed (an MCP tool), no rule having decided: its claims
+/// cannot be checked, so a person decides in ask and accept-edits mode; auto mode runs it, and
+/// read-only mode got here only for a claimed read (anything else was refused above).
+fn claimed_verdict(mode: PermissionMode) -> Verdict {
+    match mode {
+        PermissionMode::Ask | PermissionMode::AcceptEdits => Verdict::Prompt {
+            reason: "An MCP server's tool: what it does is only the server's claim.".into(),
+        },
+        PermissionMode::Auto => Verdict::Allow {
+            reason: "auto mode runs MCP tools (their servers are not sandboxed)".into(),
+            confine: false,
+        },
+        PermissionMode::ReadOnly => Verdict::Allow {
+            reason: "its server marks it read-only".into(),
+            confine: false,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -562,7 +595,94 @@ mod tests {
             side_effect: effect,
             targets: &targets,
             risk,
+            claimed: false,
         })
+    }
+
+    fn judge_mcp(policy: &Policy, tool: &str, effect: SideEffect, risk: Risk) -> Verdict {
+        let targets = vec![r#"{"a":2,"b":3}"#.to_string()];
+        policy.judge(&Subject {
+            tool,
+            side_effect: effect,
+            targets: &targets,
+            risk,
+            claimed: true,
+        })
+    }
+
+    /// MCP tools: in ask and accept-edits every one prompts, even one claiming to only read,
+    /// unless an allow rule covers it; auto runs all of them, high risk included, unconfined;
+    /// read-only runs only the claimed reads; a deny rule wins over every mode and allow rule.
+    #[test]
+    fn mcp_tools_by_mode_and_rule() {
+        let read = |mode| {
+            judge_mcp(
+                &Policy::new(mode, vec![]),
+                "mcp__everything__echo",
+                SideEffect::Read,
+                Risk::Low,
+            )
+        };
+        let exec = |mode, rules| {
+            judge_mcp(
+                &Policy::new(mode, rules),
+                "mcp__everything__get-sum",
+                SideEffect::Execute,
+                Risk::High,
+            )
+        };
+        for mode in [PermissionMode::Ask, PermissionMode::AcceptEdits] {
+            assert!(matches!(read(mode), Verdict::Prompt { .. }), "{mode:?}");
+            assert!(matches!(exec(mode, vec![]), Verdict::Prompt { .. }));
+            let allowed = exec(mode, vec![rule(Effect::Allow, "mcp__everything__*")]);
+            assert!(
+                matches!(allowed, Verdict::Allow { confine: false, .. }),
+                "{allowed:?}"
+            );
+            let pattern = exec(
+                mode,
+                vec![rule(Effect::Allow, r#"mcp__everything__get-sum(*"a":2*)"#)],
+            );
+            assert!(matches!(pattern, Verdict::Allow { .. }), "{pattern:?}");
+            let other = exec(
+                mode,
+                vec![rule(Effect::Allow, r#"mcp__everything__get-sum(*"a":9*)"#)],
+            );
+            assert!(matches!(other, Verdict::Prompt { .. }), "{other:?}");
+        }
+        assert_eq!(
+            exec(PermissionMode::Auto, vec![]),
+            Verdict::Allow {
+                reason: "auto mode runs MCP tools (their servers are not sandboxed)".into(),
+                confine: false
+            }
+        );
+        assert!(matches!(
+            read(PermissionMode::ReadOnly),
+            Verdict::Allow { .. }
+        ));
+        match exec(
+            PermissionMode::ReadOnly,
+            vec![rule(Effect::Allow, "mcp__everything__*")],
+        ) {
+            Verdict::Deny { reason } => assert!(reason.contains("readOnlyHint"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+        for mode in [PermissionMode::Auto, PermissionMode::Ask] {
+            let denied = exec(
+                mode,
+                vec![
+                    rule(Effect::Allow, "mcp__everything__*"),
+                    rule(Effect::Deny, "mcp__everything__get-sum"),
+                ],
+            );
+            assert_eq!(
+                denied,
+                Verdict::Deny {
+                    reason: "denied by rule `mcp__everything__get-sum`".into()
+                }
+            );
+        }
     }
 
     fn rule(effect: Effect, text: &str) -> Rule {

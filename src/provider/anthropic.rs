@@ -8,19 +8,18 @@ use super::{
     Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, TokenUsage, ToolCallRequest,
 };
 
+fn image_block(image: &crate::protocol::input::Image) -> Value {
+    json!({"type": "image", "source": {
+        "type": "base64", "media_type": image.media_type, "data": image.data
+    }})
+}
+
 pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
     let mut messages: Vec<Value> = Vec::new();
     for message in request.messages {
         match message {
             Message::User { text, images } => {
-                let mut content: Vec<Value> = images
-                    .iter()
-                    .map(|image| {
-                        json!({"type": "image", "source": {
-                            "type": "base64", "media_type": image.media_type, "data": image.data
-                        }})
-                    })
-                    .collect();
+                let mut content: Vec<Value> = images.iter().map(image_block).collect();
                 content.push(json!({"type": "text", "text": text}));
                 messages.push(json!({"role": "user", "content": content}));
             }
@@ -44,12 +43,21 @@ pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
                 call_id,
                 content,
                 is_error,
+                images,
             } => {
                 // An empty tool result is sent as words: empty text blocks are refused.
                 let content = if content.is_empty() {
                     "(no output)"
                 } else {
                     content.as_str()
+                };
+                // Images travel inside the tool result, as blocks after its text.
+                let content = if images.is_empty() {
+                    json!(content)
+                } else {
+                    let mut blocks = vec![json!({"type": "text", "text": content})];
+                    blocks.extend(images.iter().map(image_block));
+                    Value::Array(blocks)
                 };
                 let block = json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error});
                 // Consecutive tool results travel together in one user turn.
@@ -338,6 +346,7 @@ mod tests {
                 call_id: "a".into(),
                 content: String::new(),
                 is_error: false,
+                images: Vec::new(),
             },
         ];
         let body = request_body(
@@ -379,11 +388,13 @@ mod tests {
                 call_id: "a".into(),
                 content: "1".into(),
                 is_error: false,
+                images: Vec::new(),
             },
             Message::ToolResult {
                 call_id: "b".into(),
                 content: "2".into(),
                 is_error: true,
+                images: Vec::new(),
             },
         ];
         let body = request_body(
@@ -401,6 +412,55 @@ mod tests {
         assert_eq!(turns[2]["content"].as_array().map(Vec::len), Some(2));
         assert_eq!(turns[2]["content"][1]["is_error"], true);
         assert_eq!(body["system"][0]["text"], "sys");
+    }
+
+    /// An MCP tool's image goes inside its `tool_result`, after the result's text.
+    #[test]
+    fn tool_result_images_are_image_blocks_inside_the_tool_result() {
+        let messages = vec![
+            Message::User {
+                text: "draw".into(),
+                images: vec![],
+            },
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCallRequest {
+                    id: "a".into(),
+                    name: "mcp__everything__get-tiny-image".into(),
+                    arguments: "{}".into(),
+                }],
+            },
+            Message::ToolResult {
+                call_id: "a".into(),
+                content: "A tiny image".into(),
+                is_error: false,
+                images: vec![crate::protocol::input::Image {
+                    media_type: "image/png".into(),
+                    data: "iVBORw0K".into(),
+                }],
+            },
+        ];
+        let body = request_body(
+            "claude",
+            &ModelRequest {
+                system: "sys",
+                messages: &messages,
+                tools: &[],
+                max_tokens: 10,
+            },
+        );
+        let result = &body["messages"][2]["content"][0];
+        assert_eq!(result["type"], "tool_result");
+        assert_eq!(
+            result["content"][0],
+            json!({"type": "text", "text": "A tiny image"})
+        );
+        assert_eq!(
+            result["content"][1],
+            json!({"type": "image", "source": {
+                "type": "base64", "media_type": "image/png", "data": "iVBORw0K"
+            }})
+        );
     }
 
     fn tool(name: &str) -> super::super::ToolSpec {
@@ -455,6 +515,7 @@ mod tests {
                 call_id: format!("t{turn}"),
                 content: "text".into(),
                 is_error: false,
+                images: Vec::new(),
             });
         }
         messages

@@ -264,6 +264,9 @@ pub enum Message {
         call_id: String,
         content: String,
         is_error: bool,
+        /// Images the tool returned (an MCP tool's image content), for providers that take
+        /// them; see each wire format for where they go.
+        images: Vec<Image>,
     },
 }
 

@@ -3,24 +3,49 @@
 use serde_json::{Value, json};
 
 use super::sse::SseReader;
+use crate::protocol::input::Image;
+
 use super::{
     Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, TokenUsage, ToolCallRequest,
 };
 
+fn image_part(image: &Image) -> Value {
+    json!({"type": "image_url", "image_url": {
+        "url": format!("data:{};base64,{}", image.media_type, image.data)
+    }})
+}
+
+/// Chat Completions' `tool` messages carry text only: the images of a run of tool results
+/// follow it in one user message (the API allows a user turn there, and a user message is
+/// where it takes images), each introduced by the call it came from.
+fn tool_images_message(pending: &mut Vec<(&str, &[Image])>) -> Option<Value> {
+    if pending.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for (call_id, images) in pending.drain(..) {
+        parts.push(json!({"type": "text", "text": format!(
+            "The image(s) returned by tool call {call_id}:"
+        )}));
+        parts.extend(images.iter().map(image_part));
+    }
+    Some(json!({"role": "user", "content": parts}))
+}
+
 pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
     let mut messages = vec![json!({"role": "system", "content": request.system})];
+    let mut pending_images: Vec<(&str, &[Image])> = Vec::new();
     for message in request.messages {
+        if !matches!(message, Message::ToolResult { .. }) {
+            messages.extend(tool_images_message(&mut pending_images));
+        }
         messages.push(match message {
             Message::User { text, images } if images.is_empty() => {
                 json!({"role": "user", "content": text})
             }
             Message::User { text, images } => {
                 let mut parts = vec![json!({"type": "text", "text": text})];
-                parts.extend(images.iter().map(|image| {
-                    json!({"type": "image_url", "image_url": {
-                        "url": format!("data:{};base64,{}", image.media_type, image.data)
-                    }})
-                }));
+                parts.extend(images.iter().map(image_part));
                 json!({"role": "user", "content": parts})
             }
             Message::Assistant { text, tool_calls } => {
@@ -38,10 +63,19 @@ pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
                 value
             }
             Message::ToolResult {
-                call_id, content, ..
-            } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
+                call_id,
+                content,
+                images,
+                ..
+            } => {
+                if !images.is_empty() {
+                    pending_images.push((call_id, images));
+                }
+                json!({"role": "tool", "tool_call_id": call_id, "content": content})
+            }
         });
     }
+    messages.extend(tool_images_message(&mut pending_images));
     let mut body = json!({
         "model": api_model,
         "messages": messages,
@@ -243,6 +277,86 @@ mod tests {
     use super::*;
     use crate::provider::ToolSpec;
 
+    /// Tool messages carry text only: the images of consecutive tool results follow them in
+    /// one user message, after the last of them, so every call still has its answer first.
+    #[test]
+    fn tool_result_images_follow_the_tool_messages_as_a_user_message() {
+        let image = crate::protocol::input::Image {
+            media_type: "image/png".into(),
+            data: "iVBORw0K".into(),
+        };
+        let call = |id: &str| ToolCallRequest {
+            id: id.into(),
+            name: "mcp__everything__get-tiny-image".into(),
+            arguments: "{}".into(),
+        };
+        let result = |id: &str, images: Vec<crate::protocol::input::Image>| Message::ToolResult {
+            call_id: id.into(),
+            content: "[image: image/png, 6 bytes]".into(),
+            is_error: false,
+            images,
+        };
+        let messages = vec![
+            Message::User {
+                text: "draw".into(),
+                images: vec![],
+            },
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![call("a"), call("b")],
+            },
+            result("a", vec![image.clone()]),
+            result("b", vec![]),
+            Message::Assistant {
+                text: "seen".into(),
+                tool_calls: vec![call("c")],
+            },
+            result("c", vec![image]),
+        ];
+        let body = request_body(
+            "m",
+            &ModelRequest {
+                system: "sys",
+                messages: &messages,
+                tools: &[],
+                max_tokens: 100,
+            },
+        );
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .map(|m| m.iter().filter_map(|m| m["role"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            roles,
+            [
+                "system",
+                "user",
+                "assistant",
+                "tool",
+                "tool",
+                "user",
+                "assistant",
+                "tool",
+                "user"
+            ]
+        );
+        let shown = &body["messages"][5]["content"];
+        assert_eq!(shown[0]["text"], "The image(s) returned by tool call a:");
+        assert_eq!(
+            shown[1]["image_url"]["url"],
+            "data:image/png;base64,iVBORw0K"
+        );
+        assert_eq!(shown.as_array().map(Vec::len), Some(2));
+        assert_eq!(
+            body["messages"][3]["content"],
+            "[image: image/png, 6 bytes]"
+        );
+        assert_eq!(
+            body["messages"][8]["content"][0]["text"],
+            "The image(s) returned by tool call c:"
+        );
+    }
+
     #[test]
     fn body_carries_tools_images_and_tool_results() {
         let messages = vec![
@@ -265,6 +379,7 @@ mod tests {
                 call_id: "c1".into(),
                 content: "hello".into(),
                 is_error: false,
+                images: Vec::new(),
             },
         ];
         let tools = vec![ToolSpec {

@@ -140,22 +140,26 @@ impl ToolName {
     }
 }
 
-/// A tool a model's call names: a built-in, or a tool of a package offered to the run.
-#[derive(Debug, Clone, Copy)]
+/// A tool a model's call names: a built-in, a tool of a package offered to the run, or an MCP
+/// server's tool.
+#[derive(Debug, Clone)]
 pub enum ToolId<'a> {
     Builtin(ToolName),
     Package(&'a PackageTool),
     /// `transcribe`, offered when a Scribiz CLI can be run.
     Transcribe,
+    Mcp(std::sync::Arc<crate::mcp::McpTool>),
 }
 
 impl ToolId<'_> {
-    /// The name in events, the TUI and permission rules (`namespace.name.tool` for a package).
+    /// The name in events, the TUI and permission rules (`namespace.name.tool` for a package,
+    /// `mcp__server__tool` for an MCP tool).
     pub fn name(&self) -> &str {
         match self {
             ToolId::Builtin(tool) => tool.as_str(),
             ToolId::Package(tool) => &tool.dotted,
             ToolId::Transcribe => transcribe::NAME,
+            ToolId::Mcp(tool) => &tool.wire,
         }
     }
 
@@ -165,6 +169,8 @@ impl ToolId<'_> {
             ToolId::Package(tool) => tool.side_effect,
             // It uploads media and costs money.
             ToolId::Transcribe => SideEffect::Network,
+            // What its server's annotations claim.
+            ToolId::Mcp(tool) => tool.side_effect(),
         }
     }
 }

@@ -23,6 +23,8 @@ use crate::protocol::events::{Block, Risk, ToolStatus};
 use crate::protocol::{Event, SideEffect};
 use crate::provider::ToolCallRequest;
 
+mod mcp;
+
 /// Opened once the run may use its tools, with why it may not if so: a run in a repository
 /// first records the git config and hooks it puts back at its end, and records them while its
 /// first model request is under way rather than before it.
@@ -34,6 +36,8 @@ pub struct ToolReply {
     pub content: String,
     pub is_error: bool,
     pub status: ToolStatus,
+    /// Images the tool returned (an MCP tool's), for the model; `content` names each.
+    pub images: Vec<crate::protocol::input::Image>,
 }
 
 /// The outcome of asking the policy about one call.
@@ -59,6 +63,8 @@ pub struct ToolRunner {
     pub packages: Arc<Offered>,
     /// The `transcribe` tool, when a Scribiz CLI can be run: offered where package tools are.
     pub transcriber: Option<Arc<Transcriber>>,
+    /// The MCP servers' tools (`mcp__<server>__<tool>`), offered where package tools are.
+    pub mcp: Option<crate::mcp::McpHub>,
 }
 
 /// Most bytes of a failed package call's logs handed back with its error.
@@ -82,7 +88,7 @@ impl ToolRunner {
         let args: Value = match serde_json::from_str(&call.arguments) {
             Ok(args) => args,
             Err(e) => {
-                self.emit_call(call, Value::String(call.arguments.clone()), tool);
+                self.emit_call(call, Value::String(call.arguments.clone()), tool.as_ref());
                 return self.finish(
                     &call.id,
                     ToolStatus::Error,
@@ -93,7 +99,7 @@ impl ToolRunner {
                 );
             }
         };
-        self.emit_call(call, args.clone(), tool);
+        self.emit_call(call, args.clone(), tool.as_ref());
         let Some(tool) = tool else {
             return self.finish(
                 &call.id,
@@ -113,6 +119,7 @@ impl ToolRunner {
             ToolId::Builtin(tool) => tool,
             ToolId::Package(tool) => return self.run_package(&call.id, tool, args).await,
             ToolId::Transcribe => return self.run_transcribe(&call.id, &args).await,
+            ToolId::Mcp(tool) => return self.run_mcp(&call.id, &tool, args).await,
         };
         match self.dispatch(&call.id, tool, &args).await {
             Ok(reply) => reply,
@@ -129,7 +136,8 @@ impl ToolRunner {
         }
     }
 
-    /// The tool a call names: a built-in in `allowed`, else (with `packages`) a package tool.
+    /// The tool a call names: a built-in in `allowed`, else (with `packages`) `transcribe`,
+    /// an MCP tool a ready server lists now, or a package tool.
     fn resolve(&self, name: &str, allowed: &[ToolName], packages: bool) -> Option<ToolId<'_>> {
         if let Some(tool) = ToolName::parse(name).filter(|t| allowed.contains(t)) {
             return Some(ToolId::Builtin(tool));
@@ -137,13 +145,19 @@ impl ToolRunner {
         if packages && name == transcribe::NAME && self.transcriber.is_some() {
             return Some(ToolId::Transcribe);
         }
+        if packages
+            && name.starts_with(crate::mcp::tool::WIRE_PREFIX)
+            && let Some(tool) = self.mcp.as_ref().and_then(|hub| hub.tool(name))
+        {
+            return Some(ToolId::Mcp(tool));
+        }
         packages
             .then(|| self.packages.by_wire(name))
             .flatten()
             .map(ToolId::Package)
     }
 
-    fn emit_call(&self, call: &ToolCallRequest, args: Value, tool: Option<ToolId<'_>>) {
+    fn emit_call(&self, call: &ToolCallRequest, args: Value, tool: Option<&ToolId<'_>>) {
         self.bus.emit(Event::ToolCall {
             id: call.id.clone(),
             name: tool.map_or_else(|| call.name.clone(), |t| t.name().to_string()),
@@ -436,6 +450,8 @@ impl ToolRunner {
             side_effect,
             targets,
             risk,
+            // Only MCP tools have such names: their side effects are their servers' claims.
+            claimed: tool.starts_with(crate::mcp::tool::WIRE_PREFIX),
         });
         // A command allowed only because it would be confined must not run unconfined: when
         // the sandbox is unavailable, a person has to approve it (headless: denied).
@@ -623,6 +639,7 @@ impl ToolRunner {
             content: output,
             is_error: status != ToolStatus::Ok,
             status,
+            images: Vec::new(),
         }
     }
 }
@@ -679,6 +696,7 @@ mod tests {
             gate: None,
             packages: Arc::default(),
             transcriber: None,
+            mcp: None,
         };
         for (command, risk, rules) in [("rm -rf build", Risk::High, 0), ("ls", Risk::Low, 1)] {
             let permit = runner
@@ -715,6 +733,7 @@ mod tests {
             gate: Some(gate.clone()),
             packages: Arc::default(),
             transcriber: None,
+            mcp: None,
         };
         let write = |id: &str| ToolCallRequest {
             id: id.into(),

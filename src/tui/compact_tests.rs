@@ -113,6 +113,7 @@ fn long_conversation() -> Vec<Message> {
             call_id: id,
             content: format!("// part {turn}\n{}", "x".repeat(60_000)),
             is_error: false,
+            images: Vec::new(),
         });
     }
     messages.push(Message::Assistant {

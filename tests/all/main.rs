@@ -25,6 +25,7 @@ mod hardening_types;
 mod hardening_ui;
 mod input_validation;
 mod lifecycle;
+mod mcp_run;
 mod mcp_servers;
 mod packages_format;
 mod packages_model;

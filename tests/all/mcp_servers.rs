@@ -116,7 +116,16 @@ async fn progress_notifications_arrive_with_fractions() {
         .iter()
         .map(|p| p.fraction)
         .collect();
-    assert_eq!(fractions, [Some(0.25), Some(0.5), Some(0.75), Some(1.0)]);
+    // The last one may come after the result (rmcp handles notifications on tasks of their
+    // own), and then it is dropped: progress is only reported while a call runs.
+    assert!(
+        fractions.starts_with(&[Some(0.25), Some(0.5), Some(0.75)]) && fractions.len() <= 4,
+        "{fractions:?}"
+    );
+    assert!(
+        fractions.len() < 4 || fractions[3] == Some(1.0),
+        "{fractions:?}"
+    );
     hub.shutdown().await;
 }
 
@@ -228,7 +237,7 @@ async fn an_http_server_that_is_not_there_fails_alone() {
         splice::mcp::ServerEntry {
             name: "gone".into(),
             config: splice::mcp::ServerConfig::Http {
-                url: format!("http://127.0.0.1:{port}/mcp"),
+                url: format!("http://127.0.0.1:{port}/mcp?token=secret-in-query"),
                 headers: Default::default(),
             },
             source: splice::mcp::Source::User,
@@ -237,7 +246,15 @@ async fn an_http_server_that_is_not_there_fails_alone() {
     ])
     .await;
     assert_eq!(status(&hub, "gone").state, ServerState::Failed);
-    assert!(status(&hub, "gone").last_error.is_some());
+    let why = status(&hub, "gone").last_error.unwrap_or_default();
+    assert!(
+        why.contains(&format!("http://127.0.0.1:{port}/mcp?…")),
+        "{why}"
+    );
+    assert!(
+        !why.contains("secret-in-query") && !why.contains("rmcp::"),
+        "{why}"
+    );
     assert_eq!(status(&hub, "fine").state, ServerState::Ready);
     hub.shutdown().await;
 }
@@ -340,7 +357,7 @@ async fn a_10_mb_result_is_capped() {
 
 #[tokio::test]
 async fn a_server_that_never_answers_initialize_fails_and_start_returns() {
-    let hub = hub_in(&std::env::temp_dir(), 1_500, 60_000);
+    let hub = hub_in(&std::env::temp_dir(), 5_000, 60_000);
     hub.start(vec![
         mcp::hostile("mute", &["hang-init"], &[]),
         mcp::hostile("steady", &[], &[]),
@@ -350,7 +367,7 @@ async fn a_server_that_never_answers_initialize_fails_and_start_returns() {
     assert_eq!(mute.state, ServerState::Failed);
     let why = mute.last_error.unwrap_or_default();
     assert!(
-        why.contains("did not finish starting") && why.contains("1500 ms"),
+        why.contains("did not finish starting") && why.contains("5000 ms"),
         "{why}"
     );
     assert_eq!(status(&hub, "steady").state, ServerState::Ready);
@@ -371,19 +388,33 @@ async fn dropping_a_call_sends_the_server_notifications_cancelled() {
     let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let log = scratch.path().join("cancelled.jsonl");
     let hub = hub();
+    let started_file = scratch.path().join("started").display().to_string();
     hub.start(vec![mcp::hostile(
         "slow",
         &["slow"],
-        &[("HOSTILE_CANCEL_LOG", &log.display().to_string())],
+        &[
+            ("HOSTILE_CANCEL_LOG", &log.display().to_string()),
+            ("HOSTILE_STARTED_FILE", &started_file),
+        ],
     )])
     .await;
-    // The run interrupted: the call's future is dropped before the server answers.
-    let dropped = tokio::time::timeout(
-        Duration::from_millis(500),
-        call(&hub, "mcp__slow__sleep", json!({})),
-    )
-    .await;
-    assert!(dropped.is_err(), "the sleep answered: {dropped:?}");
+    // The run interrupted: the call's future is dropped once the server is working on it.
+    let started = scratch.path().join("started");
+    {
+        let pending = call(&hub, "mcp__slow__sleep", json!({}));
+        tokio::pin!(pending);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while !started.exists() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the sleep never started"
+            );
+            tokio::select! {
+                answer = &mut pending => panic!("the sleep answered: {answer:?}"),
+                () = tokio::time::sleep(Duration::from_millis(20)) => {}
+            }
+        }
+    }
     assert!(
         eventually(Duration::from_secs(10), || !cancellations(&log).is_empty()).await,
         "the server never got notifications/cancelled"
@@ -489,10 +520,9 @@ fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-#[tokio::test]
-async fn shutdown_ends_what_a_server_started() {
-    let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let pid_file = scratch.path().join("grandchild.pid");
+/// A hub with the `fork` server started, and the pid of the grandchild it left running.
+async fn forking_hub(scratch: &Path) -> (McpHub, i32) {
+    let pid_file = scratch.join("grandchild.pid");
     let hub = hub();
     hub.start(vec![mcp::hostile(
         "forks",
@@ -510,10 +540,30 @@ async fn shutdown_ends_what_a_server_started() {
         alive(pid),
         "the grandchild should run while the server does"
     );
+    (hub, pid)
+}
+
+#[tokio::test]
+async fn shutdown_ends_what_a_server_started() {
+    let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (hub, pid) = forking_hub(scratch.path()).await;
     hub.shutdown().await;
     assert!(
         eventually(Duration::from_secs(5), || !alive(pid)).await,
         "the grandchild {pid} outlived the hub"
+    );
+}
+
+#[tokio::test]
+async fn a_hub_dropped_without_shutdown_still_ends_its_servers() {
+    let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (hub, pid) = forking_hub(scratch.path()).await;
+    let clone = hub.clone();
+    drop(hub);
+    drop(clone);
+    assert!(
+        eventually(Duration::from_secs(10), || !alive(pid)).await,
+        "the grandchild {pid} outlived the dropped hub"
     );
 }
 
@@ -691,6 +741,18 @@ fn mcp_list_with_a_broken_config_exits_2_naming_the_key() {
         refused.stderr.contains("SPLICE_MCP_STARTUP_TIMEOUT_MS"),
         "{}",
         refused.stderr
+    );
+    sandbox.write(
+        ".mcp.json",
+        r#"{"mcpServers": {"p": {"command": "x", "url": "http://x.invalid"}}}"#,
+    );
+    let project = splice_mcp(&sandbox, &["list"]);
+    assert_eq!(project.code, 2);
+    assert!(project.stderr.contains(".mcp.json"), "{}", project.stderr);
+    assert!(
+        project.stderr.contains("mcpServers.p"),
+        "{}",
+        project.stderr
     );
 }
 

@@ -6,8 +6,8 @@ Modes (any number, as arguments):
   crash-mid-call tool `crash` kills the process before answering
   huge           tool `huge` returns a 10 MB text result
   hang-init      never answers `initialize`
-  slow           tool `sleep` sleeps 60 s; `notifications/cancelled` is appended to the file
-                 named by HOSTILE_CANCEL_LOG
+  slow           tool `sleep` sleeps 60 s (its request id appended to HOSTILE_STARTED_FILE as it
+                 starts); `notifications/cancelled` is appended to HOSTILE_CANCEL_LOG
   list-changed   tool `grow` adds the tool `extra` and sends `notifications/tools/list_changed`
   env-dump       tool `env` returns its environment as JSON
   fork           starts a grandchild (`sleep 300`) in its process group and writes its pid to
@@ -72,6 +72,10 @@ def call(request_id, params):
     elif name == "huge" and "huge" in MODES:
         text_result(request_id, "x" * (10 * 1024 * 1024))
     elif name == "sleep" and "slow" in MODES:
+        started = os.environ.get("HOSTILE_STARTED_FILE")
+        if started:
+            with open(started, "a") as f:
+                f.write(str(request_id) + "\n")
         time.sleep(60)
         text_result(request_id, "slept")
     elif name == "grow" and "list-changed" in MODES:

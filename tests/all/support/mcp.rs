@@ -172,10 +172,13 @@ impl EverythingHttp {
 
 impl Drop for EverythingHttp {
     fn drop(&mut self) {
-        let pid = self.child.id() as i32;
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{pid}")])
-            .status();
+        // Its own group (`process_group(0)`): whatever it started goes too.
+        if let Some(pid) = i32::try_from(self.child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
         let _ = self.child.wait();
     }
 }

@@ -1,0 +1,217 @@
+//! A call of an MCP server's tool: the permission policy (its annotations are the server's
+//! claims), the call through the run's hub with its progress as `tool_progress`, and the
+//! result: text capped, images checked and handed on, the server's errors as tool errors.
+
+use base64::Engine;
+use serde_json::Value;
+
+use super::{Permit, ToolReply, ToolRunner};
+use crate::bus::Preview;
+use crate::mcp::{CallError, McpOutput, McpTool};
+use crate::protocol::Event;
+use crate::protocol::events::ToolStatus;
+use crate::protocol::input::{IMAGE_MEDIA_TYPES, Image, MAX_IMAGE_BYTES};
+use crate::tools::{MAX_OUTPUT_BYTES, cap_output};
+
+/// Most images of one result handed to the model; the rest are named and left out.
+const MAX_IMAGES: usize = 8;
+
+impl ToolRunner {
+    pub(super) async fn run_mcp(&self, id: &str, tool: &McpTool, args: Value) -> ToolReply {
+        let input_text = args.to_string();
+        let (shown, _) = cap_output(&input_text, 2_000);
+        let preview = vec![Preview::Command(format!("{} {shown}", tool.wire))];
+        if let Permit::Refused(status, reason) = self
+            .permit(
+                id,
+                &tool.wire,
+                tool.side_effect(),
+                &[input_text],
+                tool.risk(),
+                preview,
+            )
+            .await
+        {
+            return self.finish(id, status, reason, false, None, None);
+        }
+        let Some(hub) = &self.mcp else {
+            let missing = format!("MCP server `{}` is not running in this run", tool.server);
+            return self.finish(id, ToolStatus::Error, missing, false, None, None);
+        };
+        let (bus, call_id) = (self.bus.clone(), id.to_string());
+        let on_progress = Box::new(move |progress: crate::mcp::Progress| {
+            bus.emit(Event::tool_progress(
+                call_id.as_str(),
+                None,
+                progress.fraction,
+                progress.detail.as_deref(),
+            ));
+        });
+        match hub.call(tool, args, on_progress).await {
+            Ok(output) => {
+                let status = if output.is_error {
+                    ToolStatus::Error
+                } else {
+                    ToolStatus::Ok
+                };
+                let (text, truncated, images) = render(output);
+                let reply = self.finish(id, status, text, truncated, None, None);
+                ToolReply { images, ..reply }
+            }
+            Err(error) => {
+                let status = match error {
+                    CallError::Timeout { .. } => ToolStatus::Timeout,
+                    CallError::Unavailable { .. } | CallError::Failed { .. } => ToolStatus::Error,
+                };
+                self.finish(id, status, error.to_string(), false, None, None)
+            }
+        }
+    }
+}
+
+/// The result's text capped like any tool's output, then one line per image
+/// (`[image: image/png, 91 bytes]`, never its data); the images the model may be given: of a
+/// type providers take, decodable, within the size limit, at most [`MAX_IMAGES`].
+fn render(output: McpOutput) -> (String, bool, Vec<Image>) {
+    let (mut text, truncated) = cap_output(&output.text, MAX_OUTPUT_BYTES);
+    let mut images = Vec::new();
+    for image in output.images {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(image.data.as_bytes())
+            .map(|bytes| bytes.len());
+        let media_type = crate::sanitize::terminal::strip_controls(&image.media_type).into_owned();
+        let line = match decoded {
+            Err(_) => format!("[image: {media_type}, not sent: its data is not base64]"),
+            Ok(_) if !IMAGE_MEDIA_TYPES.contains(&image.media_type.as_str()) => {
+                format!(
+                    "[image: {media_type}, not sent: providers take only PNG, JPEG, GIF and WebP]"
+                )
+            }
+            Ok(bytes) if bytes > MAX_IMAGE_BYTES => {
+                format!("[image: {media_type}, {bytes} bytes, not sent: larger than 10 MiB]")
+            }
+            Ok(bytes) if images.len() >= MAX_IMAGES => {
+                format!(
+                    "[image: {media_type}, {bytes} bytes, not sent: more than {MAX_IMAGES} images]"
+                )
+            }
+            Ok(bytes) => {
+                images.push(image);
+                format!("[image: {media_type}, {bytes} bytes]")
+            }
+        };
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&line);
+    }
+    (text, truncated, images)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn image(media_type: &str, data: &str) -> Image {
+        Image {
+            media_type: media_type.into(),
+            data: data.into(),
+        }
+    }
+
+    #[test]
+    fn images_are_named_in_the_text_and_only_usable_ones_kept() {
+        let big = base64::engine::general_purpose::STANDARD.encode(vec![0u8; MAX_IMAGE_BYTES + 1]);
+        let output = McpOutput {
+            text: "A tiny image:".into(),
+            images: vec![
+                image("image/png", "iVBORw0KGgo="),
+                image("image/svg+xml", "PHN2Zz4="),
+                image("image/png", "not base64!"),
+                image("image/jpeg", &big),
+            ],
+            is_error: false,
+        };
+        let (text, truncated, images) = render(output);
+        assert!(!truncated);
+        assert_eq!(images, [image("image/png", "iVBORw0KGgo=")]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "A tiny image:");
+        assert_eq!(lines[1], "[image: image/png, 8 bytes]");
+        assert!(lines[2].contains("only PNG, JPEG, GIF and WebP"), "{text}");
+        assert!(lines[3].contains("not base64"), "{text}");
+        assert!(lines[4].contains("larger than 10 MiB"), "{text}");
+        assert!(!text.contains("iVBOR"), "image data never in the text");
+    }
+
+    /// In ask mode an MCP tool asks even though it claims to only read; "allow always" adds
+    /// the rule for its wire name, so the next call runs without asking.
+    #[tokio::test]
+    async fn allow_always_adds_the_rule_for_the_wire_name() {
+        use crate::bus::{Answer, Bus, PermissionAsk};
+        use crate::permissions::{PermissionMode, Policy};
+        use crate::protocol::SideEffect;
+        use crate::protocol::events::Risk;
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let asked = Arc::new(AtomicUsize::new(0));
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<PermissionAsk>();
+        let counter = Arc::clone(&asked);
+        tokio::spawn(async move {
+            while let Some(ask) = rx.recv().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let _ = ask.reply.send(Answer::AllowAlways);
+            }
+        });
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let runner = ToolRunner {
+            root: dir.path().to_path_buf(),
+            policy: Policy::new(PermissionMode::Ask, vec![]),
+            checkpoints: Arc::new(crate::checkpoint::CheckpointStore::new(
+                dir.path(),
+                "run_t",
+                dir.path(),
+            )),
+            bus: Bus::with_responder("run_t", vec![], tx),
+            writable: vec![],
+            gate: None,
+            packages: Arc::default(),
+            transcriber: None,
+            mcp: None,
+        };
+        let wire = "mcp__everything__get-sum";
+        for _ in 0..2 {
+            let permit = runner
+                .permit(
+                    "c1",
+                    wire,
+                    SideEffect::Read,
+                    &[r#"{"a":2,"b":3}"#.to_string()],
+                    Risk::Low,
+                    vec![],
+                )
+                .await;
+            assert!(matches!(permit, Permit::Granted { confine: false }));
+        }
+        assert_eq!(asked.load(Ordering::SeqCst), 1, "asked once, then the rule");
+        let rules: Vec<String> = runner
+            .policy
+            .session_rules()
+            .iter()
+            .map(|r| r.render())
+            .collect();
+        assert_eq!(rules, [wire]);
+    }
+
+    #[test]
+    fn text_is_capped_like_any_tool_output() {
+        let output = McpOutput {
+            text: "x".repeat(MAX_OUTPUT_BYTES * 3),
+            images: vec![],
+            is_error: false,
+        };
+        let (text, truncated, _) = render(output);
+        assert!(truncated);
+        assert!(text.len() < MAX_OUTPUT_BYTES + 100);
+    }
+}
