@@ -139,10 +139,11 @@ fn remove(name: &str, out: &mut dyn Write) -> Result<(), String> {
     Ok(())
 }
 
-/// The user's config file, checked as a run would load it, as a JSON document to edit.
+/// The user's config file, checked as a run would load it, as a JSON document to edit. Unlike
+/// a run, a file `SPLICE_CONFIG` names may be missing: `add` creates it.
 fn read_config() -> Result<(PathBuf, Value), String> {
-    ConfigFile::load_user().map_err(|e| e.to_string())?;
     let path = config_path().ok_or("no config directory: set SPLICE_CONFIG")?;
+    ConfigFile::load(Some(&path)).map_err(|e| e.to_string())?;
     let document = match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)
             .map_err(|e| format!("invalid config file {}: {e}", path.display()))?,

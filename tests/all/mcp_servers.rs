@@ -820,3 +820,22 @@ fn mcp_list_starts_project_servers_only_when_trusted_and_reports_failures() {
         trusted.stdout
     );
 }
+
+/// `splice mcp add` is how a first server gets configured: a config file `SPLICE_CONFIG` names
+/// but that does not exist yet is created (owner-only), where a run would refuse it.
+#[test]
+fn mcp_add_creates_the_named_config_file_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = support::Sandbox::new();
+    std::fs::remove_file(config_path(&sandbox)).unwrap_or_else(|e| panic!("{e}"));
+    let added = splice_mcp(&sandbox, &["add", "local", "--", "true"]);
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    assert_eq!(
+        config(&sandbox)["mcpServers"]["local"]["command"],
+        json!("true")
+    );
+    let mode = std::fs::metadata(config_path(&sandbox))
+        .map(|m| m.permissions().mode() & 0o777)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(mode, 0o600);
+}
