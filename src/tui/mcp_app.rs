@@ -134,6 +134,6 @@ impl App {
     pub(super) fn mcp_failure_already_shown(&self, message: &str) -> bool {
         self.mcp_failures_shown
             .iter()
-            .any(|server| message.contains(server.as_str()))
+            .any(|server| message.contains(&format!("`{server}`")))
     }
 }
