@@ -379,7 +379,7 @@ impl App {
         }
     }
 
-    fn composer_key(&mut self, key: KeyEvent) {
+    pub(super) fn composer_key(&mut self, key: KeyEvent) {
         if let ComposerAction::Submit(text) = self.composer.handle_key(key) {
             self.submit(text);
         }

@@ -190,12 +190,42 @@ async fn mcp_notice(
 /// starts nothing, and one begun has handed its servers to the hub, whose shutdown ends them.
 fn start_mcp(
     app: &App,
-    starts: &mut tokio::task::JoinSet<()>,
+    starts: &mut tokio::task::JoinSet<Option<String>>,
     servers: Vec<crate::mcp::ServerEntry>,
 ) {
     if let Some(hub) = app.settings.mcp.hub.clone() {
-        starts.spawn(async move { hub.start(servers).await });
+        starts.spawn(async move {
+            hub.start(servers).await;
+            None
+        });
     }
+}
+
+/// The person approved a project server: the approval is written on the blocking pool (the UI
+/// never waits on the disk) while the server starts. A write that fails comes back as a
+/// warning; the server still starts for this session, as the person asked.
+fn approve_mcp(
+    app: &App,
+    starts: &mut tokio::task::JoinSet<Option<String>>,
+    entry: crate::mcp::ServerEntry,
+) {
+    let (data, cwd) = (app.settings.data_dir.clone(), app.settings.cwd.clone());
+    let saved = entry.clone();
+    starts.spawn(async move {
+        let name = saved.name.clone();
+        let written =
+            crate::blocking::detached(move || super::mcp_session::approve(&data, &cwd, &saved))
+                .await;
+        match written {
+            Some(Ok(())) => None,
+            Some(Err(e)) => Some(format!(
+                "approval of MCP server `{name}` not saved ({e}); it starts for this session \
+                 and is asked about again next time"
+            )),
+            None => Some(format!("approval of MCP server `{name}` not saved")),
+        }
+    });
+    start_mcp(app, starts, vec![entry]);
 }
 
 /// What one of the app's own tasks (a login, a `/compact` summary) came back with.
@@ -338,20 +368,7 @@ where
                 }),
                 Request::LogClear => log(Record::Clear),
                 Request::StartMcp(servers) => start_mcp(&app, &mut mcp_starts, servers),
-                Request::ApproveMcp(entry) => {
-                    let (data, root) = (app.settings.data_dir.clone(), app.settings.cwd.clone());
-                    if let Err(e) = super::mcp_session::approve(&data, &root, &entry) {
-                        app.notice(
-                            Level::Warning,
-                            format!(
-                                "approval of MCP server `{}` not saved ({e}); it starts for this \
-                                 session and is asked about again next time",
-                                entry.name
-                            ),
-                        );
-                    }
-                    start_mcp(&app, &mut mcp_starts, vec![entry]);
-                }
+                Request::ApproveMcp(entry) => approve_mcp(&app, &mut mcp_starts, entry),
                 Request::Interrupt | Request::Quit => {
                     if let Some(stop) = interrupt.take() {
                         let _ = stop.send(());
@@ -410,7 +427,11 @@ where
                 }
             }
             Some(notice) = mcp_notice(&mut mcp_notices) => app.on_mcp_notice(notice),
-            Some(_) = mcp_starts.join_next(), if !mcp_starts.is_empty() => {}
+            Some(done) = mcp_starts.join_next(), if !mcp_starts.is_empty() => {
+                if let Ok(Some(warning)) = done {
+                    app.notice(Level::Warning, warning);
+                }
+            }
             Some(ask) = ask_rx.recv() => {
                 app.now = Instant::now();
                 app.on_permission(ask);

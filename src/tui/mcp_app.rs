@@ -78,12 +78,8 @@ impl App {
                 }
             }
             KeyOutcome::Handled => {}
-            KeyOutcome::ToComposer => {
-                if let super::composer::ComposerAction::Submit(text) = self.composer.handle_key(key)
-                {
-                    self.submit(text);
-                }
-            }
+            // Typing meant for the composer reaches it, never the void.
+            KeyOutcome::ToComposer => self.composer_key(key),
         }
     }
 

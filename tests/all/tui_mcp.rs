@@ -232,3 +232,35 @@ fn an_mcp_tool_call_is_prompted_for_and_its_progress_shows_in_its_cell() {
     let after = quit(&tmux);
     assert!(after.contains("SPLICE_EXIT=0"), "{after}");
 }
+
+#[test]
+fn an_approval_that_cannot_be_saved_is_a_warning_and_the_server_still_starts_this_session() {
+    let sandbox = Sandbox::new();
+    let marker = sandbox.dir.path().join("started");
+    project_servers(
+        &sandbox,
+        serde_json::json!({"marker": {
+            "command": "sh",
+            "args": ["-c", format!("touch '{}'", marker.display())]
+        }}),
+    );
+    // A directory where the approvals file goes: the write's rename fails (even for root).
+    let blocker = sandbox.data.join("mcp-approvals.json");
+    std::fs::create_dir_all(blocker.join("in-the-way")).unwrap_or_else(|e| panic!("{e}"));
+    let provider = FakeProvider::start(vec![]);
+    let tmux = Tmux::new("mcp-unsaved");
+    tmux.start(
+        "splice",
+        (120, 40),
+        &splice_shell(&sandbox, &provider.url, sandbox.dir.path(), ""),
+    );
+    tmux.wait_for("splice", "y/a approve and start");
+    tmux.keys("splice", &["y"]);
+    tmux.wait_for("splice", "approval of MCP server `marker` not saved");
+    // Approved for this session all the same: it ran (and, speaking no MCP, failed).
+    tmux.wait_for("splice", "MCP server `marker` failed");
+    assert!(marker.exists(), "the approved server did not start");
+    assert!(blocker.is_dir(), "the approvals path was replaced");
+    let after = quit(&tmux);
+    assert!(after.contains("SPLICE_EXIT=0"), "{after}");
+}
