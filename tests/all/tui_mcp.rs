@@ -264,3 +264,52 @@ fn an_approval_that_cannot_be_saved_is_a_warning_and_the_server_still_starts_thi
     let after = quit(&tmux);
     assert!(after.contains("SPLICE_EXIT=0"), "{after}");
 }
+
+/// The parent pid of a live process, from `/proc/<pid>/stat` (the field after the state).
+fn parent_of(pid: &str) -> i32 {
+    let stat =
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_else(|e| panic!("{e}"));
+    let (_, rest) = stat.rsplit_once(')').unwrap_or_else(|| panic!("{stat}"));
+    rest.split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{stat}"))
+}
+
+#[test]
+fn sigterm_to_the_tui_ends_its_servers_before_it_exits() {
+    let sandbox = Sandbox::new();
+    let pid_file = sandbox.dir.path().join("server.pid");
+    let (node, args) = support::mcp::everything_command();
+    let command = format!(
+        "echo $$ > '{}'; exec '{node}' '{}'",
+        pid_file.display(),
+        args.join("' '")
+    );
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        serde_json::json!({"mcpServers": {"everything": {"command": "sh", "args": ["-c", command]}}})
+            .to_string(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let provider = FakeProvider::start(vec![]);
+    let tmux = Tmux::new("mcp-sigterm");
+    tmux.start(
+        "splice",
+        (120, 40),
+        &splice_shell(&sandbox, &provider.url, sandbox.dir.path(), ""),
+    );
+    tmux.wait_for("splice", "Type a request");
+    tmux.type_text("splice", "/mcp");
+    tmux.keys("splice", &["Enter"]);
+    tmux.wait_for("splice", "mcp__everything__get-sum");
+    let pid = std::fs::read_to_string(&pid_file).unwrap_or_else(|e| panic!("{e}"));
+    let pid = pid.trim().to_string();
+    // The server is Splice's own child: the signal goes to that one process only.
+    let splice = parent_of(&pid);
+    let splice = rustix::process::Pid::from_raw(splice).unwrap_or_else(|| panic!("pid {splice}"));
+    rustix::process::kill_process(splice, rustix::process::Signal::TERM)
+        .unwrap_or_else(|e| panic!("{e}"));
+    tmux.wait_for("splice", "SPLICE_EXIT=");
+    assert!(!alive(&pid), "server {pid} outlived the TUI");
+}
