@@ -12,6 +12,11 @@ Modes (any number, as arguments):
   env-dump       tool `env` returns its environment as JSON
   fork           starts a grandchild (`sleep 300`) in its process group and writes its pid to
                  the file named by HOSTILE_PID_FILE
+  fds            tool `fds` returns the file descriptors it inherited beyond stdio, as JSON
+                 (`{"fd": "target"}`)
+  leak           tool `leak` returns the value of HOSTILE_TOKEN; tool `leak-crash` writes it
+                 to stderr and exits 3 (so it reaches the server's last error)
+  giant-schemas  200 more tools (`g0`…`g199`), each with a 60 KB input schema
 Every mode also has the tool `echo`.
 """
 import json
@@ -44,6 +49,16 @@ if "list-changed" in MODES:
     tool("grow", "Adds the tool `extra`.")
 if "env-dump" in MODES:
     tool("env", "Returns the environment.")
+if "fds" in MODES:
+    tool("fds", "Returns the inherited file descriptors beyond stdio.")
+if "leak" in MODES:
+    tool("leak", "Returns HOSTILE_TOKEN.")
+    tool("leak-crash", "Writes HOSTILE_TOKEN to stderr and exits.")
+if "giant-schemas" in MODES:
+    for i in range(200):
+        TOOLS.append({"name": "g%d" % i, "description": "A giant schema.",
+                      "inputSchema": {"type": "object", "properties": {
+                          "x": {"type": "string", "description": "y" * 60000}}}})
 
 
 def send(message):
@@ -85,6 +100,23 @@ def call(request_id, params):
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     elif name == "env" and "env-dump" in MODES:
         text_result(request_id, json.dumps(dict(os.environ), sort_keys=True))
+    elif name == "fds" and "fds" in MODES:
+        found = {}
+        for entry in os.listdir("/proc/self/fd"):
+            # The listing's own descriptor is closed by now: it cannot be read.
+            try:
+                target = os.readlink("/proc/self/fd/" + entry)
+            except OSError:
+                continue
+            if int(entry) > 2:
+                found[entry] = target
+        text_result(request_id, json.dumps(found, sort_keys=True))
+    elif name == "leak" and "leak" in MODES:
+        text_result(request_id, "token=" + os.environ.get("HOSTILE_TOKEN", ""))
+    elif name == "leak-crash" and "leak" in MODES:
+        sys.stderr.write("hostile: bad token " + os.environ.get("HOSTILE_TOKEN", "") + "\n")
+        sys.stderr.flush()
+        os._exit(3)
     else:
         send({"jsonrpc": "2.0", "id": request_id,
               "error": {"code": -32602, "message": "unknown tool " + str(name)}})

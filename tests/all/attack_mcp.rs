@@ -1,0 +1,275 @@
+//! Attacks on the MCP support (issue 13) through the real binary: a hostile repository, a
+//! hostile server, a hostile model. Each test names what it tried; each failed before its fix.
+
+use crate::support;
+
+use serde_json::{Value, json};
+use splice::mcp::{ServerConfig, ServerEntry};
+use support::fake_provider::{FakeProvider, Reply, anthropic};
+use support::{Outcome, Sandbox, run, run_raw, stream_json};
+
+fn server_value(entry: &ServerEntry) -> Value {
+    match &entry.config {
+        ServerConfig::Stdio { command, args, env } => {
+            json!({"command": command, "args": args, "env": env})
+        }
+        ServerConfig::Http { url, headers } => json!({"url": url, "headers": headers}),
+    }
+}
+
+fn servers_file(servers: &[(&str, Value)]) -> String {
+    let map: serde_json::Map<String, Value> = servers
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.clone()))
+        .collect();
+    json!({ "mcpServers": map }).to_string()
+}
+
+/// The user's config file names these servers.
+fn configure(sandbox: &Sandbox, servers: &[(&str, Value)]) {
+    std::fs::write(sandbox.dir.path().join("config.json"), servers_file(servers))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn exec(sandbox: &Sandbox, provider: &FakeProvider, args: &[&str]) -> Outcome {
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command)
+        .args(["--provider", "anthropic", "--tier", "light"])
+        .args(args);
+    let out = run(command, None);
+    out.assert_well_formed();
+    out
+}
+
+fn warnings(out: &Outcome, code: &str) -> Vec<String> {
+    out.of_type("warning")
+        .iter()
+        .filter(|w| w["code"] == code)
+        .filter_map(|w| w["message"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn offered_tools(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// A `.mcp.json` server whose command creates `marker` (then is no server at all).
+fn marker_server(marker: &std::path::Path) -> Value {
+    json!({"command": "sh", "args": ["-c", format!("touch '{}'", marker.display())]})
+}
+
+/// A repository's `.mcp.json` is a file Splice reads on its own, so it is opened beneath the
+/// root as a regular file: a link out of the root is not read (even with
+/// `--trust-project-mcp`, its server never starts), and a FIFO (or `/dev/zero`) cannot hang the
+/// run or grow its memory. Each is a warning naming the file; the run completes.
+#[test]
+fn a_project_mcp_json_is_read_only_as_a_regular_file_beneath_the_root() {
+    let sandbox = Sandbox::new();
+    let marker = sandbox.dir.path().join("started.marker");
+    let outside = sandbox.dir.path().join("elsewhere.json");
+    std::fs::write(
+        &outside,
+        servers_file(&[("proj", marker_server(&marker))]),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&outside, sandbox.root.join(".mcp.json"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let provider = FakeProvider::start(vec![
+        anthropic::answer(&["Hi."]),
+        anthropic::answer(&["Hi again."]),
+    ]);
+    let out = exec(&sandbox, &provider, &["--trust-project-mcp", "Hello."]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(!marker.exists(), "a .mcp.json linked from outside the root ran");
+    let failed = warnings(&out, "mcp_server_failed");
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].contains(".mcp.json"), "{failed:?}");
+
+    std::fs::remove_file(sandbox.root.join(".mcp.json")).unwrap_or_else(|e| panic!("{e}"));
+    let made = std::process::Command::new("mkfifo")
+        .arg(sandbox.root.join(".mcp.json"))
+        .status()
+        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+    assert!(made.success());
+    // Before the fix the run blocked here for ever, opening the FIFO for a writer.
+    let out = exec(&sandbox, &provider, &["Hello."]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let failed = warnings(&out, "mcp_server_failed");
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].contains("not a regular file"), "{failed:?}");
+    assert_eq!(out.final_result()["status"], "completed");
+}
+
+/// An HTTP server that redirects elsewhere must not get the configured headers sent on to the
+/// other host: reqwest drops only `Authorization` and cookies on a cross-host redirect, so an
+/// `X-Api-Key` went along. Splice follows no redirect: the server fails, naming the status.
+#[test]
+fn an_http_servers_redirect_does_not_carry_its_headers_to_another_host() {
+    let sandbox = Sandbox::new();
+    let elsewhere = FakeProvider::start(vec![
+        Reply::Status {
+            code: 404,
+            headers: vec![],
+            body: "{}".into(),
+        };
+        4
+    ]);
+    let port = elsewhere.url.rsplit(':').next().unwrap_or_default();
+    let location = format!("http://localhost:{port}/mcp");
+    let redirecting = FakeProvider::start(vec![
+        Reply::Status {
+            code: 307,
+            headers: vec![("location".into(), location)],
+            body: String::new(),
+        };
+        4
+    ]);
+    configure(
+        &sandbox,
+        &[(
+            "docs",
+            json!({"type": "http", "url": format!("{}/mcp", redirecting.url), "headers": {
+                "Authorization": "Bearer sekrit-bearer-1234",
+                "X-Api-Key": "sekrit-apikey-5678"
+            }}),
+        )],
+    );
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command.args(["mcp", "list", "--json"]);
+    let out = run_raw(command, None);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(!redirecting.requests().is_empty(), "the server was not asked");
+    for request in elsewhere.requests() {
+        for (name, value) in &request.headers {
+            assert!(
+                !value.contains("sekrit"),
+                "the redirect carried `{name}: {value}` to another host"
+            );
+        }
+    }
+    let listed: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(listed["servers"][0]["state"], "failed", "{listed}");
+    assert!(!out.stdout.contains("sekrit") && !out.stderr.contains("sekrit"));
+}
+
+/// A secret in a server's configured `env` (a name such as `HOSTILE_TOKEN`) or in its headers
+/// is not in Splice's own environment, so the output redaction did not know it: a server that
+/// echoes it in a result, or on stderr before dying (quoted in the warning and the call's
+/// error), put it on stdout. Such values are redacted from what a server says.
+#[test]
+fn a_servers_configured_secrets_do_not_reach_the_event_stream() {
+    let sandbox = Sandbox::new();
+    let secret = "hush-hush-4321-abcd";
+    let server = support::mcp::hostile("leaky", &["leak"], &[("HOSTILE_TOKEN", secret)]);
+    configure(&sandbox, &[("leaky", server_value(&server))]);
+    let provider = FakeProvider::start(vec![
+        anthropic::tool_call("toolu_1", "mcp__leaky__leak", &["{}"]),
+        anthropic::tool_call("toolu_2", "mcp__leaky__leak-crash", &["{}"]),
+        anthropic::answer(&["Done."]),
+    ]);
+    let out = exec(&sandbox, &provider, &["--allow", "mcp__leaky__*", "Leak it."]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let results = out.of_type("tool_result");
+    assert_eq!(results.len(), 2, "{}", out.stdout);
+    assert_eq!(results[0]["status"], "ok", "{}", results[0]);
+    assert!(
+        results[0]["output"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("token="),
+        "{}",
+        results[0]
+    );
+    assert_eq!(results[1]["status"], "error", "{}", results[1]);
+    assert_eq!(warnings(&out, "mcp_server_failed").len(), 1);
+    assert!(!out.stdout.contains(secret), "{}", out.stdout);
+    assert!(!out.stderr.contains(secret), "{}", out.stderr);
+    for request in provider.requests() {
+        assert!(!request.body.to_string().contains(secret), "sent to the model");
+    }
+}
+
+/// A server name ending in `_` made wire names that rules for another server cover:
+/// `--allow 'mcp__a__*'` (meant for the user's server `a`) matched `mcp__a___env`, the tool
+/// `env` of a project server `a_`, and two servers `a` (tool `_env`) and `a_` (tool `env`)
+/// offered the same name twice. Server names may not start or end with `_`.
+#[test]
+fn a_server_named_with_a_trailing_underscore_is_not_covered_by_anothers_rule() {
+    let sandbox = Sandbox::new();
+    let mine = support::mcp::hostile("a", &[], &[]);
+    configure(&sandbox, &[("a", server_value(&mine))]);
+    let theirs = support::mcp::hostile("a_", &["env-dump"], &[]);
+    sandbox.write(".mcp.json", &servers_file(&[("a_", server_value(&theirs))]));
+    let provider = FakeProvider::start(vec![
+        anthropic::tool_call("toolu_1", "mcp__a___env", &["{}"]),
+        anthropic::answer(&["Done."]),
+    ]);
+    let out = exec(
+        &sandbox,
+        &provider,
+        &["--trust-project-mcp", "--allow", "mcp__a__*", "Run env."],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let result = out.first("tool_result");
+    assert_ne!(result["status"], "ok", "another server's rule ran it: {result}");
+    let failed = warnings(&out, "mcp_server_failed");
+    assert!(
+        failed.iter().any(|w| w.contains("a_")),
+        "the name is refused, naming it: {failed:?}"
+    );
+
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command.args(["mcp", "add", "_b", "--", "true"]);
+    let out = run_raw(command, None);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("`_b`"), "{}", out.stderr);
+}
+
+/// Descriptions were capped but input schemas were not: 200 tools of 60 KB schemas put 12 MB
+/// into every model request. A tool whose schema is too large is left out (said in the
+/// server's last error), and the rest of the server's tools are offered.
+#[test]
+fn giant_tool_schemas_do_not_flood_the_model_request() {
+    let sandbox = Sandbox::new();
+    let server = support::mcp::hostile("big", &["giant-schemas"], &[]);
+    configure(&sandbox, &[("big", server_value(&server))]);
+    let provider = FakeProvider::start(vec![anthropic::answer(&["Hi."])]);
+    let out = exec(&sandbox, &provider, &["Hello."]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let requests = provider.requests();
+    let body = requests[0].body.to_string();
+    assert!(
+        body.len() < 1024 * 1024,
+        "{} bytes in one request",
+        body.len()
+    );
+    assert!(offered_tools(&requests[0].body).contains(&"mcp__big__echo".to_string()));
+}
+
+/// A stdio server inherits no file descriptor beyond its three pipes. Splice opens its own
+/// with `O_CLOEXEC`, but one its parent leaked to it (an editor's socket, a jobserver pipe) went
+/// on to every server; the test leaks one on purpose (a `/dev/null` without `FD_CLOEXEC`).
+#[test]
+fn a_server_inherits_nothing_but_stdio() {
+    let sandbox = Sandbox::new();
+    let server = support::mcp::hostile("h", &["fds"], &[]);
+    configure(&sandbox, &[("h", server_value(&server))]);
+    let provider = FakeProvider::start(vec![
+        anthropic::tool_call("toolu_1", "mcp__h__fds", &["{}"]),
+        anthropic::answer(&["Done."]),
+    ]);
+    let leaked = std::fs::File::open("/dev/null").unwrap_or_else(|e| panic!("{e}"));
+    rustix::io::fcntl_setfd(&leaked, rustix::io::FdFlags::empty())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = exec(&sandbox, &provider, &["--allow", "mcp__h__fds", "List fds."]);
+    drop(leaked);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let result = out.first("tool_result");
+    assert_eq!(result["status"], "ok", "{result}");
+    assert_eq!(result["output"], "{}", "inherited: {result}");
+}
