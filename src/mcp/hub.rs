@@ -22,10 +22,12 @@ use tokio::task::JoinHandle;
 use super::client::Client;
 use super::config::{ServerEntry, Source};
 use super::connect;
+use super::secrets::{self, scrub};
 use super::stdio;
 use super::supervise;
 use super::tool::McpTool;
 use crate::protocol::input::Image;
+use crate::sanitize::redact::Redactor;
 use crate::sanitize::terminal::strip_controls;
 
 /// Overrides [`DEFAULT_STARTUP_TIMEOUT`], in milliseconds.
@@ -186,6 +188,8 @@ pub(super) struct Inner {
 
 pub(super) struct Server {
     name: String,
+    /// Scrubs the secrets of its config from what it says (results, errors, progress).
+    redactor: Arc<Redactor>,
     source: Source,
     target: String,
     pub(super) state: ServerState,
@@ -219,6 +223,10 @@ impl Inner {
 
     /// The server is gone: failed, its tools withdrawn, and a notice naming it.
     pub(super) fn fail(&self, name: &str, message: String) {
+        let message = match self.servers().iter().find(|s| s.name == name) {
+            Some(server) => scrub(&server.redactor, message),
+            None => message,
+        };
         self.update(name, |s| {
             s.state = ServerState::Failed;
             s.tools.clear();
@@ -260,6 +268,7 @@ impl McpHub {
                 let mut list = self.inner.servers();
                 let status = Server {
                     name: entry.name.clone(),
+                    redactor: Arc::new(secrets::redactor(&entry.config)),
                     source: entry.source,
                     target: connect::target(&entry.config),
                     state: ServerState::Starting,
@@ -309,6 +318,7 @@ impl McpHub {
                     continue;
                 }
                 list.push(Server {
+                    redactor: Arc::new(secrets::redactor(&entry.config)),
                     name: entry.name,
                     source: entry.source,
                     target: connect::target(&entry.config),
@@ -394,7 +404,7 @@ impl McpHub {
                             reason: format!("it has no tool `{}` now", tool.name),
                         });
                     }
-                    s.link.clone()
+                    s.link.clone().map(|link| (link, s.redactor.clone()))
                 }
                 Some(s) => {
                     return Err(CallError::Unavailable {
@@ -408,12 +418,44 @@ impl McpHub {
                 None => None,
             }
         };
-        let Some(link) = link else {
+        let Some((link, redactor)) = link else {
             return Err(CallError::Unavailable {
                 server,
                 reason: "it is not configured in this session".into(),
             });
         };
+        let progress_redactor = redactor.clone();
+        let on_progress = move |progress: Progress| {
+            on_progress(Progress {
+                detail: progress.detail.map(|d| scrub(&progress_redactor, d)),
+                ..progress
+            });
+        };
+        let answer = self.send_call(&server, tool, args, link, on_progress).await;
+        // What the server said may quote its own configured secrets.
+        match answer {
+            Ok(output) => Ok(McpOutput {
+                text: scrub(&redactor, output.text),
+                ..output
+            }),
+            Err(CallError::Failed { server, reason }) => Err(CallError::Failed {
+                server,
+                reason: scrub(&redactor, reason),
+            }),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// The `tools/call` itself, on a ready server's link.
+    async fn send_call(
+        &self,
+        server: &str,
+        tool: &McpTool,
+        args: Value,
+        link: Link,
+        on_progress: impl Fn(Progress) + Send + Sync + 'static,
+    ) -> Result<McpOutput, CallError> {
+        let server = server.to_string();
         let arguments = match args {
             Value::Object(map) => Some(map),
             Value::Null => None,
@@ -441,7 +483,7 @@ impl McpHub {
         };
         let _route = link
             .client
-            .route(handle.progress_token.clone(), Arc::from(on_progress));
+            .route(handle.progress_token.clone(), Arc::new(on_progress));
         let mut abandoned = CancelOnDrop {
             peer: link.peer.clone(),
             id: Some(handle.id.clone()),

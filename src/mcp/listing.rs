@@ -14,6 +14,32 @@ use crate::sanitize::terminal::strip_controls;
 pub const MAX_TOOLS: usize = 200;
 /// Longest tool description kept, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 2000;
+/// Largest input schema of one tool (compact JSON): a larger one leaves the tool out.
+pub const MAX_SCHEMA_BYTES: usize = 32 * 1024;
+/// Most description and schema bytes of one server's tools together: what every model request
+/// carries for it. The tools past it are left out.
+pub const MAX_SERVER_SPEC_BYTES: usize = 256 * 1024;
+/// Most `tools/list` pages read: a server may not keep handing out cursors.
+pub const MAX_PAGES: usize = 50;
+
+/// `tools/list`, every page, but no more than [`MAX_TOOLS`] + 1 tools (enough to tell there
+/// were more) and [`MAX_PAGES`] pages, so a server that pages for ever cannot grow memory.
+pub async fn list_bounded(
+    peer: &rmcp::service::Peer<rmcp::service::RoleClient>,
+) -> Result<Vec<rmcp::model::Tool>, rmcp::service::ServiceError> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_PAGES {
+        let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
+        let page = peer.list_tools(Some(params)).await?;
+        tools.extend(page.tools);
+        cursor = page.next_cursor;
+        if cursor.is_none() || tools.len() > MAX_TOOLS {
+            break;
+        }
+    }
+    Ok(tools)
+}
 
 pub struct Listing {
     pub tools: Vec<Arc<McpTool>>,
@@ -25,6 +51,7 @@ pub fn tools_of(server: &str, listed: Vec<rmcp::model::Tool>) -> Listing {
     let mut tools: Vec<Arc<McpTool>> = Vec::new();
     let mut wires = HashSet::new();
     let mut notes = Vec::new();
+    let mut spec_bytes = 0usize;
     let total = listed.len();
     for tool in listed {
         let name = tool.name.to_string();
@@ -37,7 +64,7 @@ pub fn tools_of(server: &str, listed: Vec<rmcp::model::Tool>) -> Listing {
         }
         if tools.len() == MAX_TOOLS {
             notes.push(format!(
-                "it lists {total} tools; only the first {MAX_TOOLS} are offered"
+                "it lists {total} tools or more; only the first {MAX_TOOLS} are offered"
             ));
             break;
         }
@@ -49,6 +76,23 @@ pub fn tools_of(server: &str, listed: Vec<rmcp::model::Tool>) -> Listing {
             continue;
         }
         let description = cap(&strip_controls(tool.description.as_deref().unwrap_or("")));
+        let input_schema = Value::Object((*tool.input_schema).clone());
+        let schema_bytes = input_schema.to_string().len();
+        if schema_bytes > MAX_SCHEMA_BYTES {
+            notes.push(format!(
+                "tool `{name}` has an input schema of {schema_bytes} bytes (more than \
+                 {MAX_SCHEMA_BYTES}) and was left out"
+            ));
+            continue;
+        }
+        if spec_bytes + schema_bytes + description.len() > MAX_SERVER_SPEC_BYTES {
+            notes.push(format!(
+                "tool `{name}` and the rest were left out: their descriptions and schemas \
+                 come to more than {MAX_SERVER_SPEC_BYTES} bytes"
+            ));
+            break;
+        }
+        spec_bytes += schema_bytes + description.len();
         let annotations = tool
             .annotations
             .map(|a| Annotations {
@@ -64,7 +108,7 @@ pub fn tools_of(server: &str, listed: Vec<rmcp::model::Tool>) -> Listing {
             name,
             wire,
             description,
-            input_schema: Value::Object((*tool.input_schema).clone()),
+            input_schema,
             annotations,
         }));
     }
@@ -122,6 +166,31 @@ mod tests {
         );
         assert!(note.contains("control characters"), "{note}");
         assert!(note.contains("only the first 200 are offered"), "{note}");
+    }
+
+    #[test]
+    fn giant_schemas_and_a_server_over_its_budget_are_left_out() {
+        let big =
+            serde_json::json!({"type": "object", "description": "y".repeat(MAX_SCHEMA_BYTES)});
+        let near = serde_json::json!({"type": "object", "description": "z".repeat(MAX_SCHEMA_BYTES - 100)});
+        let mut tools = vec![serde_json::json!({"name": "giant", "inputSchema": big})];
+        for i in 0..20 {
+            tools.push(serde_json::json!({"name": format!("t{i}"), "inputSchema": near}));
+        }
+        let listing = tools_of("srv", listed(serde_json::Value::Array(tools)));
+        let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
+        assert!(!names.contains(&"giant"));
+        let kept = MAX_SERVER_SPEC_BYTES / MAX_SCHEMA_BYTES;
+        assert_eq!(names.len(), kept, "{names:?}");
+        let note = listing.note.unwrap_or_default();
+        assert!(
+            note.contains("tool `giant` has an input schema of"),
+            "{note}"
+        );
+        assert!(
+            note.contains(&format!("tool `t{kept}` and the rest were left out")),
+            "{note}"
+        );
         assert!(!note.contains('\u{1b}'));
     }
 }

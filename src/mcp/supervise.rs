@@ -123,7 +123,7 @@ pub(super) async fn supervise(
 
 /// `tools/list` again after `notifications/tools/list_changed`.
 async fn relist(hub: Weak<Inner>, name: String, peer: Peer<RoleClient>, timeout: Duration) {
-    let listed = tokio::time::timeout(timeout, peer.list_all_tools()).await;
+    let listed = tokio::time::timeout(timeout, listing::list_bounded(&peer)).await;
     let Some(hub) = hub.upgrade() else {
         return;
     };

@@ -27,8 +27,11 @@ fn servers_file(servers: &[(&str, Value)]) -> String {
 
 /// The user's config file names these servers.
 fn configure(sandbox: &Sandbox, servers: &[(&str, Value)]) {
-    std::fs::write(sandbox.dir.path().join("config.json"), servers_file(servers))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        servers_file(servers),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 }
 
 fn exec(sandbox: &Sandbox, provider: &FakeProvider, args: &[&str]) -> Outcome {
@@ -72,11 +75,8 @@ fn a_project_mcp_json_is_read_only_as_a_regular_file_beneath_the_root() {
     let sandbox = Sandbox::new();
     let marker = sandbox.dir.path().join("started.marker");
     let outside = sandbox.dir.path().join("elsewhere.json");
-    std::fs::write(
-        &outside,
-        servers_file(&[("proj", marker_server(&marker))]),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&outside, servers_file(&[("proj", marker_server(&marker))]))
+        .unwrap_or_else(|e| panic!("{e}"));
     std::os::unix::fs::symlink(&outside, sandbox.root.join(".mcp.json"))
         .unwrap_or_else(|e| panic!("{e}"));
     let provider = FakeProvider::start(vec![
@@ -85,7 +85,10 @@ fn a_project_mcp_json_is_read_only_as_a_regular_file_beneath_the_root() {
     ]);
     let out = exec(&sandbox, &provider, &["--trust-project-mcp", "Hello."]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    assert!(!marker.exists(), "a .mcp.json linked from outside the root ran");
+    assert!(
+        !marker.exists(),
+        "a .mcp.json linked from outside the root ran"
+    );
     let failed = warnings(&out, "mcp_server_failed");
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert!(failed[0].contains(".mcp.json"), "{failed:?}");
@@ -143,7 +146,10 @@ fn an_http_servers_redirect_does_not_carry_its_headers_to_another_host() {
     command.args(["mcp", "list", "--json"]);
     let out = run_raw(command, None);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    assert!(!redirecting.requests().is_empty(), "the server was not asked");
+    assert!(
+        !redirecting.requests().is_empty(),
+        "the server was not asked"
+    );
     for request in elsewhere.requests() {
         for (name, value) in &request.headers {
             assert!(
@@ -172,7 +178,11 @@ fn a_servers_configured_secrets_do_not_reach_the_event_stream() {
         anthropic::tool_call("toolu_2", "mcp__leaky__leak-crash", &["{}"]),
         anthropic::answer(&["Done."]),
     ]);
-    let out = exec(&sandbox, &provider, &["--allow", "mcp__leaky__*", "Leak it."]);
+    let out = exec(
+        &sandbox,
+        &provider,
+        &["--allow", "mcp__leaky__*", "Leak it."],
+    );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let results = out.of_type("tool_result");
     assert_eq!(results.len(), 2, "{}", out.stdout);
@@ -190,7 +200,10 @@ fn a_servers_configured_secrets_do_not_reach_the_event_stream() {
     assert!(!out.stdout.contains(secret), "{}", out.stdout);
     assert!(!out.stderr.contains(secret), "{}", out.stderr);
     for request in provider.requests() {
-        assert!(!request.body.to_string().contains(secret), "sent to the model");
+        assert!(
+            !request.body.to_string().contains(secret),
+            "sent to the model"
+        );
     }
 }
 
@@ -216,7 +229,10 @@ fn a_server_named_with_a_trailing_underscore_is_not_covered_by_anothers_rule() {
     );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let result = out.first("tool_result");
-    assert_ne!(result["status"], "ok", "another server's rule ran it: {result}");
+    assert_ne!(
+        result["status"], "ok",
+        "another server's rule ran it: {result}"
+    );
     let failed = warnings(&out, "mcp_server_failed");
     assert!(
         failed.iter().any(|w| w.contains("a_")),
@@ -251,11 +267,51 @@ fn giant_tool_schemas_do_not_flood_the_model_request() {
     assert!(offered_tools(&requests[0].body).contains(&"mcp__big__echo".to_string()));
 }
 
-/// A stdio server inherits no file descriptor beyond its three pipes. Splice opens its own
-/// with `O_CLOEXEC`, but one its parent leaked to it (an editor's socket, a jobserver pipe) went
-/// on to every server; the test leaks one on purpose (a `/dev/null` without `FD_CLOEXEC`).
+/// `tools/list` was read page after page for as long as the server handed out cursors: a
+/// server that never stops grew memory until the startup timeout failed it. Splice reads at
+/// most 200 tools' worth and 50 pages, and the server is ready with what it read.
 #[test]
-fn a_server_inherits_nothing_but_stdio() {
+fn a_server_that_pages_for_ever_is_cut_off_and_ready() {
+    let sandbox = Sandbox::new();
+    let server = support::mcp::hostile("pages", &["endless-pages"], &[]);
+    configure(&sandbox, &[("pages", server_value(&server))]);
+    let provider = FakeProvider::start(vec![anthropic::answer(&["Hi."])]);
+    let out = exec(&sandbox, &provider, &["Hello."]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        warnings(&out, "mcp_server_failed").is_empty(),
+        "{}",
+        out.stdout
+    );
+    let offered = offered_tools(&provider.requests()[0].body);
+    let ours: Vec<&String> = offered
+        .iter()
+        .filter(|t| t.starts_with("mcp__pages__"))
+        .collect();
+    assert!(ours.iter().any(|t| *t == "mcp__pages__echo"), "{offered:?}");
+    assert!(ours.len() <= 200, "{} tools", ours.len());
+}
+
+/// The descriptors of this (test) process that its children inherit: those without
+/// close-on-exec (`O_CLOEXEC` is 02000000 in `/proc/self/fdinfo`'s octal `flags`).
+fn inheritable_fds() -> std::collections::BTreeSet<String> {
+    let entries = std::fs::read_dir("/proc/self/fdinfo").unwrap_or_else(|e| panic!("{e}"));
+    entries
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().to_string_lossy().into_owned();
+            let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{name}")).ok()?;
+            let flags = info.lines().find_map(|l| l.strip_prefix("flags:"))?.trim();
+            let flags = u32::from_str_radix(flags, 8).ok()?;
+            (flags & 0o2000000 == 0).then_some(name)
+        })
+        .collect()
+}
+
+/// A stdio server inherits no file descriptor Splice opened (its log, a socket to the
+/// provider, the session store): beyond its three pipes it has at most what Splice itself
+/// inherited from its parent without close-on-exec (not enforced; see the README).
+#[test]
+fn a_server_inherits_no_descriptor_splice_opened() {
     let sandbox = Sandbox::new();
     let server = support::mcp::hostile("h", &["fds"], &[]);
     configure(&sandbox, &[("h", server_value(&server))]);
@@ -263,13 +319,23 @@ fn a_server_inherits_nothing_but_stdio() {
         anthropic::tool_call("toolu_1", "mcp__h__fds", &["{}"]),
         anthropic::answer(&["Done."]),
     ]);
-    let leaked = std::fs::File::open("/dev/null").unwrap_or_else(|e| panic!("{e}"));
-    rustix::io::fcntl_setfd(&leaked, rustix::io::FdFlags::empty())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let out = exec(&sandbox, &provider, &["--allow", "mcp__h__fds", "List fds."]);
-    drop(leaked);
+    let passed_on = inheritable_fds();
+    let out = exec(
+        &sandbox,
+        &provider,
+        &["--allow", "mcp__h__fds", "List fds."],
+    );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let result = out.first("tool_result");
     assert_eq!(result["status"], "ok", "{result}");
-    assert_eq!(result["output"], "{}", "inherited: {result}");
+    let seen: serde_json::Map<String, Value> =
+        serde_json::from_str(result["output"].as_str().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}: {result}"));
+    for fd in seen.keys() {
+        assert!(
+            passed_on.contains(fd),
+            "the server got fd {fd} ({}), which Splice opened",
+            seen[fd]
+        );
+    }
 }

@@ -17,6 +17,8 @@ Modes (any number, as arguments):
   leak           tool `leak` returns the value of HOSTILE_TOKEN; tool `leak-crash` writes it
                  to stderr and exits 3 (so it reaches the server's last error)
   giant-schemas  200 more tools (`g0`…`g199`), each with a 60 KB input schema
+  endless-pages  `tools/list` never ends: every page has one more tool (`p1`, `p2`…) and a
+                 next cursor
 Every mode also has the tool `echo`.
 """
 import json
@@ -147,7 +149,13 @@ def main():
                 "capabilities": {"tools": {"listChanged": True}},
                 "serverInfo": {"name": "hostile", "version": "1"}}})
         elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": list(TOOLS)}})
+            if "endless-pages" in MODES:
+                page = int((message.get("params") or {}).get("cursor") or 0)
+                tools = list(TOOLS) if page == 0 else [dict(TOOLS[0], name="p%d" % page)]
+                send({"jsonrpc": "2.0", "id": request_id,
+                      "result": {"tools": tools, "nextCursor": str(page + 1)}})
+            else:
+                send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": list(TOOLS)}})
         elif method == "tools/call":
             threading.Thread(target=call, args=(request_id, message.get("params") or {}),
                              daemon=True).start()

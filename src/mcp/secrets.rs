@@ -1,0 +1,70 @@
+//! The secrets a server's own config holds (values of its `env` with secret names, its header
+//! values), kept out of what Splice passes on from it. They are not in Splice's environment,
+//! so the output redaction would not know them, and a server may echo them (an error quoting
+//! a token, a debug line on stderr).
+
+use crate::sanitize::redact::{Redactor, is_secret_name};
+
+use super::config::ServerConfig;
+
+/// A redactor for this server's configured secrets (and the usual token shapes).
+pub fn redactor(config: &ServerConfig) -> Redactor {
+    let mut secrets: Vec<(String, String)> = Vec::new();
+    match config {
+        ServerConfig::Stdio { env, .. } => secrets.extend(
+            env.iter()
+                .filter(|(name, _)| is_secret_name(name))
+                .map(|(name, value)| (name.clone(), value.clone())),
+        ),
+        ServerConfig::Http { headers, .. } => {
+            for value in headers.values() {
+                // Every header value may be a credential; `Bearer <token>` also as its token.
+                secrets.push(("TOKEN".into(), value.trim().to_string()));
+                if let Some(last) = value.split_whitespace().last() {
+                    secrets.push(("TOKEN".into(), last.to_string()));
+                }
+            }
+        }
+    }
+    Redactor::from_vars(secrets)
+}
+
+/// `text` without the server's secrets.
+pub fn scrub(redactor: &Redactor, text: String) -> String {
+    redactor.redact_str(&text).unwrap_or(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn secret_env_values_and_header_values_are_scrubbed() {
+        let stdio = ServerConfig::Stdio {
+            command: "x".into(),
+            args: vec![],
+            env: BTreeMap::from([
+                ("GH_TOKEN".to_string(), "tok-12345678".to_string()),
+                ("LOG_LEVEL".to_string(), "verbose-debug".to_string()),
+            ]),
+        };
+        let r = redactor(&stdio);
+        assert_eq!(
+            scrub(&r, "a tok-12345678 at verbose-debug".into()),
+            "a [REDACTED] at verbose-debug"
+        );
+        let http = ServerConfig::Http {
+            url: "https://x.invalid".into(),
+            headers: BTreeMap::from([(
+                "Authorization".to_string(),
+                "Bearer abcdefgh1234".to_string(),
+            )]),
+        };
+        let r = redactor(&http);
+        assert_eq!(
+            scrub(&r, "bad token abcdefgh1234".into()),
+            "bad token [REDACTED]"
+        );
+    }
+}
