@@ -1,5 +1,5 @@
 //! The secrets a server's own config holds (values of its `env` with secret names, its header
-//! values), kept out of what Splice passes on from it. They are not in Splice's environment,
+//! values, its URL's user info and query values), kept out of what Splice passes on from it. They are not in Splice's environment,
 //! so the output redaction would not know them, and a server may echo them (an error quoting
 //! a token, a debug line on stderr).
 
@@ -16,7 +16,17 @@ pub fn redactor(config: &ServerConfig) -> Redactor {
                 .filter(|(name, _)| is_secret_name(name))
                 .map(|(name, value)| (name.clone(), value.clone())),
         ),
-        ServerConfig::Http { headers, .. } => {
+        ServerConfig::Http { url, headers } => {
+            // The URL's user info and query values may be credentials too.
+            if let Ok(url) = reqwest::Url::parse(url) {
+                let user = [url.username(), url.password().unwrap_or("")];
+                for value in user.into_iter().filter(|v| !v.is_empty()) {
+                    secrets.push(("TOKEN".into(), value.to_string()));
+                }
+                for (_, value) in url.query_pairs() {
+                    secrets.push(("TOKEN".into(), value.into_owned()));
+                }
+            }
             for value in headers.values() {
                 // Every header value may be a credential; `Bearer <token>` also as its token.
                 secrets.push(("TOKEN".into(), value.trim().to_string()));
@@ -65,6 +75,15 @@ mod tests {
         assert_eq!(
             scrub(&r, "bad token abcdefgh1234".into()),
             "bad token [REDACTED]"
+        );
+        let in_url = ServerConfig::Http {
+            url: "https://me:pass-word-99@x.invalid/mcp?key=query-key-77&n=1".into(),
+            headers: BTreeMap::new(),
+        };
+        let r = redactor(&in_url);
+        assert_eq!(
+            scrub(&r, "pass-word-99 query-key-77 n=1".into()),
+            "[REDACTED] [REDACTED] n=1"
         );
     }
 }

@@ -339,3 +339,60 @@ fn a_server_inherits_no_descriptor_splice_opened() {
         );
     }
 }
+
+/// A result of 100000 tiny images: only 8 are given to the model, but each of the rest was
+/// named on a line of its own after the 30 KiB cap, so the `tool_result` (and the model's
+/// next request) carried megabytes of `[image: …]` lines. The lines are capped too.
+#[test]
+fn a_flood_of_tiny_images_does_not_bypass_the_output_cap() {
+    let sandbox = Sandbox::new();
+    let server = support::mcp::hostile("pics", &["many-images"], &[]);
+    configure(&sandbox, &[("pics", server_value(&server))]);
+    let provider = FakeProvider::start(vec![
+        anthropic::tool_call("toolu_1", "mcp__pics__images", &["{}"]),
+        anthropic::answer(&["Done."]),
+    ]);
+    let out = exec(&sandbox, &provider, &["--allow", "mcp__pics__*", "Images."]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let result = out.first("tool_result");
+    assert_eq!(result["status"], "ok");
+    let output = result["output"].as_str().unwrap_or_default();
+    assert!(output.len() < 40 * 1024, "{} bytes of output", output.len());
+    assert!(output.contains("99984 more images"), "{output}");
+    let requests = provider.requests();
+    assert!(
+        requests[1].body.to_string().len() < 200 * 1024,
+        "{} bytes sent to the model",
+        requests[1].body.to_string().len()
+    );
+}
+
+/// A server that ignores SIGTERM and leaves a grandchild in a session of its own holding its
+/// stdout: the run still ends (SIGKILL to the group, the connection's wait bounded). The
+/// grandchild itself escapes the group and outlives the run, as the README says.
+#[test]
+fn a_stubborn_server_with_an_escaped_grandchild_does_not_hold_the_run() {
+    let sandbox = Sandbox::new();
+    let pid_file = sandbox.dir.path().join("grandchild.pid");
+    let pid_path = pid_file.display().to_string();
+    let server = support::mcp::hostile("stub", &["stubborn"], &[("HOSTILE_PID_FILE", &pid_path)]);
+    configure(&sandbox, &[("stub", server_value(&server))]);
+    let provider = FakeProvider::start(vec![anthropic::answer(&["Hi."])]);
+    let out = exec(&sandbox, &provider, &["Hello."]);
+    let grandchild = std::fs::read_to_string(&pid_file).unwrap_or_default();
+    // Ours to end: it left the group on purpose.
+    if let Some(pid) = grandchild
+        .trim()
+        .parse::<i32>()
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    }
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        !grandchild.is_empty(),
+        "the server did not start its grandchild"
+    );
+    assert_eq!(out.final_result()["status"], "completed");
+}

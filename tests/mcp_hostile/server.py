@@ -17,6 +17,9 @@ Modes (any number, as arguments):
   leak           tool `leak` returns the value of HOSTILE_TOKEN; tool `leak-crash` writes it
                  to stderr and exits 3 (so it reaches the server's last error)
   giant-schemas  200 more tools (`g0`…`g199`), each with a 60 KB input schema
+  many-images    tool `images` returns 100000 tiny PNG images
+  stubborn       ignores SIGTERM, and starts a grandchild in a session of its own (`setsid`)
+                 that keeps its stdout open (its pid written to HOSTILE_PID_FILE)
   endless-pages  `tools/list` never ends: every page has one more tool (`p1`, `p2`…) and a
                  next cursor
 Every mode also has the tool `echo`.
@@ -56,6 +59,8 @@ if "fds" in MODES:
 if "leak" in MODES:
     tool("leak", "Returns HOSTILE_TOKEN.")
     tool("leak-crash", "Writes HOSTILE_TOKEN to stderr and exits.")
+if "many-images" in MODES:
+    tool("images", "Returns 100000 tiny images.")
 if "giant-schemas" in MODES:
     for i in range(200):
         TOOLS.append({"name": "g%d" % i, "description": "A giant schema.",
@@ -113,6 +118,10 @@ def call(request_id, params):
             if int(entry) > 2:
                 found[entry] = target
         text_result(request_id, json.dumps(found, sort_keys=True))
+    elif name == "images" and "many-images" in MODES:
+        image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+        send({"jsonrpc": "2.0", "id": request_id,
+              "result": {"content": [image] * 100000}})
     elif name == "leak" and "leak" in MODES:
         text_result(request_id, "token=" + os.environ.get("HOSTILE_TOKEN", ""))
     elif name == "leak-crash" and "leak" in MODES:
@@ -125,6 +134,13 @@ def call(request_id, params):
 
 
 def main():
+    if "stubborn" in MODES:
+        import signal
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+        with open(os.environ["HOSTILE_PID_FILE"], "w") as f:
+            f.write(str(child.pid))
     if "fork" in MODES:
         child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
