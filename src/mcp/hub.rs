@@ -425,11 +425,16 @@ impl McpHub {
             });
         };
         let progress_redactor = redactor.clone();
+        let gate = Mutex::new(ProgressGate::default());
         let on_progress = move |progress: Progress| {
-            on_progress(Progress {
+            let progress = Progress {
                 detail: progress.detail.map(|d| scrub(&progress_redactor, d)),
                 ..progress
-            });
+            };
+            let admitted = gate.lock().map(|mut g| g.admit(&progress)).unwrap_or(false);
+            if admitted {
+                on_progress(progress);
+            }
         };
         let answer = self.send_call(&server, tool, args, link, on_progress).await;
         // What the server said may quote its own configured secrets.
@@ -589,6 +594,33 @@ impl McpHub {
     }
 }
 
+/// Most progress reports one call passes on.
+pub const MAX_PROGRESS_REPORTS: usize = 1000;
+
+/// A call's progress reports as passed on: only those that change what is shown (the whole
+/// percent, or the message), and at most [`MAX_PROGRESS_REPORTS`], so a server writing them as
+/// fast as it can does not flood the event stream.
+#[derive(Default)]
+struct ProgressGate {
+    passed: usize,
+    last: Option<(Option<i64>, Option<String>)>,
+}
+
+impl ProgressGate {
+    fn admit(&mut self, progress: &Progress) -> bool {
+        let shown = (
+            progress.fraction.map(|f| (f * 100.0).floor() as i64),
+            progress.detail.clone(),
+        );
+        if self.passed >= MAX_PROGRESS_REPORTS || self.last.as_ref() == Some(&shown) {
+            return false;
+        }
+        self.passed += 1;
+        self.last = Some(shown);
+        true
+    }
+}
+
 /// Sends `notifications/cancelled` for a call whose future was dropped before its answer.
 struct CancelOnDrop {
     peer: Peer<RoleClient>,
@@ -611,5 +643,33 @@ impl Drop for CancelOnDrop {
             ));
             let _ = peer.send_notification(notification.into()).await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_passes_on_changes_only_and_at_most_the_cap() {
+        let report = |fraction: f64, detail: &str| Progress {
+            fraction: Some(fraction),
+            detail: Some(detail.to_string()),
+        };
+        let mut gate = ProgressGate::default();
+        assert!(gate.admit(&report(0.101, "a")));
+        assert!(
+            !gate.admit(&report(0.105, "a")),
+            "the same percent and message"
+        );
+        assert!(gate.admit(&report(0.11, "a")));
+        assert!(gate.admit(&report(0.11, "b")));
+        let mut passed = 3;
+        for i in 0..5000 {
+            if gate.admit(&report(0.5, &i.to_string())) {
+                passed += 1;
+            }
+        }
+        assert_eq!(passed, MAX_PROGRESS_REPORTS);
     }
 }

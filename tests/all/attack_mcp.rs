@@ -396,3 +396,28 @@ fn a_stubborn_server_with_an_escaped_grandchild_does_not_hold_the_run() {
     );
     assert_eq!(out.final_result()["status"], "completed");
 }
+
+/// A server may send progress notifications as fast as it can write: each became a
+/// `tool_progress` event, so 100000 of them put 100000 lines on stdout (and as many tasks in
+/// flight behind a slow reader). A call passes on at most 1000 reports, and only those that
+/// change what is shown (the whole percent or the message).
+#[test]
+fn a_progress_flood_is_bounded() {
+    let sandbox = Sandbox::new();
+    let server = support::mcp::hostile("noisy", &["progress-flood"], &[]);
+    configure(&sandbox, &[("noisy", server_value(&server))]);
+    let provider = FakeProvider::start(vec![
+        anthropic::tool_call("toolu_1", "mcp__noisy__flood", &["{}"]),
+        anthropic::answer(&["Done."]),
+    ]);
+    let out = exec(&sandbox, &provider, &["--allow", "mcp__noisy__*", "Flood."]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.first("tool_result")["status"], "ok");
+    let reports = out.of_type("tool_progress");
+    assert!(!reports.is_empty(), "progress still reaches the stream");
+    assert!(
+        reports.len() <= 1000,
+        "{} tool_progress events",
+        reports.len()
+    );
+}

@@ -17,6 +17,8 @@ Modes (any number, as arguments):
   leak           tool `leak` returns the value of HOSTILE_TOKEN; tool `leak-crash` writes it
                  to stderr and exits 3 (so it reaches the server's last error)
   giant-schemas  200 more tools (`g0`…`g199`), each with a 60 KB input schema
+  progress-flood tool `flood` sends 100000 progress notifications (each message different),
+                 then answers
   many-images    tool `images` returns 100000 tiny PNG images
   stubborn       ignores SIGTERM, and starts a grandchild in a session of its own (`setsid`)
                  that keeps its stdout open (its pid written to HOSTILE_PID_FILE)
@@ -59,6 +61,8 @@ if "fds" in MODES:
 if "leak" in MODES:
     tool("leak", "Returns HOSTILE_TOKEN.")
     tool("leak-crash", "Writes HOSTILE_TOKEN to stderr and exits.")
+if "progress-flood" in MODES:
+    tool("flood", "Sends 100000 progress notifications.")
 if "many-images" in MODES:
     tool("images", "Returns 100000 tiny images.")
 if "giant-schemas" in MODES:
@@ -118,6 +122,13 @@ def call(request_id, params):
             if int(entry) > 2:
                 found[entry] = target
         text_result(request_id, json.dumps(found, sort_keys=True))
+    elif name == "flood" and "progress-flood" in MODES:
+        token = (params.get("_meta") or {}).get("progressToken")
+        for i in range(100000):
+            send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                "progressToken": token, "progress": i, "total": 100000,
+                "message": "step %d" % i}})
+        text_result(request_id, "flooded")
     elif name == "images" and "many-images" in MODES:
         image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
         send({"jsonrpc": "2.0", "id": request_id,
