@@ -76,7 +76,22 @@ pub fn tools_of(server: &str, listed: Vec<rmcp::model::Tool>) -> Listing {
             continue;
         }
         let description = cap(&strip_controls(tool.description.as_deref().unwrap_or("")));
-        let input_schema = Value::Object((*tool.input_schema).clone());
+        // Providers refuse a whole request with a tool whose schema is not an object: such a
+        // tool would fail every request of the run, not just itself.
+        let mut schema = (*tool.input_schema).clone();
+        match schema.get("type") {
+            None => {
+                schema.insert("type".into(), Value::from("object"));
+            }
+            Some(kind) if kind == "object" => {}
+            Some(_) => {
+                notes.push(format!(
+                    "tool `{name}` has an input schema that is not an object and was left out"
+                ));
+                continue;
+            }
+        }
+        let input_schema = Value::Object(schema);
         let schema_bytes = input_schema.to_string().len();
         if schema_bytes > MAX_SCHEMA_BYTES {
             notes.push(format!(
@@ -166,6 +181,22 @@ mod tests {
         );
         assert!(note.contains("control characters"), "{note}");
         assert!(note.contains("only the first 200 are offered"), "{note}");
+    }
+
+    #[test]
+    fn schemas_must_be_objects_and_an_untyped_one_becomes_one() {
+        let listing = tools_of(
+            "srv",
+            listed(serde_json::json!([
+                {"name": "scalar", "inputSchema": {"type": "string"}},
+                {"name": "untyped", "inputSchema": {"properties": {}}}
+            ])),
+        );
+        let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["untyped"]);
+        assert_eq!(listing.tools[0].input_schema["type"], "object");
+        let note = listing.note.unwrap_or_default();
+        assert!(note.contains("tool `scalar` has an input schema that is not an object"));
     }
 
     #[test]

@@ -421,3 +421,36 @@ fn a_progress_flood_is_bounded() {
         reports.len()
     );
 }
+
+/// The input schemas of every MCP tool offered, by wire name.
+fn offered_schemas(body: &Value) -> Vec<(String, Value)> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| Some((t["name"].as_str()?.to_string(), t["input_schema"].clone())))
+        .filter(|(name, _)| name.starts_with("mcp__"))
+        .collect()
+}
+
+/// Providers refuse a whole request whose tool has an input schema that is not an object
+/// (Anthropic: `input_schema.type: Input should be 'object'`), so one server's bad tool failed
+/// every request of the run rather than failing alone. Such a tool is left out; a schema
+/// without a `type` gets `"type": "object"`.
+#[test]
+fn a_tool_whose_schema_is_not_an_object_is_left_out() {
+    let sandbox = Sandbox::new();
+    let server = support::mcp::hostile("h", &["bad-schema"], &[]);
+    configure(&sandbox, &[("h", server_value(&server))]);
+    let provider = FakeProvider::start(vec![anthropic::answer(&["Hi."])]);
+    let out = exec(&sandbox, &provider, &["Hello."]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let schemas = offered_schemas(&provider.requests()[0].body);
+    let names: Vec<&str> = schemas.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains(&"mcp__h__echo"), "{names:?}");
+    assert!(names.contains(&"mcp__h__untyped"), "{names:?}");
+    assert!(!names.contains(&"mcp__h__scalar"), "{names:?}");
+    for (name, schema) in &schemas {
+        assert_eq!(schema["type"], "object", "{name}: {schema}");
+    }
+}

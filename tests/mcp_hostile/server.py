@@ -19,6 +19,8 @@ Modes (any number, as arguments):
   giant-schemas  200 more tools (`g0`…`g199`), each with a 60 KB input schema
   progress-flood tool `flood` sends 100000 progress notifications (each message different),
                  then answers
+  bad-schema     tool `scalar` has the input schema `{"type": "string"}` and tool `untyped`
+                 one without a `type`
   many-images    tool `images` returns 100000 tiny PNG images
   stubborn       ignores SIGTERM, and starts a grandchild in a session of its own (`setsid`)
                  that keeps its stdout open (its pid written to HOSTILE_PID_FILE)
@@ -63,6 +65,11 @@ if "leak" in MODES:
     tool("leak-crash", "Writes HOSTILE_TOKEN to stderr and exits.")
 if "progress-flood" in MODES:
     tool("flood", "Sends 100000 progress notifications.")
+if "bad-schema" in MODES:
+    TOOLS.append({"name": "scalar", "description": "Not an object.",
+                  "inputSchema": {"type": "string"}})
+    TOOLS.append({"name": "untyped", "description": "No type.",
+                  "inputSchema": {"properties": {"x": {"type": "string"}}}})
 if "many-images" in MODES:
     tool("images", "Returns 100000 tiny images.")
 if "giant-schemas" in MODES:
