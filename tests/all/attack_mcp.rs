@@ -454,3 +454,58 @@ fn a_tool_whose_schema_is_not_an_object_is_left_out() {
         assert_eq!(schema["type"], "object", "{name}: {schema}");
     }
 }
+
+/// An approval named its root by the path's lossy text, so an approval for `proj\xff` also
+/// approved `proj\xfe` (both read `proj�`): a server approved there (whose relative command
+/// finds a different file in each) started in the other directory. A root that is not UTF-8
+/// is never approved (`--trust-project-mcp` still starts its servers for one run).
+#[test]
+fn an_approval_for_a_non_utf8_root_does_not_cover_a_lookalike() {
+    use std::os::unix::ffi::OsStrExt;
+    let sandbox = Sandbox::new();
+    let marker = sandbox.dir.path().join("started.marker");
+    let approved_root = sandbox
+        .dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"proj\xff"));
+    let lookalike = sandbox
+        .dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"proj\xfe"));
+    let file = servers_file(&[("proj", marker_server(&marker))]);
+    for root in [&approved_root, &lookalike] {
+        std::fs::create_dir_all(root).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join(".mcp.json"), &file).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let entry = ServerEntry {
+        name: "proj".into(),
+        config: ServerConfig::Stdio {
+            command: "sh".into(),
+            args: vec!["-c".into(), format!("touch '{}'", marker.display())],
+            env: Default::default(),
+        },
+        source: splice::mcp::Source::Project,
+    };
+    let canonical = approved_root
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Refused now; before, recorded under the lossy text.
+    let _ = splice::mcp::approval::Approvals::load(&sandbox.data).approve(&canonical, &entry);
+    let provider = FakeProvider::start(vec![anthropic::answer(&["Hi."])]);
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command)
+        .args(["--provider", "anthropic", "--tier", "light", "Hello."])
+        .current_dir(&lookalike);
+    let out = run(command, None);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        !marker.exists(),
+        "the lookalike's server started on another root's approval"
+    );
+    assert_eq!(
+        warnings(&out, "mcp_server_unapproved").len(),
+        1,
+        "{}",
+        out.stdout
+    );
+}
