@@ -509,3 +509,54 @@ fn an_approval_for_a_non_utf8_root_does_not_cover_a_lookalike() {
         out.stdout
     );
 }
+
+/// A command nobody approved (auto mode, confined) must not reach into a server's pipes through
+/// `/proc/PID/fd`: writing to the server's stdout would forge JSON-RPC messages to Splice
+/// (results, `tools/list_changed`), reading its stdin would steal the calls. The server is
+/// outside the command's Landlock domain, so the kernel refuses the open.
+#[test]
+fn a_confined_command_cannot_reach_a_servers_pipes() {
+    let sandbox = Sandbox::new();
+    let pid_file = sandbox.dir.path().join("server.pid");
+    let pid_path = pid_file.display().to_string();
+    let server = support::mcp::hostile("h", &["pid"], &[("HOSTILE_PID_FILE", &pid_path)]);
+    configure(&sandbox, &[("h", server_value(&server))]);
+    let forge = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+    sandbox.write(
+        "poke.sh",
+        &format!(
+            "p=$(cat '{pid_path}')\n\
+             printf '%s\\n' '{forge}' > /proc/$p/fd/1 && echo WROTE\n\
+             ( : < /proc/$p/fd/0 ) && echo READ\n\
+             echo checked\n"
+        ),
+    );
+    let command = "sh poke.sh";
+    let provider = FakeProvider::start(vec![
+        anthropic::tool_call(
+            "toolu_1",
+            "run_command",
+            &[&json!({ "command": command }).to_string()],
+        ),
+        anthropic::answer(&["Done."]),
+    ]);
+    let out = exec(
+        &sandbox,
+        &provider,
+        &["--permission-mode", "auto", "Poke it."],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(pid_file.exists(), "the server did not start");
+    let result = out.first("tool_result");
+    let output = result["output"].as_str().unwrap_or_default();
+    assert!(output.contains("checked"), "{result}");
+    assert!(output.contains("Permission denied"), "{result}");
+    assert!(
+        !output.contains("WROTE"),
+        "a confined command wrote to the server's stdout: {result}"
+    );
+    assert!(
+        !output.contains("READ"),
+        "a confined command read the server's stdin: {result}"
+    );
+}

@@ -22,6 +22,7 @@ Modes (any number, as arguments):
   bad-schema     tool `scalar` has the input schema `{"type": "string"}` and tool `untyped`
                  one without a `type`
   many-images    tool `images` returns 100000 tiny PNG images
+  pid            writes its own pid to the file named by HOSTILE_PID_FILE
   stubborn       ignores SIGTERM, and starts a grandchild in a session of its own (`setsid`)
                  that keeps its stdout open (its pid written to HOSTILE_PID_FILE)
   endless-pages  `tools/list` never ends: every page has one more tool (`p1`, `p2`…) and a
@@ -152,6 +153,9 @@ def call(request_id, params):
 
 
 def main():
+    if "pid" in MODES:
+        with open(os.environ["HOSTILE_PID_FILE"], "w") as f:
+            f.write(str(os.getpid()))
     if "stubborn" in MODES:
         import signal
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
