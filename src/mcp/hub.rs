@@ -189,7 +189,7 @@ pub(super) struct Inner {
 pub(super) struct Server {
     name: String,
     /// Scrubs the secrets of its config from what it says (results, errors, progress).
-    redactor: Arc<Redactor>,
+    pub(super) redactor: Arc<Redactor>,
     source: Source,
     target: String,
     pub(super) state: ServerState,
@@ -227,6 +227,7 @@ impl Inner {
             Some(server) => scrub(&server.redactor, message),
             None => message,
         };
+        let message = cap_message(message);
         self.update(name, |s| {
             s.state = ServerState::Failed;
             s.tools.clear();
@@ -445,7 +446,7 @@ impl McpHub {
             }),
             Err(CallError::Failed { server, reason }) => Err(CallError::Failed {
                 server,
-                reason: scrub(&redactor, reason),
+                reason: cap_message(scrub(&redactor, reason)),
             }),
             Err(other) => Err(other),
         }
@@ -594,6 +595,17 @@ impl McpHub {
     }
 }
 
+/// Most characters of a server's failure or last error: it may quote what the server said.
+pub const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// `message` cut at [`MAX_MESSAGE_CHARS`], ending in `…` when cut.
+pub(super) fn cap_message(message: String) -> String {
+    match message.char_indices().nth(MAX_MESSAGE_CHARS) {
+        Some((cut, _)) => format!("{}…", &message[..cut]),
+        None => message,
+    }
+}
+
 /// Most progress reports one call passes on.
 pub const MAX_PROGRESS_REPORTS: usize = 1000;
 
@@ -649,6 +661,15 @@ impl Drop for CancelOnDrop {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_are_capped_on_a_char_boundary() {
+        assert_eq!(cap_message("short".into()), "short");
+        let long = "é".repeat(MAX_MESSAGE_CHARS + 5);
+        let capped = cap_message(long);
+        assert_eq!(capped.chars().count(), MAX_MESSAGE_CHARS + 1);
+        assert!(capped.ends_with('…'));
+    }
 
     #[test]
     fn progress_passes_on_changes_only_and_at_most_the_cap() {

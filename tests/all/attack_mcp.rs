@@ -560,3 +560,23 @@ fn a_confined_command_cannot_reach_a_servers_pipes() {
         "a confined command read the server's stdin: {result}"
     );
 }
+
+/// What a server answers may end up in its failure: a `tools/list` error of 1 MB became a
+/// `warning` of 1 MB (and the server's last error). A server's failure message is capped.
+#[test]
+fn a_huge_error_from_a_server_does_not_make_a_huge_warning() {
+    let sandbox = Sandbox::new();
+    let server = support::mcp::hostile("h", &["list-error"], &[]);
+    configure(&sandbox, &[("h", server_value(&server))]);
+    let provider = FakeProvider::start(vec![anthropic::answer(&["Hi."])]);
+    let out = exec(&sandbox, &provider, &["Hello."]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let failed = warnings(&out, "mcp_server_failed");
+    assert_eq!(failed.len(), 1, "{}", out.stdout.len());
+    assert!(failed[0].contains("no tools"), "{}", &failed[0][..200]);
+    assert!(
+        failed[0].len() < 4096,
+        "{} bytes of warning",
+        failed[0].len()
+    );
+}

@@ -22,6 +22,7 @@ Modes (any number, as arguments):
   bad-schema     tool `scalar` has the input schema `{"type": "string"}` and tool `untyped`
                  one without a `type`
   many-images    tool `images` returns 100000 tiny PNG images
+  list-error     `tools/list` answers a JSON-RPC error whose message is 1 MB long
   pid            writes its own pid to the file named by HOSTILE_PID_FILE
   stubborn       ignores SIGTERM, and starts a grandchild in a session of its own (`setsid`)
                  that keeps its stdout open (its pid written to HOSTILE_PID_FILE)
@@ -186,6 +187,9 @@ def main():
                 "protocolVersion": "2025-06-18",
                 "capabilities": {"tools": {"listChanged": True}},
                 "serverInfo": {"name": "hostile", "version": "1"}}})
+        elif method == "tools/list" and "list-error" in MODES:
+            send({"jsonrpc": "2.0", "id": request_id,
+                  "error": {"code": -32603, "message": "no tools " + "z" * 1000000}})
         elif method == "tools/list":
             if "endless-pages" in MODES:
                 page = int((message.get("params") or {}).get("cursor") or 0)
