@@ -14,6 +14,8 @@ use crate::sanitize::terminal::strip_controls;
 pub const MAX_TOOLS: usize = 200;
 /// Longest tool description kept, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 2000;
+/// Longest tool name taken (the MCP spec's own limit): names are quoted in notes and errors.
+pub const MAX_NAME_CHARS: usize = 128;
 /// Largest input schema of one tool (compact JSON): a larger one leaves the tool out.
 pub const MAX_SCHEMA_BYTES: usize = 32 * 1024;
 /// Most description and schema bytes of one server's tools together: what every model request
@@ -59,6 +61,13 @@ pub fn tools_of(server: &str, listed: Vec<rmcp::model::Tool>) -> Listing {
             notes.push(format!(
                 "a tool named `{}` has control characters in its name and was left out",
                 strip_controls(&name)
+            ));
+            continue;
+        }
+        if name.chars().count() > MAX_NAME_CHARS {
+            notes.push(format!(
+                "a tool named `{}…` has a name over {MAX_NAME_CHARS} characters and was left out",
+                name.chars().take(40).collect::<String>()
             ));
             continue;
         }
@@ -129,7 +138,7 @@ pub fn tools_of(server: &str, listed: Vec<rmcp::model::Tool>) -> Listing {
     }
     Listing {
         tools,
-        note: (!notes.is_empty()).then(|| notes.join("; ")),
+        note: (!notes.is_empty()).then(|| super::hub::cap_message(notes.join("; "))),
     }
 }
 
@@ -181,6 +190,22 @@ mod tests {
         );
         assert!(note.contains("control characters"), "{note}");
         assert!(note.contains("only the first 200 are offered"), "{note}");
+    }
+
+    #[test]
+    fn long_names_are_left_out_and_the_note_is_capped() {
+        let schema = serde_json::json!({"type": "object"});
+        let mut tools = vec![
+            serde_json::json!({"name": "n".repeat(MAX_NAME_CHARS + 1), "inputSchema": schema}),
+        ];
+        for i in 0..300 {
+            tools.push(serde_json::json!({"name": format!("bad{i}\u{1b}"), "inputSchema": schema}));
+        }
+        let listing = tools_of("srv", listed(serde_json::Value::Array(tools)));
+        assert!(listing.tools.is_empty());
+        let note = listing.note.unwrap_or_default();
+        assert!(note.contains("has a name over 128 characters"), "{note}");
+        assert!(note.chars().count() <= super::super::hub::MAX_MESSAGE_CHARS + 1);
     }
 
     #[test]
