@@ -120,7 +120,7 @@ pub fn tools_of(server: &str, listed: Vec<rmcp::model::Tool>) -> Listing {
         let annotations = tool
             .annotations
             .map(|a| Annotations {
-                title: a.title.map(|t| strip_controls(&t).into_owned()),
+                title: a.title.map(|t| cap(&strip_controls(&t))),
                 read_only: a.read_only_hint,
                 destructive: a.destructive_hint,
                 idempotent: a.idempotent_hint,
