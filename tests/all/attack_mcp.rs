@@ -580,3 +580,26 @@ fn a_huge_error_from_a_server_does_not_make_a_huge_warning() {
         failed[0].len()
     );
 }
+
+/// A tool that claims to only read (`get-sum` has `readOnlyHint: true`) does not run unasked in
+/// `accept-edits` mode either (held): the claim is the server's, so without an allow rule a
+/// headless run denies it.
+#[test]
+fn a_read_only_claim_does_not_run_unasked_in_accept_edits_mode() {
+    let sandbox = Sandbox::new();
+    let server = support::mcp::everything("everything");
+    configure(&sandbox, &[("everything", server_value(&server))]);
+    let provider = FakeProvider::start(vec![
+        anthropic::tool_call("toolu_1", "mcp__everything__get-sum", &[r#"{"a":2,"b":3}"#]),
+        anthropic::answer(&["Done."]),
+    ]);
+    let out = exec(
+        &sandbox,
+        &provider,
+        &["--permission-mode", "accept-edits", "Add."],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let call = out.first("tool_call");
+    assert_eq!(call["sideEffect"], "read", "{call}");
+    assert_eq!(out.first("tool_result")["status"], "denied");
+}
