@@ -7,6 +7,16 @@ use crate::sanitize::redact::{Redactor, is_secret_name};
 
 use super::config::ServerConfig;
 
+/// Headers whose values are not secrets (a result quoting `application/json` stays whole);
+/// every other header's value is taken for one.
+const PLAIN_HEADERS: [&str; 5] = [
+    "Accept",
+    "Accept-Language",
+    "Content-Type",
+    "User-Agent",
+    "MCP-Protocol-Version",
+];
+
 /// A redactor for this server's configured secrets (and the usual token shapes).
 pub fn redactor(config: &ServerConfig) -> Redactor {
     let mut secrets: Vec<(String, String)> = Vec::new();
@@ -27,7 +37,10 @@ pub fn redactor(config: &ServerConfig) -> Redactor {
                     secrets.push(("TOKEN".into(), value.into_owned()));
                 }
             }
-            for value in headers.values() {
+            let secret = headers
+                .iter()
+                .filter(|(name, _)| !PLAIN_HEADERS.iter().any(|p| p.eq_ignore_ascii_case(name)));
+            for (_, value) in secret {
                 // Every header value may be a credential; `Bearer <token>` also as its token.
                 secrets.push(("TOKEN".into(), value.trim().to_string()));
                 if let Some(last) = value.split_whitespace().last() {
@@ -66,15 +79,18 @@ mod tests {
         );
         let http = ServerConfig::Http {
             url: "https://x.invalid".into(),
-            headers: BTreeMap::from([(
-                "Authorization".to_string(),
-                "Bearer abcdefgh1234".to_string(),
-            )]),
+            headers: BTreeMap::from([
+                (
+                    "Authorization".to_string(),
+                    "Bearer abcdefgh1234".to_string(),
+                ),
+                ("accept".to_string(), "application/json".to_string()),
+            ]),
         };
         let r = redactor(&http);
         assert_eq!(
-            scrub(&r, "bad token abcdefgh1234".into()),
-            "bad token [REDACTED]"
+            scrub(&r, "bad token abcdefgh1234 in application/json".into()),
+            "bad token [REDACTED] in application/json"
         );
         let in_url = ServerConfig::Http {
             url: "https://me:pass-word-99@x.invalid/mcp?key=query-key-77&n=1".into(),
