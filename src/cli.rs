@@ -100,8 +100,8 @@ pub enum McpAction {
                           splice mcp add NAME --url URL [--header 'K: V']..."
     )]
     Add {
-        /// The server's name: letters, digits, `-` and `_` (no `__`), at most 32; its tools are
-        /// `mcp__NAME__TOOL`.
+        /// The server's name: letters, digits, `-` and `_` (no `__`, no `_` at either end), at
+        /// most 32; its tools are `mcp__NAME__TOOL`.
         name: String,
         /// A variable the server gets (it gets nothing else of your environment but PATH, HOME
         /// and the locale). Repeatable.

@@ -43,12 +43,14 @@ pub fn fingerprint(config: &ServerConfig) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn approval(root: &Path, entry: &ServerEntry) -> Approval {
-    Approval {
-        root: root.display().to_string(),
+/// `None` for a root that is not UTF-8: its lossy text could be another directory's (`a\xff`
+/// and `a\xfe` both read `a�`), so such a root is never approved.
+fn approval(root: &Path, entry: &ServerEntry) -> Option<Approval> {
+    Some(Approval {
+        root: root.to_str()?.to_string(),
         name: entry.name.clone(),
         fingerprint: fingerprint(&entry.config),
-    }
+    })
 }
 
 impl Approvals {
@@ -64,12 +66,18 @@ impl Approvals {
 
     /// `root` is the project's canonical root.
     pub fn is_approved(&self, root: &Path, entry: &ServerEntry) -> bool {
-        self.stored.approved.contains(&approval(root, entry))
+        approval(root, entry).is_some_and(|a| self.stored.approved.contains(&a))
     }
 
     /// Remember the approval (written at once, owner-only).
     pub fn approve(&mut self, root: &Path, entry: &ServerEntry) -> std::io::Result<()> {
-        self.stored.approved.insert(approval(root, entry));
+        let approved = approval(root, entry).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a project whose path is not UTF-8 cannot be approved",
+            )
+        })?;
+        self.stored.approved.insert(approved);
         let bytes = serde_json::to_vec_pretty(&self.stored).map_err(std::io::Error::other)?;
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;

@@ -99,7 +99,8 @@ fn add(
 ) -> Result<(), String> {
     if !valid_name(name) {
         return Err(format!(
-            "invalid server name `{name}` (letters, digits, `-` and `_`; no `__`; at most 32)"
+            "invalid server name `{name}` (letters, digits, `-` and `_`; no `__`, no `_` at \
+             either end; at most 32)"
         ));
     }
     let server = server_value(env, url, headers, command)?;

@@ -10,6 +10,8 @@ use thiserror::Error;
 
 /// The project file a repository names its servers in.
 pub const PROJECT_FILE: &str = ".mcp.json";
+/// Largest `.mcp.json` read; a bigger one is an error.
+const MAX_PROJECT_FILE_BYTES: u64 = 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerConfig {
@@ -50,7 +52,9 @@ pub struct ServerEntry {
 
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum McpConfigError {
-    #[error("mcpServers: invalid server name `{0}` (letters, digits, `-` and `_`; no `__`)")]
+    #[error(
+        "mcpServers: invalid server name `{0}` (letters, digits, `-` and `_`; no `__`, no `_` at either end)"
+    )]
     Name(String),
     #[error("mcpServers.{name}: {message}")]
     Server { name: String, message: String },
@@ -74,11 +78,15 @@ struct RawServer {
     headers: BTreeMap<String, String>,
 }
 
-/// A server name is part of every tool's wire name and of permission rules.
+/// A server name is part of every tool's wire name and of permission rules. With no `__` in
+/// it and no `_` at either end, `mcp__<server>__` is found again in a wire name: server `a_`
+/// would make `mcp__a___tool`, which `mcp__a__*` (a rule for server `a`) covers.
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 32
         && !name.contains("__")
+        && !name.starts_with('_')
+        && !name.ends_with('_')
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
@@ -160,9 +168,11 @@ pub fn parse_servers(value: &Value, source: Source) -> Result<Vec<ServerEntry>, 
 /// A project's servers from `<root>/.mcp.json` (`{"mcpServers": {...}}`); none when the file
 /// is absent. Its servers are [`Source::Project`]: not started until approved.
 pub fn load_project(root: &std::path::Path) -> Result<Vec<ServerEntry>, McpConfigError> {
+    // A file Splice reads on its own: beneath the root, a regular file, bounded, so a link out
+    // of the repository, a FIFO or `/dev/zero` can neither choose the servers nor hang the run.
     let path = root.join(PROJECT_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
+    let bytes = match crate::tools::beneath::read_at_most(root, &path, MAX_PROJECT_FILE_BYTES) {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
             return Err(McpConfigError::Shape(format!(
@@ -170,7 +180,7 @@ pub fn load_project(root: &std::path::Path) -> Result<Vec<ServerEntry>, McpConfi
             )));
         }
     };
-    let value: Value = serde_json::from_str(&text)
+    let value: Value = serde_json::from_slice(&bytes)
         .map_err(|e| McpConfigError::Shape(format!("{PROJECT_FILE} is not JSON: {e}")))?;
     match value.get("mcpServers") {
         Some(servers) => parse_servers(servers, Source::Project),
@@ -218,6 +228,8 @@ mod tests {
         );
         for (bad, needle) in [
             (json!({"a__b": {"command": "x"}}), "a__b"),
+            (json!({"a_": {"command": "x"}}), "`a_`"),
+            (json!({"_a": {"command": "x"}}), "`_a`"),
             (json!({"s": {"command": "x", "cwd": "/"}}), "cwd"),
             (json!({"s": {"type": "sse", "url": "http://x"}}), "SSE"),
             (

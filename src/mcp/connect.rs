@@ -68,6 +68,9 @@ pub async fn connect(entry: &ServerEntry, options: &HubOptions) -> Result<Connec
             }
             let http = reqwest::Client::builder()
                 .connect_timeout(timeout)
+                // A redirect would carry the configured headers to wherever it points (reqwest
+                // drops only `Authorization` and cookies across hosts): none is followed.
+                .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -99,9 +102,7 @@ where
         .serve(transport)
         .await
         .map_err(|e| format!("initialize failed: {}", strip_controls(&e.to_string())))?;
-    let tools = service
-        .peer()
-        .list_all_tools()
+    let tools = super::listing::list_bounded(service.peer())
         .await
         .map_err(|e| format!("tools/list failed: {}", strip_controls(&e.to_string())))?;
     Ok((service, tools))

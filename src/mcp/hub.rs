@@ -22,10 +22,12 @@ use tokio::task::JoinHandle;
 use super::client::Client;
 use super::config::{ServerEntry, Source};
 use super::connect;
+use super::secrets::{self, scrub};
 use super::stdio;
 use super::supervise;
 use super::tool::McpTool;
 use crate::protocol::input::Image;
+use crate::sanitize::redact::Redactor;
 use crate::sanitize::terminal::strip_controls;
 
 /// Overrides [`DEFAULT_STARTUP_TIMEOUT`], in milliseconds.
@@ -186,6 +188,8 @@ pub(super) struct Inner {
 
 pub(super) struct Server {
     name: String,
+    /// Scrubs the secrets of its config from what it says (results, errors, progress).
+    pub(super) redactor: Arc<Redactor>,
     source: Source,
     target: String,
     pub(super) state: ServerState,
@@ -219,6 +223,11 @@ impl Inner {
 
     /// The server is gone: failed, its tools withdrawn, and a notice naming it.
     pub(super) fn fail(&self, name: &str, message: String) {
+        let message = match self.servers().iter().find(|s| s.name == name) {
+            Some(server) => scrub(&server.redactor, message),
+            None => message,
+        };
+        let message = cap_message(message);
         self.update(name, |s| {
             s.state = ServerState::Failed;
             s.tools.clear();
@@ -260,6 +269,7 @@ impl McpHub {
                 let mut list = self.inner.servers();
                 let status = Server {
                     name: entry.name.clone(),
+                    redactor: Arc::new(secrets::redactor(&entry.config)),
                     source: entry.source,
                     target: connect::target(&entry.config),
                     state: ServerState::Starting,
@@ -309,6 +319,7 @@ impl McpHub {
                     continue;
                 }
                 list.push(Server {
+                    redactor: Arc::new(secrets::redactor(&entry.config)),
                     name: entry.name,
                     source: entry.source,
                     target: connect::target(&entry.config),
@@ -394,7 +405,7 @@ impl McpHub {
                             reason: format!("it has no tool `{}` now", tool.name),
                         });
                     }
-                    s.link.clone()
+                    s.link.clone().map(|link| (link, s.redactor.clone()))
                 }
                 Some(s) => {
                     return Err(CallError::Unavailable {
@@ -408,12 +419,49 @@ impl McpHub {
                 None => None,
             }
         };
-        let Some(link) = link else {
+        let Some((link, redactor)) = link else {
             return Err(CallError::Unavailable {
                 server,
                 reason: "it is not configured in this session".into(),
             });
         };
+        let progress_redactor = redactor.clone();
+        let gate = Mutex::new(ProgressGate::default());
+        let on_progress = move |progress: Progress| {
+            let progress = Progress {
+                detail: progress.detail.map(|d| scrub(&progress_redactor, d)),
+                ..progress
+            };
+            let admitted = gate.lock().map(|mut g| g.admit(&progress)).unwrap_or(false);
+            if admitted {
+                on_progress(progress);
+            }
+        };
+        let answer = self.send_call(&server, tool, args, link, on_progress).await;
+        // What the server said may quote its own configured secrets.
+        match answer {
+            Ok(output) => Ok(McpOutput {
+                text: scrub(&redactor, output.text),
+                ..output
+            }),
+            Err(CallError::Failed { server, reason }) => Err(CallError::Failed {
+                server,
+                reason: cap_message(scrub(&redactor, reason)),
+            }),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// The `tools/call` itself, on a ready server's link.
+    async fn send_call(
+        &self,
+        server: &str,
+        tool: &McpTool,
+        args: Value,
+        link: Link,
+        on_progress: impl Fn(Progress) + Send + Sync + 'static,
+    ) -> Result<McpOutput, CallError> {
+        let server = server.to_string();
         let arguments = match args {
             Value::Object(map) => Some(map),
             Value::Null => None,
@@ -441,7 +489,7 @@ impl McpHub {
         };
         let _route = link
             .client
-            .route(handle.progress_token.clone(), Arc::from(on_progress));
+            .route(handle.progress_token.clone(), Arc::new(on_progress));
         let mut abandoned = CancelOnDrop {
             peer: link.peer.clone(),
             id: Some(handle.id.clone()),
@@ -547,6 +595,44 @@ impl McpHub {
     }
 }
 
+/// Most characters of a server's failure or last error: it may quote what the server said.
+pub const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// `message` cut at [`MAX_MESSAGE_CHARS`], ending in `…` when cut.
+pub(super) fn cap_message(message: String) -> String {
+    match message.char_indices().nth(MAX_MESSAGE_CHARS) {
+        Some((cut, _)) => format!("{}…", &message[..cut]),
+        None => message,
+    }
+}
+
+/// Most progress reports one call passes on.
+pub const MAX_PROGRESS_REPORTS: usize = 1000;
+
+/// A call's progress reports as passed on: only those that change what is shown (the whole
+/// percent, or the message), and at most [`MAX_PROGRESS_REPORTS`], so a server writing them as
+/// fast as it can does not flood the event stream.
+#[derive(Default)]
+struct ProgressGate {
+    passed: usize,
+    last: Option<(Option<i64>, Option<String>)>,
+}
+
+impl ProgressGate {
+    fn admit(&mut self, progress: &Progress) -> bool {
+        let shown = (
+            progress.fraction.map(|f| (f * 100.0).floor() as i64),
+            progress.detail.clone(),
+        );
+        if self.passed >= MAX_PROGRESS_REPORTS || self.last.as_ref() == Some(&shown) {
+            return false;
+        }
+        self.passed += 1;
+        self.last = Some(shown);
+        true
+    }
+}
+
 /// Sends `notifications/cancelled` for a call whose future was dropped before its answer.
 struct CancelOnDrop {
     peer: Peer<RoleClient>,
@@ -569,5 +655,42 @@ impl Drop for CancelOnDrop {
             ));
             let _ = peer.send_notification(notification.into()).await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_capped_on_a_char_boundary() {
+        assert_eq!(cap_message("short".into()), "short");
+        let long = "é".repeat(MAX_MESSAGE_CHARS + 5);
+        let capped = cap_message(long);
+        assert_eq!(capped.chars().count(), MAX_MESSAGE_CHARS + 1);
+        assert!(capped.ends_with('…'));
+    }
+
+    #[test]
+    fn progress_passes_on_changes_only_and_at_most_the_cap() {
+        let report = |fraction: f64, detail: &str| Progress {
+            fraction: Some(fraction),
+            detail: Some(detail.to_string()),
+        };
+        let mut gate = ProgressGate::default();
+        assert!(gate.admit(&report(0.101, "a")));
+        assert!(
+            !gate.admit(&report(0.105, "a")),
+            "the same percent and message"
+        );
+        assert!(gate.admit(&report(0.11, "a")));
+        assert!(gate.admit(&report(0.11, "b")));
+        let mut passed = 3;
+        for i in 0..5000 {
+            if gate.admit(&report(0.5, &i.to_string())) {
+                passed += 1;
+            }
+        }
+        assert_eq!(passed, MAX_PROGRESS_REPORTS);
     }
 }

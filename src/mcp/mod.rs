@@ -13,6 +13,7 @@ pub mod content;
 pub mod hub;
 mod listing;
 pub mod run;
+mod secrets;
 mod stdio;
 mod supervise;
 pub mod tool;

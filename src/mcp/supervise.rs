@@ -123,7 +123,7 @@ pub(super) async fn supervise(
 
 /// `tools/list` again after `notifications/tools/list_changed`.
 async fn relist(hub: Weak<Inner>, name: String, peer: Peer<RoleClient>, timeout: Duration) {
-    let listed = tokio::time::timeout(timeout, peer.list_all_tools()).await;
+    let listed = tokio::time::timeout(timeout, listing::list_bounded(&peer)).await;
     let Some(hub) = hub.upgrade() else {
         return;
     };
@@ -139,10 +139,14 @@ async fn relist(hub: Weak<Inner>, name: String, peer: Peer<RoleClient>, timeout:
             let _ = hub.notices.send(HubNotice::ToolsChanged { server: name });
         }
         Ok(Err(e)) => hub.update(&name, |s| {
-            s.last_error = Some(format!(
+            let message = format!(
                 "tools/list after list_changed failed: {}",
                 strip_controls(&e.to_string())
-            ));
+            );
+            s.last_error = Some(super::hub::cap_message(super::secrets::scrub(
+                &s.redactor,
+                message,
+            )));
         }),
         Err(_) => hub.update(&name, |s| {
             s.last_error = Some("tools/list after list_changed did not answer in time".into());

@@ -4,6 +4,7 @@ mod support;
 
 mod attack_credentials;
 mod attack_git;
+mod attack_mcp;
 mod attack_misc;
 mod attack_proc;
 mod attack_review;

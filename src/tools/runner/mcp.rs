@@ -71,39 +71,52 @@ impl ToolRunner {
 
 /// The result's text capped like any tool's output, then one line per image
 /// (`[image: image/png, 91 bytes]`, never its data); the images the model may be given: of a
-/// type providers take, decodable, within the size limit, at most [`MAX_IMAGES`].
+/// type providers take, decodable, within the size limit, at most [`MAX_IMAGES`]. Of the images
+/// not given, at most [`MAX_IMAGES`] are named and the rest counted on one line: a line each,
+/// after the cap, would let a flood of tiny images grow the output without bound.
 fn render(output: McpOutput) -> (String, bool, Vec<Image>) {
     let (mut text, truncated) = cap_output(&output.text, MAX_OUTPUT_BYTES);
     let mut images = Vec::new();
+    let (mut refused, mut unnamed) = (0usize, 0usize);
     for image in output.images {
         let decoded = base64::engine::general_purpose::STANDARD
             .decode(image.data.as_bytes())
             .map(|bytes| bytes.len());
         let media_type = crate::sanitize::terminal::strip_controls(&image.media_type).into_owned();
-        let line = match decoded {
-            Err(_) => format!("[image: {media_type}, not sent: its data is not base64]"),
+        let why_not = match decoded {
+            Err(_) => Err("not sent: its data is not base64".to_string()),
             Ok(_) if !IMAGE_MEDIA_TYPES.contains(&image.media_type.as_str()) => {
-                format!(
-                    "[image: {media_type}, not sent: providers take only PNG, JPEG, GIF and WebP]"
-                )
+                Err("not sent: providers take only PNG, JPEG, GIF and WebP".to_string())
             }
             Ok(bytes) if bytes > MAX_IMAGE_BYTES => {
-                format!("[image: {media_type}, {bytes} bytes, not sent: larger than 10 MiB]")
+                Err(format!("{bytes} bytes, not sent: larger than 10 MiB"))
             }
-            Ok(bytes) if images.len() >= MAX_IMAGES => {
-                format!(
-                    "[image: {media_type}, {bytes} bytes, not sent: more than {MAX_IMAGES} images]"
-                )
-            }
+            Ok(bytes) if images.len() >= MAX_IMAGES => Err(format!(
+                "{bytes} bytes, not sent: more than {MAX_IMAGES} images"
+            )),
+            Ok(bytes) => Ok(bytes),
+        };
+        let line = match why_not {
             Ok(bytes) => {
                 images.push(image);
                 format!("[image: {media_type}, {bytes} bytes]")
+            }
+            Err(_) if refused == MAX_IMAGES => {
+                unnamed += 1;
+                continue;
+            }
+            Err(why) => {
+                refused += 1;
+                format!("[image: {media_type}, {why}]")
             }
         };
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
         text.push_str(&line);
+    }
+    if unnamed > 0 {
+        text.push_str(&format!("\n[… {unnamed} more images not sent]"));
     }
     (text, truncated, images)
 }
