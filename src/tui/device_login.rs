@@ -11,6 +11,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph, Widget};
 
+use super::permission::centered;
 use super::qr::QrImage;
 use super::theme::Theme;
 use super::wrap::wrap_line;
@@ -340,12 +341,7 @@ impl DeviceLoginModal {
 
     /// A cleared, bordered box of `width` x `height` centred in `area`, titled; its inside.
     fn frame(&self, area: Rect, width: u16, height: u16, buf: &mut Buffer, theme: &Theme) -> Rect {
-        let rect = Rect {
-            x: area.x + area.width.saturating_sub(width) / 2,
-            y: area.y + area.height.saturating_sub(height) / 2,
-            width: width.min(area.width),
-            height: height.min(area.height),
-        };
+        let rect = centered(area, width, height);
         theme.clear(rect, buf);
         let block = Block::default()
             .borders(Borders::ALL)

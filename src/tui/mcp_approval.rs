@@ -15,7 +15,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph, Widget};
 
 use super::mcp_overlay::hanging;
-use super::permission::{GUARD, KeyOutcome, ModalView, TYPING_GAP};
+use super::permission::{KeyGuard, KeyOutcome, ModalView, centered};
 use super::theme::Theme;
 use super::wrap::wrap_line;
 use crate::mcp::config::PROJECT_FILE;
@@ -35,8 +35,8 @@ pub struct McpApprovalModal {
     /// How many more servers wait to be asked about after this one.
     pub queued: usize,
     pub answer: Option<Approval>,
-    /// Keys before this instant go to the composer.
-    guard_until: Instant,
+    /// Keys typed ahead go to the composer.
+    guard: KeyGuard,
     /// First body row shown, and the body rows visible at the last draw.
     scroll: usize,
     page: usize,
@@ -48,7 +48,7 @@ impl McpApprovalModal {
             entry,
             queued: 0,
             answer: None,
-            guard_until: now + GUARD,
+            guard: KeyGuard::new(now),
             scroll: 0,
             page: 1,
         }
@@ -56,11 +56,11 @@ impl McpApprovalModal {
 
     /// It comes to the front at `now`: a key meant for what was in front must not answer it.
     pub fn reveal(&mut self, now: Instant) {
-        self.guard_until = self.guard_until.max(now + GUARD);
+        self.guard.reveal(now);
     }
 
     pub fn guarded(&self, now: Instant) -> bool {
-        now < self.guard_until
+        self.guard.guarded(now)
     }
 
     /// The body's rows at `width` (a long command wraps under itself, beside its label).
@@ -152,7 +152,7 @@ impl ModalView for McpApprovalModal {
     fn handle_key(&mut self, key: KeyEvent, now: Instant) -> KeyOutcome {
         if self.guarded(now) {
             // Still typing: the guard lasts until a pause.
-            self.guard_until = self.guard_until.max(now + TYPING_GAP);
+            self.guard.still_typing(now);
             return KeyOutcome::ToComposer;
         }
         // A letter with Ctrl or Alt is some other shortcut, never an answer.
@@ -168,7 +168,7 @@ impl ModalView for McpApprovalModal {
             KeyCode::Esc => Approval::NotNow,
             _ => {
                 // Someone typing: back to the composer, and the modal waits for a pause.
-                self.guard_until = now + TYPING_GAP;
+                self.guard.typed(now);
                 return KeyOutcome::ToComposer;
             }
         };
@@ -211,12 +211,7 @@ impl ModalView for McpApprovalModal {
         let height = u16::try_from(rows.len() + frame)
             .unwrap_or(u16::MAX)
             .min(area.height);
-        let rect = Rect {
-            x: area.x + (area.width - width) / 2,
-            y: area.y + (area.height - height) / 2,
-            width,
-            height,
-        };
+        let rect = centered(area, width, height);
         theme.clear(rect, buf);
         if !bordered {
             Paragraph::new(rows).render(rect, buf);
@@ -291,6 +286,7 @@ fn shell_word(word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::permission::{GUARD, TYPING_GAP};
     use super::*;
     use crate::mcp::Source;
 

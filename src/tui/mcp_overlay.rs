@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph, Widget};
 
 use super::mcp_approval::exact;
+use super::permission::centered;
 use super::theme::Theme;
 use super::wrap::wrap_line;
 use crate::mcp::{ServerState, ServerStatus};
@@ -171,12 +172,7 @@ impl McpOverlay {
         let height = u16::try_from(rows.len() + frame)
             .unwrap_or(u16::MAX)
             .min(area.height);
-        let rect = Rect {
-            x: area.x + (area.width - width) / 2,
-            y: area.y + (area.height - height) / 2,
-            width,
-            height,
-        };
+        let rect = centered(area, width, height);
         theme.clear(rect, buf);
         if !bordered {
             Paragraph::new(rows).render(rect, buf);

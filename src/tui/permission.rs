@@ -30,6 +30,51 @@ pub const GUARD: Duration = Duration::from_millis(400);
 /// Keys closer together than this are typing; the prompt waits for a pause.
 pub const TYPING_GAP: Duration = Duration::from_millis(400);
 
+/// Keeps keys typed ahead from answering a modal: for [`GUARD`] after it comes to the front,
+/// and after that until a pause in typing. Shared by every modal that asks a person to approve.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyGuard {
+    until: Instant,
+}
+
+impl KeyGuard {
+    pub fn new(now: Instant) -> KeyGuard {
+        KeyGuard { until: now + GUARD }
+    }
+
+    /// The modal comes to the front at `now`: a key meant for what was in front must not
+    /// answer it, so the guard starts again.
+    pub fn reveal(&mut self, now: Instant) {
+        self.until = self.until.max(now + GUARD);
+    }
+
+    /// Whether keys at `now` still go to the composer.
+    pub fn guarded(&self, now: Instant) -> bool {
+        now < self.until
+    }
+
+    /// A key at `now` while guarded: still typing, so the guard lasts until a pause.
+    pub fn still_typing(&mut self, now: Instant) {
+        self.until = self.until.max(now + TYPING_GAP);
+    }
+
+    /// A key at `now` that is no answer: someone typing, so the modal waits for a pause.
+    pub fn typed(&mut self, now: Instant) {
+        self.until = now + TYPING_GAP;
+    }
+}
+
+/// A `width` × `height` rectangle centred in `area` (both at most `area`'s).
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let (width, height) = (width.min(area.width), height.min(area.height));
+    Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    }
+}
+
 /// What became of a key given to the prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyOutcome {
@@ -59,7 +104,7 @@ pub struct PermissionModal {
     pub queued: usize,
     pub answer: Option<Answer>,
     /// Keys before this instant go to the composer.
-    guard_until: Instant,
+    guard: KeyGuard,
     /// `a` was pressed once; a second `a` or Enter grants "allow always".
     pub confirming: bool,
     /// First body row shown, and the body rows visible at the last draw (a page).
@@ -81,7 +126,7 @@ impl PermissionModal {
             reply: Some(ask.reply),
             queued: 0,
             answer: None,
-            guard_until: now + GUARD,
+            guard: KeyGuard::new(now),
             confirming: false,
             scroll: 0,
             page: 1,
@@ -92,12 +137,12 @@ impl PermissionModal {
     /// The prompt comes to the front at `now` (the one before it was answered): the guard
     /// starts again, since a key meant for the previous prompt must not answer this one.
     pub fn reveal(&mut self, now: Instant) {
-        self.guard_until = self.guard_until.max(now + GUARD);
+        self.guard.reveal(now);
     }
 
     /// Whether keys at `now` still go to the composer.
     pub fn guarded(&self, now: Instant) -> bool {
-        now < self.guard_until
+        self.guard.guarded(now)
     }
 
     /// "Allow always" is not offered for a high-risk call: each must be approved on its own.
@@ -260,7 +305,7 @@ impl ModalView for PermissionModal {
     fn handle_key(&mut self, key: KeyEvent, now: Instant) -> KeyOutcome {
         if self.guarded(now) {
             // Still typing: the guard lasts until a pause.
-            self.guard_until = self.guard_until.max(now + TYPING_GAP);
+            self.guard.still_typing(now);
             return KeyOutcome::ToComposer;
         }
         // A letter with Ctrl or Alt is some other shortcut, never an answer.
@@ -292,7 +337,7 @@ impl ModalView for PermissionModal {
             _ => {
                 // Someone typing: back to the composer, and the prompt waits for a pause.
                 self.confirming = false;
-                self.guard_until = now + TYPING_GAP;
+                self.guard.typed(now);
                 return KeyOutcome::ToComposer;
             }
         };
@@ -368,12 +413,7 @@ impl ModalView for PermissionModal {
         let rect_height = u16::try_from(rows.len() + frame)
             .unwrap_or(u16::MAX)
             .min(area.height);
-        let rect = Rect {
-            x: area.x + (area.width - width) / 2,
-            y: area.y + (area.height - rect_height) / 2,
-            width,
-            height: rect_height,
-        };
+        let rect = centered(area, width, rect_height);
         theme.clear(rect, buf);
         if !bordered {
             Paragraph::new(rows).render(rect, buf);
