@@ -103,6 +103,43 @@ impl Approvals {
     }
 }
 
+/// The root approvals are keyed by: the working root, canonical.
+pub fn canonical_root(cwd: &Path) -> PathBuf {
+    cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf())
+}
+
+/// The configured servers, split by whether they may start.
+#[derive(Debug, Default, PartialEq)]
+pub struct Selection {
+    /// The user's servers and the approved (or trusted) project servers.
+    pub start: Vec<ServerEntry>,
+    /// Project servers nobody approved: not started.
+    pub unapproved: Vec<ServerEntry>,
+    /// Project servers left out because a user server has the name.
+    pub shadowed: Vec<String>,
+}
+
+/// The one place that decides which servers start: the user's always; a project's (from
+/// `<root>/.mcp.json`) only when `approvals` approve it for `root` (canonical), or when
+/// `approvals` is `None` (`--trust-project-mcp`).
+pub fn select(
+    user: Vec<ServerEntry>,
+    project: Vec<ServerEntry>,
+    root: &Path,
+    approvals: Option<&Approvals>,
+) -> Selection {
+    let (servers, shadowed) = super::config::merge(user, project);
+    let (start, unapproved) = servers.into_iter().partition(|entry| {
+        entry.source == super::config::Source::User
+            || approvals.is_none_or(|a| a.is_approved(root, entry))
+    });
+    Selection {
+        start,
+        unapproved,
+        shadowed,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::approval::Approvals;
-use super::config::{self, ServerEntry, Source, valid_name};
+use super::approval::{self, Approvals, Selection, canonical_root};
+use super::config::{self, Source, valid_name};
 use super::hub::{HubOptions, McpHub, ServerState, ServerStatus};
 use crate::cli::McpAction;
 use crate::config::{ConfigFile, config_path, data_dir};
@@ -201,19 +201,16 @@ fn write_config(path: &Path, document: &Value) -> Result<(), String> {
 async fn list(as_json: bool, trust_project: bool, out: &mut dyn Write) -> Result<(), String> {
     let user = ConfigFile::load_user().map_err(|e| e.to_string())?;
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current dir: {e}"))?;
-    let root = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
+    let root = canonical_root(&cwd);
     let project = config::load_project(&root)
         .map_err(|e| format!("{}: {e}", root.join(config::PROJECT_FILE).display()))?;
     let options = HubOptions::from_env(root.clone()).map_err(|e| e.to_string())?;
-    let (servers, shadowed) = config::merge(user.mcp_servers(), project);
     let approvals = (!trust_project).then(|| Approvals::load(&data_dir()));
-    let (start, unapproved): (Vec<ServerEntry>, Vec<ServerEntry>) =
-        servers.into_iter().partition(|entry| {
-            entry.source == Source::User
-                || approvals
-                    .as_ref()
-                    .is_none_or(|a| a.is_approved(&root, entry))
-        });
+    let Selection {
+        start,
+        unapproved,
+        shadowed,
+    } = approval::select(user.mcp_servers(), project, &root, approvals.as_ref());
     let hub = McpHub::new(options);
     hub.start(start).await;
     hub.record_unapproved(unapproved);

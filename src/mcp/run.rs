@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use super::approval::Approvals;
-use super::config::{self, PROJECT_FILE, ServerEntry, Source};
+use super::approval::{self, Approvals, Selection, canonical_root};
+use super::config::{self, PROJECT_FILE, ServerEntry};
 use super::hub::{HubNotice, HubOptions, McpHub, ServerState};
 use crate::bus::Bus;
 use crate::protocol::{Event, WarningCode};
@@ -41,15 +41,10 @@ impl Plan {
                 Vec::new()
             }
         };
-        let (servers, _shadowed) = config::merge(user, project);
         let approvals = (!trust_project).then(|| Approvals::load(data_dir));
-        let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        let (start, unapproved): (Vec<_>, Vec<_>) = servers.into_iter().partition(|entry| {
-            entry.source == Source::User
-                || approvals
-                    .as_ref()
-                    .is_none_or(|a| a.is_approved(&canonical, entry))
-        });
+        let Selection {
+            start, unapproved, ..
+        } = approval::select(user, project, &canonical_root(root), approvals.as_ref());
         if !unapproved.is_empty() {
             let names: Vec<String> = unapproved.iter().map(|e| format!("`{}`", e.name)).collect();
             warnings.push((
@@ -229,6 +224,7 @@ pub async fn close(slot: &Mutex<Option<RunServers>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::Source;
     use crate::mcp::config::ServerConfig;
 
     fn entry(name: &str, command: &str, source: Source) -> ServerEntry {

@@ -2,12 +2,13 @@
 //! (the user's and the project servers approved before), and which wait for the person to
 //! approve them (the rest of the project's `.mcp.json`). Nothing here waits on a server.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::cells::Level;
-use crate::mcp::approval::Approvals;
+use crate::mcp::ServerEntry;
+pub use crate::mcp::approval::canonical_root;
+use crate::mcp::approval::{self, Approvals, Selection};
 use crate::mcp::config::{self, PROJECT_FILE};
-use crate::mcp::{ServerEntry, Source};
 use crate::settings::RunSettings;
 
 /// What the session does with its servers when it opens.
@@ -19,11 +20,6 @@ pub struct Plan {
     pub ask: Vec<ServerEntry>,
     /// Said in the transcript: a broken `.mcp.json`, a project server a user server shadows.
     pub notes: Vec<(Level, String)>,
-}
-
-/// The root approvals are keyed by: the working root, canonical (as a headless run reads it).
-pub fn canonical_root(cwd: &Path) -> PathBuf {
-    cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf())
 }
 
 /// The user's servers and the project's `.mcp.json` in `settings.cwd`, split by approval.
@@ -38,7 +34,17 @@ pub fn plan(settings: &RunSettings) -> Plan {
         ));
         Vec::new()
     });
-    let (servers, shadowed) = config::merge(settings.mcp.servers.clone(), project);
+    let approvals = Approvals::load(&settings.data_dir);
+    let Selection {
+        start,
+        unapproved: ask,
+        shadowed,
+    } = approval::select(
+        settings.mcp.servers.clone(),
+        project,
+        &root,
+        Some(&approvals),
+    );
     for name in shadowed {
         notes.push((
             Level::Info,
@@ -48,10 +54,6 @@ pub fn plan(settings: &RunSettings) -> Plan {
             ),
         ));
     }
-    let approvals = Approvals::load(&settings.data_dir);
-    let (start, ask) = servers
-        .into_iter()
-        .partition(|entry| entry.source == Source::User || approvals.is_approved(&root, entry));
     Plan { start, ask, notes }
 }
 
@@ -65,6 +67,7 @@ pub fn approve(data_dir: &Path, cwd: &Path, entry: &ServerEntry) -> std::io::Res
 mod tests {
     use super::*;
     use crate::mcp::ServerConfig;
+    use crate::mcp::Source;
 
     fn stdio(name: &str, command: &str, source: Source) -> ServerEntry {
         ServerEntry {
