@@ -110,6 +110,11 @@ impl CheckpointStore {
         }
     }
 
+    /// How many checkpoints the run has saved: a stage tells from it whether its tools wrote.
+    pub fn saved(&self) -> u32 {
+        self.next.load(Ordering::SeqCst).saturating_sub(1)
+    }
+
     /// Tag what is saved from now on as the design-plan task `task_run`'s (`None`: the run's own).
     pub fn begin_task(&self, task_run: Option<&str>) {
         if let Ok(mut task) = self.task.lock() {

@@ -49,8 +49,9 @@ pub struct TuiArgs {
     /// UI theme: ansi (default: your terminal's palette), dark, light, high-contrast, or a theme file.
     #[arg(long)]
     pub theme: Option<String>,
-    /// Reopen a saved session: `--resume ID` or `--resume=ID`; without an id, the newest one
-    /// that has a prompt.
+    /// Reopen a saved session of this directory, its conversation as the model had it:
+    /// `--resume ID` or `--resume=ID` (the word after --resume is always the id); without an
+    /// id, a picker of this directory's recent sessions.
     #[arg(long, num_args = 0..=1, default_missing_value = "", require_equals = true)]
     pub resume: Option<String>,
     /// Reopen the newest session with a prompt started in this directory.

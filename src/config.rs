@@ -95,7 +95,8 @@ impl ConfigFile {
         }
     }
 
-    /// Load the config file; a missing file is an empty config, a broken one an error.
+    /// Load the config file; a missing or empty (blank) file is an empty config, a broken one
+    /// an error.
     pub fn load(path: Option<&Path>) -> Result<ConfigFile, ConfigError> {
         let Some(path) = path else {
             return Ok(ConfigFile::default());
@@ -110,6 +111,10 @@ impl ConfigFile {
                 });
             }
         };
+        // An empty file (just created, or emptied) holds no settings; it is not broken JSON.
+        if text.trim().is_empty() {
+            return Ok(ConfigFile::default());
+        }
         let config: ConfigFile = serde_json::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.display().to_string(),
             message: e.to_string(),

@@ -16,6 +16,17 @@ const MAX_RECAP_CHARS: usize = 12_000;
 #[derive(Debug, Clone, Default)]
 pub struct Conversation {
     messages: Arc<Mutex<Vec<Message>>>,
+    /// How many leading messages the session file holds as they are now (see [`Unsaved`]).
+    saved: Arc<Mutex<usize>>,
+}
+
+/// What a session file is missing of the conversation: keep the first `from` messages it has,
+/// then these. A resumed session rebuilds the conversation from these records, so the model
+/// gets back exactly what it had: its text, its tool calls and their results, denials included.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Unsaved {
+    pub from: usize,
+    pub messages: Vec<Message>,
 }
 
 fn size(message: &Message) -> usize {
@@ -49,6 +60,38 @@ impl Conversation {
         if let Ok(mut messages) = self.messages.lock() {
             messages.clear();
         }
+        self.mark_saved(0);
+    }
+
+    /// The session file holds the first `count` messages as they are.
+    pub fn mark_saved(&self, count: usize) {
+        if let Ok(mut saved) = self.saved.lock() {
+            *saved = count;
+        }
+    }
+
+    /// What changed since the last call (or [`Conversation::mark_saved`]), for the session
+    /// file; `None` when nothing did.
+    pub fn unsaved(&self) -> Option<Unsaved> {
+        let messages = self.messages.lock().ok()?;
+        let mut saved = self.saved.lock().ok()?;
+        let from = (*saved).min(messages.len());
+        if from == messages.len() && from == *saved {
+            return None;
+        }
+        *saved = messages.len();
+        Some(Unsaved {
+            from,
+            messages: messages[from..].to_vec(),
+        })
+    }
+
+    /// Apply a session file's record (replaying a saved session).
+    pub fn apply(&self, unsaved: Unsaved) {
+        let mut messages = self.messages();
+        messages.truncate(unsaved.from);
+        messages.extend(unsaved.messages);
+        self.replace(messages);
     }
 
     /// Keep `messages` as the history, dropping the oldest exchanges past the size limit. An
@@ -66,6 +109,15 @@ impl Conversation {
             messages.drain(..cut);
         }
         if let Ok(mut stored) = self.messages.lock() {
+            // What the session file holds stays valid up to the first message that changed.
+            let same = stored
+                .iter()
+                .zip(&messages)
+                .take_while(|(a, b)| a == b)
+                .count();
+            if let Ok(mut saved) = self.saved.lock() {
+                *saved = (*saved).min(same);
+            }
             *stored = messages;
         }
     }
@@ -191,4 +243,50 @@ mod tests {
         clone.clear();
         assert!(conversation.is_empty());
     }
+
+    #[test]
+    fn unsaved_holds_what_changed_and_apply_rebuilds_it_exactly() {
+        let live = Conversation::default();
+        let call = Message::Assistant {
+            text: "I'll fix the operator.".into(),
+            tool_calls: vec![ToolCallRequest {
+                id: "c1".into(),
+                name: "edit_file".into(),
+                arguments: "{}".into(),
+            }],
+        };
+        let denied = Message::ToolResult {
+            call_id: "c1".into(),
+            content: "denied: headless run has no interactive responder".into(),
+            is_error: true,
+            images: Vec::new(),
+        };
+        live.replace(vec![user("fix add"), call.clone(), denied.clone()]);
+        let first = live.unsaved().unwrap_or_else(|| panic!("nothing unsaved"));
+        assert_eq!(first.from, 0);
+        assert_eq!(live.unsaved(), None, "saved twice");
+        live.push_note("a note");
+        let second = live.unsaved().unwrap_or_else(|| panic!("nothing unsaved"));
+        assert_eq!(second.from, 3);
+        assert_eq!(second.messages, [user("a note")]);
+        // A compaction rewrites the start: the next record starts from 0 again.
+        live.replace(vec![user("summary"), user("a note")]);
+        let third = live.unsaved().unwrap_or_else(|| panic!("nothing unsaved"));
+        assert_eq!(third.from, 0);
+
+        // Through JSON, as the session file keeps them.
+        let replayed = Conversation::default();
+        let mut after_first = Vec::new();
+        for (n, record) in [first, second, third].into_iter().enumerate() {
+            let text = serde_json::to_string(&record).unwrap_or_else(|e| panic!("{e}"));
+            replayed.apply(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}")));
+            if n == 0 {
+                after_first = replayed.messages();
+            }
+        }
+        // The tool call and its denied result come back as they were, not as prose.
+        assert_eq!(after_first, [user("fix add"), call, denied]);
+        assert_eq!(replayed.messages(), live.messages());
+    }
 }
+

@@ -270,20 +270,22 @@ fn start_args(raw: &[String]) -> RunArgs {
 }
 
 fn output_sink(format: OutputFormat) -> Arc<dyn Sink> {
-    output_sink_watched(format, Arc::new(Notify::new()))
+    output_sink_watched(format, Arc::new(Notify::new()), false)
 }
 
-/// The output sink; `gone` is signalled when the reader closes stdout.
-fn output_sink_watched(format: OutputFormat, gone: Arc<Notify>) -> Arc<dyn Sink> {
+/// The output sink; `gone` is signalled when the reader closes stdout. `name_run`: text output
+/// ends with the run's id (a run's, which `splice restore` takes).
+fn output_sink_watched(format: OutputFormat, gone: Arc<Notify>, name_run: bool) -> Arc<dyn Sink> {
     let redactor = Redactor::from_env();
     match format {
         OutputFormat::StreamJson => {
             Arc::new(StreamJsonSink::new(std::io::stdout(), redactor).notify_when_reader_gone(gone))
         }
-        OutputFormat::Text => Arc::new(
-            TextSink::new(std::io::stdout(), std::io::stderr(), redactor)
-                .notify_when_reader_gone(gone),
-        ),
+        OutputFormat::Text => {
+            let sink = TextSink::new(std::io::stdout(), std::io::stderr(), redactor)
+                .notify_when_reader_gone(gone);
+            Arc::new(if name_run { sink.naming_the_run() } else { sink })
+        }
     }
 }
 
@@ -310,7 +312,11 @@ async fn headless(exec: &ExecArgs) -> i32 {
     let reader_gone = Arc::new(Notify::new());
     let bus = Bus::new(
         new_run_id(),
-        vec![output_sink_watched(exec.output_format, reader_gone.clone())],
+        vec![output_sink_watched(
+            exec.output_format,
+            reader_gone.clone(),
+            true,
+        )],
     );
     let settings = match run_args.resolve(None) {
         Ok(settings) => settings,
@@ -559,6 +565,15 @@ fn restore(args: &RestoreArgs, stdout_is_tty: bool) -> i32 {
         return exit::USAGE;
     }
     let code = match splice::checkpoint::restore(&data_dir, &args.run_id, args.to, args.force) {
+        // Already restored (or never written): the files are as the run found them. Said, and
+        // a success, so a script that restores twice does not stop there.
+        Ok(reports) if reports.is_empty() => {
+            bus.emit(Event::text(format!(
+                "nothing to restore: run {} has no checkpoints left (already restored, or it changed no files)\n",
+                args.run_id
+            )));
+            exit::SUCCESS
+        }
         Ok(reports) => {
             let skipped = reports.iter().any(|r| !r.skipped.is_empty());
             let escaped: Vec<String> = reports.iter().flat_map(|r| r.escaped.clone()).collect();

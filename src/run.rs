@@ -525,6 +525,35 @@ async fn mcp_servers(
 fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String) {
     let (status, reason, exit) = match end {
         PipelineEnd::Completed => (ResultStatus::Completed, None, exit::SUCCESS),
+        PipelineEnd::Answered(answer) => {
+            // Nothing to change: the code writer's answer is the run's, as a light run's is.
+            let mut answer = answer.replace('\u{0}', "");
+            if !answer.ends_with('\n') {
+                answer.push('\n');
+            }
+            bus.emit(Event::text(answer.clone()));
+            set_answer(shared, &answer);
+            emit_final(bus, shared, ResultStatus::Completed, None);
+            return (exit::SUCCESS, answer);
+        }
+        PipelineEnd::Stuck {
+            detail,
+            environment,
+        } => {
+            let code = if environment {
+                ErrorCode::ToolError
+            } else {
+                ErrorCode::PipelineFailed
+            };
+            bus.emit(Event::error(
+                code,
+                format!(
+                    "the pipeline stopped in iteration {}, since no further iteration could pass: {detail}",
+                    shared.log.iterations()
+                ),
+            ));
+            (ResultStatus::Failed, None, exit::FAILED)
+        }
         PipelineEnd::Failed(detail) | PipelineEnd::Refused(detail) => {
             bus.emit(Event::error(
                 ErrorCode::PipelineFailed,

@@ -3,6 +3,7 @@
 //! text is held: when the run goes on (a tool call, a stage, a prompt) it was narration and goes
 //! to stderr; what is held when the run ends is the answer.
 
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
@@ -10,8 +11,8 @@ use tokio::sync::Notify;
 
 use crate::bus::Sink;
 use crate::protocol::Event;
-use crate::protocol::events::{ToolStatus, UsageEvent};
-use crate::protocol::marker::{ReasoningPiece, StageStatus, split_markers};
+use crate::protocol::events::{SideEffect, ToolStatus, UsageEvent};
+use crate::protocol::marker::{ReasoningPiece, StageMarker, StageStatus, split_markers};
 use crate::sanitize::rechunk::Rechunker;
 use crate::sanitize::redact::Redactor;
 use crate::sanitize::terminal::strip_controls;
@@ -21,6 +22,8 @@ pub struct TextSink<O: Write + Send, E: Write + Send> {
     streams: Mutex<Streams<O, E>>,
     redactor: Redactor,
     reader_gone: Option<Arc<Notify>>,
+    /// Name the run at its end (a headless run: `splice restore` needs its id).
+    name_run: bool,
 }
 
 struct Streams<O, E> {
@@ -30,6 +33,14 @@ struct Streams<O, E> {
     held: String,
     rechunker: Rechunker,
     spent: Spent,
+    /// Whether stderr's last write ended a line: a stage line never starts mid-line.
+    at_line_start: bool,
+    /// Prompted calls by id: what to suggest when the headless run denies one.
+    prompted: HashMap<String, SideEffect>,
+    /// Calls whose refusal has been told in its one line; their `denied` result adds nothing.
+    refused: HashSet<String>,
+    /// Whether the run checkpointed a write (so `splice restore` has something to put back).
+    checkpointed: bool,
 }
 
 /// What the run used, for the closing line on stderr.
@@ -81,10 +92,21 @@ impl<O: Write + Send, E: Write + Send> TextSink<O, E> {
                 held: String::new(),
                 rechunker: Rechunker::new(redactor.clone()),
                 spent: Spent::default(),
+                at_line_start: true,
+                prompted: HashMap::new(),
+                refused: HashSet::new(),
+                checkpointed: false,
             }),
             redactor,
             reader_gone: None,
+            name_run: false,
         }
+    }
+
+    /// End the run's output with its id on stderr (and how to undo its writes, if it made any).
+    pub fn naming_the_run(mut self) -> Self {
+        self.name_run = true;
+        self
     }
 
     /// Signal `gone` when the reader of the answer closes stdout (a broken pipe).
@@ -125,34 +147,78 @@ fn continues(event: &Event) -> bool {
     )
 }
 
-/// The stderr line for a progress event, if it has one.
+/// A stage's time as a person reads it: `850ms`, `12.3s`.
+fn duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    }
+}
+
+/// One readable line for a stage marker: its place, name, status, time and detail.
+fn stage_line(m: &StageMarker) -> String {
+    let status = match m.status {
+        StageStatus::Start => format!("started (iteration {})", m.iteration),
+        StageStatus::Done => "done".to_string(),
+        StageStatus::Failed => "failed".to_string(),
+        StageStatus::Skipped => "skipped".to_string(),
+    };
+    let time = m
+        .ms
+        .map(|ms| format!(" in {}", duration(ms)))
+        .unwrap_or_default();
+    let detail = m
+        .detail
+        .as_deref()
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| format!(": {d}"))
+        .unwrap_or_default();
+    format!("[{}/{}] {} {status}{time}{detail}\n", m.index, m.total, m.stage)
+}
+
+/// Reasoning as stderr shows it: plain text as it came, each stage marker as its own line
+/// (never glued to the text before or after it). `at_line_start`: whether stderr's last write
+/// ended a line.
+fn reasoning_text(delta: &str, at_line_start: bool) -> String {
+    let mut out = String::new();
+    for piece in split_markers(delta) {
+        match piece {
+            ReasoningPiece::Text(text) => out.push_str(&strip_controls(&text)),
+            ReasoningPiece::Marker(marker) => {
+                let mid_line = if out.is_empty() {
+                    !at_line_start
+                } else {
+                    !out.ends_with('\n')
+                };
+                if mid_line {
+                    out.push('\n');
+                }
+                out.push_str(&stage_line(&marker));
+            }
+        }
+    }
+    out
+}
+
+/// The one line a headless denial gets: what was denied, why, and the flag that allows it.
+fn denial_line(name: &str, side_effect: Option<SideEffect>, reason: &str) -> String {
+    let hint = match side_effect {
+        Some(SideEffect::Write) => {
+            format!("allow it with --permission-mode accept-edits or --allow {name}")
+        }
+        Some(SideEffect::Execute) => format!(
+            "allow it with --permission-mode auto (runs commands in the sandbox) or --allow '{name}(PATTERN)'"
+        ),
+        _ => format!("allow it with --allow {name}"),
+    };
+    format!("  denied {name}: {reason}; {hint}\n")
+}
+
+/// The stderr line for a progress event that needs no memory of earlier ones, if it has one.
 fn progress_line(event: &Event) -> Option<String> {
     match event {
-        Event::Reasoning { delta } => {
-            let mut out = String::new();
-            for piece in split_markers(delta) {
-                match piece {
-                    ReasoningPiece::Text(text) => out.push_str(&text),
-                    ReasoningPiece::Marker(m) => {
-                        let verb = match m.status {
-                            StageStatus::Start => "started",
-                            StageStatus::Done => "done",
-                            StageStatus::Failed => "failed",
-                            StageStatus::Skipped => "skipped",
-                        };
-                        let ms = m.ms.map(|ms| format!(" ({ms} ms)")).unwrap_or_default();
-                        out.push_str(&format!(
-                            "[{}/{}] {} {verb}{ms}\n",
-                            m.index, m.total, m.stage
-                        ));
-                        if let Some(detail) = m.detail.as_deref().filter(|d| !d.is_empty()) {
-                            out.push_str(&indent(detail));
-                        }
-                    }
-                }
-            }
-            (!out.is_empty()).then_some(out)
-        }
         Event::ToolCall { name, args, .. } => Some(format!("→ {name} {args}\n")),
         Event::ToolResult { status, output, .. } if *status != ToolStatus::Ok => {
             // The end of a failed command's output is where its reason usually is.
@@ -172,17 +238,6 @@ fn progress_line(event: &Event) -> Option<String> {
             })
             .filter(|s| !s.trim().is_empty())
             .map(|summary| format!("  summary:\n{}", indent(&summary))),
-        Event::PermissionDecision {
-            name,
-            permission_granted: false,
-            decision_reason,
-            ..
-        } => Some(format!(
-            "  permission for {name} denied: {decision_reason}\n"
-        )),
-        Event::Permission { name, reason, .. } => {
-            Some(format!("  permission for {name} refused: {reason}\n"))
-        }
         Event::Checkpoint { checkpoint } => Some(format!(
             "  checkpoint {} ({})\n",
             checkpoint.sequence,
@@ -212,13 +267,79 @@ fn progress_line(event: &Event) -> Option<String> {
     }
 }
 
+impl<O: Write + Send, E: Write + Send> Streams<O, E> {
+    /// Write to stderr (already cleaned), remembering whether the line was ended.
+    fn err_write(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let _ = self.err.write_all(text.as_bytes());
+        let _ = self.err.flush();
+        self.at_line_start = text.ends_with('\n');
+    }
+
+    /// The stderr text for a progress event, keeping what later events need to know.
+    fn progress(&mut self, event: &Event) -> Option<String> {
+        match event {
+            Event::Reasoning { delta } => {
+                let text = reasoning_text(delta, self.at_line_start);
+                (!text.is_empty()).then_some(text)
+            }
+            Event::PermissionRequest {
+                id, side_effect, ..
+            } => {
+                self.prompted.insert(id.clone(), *side_effect);
+                None
+            }
+            Event::PermissionDecision {
+                id,
+                name,
+                permission_granted: false,
+                decision_reason,
+                ..
+            } => {
+                let side_effect = self.prompted.remove(id);
+                self.refused.insert(id.clone());
+                Some(denial_line(name, side_effect, decision_reason))
+            }
+            Event::Permission {
+                id,
+                name,
+                action,
+                reason,
+                ..
+            } => {
+                self.refused.insert(id.clone());
+                let verb = match action.as_str() {
+                    "deny" => "denied",
+                    "block" => "blocked",
+                    other => other,
+                };
+                Some(format!("  {verb} {name}: {reason}\n"))
+            }
+            Event::ToolResult { id, status, .. }
+                if matches!(status, ToolStatus::Denied | ToolStatus::Blocked)
+                    && self.refused.remove(id) =>
+            {
+                None
+            }
+            Event::Checkpoint { .. } => {
+                self.checkpointed = true;
+                progress_line(event)
+            }
+            other => progress_line(other),
+        }
+    }
+}
+
 impl<O: Write + Send, E: Write + Send> Sink for TextSink<O, E> {
-    fn emit(&self, _run_id: &str, event: &Event) {
+    fn emit(&self, run_id: &str, event: &Event) {
         let Ok(mut guard) = self.streams.lock() else {
             return;
         };
         let streams = &mut *guard;
-        // Streamed text loses its controls before the re-chunker looks for secrets in it.
+        // Streamed text loses its controls before the re-chunker looks for secrets in it;
+        // reasoning keeps its stage markers (NUL-delimited) whole, to be shown as lines.
         let stripped;
         let event = match event {
             Event::Text { delta } => {
@@ -228,9 +349,14 @@ impl<O: Write + Send, E: Write + Send> Sink for TextSink<O, E> {
                 &stripped
             }
             Event::Reasoning { delta } => {
-                stripped = Event::Reasoning {
-                    delta: strip_controls(delta).into_owned(),
-                };
+                let kept: String = split_markers(delta)
+                    .into_iter()
+                    .map(|piece| match piece {
+                        ReasoningPiece::Text(text) => strip_controls(&text).into_owned(),
+                        ReasoningPiece::Marker(marker) => marker.encode(),
+                    })
+                    .collect();
+                stripped = Event::Reasoning { delta: kept };
                 &stripped
             }
             other => other,
@@ -241,7 +367,7 @@ impl<O: Write + Send, E: Write + Send> Sink for TextSink<O, E> {
                 if !narration.ends_with('\n') {
                     narration.push('\n');
                 }
-                let _ = streams.err.write_all(narration.as_bytes());
+                streams.err_write(&narration);
             }
             match &event {
                 Event::Text { delta } => streams.held.push_str(&self.clean(delta)),
@@ -258,15 +384,27 @@ impl<O: Write + Send, E: Write + Send> Sink for TextSink<O, E> {
                             self.reader_gone.as_ref(),
                         );
                     }
-                    if let Some(line) = streams.spent.line() {
-                        let _ = streams.err.write_all(line.as_bytes());
+                    if !streams.at_line_start {
+                        streams.err_write("\n");
                     }
-                    let _ = streams.err.flush();
+                    if let Some(line) = streams.spent.line() {
+                        streams.err_write(&line);
+                    }
+                    if self.name_run {
+                        let line = if streams.checkpointed {
+                            format!(
+                                "run {run_id} (undo its file changes: splice restore {run_id})\n"
+                            )
+                        } else {
+                            format!("run {run_id}\n")
+                        };
+                        streams.err_write(&self.clean(&line));
+                    }
                 }
                 other => {
-                    if let Some(line) = progress_line(other) {
-                        let _ = streams.err.write_all(self.clean(&line).as_bytes());
-                        let _ = streams.err.flush();
+                    if let Some(line) = streams.progress(other) {
+                        let line = self.clean(&line);
+                        streams.err_write(&line);
                     }
                 }
             }
@@ -340,6 +478,85 @@ mod tests {
         assert!(
             err.ends_with("tokens: 240 (200 in, 40 out), cost $0.00012 (estimated)\n"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn stage_markers_become_readable_lines_of_their_own() {
+        let (out, err) = (Shared::default(), Shared::default());
+        let sink = TextSink::new(out.clone(), err.clone(), Redactor::from_vars([]));
+        let marker = |status, ms, detail: Option<&str>| StageMarker {
+            stage: "code_writer".into(),
+            status,
+            iteration: 1,
+            index: 1,
+            total: 3,
+            ms,
+            detail: detail.map(str::to_string),
+        };
+        for event in [
+            Event::reasoning("Starting pipeline iteration 1\n"),
+            Event::reasoning(marker(StageStatus::Start, None, None).encode()),
+            // Stage prose without a newline, then the marker that ends the stage.
+            Event::reasoning("Looking at calc.py"),
+            Event::reasoning(format!(
+                "{}{}",
+                marker(StageStatus::Done, Some(2400), Some("wrote calc.py")).encode(),
+                marker(StageStatus::Skipped, None, None).encode()
+            )),
+            Event::run_end(0),
+        ] {
+            sink.emit("run_t", &event);
+        }
+        let err = err.text();
+        assert!(
+            !err.contains("STAGE") && !err.contains('\u{0}') && !err.contains("{\"stage\""),
+            "{err:?}"
+        );
+        assert_eq!(
+            err,
+            "Starting pipeline iteration 1\n[1/3] code_writer started (iteration 1)\nLooking at calc.py\n[1/3] code_writer done in 2.4s: wrote calc.py\n[1/3] code_writer skipped\n"
+        );
+    }
+
+    #[test]
+    fn a_headless_denial_is_one_line_naming_the_flag_and_the_run_is_named_at_the_end() {
+        let (out, err) = (Shared::default(), Shared::default());
+        let sink =
+            TextSink::new(out.clone(), err.clone(), Redactor::from_vars([])).naming_the_run();
+        for event in [
+            Event::PermissionRequest {
+                id: "c1".into(),
+                name: "write_file".into(),
+                action: "prompt".into(),
+                permission: "prompt".into(),
+                permission_mode: "ask".into(),
+                side_effect: SideEffect::Write,
+                reason: "Creates or overwrites files.".into(),
+                risk: None,
+            },
+            Event::PermissionDecision {
+                id: "c1".into(),
+                name: "write_file".into(),
+                action: "deny".into(),
+                permission_granted: false,
+                decision_reason: "headless run has no interactive responder".into(),
+            },
+            Event::ToolResult {
+                id: "c1".into(),
+                status: ToolStatus::Denied,
+                output: "denied: headless run has no interactive responder".into(),
+                truncated: false,
+                changed_files: None,
+                display: None,
+            },
+            Event::run_end(0),
+        ] {
+            sink.emit("run_t", &event);
+        }
+        assert_eq!(
+            err.text(),
+            "  denied write_file: headless run has no interactive responder; allow it with --permission-mode accept-edits or --allow write_file\nrun run_t\n"
         );
     }
 }

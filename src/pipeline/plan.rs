@@ -124,8 +124,10 @@ pub async fn run(
         ctx.agent.runner.checkpoints.begin_task(None);
         let (stages, iterations) = ctx.log.take();
         let (status, abort_reason, label) = match &end {
-            PipelineEnd::Completed => (ResultStatus::Completed, None, TaskStatus::Completed),
-            PipelineEnd::Failed(_) | PipelineEnd::Refused(_) => {
+            PipelineEnd::Completed | PipelineEnd::Answered(_) => {
+                (ResultStatus::Completed, None, TaskStatus::Completed)
+            }
+            PipelineEnd::Failed(_) | PipelineEnd::Refused(_) | PipelineEnd::Stuck { .. } => {
                 (ResultStatus::Failed, None, TaskStatus::Failed)
             }
             PipelineEnd::Stopped(AgentError::Budget(reason)) => (
@@ -161,6 +163,15 @@ pub async fn run(
             PipelineEnd::Refused(_) => {
                 halted = Some(format!(
                     "the permission policy refused task {}'s changes, and would refuse this one's",
+                    task.id
+                ))
+            }
+            PipelineEnd::Stuck {
+                environment: true,
+                ..
+            } => {
+                halted = Some(format!(
+                    "task {}'s test command cannot run here, nor would this one's",
                     task.id
                 ))
             }

@@ -40,6 +40,11 @@ pub enum PipelineEnd {
     Refused(String),
     /// A provider or budget failure ended the run.
     Stopped(AgentError),
+    /// A stage could not succeed however often it ran (see `StageOutcome::Stuck`): the reason,
+    /// and whether the environment is to blame (a test command that cannot run).
+    Stuck { detail: String, environment: bool },
+    /// The code writer found nothing to change; its answer.
+    Answered(String),
 }
 
 struct Failure {
@@ -96,13 +101,15 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
         let mut failed: Option<Failure> = None;
         let mut stopped: Option<AgentError> = None;
         let mut refused = false;
+        // How the pipeline ends now, without another iteration (an answer, a stuck stage).
+        let mut ended: Option<PipelineEnd> = None;
         for (position, stage) in stages.iter().enumerate() {
             let slot = Slot {
                 iteration: number,
                 index: u32::try_from(position + 1).unwrap_or(u32::MAX),
                 total,
             };
-            if failed.is_some() || stopped.is_some() {
+            if failed.is_some() || stopped.is_some() || ended.is_some() {
                 ctx.log.skip(ctx.bus, *stage, slot);
                 continue;
             }
@@ -126,6 +133,24 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
                         detail,
                     });
                 }
+                Ok(StageOutcome::Stuck {
+                    detail,
+                    environment,
+                }) => {
+                    ctx.log.finish(ctx.bus, false, Some(detail.clone()));
+                    ended = Some(PipelineEnd::Stuck {
+                        detail: format!("{}: {detail}", stage.name()),
+                        environment,
+                    });
+                }
+                Ok(StageOutcome::Answered { answer }) => {
+                    ctx.log.finish(
+                        ctx.bus,
+                        true,
+                        Some("nothing to change; answered the request".into()),
+                    );
+                    ended = Some(PipelineEnd::Answered(answer));
+                }
                 Err(error) => {
                     ctx.log.finish(ctx.bus, false, Some(error.to_string()));
                     stopped = Some(error);
@@ -134,6 +159,9 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
         }
         if let Some(error) = stopped {
             return PipelineEnd::Stopped(error);
+        }
+        if let Some(end) = ended {
+            return end;
         }
         match failed {
             None => return PipelineEnd::Completed,

@@ -80,7 +80,7 @@ const ASK_VERBS: [&str; 29] = [
     "understand",
 ];
 /// Verbs that ask for a change to the code.
-const CHANGE_VERBS: [&str; 62] = [
+const CHANGE_VERBS: [&str; 63] = [
     "add",
     "fix",
     "implement",
@@ -137,6 +137,7 @@ const CHANGE_VERBS: [&str; 62] = [
     "integrate",
     "use",
     "switch",
+    "swap",
     "generate",
     "deprecate",
     "simplify",
@@ -144,6 +145,15 @@ const CHANGE_VERBS: [&str; 62] = [
     "restructure",
     "cache",
 ];
+/// Verbs that ask the agent to use something it has: a tool, a package, an MCP server.
+const TOOL_VERBS: [&str; 6] = ["use", "call", "invoke", "try", "ask", "query"];
+/// What such a verb names when it asks to use a tool rather than to change the code
+/// (`use argon2 instead of sha1` is a change).
+const TOOL_NOUNS: [&str; 12] = [
+    "tool", "tools", "package", "packages", "skill", "skills", "mcp", "server", "servers",
+    "plugin", "plugins", "transcribe",
+];
+
 /// Greetings and thanks.
 const GREETINGS: [&str; 14] = [
     "hi",
@@ -203,8 +213,10 @@ const FULL_WORDS: [&str; 34] = [
     "migrate",
     "migration",
 ];
-/// A change this short with no sign of a larger change is a small edit.
-const SMALL_EDIT_WORDS: usize = 8;
+/// A change this short with no sign of a larger change is a small edit: the light agent makes
+/// it (it edits files too), and a wrong guess towards light costs less than one towards the
+/// pipeline, which fails on a request that needs no change.
+const SMALL_EDIT_WORDS: usize = 10;
 
 /// What one clause of a request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,6 +243,12 @@ fn clauses(request: &str) -> Vec<(Vec<String>, bool)> {
     };
     for (i, &c) in chars.iter().enumerate() {
         if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        // `calc.py`, `mcp__fs__read`, `acme.math`: one name, one word.
+        let joins = |n: Option<&char>| n.is_some_and(|n| n.is_alphanumeric() || *n == '_');
+        if c == '.' && !word.is_empty() && joins(chars.get(i + 1)) {
             word.push(c);
             continue;
         }
@@ -276,6 +294,16 @@ fn strip_polite(words: &[String]) -> &[String] {
     }
 }
 
+/// Whether a clause names a tool, package or MCP server: a noun for one, a wire name
+/// (`mcp__server__tool`), or a dotted package tool (`acme.math.sum`).
+fn names_a_tool(words: &[String]) -> bool {
+    words.iter().any(|w| {
+        TOOL_NOUNS.contains(&w.as_str())
+            || w.contains("__")
+            || (w.matches('.').count() >= 2 && !w.ends_with('.'))
+    })
+}
+
 fn kind(words: &[String], asked: bool) -> Kind {
     let has_change = words.iter().any(|w| CHANGE_VERBS.contains(&w.as_str()));
     if words
@@ -289,7 +317,9 @@ fn kind(words: &[String], asked: bool) -> Kind {
     let Some(first) = rest.first().map(String::as_str) else {
         return Kind::Greeting;
     };
-    if CHANGE_VERBS.contains(&first) {
+    if TOOL_VERBS.contains(&first) && names_a_tool(rest) {
+        Kind::Ask
+    } else if CHANGE_VERBS.contains(&first) {
         Kind::Change
     } else if ASK_VERBS.contains(&first) {
         Kind::Ask
@@ -311,6 +341,15 @@ pub fn classify(request: &str) -> (Tier, &'static str) {
     let words: Vec<&String> = parts.iter().flat_map(|(w, _)| w).collect();
     let wants_full = words.iter().any(|w| FULL_WORDS.contains(&w.as_str()));
     let change = kinds.contains(&Kind::Change);
+    // A question with a change beside it ("why does add fail? fix it"): unsure, so light,
+    // whose agent answers and edits; the pipeline is kept for changes that ask for tests,
+    // validation, security or structure.
+    if change && kinds.contains(&Kind::Question) && !wants_full {
+        return (
+            Tier::Light,
+            "the request asks a question as well as a change; the light agent can do both",
+        );
+    }
     if !change {
         // A clause that is a question or an ask makes the whole request one.
         if let Some(first) = kinds
@@ -389,12 +428,35 @@ mod tests {
         ("review my changes for security problems", Tier::Light),
         ("Find where the password hashing happens", Tier::Light),
         ("Walk me through the migration code", Tier::Light),
+        // Requests to use a tool, a package or an MCP server: answers, not changes.
+        ("what is 2 plus 40? use the sum tool", Tier::Light),
+        ("use the sum tool to add 2 and 40", Tier::Light),
+        ("Use the weather package to get the forecast for Paris", Tier::Light),
+        ("please use the github mcp server to list my open issues", Tier::Light),
+        ("call mcp__fs__read_file on notes.txt and summarize it", Tier::Light),
+        ("use acme.math.sum to add up the numbers in data.csv", Tier::Light),
+        ("try the transcribe tool on meeting.mp3", Tier::Light),
+        ("Query the postgres MCP server for the number of users", Tier::Light),
+        // Mixed: a question and a change.
+        ("why does add return the wrong sum? fix it", Tier::Light),
+        (
+            "What does parse_args do when the flag is missing? Make it print the usage instead",
+            Tier::Light,
+        ),
+        ("is the cache ever cleared? if not, clear it on logout", Tier::Light),
+        (
+            "Why does the login accept empty passwords? Fix it and add a regression test",
+            Tier::Full,
+        ),
         // Small edits.
         ("fix the typo in README", Tier::Light),
         ("Add a --verbose flag to src/main.rs", Tier::Light),
         ("rename foo to bar", Tier::Light),
         ("bump the version to 1.2.0", Tier::Light),
         ("Please remove the unused import in lib.rs", Tier::Light),
+        ("fix add in calc.py: swap minus for plus", Tier::Light),
+        ("In calc.py, change the minus in add to a plus", Tier::Light),
+        ("use argon2 for hashing", Tier::Light),
         // Changes: standard.
         (
             "Rename Config::load to Config::from_path everywhere in the code base please",

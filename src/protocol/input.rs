@@ -13,7 +13,8 @@ use super::events::SCHEMA_VERSION;
 pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
 pub const IMAGE_MEDIA_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Image {
     pub media_type: String,
     /// Standard base64, as received; it was checked to decode.

@@ -242,7 +242,8 @@ pub struct ToolSpec {
     pub parameters: Value,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+// Serialisable so that a saved session keeps the conversation exactly (see `conversation`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolCallRequest {
     pub id: String,
     pub name: String,
@@ -250,14 +251,17 @@ pub struct ToolCallRequest {
     pub arguments: String,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
     User {
         text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<Image>,
     },
     Assistant {
         text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCallRequest>,
     },
     ToolResult {
@@ -266,6 +270,7 @@ pub enum Message {
         is_error: bool,
         /// Images the tool returned (an MCP tool's image content), for providers that take
         /// them; see each wire format for where they go.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<Image>,
     },
 }

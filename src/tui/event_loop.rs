@@ -286,6 +286,13 @@ fn report_session(app: &mut App, writer: Option<&SessionWriter>) {
     }
 }
 
+/// What the model's conversation gained or lost since it was last saved, to the session log.
+fn log_memory(app: &App, log: &impl Fn(Record)) {
+    if let Some(unsaved) = app.settings.conversation.unsaved() {
+        log(Record::Memory(unsaved));
+    }
+}
+
 /// A run's event: to the session log, then to the app.
 fn deliver(app: &mut App, log: &impl Fn(Record), run_id: String, event: Event) {
     log(Record::Event {
@@ -423,6 +430,7 @@ where
                         if let Some(usage) = app.on_compacted(result) {
                             deliver(&mut app, &log, new_run_id(), usage);
                         }
+                        log_memory(&app, &log);
                     }
                 }
             }
@@ -444,6 +452,7 @@ where
                 while let Ok((run_id, event)) = event_rx.try_recv() {
                     deliver(&mut app, &log, run_id, event);
                 }
+                log_memory(&app, &log);
                 app.on_run_finished();
             }
             _ = ticker.tick() => app.on_tick(Instant::now()),
@@ -461,11 +470,14 @@ where
     Ok(last_code)
 }
 
-/// A resumed session's prompts and answers become the model's memory of it, in prose (the
-/// tool calls of old runs are not kept), with its `/undo` notes where they happened.
+/// A resumed session's conversation: as saved (`Record::Memory`, exact: tool calls and their
+/// results included), or for a session saved before those records, its prompts and answers in
+/// prose (each answer's turns apart), with its `/undo` notes where they happened.
 #[derive(Default)]
 struct Memory {
     exchange: Option<(String, String)>,
+    /// A tool call or result came after the answer's last text.
+    turn_ended: bool,
 }
 
 impl Memory {
@@ -494,15 +506,32 @@ pub fn open_session(
                         .to_string();
                     memory.flush(app);
                     memory.exchange = Some((shown.clone(), String::new()));
+                    memory.turn_ended = false;
                     app.transcript.push(super::cells::Cell::User(shown));
                 }
                 Record::Event { run_id, event } => {
-                    if let (Event::Text { delta }, Some((_, answer))) =
-                        (&*event, memory.exchange.as_mut())
-                    {
-                        answer.push_str(delta);
+                    if let Some((_, answer)) = memory.exchange.as_mut() {
+                        match &*event {
+                            Event::Text { delta } => {
+                                // A turn after a tool call starts apart from the one before.
+                                if memory.turn_ended && !answer.is_empty() {
+                                    answer.push_str("\n\n");
+                                }
+                                memory.turn_ended = false;
+                                answer.push_str(delta);
+                            }
+                            Event::ToolCall { .. } | Event::ToolResult { .. } => {
+                                memory.turn_ended = true;
+                            }
+                            _ => {}
+                        }
                     }
                     app.on_event(&run_id, *event);
+                }
+                Record::Memory(unsaved) => {
+                    // The exact record supersedes the prose of the exchange it closes.
+                    memory.exchange = None;
+                    app.settings.conversation.apply(unsaved);
                 }
                 Record::Clear => {
                     memory.exchange = None;
@@ -520,7 +549,9 @@ pub fn open_session(
             }
         }
         memory.flush(app);
-        // The reopened conversation is told in prose: the old runs' fill no longer applies.
+        // The next record holds the whole conversation, whatever this file had before.
+        app.settings.conversation.mark_saved(0);
+        // The old runs' fill no longer applies (an old session is told in prose).
         app.context_tokens = None;
         app.run = super::app::RunState::Idle;
         app.pipeline.settle();

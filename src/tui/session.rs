@@ -47,6 +47,9 @@ pub enum Record {
     },
     /// `/clear`: what came before is forgotten by a reopened session too.
     Clear,
+    /// The model's conversation as it changed (after a run, a `/compact`): replayed, a
+    /// reopened session sends the model exactly what it had.
+    Memory(crate::conversation::Unsaved),
     /// `/undo` put back `files` from this checkpoint; replayed so a reopened session neither
     /// offers the same undo again nor lets the model believe its write still stands.
     #[serde(rename_all = "camelCase")]

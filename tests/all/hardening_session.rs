@@ -301,3 +301,102 @@ fn a_request_typed_during_a_run_is_queued_and_sent_when_the_run_ends() {
     tmux.keys("queue", &["/quit", "Enter"]);
     tmux.wait_for("queue", "SPLICE_EXIT=0");
 }
+
+/// The messages of one recorded request, without the system prompt.
+fn conversation_of(body: &serde_json::Value) -> Vec<serde_json::Value> {
+    body["messages"]
+        .as_array()
+        .map(|messages| {
+            messages
+                .iter()
+                .filter(|m| m["role"] != "system")
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_resumed_session_sends_the_model_the_conversation_it_had_denials_included() {
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "edit_file",
+            &[r#"{"path":"calc.py","old_string":"a - b","new_string":"a + b"}"#],
+        ),
+        openai::answer(&["The edit was denied."]),
+        openai::answer(&["It still subtracts."]),
+    ]);
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let tmux = Tmux::new("memory");
+    tmux.start(
+        "first",
+        (110, 30),
+        &shell(
+            &sandbox,
+            &provider,
+            "--tier light --permission-mode read-only 'Fix add in calc.py'",
+        ),
+    );
+    tmux.wait_for("first", "The edit was denied.");
+    tmux.wait_for("first", "✓ done");
+    tmux.keys("first", &["/quit", "Enter"]);
+    let after = tmux.wait_for("first", "SPLICE_EXIT=0");
+    let id = after
+        .split("splice --resume ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no `splice --resume <id>` after quitting:\n{after}"))
+        .to_string();
+
+    tmux.start(
+        "second",
+        (110, 30),
+        &shell(
+            &sandbox,
+            &provider,
+            &format!("--resume={id} --tier light --permission-mode read-only"),
+        ),
+    );
+    tmux.wait_for("second", "session resumed");
+    tmux.keys("second", &["did it change?", "Enter"]);
+    tmux.wait_for("second", "It still subtracts.");
+    tmux.keys("second", &["/quit", "Enter"]);
+    tmux.wait_for("second", "SPLICE_EXIT=0");
+
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 3);
+    let before = conversation_of(&requests[1].body);
+    let resumed = conversation_of(&requests[2].body);
+    // The first run's last request held the call and its denied result.
+    assert!(
+        before.iter().any(|m| m["role"] == "assistant"
+            && m["tool_calls"][0]["function"]["name"] == "edit_file"),
+        "{before:?}"
+    );
+    assert!(
+        before.iter().any(|m| m["role"] == "tool"
+            && m["content"].as_str().is_some_and(|c| c.contains("denied"))),
+        "{before:?}"
+    );
+    // Resumed: exactly those messages, the answer that followed, and the new request.
+    assert_eq!(resumed.len(), before.len() + 2, "{resumed:?}");
+    assert_eq!(resumed[..before.len()], before[..]);
+    assert_eq!(resumed[before.len()]["role"], "assistant");
+    assert_eq!(
+        resumed[before.len()]["content"], "The edit was denied.",
+        "{resumed:?}"
+    );
+    assert_eq!(resumed[before.len() + 1]["role"], "user");
+    assert!(
+        resumed[before.len() + 1]["content"]
+            .to_string()
+            .contains("did it change?"),
+        "{resumed:?}"
+    );
+    assert_eq!(
+        sandbox.read("calc.py").as_deref(),
+        Some("def add(a, b):\n    return a - b\n")
+    );
+}

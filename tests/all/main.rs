@@ -14,6 +14,7 @@ mod attack_shell;
 mod attack_transcribe_race;
 mod conversation;
 mod cost_context;
+mod defects_headless;
 mod exec_anthropic;
 mod exec_openai;
 mod hardening_defects;

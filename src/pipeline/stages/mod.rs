@@ -38,6 +38,17 @@ pub enum StageOutcome {
     Refused {
         detail: String,
     },
+    /// The stage cannot succeed however often it runs: the environment cannot run its command
+    /// (`environment`: exit 126 or 127), or the code writer would not submit. The pipeline
+    /// stops at once with the reason.
+    Stuck {
+        detail: String,
+        environment: bool,
+    },
+    /// The code writer found nothing to change and answered: the pipeline ends with that answer.
+    Answered {
+        answer: String,
+    },
 }
 
 impl StageOutcome {
@@ -53,6 +64,19 @@ impl StageOutcome {
 /// A model stage's submission: the call id and the decoded arguments, or why there is none.
 pub type Submission<T> = Result<(String, T), String>;
 
+/// A model stage's submission, or how it ended without one.
+pub enum Submitted<T> {
+    Valid(String, T),
+    /// Submitted, but not as the schema says: another try may do better.
+    Malformed(String),
+    /// Not submitted: why, the model's last prose, and whether the turns ran out.
+    Missing {
+        detail: String,
+        text: String,
+        turn_limit: bool,
+    },
+}
+
 /// Ask the model for one stage's typed output. Provider and budget failures end the run
 /// (`Err`); a missing or malformed submission is the stage's failure (`Ok(Err)`).
 pub async fn submit<T: DeserializeOwned>(
@@ -64,10 +88,64 @@ pub async fn submit<T: DeserializeOwned>(
     system: &str,
     user: String,
 ) -> Result<Submission<T>, AgentError> {
+    let submitted = submit_or_answer(
+        ctx,
+        StageCall {
+            stage,
+            iteration,
+            submit_tool,
+            tools,
+            system,
+            may_answer: false,
+        },
+        user,
+    )
+    .await?;
+    Ok(match submitted {
+        Submitted::Valid(id, value) => Ok((id, value)),
+        Submitted::Malformed(detail) | Submitted::Missing { detail, .. } => Err(detail),
+    })
+}
+
+/// What a model stage is: its name, tools, prompt and submit tool.
+pub struct StageCall<'a> {
+    pub stage: &'a str,
+    pub iteration: u32,
+    pub submit_tool: SubmitTool,
+    pub tools: &'a [ToolName],
+    pub system: &'a str,
+    /// The model is told it may answer in prose instead of submitting when there is nothing to
+    /// submit (the code writer, for a request that needs no change).
+    pub may_answer: bool,
+}
+
+/// As [`submit`], telling a missing submission from a malformed one.
+pub async fn submit_or_answer<T: DeserializeOwned>(
+    ctx: &Ctx<'_>,
+    call: StageCall<'_>,
+    user: String,
+) -> Result<Submitted<T>, AgentError> {
+    let StageCall {
+        stage,
+        iteration,
+        submit_tool,
+        tools,
+        system,
+        may_answer,
+    } = call;
     let spec = submit_spec(submit_tool);
     let submit_name = submit_tool.as_str();
+    let ending = if may_answer {
+        format!(
+            "End by calling {submit_name} exactly once. If the request needs no change to the \
+             files (it is a question, or the code already does what it asks), do not call \
+             {submit_name}: answer in plain text instead, and that answer ends the run."
+        )
+    } else {
+        format!("End by calling {submit_name} exactly once.")
+    };
     let system = format!(
-        "{}\nEnd by calling {submit_name} exactly once.\n",
+        "{}\n{ending}\n",
         crate::instructions::system_prompt(system, ctx.root(), ctx.agent.instructions.as_deref())
     );
     let mut messages = vec![Message::User {
@@ -88,9 +166,11 @@ pub async fn submit<T: DeserializeOwned>(
     let outcome = match ctx.agent.converse(&mut messages, &turn).await {
         Ok(outcome) => outcome,
         Err(AgentError::TurnLimit(n)) => {
-            return Ok(Err(format!(
-                "the model did not call {submit_name} within {n} turns"
-            )));
+            return Ok(Submitted::Missing {
+                detail: format!("the model did not call {submit_name} within {n} turns"),
+                text: String::new(),
+                turn_limit: true,
+            });
         }
         Err(other) => return Err(other),
     };
@@ -99,9 +179,14 @@ pub async fn submit<T: DeserializeOwned>(
         ctx.bus.emit(crate::protocol::Event::reasoning("\n"));
     }
     let Some((id, raw)) = outcome.submitted else {
-        return Ok(Err(format!(
-            "the model ended the stage without calling {submit_name}"
-        )));
+        return Ok(Submitted::Missing {
+            detail: format!("the model ended the stage without calling {submit_name}"),
+            text: outcome.text,
+            turn_limit: false,
+        });
     };
-    Ok(decode::<T>(&spec, &raw).map(|value| (id, value)))
+    Ok(match decode::<T>(&spec, &raw) {
+        Ok(value) => Submitted::Valid(id, value),
+        Err(detail) => Submitted::Malformed(detail),
+    })
 }

@@ -1,7 +1,7 @@
 //! code_writer and test_generator: the real tools under the permission policy, then a typed
 //! submission whose files are applied through the same policy, checkpointed first.
 
-use super::{StageOutcome, submit};
+use super::{StageCall, StageOutcome, Submitted, submit_or_answer};
 use crate::agent::AgentError;
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
@@ -77,19 +77,35 @@ async fn write_stage(
     system: &str,
     user: String,
 ) -> Result<Result<(String, Vec<String>), StageOutcome>, AgentError> {
-    let submission = submit::<FilesSubmission>(
+    let code_writer = stage == Stage::CodeWriter;
+    let checkpoints_before = ctx.agent.runner.checkpoints.saved();
+    let submission = submit_or_answer::<FilesSubmission>(
         ctx,
-        stage.name(),
-        it.number,
-        submit_tool,
-        &ToolName::ALL,
-        system,
+        StageCall {
+            stage: stage.name(),
+            iteration: it.number,
+            submit_tool,
+            tools: &ToolName::ALL,
+            system,
+            may_answer: code_writer,
+        },
         user,
     )
     .await?;
     let (id, submitted) = match submission {
-        Ok(ok) => ok,
-        Err(detail) => return Ok(Err(StageOutcome::failed(detail))),
+        Submitted::Valid(id, submitted) => (id, submitted),
+        Submitted::Malformed(detail) => return Ok(Err(StageOutcome::failed(detail))),
+        Submitted::Missing { detail, .. } if !code_writer => {
+            return Ok(Err(StageOutcome::failed(detail)));
+        }
+        Submitted::Missing {
+            detail,
+            text,
+            turn_limit,
+        } => {
+            let wrote = ctx.agent.runner.checkpoints.saved() > checkpoints_before;
+            return Ok(Err(unsubmitted(it, detail, text, turn_limit, wrote)));
+        }
     };
     // Planning reads each file's current contents: off the runtime's threads.
     let changes = match crate::blocking::atomic(|| plan_files(ctx, &submitted.files)) {
@@ -134,6 +150,40 @@ async fn write_stage(
                 StageOutcome::failed(detail)
             }))
         }
+    }
+}
+
+/// A code writer that ended without `submit_code`. Its prose is the answer when it changed
+/// nothing in the first iteration (the request needed no change); its tool writes are its
+/// change when it made some; otherwise no iteration would do better (it was told to submit,
+/// with the failure, and did not), so the pipeline stops instead of retrying.
+fn unsubmitted(
+    it: &mut Iteration,
+    detail: String,
+    text: String,
+    turn_limit: bool,
+    wrote: bool,
+) -> StageOutcome {
+    let answer = text.trim();
+    if wrote && !turn_limit {
+        it.code_summary = Some(answer.to_string());
+        return StageOutcome::Done {
+            detail: Some("changed files with its tools, without submit_code".into()),
+        };
+    }
+    if !wrote && !turn_limit && it.number == 1 && !answer.is_empty() {
+        return StageOutcome::Answered {
+            answer: answer.to_string(),
+        };
+    }
+    let said = answer
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| format!(" (it said: {})", l.trim()))
+        .unwrap_or_default();
+    StageOutcome::Stuck {
+        detail: format!("{detail}{said}; another iteration would not do better"),
+        environment: false,
     }
 }
 

@@ -1,0 +1,436 @@
+//! Defects found using `splice exec` (issue 19), against the real binary and the fake provider:
+//! readable stage lines in text output, the auto tier's questions, a code writer with nothing
+//! to change, retries that cannot succeed, headless denials, the run id, restore twice, an
+//! empty config file and `--help`.
+
+use crate::support;
+
+use serde_json::json;
+use support::fake_provider::openai::call_json as submit;
+use support::fake_provider::{FakeProvider, Reply, openai};
+use support::markers::{assert_well_formed, compact, markers};
+use support::{Outcome, Sandbox, run, run_raw, stream_json};
+
+const BUGGY: &str = "def add(a, b):\n    return a - b\n";
+const FIXED: &str = "def add(a, b):\n    return a + b\n";
+/// A different length from FIXED (Python trusts a cached .pyc of the same size and second).
+const WRONG: &str = "def add(a, b):\n    return a * b  # wrong\n";
+const TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
+
+/// A committed git repository holding a tiny Python package.
+fn project() -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", BUGGY);
+    sandbox.write("test_calc.py", TEST);
+    sandbox.write(".gitignore", "__pycache__/\n");
+    support::commit_all(&sandbox.root);
+    sandbox
+}
+
+fn code(id: &str, content: &str) -> Reply {
+    submit(
+        id,
+        "submit_code",
+        json!({"files": [{"path": "calc.py", "content": content}], "summary": "edit add"}),
+    )
+}
+
+fn verdict(id: &str) -> Reply {
+    submit(
+        id,
+        "submit_verdict",
+        json!({"accepted": true, "reasons": ["add adds"]}),
+    )
+}
+
+fn exec_json(sandbox: &Sandbox, provider: &FakeProvider, args: &[&str]) -> Outcome {
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(args);
+    let out = run(command, None);
+    out.assert_well_formed();
+    out
+}
+
+fn exec_text(sandbox: &Sandbox, provider: &FakeProvider, args: &[&str]) -> Outcome {
+    let mut command = sandbox.command(&provider.url);
+    command.args(["exec", "--output-format", "text"]).args(args);
+    run_raw(command, None)
+}
+
+fn reasoning(out: &Outcome) -> String {
+    out.of_type("reasoning")
+        .iter()
+        .filter_map(|l| l["delta"].as_str())
+        .collect()
+}
+
+#[test]
+fn text_output_shows_each_stage_as_a_readable_line_and_no_marker_text() {
+    let provider = FakeProvider::start(vec![code("cw1", FIXED), verdict("av1")]);
+    let sandbox = project();
+    let out = exec_text(
+        &sandbox,
+        &provider,
+        &[
+            "--tier",
+            "standard",
+            "--permission-mode",
+            "accept-edits",
+            "--test-command",
+            "python3 -m unittest -q",
+            "Fix add in calc.py",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for output in [&out.stdout, &out.stderr] {
+        assert!(
+            !output.contains("STAGE") && !output.contains('\u{0}') && !output.contains("{\"stage\""),
+            "marker text reached the text output:\n{output}"
+        );
+    }
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    for wanted in [
+        "[1/3] code_writer started (iteration 1)",
+        "[1/3] code_writer done in ",
+        "[2/3] test_runner started (iteration 1)",
+        "[2/3] test_runner done in ",
+        "[3/3] acceptance_verifier done in ",
+    ] {
+        // Each on a line of its own, from its first column.
+        assert!(
+            lines.iter().any(|l| l.starts_with(wanted)),
+            "no line starting {wanted:?}:\n{}",
+            out.stderr
+        );
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("[1/3] code_writer done in ") && l.ends_with(": wrote calc.py")),
+        "{}",
+        out.stderr
+    );
+    // The run is named at the end, with the way to undo what it wrote.
+    let last = lines.last().copied().unwrap_or_default();
+    assert!(
+        last.starts_with("run run_") && last.contains("splice restore run_"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.contains("Pipeline completed"), "{}", out.stdout);
+}
+
+#[test]
+fn a_question_that_asks_for_a_tool_gets_the_light_tier() {
+    for request in [
+        "what is 2 plus 40? use the sum tool",
+        "fix add in calc.py: swap minus for plus",
+    ] {
+        let provider = FakeProvider::start(vec![openai::answer(&["42"])]);
+        let sandbox = project();
+        let out = exec_json(&sandbox, &provider, &[request]);
+        assert_eq!(out.code, 0, "{request}: {}", out.stdout);
+        assert!(
+            reasoning(&out).contains("Tier auto: light"),
+            "{request}: {}",
+            reasoning(&out)
+        );
+        let result = out.final_result();
+        assert_eq!(result["tier"], "light", "{request}");
+        assert_eq!(result["stages"], json!([]), "{request}");
+        assert_eq!(provider.requests().len(), 1, "{request}");
+    }
+}
+
+#[test]
+fn a_code_writer_with_nothing_to_change_ends_the_pipeline_with_its_answer() {
+    let answer = "Nothing to change: add already returns a + b.";
+    // What the pipeline would have asked for had it gone on failing.
+    let provider = FakeProvider::start(vec![
+        openai::answer(&[answer]),
+        openai::answer(&["again"]),
+        openai::answer(&["step back"]),
+        openai::answer(&["again"]),
+    ]);
+    let sandbox = project();
+    let out = exec_json(
+        &sandbox,
+        &provider,
+        &[
+            "--tier",
+            "standard",
+            "--permission-mode",
+            "accept-edits",
+            "Does add in calc.py add?",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(provider.requests().len(), 1);
+    let found = markers(&out);
+    assert_well_formed(&found);
+    assert_eq!(
+        compact(&found),
+        [
+            "code_writer:start:1",
+            "code_writer:done:1",
+            "test_runner:skipped:1",
+            "acceptance_verifier:skipped:1"
+        ]
+    );
+    assert!(out.of_type("error").is_empty(), "{}", out.stdout);
+    assert_eq!(out.text().trim(), answer);
+    let result = out.final_result();
+    assert_eq!(result["status"], "completed");
+    assert_eq!(result["tier"], "standard");
+    assert_eq!(result["iterations"], 1);
+    assert_eq!(out.first("run_end")["status"], "success");
+    assert_eq!(sandbox.read("calc.py").as_deref(), Some(BUGGY));
+}
+
+/// Replies for a pipeline that (wrongly) retried every iteration with a step-back: enough
+/// that the old behaviour shows in the request count instead of running out.
+fn retries(first: Reply) -> Vec<Reply> {
+    vec![
+        first,
+        code("cw2", FIXED),
+        openai::answer(&["The problem: the test command. Plan: run it."]),
+        code("cw3", FIXED),
+        verdict("av"),
+    ]
+}
+
+#[test]
+fn a_test_command_that_cannot_run_ends_the_pipeline_at_once() {
+    for (command, status) in [
+        ("splice-no-such-test-runner", "exit code 127"),
+        ("./run_tests.sh", "exit code 126"),
+    ] {
+        let provider = FakeProvider::start(retries(code("cw1", FIXED)));
+        let sandbox = project();
+        // Present but not executable: the shell cannot run it (126).
+        sandbox.write("run_tests.sh", "#!/bin/sh\nexit 0\n");
+        let out = exec_json(
+            &sandbox,
+            &provider,
+            &[
+                "--tier",
+                "standard",
+                "--permission-mode",
+                "auto",
+                "--test-command",
+                command,
+                "Fix add in calc.py",
+            ],
+        );
+        assert_eq!(out.code, 1, "{command}: {}", out.stdout);
+        assert_eq!(
+            provider.requests().len(),
+            1,
+            "{command}: the pipeline asked the model again"
+        );
+        let error = out.first("error");
+        assert_eq!(error["code"], "tool_error", "{command}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(command) && message.contains(status),
+            "{command}: {message}"
+        );
+        assert!(!reasoning(&out).contains("Step-back"), "{command}");
+        let result = out.final_result();
+        assert_eq!(result["status"], "failed", "{command}");
+        assert_eq!(result["iterations"], 1, "{command}");
+        assert_eq!(
+            compact(&markers(&out)),
+            [
+                "code_writer:start:1",
+                "code_writer:done:1",
+                "test_runner:start:1",
+                "test_runner:failed:1",
+                "acceptance_verifier:skipped:1"
+            ],
+            "{command}"
+        );
+    }
+}
+
+#[test]
+fn a_code_writer_that_does_not_submit_after_a_failure_is_not_retried() {
+    let mut replies = vec![code("cw1", WRONG)];
+    replies.extend(retries(openai::answer(&["I think the test is wrong."])));
+    let provider = FakeProvider::start(replies);
+    let sandbox = project();
+    let out = exec_json(
+        &sandbox,
+        &provider,
+        &[
+            "--tier",
+            "standard",
+            "--permission-mode",
+            "auto",
+            "--test-command",
+            "python3 -m unittest -q",
+            "Fix add in calc.py",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(
+        provider.requests().len(),
+        2,
+        "the pipeline asked the model again"
+    );
+    assert!(!reasoning(&out).contains("Step-back"));
+    let error = out.first("error");
+    assert_eq!(error["code"], "pipeline_failed");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("without calling submit_code") && message.contains("test is wrong"),
+        "{message}"
+    );
+    let result = out.final_result();
+    assert_eq!(result["status"], "failed");
+    assert_eq!(result["iterations"], 2);
+}
+
+#[test]
+fn a_headless_denial_is_one_line_that_names_the_flags_and_stream_json_keeps_three_events() {
+    let replies = || {
+        vec![
+            openai::call_json(
+                "call_1",
+                "write_file",
+                json!({"path": "notes.txt", "content": "x\n"}),
+            ),
+            openai::answer(&["I could not write notes.txt."]),
+        ]
+    };
+    let provider = FakeProvider::start(replies());
+    let sandbox = Sandbox::new();
+    let out = exec_text(&sandbox, &provider, &["--tier", "light", "Write notes.txt"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let denied: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("denied"))
+        .collect();
+    assert_eq!(denied.len(), 1, "{}", out.stderr);
+    assert!(
+        denied[0].contains("--permission-mode accept-edits")
+            && denied[0].contains("--allow write_file"),
+        "{}",
+        denied[0]
+    );
+    assert!(!sandbox.root.join("notes.txt").exists());
+    // The run id, for restore, even when nothing was written.
+    assert!(
+        out.stderr
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("run run_")),
+        "{}",
+        out.stderr
+    );
+
+    let provider = FakeProvider::start(replies());
+    let out = exec_json(&sandbox, &provider, &["--tier", "light", "Write notes.txt"]);
+    let kinds: Vec<String> = out
+        .lines
+        .iter()
+        .filter(|l| l["id"] == "call_1" && l["type"] != "tool_call")
+        .map(|l| l["type"].as_str().unwrap_or("?").to_string())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["permission_request", "permission_decision", "tool_result"]
+    );
+}
+
+/// The run id a text-mode run names on its last stderr line.
+fn named_run(out: &Outcome) -> String {
+    out.stderr
+        .lines()
+        .last()
+        .and_then(|l| l.strip_prefix("run "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no run id at the end:\n{}", out.stderr))
+        .to_string()
+}
+
+#[test]
+fn restoring_a_run_twice_says_there_is_nothing_left_to_restore() {
+    let provider = FakeProvider::start(vec![
+        openai::call_json(
+            "call_1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "new\n"}),
+        ),
+        openai::answer(&["Wrote it."]),
+    ]);
+    let sandbox = Sandbox::new();
+    sandbox.write("notes.txt", "old\n");
+    let out = exec_text(
+        &sandbox,
+        &provider,
+        &[
+            "--tier",
+            "light",
+            "--permission-mode",
+            "accept-edits",
+            "Write notes.txt",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run_id = named_run(&out);
+    let restore = |format: &str| {
+        let mut command = sandbox.command(&provider.url);
+        command.args(["restore", &run_id, "--output-format", format]);
+        command
+    };
+    let first = run_raw(restore("text"), None);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(sandbox.read("notes.txt").as_deref(), Some("old\n"));
+    let again = run_raw(restore("text"), None);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stdout.contains("nothing to restore"),
+        "stdout: {}\nstderr: {}",
+        again.stdout,
+        again.stderr
+    );
+    let again = run(restore("stream-json"), None);
+    again.assert_well_formed();
+    assert!(again.text().contains("nothing to restore"), "{}", again.stdout);
+    assert!(again.of_type("restore").is_empty());
+    assert_eq!(sandbox.read("notes.txt").as_deref(), Some("old\n"));
+}
+
+#[test]
+fn an_empty_config_file_is_no_settings() {
+    for content in ["", "  \n\t\n"] {
+        let provider = FakeProvider::start(vec![openai::answer(&["hello"])]);
+        let sandbox = Sandbox::new();
+        std::fs::write(sandbox.dir.path().join("config.json"), content)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let out = exec_json(&sandbox, &provider, &["--tier", "light", "hi"]);
+        assert_eq!(out.code, 0, "{content:?}: {}", out.stdout);
+        assert_eq!(out.text(), "hello");
+    }
+}
+
+#[test]
+fn help_describes_resume_as_it_behaves() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command.arg("--help");
+    let out = run_raw(command, None);
+    assert_eq!(out.code, 0);
+    let help: String = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    let start = help
+        .find("--resume")
+        .unwrap_or_else(|| panic!("no --resume in --help:\n{}", out.stdout));
+    let resume = &help[start..];
+    let resume = &resume[..resume.find("--continue").unwrap_or(resume.len())];
+    // Without an id, `--resume` offers a picker of this directory's sessions.
+    assert!(resume.contains("picker"), "{resume}");
+    assert!(resume.contains("this directory"), "{resume}");
+    assert!(!resume.contains("newest"), "{resume}");
+}
