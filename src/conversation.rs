@@ -289,4 +289,3 @@ mod tests {
         assert_eq!(replayed.messages(), live.messages());
     }
 }
-

@@ -284,7 +284,11 @@ fn output_sink_watched(format: OutputFormat, gone: Arc<Notify>, name_run: bool) 
         OutputFormat::Text => {
             let sink = TextSink::new(std::io::stdout(), std::io::stderr(), redactor)
                 .notify_when_reader_gone(gone);
-            Arc::new(if name_run { sink.naming_the_run() } else { sink })
+            Arc::new(if name_run {
+                sink.naming_the_run()
+            } else {
+                sink
+            })
         }
     }
 }

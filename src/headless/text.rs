@@ -164,10 +164,9 @@ fn stage_line(m: &StageMarker) -> String {
         StageStatus::Failed => "failed".to_string(),
         StageStatus::Skipped => "skipped".to_string(),
     };
-    let time = m
-        .ms
-        .map(|ms| format!(" in {}", duration(ms)))
-        .unwrap_or_default();
+    let time =
+        m.ms.map(|ms| format!(" in {}", duration(ms)))
+            .unwrap_or_default();
     let detail = m
         .detail
         .as_deref()
@@ -175,7 +174,10 @@ fn stage_line(m: &StageMarker) -> String {
         .filter(|d| !d.is_empty())
         .map(|d| format!(": {d}"))
         .unwrap_or_default();
-    format!("[{}/{}] {} {status}{time}{detail}\n", m.index, m.total, m.stage)
+    format!(
+        "[{}/{}] {} {status}{time}{detail}\n",
+        m.index, m.total, m.stage
+    )
 }
 
 /// Reasoning as stderr shows it: plain text as it came, each stage marker as its own line

@@ -167,8 +167,7 @@ pub async fn run(
                 ))
             }
             PipelineEnd::Stuck {
-                environment: true,
-                ..
+                environment: true, ..
             } => {
                 halted = Some(format!(
                     "task {}'s test command cannot run here, nor would this one's",

@@ -42,7 +42,10 @@ pub enum PipelineEnd {
     Stopped(AgentError),
     /// A stage could not succeed however often it ran (see `StageOutcome::Stuck`): the reason,
     /// and whether the environment is to blame (a test command that cannot run).
-    Stuck { detail: String, environment: bool },
+    Stuck {
+        detail: String,
+        environment: bool,
+    },
     /// The code writer found nothing to change; its answer.
     Answered(String),
 }

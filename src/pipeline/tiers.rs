@@ -150,8 +150,18 @@ const TOOL_VERBS: [&str; 6] = ["use", "call", "invoke", "try", "ask", "query"];
 /// What such a verb names when it asks to use a tool rather than to change the code
 /// (`use argon2 instead of sha1` is a change).
 const TOOL_NOUNS: [&str; 12] = [
-    "tool", "tools", "package", "packages", "skill", "skills", "mcp", "server", "servers",
-    "plugin", "plugins", "transcribe",
+    "tool",
+    "tools",
+    "package",
+    "packages",
+    "skill",
+    "skills",
+    "mcp",
+    "server",
+    "servers",
+    "plugin",
+    "plugins",
+    "transcribe",
 ];
 
 /// Greetings and thanks.
@@ -431,19 +441,37 @@ mod tests {
         // Requests to use a tool, a package or an MCP server: answers, not changes.
         ("what is 2 plus 40? use the sum tool", Tier::Light),
         ("use the sum tool to add 2 and 40", Tier::Light),
-        ("Use the weather package to get the forecast for Paris", Tier::Light),
-        ("please use the github mcp server to list my open issues", Tier::Light),
-        ("call mcp__fs__read_file on notes.txt and summarize it", Tier::Light),
-        ("use acme.math.sum to add up the numbers in data.csv", Tier::Light),
+        (
+            "Use the weather package to get the forecast for Paris",
+            Tier::Light,
+        ),
+        (
+            "please use the github mcp server to list my open issues",
+            Tier::Light,
+        ),
+        (
+            "call mcp__fs__read_file on notes.txt and summarize it",
+            Tier::Light,
+        ),
+        (
+            "use acme.math.sum to add up the numbers in data.csv",
+            Tier::Light,
+        ),
         ("try the transcribe tool on meeting.mp3", Tier::Light),
-        ("Query the postgres MCP server for the number of users", Tier::Light),
+        (
+            "Query the postgres MCP server for the number of users",
+            Tier::Light,
+        ),
         // Mixed: a question and a change.
         ("why does add return the wrong sum? fix it", Tier::Light),
         (
             "What does parse_args do when the flag is missing? Make it print the usage instead",
             Tier::Light,
         ),
-        ("is the cache ever cleared? if not, clear it on logout", Tier::Light),
+        (
+            "is the cache ever cleared? if not, clear it on logout",
+            Tier::Light,
+        ),
         (
             "Why does the login accept empty passwords? Fix it and add a regression test",
             Tier::Full,

@@ -84,7 +84,9 @@ fn text_output_shows_each_stage_as_a_readable_line_and_no_marker_text() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     for output in [&out.stdout, &out.stderr] {
         assert!(
-            !output.contains("STAGE") && !output.contains('\u{0}') && !output.contains("{\"stage\""),
+            !output.contains("STAGE")
+                && !output.contains('\u{0}')
+                && !output.contains("{\"stage\""),
             "marker text reached the text output:\n{output}"
         );
     }
@@ -398,7 +400,11 @@ fn restoring_a_run_twice_says_there_is_nothing_left_to_restore() {
     );
     let again = run(restore("stream-json"), None);
     again.assert_well_formed();
-    assert!(again.text().contains("nothing to restore"), "{}", again.stdout);
+    assert!(
+        again.text().contains("nothing to restore"),
+        "{}",
+        again.stdout
+    );
     assert!(again.of_type("restore").is_empty());
     assert_eq!(sandbox.read("notes.txt").as_deref(), Some("old\n"));
 }

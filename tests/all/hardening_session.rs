@@ -371,13 +371,17 @@ fn a_resumed_session_sends_the_model_the_conversation_it_had_denials_included() 
     let resumed = conversation_of(&requests[2].body);
     // The first run's last request held the call and its denied result.
     assert!(
-        before.iter().any(|m| m["role"] == "assistant"
-            && m["tool_calls"][0]["function"]["name"] == "edit_file"),
+        before
+            .iter()
+            .any(|m| m["role"] == "assistant"
+                && m["tool_calls"][0]["function"]["name"] == "edit_file"),
         "{before:?}"
     );
     assert!(
-        before.iter().any(|m| m["role"] == "tool"
-            && m["content"].as_str().is_some_and(|c| c.contains("denied"))),
+        before
+            .iter()
+            .any(|m| m["role"] == "tool"
+                && m["content"].as_str().is_some_and(|c| c.contains("denied"))),
         "{before:?}"
     );
     // Resumed: exactly those messages, the answer that followed, and the new request.
@@ -385,7 +389,8 @@ fn a_resumed_session_sends_the_model_the_conversation_it_had_denials_included() 
     assert_eq!(resumed[..before.len()], before[..]);
     assert_eq!(resumed[before.len()]["role"], "assistant");
     assert_eq!(
-        resumed[before.len()]["content"], "The edit was denied.",
+        resumed[before.len()]["content"],
+        "The edit was denied.",
         "{resumed:?}"
     );
     assert_eq!(resumed[before.len() + 1]["role"], "user");

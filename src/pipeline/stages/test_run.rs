@@ -81,7 +81,12 @@ pub async fn test_runner(ctx: &Ctx<'_>, it: &mut Iteration) -> StageOutcome {
 /// Why a command whose status line is `status_line` could not run at all, by the shell's
 /// conventions: 126, found but not runnable (also the sandbox's refusal), and 127, not found.
 fn cannot_run(status_line: &str) -> Option<&'static str> {
-    match status_line.strip_prefix("exit code ")?.trim().parse::<i32>().ok()? {
+    match status_line
+        .strip_prefix("exit code ")?
+        .trim()
+        .parse::<i32>()
+        .ok()?
+    {
         crate::permissions::supervisor::CANNOT_RUN => {
             Some("the command could not be run: refused by the sandbox or not executable")
         }
