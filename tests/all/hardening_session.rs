@@ -130,6 +130,18 @@ fn shell(sandbox: &Sandbox, provider: &FakeProvider, args: &str) -> String {
     splice_shell(sandbox, &provider.url, &support::outside_dir(), args)
 }
 
+/// `/quit` the TUI in `session`; the session id it prints for `splice --resume`.
+fn quit_for_id(tmux: &Tmux, session: &str) -> String {
+    tmux.keys(session, &["/quit", "Enter"]);
+    let after = tmux.wait_for(session, "SPLICE_EXIT=0");
+    after
+        .split("splice --resume ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no `splice --resume <id>` after quitting:\n{after}"))
+        .to_string()
+}
+
 /// The text of every user message of one recorded request.
 fn user_texts(body: &serde_json::Value) -> Vec<String> {
     body["messages"]
@@ -197,14 +209,7 @@ fn after_undo_the_model_is_told_and_a_resumed_session_is_told_too() {
     assert!(!told(&requests[1].body));
 
     // Quitting gives the terminal back and says how to come back.
-    tmux.keys("first", &["/quit", "Enter"]);
-    let after = tmux.wait_for("first", "SPLICE_EXIT=0");
-    let id = after
-        .split("splice --resume ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no `splice --resume <id>` after quitting:\n{after}"))
-        .to_string();
+    let id = quit_for_id(&tmux, "first");
     assert!(id.starts_with("session_"), "{id}");
 
     // Reopened, the session still knows about the undo: the note is replayed, and the undone
@@ -341,14 +346,7 @@ fn a_resumed_session_sends_the_model_the_conversation_it_had_denials_included() 
     );
     tmux.wait_for("first", "The edit was denied.");
     tmux.wait_for("first", "✓ done");
-    tmux.keys("first", &["/quit", "Enter"]);
-    let after = tmux.wait_for("first", "SPLICE_EXIT=0");
-    let id = after
-        .split("splice --resume ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no `splice --resume <id>` after quitting:\n{after}"))
-        .to_string();
+    let id = quit_for_id(&tmux, "first");
 
     tmux.start(
         "second",
