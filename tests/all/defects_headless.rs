@@ -189,6 +189,47 @@ fn a_code_writer_with_nothing_to_change_ends_the_pipeline_with_its_answer() {
     assert_eq!(sandbox.read("calc.py").as_deref(), Some(BUGGY));
 }
 
+#[test]
+fn a_code_writer_that_changed_files_with_its_tools_but_did_not_submit_goes_on_to_the_tests() {
+    let provider = FakeProvider::start(vec![
+        openai::call_json(
+            "call_w",
+            "write_file",
+            json!({"path": "calc.py", "content": FIXED}),
+        ),
+        openai::answer(&["Fixed add with write_file."]),
+        verdict("av1"),
+    ]);
+    let sandbox = project();
+    let out = exec_json(
+        &sandbox,
+        &provider,
+        &[
+            "--tier",
+            "standard",
+            "--permission-mode",
+            "accept-edits",
+            "--test-command",
+            "python3 -m unittest -q",
+            "Fix add in calc.py",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(
+        compact(&markers(&out)),
+        [
+            "code_writer:start:1",
+            "code_writer:done:1",
+            "test_runner:start:1",
+            "test_runner:done:1",
+            "acceptance_verifier:start:1",
+            "acceptance_verifier:done:1"
+        ]
+    );
+    assert_eq!(out.final_result()["status"], "completed");
+    assert_eq!(sandbox.read("calc.py").as_deref(), Some(FIXED));
+}
+
 /// Replies for a pipeline that (wrongly) retried every iteration with a step-back: enough
 /// that the old behaviour shows in the request count instead of running out.
 fn retries(first: Reply) -> Vec<Reply> {
