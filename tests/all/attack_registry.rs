@@ -7,11 +7,11 @@
 use crate::support;
 
 use reqwest::StatusCode;
-use serde_json::Value;
 use splice::packages::archive;
 use splice::registry::db::{self, Db, Inserted, VersionRow};
 use support::{Sandbox, run_raw};
 
+use crate::registry_client::json_of;
 use crate::registry_server::{Registry, block, databases, error_code, package, unique};
 
 /// `splice pkg install SPEC --registry URL --json` in the registry's sandbox.
@@ -28,9 +28,31 @@ fn install(registry: &Registry, spec: &str) -> support::Outcome {
     run_raw(command, None)
 }
 
-fn json_of(outcome: &support::Outcome) -> Value {
-    serde_json::from_str(outcome.stdout.trim())
-        .unwrap_or_else(|e| panic!("{e}: {} / {}", outcome.stdout, outcome.stderr))
+/// A registry where a user owning a namespace of its own has published `NS/r1@1.0.0`: the
+/// registry, the namespace, the user, its token and the archive.
+struct Published {
+    registry: Registry,
+    ns: String,
+    user: String,
+    token: String,
+    archive: Vec<u8>,
+}
+
+fn published(database: Option<&str>) -> Published {
+    let registry = Registry::start(database);
+    let (user, ns) = (unique("mallory"), unique("acme"));
+    registry.add_user(&user, &ns);
+    let token = registry.login(&user);
+    let archive = package(&registry.sandbox, &ns, "r1", "1.0.0", "The real one");
+    let (status, body) = registry.publish(Some(&token), (&ns, "r1", "1.0.0"), archive.clone());
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    Published {
+        registry,
+        ns,
+        user,
+        token,
+        archive,
+    }
 }
 
 fn listed_versions(registry: &Registry, id: &str) -> Vec<String> {
@@ -49,14 +71,13 @@ fn listed_versions(registry: &Registry, id: &str) -> Vec<String> {
 #[test]
 fn a_build_metadata_twin_of_a_published_version_is_refused_and_ranges_keep_the_original() {
     for database in databases() {
-        let registry = Registry::start(database.as_deref());
-        let (user, ns) = (unique("mallory"), unique("acme"));
-        registry.add_user(&user, &ns);
-        let token = registry.login(&user);
+        let Published {
+            registry,
+            ns,
+            token,
+            ..
+        } = published(database.as_deref());
         let id = format!("{ns}/r1");
-        let good = package(&registry.sandbox, &ns, "r1", "1.0.0", "The real one");
-        let (status, body) = registry.publish(Some(&token), (&ns, "r1", "1.0.0"), good);
-        assert_eq!(status, StatusCode::CREATED, "{body}");
 
         // A raw upload, as a hostile client sends it: a deterministic pack whose manifest and
         // URL both say 1.0.0+evil. Refused with a reason, and nothing is recorded.
@@ -109,16 +130,16 @@ fn the_client_refuses_to_publish_a_version_with_build_metadata() {
 #[test]
 fn a_build_metadata_version_already_in_the_index_is_never_resolved() {
     for database in databases() {
-        let registry = Registry::start(database.as_deref());
-        let (user, ns) = (unique("mallory"), unique("acme"));
-        registry.add_user(&user, &ns);
-        let token = registry.login(&user);
+        let Published {
+            registry,
+            ns,
+            user,
+            archive: good,
+            ..
+        } = published(database.as_deref());
         let id = format!("{ns}/r1");
-        let good = package(&registry.sandbox, &ns, "r1", "1.0.0", "The real one");
         let sha256 = archive::sha256_hex(&good);
         let size = i64::try_from(good.len()).unwrap_or(i64::MAX);
-        let (status, body) = registry.publish(Some(&token), (&ns, "r1", "1.0.0"), good);
-        assert_eq!(status, StatusCode::CREATED, "{body}");
         let url = registry
             .database
             .clone()
