@@ -154,10 +154,12 @@ pub enum ScribizAction {
     },
 }
 
-/// `--registry URL` (else `SPLICE_REGISTRY`, else the config's `registry`).
+/// `--registry URL` (else `SPLICE_REGISTRY`, else the config's `registry`, else the default
+/// login's).
 #[derive(Debug, Clone, Default, Args)]
 pub struct RegistryFlag {
-    /// The registry URL (default: SPLICE_REGISTRY, then the config file's `registry`).
+    /// The registry URL (default: SPLICE_REGISTRY, then the config file's `registry`, then the
+    /// registry of your first `splice login`, or the one logged in to with `--default`).
     #[arg(long)]
     pub registry: Option<String>,
 }
@@ -166,6 +168,9 @@ pub struct RegistryFlag {
 pub struct LoginArgs {
     #[command(flatten)]
     pub registry: RegistryFlag,
+    /// Make this registry the default (the first login becomes the default without it).
+    #[arg(long)]
+    pub default: bool,
     /// Print JSON lines: `device_code`, then `result` (or `error`, exit 3).
     #[arg(long)]
     pub json: bool,

@@ -98,8 +98,8 @@ async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
         Some(Command::Pkg(args)) => pkg(&args.action).await,
         Some(Command::Login(args)) => {
             let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
-            registry_client::command::login(args.registry.registry.as_deref(), args.json, out, err)
-                .await
+            let registry = args.registry.registry.as_deref();
+            registry_client::command::login(registry, args.default, args.json, out, err).await
         }
         Some(Command::Logout(args)) => {
             let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());

@@ -6,8 +6,8 @@
 use serde_json::{Map, Value};
 
 use super::names::{
-    MAX_WIRE_NAME, env_name_problem, host_problem, name_problem, relative_path_problem,
-    semver_problem,
+    MAX_WIRE_NAME, env_name_problem, host_problem, name_problem, package_version_problem,
+    relative_path_problem, semver_problem,
 };
 use super::schema::{self, Schema, Type};
 use super::{Issue, index_path, key_path};
@@ -105,7 +105,7 @@ fn read(value: &Value, issues: &mut Vec<Issue>) -> Option<Manifest> {
     }
     let namespace = checked_string(map, "", "namespace", name_problem, issues);
     let name = checked_string(map, "", "name", name_problem, issues);
-    let version = checked_string(map, "", "version", semver_problem, issues);
+    let version = checked_string(map, "", "version", package_version_problem, issues);
     let description = text(map, "", "description", issues);
     let license = text(map, "", "license", issues);
     let min_node_version = map.get("runtime").and_then(|r| runtime(r, issues));

@@ -56,6 +56,16 @@ pub fn semver_problem(value: &str) -> Option<String> {
         .then(|| format!("`{value}` is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.0.0)"))
 }
 
+/// A package's version: SemVer 2.0.0 without build metadata. `1.0.0+evil` has the same
+/// precedence as `1.0.0`, so a range could pick either; a version must name one package.
+pub fn package_version_problem(value: &str) -> Option<String> {
+    semver_problem(value).or_else(|| {
+        value.contains('+').then(|| {
+            format!("`{value}` has build metadata (`+…`), which package versions may not carry")
+        })
+    })
+}
+
 /// A DNS host name (letters, digits, hyphens; labels of 1 to 63 characters, at most 253 in
 /// all) or an IPv4 address: no scheme, port, path, wildcard or trailing dot.
 pub fn host_problem(value: &str) -> Option<String> {
@@ -154,6 +164,16 @@ mod tests {
             "1.0", "v1.0.0", "01.0.0", "1.0.0-", "1.0.0-01", "1.0.0+", "1.0.0.0", "a.b.c",
         ] {
             assert!(semver_problem(bad).is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn package_versions_carry_no_build_metadata() {
+        for good in ["0.1.0", "1.0.0-rc.1", "1.0.0-0a.1"] {
+            assert_eq!(package_version_problem(good), None, "{good}");
+        }
+        for bad in ["1.0.0+evil", "1.0.0-rc.1+b", "1.0", "1.0.0+"] {
+            assert!(package_version_problem(bad).is_some(), "{bad}");
         }
     }
 

@@ -36,7 +36,13 @@ pub fn hash_password(password: &str) -> Result<String, AccountError> {
         .map_err(|e| AccountError::Hash(e.to_string()))
 }
 
-/// Whether `password` matches the stored hash; a malformed hash matches nothing.
+/// What the index stores for a user without a web password: no password verifies against it
+/// (it is no hash), so the sign-in page refuses the user; `registry approve` approves its
+/// logins.
+pub const NO_PASSWORD: &str = "";
+
+/// Whether `password` matches the stored hash; a malformed hash (`NO_PASSWORD` among them)
+/// matches nothing.
 pub fn verify_password(password: &str, stored: &str) -> bool {
     PasswordHash::new(stored).is_ok_and(|hash| {
         Argon2::default()
@@ -69,6 +75,8 @@ mod tests {
         assert!(verify_password("correct horse", &stored));
         assert!(!verify_password("correct horsE", &stored));
         assert!(!verify_password("correct horse", "not a hash"));
+        assert!(!verify_password("", NO_PASSWORD));
+        assert!(!verify_password("correct horse", NO_PASSWORD));
         let again = hash_password("correct horse").unwrap_or_else(|e| panic!("{e}"));
         assert_ne!(stored, again, "salted");
     }

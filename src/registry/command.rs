@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
-use super::accounts::hash_password;
+use super::accounts::{NO_PASSWORD, hash_password};
 use super::db::{self, Db};
 use super::device::{DeviceSettings, normalize_user_code};
 use super::s3::{S3BlobStore, parse_url};
@@ -84,13 +84,20 @@ pub enum RegistryAction {
 #[derive(Debug, Clone, Subcommand)]
 pub enum UserAction {
     /// Add a user owning NAMESPACE (an existing user gains NAMESPACE; its password stays).
+    /// Without a terminal and without --password-stdin, the user has no web password: its
+    /// device logins are approved with `splice registry approve CODE --user NAME`.
     Add {
         name: String,
         #[arg(long)]
         namespace: String,
-        /// Read the password from the first line of stdin (else it is prompted for).
-        #[arg(long)]
+        /// Read the password from the first line of stdin (else it is prompted for on a
+        /// terminal).
+        #[arg(long, conflicts_with = "no_password")]
         password_stdin: bool,
+        /// No web password (the sign-in page refuses the user): approve its logins with
+        /// `splice registry approve`. The default without a terminal.
+        #[arg(long)]
+        no_password: bool,
         #[command(flatten)]
         store: Store,
     },
@@ -117,9 +124,15 @@ pub async fn run(args: &RegistryArgs) -> i32 {
                     name,
                     namespace,
                     password_stdin,
+                    no_password,
                     store,
                 },
-        } => user_add(store, name, namespace, *password_stdin).await,
+        } => {
+            // No terminal to prompt on and no password piped: a user without a web password.
+            let passwordless =
+                !*password_stdin && (*no_password || !std::io::stdin().is_terminal());
+            user_add(store, name, namespace, passwordless).await
+        }
         RegistryAction::Approve {
             user_code,
             user,
@@ -235,7 +248,7 @@ async fn user_add(
     store: &Store,
     name: &str,
     namespace: &str,
-    password_stdin: bool,
+    passwordless: bool,
 ) -> Result<(), Failure> {
     for (what, value) in [("user name", name), ("namespace", namespace)] {
         if let Some(why) = name_problem(value) {
@@ -243,12 +256,18 @@ async fn user_add(
         }
     }
     let db = open(store).await?;
-    let hash = if db.user_exists(name).await.map_err(failed)? {
+    let exists = db.user_exists(name).await.map_err(failed)?;
+    let hash = if exists {
         None
+    } else if passwordless {
+        Some(NO_PASSWORD.to_string())
     } else {
-        let password = read_password(password_stdin)?;
+        let password = read_password()?;
         if password.is_empty() {
-            return Err((exit::USAGE, "the password is empty".to_string()));
+            return Err((
+                exit::USAGE,
+                "the password is empty (for a user without one, pass --no-password)".to_string(),
+            ));
         }
         let hash = tokio::task::spawn_blocking(move || hash_password(&password))
             .await
@@ -260,19 +279,19 @@ async fn user_add(
         .await
         .map_err(failed)?;
     eprintln!("splice registry: {name} owns the namespace {namespace}");
+    if !exists && passwordless {
+        eprintln!(
+            "splice registry: {name} has no web password (the sign-in page refuses it): approve \
+             its logins with `splice registry approve CODE --user {name}`"
+        );
+    }
     Ok(())
 }
 
 /// The first line of stdin; on a terminal, prompted for with echo off.
-fn read_password(from_stdin: bool) -> Result<String, Failure> {
+fn read_password() -> Result<String, Failure> {
     let stdin = std::io::stdin();
     let terminal = stdin.is_terminal();
-    if !from_stdin && !terminal {
-        return Err((
-            exit::USAGE,
-            "no terminal to ask for the password on: pass --password-stdin and pipe it".to_string(),
-        ));
-    }
     let saved = if terminal {
         eprint!("Password: ");
         no_echo(&stdin)

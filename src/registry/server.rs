@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::MAX_UPLOAD;
-use super::accounts::{secret_hash, verify_password};
+use super::accounts::{NO_PASSWORD, secret_hash, verify_password};
 use super::db::{Db, Inserted, VersionRow};
 use super::device::{self, DeviceSettings, normalize_user_code};
 use super::error::ApiError;
@@ -24,7 +24,9 @@ use super::html;
 use super::publish;
 use super::storage::BlobStore;
 use super::time::{now_ms, rfc3339};
+use crate::packages::Issue;
 use crate::packages::installed::compare;
+use crate::packages::names::package_version_problem;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -211,9 +213,10 @@ async fn device_decide(
     let Ok(_permit) = state.password_checks.acquire().await else {
         return ApiError::internal("password checks closed").into_response();
     };
+    // A user without a web password is refused like an unknown one, after as long a check.
     let verified = tokio::task::spawn_blocking(move || match stored {
-        Some(stored) => verify_password(&password, &stored),
-        None => {
+        Some(stored) if stored != NO_PASSWORD => verify_password(&password, &stored),
+        _ => {
             let _ = verify_password(&password, stand_in_hash());
             false
         }
@@ -275,7 +278,10 @@ async fn publish_version(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    match allowed(&state, &ns, &headers).await {
+    let checked = allowed(&state, &ns, &headers)
+        .await
+        .and_then(|user| version_allowed(&version).map(|()| user));
+    match checked {
         Ok(user) if declared.is_none_or(|n| n <= MAX_UPLOAD as u64) => {
             publish_body(state, (ns, name, version), headers, user, body).await
         }
@@ -310,6 +316,15 @@ async fn allowed(state: &AppState, ns: &str, headers: &HeaderMap) -> Result<Stri
         ));
     }
     Ok(user)
+}
+
+/// The URL's version, by the manifest's rule (no build metadata: `1.0.0+x` would share
+/// `1.0.0`'s precedence and a range could resolve to either). The manifest is checked again.
+fn version_allowed(version: &str) -> Result<(), ApiError> {
+    match package_version_problem(version) {
+        Some(problem) => Err(ApiError::invalid(vec![Issue::new("version", problem)])),
+        None => Ok(()),
+    }
 }
 
 async fn publish_body(
@@ -518,7 +533,7 @@ async fn search(
             .versions(&id)
             .await?
             .into_iter()
-            .filter(|v| !v.yanked)
+            .filter(|v| !v.yanked && package_version_problem(&v.version).is_none())
             .map(|v| v.version)
             .max_by(|a, b| compare(a, b));
         // A package whose every version is yanked resolves to nothing: not listed.

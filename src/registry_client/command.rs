@@ -28,18 +28,20 @@ fn line(out: &mut dyn Write, value: &Value) {
     let _ = out.flush();
 }
 
-/// `splice login [--registry URL] [--json]`. Without `--json`: the link and code on stderr,
-/// `Logged in to URL as USER` on stdout. With it: a `device_code` line, then a `result` line
-/// (exit 0) or an `error` line (exit 3 for a denied, expired or refused login).
+/// `splice login [--registry URL] [--default] [--json]`. Without `--json`: the link and code
+/// on stderr, `Logged in to URL as USER` on stdout (and on stderr whether it is the default
+/// registry). With it: a `device_code` line, then a `result` line (exit 0) or an `error` line
+/// (exit 3 for a denied, expired or refused login).
 pub async fn login(
     flag: Option<&str>,
+    make_default: bool,
     as_json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
     let result = async {
         let url = registry_url(flag)?;
-        let (user, path) = login::login_and_save(&url, |code| {
+        let saved = login::login_and_save(&url, make_default, |code| {
             if as_json {
                 line(out, &code.json_line());
             } else {
@@ -56,19 +58,28 @@ pub async fn login(
             }
         })
         .await?;
-        Ok::<_, RegistryError>((url, user, path))
+        Ok::<_, RegistryError>((url, saved))
     }
     .await;
     match result {
-        Ok((url, user, path)) => {
+        Ok((url, saved)) => {
             if as_json {
                 line(
                     out,
                     &json!({"type": "result", "kind": "login", "saved": true,
-                        "configPath": path.display().to_string(), "user": user, "registry": url}),
+                        "configPath": saved.path.display().to_string(), "user": saved.user,
+                        "registry": url, "default": saved.default}),
                 );
             } else {
-                let _ = writeln!(out, "Logged in to {url} as {user}");
+                let _ = writeln!(out, "Logged in to {url} as {}", saved.user);
+                if saved.default {
+                    let _ = writeln!(
+                        err,
+                        "{url} is your default registry: publish and pkg search|info|install|yank \
+                         use it without --registry (SPLICE_REGISTRY or the config's `registry` \
+                         come first)"
+                    );
+                }
             }
             exit::SUCCESS
         }
@@ -255,9 +266,7 @@ pub async fn info(
     let result = async {
         let spec = spec(text)?;
         let registry = Registry::new(&registry_url(flag)?, None)?;
-        let package = registry
-            .get_json(&format!("packages/{}/{}", spec.namespace, spec.name))
-            .await?;
+        let package = install::package(&registry, &spec).await?;
         let version = match &spec.want {
             Want::Exact(v) => v.clone(),
             _ => install::resolve(&registry, &spec).await?,

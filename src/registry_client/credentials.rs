@@ -1,5 +1,6 @@
 //! Saved registry logins: `credentials.json` beside the config file (`SPLICE_CONFIG`'s
-//! directory, else `<config dir>/splice/`), a map `{URL: {"token","user"}}`. The file is
+//! directory, else `<config dir>/splice/`), a map `{URL: {"token","user"[,"default":true]}}`
+//! (one login, the first unless `--default` moved it, is the default registry). The file is
 //! created with mode 0600 (written to a new 0600 file and renamed over, so it is never
 //! readable by others, not even briefly), and the token is never shown: its Debug is redacted.
 
@@ -37,6 +38,10 @@ impl std::fmt::Debug for Token {
 pub struct Login {
     pub token: Token,
     pub user: String,
+    /// The default registry: commands given no other use it (see `registry_url`). At most one
+    /// login has it; written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub default: bool,
 }
 
 type Logins = BTreeMap<String, Login>;
@@ -73,13 +78,37 @@ pub fn load(registry: &str) -> Result<Option<Login>, RegistryError> {
     Ok(read_all(&path)?.remove(registry))
 }
 
-/// Save (or replace) the login for `registry`; the file it is in.
-pub fn save(registry: &str, login: Login) -> Result<PathBuf, RegistryError> {
+/// The registry of the default login, if one is marked (`splice login` marks the first, or
+/// the one given `--default`).
+pub fn default_registry() -> Result<Option<String>, RegistryError> {
+    let Some(path) = path() else { return Ok(None) };
+    Ok(read_all(&path)?
+        .into_iter()
+        .find(|(_, login)| login.default)
+        .map(|(url, _)| url))
+}
+
+/// Save (or replace) the login for `registry`: the file it is in, and whether it is the
+/// default. It becomes the default when `make_default`, when it already was, or when no
+/// saved login is (so the first login is the default, as with npm).
+pub fn save(
+    registry: &str,
+    mut login: Login,
+    make_default: bool,
+) -> Result<(PathBuf, bool), RegistryError> {
     let path = path().ok_or_else(no_path)?;
     let mut logins = read_all(&path)?;
+    let was_default = logins.get(registry).is_some_and(|l| l.default);
+    login.default = make_default || was_default || !logins.values().any(|l| l.default);
+    if login.default {
+        for other in logins.values_mut() {
+            other.default = false;
+        }
+    }
+    let is_default = login.default;
     logins.insert(registry.to_string(), login);
     write_all(&path, &logins)?;
-    Ok(path)
+    Ok((path, is_default))
 }
 
 /// Remove the login for `registry`: whether there was one. The file goes when it is empty.
@@ -132,6 +161,7 @@ mod tests {
         let login = Login {
             token: Token::new("secret-token-value".into()),
             user: "alice".into(),
+            default: false,
         };
         let shown = format!("{login:?}");
         assert!(!shown.contains("secret-token-value"), "{shown}");

@@ -13,7 +13,7 @@ use super::RegistryError;
 use super::http::Registry;
 use crate::packages::install::{self, InstallError, Installed};
 use crate::packages::installed::{self, compare};
-use crate::packages::names::{name_problem, semver_problem};
+use crate::packages::names::{name_problem, package_version_problem, semver_problem};
 
 /// Which version a spec asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +51,13 @@ impl RegistrySpec {
         }
         let want = match version {
             None => Want::Latest,
+            // A version or range with build metadata names no package version (they carry none).
+            Some(v) if v.contains('+') => {
+                return Err(format!(
+                    "`{v}`: package versions carry no build metadata (`+…`): name the version \
+                     without it"
+                ));
+            }
             Some(v) if semver_problem(v).is_none() => Want::Exact(v.to_string()),
             Some(v) => Want::Range(
                 semver::VersionReq::parse(v)
@@ -85,7 +92,9 @@ pub fn listed(package: &Value) -> Vec<Listed> {
             list.iter()
                 .filter_map(|v| {
                     let version = v.get("version")?.as_str()?;
-                    semver_problem(version).is_none().then(|| Listed {
+                    // A version with build metadata (refused at publish since, but perhaps in
+                    // an older index) has the precedence of another: never a candidate.
+                    package_version_problem(version).is_none().then(|| Listed {
                         version: version.to_string(),
                         yanked: v.get("yanked").and_then(Value::as_bool).unwrap_or(false),
                     })
@@ -125,11 +134,25 @@ pub fn pick(versions: &[Listed], want: &Want) -> Option<String> {
     }
 }
 
+/// The registry's `{id, description, versions}` of the package; one it does not have is a
+/// failure that says how to find the right name.
+pub async fn package(registry: &Registry, spec: &RegistrySpec) -> Result<Value, RegistryError> {
+    let path = format!("packages/{}/{}", spec.namespace, spec.name);
+    registry.get_json(&path).await.map_err(|e| match e {
+        RegistryError::Refused { status: 404, .. } => RegistryError::Failed(format!(
+            "no package {} on {}: look for it with `splice pkg search {} --registry {}`",
+            spec.id(),
+            registry.url,
+            spec.name,
+            registry.url
+        )),
+        other => other,
+    })
+}
+
 /// Resolve a spec to a version of the registry's.
 pub async fn resolve(registry: &Registry, spec: &RegistrySpec) -> Result<String, RegistryError> {
-    let package = registry
-        .get_json(&format!("packages/{}/{}", spec.namespace, spec.name))
-        .await?;
+    let package = package(registry, spec).await?;
     let versions = listed(&package);
     pick(&versions, &spec.want).ok_or_else(|| {
         let asked = match &spec.want {
@@ -255,6 +278,26 @@ mod tests {
         assert_eq!(pick_for("acme/x@0.2.0").as_deref(), Some("0.2.0"));
         assert_eq!(pick_for("acme/x@9.9.9"), None);
         assert_eq!(pick_for("acme/x@1.0.0-rc.1").as_deref(), Some("1.0.0-rc.1"));
+    }
+
+    /// An index that holds `1.0.0+evil` beside `1.0.0` (published before the registry refused
+    /// build metadata): no spec resolves to it.
+    #[test]
+    fn versions_with_build_metadata_are_never_candidates() {
+        let package = json!({"versions": [
+            {"version": "1.0.0", "yanked": false},
+            {"version": "1.0.0+evil", "yanked": false},
+            {"version": "1.0.1+evil", "yanked": false},
+        ]});
+        let versions = listed(&package);
+        assert_eq!(versions.len(), 1, "{versions:?}");
+        for spec in ["acme/x", "acme/x@^1.0", "acme/x@1.0.0", "acme/x@>=1.0.0"] {
+            let spec = RegistrySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(pick(&versions, &spec.want).as_deref(), Some("1.0.0"));
+        }
+        for spec in ["acme/x@1.0.0+evil", "acme/x@^1.0+evil"] {
+            assert!(RegistrySpec::parse(spec).is_err(), "{spec}");
+        }
     }
 
     #[test]

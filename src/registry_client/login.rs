@@ -105,6 +105,7 @@ pub fn classify(answer: &Answer) -> Result<Poll, String> {
         return Ok(Poll::Done(Login {
             token: Token::new(token.to_string()),
             user,
+            default: false,
         }));
     }
     match value.get("error").and_then(Value::as_str) {
@@ -158,17 +159,33 @@ pub async fn login(
     }
 }
 
-/// Log in to the registry at `url` and save the login (`credentials::save`, mode 0600): the
-/// user and the file. `splice login` and the TUI's `/login` both come through here.
+/// What a saved login is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Saved {
+    pub user: String,
+    /// The credentials file.
+    pub path: std::path::PathBuf,
+    /// Whether this registry is now the default one.
+    pub default: bool,
+}
+
+/// Log in to the registry at `url` and save the login (`credentials::save`, mode 0600; made
+/// the default when `make_default` or when no login is). `splice login` and the TUI's `/login`
+/// both come through here.
 pub async fn login_and_save(
     url: &str,
+    make_default: bool,
     show: impl FnOnce(&DeviceCode),
-) -> Result<(String, std::path::PathBuf), RegistryError> {
+) -> Result<Saved, RegistryError> {
     let registry = Registry::new(url, None)?;
     let login = login(&registry, show).await?;
     let user = login.user.clone();
-    let path = credentials::save(url, login)?;
-    Ok((user, path))
+    let (path, default) = credentials::save(url, login, make_default)?;
+    Ok(Saved {
+        user,
+        path,
+        default,
+    })
 }
 
 /// The TUI's `/login`: the same login as a task feeding the device-code modal. Dropping the
@@ -176,7 +193,7 @@ pub async fn login_and_save(
 pub fn start(url: String) -> DeviceLogin {
     DeviceLogin::spawn(move |events| async move {
         let shown = events.clone();
-        let done = login_and_save(&url, move |code| {
+        let done = login_and_save(&url, false, move |code| {
             shown.send(DeviceLoginEvent::Code {
                 user_code: code.user_code.clone(),
                 verification_uri: code.verification_uri.clone(),
@@ -186,7 +203,9 @@ pub fn start(url: String) -> DeviceLogin {
         })
         .await;
         events.send(match done {
-            Ok((account, _)) => DeviceLoginEvent::SignedIn { account },
+            Ok(saved) => DeviceLoginEvent::SignedIn {
+                account: saved.user,
+            },
             Err(error) => failure(&error),
         });
     })

@@ -61,9 +61,10 @@ impl RegistryError {
     }
 }
 
-/// The registry to talk to: the flag, else `SPLICE_REGISTRY`, else the config's `registry`;
-/// none is a usage error that says how to set one. Normalised without a trailing slash (the
-/// key of its saved login).
+/// The registry to talk to: the flag, else `SPLICE_REGISTRY`, else the config's `registry`,
+/// else the default login's (the first `splice login`, or the one given `--default`); none is a
+/// usage error that says how to set one. Normalised without a trailing slash (the key of its
+/// saved login).
 pub fn registry_url(flag: Option<&str>) -> Result<String, RegistryError> {
     let from_config = || {
         crate::config::ConfigFile::load_user()
@@ -75,13 +76,17 @@ pub fn registry_url(flag: Option<&str>) -> Result<String, RegistryError> {
         .or_else(|| crate::config::env_value("SPLICE_REGISTRY"))
     {
         Some(url) => url,
-        None => from_config()?.ok_or_else(|| {
-            RegistryError::Usage(
-                "no registry: pass --registry URL, set SPLICE_REGISTRY, or set `registry` in the \
-                 config file"
-                    .into(),
-            )
-        })?,
+        None => match from_config()? {
+            Some(url) => url,
+            None => credentials::default_registry()?.ok_or_else(|| {
+                RegistryError::Usage(
+                    "no registry: pass --registry URL, set SPLICE_REGISTRY, set `registry` in \
+                     the config file, or log in once with `splice login --registry URL` (the \
+                     first login becomes the default)"
+                        .into(),
+                )
+            })?,
+        },
     };
     normalize_url(&chosen).map_err(RegistryError::Usage)
 }

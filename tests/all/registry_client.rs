@@ -196,9 +196,20 @@ pub fn login(
     server: &Server,
     decide: Option<&str>,
 ) -> (Value, Vec<Value>, Outcome) {
+    login_with(sandbox, server, decide, &[])
+}
+
+/// `login`, with more arguments (`--default`).
+pub fn login_with(
+    sandbox: &Sandbox,
+    server: &Server,
+    decide: Option<&str>,
+    extra: &[&str],
+) -> (Value, Vec<Value>, Outcome) {
     let mut child = sandbox
         .command("http://127.0.0.1:9")
         .args(["login", "--registry", &server.url, "--json"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -633,6 +644,112 @@ fn no_registry_is_a_usage_error_naming_the_ways_to_set_one() {
     let out = splice(&sandbox, &["pkg", "search", "json"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("http"), "{}", out.stderr);
+}
+
+/// The first login becomes the default registry: publish, search, info, install, yank and
+/// logout then need no `--registry`. A later login elsewhere leaves it alone; `--default` moves
+/// it.
+#[test]
+fn the_first_login_is_the_default_registry() {
+    let sandbox = Sandbox::new();
+    let server = Server::start(&sandbox, 30, None);
+    let url = server.url.clone();
+    let (_, lines, done) = login(&sandbox, &server, Some("approve"));
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let result = lines.last().cloned().unwrap_or_default();
+    assert_eq!(result["default"], json!(true), "{}", done.stdout);
+
+    for version in ["0.1.0", "0.2.0"] {
+        let dir = package(&sandbox, version).display().to_string();
+        let out = splice(&sandbox, &["publish", &dir]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stdout.contains(&format!("to {url}")), "{}", out.stdout);
+    }
+    let found = splice(&sandbox, &["pkg", "search", "json", "--json"]);
+    assert_eq!(found.code, 0, "{}", found.stderr);
+    assert_eq!(json_of(&found)["packages"][0]["id"], "acme/json");
+    let info = splice(&sandbox, &["pkg", "info", "acme/json", "--json"]);
+    assert_eq!(json_of(&info)["version"], "0.2.0", "{}", info.stderr);
+    let installed = splice(&sandbox, &["pkg", "install", "acme/json@^0.1", "--json"]);
+    assert_eq!(installed.code, 0, "{}", installed.stderr);
+    assert_eq!(json_of(&installed)["registry"], json!(url));
+    let yanked = splice(&sandbox, &["pkg", "yank", "acme/json@0.2.0"]);
+    assert_eq!(yanked.code, 0, "{}", yanked.stderr);
+
+    // A second registry: logging in there keeps the first as the default...
+    let elsewhere = Sandbox::new();
+    let second = Server::start(&elsewhere, 30, None);
+    let (_, lines, done) = login(&sandbox, &second, Some("approve"));
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    assert_eq!(
+        lines.last().cloned().unwrap_or_default()["default"],
+        json!(false)
+    );
+    let found = splice(&sandbox, &["pkg", "search", "json", "--json"]);
+    assert_eq!(
+        json_of(&found)["packages"][0]["id"],
+        "acme/json",
+        "{}",
+        found.stdout
+    );
+    // ...until `--default` moves it (the second registry has no packages).
+    let (_, lines, done) = login_with(&sandbox, &second, Some("approve"), &["--default"]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    assert_eq!(
+        lines.last().cloned().unwrap_or_default()["default"],
+        json!(true)
+    );
+    let found = splice(&sandbox, &["pkg", "search", "json", "--json"]);
+    assert_eq!(json_of(&found)["packages"], json!([]), "{}", found.stdout);
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(credentials_path(&sandbox)).unwrap_or_else(|e| panic!("{e}")),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(saved[&url].get("default").is_none(), "{saved}");
+    assert_eq!(saved[&second.url]["default"], json!(true), "{saved}");
+
+    // The flag, SPLICE_REGISTRY and the config still come first.
+    let found = splice(
+        &sandbox,
+        &["pkg", "search", "json", "--registry", &url, "--json"],
+    );
+    assert_eq!(json_of(&found)["packages"][0]["id"], "acme/json");
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        json!({ "registry": url }).to_string(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let found = splice(&sandbox, &["pkg", "search", "json", "--json"]);
+    assert_eq!(json_of(&found)["packages"][0]["id"], "acme/json");
+}
+
+/// Installing a package the registry does not have says how to look for one; exit 1.
+#[test]
+fn installing_a_missing_package_suggests_pkg_search() {
+    let sandbox = Sandbox::new();
+    let server = Server::start(&sandbox, 30, None);
+    let out = splice(
+        &sandbox,
+        &["pkg", "install", "acme/nope", "--registry", &server.url],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("no package acme/nope"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("splice pkg search nope --registry {}", server.url)),
+        "{}",
+        out.stderr
+    );
+    let out = splice(
+        &sandbox,
+        &["pkg", "info", "acme/nope", "--registry", &server.url],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("splice pkg search"), "{}", out.stderr);
 }
 
 /// `--dry-run` validates and packs but uploads nothing, and needs no login or server.

@@ -336,7 +336,7 @@ fn blob_count(data: &Path) -> usize {
     std::fs::read_dir(data.join("blobs/sha256")).map_or(0, |dir| dir.count())
 }
 
-fn error_code(body: &Value) -> &str {
+pub fn error_code(body: &Value) -> &str {
     body["error"]["code"].as_str().unwrap_or_default()
 }
 
@@ -540,6 +540,68 @@ fn the_device_page_approves_with_the_password_only_and_denies() {
         let out = registry.run(&["approve", &user_code, "--user", &user], None);
         assert_ne!(out.code, 0);
         assert_eq!(registry.token(&code).1["error"], json!("access_denied"));
+    }
+}
+
+/// `user add` with no terminal and no `--password-stdin` adds a user without a web password
+/// (and says so): its device logins are approved from the server's shell, and no password,
+/// not even an empty one, signs it in on the page.
+#[test]
+fn a_user_added_without_a_terminal_has_no_web_password_and_logs_in_by_approval() {
+    for database in databases() {
+        let registry = Registry::start(database.as_deref());
+        let (user, ns) = (unique("carol"), unique("carols"));
+        let mut add = registry.cli(&["user", "add", &user, "--namespace", &ns]);
+        add.stdin(Stdio::null());
+        let out = run_raw(add, None);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stderr.contains("no web password"), "{}", out.stderr);
+        assert!(
+            out.stderr
+                .contains(&format!("splice registry approve CODE --user {user}")),
+            "{}",
+            out.stderr
+        );
+
+        let code = registry.post_json("/api/v1/device/code", None).1;
+        let user_code = code["user_code"].as_str().unwrap_or_default().to_string();
+        for password in ["", "guess", PASSWORD] {
+            let (status, html) = form(
+                &registry,
+                &[
+                    ("user", &user),
+                    ("password", password),
+                    ("user_code", &user_code),
+                    ("action", "approve"),
+                ],
+            );
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{password:?}: {html}");
+        }
+        assert_eq!(
+            registry.token(&code).1["error"],
+            json!("authorization_pending")
+        );
+        let approved = registry.run(&["approve", &user_code, "--user", &user], None);
+        assert_eq!(approved.code, 0, "{}", approved.stderr);
+        let (status, body) = registry.token(&code);
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["user"], json!(user));
+        let token = body["access_token"].as_str().unwrap_or_default();
+        let (status, me) = send(
+            client()
+                .get(format!("{}/api/v1/me", registry.url))
+                .bearer_auth(token),
+        );
+        assert_eq!(status, StatusCode::OK, "{me}");
+        assert_eq!(me["namespaces"], json!([ns]));
+
+        // Adding a namespace later leaves the user as it was, and says nothing of passwords.
+        let more = unique("carolx");
+        let mut again = registry.cli(&["user", "add", &user, "--namespace", &more]);
+        again.stdin(Stdio::null());
+        let out = run_raw(again, None);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(!out.stderr.contains("no web password"), "{}", out.stderr);
     }
 }
 
