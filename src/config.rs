@@ -225,11 +225,12 @@ mod tests {
             std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
             ConfigFile::load(Some(&path))
         };
-        let config = load(r#"{"sandbox":{"allowAllUnixSockets":true}}"#)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let config =
+            load(r#"{"sandbox":{"allowAllUnixSockets":true}}"#).unwrap_or_else(|e| panic!("{e}"));
         assert!(config.sandbox.allow_all_unix_sockets);
         assert!(!ConfigFile::default().sandbox.allow_all_unix_sockets);
-        let empty = load(r#"{"sandbox":{"allowUnixSockets":[]}}"#).unwrap_or_else(|e| panic!("{e}"));
+        let empty =
+            load(r#"{"sandbox":{"allowUnixSockets":[]}}"#).unwrap_or_else(|e| panic!("{e}"));
         assert!(!empty.sandbox.allow_all_unix_sockets);
         for text in [
             r#"{"sandbox":{"allowUnixSockets":["/var/run/docker.sock"]}}"#,

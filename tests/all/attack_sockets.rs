@@ -29,7 +29,8 @@ impl Listener {
     }
 
     fn abstract_named(name: &str) -> Listener {
-        let addr = SocketAddr::from_abstract_name(name.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        let addr =
+            SocketAddr::from_abstract_name(name.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
         Listener::ready(UnixListener::bind_addr(&addr))
     }
 
@@ -89,7 +90,10 @@ fn a_confined_command_cannot_connect_to_a_unix_socket_outside_the_sandbox() {
     let sandbox = sandbox_outside_tmp();
     let path = socket_path(&sandbox);
     let listener = Listener::at_path(&path);
-    let out = auto(&sandbox, &[python_connect(&format!("'{}'", path.display()))]);
+    let out = auto(
+        &sandbox,
+        &[python_connect(&format!("'{}'", path.display()))],
+    );
     assert_eq!(listener.received(), None, "the command reached the socket");
     let results = results(&out);
     assert_eq!(results.len(), 1);
@@ -119,7 +123,10 @@ fn allow_all_unix_sockets_in_the_config_lets_the_command_connect() {
         .unwrap_or_else(|e| panic!("{e}"));
     let path = socket_path(&sandbox);
     let listener = Listener::at_path(&path);
-    let out = auto(&sandbox, &[python_connect(&format!("'{}'", path.display()))]);
+    let out = auto(
+        &sandbox,
+        &[python_connect(&format!("'{}'", path.display()))],
+    );
     let (status, output) = &results(&out)[0];
     assert_eq!(status, "ok", "{output}");
     assert_eq!(listener.received().as_deref(), Some("pwned"));
