@@ -16,6 +16,12 @@
 
 use seccompiler::sock_filter;
 
+/// Test hook: set (non-empty) to make installing the filter fail, as on a kernel without
+/// seccomp. It can only make Splice stricter: nothing runs without the filter.
+pub const NO_SECCOMP_ENV: &str = "SPLICE_TEST_NO_SECCOMP";
+/// The package launcher's form of the hook (its environment is cleared).
+pub const NO_SECCOMP_ARG: &str = "--no-seccomp";
+
 /// What the filter refuses with: "permission denied".
 const REFUSED: u32 = libc::SECCOMP_RET_ERRNO | (libc::EACCES as u32 & libc::SECCOMP_RET_DATA);
 const ALLOWED: u32 = libc::SECCOMP_RET_ALLOW;
@@ -173,10 +179,20 @@ fn assemble(ops: &[Op]) -> Result<Vec<sock_filter>, String> {
     Ok(program)
 }
 
+/// Whether the test hook asks for the filter to fail.
+pub fn pretend_unavailable() -> bool {
+    std::env::var_os(NO_SECCOMP_ENV).is_some_and(|v| !v.is_empty())
+}
+
 /// Install the filter on the calling thread (and so on what it starts and execs). Sets
 /// `no_new_privs`. The error says why it could not be installed; the caller then must not run
-/// the command.
-pub fn refuse_unix_sockets() -> Result<(), String> {
+/// the command. `unavailable` (the test hook) fails it on purpose.
+pub fn refuse_unix_sockets(unavailable: bool) -> Result<(), String> {
+    if unavailable {
+        return Err(format!(
+            "cannot install the filter that refuses Unix sockets ({NO_SECCOMP_ENV} is set)"
+        ));
+    }
     let program = program()?;
     seccompiler::apply_filter(&program)
         .map_err(|error| format!("cannot install the filter that refuses Unix sockets: {error}"))
@@ -290,7 +306,8 @@ mod tests {
     #[test]
     fn installed_it_refuses_unix_sockets_with_permission_denied() {
         let outcome = std::thread::spawn(|| {
-            refuse_unix_sockets()?;
+            assert!(refuse_unix_sockets(true).is_err());
+            refuse_unix_sockets(false)?;
             let dir = std::env::temp_dir();
             let connect = std::os::unix::net::UnixStream::connect(dir.join("no-such-socket"));
             let kind = connect.err().map(|e| e.kind());

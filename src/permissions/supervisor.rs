@@ -184,7 +184,8 @@ fn inner(request: &Request) -> i32 {
     }
     // Last before the exec: Landlock does not govern connecting to Unix sockets.
     if !request.allow_unix_sockets
-        && let Err(error) = super::seccomp::refuse_unix_sockets()
+        && let Err(error) =
+            super::seccomp::refuse_unix_sockets(super::seccomp::pretend_unavailable())
     {
         eprintln!("splice sandbox: the command was not run: {error}");
         return CANNOT_RUN;

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::attack::{run_commands, sandbox_outside_tmp};
+use support::fake_provider::{FakeProvider, openai};
 use support::node::node22;
 use support::package::{manifest, write_package};
 use support::{Outcome, Sandbox, run_raw};
@@ -142,7 +143,7 @@ fn a_per_path_socket_list_is_a_config_error() {
         .unwrap_or_else(|e| panic!("{e}"));
     let path = socket_path(&sandbox);
     let listener = Listener::at_path(&path);
-    let provider = support::fake_provider::FakeProvider::start(Vec::new());
+    let provider = FakeProvider::start(Vec::new());
     let mut command = sandbox.command(&provider.url);
     support::stream_json(&mut command)
         .args(["--permission-mode", "auto"])
@@ -231,4 +232,60 @@ fn a_read_only_package_tool_cannot_connect_to_a_unix_socket() {
     let allowed = pkg_run(&sandbox, &package, &path);
     assert_eq!(allowed["ok"], true, "{allowed}");
     assert_eq!(listener.received().as_deref(), Some("pwned"));
+}
+
+/// Fail closed: where the filter cannot be installed, the command does not run (126, with the
+/// reason) and the tool does not start (`PERMISSION_DENIED`); nothing reaches the socket.
+#[test]
+fn without_the_filter_nothing_runs() {
+    let sandbox = sandbox_outside_tmp();
+    let path = socket_path(&sandbox);
+    let listener = Listener::at_path(&path);
+    let marker = sandbox.dir.path().join("ran");
+    let commands = [format!(
+        "touch '{}'; {}",
+        marker.display(),
+        python_connect(&format!("'{}'", path.display()))
+    )];
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "run_command",
+            &[&json!({"command": commands[0]}).to_string()],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let mut command = sandbox.command(&provider.url);
+    command.env("SPLICE_TEST_NO_SECCOMP", "1");
+    support::stream_json(&mut command)
+        .args(["--permission-mode", "auto"])
+        .arg("connect");
+    let out = support::run(command, None);
+    out.assert_well_formed();
+    let (status, output) = &results(&out)[0];
+    assert_eq!(status, "error", "{output}");
+    assert!(output.contains("exit code 126"), "{output}");
+    assert!(output.contains("SPLICE_TEST_NO_SECCOMP"), "{output}");
+    assert!(!marker.exists(), "the command ran without the filter");
+
+    let package = sandbox.dir.path().join("pkg");
+    write_package(
+        &package,
+        &manifest(json!({"fs": {"read": ["data"]}}), &[("connect", 10_000)]),
+        &[("connect", CONNECT_TOOL)],
+    );
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command
+        .env("SPLICE_NODE", node22())
+        .env("SPLICE_TEST_NO_SECCOMP", "1")
+        .args(["pkg", "run"])
+        .arg(&package)
+        .args(["connect", &json!({"path": path}).to_string(), "--json"]);
+    let outcome = run_raw(command, None);
+    let refused: Value = serde_json::from_str(outcome.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {:?} {}", outcome.stdout, outcome.stderr));
+    assert_eq!(refused["error"]["code"], "PERMISSION_DENIED", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Unix sockets"), "{refused}");
+    assert_eq!(listener.received(), None);
 }

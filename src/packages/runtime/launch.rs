@@ -58,6 +58,8 @@ struct Request {
     inner: bool,
     /// The person let package tools use Unix sockets (`sandbox.allowAllUnixSockets`).
     allow_unix_sockets: bool,
+    /// The test hook: act as if the filter refusing them could not be installed.
+    no_seccomp: bool,
     writable: Vec<PathBuf>,
     program: Vec<OsString>,
 }
@@ -74,6 +76,8 @@ fn parse(args: &[OsString]) -> Request {
             request.inner = true;
         } else if arg == ALLOW_UNIX_SOCKETS_ARG {
             request.allow_unix_sockets = true;
+        } else if arg == seccomp::NO_SECCOMP_ARG {
+            request.no_seccomp = true;
         } else if arg == "--write" {
             request.writable.extend(rest.next().map(PathBuf::from));
         } else if arg == "--parent" {
@@ -132,7 +136,7 @@ fn outer(request: &Request) -> i32 {
     // No Unix sockets for the inner stage and Node (Node's permission model does not check
     // connecting to one): installed here, where a failure can still be reported as the result.
     if !request.allow_unix_sockets
-        && let Err(why) = seccomp::refuse_unix_sockets()
+        && let Err(why) = seccomp::refuse_unix_sockets(request.no_seccomp)
     {
         return refuse(&why);
     }
