@@ -9,7 +9,8 @@
 //! stay allowed: they cannot be pointed elsewhere. A datagram pair can (`sendto` a path), so
 //! that type is refused. The ways around the `socket` check are closed as well: io_uring (which
 //! creates and connects sockets without the syscall), another architecture's syscalls (i386
-//! through `int 0x80`) and x32 numbers.
+//! through `int 0x80`), x32 numbers, and `pidfd_getfd` (taking a connected socket from another
+//! process).
 //!
 //! The filter is installed by the single-threaded launcher stages right before they start
 //! the command or Node; the kernel keeps it across `exec` and for every descendant.

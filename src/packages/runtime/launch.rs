@@ -16,8 +16,8 @@
 //! Unix sockets (`permissions/seccomp.rs`) before it starts the inner stage, which, with Node,
 //! inherits it.
 //!
-//! When a namespace or the filter cannot be set up it refuses: it writes a `PERMISSION_DENIED` result on the
-//! result channel and never starts Node.
+//! When a namespace or the filter cannot be set up it refuses: it writes a `PERMISSION_DENIED`
+//! result on the result channel and never starts Node.
 
 use std::ffi::OsString;
 use std::io::Write;
