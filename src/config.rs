@@ -33,7 +33,31 @@ pub struct ConfigFile {
     /// MCP servers (`{ "<name>": { "command", "args", "env" } | { "url", "headers" } }`),
     /// checked when the file is loaded; see [`crate::mcp::config`].
     pub mcp_servers: Option<serde_json::Value>,
+    /// What confined commands and package tools may reach beyond the defaults.
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
 }
+
+/// The config file's `sandbox` object (named as Claude Code's sandbox settings are).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// Let confined commands and package tools connect to every Unix socket (docker.sock,
+    /// ssh-agent, D-Bus…), which they otherwise cannot create.
+    #[serde(default)]
+    pub allow_all_unix_sockets: bool,
+    /// Single sockets to allow: not enforceable on Linux (see [`ConfigFile::load`]), so a
+    /// non-empty list is refused rather than read as "all".
+    #[serde(default)]
+    pub allow_unix_sockets: Vec<String>,
+}
+
+/// Why `sandbox.allowUnixSockets` is refused: the seccomp filter that blocks Unix sockets sees
+/// no paths, so a list would silently have to mean every socket or none.
+const PER_SOCKET_REFUSED: &str = "`sandbox.allowUnixSockets`: allowing single Unix sockets by \
+     path is not enforced on Linux (the sandbox refuses creating Unix sockets and cannot see which \
+     path one would connect to); remove the list, or set `sandbox.allowAllUnixSockets: true` to \
+     let confined commands and package tools connect to every Unix socket";
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -143,6 +167,12 @@ impl ConfigFile {
                 message: format!("`registry`: {why}"),
             });
         }
+        if !config.sandbox.allow_unix_sockets.is_empty() {
+            return Err(ConfigError::Parse {
+                path: path.display().to_string(),
+                message: PER_SOCKET_REFUSED.into(),
+            });
+        }
         if let Some(servers) = &config.mcp_servers
             && let Err(why) = crate::mcp::config::parse_servers(servers, crate::mcp::Source::User)
         {
@@ -190,5 +220,35 @@ mod tests {
         let config = ConfigFile::load(Some(&path)).unwrap_or_default();
         assert_eq!(config.provider.as_deref(), Some("anthropic"));
         assert_eq!(config.allow, vec!["run_command(cargo test)".to_string()]);
+    }
+
+    #[test]
+    fn unix_sockets_are_allowed_all_at_once_and_a_per_path_list_is_refused() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("config.json");
+        let load = |text: &str| {
+            std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+            ConfigFile::load(Some(&path))
+        };
+        let config =
+            load(r#"{"sandbox":{"allowAllUnixSockets":true}}"#).unwrap_or_else(|e| panic!("{e}"));
+        assert!(config.sandbox.allow_all_unix_sockets);
+        assert!(!ConfigFile::default().sandbox.allow_all_unix_sockets);
+        let empty =
+            load(r#"{"sandbox":{"allowUnixSockets":[]}}"#).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!empty.sandbox.allow_all_unix_sockets);
+        for text in [
+            r#"{"sandbox":{"allowUnixSockets":["/var/run/docker.sock"]}}"#,
+            r#"{"sandbox":{"allowAllUnixSockets":true,"allowUnixSockets":["/tmp/s"]}}"#,
+        ] {
+            let error = load(text).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(error.contains("not enforced on Linux"), "{error}");
+            assert!(error.contains("allowAllUnixSockets"), "{error}");
+        }
+        let error = load(r#"{"sandbox":{"allowLocalBinding":true}}"#)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("allowLocalBinding"), "{error}");
     }
 }

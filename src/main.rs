@@ -49,6 +49,11 @@ fn main() -> ExitCode {
     if let Ok(exe) = std::env::current_exe() {
         sandbox::set_launcher(exe);
     }
+    // Confined commands and package tools get no Unix sockets unless the config file says so; one
+    // that cannot be read keeps them refused (a run reports why it cannot be read).
+    sandbox::set_unix_sockets_allowed(
+        splice::config::ConfigFile::load_user().is_ok_and(|c| c.sandbox.allow_all_unix_sockets),
+    );
     // Before any command of a run could put another `git` first on PATH.
     splice::git::pin_program();
     let raw: Vec<String> = std::env::args().collect();

@@ -5,6 +5,7 @@ pub mod hidden;
 pub mod policy;
 pub mod risk;
 pub mod sandbox;
+pub mod seccomp;
 pub mod shell;
 pub mod supervisor;
 

@@ -33,6 +33,10 @@ pub const NO_LANDLOCK_ENV: &str = "SPLICE_TEST_NO_LANDLOCK";
 
 static LAUNCHER: OnceLock<PathBuf> = OnceLock::new();
 static PASSED_ENV: OnceLock<Vec<String>> = OnceLock::new();
+static UNIX_SOCKETS: OnceLock<bool> = OnceLock::new();
+
+/// The supervisor's and the package launcher's flag that lifts the block on Unix sockets.
+pub const ALLOW_UNIX_SOCKETS_ARG: &str = "--allow-unix-sockets";
 
 /// Record the executable that supervises commands (the `splice` binary itself). Without it,
 /// as when the library is embedded elsewhere, commands run directly and none can be confined.
@@ -48,6 +52,17 @@ pub fn launcher() -> Option<&'static Path> {
 /// Record the secret-looking variables the user lets commands see (`--pass-env`, `passEnv`).
 pub fn set_passed_env(names: Vec<String>) {
     let _ = PASSED_ENV.set(names);
+}
+
+/// Record whether confined commands and package tools may connect to Unix sockets (the config
+/// file's `sandbox.allowAllUnixSockets`); unless set, they may not (see `seccomp.rs`).
+pub fn set_unix_sockets_allowed(allowed: bool) {
+    let _ = UNIX_SOCKETS.set(allowed);
+}
+
+/// Whether the person lifted the block on Unix sockets.
+pub fn unix_sockets_allowed() -> bool {
+    UNIX_SOCKETS.get().copied().unwrap_or(false)
 }
 
 /// Whether a command can be confined here; the error says why not. Checked before a command
@@ -155,6 +170,9 @@ pub fn shell_command(
                 .arg(std::process::id().to_string());
             if confine {
                 process.arg("--confine");
+                if unix_sockets_allowed() {
+                    process.arg(ALLOW_UNIX_SOCKETS_ARG);
+                }
                 for path in writable_paths(root, extra) {
                     process.arg("--write").arg(path);
                 }

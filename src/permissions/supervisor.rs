@@ -8,6 +8,9 @@
 //! Landlock and then becomes the shell, so the supervisor stays outside the command's domain. When the shell exits, or a signal arrives (Splice's timeout or
 //! interrupt, or Splice's death), it kills every descendant that is left, reaps them, and
 //! exits with the shell's status.
+//!
+//! The `--inner` stage also refuses Unix sockets to the command (`seccomp.rs`), unless given
+//! `--allow-unix-sockets` (the config file's `sandbox.allowAllUnixSockets`).
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -38,6 +41,8 @@ struct Request {
     writable: Vec<PathBuf>,
     /// Files the confined command may not read.
     hidden: Vec<PathBuf>,
+    /// The person let confined commands use Unix sockets (`sandbox.allowAllUnixSockets`).
+    allow_unix_sockets: bool,
     program: Vec<OsString>,
 }
 
@@ -53,6 +58,8 @@ fn parse(args: &[OsString]) -> Request {
             request.confine = true;
         } else if arg == "--inner" {
             request.inner = true;
+        } else if arg == sandbox::ALLOW_UNIX_SOCKETS_ARG {
+            request.allow_unix_sockets = true;
         } else if arg == "--parent" {
             request.parent = rest.next().and_then(|p| p.to_str()?.parse().ok());
         } else if arg == "--" {
@@ -125,6 +132,9 @@ pub fn main(args: &[OsString]) -> i32 {
         for path in &request.hidden {
             launch.arg("--hide").arg(path);
         }
+        if request.allow_unix_sockets {
+            launch.arg(sandbox::ALLOW_UNIX_SOCKETS_ARG);
+        }
         launch.arg("--").arg(first).args(others);
         launch
     } else {
@@ -169,6 +179,14 @@ fn inner(request: &Request) -> i32 {
         return CANNOT_RUN;
     };
     if let Err(error) = sandbox::confine_self(&request.writable, &request.hidden) {
+        eprintln!("splice sandbox: the command was not run: {error}");
+        return CANNOT_RUN;
+    }
+    // Last before the exec: Landlock does not govern connecting to Unix sockets.
+    if !request.allow_unix_sockets
+        && let Err(error) =
+            super::seccomp::refuse_unix_sockets(super::seccomp::pretend_unavailable())
+    {
         eprintln!("splice sandbox: the command was not run: {error}");
         return CANNOT_RUN;
     }
@@ -258,6 +276,7 @@ mod tests {
             "--parent",
             "42",
             "--confine",
+            "--allow-unix-sockets",
             "--write",
             "/a",
             "--write",
@@ -273,6 +292,7 @@ mod tests {
         let request = parse(&args);
         assert_eq!(request.parent, Some(42));
         assert!(request.confine);
+        assert!(request.allow_unix_sockets);
         assert_eq!(request.writable, [PathBuf::from("/a"), PathBuf::from("/b")]);
         assert_eq!(request.program, ["sh", "-c", "--write x"]);
     }

@@ -11,8 +11,13 @@
 //!   in it), asks for SIGKILL when the outer stage dies, confines its writes with Landlock where
 //!   the kernel has it (a second layer under Node's permission model), and becomes Node.
 //!
-//! When a namespace cannot be made it refuses: it writes a `PERMISSION_DENIED` result on the
-//! result channel and never starts Node.
+//! Unless the person allowed them (`--allow-unix-sockets`, the config file's
+//! `sandbox.allowAllUnixSockets`), the outer stage installs the seccomp filter that refuses
+//! Unix sockets (`permissions/seccomp.rs`) before it starts the inner stage, which, with Node,
+//! inherits it.
+//!
+//! When a namespace or the filter cannot be set up it refuses: it writes a `PERMISSION_DENIED`
+//! result on the result channel and never starts Node.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -28,6 +33,9 @@ use landlock::{
 use rustix::io::{FdFlags, fcntl_dupfd_cloexec, fcntl_setfd};
 use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
 use rustix::thread::UnshareFlags;
+
+use crate::permissions::sandbox::ALLOW_UNIX_SOCKETS_ARG;
+use crate::permissions::seccomp;
 
 /// The hidden first argument of the launcher.
 pub const LAUNCH_ARG: &str = "__pkg-launch";
@@ -48,6 +56,10 @@ struct Request {
     no_netns: bool,
     /// The inner stage.
     inner: bool,
+    /// The person let package tools use Unix sockets (`sandbox.allowAllUnixSockets`).
+    allow_unix_sockets: bool,
+    /// The test hook: act as if the filter refusing them could not be installed.
+    no_seccomp: bool,
     writable: Vec<PathBuf>,
     program: Vec<OsString>,
 }
@@ -62,6 +74,10 @@ fn parse(args: &[OsString]) -> Request {
             request.no_netns = true;
         } else if arg == "--inner" {
             request.inner = true;
+        } else if arg == ALLOW_UNIX_SOCKETS_ARG {
+            request.allow_unix_sockets = true;
+        } else if arg == seccomp::NO_SECCOMP_ARG {
+            request.no_seccomp = true;
         } else if arg == "--write" {
             request.writable.extend(rest.next().map(PathBuf::from));
         } else if arg == "--parent" {
@@ -116,6 +132,13 @@ fn outer(request: &Request) -> i32 {
     };
     if let Err(e) = fcntl_setfd(&result, FdFlags::empty()) {
         return refuse(&format!("cannot set up the result channel: {e}"));
+    }
+    // No Unix sockets for the inner stage and Node (Node's permission model does not check
+    // connecting to one): installed here, where a failure can still be reported as the result.
+    if !request.allow_unix_sockets
+        && let Err(why) = seccomp::refuse_unix_sockets(request.no_seccomp)
+    {
+        return refuse(&why);
     }
     let logs = match std::io::stderr().as_fd().try_clone_to_owned() {
         Ok(fd) => fd,

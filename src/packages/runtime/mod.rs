@@ -453,6 +453,11 @@ impl Grants {
         if std::env::var_os(NO_NETNS_ENV).is_some_and(|v| !v.is_empty()) {
             command.arg("--no-netns");
         }
+        if crate::permissions::sandbox::unix_sockets_allowed() {
+            command.arg(crate::permissions::sandbox::ALLOW_UNIX_SOCKETS_ARG);
+        } else if crate::permissions::seccomp::pretend_unavailable() {
+            command.arg(crate::permissions::seccomp::NO_SECCOMP_ARG);
+        }
         for path in &self.write {
             command.arg("--write").arg(path);
         }
