@@ -40,6 +40,19 @@ pub struct TranscribeArgs {
     pub path: String,
 }
 
+/// What the permission prompt says before a person allows a call: where the recording goes
+/// and that it is paid for.
+pub fn cost_note(input: &Input) -> String {
+    match input {
+        Input::Link(_) => "Scribiz fetches this link and transcribes it on its servers; this \
+                           costs money, charged to your Scribiz account."
+            .to_string(),
+        Input::File(_) => "The recording is uploaded to Scribiz and transcribed on its servers; \
+                           this costs money, charged to your Scribiz account."
+            .to_string(),
+    }
+}
+
 /// What is transcribed.
 #[derive(Debug)]
 pub enum Input {

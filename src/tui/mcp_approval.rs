@@ -75,7 +75,9 @@ impl McpApprovalModal {
             Line::default(),
         ];
         let (names, what) = match &self.entry.config {
-            ServerConfig::Stdio { command, args, env } => {
+            ServerConfig::Stdio {
+            command, args, env, ..
+        } => {
                 lines.extend(hanging(
                     label("runs"),
                     Span::styled(command_line(command, args), code),
@@ -102,6 +104,21 @@ impl McpApprovalModal {
             )
         };
         lines.extend(hanging(label(what), names, width));
+        if let ServerConfig::Stdio {
+            env_passthrough, ..
+        } = &self.entry.config
+            && !env_passthrough.is_empty()
+        {
+            let passed: Vec<String> = env_passthrough.iter().map(|n| exact(n)).collect();
+            lines.extend(hanging(
+                label("passes"),
+                Span::styled(
+                    format!("{} (from your environment)", passed.join(", ")),
+                    theme.text(),
+                ),
+                width,
+            ));
+        }
         lines.push(Line::default());
         let warning = match self.entry.config {
             ServerConfig::Stdio { .. } => {
@@ -297,6 +314,7 @@ mod tests {
                 command: "node".into(),
                 args: vec!["server.js".into(), "a b".into()],
                 env: [("API_TOKEN".to_string(), "secret-value".to_string())].into(),
+                env_passthrough: Vec::new(),
             },
             source: Source::Project,
         }

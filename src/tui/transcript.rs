@@ -154,14 +154,14 @@ impl Transcript {
     }
 
     pub fn toggle_tool_folding(&mut self) {
-        // The newest tool call is the one a reader means.
-        if let Some(index) = self
-            .entries
-            .iter()
-            .rposition(|e| matches!(e.cell, Cell::Tool { .. }))
-        {
+        // The newest tool call (or submission with a diff) is the one a reader means.
+        if let Some(index) = self.entries.iter().rposition(|e| match &e.cell {
+            Cell::Tool { .. } => true,
+            Cell::Submission { changes, .. } => !changes.is_empty(),
+            _ => false,
+        }) {
             self.update(index, |cell| {
-                if let Cell::Tool { expanded, .. } = cell {
+                if let Cell::Tool { expanded, .. } | Cell::Submission { expanded, .. } = cell {
                     *expanded = !*expanded;
                 }
             });

@@ -20,7 +20,11 @@ impl ToolRunner {
     pub(super) async fn run_mcp(&self, id: &str, tool: &McpTool, args: Value) -> ToolReply {
         let input_text = args.to_string();
         let (shown, _) = cap_output(&input_text, 2_000);
-        let preview = vec![Preview::Command(format!("{} {shown}", tool.wire))];
+        let preview = vec![Preview::Call {
+            tool: tool.name.clone(),
+            server: Some(tool.server.clone()),
+            input: shown.to_string(),
+        }];
         if let Permit::Refused(status, reason) = self
             .permit(
                 id,
@@ -155,6 +159,63 @@ mod tests {
         assert!(lines[3].contains("not base64"), "{text}");
         assert!(lines[4].contains("larger than 10 MiB"), "{text}");
         assert!(!text.contains("iVBOR"), "image data never in the text");
+    }
+
+    /// The prompt shows an MCP call as a tool call (its tool, its server, its input), never as
+    /// a shell command line.
+    #[tokio::test]
+    async fn the_prompt_shows_an_mcp_call_as_a_tool_call() {
+        use crate::bus::{Answer, Bus, PermissionAsk, Preview};
+        use crate::permissions::{PermissionMode, Policy};
+        use std::sync::{Arc, Mutex};
+        let seen: Arc<Mutex<Vec<Preview>>> = Arc::default();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<PermissionAsk>();
+        let kept = Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Some(ask) = rx.recv().await {
+                if let Ok(mut seen) = kept.lock() {
+                    seen.extend(ask.question.previews);
+                }
+                let _ = ask.reply.send(Answer::Deny);
+            }
+        });
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let runner = ToolRunner {
+            root: dir.path().to_path_buf(),
+            policy: Policy::new(PermissionMode::Ask, vec![]),
+            checkpoints: Arc::new(crate::checkpoint::CheckpointStore::new(
+                dir.path(),
+                "run_t",
+                dir.path(),
+            )),
+            bus: Bus::with_responder("run_t", vec![], tx),
+            writable: vec![],
+            gate: None,
+            packages: Arc::default(),
+            transcriber: None,
+            mcp: None,
+        };
+        let tool = McpTool {
+            server: "everything".into(),
+            name: "get-sum".into(),
+            wire: "mcp__everything__get-sum".into(),
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object"}),
+            annotations: Default::default(),
+        };
+        let reply = runner
+            .run_mcp("c1", &tool, serde_json::json!({"a": 2, "b": 3}))
+            .await;
+        assert!(reply.is_error);
+        let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+        assert_eq!(
+            seen,
+            [Preview::Call {
+                tool: "get-sum".into(),
+                server: Some("everything".into()),
+                input: r#"{"a":2,"b":3}"#.into(),
+            }]
+        );
     }
 
     /// In ask mode an MCP tool asks even though it claims to only read; "allow always" adds
