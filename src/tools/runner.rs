@@ -266,14 +266,7 @@ impl ToolRunner {
             }
             Err(error) => return fail(error.to_string()),
         };
-        let preview = vec![
-            Preview::Call {
-                tool: transcribe::NAME.to_string(),
-                server: None,
-                input: args.path.clone(),
-            },
-            Preview::Note(transcribe::cost_note(&input)),
-        ];
+        let preview = transcribe::previews(&args.path, &input);
         if let Permit::Refused(status, reason) = self
             .permit(
                 id,

@@ -352,7 +352,7 @@ fn submission_lines(out: &mut Vec<Line<'static>>, theme: &Theme, name: &str, raw
 /// A submission's diff: folded, one line of counts and the key that unfolds it; unfolded,
 /// each file's unified diff (terminal controls removed: the model wrote it).
 fn change_lines(out: &mut Vec<Line<'static>>, theme: &Theme, changes: &[Preview], expanded: bool) {
-    let writes: Vec<(&str, &str, &str)> = changes
+    let writes: Vec<(&str, &str, &str, &str)> = changes
         .iter()
         .filter_map(|c| match c {
             Preview::Write {
@@ -361,6 +361,11 @@ fn change_lines(out: &mut Vec<Line<'static>>, theme: &Theme, changes: &[Preview]
                 after,
             } => Some((
                 path.as_str(),
+                match (before, after) {
+                    (None, _) => "new file",
+                    (Some(_), None) => "delete",
+                    _ => "edit",
+                },
                 before.as_deref().unwrap_or(""),
                 after.as_deref().unwrap_or(""),
             )),
@@ -373,7 +378,7 @@ fn change_lines(out: &mut Vec<Line<'static>>, theme: &Theme, changes: &[Preview]
     if !expanded {
         let (added, removed) = writes
             .iter()
-            .map(|(_, before, after)| diff_counts(before, after))
+            .map(|(_, _, before, after)| diff_counts(before, after))
             .fold((0, 0), |(a, r), (da, dr)| (a + da, r + dr));
         out.push(Line::from(vec![
             Span::styled("  ⎿ ".to_string(), theme.dim()),
@@ -387,11 +392,11 @@ fn change_lines(out: &mut Vec<Line<'static>>, theme: &Theme, changes: &[Preview]
         ]));
         return;
     }
-    for (path, before, after) in writes {
-        out.push(Line::from(Span::styled(
-            format!("  {}", strip_controls(path)),
-            theme.bold(theme.accent),
-        )));
+    for (path, what, before, after) in writes {
+        out.push(Line::from(vec![
+            Span::styled(format!("  {}", strip_controls(path)), theme.bold(theme.accent)),
+            Span::styled(format!("  ({what})"), theme.dim()),
+        ]));
         let mut diff = Vec::new();
         diff_lines(&mut diff, &strip_controls(before), &strip_controls(after), theme);
         out.extend(diff.into_iter().map(|line| {

@@ -270,14 +270,7 @@ fn the_transcribe_prompt_says_the_recording_is_uploaded_and_costs_money() {
             risk: Some(Risk::Medium),
             reason: "Reaches the network.".into(),
             rule: "transcribe".into(),
-            previews: vec![
-                Preview::Call {
-                    tool: "transcribe".into(),
-                    server: None,
-                    input: "demo.mp4".into(),
-                },
-                Preview::Note(crate::tools::transcribe::cost_note(&input)),
-            ],
+            previews: crate::tools::transcribe::previews("demo.mp4", &input),
         },
         reply,
     });
