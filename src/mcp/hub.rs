@@ -23,11 +23,11 @@ use super::client::Client;
 use super::config::{ServerEntry, Source};
 use super::connect;
 use super::secrets::{self, scrub};
-use crate::sanitize::redact::is_secret_name;
 use super::supervise;
 use super::tool::McpTool;
 use crate::protocol::input::Image;
 use crate::sanitize::redact::Redactor;
+use crate::sanitize::redact::is_secret_name;
 use crate::sanitize::terminal::strip_controls;
 
 /// Overrides [`DEFAULT_STARTUP_TIMEOUT`], in milliseconds.

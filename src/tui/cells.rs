@@ -70,6 +70,19 @@ pub enum Cell {
 }
 
 impl Cell {
+    /// Whether Ctrl-O changes it: a tool result longer than its folded lines, or a
+    /// submission's diff.
+    pub fn folds(&self) -> bool {
+        match self {
+            Cell::Tool {
+                result: Some(result),
+                ..
+            } => result.output.lines().count() > FOLDED_RESULT_LINES,
+            Cell::Submission { changes, .. } => !changes.is_empty(),
+            _ => false,
+        }
+    }
+
     /// The cell as terminal rows for `width` columns, ending with one blank separator row.
     pub fn lines(&self, theme: &Theme, width: u16) -> Vec<Line<'static>> {
         let width = usize::from(width.max(4));
@@ -394,11 +407,19 @@ fn change_lines(out: &mut Vec<Line<'static>>, theme: &Theme, changes: &[Preview]
     }
     for (path, what, before, after) in writes {
         out.push(Line::from(vec![
-            Span::styled(format!("  {}", strip_controls(path)), theme.bold(theme.accent)),
+            Span::styled(
+                format!("  {}", strip_controls(path)),
+                theme.bold(theme.accent),
+            ),
             Span::styled(format!("  ({what})"), theme.dim()),
         ]));
         let mut diff = Vec::new();
-        diff_lines(&mut diff, &strip_controls(before), &strip_controls(after), theme);
+        diff_lines(
+            &mut diff,
+            &strip_controls(before),
+            &strip_controls(after),
+            theme,
+        );
         out.extend(diff.into_iter().map(|line| {
             let mut spans = vec![Span::raw("  ")];
             spans.extend(line.spans);

@@ -491,17 +491,12 @@ mod tests {
     fn undo_says_a_created_file_was_deleted_and_an_edited_one_restored() {
         let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root_path = root
-            .path()
-            .canonicalize()
-            .unwrap_or_else(|e| panic!("{e}"));
-        let change = |name: &str, before: Option<&str>, after: &str| {
-            crate::tools::fs::FileChange {
-                path: root_path.join(name),
-                shown: name.to_string(),
-                before: before.map(|b| b.as_bytes().to_vec()),
-                after: Some(after.as_bytes().to_vec()),
-            }
+        let root_path = root.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let change = |name: &str, before: Option<&str>, after: &str| crate::tools::fs::FileChange {
+            path: root_path.join(name),
+            shown: name.to_string(),
+            before: before.map(|b| b.as_bytes().to_vec()),
+            after: Some(after.as_bytes().to_vec()),
         };
         std::fs::write(root_path.join("old.txt"), "before\n").unwrap_or_else(|e| panic!("{e}"));
         let changes = [
@@ -530,12 +525,10 @@ mod tests {
             "before\n"
         );
         assert_eq!(
-            app.take_requests()
-                .into_iter()
-                .find_map(|r| match r {
-                    Request::LogUndo { files, deleted, .. } => Some((files, deleted)),
-                    _ => None,
-                }),
+            app.take_requests().into_iter().find_map(|r| match r {
+                Request::LogUndo { files, deleted, .. } => Some((files, deleted)),
+                _ => None,
+            }),
             Some((
                 vec!["old.txt".to_string(), "new.txt".to_string()],
                 vec!["new.txt".to_string()]

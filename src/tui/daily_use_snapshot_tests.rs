@@ -103,11 +103,7 @@ fn a_denied_call_says_so_once_in_plain_words() {
             block: None,
         },
     );
-    denied(
-        &mut app,
-        "call_2",
-        "denied: read-only mode refuses writes",
-    );
+    denied(&mut app, "call_2", "denied: read-only mode refuses writes");
     let screen = draw(&mut app, 80, 14);
     assert!(screen.contains("⎿ you denied it"), "{screen}");
     assert!(
@@ -186,7 +182,28 @@ fn an_applied_submission_shows_its_diff_folded_then_in_full() {
             },
         ],
     );
-    let folded = draw(&mut app, 80, 12);
+    // A short result after it (the test run) has nothing to fold: Ctrl-O still means the diff.
+    app.on_event(
+        "run_1",
+        Event::ToolCall {
+            id: "call_1".into(),
+            name: "run_command".into(),
+            args: json!({"command": "true"}),
+            side_effect: SideEffect::Execute,
+        },
+    );
+    app.on_event(
+        "run_1",
+        Event::ToolResult {
+            id: "call_1".into(),
+            status: ToolStatus::Ok,
+            output: "exit code 0".into(),
+            truncated: false,
+            changed_files: None,
+            display: None,
+        },
+    );
+    let folded = draw(&mut app, 80, 16);
     assert!(
         folded.contains("⎿ +2 -1 lines · Ctrl-O shows the diff"),
         "{folded}"
@@ -194,13 +211,16 @@ fn an_applied_submission_shows_its_diff_folded_then_in_full() {
     assert!(!folded.contains("return a - b"), "{folded}");
     assert_snapshot!("submission_diff_folded", folded);
     app.on_key(ctrl('o'));
-    let expanded = draw(&mut app, 80, 16);
-    assert!(expanded.contains("- " ) && expanded.contains("return a - b"), "{expanded}");
+    let expanded = draw(&mut app, 80, 22);
+    assert!(
+        expanded.contains("- ") && expanded.contains("return a - b"),
+        "{expanded}"
+    );
     assert!(expanded.contains("+     return a + b"), "{expanded}");
     assert!(expanded.contains("+ from calc import add"), "{expanded}");
     assert_snapshot!("submission_diff_expanded", expanded);
     app.on_key(ctrl('o'));
-    assert_eq!(draw(&mut app, 80, 12), folded);
+    assert_eq!(draw(&mut app, 80, 16), folded);
 }
 
 /// On a 120-column terminal the popup is as wide as its longest description needs.
@@ -258,8 +278,8 @@ fn the_transcribe_prompt_says_the_recording_is_uploaded_and_costs_money() {
     let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(root.path().join("demo.mp4"), b"not really a video")
         .unwrap_or_else(|e| panic!("{e}"));
-    let input = crate::tools::transcribe::input(root.path(), "demo.mp4")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let input =
+        crate::tools::transcribe::input(root.path(), "demo.mp4").unwrap_or_else(|e| panic!("{e}"));
     let mut app = started("Transcribe demo.mp4");
     let (reply, _rx) = tokio::sync::oneshot::channel();
     app.on_permission(PermissionAsk {

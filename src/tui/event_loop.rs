@@ -70,7 +70,10 @@ pub fn execute_run() -> StartRun {
 enum FromRun {
     Event(String, Event),
     /// The files a write changed (for the transcript; not logged: not an event).
-    Changes { id: String, changes: Vec<Preview> },
+    Changes {
+        id: String,
+        changes: Vec<Preview>,
+    },
 }
 
 /// Forwards every event of a run to the app loop; widgets never see the bus.

@@ -76,8 +76,8 @@ impl McpApprovalModal {
         ];
         let (names, what) = match &self.entry.config {
             ServerConfig::Stdio {
-            command, args, env, ..
-        } => {
+                command, args, env, ..
+            } => {
                 lines.extend(hanging(
                     label("runs"),
                     Span::styled(command_line(command, args), code),

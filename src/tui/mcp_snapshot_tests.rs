@@ -336,7 +336,10 @@ fn mcp_tool_permission_prompt() {
     assert!(screen.contains("risk medium"), "{screen}");
     // A tool call, not a shell command: no `$ mcp__…` line.
     assert!(!screen.contains("$ mcp__"), "{screen}");
-    assert!(screen.contains("get-sum  of MCP server everything"), "{screen}");
+    assert!(
+        screen.contains("get-sum  of MCP server everything"),
+        "{screen}"
+    );
     assert!(screen.contains(r#"input  {"a":2,"b":3}"#), "{screen}");
     assert!(screen.contains("waiting for your approval"), "{screen}");
     assert_snapshot!(screen);

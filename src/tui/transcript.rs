@@ -154,12 +154,9 @@ impl Transcript {
     }
 
     pub fn toggle_tool_folding(&mut self) {
-        // The newest tool call (or submission with a diff) is the one a reader means.
-        if let Some(index) = self.entries.iter().rposition(|e| match &e.cell {
-            Cell::Tool { .. } => true,
-            Cell::Submission { changes, .. } => !changes.is_empty(),
-            _ => false,
-        }) {
+        // The newest cell with something to fold is the one a reader means (a short result
+        // after a submission's diff does not take the key from it).
+        if let Some(index) = self.entries.iter().rposition(|e| e.cell.folds()) {
             self.update(index, |cell| {
                 if let Cell::Tool { expanded, .. } | Cell::Submission { expanded, .. } = cell {
                     *expanded = !*expanded;

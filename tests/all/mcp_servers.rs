@@ -537,8 +537,15 @@ async fn a_server_gets_path_home_locale_proxies_its_passed_names_and_its_configu
     assert!(env.contains_key("PATH"));
     for key in env.keys() {
         assert!(
-            ["PATH", "HOME", "LANG", "LANGUAGE", "CONFIGURED", "PIP_INDEX_URL"]
-                .contains(&key.as_str())
+            [
+                "PATH",
+                "HOME",
+                "LANG",
+                "LANGUAGE",
+                "CONFIGURED",
+                "PIP_INDEX_URL"
+            ]
+            .contains(&key.as_str())
                 || key.starts_with("LC_")
                 || splice::mcp::DEFAULT_PASSTHROUGH.contains(&key.as_str()),
             "the server got {key}: {env:?}"
@@ -565,7 +572,10 @@ async fn a_start_timeout_names_the_variables_the_server_got_and_how_to_pass_more
         assert!(why.contains(name), "{name}: {why}");
     }
     assert!(why.contains("`envPassthrough`"), "{why}");
-    assert!(!why.contains("GITHUB_TOKEN") && !why.contains("UNLISTED_SETTING"), "{why}");
+    assert!(
+        !why.contains("GITHUB_TOKEN") && !why.contains("UNLISTED_SETTING"),
+        "{why}"
+    );
     assert!(!why.contains("proxy.invalid"), "a value is shown: {why}");
     hub.shutdown().await;
 }
