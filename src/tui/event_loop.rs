@@ -68,12 +68,10 @@ pub fn execute_run() -> StartRun {
 
 /// What a run sends the app loop, in the order it happened.
 enum FromRun {
-    Event(String, Event),
+    /// Boxed: the changes are the rare message, and events are many.
+    Event(String, Box<Event>),
     /// The files a write changed (for the transcript; not logged: not an event).
-    Changes {
-        id: String,
-        changes: Vec<Preview>,
-    },
+    Changes { id: String, changes: Vec<Preview> },
 }
 
 /// Forwards every event of a run to the app loop; widgets never see the bus.
@@ -83,7 +81,7 @@ impl Sink for TuiSink {
     fn emit(&self, run_id: &str, event: &Event) {
         let _ = self
             .0
-            .send(FromRun::Event(run_id.to_string(), event.clone()));
+            .send(FromRun::Event(run_id.to_string(), Box::new(event.clone())));
     }
 
     fn changes(&self, _run_id: &str, id: &str, changes: &[Preview]) {
@@ -317,7 +315,7 @@ fn deliver(app: &mut App, log: &impl Fn(Record), run_id: String, event: Event) {
 /// What a run sent: an event is delivered, a write's changes go to the transcript.
 fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) {
     match from_run {
-        FromRun::Event(run_id, event) => deliver(app, log, run_id, event),
+        FromRun::Event(run_id, event) => deliver(app, log, run_id, *event),
         FromRun::Changes { id, changes } => app.on_changes(&id, changes),
     }
 }
