@@ -378,6 +378,38 @@ mod tests {
         assert_eq!(modal.answer, None);
     }
 
+    /// The variables a server would take from the person's environment are named before it is
+    /// approved (an approval covers them: they are in its fingerprint).
+    #[test]
+    fn passed_through_variables_are_named() {
+        let text = |entry: ServerEntry| -> String {
+            McpApprovalModal::new(entry, Instant::now())
+                .body(&Theme::ansi(), 80)
+                .iter()
+                .map(|l| {
+                    l.spans
+                        .iter()
+                        .map(|s| s.content.as_ref())
+                        .collect::<String>()
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert!(!text(entry()).contains("passes"));
+        let mut passing = entry();
+        if let ServerConfig::Stdio {
+            env_passthrough, ..
+        } = &mut passing.config
+        {
+            env_passthrough.push("PIP_INDEX_URL".into());
+        }
+        let shown = text(passing);
+        assert!(
+            shown.contains("passes   PIP_INDEX_URL (from your environment)"),
+            "{shown}"
+        );
+    }
+
     #[test]
     fn the_command_is_shown_exactly_with_word_boundaries_and_hidden_characters_escaped() {
         assert_eq!(
