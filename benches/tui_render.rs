@@ -77,6 +77,7 @@ fn fill(app: &mut App) {
                 args: json!({"path": format!("src/file_{i}.rs")}),
                 side_effect: SideEffect::Read,
                 decision: None,
+                waiting: false,
                 result: Some(ToolOutcome {
                     status: ToolStatus::Ok,
                     output: "line one\nline two\nline three\nline four\nline five\n".into(),

@@ -11,6 +11,11 @@ use crate::protocol::events::{Risk, SideEffect};
 /// Something that consumes events: the stream-json writer, the text printer, the TUI.
 pub trait Sink: Send + Sync {
     fn emit(&self, run_id: &str, event: &Event);
+
+    /// What an allowed write of call `id` changed, for a front end that shows it (the TUI's
+    /// transcript shows a submission's diff). Not an event of the protocol: other sinks ignore
+    /// it.
+    fn changes(&self, _run_id: &str, _id: &str, _changes: &[Preview]) {}
 }
 
 /// What a permission prompt shows besides the tool name.
@@ -23,6 +28,15 @@ pub enum Preview {
         before: Option<String>,
         after: Option<String>,
     },
+    /// A call of a tool that is not a shell command: its name (on its MCP server, if it has
+    /// one) and its input as text.
+    Call {
+        tool: String,
+        server: Option<String>,
+        input: String,
+    },
+    /// Something to know before answering: what the call sends away, what it costs.
+    Note(String),
     None,
 }
 
@@ -37,6 +51,10 @@ pub struct PermissionQuestion {
     pub rule: String,
     pub previews: Vec<Preview>,
 }
+
+/// The decision reason of a call the person denied in the TUI's prompt (in
+/// `permission_decision` events; the transcript says it in words of its own).
+pub const DENIED_IN_TUI: &str = "denied in TUI";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
@@ -140,6 +158,13 @@ impl Bus {
         }
         for sink in &self.inner.sinks {
             sink.emit(&self.inner.run_id, &event);
+        }
+    }
+
+    /// Hand the changes call `id` made to the sinks that show them (see [`Sink::changes`]).
+    pub fn show_changes(&self, id: &str, changes: &[Preview]) {
+        for sink in &self.inner.sinks {
+            sink.changes(&self.inner.run_id, id, changes);
         }
     }
 

@@ -94,7 +94,7 @@ pub enum McpAction {
     /// Add a server to your config file's `mcpServers`.
     ///
     /// A stdio server (`-- COMMAND [ARGS...]`: started by Splice, with only PATH, HOME, the
-    /// locale and the `--env` variables) or a streamable HTTP one (`--url`, `--header`). The
+    /// locale, the proxy and CA variables and the `--env` variables) or a streamable HTTP one (`--url`, `--header`). The
     /// rest of the config file is kept as it was.
     #[command(
         override_usage = "splice mcp add NAME [--env K=V]... -- COMMAND [ARGS...]\n       \
@@ -104,8 +104,9 @@ pub enum McpAction {
         /// The server's name: letters, digits, `-` and `_` (no `__`, no `_` at either end), at
         /// most 32; its tools are `mcp__NAME__TOOL`.
         name: String,
-        /// A variable the server gets (it gets nothing else of your environment but PATH, HOME
-        /// and the locale). Repeatable.
+        /// A variable the server gets (it gets nothing else of your environment but PATH, HOME,
+        /// the locale and the proxy and CA variables; `envPassthrough` in the config passes
+        /// more by name). Repeatable.
         #[arg(long = "env", value_name = "K=V")]
         env: Vec<String>,
         /// The URL of a streamable HTTP server (instead of a command).

@@ -34,8 +34,18 @@ pub struct Approvals {
 /// A hash of everything that decides what the server runs or reaches.
 pub fn fingerprint(config: &ServerConfig) -> String {
     let shape = match config {
-        ServerConfig::Stdio { command, args, env } => {
-            serde_json::json!({"command": command, "args": args, "env": env})
+        ServerConfig::Stdio {
+            command,
+            args,
+            env,
+            env_passthrough,
+        } => {
+            let mut shape = serde_json::json!({"command": command, "args": args, "env": env});
+            // Only when there is a list, so approvals made before the key existed still hold.
+            if !env_passthrough.is_empty() {
+                shape["envPassthrough"] = serde_json::json!(env_passthrough);
+            }
+            shape
         }
         ServerConfig::Http { url, headers } => serde_json::json!({"url": url, "headers": headers}),
     };
@@ -154,6 +164,7 @@ mod tests {
                 command: command.into(),
                 args: vec![],
                 env: Default::default(),
+                env_passthrough: Vec::new(),
             },
             source: Source::Project,
         };
@@ -166,6 +177,14 @@ mod tests {
         let again = Approvals::load(dir.path());
         assert!(again.is_approved(root, &entry("node")));
         assert!(!again.is_approved(root, &entry("sh")), "a changed command");
+        let mut passing = entry("node");
+        if let ServerConfig::Stdio {
+            env_passthrough, ..
+        } = &mut passing.config
+        {
+            env_passthrough.push("PIP_INDEX_URL".into());
+        }
+        assert!(!again.is_approved(root, &passing), "a variable passed on");
         assert!(!again.is_approved(Path::new("/repo/b"), &entry("node")));
     }
 }

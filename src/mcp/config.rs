@@ -1,6 +1,7 @@
 //! The `mcpServers` config: the user's config file and a project's `.mcp.json`, in the shape
 //! Claude Code reads: `{ "<name>": { "command", "args", "env" } }` for a stdio server,
-//! `{ "<name>": { "url", "headers" } }` for streamable HTTP (either may say `"type"`).
+//! `{ "<name>": { "url", "headers" } }` for streamable HTTP (either may say `"type"`). A stdio
+//! server may also name `envPassthrough`: variables of Splice's environment it gets, by name.
 
 use std::collections::BTreeMap;
 
@@ -18,8 +19,12 @@ pub enum ServerConfig {
     Stdio {
         command: String,
         args: Vec<String>,
-        /// Exactly what the child gets besides PATH, HOME and the locale.
+        /// Exactly what the child gets besides PATH, HOME, the locale and the passed-through
+        /// variables.
         env: BTreeMap<String, String>,
+        /// Names of variables of Splice's environment it gets too (besides the default proxy
+        /// and CA set); never one whose name says secret.
+        env_passthrough: Vec<String>,
     },
     Http {
         url: String,
@@ -73,6 +78,8 @@ struct RawServer {
     args: Vec<String>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    #[serde(default)]
+    env_passthrough: Vec<String>,
     url: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
@@ -90,6 +97,32 @@ pub fn valid_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// A name `envPassthrough` may list: a variable name (letters, digits, `_`; not starting with a
+/// digit) that does not say secret. A secret is given to one server on purpose, in its `env`,
+/// never taken from Splice's environment by name (where the provider keys live).
+pub fn passthrough_name(name: &str) -> Result<(), String> {
+    let shaped = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.len() <= 128
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !shaped {
+        return Err(format!(
+            "`envPassthrough` names variables (letters, digits and `_`), not `{}`",
+            crate::sanitize::terminal::strip_controls(name)
+        ));
+    }
+    if crate::sanitize::redact::is_secret_name(name) {
+        return Err(format!(
+            "`envPassthrough` cannot pass `{name}`: its name says secret (it contains KEY, \
+             TOKEN, SECRET, PASSWORD or CREDENTIAL), and no secret of Splice's environment \
+             reaches a server; give the server its own value in `env` instead"
+        ));
+    }
+    Ok(())
 }
 
 /// The servers of an `mcpServers` value, in name order.
@@ -120,15 +153,21 @@ pub fn parse_servers(value: &Value, source: Source) -> Result<Vec<ServerEntry>, 
                 if command.trim().is_empty() {
                     return Err(server("`command` is empty".into()));
                 }
+                for variable in &raw.env_passthrough {
+                    passthrough_name(variable).map_err(&server)?;
+                }
                 ServerConfig::Stdio {
                     command,
                     args: raw.args,
                     env: raw.env,
+                    env_passthrough: raw.env_passthrough,
                 }
             }
             (None | Some("http" | "streamable-http"), None, Some(url)) => {
-                if !raw.args.is_empty() || !raw.env.is_empty() {
-                    return Err(server("`args` and `env` are for stdio servers".into()));
+                if !raw.args.is_empty() || !raw.env.is_empty() || !raw.env_passthrough.is_empty() {
+                    return Err(server(
+                        "`args`, `env` and `envPassthrough` are for stdio servers".into(),
+                    ));
                 }
                 let lower = url.to_ascii_lowercase();
                 if !(lower.starts_with("http://") || lower.starts_with("https://")) {
@@ -226,6 +265,15 @@ mod tests {
         assert!(
             matches!(&servers[1].config, ServerConfig::Http { headers, .. } if headers["A"] == "b")
         );
+        let passing = parse_servers(
+            &json!({"s": {"command": "npx", "envPassthrough": ["PIP_INDEX_URL", "_X1"]}}),
+            Source::User,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            &passing[0].config,
+            ServerConfig::Stdio { env_passthrough, .. } if env_passthrough == &["PIP_INDEX_URL", "_X1"]
+        ));
         for (bad, needle) in [
             (json!({"a__b": {"command": "x"}}), "a__b"),
             (json!({"a_": {"command": "x"}}), "`a_`"),
@@ -239,6 +287,26 @@ mod tests {
             (json!({"s": {"url": "file:///etc/passwd"}}), "http(s)"),
             (json!({"s": {}}), "needs"),
             (json!([]), "object"),
+            (
+                json!({"s": {"command": "x", "envPassthrough": ["GITHUB_TOKEN"]}}),
+                "cannot pass `GITHUB_TOKEN`",
+            ),
+            (
+                json!({"s": {"command": "x", "envPassthrough": ["OPENAI_API_KEY"]}}),
+                "says secret",
+            ),
+            (
+                json!({"s": {"command": "x", "envPassthrough": ["A=B"]}}),
+                "not `A=B`",
+            ),
+            (
+                json!({"s": {"url": "http://x", "envPassthrough": ["HTTPS_PROXY"]}}),
+                "for stdio servers",
+            ),
+            (
+                json!({"s": {"command": "x", "envpassthrough": ["HTTPS_PROXY"]}}),
+                "unknown field `envpassthrough`",
+            ),
         ] {
             let error = parse_servers(&bad, Source::Project)
                 .err()

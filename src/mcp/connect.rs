@@ -27,13 +27,15 @@ pub async fn connect(entry: &ServerEntry, options: &HubOptions) -> Result<Connec
     let client = Client::default();
     let timeout = options.startup_timeout;
     match &entry.config {
-        ServerConfig::Stdio { command, args, env } => {
-            let started = stdio::spawn(
-                command,
-                args,
-                stdio::child_env(&options.base_env, env),
-                &options.cwd,
-            )?;
+        ServerConfig::Stdio {
+            command,
+            args,
+            env,
+            env_passthrough,
+        } => {
+            let child_env = stdio::child_env(&options.base_env, env, env_passthrough);
+            let given = stdio::names(&child_env);
+            let started = stdio::spawn(command, args, child_env, &options.cwd)?;
             let mut process = started.process;
             let handshake = handshake(client.clone(), (started.stdout, started.stdin));
             // Bound first, so the handshake (and the pipes it owns) is gone before `end`.
@@ -50,7 +52,7 @@ pub async fn connect(entry: &ServerEntry, options: &HubOptions) -> Result<Connec
                     process.end().await;
                     let why = match failed {
                         Ok(Err(why)) => why,
-                        _ => not_in_time(timeout),
+                        _ => format!("{}; {}", not_in_time(timeout), what_it_got(&given)),
                     };
                     Err(with_stderr(why, &process))
                 }
@@ -136,6 +138,17 @@ fn not_in_time(timeout: Duration) -> String {
     )
 }
 
+/// For a stdio server that did not start in time: the variables it got (names only) and how
+/// to give it more; a server behind a proxy often waits on the network until the timeout.
+pub fn what_it_got(names: &[String]) -> String {
+    format!(
+        "it got only these environment variables: {} (a server behind a proxy or a private CA \
+         may need more: name variables of Splice's environment in its `envPassthrough` list in \
+         `mcpServers`, or set them in its `env`)",
+        names.join(", ")
+    )
+}
+
 /// `why`, then what the server last wrote to stderr, if anything.
 pub fn with_stderr(why: String, process: &ServerProcess) -> String {
     match process.stderr().quote() {
@@ -211,6 +224,7 @@ mod tests {
             command: "npx".into(),
             args: vec!["-y".into(), "a b".into()],
             env: BTreeMap::from([("TOKEN".into(), "secret".into())]),
+            env_passthrough: Vec::new(),
         };
         assert_eq!(target(&stdio), "npx -y 'a b'");
     }

@@ -23,11 +23,11 @@ use super::client::Client;
 use super::config::{ServerEntry, Source};
 use super::connect;
 use super::secrets::{self, scrub};
-use super::stdio;
 use super::supervise;
 use super::tool::McpTool;
 use crate::protocol::input::Image;
 use crate::sanitize::redact::Redactor;
+use crate::sanitize::redact::is_secret_name;
 use crate::sanitize::terminal::strip_controls;
 
 /// Overrides [`DEFAULT_STARTUP_TIMEOUT`], in milliseconds.
@@ -44,8 +44,10 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 pub struct HubOptions {
     /// Where stdio servers start: the working root.
     pub cwd: PathBuf,
-    /// The environment PATH, HOME and the locale are taken from (Splice's own); nothing else of
-    /// it reaches a server.
+    /// The environment a stdio server's inherited variables are taken from (Splice's own, less
+    /// every name that says secret): PATH, HOME, the locale, the default proxy and CA set and
+    /// the server's `envPassthrough` (see [`super::stdio::inherited`]); nothing else of it reaches a
+    /// server.
     pub base_env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     pub startup_timeout: Duration,
     pub call_timeout: Duration,
@@ -59,8 +61,8 @@ pub struct TimeoutEnvError {
 }
 
 impl HubOptions {
-    /// Options for servers started in `cwd`, from Splice's own environment: PATH, HOME and the
-    /// locale (nothing else of it is kept), and the two timeout variables.
+    /// Options for servers started in `cwd`, from Splice's own environment: the variables a
+    /// server may inherit (no secret-named one is kept), and the two timeout variables.
     pub fn from_env(cwd: PathBuf) -> Result<HubOptions, TimeoutEnvError> {
         HubOptions::from_vars(cwd, std::env::vars_os().collect())
     }
@@ -88,7 +90,7 @@ impl HubOptions {
             call_timeout: millis(CALL_TIMEOUT_ENV, DEFAULT_CALL_TIMEOUT)?,
             base_env: vars
                 .into_iter()
-                .filter(|(k, _)| stdio::inherited(k))
+                .filter(|(k, _)| k.to_str().is_some_and(|k| !is_secret_name(k)))
                 .collect(),
             cwd,
         })

@@ -22,4 +22,5 @@ pub use config::{ServerConfig, ServerEntry, Source};
 pub use hub::{
     CallError, HubNotice, HubOptions, McpHub, McpOutput, Progress, ServerState, ServerStatus,
 };
+pub use stdio::DEFAULT_PASSTHROUGH;
 pub use tool::{Annotations, McpTool};

@@ -234,6 +234,7 @@ mod tests {
                 command: command.into(),
                 args: vec![],
                 env: Default::default(),
+                env_passthrough: Vec::new(),
             },
             source,
         }

@@ -71,6 +71,7 @@ mod tests {
                 ("GH_TOKEN".to_string(), "tok-12345678".to_string()),
                 ("LOG_LEVEL".to_string(), "verbose-debug".to_string()),
             ]),
+            env_passthrough: Vec::new(),
         };
         let r = redactor(&stdio);
         assert_eq!(

@@ -14,6 +14,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use crate::process_group::GroupGuard;
+use crate::sanitize::redact::is_secret_name;
 use crate::sanitize::terminal::strip_controls;
 
 /// How much of a server's stderr is kept (the newest bytes).
@@ -24,22 +25,60 @@ const STDERR_QUOTE_CHARS: usize = 600;
 const GRACE: Duration = Duration::from_millis(500);
 const TERM_GRACE: Duration = Duration::from_secs(2);
 
-/// The only variables of Splice's environment a server gets (besides its configured `env`).
-pub fn inherited(name: &std::ffi::OsStr) -> bool {
+/// Variables of Splice's environment every stdio server gets when they are set: what a program
+/// needs to reach the network behind a proxy or a private CA (`npx` without
+/// `NODE_EXTRA_CA_CERTS` hangs until the start timeout). A config adds names per server
+/// (`envPassthrough`).
+pub const DEFAULT_PASSTHROUGH: [&str; 21] = [
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "NODE_EXTRA_CA_CERTS",
+    "NODE_USE_ENV_PROXY",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "PIP_CERT",
+    "npm_config_proxy",
+    "npm_config_https_proxy",
+    "npm_config_noproxy",
+    "npm_config_cafile",
+    "npm_config_strict_ssl",
+    "npm_config_registry",
+];
+
+/// Whether a server gets `name` from Splice's environment: PATH, HOME and the locale, the
+/// default proxy and CA set, and the names its config passes; never a name that says secret
+/// (the config refuses one too; this holds whatever built the list).
+pub fn inherited(name: &std::ffi::OsStr, passthrough: &[String]) -> bool {
     let Some(name) = name.to_str() else {
         return false;
     };
-    matches!(name, "PATH" | "HOME" | "LANG" | "LANGUAGE") || name.starts_with("LC_")
+    let wanted = matches!(name, "PATH" | "HOME" | "LANG" | "LANGUAGE")
+        || name.starts_with("LC_")
+        || DEFAULT_PASSTHROUGH.contains(&name)
+        || passthrough.iter().any(|p| p == name);
+    wanted && !is_secret_name(name)
 }
 
-/// PATH, HOME and the locale from `base`, then the configured `env` (which wins).
+/// What a server gets: the variables of `base` it inherits (see [`inherited`]), then the
+/// configured `env` (which wins).
 pub fn child_env(
     base: &[(OsString, OsString)],
     configured: &BTreeMap<String, String>,
+    passthrough: &[String],
 ) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = base
         .iter()
-        .filter(|(k, _)| inherited(k) && !configured.contains_key(&k.to_string_lossy()[..]))
+        .filter(|(k, _)| {
+            inherited(k, passthrough) && !configured.contains_key(&k.to_string_lossy()[..])
+        })
         .cloned()
         .collect();
     env.extend(
@@ -48,6 +87,17 @@ pub fn child_env(
             .map(|(k, v)| (OsString::from(k), OsString::from(v))),
     );
     env
+}
+
+/// The names of `env`, sorted, for a message (never the values).
+pub fn names(env: &[(OsString, OsString)]) -> Vec<String> {
+    let mut names: Vec<String> = env
+        .iter()
+        .map(|(k, _)| strip_controls(&k.to_string_lossy()).into_owned())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// The newest bytes a server wrote to stderr.
@@ -194,7 +244,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_path_home_and_locale_are_inherited_and_configured_env_wins() {
+    fn path_home_locale_proxies_and_passed_names_are_inherited_and_configured_env_wins() {
         let base: Vec<(OsString, OsString)> = [
             ("PATH", "/bin"),
             ("HOME", "/home/me"),
@@ -202,12 +252,19 @@ mod tests {
             ("LC_ALL", "C"),
             ("ANTHROPIC_API_KEY", "secret"),
             ("TERM", "xterm"),
+            ("HTTPS_PROXY", "http://proxy:3128"),
+            ("no_proxy", "localhost"),
+            ("NODE_EXTRA_CA_CERTS", "/etc/ca.pem"),
+            ("PIP_INDEX_URL", "https://pypi.internal"),
+            ("GITHUB_TOKEN", "ghp_secret"),
         ]
         .iter()
         .map(|(k, v)| (OsString::from(k), OsString::from(v)))
         .collect();
         let configured = BTreeMap::from([("HOME".to_string(), "/elsewhere".to_string())]);
-        let mut env: Vec<(String, String)> = child_env(&base, &configured)
+        // A list that names a secret (built by hand, past the config's check) still gets none.
+        let passthrough = ["PIP_INDEX_URL".to_string(), "GITHUB_TOKEN".to_string()];
+        let mut env: Vec<(String, String)> = child_env(&base, &configured, &passthrough)
             .into_iter()
             .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
             .collect();
@@ -216,12 +273,27 @@ mod tests {
             env,
             [
                 ("HOME", "/elsewhere"),
+                ("HTTPS_PROXY", "http://proxy:3128"),
                 ("LANG", "C.UTF-8"),
                 ("LC_ALL", "C"),
-                ("PATH", "/bin")
+                ("NODE_EXTRA_CA_CERTS", "/etc/ca.pem"),
+                ("PATH", "/bin"),
+                ("PIP_INDEX_URL", "https://pypi.internal"),
+                ("no_proxy", "localhost"),
             ]
             .map(|(k, v)| (k.to_string(), v.to_string()))
         );
+        // Without the list, the name is not passed.
+        let plain = child_env(&base, &BTreeMap::new(), &[]);
+        assert!(!names(&plain).contains(&"PIP_INDEX_URL".to_string()));
+    }
+
+    #[test]
+    fn no_default_passthrough_name_says_secret() {
+        for name in DEFAULT_PASSTHROUGH {
+            assert!(!is_secret_name(name), "{name}");
+            assert!(crate::mcp::config::passthrough_name(name).is_ok(), "{name}");
+        }
     }
 
     #[test]

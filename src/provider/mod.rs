@@ -212,7 +212,7 @@ impl ProviderConfig {
     }
 
     /// Whether the base URL is the vendor's own service (which always needs a key).
-    fn is_vendor_host(&self) -> bool {
+    pub fn is_vendor_host(&self) -> bool {
         self.base_url == self.kind.default_base()
     }
 

@@ -266,11 +266,7 @@ impl ToolRunner {
             }
             Err(error) => return fail(error.to_string()),
         };
-        let preview = vec![Preview::Command(format!(
-            "{} {}",
-            transcribe::NAME,
-            args.path
-        ))];
+        let preview = transcribe::previews(&args.path, &input);
         if let Permit::Refused(status, reason) = self
             .permit(
                 id,
@@ -403,7 +399,7 @@ impl ToolRunner {
         } else {
             Risk::Low
         };
-        let previews = changes
+        let previews: Vec<Preview> = changes
             .iter()
             .map(|c| Preview::Write {
                 path: c.shown.clone(),
@@ -417,6 +413,9 @@ impl ToolRunner {
                     .map(|a| String::from_utf8_lossy(a).into_owned()),
             })
             .collect();
+        // Kept for the front end: a write allowed without a prompt (accept-edits) is shown
+        // there all the same.
+        let shown = previews.clone();
         if let Permit::Refused(status, reason) = self
             .permit(id, tool, SideEffect::Write, &targets, risk, previews)
             .await
@@ -433,6 +432,7 @@ impl ToolRunner {
             self.bus.emit(Event::Checkpoint { checkpoint: info });
             apply(&self.root, changes).map_err(|e| (ToolStatus::Error, e.to_string()))
         })?;
+        self.bus.show_changes(id, &shown);
         Ok(targets)
     }
 
@@ -524,7 +524,7 @@ impl ToolRunner {
                         }
                         (true, "approved in TUI".to_string())
                     }
-                    Some(Answer::Deny) => (false, "denied in TUI".to_string()),
+                    Some(Answer::Deny) => (false, crate::bus::DENIED_IN_TUI.to_string()),
                     None => (
                         false,
                         "headless run has no interactive responder".to_string(),
@@ -712,6 +712,59 @@ mod tests {
             assert!(matches!(permit, Permit::Granted { confine: false }));
             assert_eq!(runner.policy.session_rules().len(), rules, "{command}");
         }
+    }
+
+    /// A write allowed without a prompt (accept-edits) still hands what it changed to the
+    /// sinks that show it (the TUI's transcript), keyed by the call's id.
+    #[tokio::test]
+    async fn an_applied_write_shows_its_changes_to_the_sinks() {
+        #[derive(Default)]
+        struct Shown(std::sync::Mutex<Vec<(String, Vec<Preview>)>>);
+        impl crate::bus::Sink for Shown {
+            fn emit(&self, _: &str, _: &Event) {}
+            fn changes(&self, _: &str, id: &str, changes: &[Preview]) {
+                if let Ok(mut shown) = self.0.lock() {
+                    shown.push((id.to_string(), changes.to_vec()));
+                }
+            }
+        }
+        let shown = Arc::new(Shown::default());
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("a.txt"), "old\n").unwrap_or_else(|e| panic!("{e}"));
+        let runner = ToolRunner {
+            root: dir.path().to_path_buf(),
+            policy: Policy::new(crate::permissions::PermissionMode::AcceptEdits, vec![]),
+            checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
+            bus: Bus::new("run_t", vec![shown.clone() as Arc<dyn crate::bus::Sink>]),
+            writable: vec![],
+            gate: None,
+            packages: Arc::default(),
+            transcriber: None,
+            mcp: None,
+        };
+        let change = FileChange {
+            path: dir.path().join("a.txt"),
+            shown: "a.txt".into(),
+            before: Some(b"old\n".to_vec()),
+            after: Some(b"new\n".to_vec()),
+        };
+        let written = runner
+            .write_changes("call_0", "submit_code", &[change])
+            .await
+            .unwrap_or_else(|(_, e)| panic!("{e}"));
+        assert_eq!(written, ["a.txt"]);
+        let shown = shown.0.lock().map(|s| s.clone()).unwrap_or_default();
+        assert_eq!(
+            shown,
+            [(
+                "call_0".to_string(),
+                vec![Preview::Write {
+                    path: "a.txt".into(),
+                    before: Some("old\n".into()),
+                    after: Some("new\n".into()),
+                }]
+            )]
+        );
     }
 
     /// A call waits for the run's gate (the git guard being recorded) and runs once it opens;

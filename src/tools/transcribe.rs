@@ -40,6 +40,30 @@ pub struct TranscribeArgs {
     pub path: String,
 }
 
+/// What the permission prompt shows of a call: the tool and what it transcribes (a tool call,
+/// not a command line), then where the recording goes and that it is paid for.
+pub fn previews(path: &str, input: &Input) -> Vec<crate::bus::Preview> {
+    vec![
+        crate::bus::Preview::Call {
+            tool: NAME.to_string(),
+            server: None,
+            input: path.to_string(),
+        },
+        crate::bus::Preview::Note(cost_note(input)),
+    ]
+}
+
+fn cost_note(input: &Input) -> String {
+    match input {
+        Input::Link(_) => "Scribiz fetches this link and transcribes it on its servers; this \
+                           costs money, charged to your Scribiz account."
+            .to_string(),
+        Input::File(_) => "The recording is uploaded to Scribiz and transcribed on its servers; \
+                           this costs money, charged to your Scribiz account."
+            .to_string(),
+    }
+}
+
 /// What is transcribed.
 #[derive(Debug)]
 pub enum Input {

@@ -45,6 +45,8 @@ pub enum Request {
         run_id: String,
         sequence: u32,
         files: Vec<String>,
+        /// Of `files`, those the undo removed (the change had created them).
+        deleted: Vec<String>,
     },
     /// Write a `/clear` to the session log.
     LogClear,
@@ -193,6 +195,26 @@ impl App {
     pub fn notice(&mut self, level: Level, text: impl Into<String>) {
         self.transcript.push(Cell::Notice(level, text.into()));
         self.dirty = true;
+    }
+
+    /// A write was applied: a submission's cell keeps its diff (folded until Ctrl-O), so a
+    /// change made without a prompt (accept-edits) can still be read. A tool call's cell
+    /// shows its own result.
+    pub fn on_changes(&mut self, id: &str, new_changes: Vec<crate::bus::Preview>) {
+        self.transcript.update_tool(id, |cell| {
+            if let Cell::Submission { changes, .. } = cell {
+                *changes = new_changes;
+            }
+        });
+        self.dirty = true;
+    }
+
+    /// At start: a provider that needs a key and has none fails the first request, so say at
+    /// once which variable to set (or how to pick another provider or a server without keys).
+    pub fn hint_missing_key(&mut self) {
+        if let Some(hint) = missing_key_hint(&self.settings.provider) {
+            self.notice(Level::Warning, hint);
+        }
     }
 
     /// `/undo` put back `files` from this checkpoint (or found nothing to put back): the
@@ -536,6 +558,8 @@ impl App {
                 id,
                 name,
                 raw: String::new(),
+                changes: Vec::new(),
+                expanded: false,
             }),
             Event::ToolCallDelta { id, delta } => {
                 self.transcript.update_tool(&id, |cell| {
@@ -567,6 +591,7 @@ impl App {
                         args,
                         side_effect,
                         decision: None,
+                        waiting: false,
                         result: None,
                         progress: None,
                         expanded: false,
@@ -586,8 +611,12 @@ impl App {
                     truncated,
                 };
                 self.transcript.update_tool(&id, |cell| {
-                    if let Cell::Tool { result, .. } = cell {
+                    if let Cell::Tool {
+                        result, waiting, ..
+                    } = cell
+                    {
                         *result = Some(outcome);
+                        *waiting = false;
                     }
                 });
             }
@@ -613,15 +642,25 @@ impl App {
                     }
                 });
             }
-            Event::PermissionRequest { .. } => {}
+            Event::PermissionRequest { id, .. } => {
+                self.transcript.update_tool(&id, |cell| {
+                    if let Cell::Tool { waiting, .. } = cell {
+                        *waiting = true;
+                    }
+                });
+            }
             Event::PermissionDecision {
                 id,
                 decision_reason,
                 ..
             } => {
                 self.transcript.update_tool(&id, |cell| {
-                    if let Cell::Tool { decision, .. } = cell {
+                    if let Cell::Tool {
+                        decision, waiting, ..
+                    } = cell
+                    {
                         *decision = Some(decision_reason);
+                        *waiting = false;
                     }
                 });
             }
@@ -657,8 +696,11 @@ impl App {
             }
             Event::Restore { checkpoint } => {
                 let mut files = checkpoint.files_restored;
-                files.extend(checkpoint.files_deleted);
-                self.notice(Level::Info, format!("restored {}", files.join(", ")));
+                files.extend(checkpoint.files_deleted.iter().cloned());
+                let text = super::commands::undo_text(&files, &checkpoint.files_deleted);
+                // The same words as `/undo`'s, without its prefix.
+                let text = text.strip_prefix("undo: ").unwrap_or(&text).to_string();
+                self.notice(Level::Info, text);
             }
             Event::Warning { code, message }
                 if code == crate::protocol::WarningCode::ContextCompacted.as_str() =>
@@ -928,4 +970,30 @@ impl App {
         }
         buf.set_line(area.x, area.y, &Line::from(spans), area.width);
     }
+}
+
+/// What to do about a provider without its key, when its own service is the target (a server
+/// at another base URL may need none); `None` when nothing is missing.
+pub fn missing_key_hint(provider: &crate::provider::ProviderConfig) -> Option<String> {
+    use crate::provider::ProviderKind;
+    if provider.api_key.is_some() || !provider.is_vendor_host() {
+        return None;
+    }
+    let var = provider.kind.key_var();
+    let others: Vec<String> = [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+    ]
+    .into_iter()
+    .filter(|k| *k != provider.kind)
+    .map(|k| format!("--provider {} with {}", k.name(), k.key_var()))
+    .collect();
+    Some(format!(
+        "{var} is not set, so every request to {} will fail. Set {var} and start Splice again, \
+         or use {}; for an OpenAI-compatible server, set OPENAI_BASE_URL (a local one needs no \
+         key).",
+        provider.kind.name(),
+        others.join(" or ")
+    ))
 }

@@ -6,10 +6,13 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::markdown;
+use super::permission::diff_lines;
 use super::theme::Theme;
 use super::wrap::{str_width, truncate, wrap_line};
+use crate::bus::{DENIED_IN_TUI, Preview};
 use crate::protocol::SideEffect;
 use crate::protocol::events::ToolStatus;
+use crate::sanitize::terminal::strip_controls;
 
 /// Lines of a tool result shown while folded.
 const FOLDED_RESULT_LINES: usize = 3;
@@ -44,6 +47,8 @@ pub enum Cell {
         side_effect: SideEffect,
         /// Set for a permission decision made in this session ("approved in TUI").
         decision: Option<String>,
+        /// A permission prompt for it is open: it waits for the person, not running yet.
+        waiting: bool,
         result: Option<ToolOutcome>,
         /// What the tool reported while it ran (its live view; folded once the result is in).
         /// Boxed: most cells never have one.
@@ -56,11 +61,28 @@ pub enum Cell {
         id: String,
         name: String,
         raw: String,
+        /// The files it changed once applied (their contents before and after): its diff.
+        changes: Vec<Preview>,
+        /// The diff is shown (Ctrl-O); folded to a line of counts otherwise.
+        expanded: bool,
     },
     Notice(Level, String),
 }
 
 impl Cell {
+    /// Whether Ctrl-O changes it: a tool result longer than its folded lines, or a
+    /// submission's diff.
+    pub fn folds(&self) -> bool {
+        match self {
+            Cell::Tool {
+                result: Some(result),
+                ..
+            } => result.output.lines().count() > FOLDED_RESULT_LINES,
+            Cell::Submission { changes, .. } => !changes.is_empty(),
+            _ => false,
+        }
+    }
+
     /// The cell as terminal rows for `width` columns, ending with one blank separator row.
     pub fn lines(&self, theme: &Theme, width: u16) -> Vec<Line<'static>> {
         let width = usize::from(width.max(4));
@@ -88,6 +110,7 @@ impl Cell {
                 args,
                 side_effect,
                 decision,
+                waiting,
                 result,
                 progress,
                 expanded,
@@ -100,13 +123,23 @@ impl Cell {
                     args,
                     side_effect: *side_effect,
                     decision: decision.as_deref(),
+                    waiting: *waiting,
                     result: result.as_ref(),
                     progress: progress.as_deref(),
                     expanded: *expanded,
                 },
                 width,
             ),
-            Cell::Submission { name, raw, .. } => submission_lines(&mut logical, theme, name, raw),
+            Cell::Submission {
+                name,
+                raw,
+                changes,
+                expanded,
+                ..
+            } => {
+                submission_lines(&mut logical, theme, name, raw);
+                change_lines(&mut logical, theme, changes, *expanded);
+            }
             Cell::Notice(level, text) => {
                 let (label, color) = match level {
                     Level::Error => ("error: ", theme.error),
@@ -136,6 +169,7 @@ struct ToolView<'a> {
     args: &'a Value,
     side_effect: SideEffect,
     decision: Option<&'a str>,
+    waiting: bool,
     result: Option<&'a ToolOutcome>,
     progress: Option<&'a ToolProgress>,
     expanded: bool,
@@ -161,6 +195,16 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
         ),
         Span::styled(format!("  {}", view.side_effect.as_str()), theme.dim()),
     ]));
+    // A refused call says so once, in words: not the decision, the status and the output.
+    if let Some(result) = view.result
+        && matches!(result.status, ToolStatus::Denied | ToolStatus::Blocked)
+    {
+        out.push(Line::from(Span::styled(
+            format!("  ⎿ {}", refusal(view.decision, result)),
+            Style::default().fg(color),
+        )));
+        return;
+    }
     if let Some(decision) = view.decision {
         out.push(Line::from(Span::styled(
             format!("  ⎿ {decision}"),
@@ -169,6 +213,10 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
     }
     let Some(result) = view.result else {
         match view.progress {
+            _ if view.waiting => out.push(Line::from(Span::styled(
+                "  ⎿ waiting for your approval",
+                Style::default().fg(theme.warning),
+            ))),
             Some(progress) => out.extend(progress.live_lines(theme, width)),
             None => out.push(Line::from(Span::styled("  ⎿ running…", theme.dim()))),
         }
@@ -209,6 +257,20 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
             format!("    … {} more lines", lines.len() - shown),
             theme.dim().add_modifier(Modifier::ITALIC),
         )));
+    }
+}
+
+/// One line for a refused call: "you denied it" for the person's answer, else the reason the
+/// policy or a check gave (`denied: …`, `blocked: …`).
+fn refusal(decision: Option<&str>, result: &ToolOutcome) -> String {
+    if decision == Some(DENIED_IN_TUI) {
+        return "you denied it".to_string();
+    }
+    let reason = result.output.lines().next().unwrap_or("").trim();
+    match (result.status, reason) {
+        (ToolStatus::Blocked, "") => "blocked".to_string(),
+        (_, "") => "denied".to_string(),
+        (_, reason) => reason.to_string(),
     }
 }
 
@@ -300,6 +362,85 @@ fn submission_lines(out: &mut Vec<Line<'static>>, theme: &Theme, name: &str, raw
     }
 }
 
+/// A submission's diff: folded, one line of counts and the key that unfolds it; unfolded,
+/// each file's unified diff (terminal controls removed: the model wrote it).
+fn change_lines(out: &mut Vec<Line<'static>>, theme: &Theme, changes: &[Preview], expanded: bool) {
+    let writes: Vec<(&str, &str, &str, &str)> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Preview::Write {
+                path,
+                before,
+                after,
+            } => Some((
+                path.as_str(),
+                match (before, after) {
+                    (None, _) => "new file",
+                    (Some(_), None) => "delete",
+                    _ => "edit",
+                },
+                before.as_deref().unwrap_or(""),
+                after.as_deref().unwrap_or(""),
+            )),
+            _ => None,
+        })
+        .collect();
+    if writes.is_empty() {
+        return;
+    }
+    if !expanded {
+        let (added, removed) = writes
+            .iter()
+            .map(|(_, _, before, after)| diff_counts(before, after))
+            .fold((0, 0), |(a, r), (da, dr)| (a + da, r + dr));
+        out.push(Line::from(vec![
+            Span::styled("  ⎿ ".to_string(), theme.dim()),
+            Span::styled(format!("+{added}"), Style::default().fg(theme.added)),
+            Span::styled(" ".to_string(), theme.dim()),
+            Span::styled(format!("-{removed}"), Style::default().fg(theme.removed)),
+            Span::styled(
+                " lines · Ctrl-O shows the diff".to_string(),
+                theme.dim().add_modifier(Modifier::ITALIC),
+            ),
+        ]));
+        return;
+    }
+    for (path, what, before, after) in writes {
+        out.push(Line::from(vec![
+            Span::styled(
+                format!("  {}", strip_controls(path)),
+                theme.bold(theme.accent),
+            ),
+            Span::styled(format!("  ({what})"), theme.dim()),
+        ]));
+        let mut diff = Vec::new();
+        diff_lines(
+            &mut diff,
+            &strip_controls(before),
+            &strip_controls(after),
+            theme,
+        );
+        out.extend(diff.into_iter().map(|line| {
+            let mut spans = vec![Span::raw("  ")];
+            spans.extend(line.spans);
+            Line::from(spans)
+        }));
+    }
+}
+
+/// Lines added and removed from `before` to `after`.
+fn diff_counts(before: &str, after: &str) -> (usize, usize) {
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(100))
+        .diff_lines(before, after);
+    diff.iter_all_changes()
+        .fold((0, 0), |(added, removed), change| match change.tag() {
+            similar::ChangeTag::Insert => (added + 1, removed),
+            similar::ChangeTag::Delete => (added, removed + 1),
+            similar::ChangeTag::Equal => (added, removed),
+        })
+}
+
 /// The argument a reader cares about: the path, the command, the pattern; else (and for a
 /// package tool) compact JSON.
 fn args_summary(name: &str, args: &Value) -> String {
@@ -343,6 +484,8 @@ mod tests {
                     id: "c".into(),
                     name: name.into(),
                     raw: raw.into(),
+                    changes: Vec::new(),
+                    expanded: false,
                 }
                 .lines(&theme, 80),
             )
@@ -387,6 +530,7 @@ mod tests {
             args: json!({"path": "src/lib.rs"}),
             side_effect: SideEffect::Read,
             decision: None,
+            waiting: false,
             result: Some(ToolOutcome {
                 status: ToolStatus::Ok,
                 output: "1\n2\n3\n4\n5\n".into(),
@@ -418,6 +562,7 @@ mod tests {
             args: json!({"path": "demo.mp4"}),
             side_effect: SideEffect::Network,
             decision: None,
+            waiting: false,
             result: None,
             progress: progress.map(Box::new),
             expanded: false,
@@ -447,6 +592,7 @@ mod tests {
             args: json!({"text": "{\"a\":[5]}", "path": "a[0]"}),
             side_effect: SideEffect::Read,
             decision: None,
+            waiting: false,
             result: Some(ToolOutcome {
                 status: ToolStatus::Ok,
                 output: r#"{"found":true,"value":5,"type":"number"}"#.into(),

@@ -121,7 +121,8 @@ fn help(app: &mut App, _: &str) {
     }
     text.push_str(
         "Keys: Enter send · Alt+Enter or Ctrl-J newline · Up/Down history · Tab complete\n\
-         PageUp/PageDown or wheel scroll · Ctrl-O fold/unfold the newest tool result\n\
+         PageUp/PageDown or wheel scroll · Ctrl-O fold/unfold the newest tool result or diff\n\
+         Ctrl-U delete to the start of the line\n\
          Ctrl-T show/hide failed pipeline stages' full detail\n\
          Enter during a run queues the request; it starts when the run ends\n\
          Esc or Ctrl-C interrupt the run (queued requests go back to the composer) · Ctrl-C twice quit",
@@ -309,14 +310,18 @@ fn undo(app: &mut App, _: &str) {
     match crate::checkpoint::restore(&app.settings.data_dir, &run_id, sequence, false) {
         Ok(reports) => {
             let mut restored = Vec::new();
+            let mut deleted = Vec::new();
             let mut skipped = Vec::new();
             for report in reports {
                 restored.extend(report.files_restored);
-                restored.extend(report.files_deleted);
+                deleted.extend(report.files_deleted);
                 skipped.extend(report.skipped);
             }
-            app.undone(&run_id, sequence, &restored);
-            let mut text = undo_text(&restored);
+            // Every file the undo put back, the removed ones too, for the model's note.
+            let mut files = restored;
+            files.extend(deleted.iter().cloned());
+            app.undone(&run_id, sequence, &files);
+            let mut text = undo_text(&files, &deleted);
             if !skipped.is_empty() {
                 text.push_str(&format!(
                     "\nleft alone (changed since Splice wrote them, or now leading outside the root or into .git): {}",
@@ -327,7 +332,8 @@ fn undo(app: &mut App, _: &str) {
             app.request(Request::LogUndo {
                 run_id,
                 sequence,
-                files: restored,
+                files,
+                deleted,
             });
         }
         Err(error) => {
@@ -338,12 +344,28 @@ fn undo(app: &mut App, _: &str) {
     }
 }
 
-/// The transcript's line for an `/undo`, live and replayed.
-pub fn undo_text(restored: &[String]) -> String {
-    if restored.is_empty() {
+/// The transcript's line for an `/undo`, live and replayed: of `files`, those in `deleted`
+/// did not exist at the checkpoint (the change created them), so the undo removed them.
+pub fn undo_text(files: &[String], deleted: &[String]) -> String {
+    let restored: Vec<&str> = files
+        .iter()
+        .filter(|f| !deleted.contains(f))
+        .map(String::as_str)
+        .collect();
+    let mut parts = Vec::new();
+    if !restored.is_empty() {
+        parts.push(format!("restored {}", restored.join(", ")));
+    }
+    if !deleted.is_empty() {
+        parts.push(format!(
+            "deleted {} (created by the change)",
+            deleted.join(", ")
+        ));
+    }
+    if parts.is_empty() {
         "undo: no file needed restoring".to_string()
     } else {
-        format!("undo: restored {}", restored.join(", "))
+        format!("undo: {}", parts.join("; "))
     }
 }
 
@@ -462,6 +484,57 @@ mod tests {
             Some(Cell::Notice(_, text)) => text.clone(),
             other => panic!("no notice: {other:?}"),
         }
+    }
+
+    /// A file the change created is removed by `/undo`, and said to be: "restored" was wrong.
+    #[test]
+    fn undo_says_a_created_file_was_deleted_and_an_edited_one_restored() {
+        let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root_path = root.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let change = |name: &str, before: Option<&str>, after: &str| crate::tools::fs::FileChange {
+            path: root_path.join(name),
+            shown: name.to_string(),
+            before: before.map(|b| b.as_bytes().to_vec()),
+            after: Some(after.as_bytes().to_vec()),
+        };
+        std::fs::write(root_path.join("old.txt"), "before\n").unwrap_or_else(|e| panic!("{e}"));
+        let changes = [
+            change("old.txt", Some("before\n"), "after\n"),
+            change("new.txt", None, "created\n"),
+        ];
+        crate::checkpoint::CheckpointStore::new(data.path(), "run_1", &root_path)
+            .save("write_file", &changes)
+            .unwrap_or_else(|e| panic!("{e}"));
+        for c in &changes {
+            std::fs::write(&c.path, c.after.as_deref().unwrap_or_default())
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let mut app = app();
+        app.settings.cwd = root_path.clone();
+        app.settings.data_dir = data.path().to_path_buf();
+        app.checkpoints.push(("run_1".into(), 1));
+        undo(&mut app, "");
+        assert_eq!(
+            last_notice(&app),
+            "undo: restored old.txt; deleted new.txt (created by the change)"
+        );
+        assert!(!root_path.join("new.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(root_path.join("old.txt")).unwrap_or_default(),
+            "before\n"
+        );
+        assert_eq!(
+            app.take_requests().into_iter().find_map(|r| match r {
+                Request::LogUndo { files, deleted, .. } => Some((files, deleted)),
+                _ => None,
+            }),
+            Some((
+                vec!["old.txt".to_string(), "new.txt".to_string()],
+                vec!["new.txt".to_string()]
+            ))
+        );
+        assert_eq!(undo_text(&[], &[]), "undo: no file needed restoring");
     }
 
     #[test]

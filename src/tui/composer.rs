@@ -13,7 +13,7 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::theme::Theme;
-use super::wrap::truncate;
+use super::wrap::{str_width, truncate};
 
 const POPUP_ROWS: usize = 8;
 const MAX_FILES: usize = 20_000;
@@ -151,6 +151,13 @@ impl Composer {
             }
             KeyCode::Down if !popup.is_empty() => {
                 self.selected = (self.selected + 1) % popup.len();
+            }
+            // As in a shell: delete to the start of the line (the text area would undo).
+            KeyCode::Char('u') if key.modifiers == KeyModifiers::CONTROL => {
+                if self.textarea.delete_line_by_head() {
+                    self.selected = 0;
+                    self.dismissed = false;
+                }
             }
             KeyCode::Up if self.textarea.cursor().0 == 0 => self.history_back(),
             KeyCode::Down if self.textarea.cursor().0 + 1 >= self.textarea.lines().len() => {
@@ -399,14 +406,24 @@ impl Composer {
             return;
         }
         let height = u16::try_from(items.len()).unwrap_or(0) + 2;
+        let name_width = items.iter().map(|i| i.insert.len()).max().unwrap_or(0) + 2;
+        // As wide as the longest row wants, up to the composer's width: a description is cut
+        // only when the terminal is too narrow for it.
+        let wanted = items
+            .iter()
+            .map(|i| name_width + str_width(&i.help))
+            .max()
+            .unwrap_or(0)
+            + 2;
         let rect = Rect {
             x: area.x,
             y: area.y.saturating_sub(height),
-            width: area.width.min(70),
+            width: area
+                .width
+                .min(u16::try_from(wanted).unwrap_or(u16::MAX).max(40)),
             height: height.min(area.y),
         };
         let inner = usize::from(rect.width.saturating_sub(2));
-        let name_width = items.iter().map(|i| i.insert.len()).max().unwrap_or(0) + 2;
         let lines: Vec<Line<'static>> = items
             .iter()
             .enumerate()
@@ -575,6 +592,31 @@ mod tests {
         c.handle_key(key(KeyCode::Up));
         typed(&mut c, "!");
         assert_eq!(c.text(), format!("{family}!\nabcdef"));
+    }
+
+    /// Ctrl-U deletes to the start of the line, as in a shell (the text area's own binding
+    /// undid the last edit instead, so the line stayed).
+    #[test]
+    fn ctrl_u_deletes_to_the_start_of_the_line() {
+        let ctrl_u = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL);
+        let mut c = composer();
+        typed(&mut c, "fix the parser");
+        c.handle_key(ctrl_u);
+        assert_eq!(c.text(), "");
+        typed(&mut c, "keep this");
+        c.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+        typed(&mut c, "drop that");
+        for _ in 0.."that".len() {
+            c.handle_key(key(KeyCode::Left));
+        }
+        c.handle_key(ctrl_u);
+        assert_eq!(c.text(), "keep this\nthat");
+        // At the start of a line it takes the line break before it, so pressing it again and
+        // again empties the whole composer.
+        c.handle_key(ctrl_u);
+        assert_eq!(c.text(), "keep thisthat");
+        c.handle_key(ctrl_u);
+        assert_eq!(c.text(), "that");
     }
 
     #[test]

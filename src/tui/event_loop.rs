@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::app::{App, Request};
 use super::cells::Level;
 use super::session::{Record, SessionLog, SessionWriter};
-use crate::bus::{Bus, PermissionAsk, Sink};
+use crate::bus::{Bus, PermissionAsk, Preview, Sink};
 use crate::ids::new_run_id;
 use crate::protocol::Event;
 use crate::protocol::input::Prompt;
@@ -66,12 +66,29 @@ pub fn execute_run() -> StartRun {
     })
 }
 
+/// What a run sends the app loop, in the order it happened.
+enum FromRun {
+    /// Boxed: the changes are the rare message, and events are many.
+    Event(String, Box<Event>),
+    /// The files a write changed (for the transcript; not logged: not an event).
+    Changes { id: String, changes: Vec<Preview> },
+}
+
 /// Forwards every event of a run to the app loop; widgets never see the bus.
-struct TuiSink(mpsc::UnboundedSender<(String, Event)>);
+struct TuiSink(mpsc::UnboundedSender<FromRun>);
 
 impl Sink for TuiSink {
     fn emit(&self, run_id: &str, event: &Event) {
-        let _ = self.0.send((run_id.to_string(), event.clone()));
+        let _ = self
+            .0
+            .send(FromRun::Event(run_id.to_string(), Box::new(event.clone())));
+    }
+
+    fn changes(&self, _run_id: &str, id: &str, changes: &[Preview]) {
+        let _ = self.0.send(FromRun::Changes {
+            id: id.to_string(),
+            changes: changes.to_vec(),
+        });
     }
 }
 
@@ -302,6 +319,14 @@ fn deliver(app: &mut App, log: &impl Fn(Record), run_id: String, event: Event) {
     app.on_event(&run_id, event);
 }
 
+/// What a run sent: an event is delivered, a write's changes go to the transcript.
+fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) {
+    match from_run {
+        FromRun::Event(run_id, event) => deliver(app, log, run_id, *event),
+        FromRun::Changes { id, changes } => app.on_changes(&id, changes),
+    }
+}
+
 /// The loop itself, on any screen.
 pub async fn drive<B, E>(input: LoopInput, screen: Screen<B, E>) -> std::io::Result<i32>
 where
@@ -321,7 +346,7 @@ where
     } = screen;
     let session = session.map(SessionWriter::spawn).transpose()?;
 
-    let (event_tx, mut event_rx) = mpsc::unbounded_channel::<(String, Event)>();
+    let (event_tx, mut event_rx) = mpsc::unbounded_channel::<FromRun>();
     let (ask_tx, mut ask_rx) = mpsc::unbounded_channel::<PermissionAsk>();
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -368,10 +393,12 @@ where
                     run_id,
                     sequence,
                     files,
+                    deleted,
                 } => log(Record::Undo {
                     run_id,
                     sequence,
                     files,
+                    deleted,
                 }),
                 Request::LogClear => log(Record::Clear),
                 Request::StartMcp(servers) => start_mcp(&app, &mut mcp_starts, servers),
@@ -410,14 +437,14 @@ where
                     app.request(Request::Quit);
                 }
             },
-            Some((run_id, event)) = event_rx.recv() => {
+            Some(first) = event_rx.recv() => {
                 // Take everything already queued so a burst of deltas costs one frame.
-                let mut batch = vec![(run_id, event)];
+                let mut batch = vec![first];
                 while let Ok(more) = event_rx.try_recv() {
                     batch.push(more);
                 }
-                for (run_id, event) in batch {
-                    deliver(&mut app, &log, run_id, event);
+                for from_run in batch {
+                    receive(&mut app, &log, from_run);
                 }
             }
             // A login's events and a `/compact` summary come from tasks of their own: the UI
@@ -449,8 +476,8 @@ where
                 run = None;
                 interrupt = None;
                 // Events the run emitted last are already queued; take them before drawing.
-                while let Ok((run_id, event)) = event_rx.try_recv() {
-                    deliver(&mut app, &log, run_id, event);
+                while let Ok(from_run) = event_rx.try_recv() {
+                    receive(&mut app, &log, from_run);
                 }
                 log_memory(&app, &log);
                 app.on_run_finished();
@@ -541,10 +568,11 @@ pub fn open_session(
                     run_id,
                     sequence,
                     files,
+                    deleted,
                 } => {
                     memory.flush(app);
                     app.undone(&run_id, sequence, &files);
-                    app.notice(Level::Info, super::commands::undo_text(&files));
+                    app.notice(Level::Info, super::commands::undo_text(&files, &deleted));
                 }
             }
         }

@@ -141,6 +141,7 @@ fn a_resumed_session_has_its_undo_note_where_the_undo_happened() {
         run_id: "run_1".into(),
         sequence: 1,
         files: vec!["a.txt".into()],
+        deleted: Vec::new(),
     });
     records.extend(exchange("and now?", "It is back."));
     let (app, _dir) = replayed(records);

@@ -75,7 +75,9 @@ impl McpApprovalModal {
             Line::default(),
         ];
         let (names, what) = match &self.entry.config {
-            ServerConfig::Stdio { command, args, env } => {
+            ServerConfig::Stdio {
+                command, args, env, ..
+            } => {
                 lines.extend(hanging(
                     label("runs"),
                     Span::styled(command_line(command, args), code),
@@ -102,6 +104,21 @@ impl McpApprovalModal {
             )
         };
         lines.extend(hanging(label(what), names, width));
+        if let ServerConfig::Stdio {
+            env_passthrough, ..
+        } = &self.entry.config
+            && !env_passthrough.is_empty()
+        {
+            let passed: Vec<String> = env_passthrough.iter().map(|n| exact(n)).collect();
+            lines.extend(hanging(
+                label("passes"),
+                Span::styled(
+                    format!("{} (from your environment)", passed.join(", ")),
+                    theme.text(),
+                ),
+                width,
+            ));
+        }
         lines.push(Line::default());
         let warning = match self.entry.config {
             ServerConfig::Stdio { .. } => {
@@ -297,6 +314,7 @@ mod tests {
                 command: "node".into(),
                 args: vec!["server.js".into(), "a b".into()],
                 env: [("API_TOKEN".to_string(), "secret-value".to_string())].into(),
+                env_passthrough: Vec::new(),
             },
             source: Source::Project,
         }
@@ -358,6 +376,38 @@ mod tests {
         let alt_y = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::ALT);
         assert_eq!(modal.handle_key(alt_y, late), KeyOutcome::ToComposer);
         assert_eq!(modal.answer, None);
+    }
+
+    /// The variables a server would take from the person's environment are named before it is
+    /// approved (an approval covers them: they are in its fingerprint).
+    #[test]
+    fn passed_through_variables_are_named() {
+        let text = |entry: ServerEntry| -> String {
+            McpApprovalModal::new(entry, Instant::now())
+                .body(&Theme::ansi(), 80)
+                .iter()
+                .map(|l| {
+                    l.spans
+                        .iter()
+                        .map(|s| s.content.as_ref())
+                        .collect::<String>()
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert!(!text(entry()).contains("passes"));
+        let mut passing = entry();
+        if let ServerConfig::Stdio {
+            env_passthrough, ..
+        } = &mut passing.config
+        {
+            env_passthrough.push("PIP_INDEX_URL".into());
+        }
+        let shown = text(passing);
+        assert!(
+            shown.contains("passes   PIP_INDEX_URL (from your environment)"),
+            "{shown}"
+        );
     }
 
     #[test]

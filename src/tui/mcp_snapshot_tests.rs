@@ -84,6 +84,7 @@ fn stdio_entry() -> ServerEntry {
                 ("DEBUG".to_string(), "1".to_string()),
             ]
             .into(),
+            env_passthrough: Vec::new(),
         },
         source: Source::Project,
     }
@@ -293,6 +294,19 @@ fn mcp_tool_permission_prompt() {
             side_effect: SideEffect::Execute,
         },
     );
+    app.on_event(
+        "run_1",
+        Event::PermissionRequest {
+            id: "call_1".into(),
+            name: wire.into(),
+            action: "prompt".into(),
+            permission: "prompt".into(),
+            permission_mode: "ask".into(),
+            side_effect: SideEffect::Execute,
+            reason: "MCP tool of server `everything`: the server's own code runs".into(),
+            risk: Some(Risk::Medium),
+        },
+    );
     app.on_permission(PermissionAsk {
         question: PermissionQuestion {
             id: "call_1".into(),
@@ -301,7 +315,11 @@ fn mcp_tool_permission_prompt() {
             risk: Some(Risk::Medium),
             reason: "MCP tool of server `everything`: the server's own code runs".into(),
             rule: wire.into(),
-            previews: vec![Preview::Command(format!("{wire} {{\"a\":2,\"b\":3}}"))],
+            previews: vec![Preview::Call {
+                tool: "get-sum".into(),
+                server: Some("everything".into()),
+                input: r#"{"a":2,"b":3}"#.into(),
+            }],
         },
         reply,
     });
@@ -316,6 +334,14 @@ fn mcp_tool_permission_prompt() {
         "{screen}"
     );
     assert!(screen.contains("risk medium"), "{screen}");
+    // A tool call, not a shell command: no `$ mcp__…` line.
+    assert!(!screen.contains("$ mcp__"), "{screen}");
+    assert!(
+        screen.contains("get-sum  of MCP server everything"),
+        "{screen}"
+    );
+    assert!(screen.contains(r#"input  {"a":2,"b":3}"#), "{screen}");
+    assert!(screen.contains("waiting for your approval"), "{screen}");
     assert_snapshot!(screen);
 }
 

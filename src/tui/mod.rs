@@ -9,6 +9,8 @@ pub mod compact;
 mod compact_tests;
 pub mod composer;
 pub mod context_meter;
+#[cfg(test)]
+mod daily_use_snapshot_tests;
 pub mod device_login;
 pub mod event_loop;
 pub mod highlight;
@@ -189,6 +191,7 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
     let (data_dir, id) = (settings.data_dir.clone(), settings.session_id.clone());
     let mut app = app::App::new(settings, theme);
     let session = event_loop::open_session(&mut app, records)?;
+    app.hint_missing_key();
     // One hub for the session, shared by its runs; its servers start in the background.
     let hub = crate::mcp::McpHub::new(hub_options);
     app.settings.mcp.hub = Some(hub.clone());

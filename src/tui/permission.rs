@@ -286,6 +286,18 @@ fn sanitize(question: &PermissionQuestion) -> (PermissionQuestion, bool) {
                     *text = safe(text, &mut altered);
                 }
             }
+            Preview::Call {
+                tool,
+                server,
+                input,
+            } => {
+                *tool = safe(tool, &mut altered);
+                *input = safe(input, &mut altered);
+                if let Some(server) = server {
+                    *server = safe(server, &mut altered);
+                }
+            }
+            Preview::Note(note) => *note = safe(note, &mut altered),
             Preview::None => {}
         }
     }
@@ -486,6 +498,38 @@ fn preview_lines(out: &mut Vec<Line<'static>>, preview: &Preview, theme: &Theme)
                 after.as_deref().unwrap_or(""),
                 theme,
             );
+        }
+        // A tool call, not a command line: which tool (of which MCP server) and its input.
+        Preview::Call {
+            tool,
+            server,
+            input,
+        } => {
+            let mut head = vec![
+                Span::styled("tool   ", theme.dim()),
+                Span::styled(tool.clone(), theme.bold(theme.code)),
+            ];
+            if let Some(server) = server {
+                head.push(Span::styled("  of MCP server ", theme.dim()));
+                head.push(Span::styled(server.clone(), theme.bold(theme.accent)));
+            }
+            out.push(Line::from(head));
+            for (i, line) in input.lines().enumerate() {
+                let label = if i == 0 { "input  " } else { "       " };
+                out.push(Line::from(vec![
+                    Span::styled(label, theme.dim()),
+                    Span::styled(line.to_string(), theme.text()),
+                ]));
+            }
+        }
+        Preview::Note(note) => {
+            out.push(Line::default());
+            for line in note.lines() {
+                out.push(Line::from(Span::styled(
+                    line.to_string(),
+                    theme.bold(theme.warning),
+                )));
+            }
         }
         Preview::None => {}
     }

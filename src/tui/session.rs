@@ -57,6 +57,9 @@ pub enum Record {
         run_id: String,
         sequence: u32,
         files: Vec<String>,
+        /// Of `files`, those the undo removed (absent from older logs: none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        deleted: Vec<String>,
     },
 }
 

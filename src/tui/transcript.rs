@@ -154,14 +154,11 @@ impl Transcript {
     }
 
     pub fn toggle_tool_folding(&mut self) {
-        // The newest tool call is the one a reader means.
-        if let Some(index) = self
-            .entries
-            .iter()
-            .rposition(|e| matches!(e.cell, Cell::Tool { .. }))
-        {
+        // The newest cell with something to fold is the one a reader means (a short result
+        // after a submission's diff does not take the key from it).
+        if let Some(index) = self.entries.iter().rposition(|e| e.cell.folds()) {
             self.update(index, |cell| {
-                if let Cell::Tool { expanded, .. } = cell {
+                if let Cell::Tool { expanded, .. } | Cell::Submission { expanded, .. } = cell {
                     *expanded = !*expanded;
                 }
             });

@@ -10,7 +10,9 @@ use support::{Outcome, Sandbox, run, run_raw, stream_json};
 
 fn server_value(entry: &ServerEntry) -> Value {
     match &entry.config {
-        ServerConfig::Stdio { command, args, env } => {
+        ServerConfig::Stdio {
+            command, args, env, ..
+        } => {
             json!({"command": command, "args": args, "env": env})
         }
         ServerConfig::Http { url, headers } => json!({"url": url, "headers": headers}),
@@ -483,6 +485,7 @@ fn an_approval_for_a_non_utf8_root_does_not_cover_a_lookalike() {
             command: "sh".into(),
             args: vec!["-c".into(), format!("touch '{}'", marker.display())],
             env: Default::default(),
+            env_passthrough: Vec::new(),
         },
         source: splice::mcp::Source::Project,
     };

@@ -54,7 +54,9 @@ fn typing_through_a_prompt_as_it_appears_grants_nothing() {
     );
     tmux.keys(MODAL, &["n"]);
     let done = tmux.wait_for(MODAL, "✓ done");
-    assert!(done.contains("denied in TUI"), "{done}");
+    // The person's "no", said once in plain words.
+    assert!(done.contains("⎿ you denied it"), "{done}");
+    assert!(!done.contains("denied in TUI"), "{done}");
     assert!(
         done.lines().any(|l| l.starts_with(" and then")),
         "the typing was lost:\n{done}"
@@ -94,7 +96,7 @@ fn a_high_risk_command_cannot_be_allowed_always() {
     tmux.keys(MODAL, &["n"]);
     // The second, identical call asks again: nothing was allowed for the session.
     let again = tmux.wait_until(MODAL, "a second prompt", |s| {
-        s.contains("denied in TUI") && s.contains("y allow once")
+        s.contains("you denied it") && s.contains("y allow once")
     });
     assert!(again.contains("$ rm -rf build"), "{again}");
     tmux.keys(MODAL, &["n"]);

@@ -42,6 +42,7 @@ mod scribiz_host;
 mod scribiz_transcribe;
 mod tools_permissions;
 mod tui_compact;
+mod tui_daily_use;
 mod tui_login;
 mod tui_mcp;
 mod tui_scribiz_login;

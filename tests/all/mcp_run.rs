@@ -14,7 +14,9 @@ use support::{Outcome, Sandbox, TEST_KEY, run, stream_json};
 
 fn server_value(entry: &ServerEntry) -> Value {
     match &entry.config {
-        ServerConfig::Stdio { command, args, env } => {
+        ServerConfig::Stdio {
+            command, args, env, ..
+        } => {
             json!({"command": command, "args": args, "env": env})
         }
         ServerConfig::Http { url, headers } => json!({"url": url, "headers": headers}),
@@ -422,6 +424,7 @@ fn servers_that_fail_to_start_are_warnings_and_the_run_goes_on() {
             command: "/nonexistent/mcp-server".into(),
             args: vec![],
             env: Default::default(),
+            env_passthrough: Vec::new(),
         },
         source: splice::mcp::Source::User,
     };
@@ -515,6 +518,7 @@ fn marker_server(marker: &Path) -> ServerEntry {
             command: "sh".into(),
             args: vec!["-c".into(), line],
             env: Default::default(),
+            env_passthrough: Vec::new(),
         },
         source: splice::mcp::Source::Project,
     }

@@ -15,7 +15,13 @@ use support::mcp;
 /// A hub whose base environment is this process's plus two provider keys, to prove that
 /// nothing but PATH, HOME and the locale reaches a server.
 fn hub_in(cwd: &Path, startup_ms: u64, call_ms: u64) -> McpHub {
+    hub_with(cwd, startup_ms, call_ms, &[])
+}
+
+/// [`hub_in`] with more variables in the base environment.
+fn hub_with(cwd: &Path, startup_ms: u64, call_ms: u64, extra: &[(&str, &str)]) -> McpHub {
     let mut vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    vars.extend(extra.iter().map(|(k, v)| (k.into(), v.into())));
     vars.push(("ANTHROPIC_API_KEY".into(), "sk-ant-must-not-leak".into()));
     vars.push(("OPENAI_API_KEY".into(), "sk-must-not-leak".into()));
     vars.push((
@@ -483,29 +489,94 @@ async fn tools_list_changed_updates_the_tools() {
     hub.shutdown().await;
 }
 
+/// What a server behind a proxy needs, and nothing secret.
+const PROXY_ENV: [(&str, &str); 5] = [
+    ("HTTPS_PROXY", "http://proxy.invalid:3128"),
+    ("NODE_EXTRA_CA_CERTS", "/etc/corp-ca.pem"),
+    ("PIP_INDEX_URL", "https://pypi.invalid/simple"),
+    ("UNLISTED_SETTING", "not-passed"),
+    ("GITHUB_TOKEN", "ghp_must_not_leak_0123456789"),
+];
+
+/// The hostile server `name` with `env-dump` (and `modes`), passing `PIP_INDEX_URL` by name.
+fn passing(name: &str, modes: &[&str]) -> splice::mcp::ServerEntry {
+    let mut modes = modes.to_vec();
+    modes.push("env-dump");
+    let mut entry = mcp::hostile(name, &modes, &[("CONFIGURED", "yes")]);
+    if let splice::mcp::ServerConfig::Stdio {
+        env_passthrough, ..
+    } = &mut entry.config
+    {
+        env_passthrough.push("PIP_INDEX_URL".into());
+    }
+    entry
+}
+
 #[tokio::test]
-async fn a_server_gets_only_path_home_locale_and_its_configured_env() {
-    let hub = hub();
-    hub.start(vec![mcp::hostile(
-        "envy",
-        &["env-dump"],
-        &[("CONFIGURED", "yes")],
-    )])
-    .await;
+async fn a_server_gets_path_home_locale_proxies_its_passed_names_and_its_configured_env() {
+    let hub = hub_with(&std::env::temp_dir(), 30_000, 60_000, &PROXY_ENV);
+    hub.start(vec![passing("envy", &[])]).await;
     let out = call(&hub, "mcp__envy__env", json!({}))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let env: serde_json::Map<String, Value> =
         serde_json::from_str(&out.text).unwrap_or_else(|e| panic!("{e}: {}", out.text));
     assert_eq!(env.get("CONFIGURED"), Some(&json!("yes")));
+    assert_eq!(
+        env.get("HTTPS_PROXY"),
+        Some(&json!("http://proxy.invalid:3128"))
+    );
+    assert_eq!(
+        env.get("NODE_EXTRA_CA_CERTS"),
+        Some(&json!("/etc/corp-ca.pem"))
+    );
+    assert_eq!(
+        env.get("PIP_INDEX_URL"),
+        Some(&json!("https://pypi.invalid/simple"))
+    );
     assert!(env.contains_key("PATH"));
     for key in env.keys() {
         assert!(
-            ["PATH", "HOME", "LANG", "LANGUAGE", "CONFIGURED"].contains(&key.as_str())
-                || key.starts_with("LC_"),
+            [
+                "PATH",
+                "HOME",
+                "LANG",
+                "LANGUAGE",
+                "CONFIGURED",
+                "PIP_INDEX_URL"
+            ]
+            .contains(&key.as_str())
+                || key.starts_with("LC_")
+                || splice::mcp::DEFAULT_PASSTHROUGH.contains(&key.as_str()),
             "the server got {key}: {env:?}"
         );
     }
+    for secret in ["GITHUB_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"] {
+        assert!(!env.contains_key(secret), "the server got {secret}");
+    }
+    assert!(!out.text.contains("must_not_leak") && !out.text.contains("must-not-leak"));
+    hub.shutdown().await;
+}
+
+/// A server that does not start in time is failed with the names of what it got (never the
+/// values) and the config key that passes more.
+#[tokio::test]
+async fn a_start_timeout_names_the_variables_the_server_got_and_how_to_pass_more() {
+    let hub = hub_with(&std::env::temp_dir(), 2_000, 60_000, &PROXY_ENV);
+    hub.start(vec![passing("mute", &["hang-init"])]).await;
+    let mute = status(&hub, "mute");
+    assert_eq!(mute.state, ServerState::Failed);
+    let why = mute.last_error.unwrap_or_default();
+    assert!(why.contains("did not finish starting"), "{why}");
+    for name in ["PATH", "HTTPS_PROXY", "PIP_INDEX_URL", "CONFIGURED"] {
+        assert!(why.contains(name), "{name}: {why}");
+    }
+    assert!(why.contains("`envPassthrough`"), "{why}");
+    assert!(
+        !why.contains("GITHUB_TOKEN") && !why.contains("UNLISTED_SETTING"),
+        "{why}"
+    );
+    assert!(!why.contains("proxy.invalid"), "a value is shown: {why}");
     hub.shutdown().await;
 }
 

@@ -219,7 +219,14 @@ fn an_mcp_tool_call_is_prompted_for_and_its_progress_shows_in_its_cell() {
         prompt.contains(&format!("{wire}  read")),
         "readOnlyHint makes it a read:\n{prompt}"
     );
-    tmux.wait_for("splice", "y allow once");
+    let prompt = tmux.wait_for("splice", "y allow once");
+    // A tool call of a server, not a shell command; the call's cell waits, not runs.
+    assert!(
+        prompt.contains("trigger-long-running-operation  of MCP server everything"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains(&format!("$ {wire}")), "{prompt}");
+    assert!(prompt.contains("waiting for your approval"), "{prompt}");
     tmux.keys("splice", &["y"]);
     // The server's progress notifications (a fraction, no stage) show in the call's cell.
     let running = tmux.wait_until("splice", "a progress report in the cell", |s| {

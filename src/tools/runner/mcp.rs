@@ -20,7 +20,11 @@ impl ToolRunner {
     pub(super) async fn run_mcp(&self, id: &str, tool: &McpTool, args: Value) -> ToolReply {
         let input_text = args.to_string();
         let (shown, _) = cap_output(&input_text, 2_000);
-        let preview = vec![Preview::Command(format!("{} {shown}", tool.wire))];
+        let preview = vec![Preview::Call {
+            tool: tool.name.clone(),
+            server: Some(tool.server.clone()),
+            input: shown.to_string(),
+        }];
         if let Permit::Refused(status, reason) = self
             .permit(
                 id,
@@ -157,12 +161,74 @@ mod tests {
         assert!(!text.contains("iVBOR"), "image data never in the text");
     }
 
+    /// A runner in ask mode whose questions go to `asks`, with no MCP hub.
+    fn asking_runner(
+        dir: &std::path::Path,
+        asks: tokio::sync::mpsc::UnboundedSender<crate::bus::PermissionAsk>,
+    ) -> ToolRunner {
+        use crate::permissions::{PermissionMode, Policy};
+        ToolRunner {
+            root: dir.to_path_buf(),
+            policy: Policy::new(PermissionMode::Ask, vec![]),
+            checkpoints: std::sync::Arc::new(crate::checkpoint::CheckpointStore::new(
+                dir, "run_t", dir,
+            )),
+            bus: crate::bus::Bus::with_responder("run_t", vec![], asks),
+            writable: vec![],
+            gate: None,
+            packages: std::sync::Arc::default(),
+            transcriber: None,
+            mcp: None,
+        }
+    }
+
+    /// The prompt shows an MCP call as a tool call (its tool, its server, its input), never as
+    /// a shell command line.
+    #[tokio::test]
+    async fn the_prompt_shows_an_mcp_call_as_a_tool_call() {
+        use crate::bus::{Answer, PermissionAsk, Preview};
+        use std::sync::{Arc, Mutex};
+        let seen: Arc<Mutex<Vec<Preview>>> = Arc::default();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<PermissionAsk>();
+        let kept = Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Some(ask) = rx.recv().await {
+                if let Ok(mut seen) = kept.lock() {
+                    seen.extend(ask.question.previews);
+                }
+                let _ = ask.reply.send(Answer::Deny);
+            }
+        });
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let runner = asking_runner(dir.path(), tx);
+        let tool = McpTool {
+            server: "everything".into(),
+            name: "get-sum".into(),
+            wire: "mcp__everything__get-sum".into(),
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object"}),
+            annotations: Default::default(),
+        };
+        let reply = runner
+            .run_mcp("c1", &tool, serde_json::json!({"a": 2, "b": 3}))
+            .await;
+        assert!(reply.is_error);
+        let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+        assert_eq!(
+            seen,
+            [Preview::Call {
+                tool: "get-sum".into(),
+                server: Some("everything".into()),
+                input: r#"{"a":2,"b":3}"#.into(),
+            }]
+        );
+    }
+
     /// In ask mode an MCP tool asks even though it claims to only read; "allow always" adds
     /// the rule for its wire name, so the next call runs without asking.
     #[tokio::test]
     async fn allow_always_adds_the_rule_for_the_wire_name() {
-        use crate::bus::{Answer, Bus, PermissionAsk};
-        use crate::permissions::{PermissionMode, Policy};
+        use crate::bus::{Answer, PermissionAsk};
         use crate::protocol::SideEffect;
         use crate::protocol::events::Risk;
         use std::sync::Arc;
@@ -177,21 +243,7 @@ mod tests {
             }
         });
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let runner = ToolRunner {
-            root: dir.path().to_path_buf(),
-            policy: Policy::new(PermissionMode::Ask, vec![]),
-            checkpoints: Arc::new(crate::checkpoint::CheckpointStore::new(
-                dir.path(),
-                "run_t",
-                dir.path(),
-            )),
-            bus: Bus::with_responder("run_t", vec![], tx),
-            writable: vec![],
-            gate: None,
-            packages: Arc::default(),
-            transcriber: None,
-            mcp: None,
-        };
+        let runner = asking_runner(dir.path(), tx);
         let wire = "mcp__everything__get-sum";
         for _ in 0..2 {
             let permit = runner

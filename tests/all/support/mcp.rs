@@ -78,6 +78,7 @@ fn stdio(name: &str, command: String, args: Vec<String>, env: &[(&str, &str)]) -
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect::<BTreeMap<_, _>>(),
+            env_passthrough: Vec::new(),
         },
         source: Source::User,
     }
