@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use super::Ctx;
 use super::runner::{self, PipelineEnd};
 use super::schema::{Critique, PlanSubmission, PlannedTask, SubmitTool};
-use super::stages::{READ_ONLY, submit};
+use super::stages::{StageCall, Stuck, submit};
 use super::tiers;
 use crate::agent::AgentError;
 use crate::checkpoint::{self, CheckpointError};
@@ -167,7 +167,8 @@ pub async fn run(
                 ))
             }
             PipelineEnd::Stuck {
-                environment: true, ..
+                cause: Stuck::Environment,
+                ..
             } => {
                 halted = Some(format!(
                     "task {}'s test command cannot run here, nor would this one's",
@@ -282,17 +283,15 @@ async fn draft_and_critique(
 ) -> Result<Result<Vec<PlannedTask>, String>, AgentError> {
     ctx.bus
         .emit(Event::reasoning("Design plan: drafting the tasks\n"));
+    // Neither the draft nor the critique is retried: a plan that cannot be had ends the run
+    // (`design_plan_invalid`), and a critique that cannot be had keeps the draft.
     let draft = submit::<PlanSubmission>(
         ctx,
-        "design_plan",
-        1,
-        SubmitTool::Plan,
-        &READ_ONLY,
-        PLAN_PROMPT,
+        StageCall::reviewing("design_plan", 1, SubmitTool::Plan, PLAN_PROMPT),
         format!("Request:\n{request}\n"),
     )
     .await?;
-    let drafted = match draft {
+    let drafted = match draft.valid() {
         Ok((_, plan)) => plan.tasks,
         Err(detail) => return Ok(Err(format!("the design plan is invalid: {detail}"))),
     };
@@ -322,16 +321,12 @@ async fn draft_and_critique(
     }
     let critique = submit::<Critique>(
         ctx,
-        "design_critique",
-        1,
-        SubmitTool::Critique,
-        &READ_ONLY,
-        CRITIQUE_PROMPT,
+        StageCall::reviewing("design_critique", 1, SubmitTool::Critique, CRITIQUE_PROMPT),
         review,
     )
     .await?;
     // Past this match the plan was not revised; `reason` says why.
-    let reason = match critique {
+    let reason = match critique.valid() {
         Err(detail) => format!("Design critique unusable ({detail})"),
         Ok((_, c)) if c.approved && problem.is_none() => {
             ctx.bus
