@@ -41,7 +41,10 @@ pub enum PipelineEnd {
     /// A provider or budget failure ended the run.
     Stopped(AgentError),
     /// A stage could not succeed however often it ran: the stage and the reason, and why.
-    Stuck { detail: String, cause: Stuck },
+    Stuck {
+        detail: String,
+        cause: Stuck,
+    },
     /// The code writer found nothing to change; its answer.
     Answered(String),
 }

@@ -214,8 +214,9 @@ fn a_model_stage_that_does_not_submit_ends_the_pipeline_at_once() {
         assert_eq!(error["code"], "pipeline_failed", "{stuck}");
         let message = error["message"].as_str().unwrap_or_default();
         assert!(
-            message.contains(&format!("{stuck}: the model ended the stage without calling {tool}"))
-                && message.contains(prose),
+            message.contains(&format!(
+                "{stuck}: the model ended the stage without calling {tool}"
+            )) && message.contains(prose),
             "{stuck}: {message}"
         );
         let result = out.final_result();
@@ -536,9 +537,8 @@ fn an_answered_pipeline_ends_with_the_shapes_the_protocol_fixes() {
     ];
     for (i, stage) in FULL.iter().enumerate().skip(1) {
         // Skipped markers carry neither ms nor detail.
-        expected.push(
-            json!({"stage":stage,"status":"skipped","iteration":1,"index":i + 1,"total":6}),
-        );
+        expected
+            .push(json!({"stage":stage,"status":"skipped","iteration":1,"index":i + 1,"total":6}));
     }
     assert_eq!(found, expected);
     let types = out.types();
@@ -565,6 +565,8 @@ fn an_answered_pipeline_ends_with_the_shapes_the_protocol_fixes() {
         .collect();
     assert_eq!(
         statuses,
-        ["done", "skipped", "skipped", "skipped", "skipped", "skipped"]
+        [
+            "done", "skipped", "skipped", "skipped", "skipped", "skipped"
+        ]
     );
 }

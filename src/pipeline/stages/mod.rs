@@ -41,7 +41,10 @@ pub enum StageOutcome {
     },
     /// The stage cannot succeed however often it runs (see [`Stuck`]): the pipeline stops at
     /// once with the reason.
-    Stuck { detail: String, cause: Stuck },
+    Stuck {
+        detail: String,
+        cause: Stuck,
+    },
     /// The code writer found nothing to change and answered: the pipeline ends with that answer.
     Answered {
         answer: String,

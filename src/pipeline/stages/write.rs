@@ -196,12 +196,7 @@ fn unsubmitted(it: &mut Iteration, stage: Stage, missing: Missing) -> StageOutco
             )),
         };
     }
-    if stage == Stage::CodeWriter
-        && !wrote
-        && !turn_limit
-        && it.number == 1
-        && !answer.is_empty()
-    {
+    if stage == Stage::CodeWriter && !wrote && !turn_limit && it.number == 1 && !answer.is_empty() {
         return StageOutcome::Answered {
             answer: answer.to_string(),
         };
