@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use super::Ctx;
+use super::progress::one_line;
 use super::runner::{self, PipelineEnd};
 use super::schema::{Critique, PlanSubmission, PlannedTask, SubmitTool};
 use super::stages::{StageCall, Stuck, submit};
@@ -137,8 +138,17 @@ pub async fn run(
             ),
             PipelineEnd::Stopped(_) => (ResultStatus::Failed, None, TaskStatus::Failed),
         };
+        // Why a task failed, and a task's answer, are said where a person reads the run.
+        let (why, answer) = match &end {
+            PipelineEnd::Answered(answer) => (String::new(), Some(answer.clone())),
+            PipelineEnd::Failed(detail)
+            | PipelineEnd::Refused(detail)
+            | PipelineEnd::Stuck { detail, .. } => (format!(": {}", one_line(detail)), None),
+            PipelineEnd::Stopped(error) => (format!(": {}", one_line(&error.to_string())), None),
+            PipelineEnd::Completed => (String::new(), None),
+        };
         ctx.bus.emit(Event::reasoning(format!(
-            "Task {} ({task_run}) {}\n",
+            "Task {} ({task_run}) {}{why}\n",
             task.id,
             label.as_str()
         )));
@@ -151,7 +161,7 @@ pub async fn run(
             stages,
             usage: usage_since(&before, &ctx.agent.meter.totals()),
             abort_reason,
-            answer: None,
+            answer,
         });
         if label == TaskStatus::Completed {
             result.completed.push(task.id.clone());

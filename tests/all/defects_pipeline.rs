@@ -570,3 +570,63 @@ fn an_answered_pipeline_ends_with_the_shapes_the_protocol_fixes() {
         ]
     );
 }
+
+#[test]
+fn a_design_plan_task_that_is_stuck_fails_once_and_says_why_and_an_answer_is_kept() {
+    let task = |id: &str| json!({"id": id, "title": format!("task {id}"), "description": format!("do {id}"), "depends_on": []});
+    let answer = "Nothing to change for T2.";
+    let mut replies = vec![
+        submit(
+            "p1",
+            "submit_plan",
+            json!({"tasks": [task("T1"), task("T2")]}),
+        ),
+        submit(
+            "c1",
+            "submit_critique",
+            json!({"approved": true, "issues": []}),
+        ),
+        // T1: the verifier answers in prose instead of submitting.
+        code("t1cw"),
+        openai::answer(&["Looks fine."]),
+        // T2: the code writer has nothing to change.
+        openai::answer(&[answer]),
+    ];
+    let asked_for = replies.len();
+    replies.extend(more());
+    let provider = FakeProvider::start(replies);
+    let sandbox = project();
+    let out = exec(
+        &sandbox,
+        &provider,
+        &[
+            "--design-plan",
+            "--permission-mode",
+            "auto",
+            "--test-command",
+            TESTS,
+            "Split the work",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(
+        provider.requests().len(),
+        asked_for,
+        "{:?}",
+        asked(&provider)
+    );
+    assert_eq!(out.first("error")["code"], "design_plan_failed");
+    let said = reasoning(&out);
+    assert!(
+        // A marker may precede the line's text without a newline of its own.
+        said.lines().any(|l| l.contains("Task T1 (run_")
+            && l.contains(") failed: acceptance_verifier: the model ended the stage without calling submit_verdict (it said: Looks fine.)")),
+        "{said}"
+    );
+    let result = out.final_result();
+    assert_eq!(result["failed"], json!(["T1"]));
+    assert_eq!(result["completed"], json!(["T2"]));
+    let tasks = result["tasks"].as_array().cloned().unwrap_or_default();
+    assert_eq!(tasks[0]["result"]["iterations"], 1);
+    assert_eq!(tasks[1]["result"]["answer"], answer);
+}
