@@ -4,6 +4,7 @@
 //! (stage markers, `error`, `final`, `run_end`). The real binary against the fake provider,
 //! counting its requests.
 
+use crate::defects_headless::{FIXED, TEST, code, project, reasoning, verdict};
 use crate::support;
 
 use serde_json::{Value, json};
@@ -12,28 +13,7 @@ use support::fake_provider::{FakeProvider, Reply, openai};
 use support::markers::{assert_well_formed, compact, markers};
 use support::{Outcome, Sandbox, run, stream_json};
 
-const BUGGY: &str = "def add(a, b):\n    return a - b\n";
-const FIXED: &str = "def add(a, b):\n    return a + b\n";
-const TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
 const TESTS: &str = "python3 -m unittest -q";
-
-/// A committed git repository holding a tiny Python package.
-fn project() -> Sandbox {
-    let sandbox = Sandbox::new();
-    sandbox.write("calc.py", BUGGY);
-    sandbox.write("test_calc.py", TEST);
-    sandbox.write(".gitignore", "__pycache__/\n");
-    support::commit_all(&sandbox.root);
-    sandbox
-}
-
-fn code(id: &str) -> Reply {
-    submit(
-        id,
-        "submit_code",
-        json!({"files": [{"path": "calc.py", "content": FIXED}], "summary": "edit add"}),
-    )
-}
 
 fn tests(id: &str) -> Reply {
     submit(
@@ -47,21 +27,13 @@ fn findings(id: &str, tool: &str) -> Reply {
     submit(id, tool, json!({"findings": []}))
 }
 
-fn verdict(id: &str) -> Reply {
-    submit(
-        id,
-        "submit_verdict",
-        json!({"accepted": true, "reasons": ["add adds"]}),
-    )
-}
-
 /// What a pipeline that (wrongly) went on would ask for next: enough replies that retrying
 /// shows in the request count instead of running out.
 fn more() -> Vec<Reply> {
     let mut replies = Vec::new();
     for i in 0..3 {
         replies.push(openai::answer(&["The problem restated."]));
-        replies.push(code(&format!("cw_more{i}")));
+        replies.push(code(&format!("cw_more{i}"), FIXED));
         replies.push(tests(&format!("tg_more{i}")));
         replies.push(findings(&format!("sa_more{i}"), "submit_analysis"));
         replies.push(findings(&format!("au_more{i}"), "submit_audit"));
@@ -94,13 +66,6 @@ fn asked(provider: &FakeProvider) -> Vec<String> {
                 .unwrap_or("(no submit tool)")
                 .to_string()
         })
-        .collect()
-}
-
-fn reasoning(out: &Outcome) -> String {
-    out.of_type("reasoning")
-        .iter()
-        .filter_map(|l| l["delta"].as_str())
         .collect()
 }
 
@@ -151,26 +116,26 @@ fn a_model_stage_that_does_not_submit_ends_the_pipeline_at_once() {
             "standard",
             "acceptance_verifier",
             "submit_verdict",
-            vec![code("cw1"), openai::answer(&[prose])],
+            vec![code("cw1", FIXED), openai::answer(&[prose])],
         ),
         (
             "full",
             "test_generator",
             "submit_tests",
-            vec![code("cw1"), openai::answer(&[prose])],
+            vec![code("cw1", FIXED), openai::answer(&[prose])],
         ),
         (
             "full",
             "static_analyzer",
             "submit_analysis",
-            vec![code("cw1"), tests("tg1"), openai::answer(&[prose])],
+            vec![code("cw1", FIXED), tests("tg1"), openai::answer(&[prose])],
         ),
         (
             "full",
             "security_auditor",
             "submit_audit",
             vec![
-                code("cw1"),
+                code("cw1", FIXED),
                 tests("tg1"),
                 findings("sa1", "submit_analysis"),
                 openai::answer(&[prose]),
@@ -229,7 +194,7 @@ fn a_model_stage_that_does_not_submit_ends_the_pipeline_at_once() {
 #[test]
 fn a_model_stage_out_of_turns_ends_the_pipeline_with_turn_limit() {
     let mut replies = vec![
-        code("cw1"),
+        code("cw1", FIXED),
         openai::call_json("call_r", "read_file", json!({"path": "calc.py"})),
     ];
     replies.extend(more());
@@ -275,9 +240,9 @@ fn a_model_stage_out_of_turns_ends_the_pipeline_with_turn_limit() {
 #[test]
 fn a_malformed_submission_is_retried() {
     let provider = FakeProvider::start(vec![
-        code("cw1"),
+        code("cw1", FIXED),
         submit("av1", "submit_verdict", json!({"accepted": "yes"})),
-        code("cw2"),
+        code("cw2", FIXED),
         verdict("av2"),
     ]);
     let sandbox = project();
@@ -305,7 +270,7 @@ fn a_malformed_submission_is_retried() {
 #[test]
 fn a_test_generator_that_wrote_tests_with_its_tools_goes_on() {
     let provider = FakeProvider::start(vec![
-        code("cw1"),
+        code("cw1", FIXED),
         openai::call_json(
             "call_w",
             "write_file",
@@ -424,7 +389,7 @@ fn without_ms(marker: &Value) -> Value {
 
 #[test]
 fn a_stuck_pipeline_ends_with_the_shapes_the_protocol_fixes() {
-    let mut replies = vec![code("cw1"), openai::answer(&["Looks fine."])];
+    let mut replies = vec![code("cw1", FIXED), openai::answer(&["Looks fine."])];
     replies.extend(more());
     let provider = FakeProvider::start(replies);
     let sandbox = project();
@@ -587,7 +552,7 @@ fn a_design_plan_task_that_is_stuck_fails_once_and_says_why_and_an_answer_is_kep
             json!({"approved": true, "issues": []}),
         ),
         // T1: the verifier answers in prose instead of submitting.
-        code("t1cw"),
+        code("t1cw", FIXED),
         openai::answer(&["Looks fine."]),
         // T2: the code writer has nothing to change.
         openai::answer(&[answer]),

@@ -53,23 +53,19 @@ pub async fn static_analyzer(
         let (output, _) = crate::tools::cap_output(&reply.content, MAX_REPORT);
         report.push_str(&format!("$ {command}\n{output}\n\n"));
     }
-    if !refused.is_empty() {
-        // Saying "no findings" for an analyzer that never ran would be a lie.
+    // Saying "no findings" for an analyzer that never ran would be a lie.
+    let missing: Vec<String> = [
+        (&refused, "the permission policy refused"),
+        (&unrunnable, "could not run"),
+    ]
+    .iter()
+    .filter(|(commands, _)| !commands.is_empty())
+    .map(|(commands, what)| format!("{what} {}", commands.join(", ")))
+    .collect();
+    if !missing.is_empty() {
         ctx.bus.emit(Event::warning(
             WarningCode::AnalyzerRefused,
-            format!(
-                "the permission policy refused {}; their findings are missing",
-                refused.join(", ")
-            ),
-        ));
-    }
-    if !unrunnable.is_empty() {
-        ctx.bus.emit(Event::warning(
-            WarningCode::AnalyzerRefused,
-            format!(
-                "could not run {}; their findings are missing",
-                unrunnable.join(", ")
-            ),
+            format!("{}; their findings are missing", missing.join("; ")),
         ));
     }
     if report.is_empty() {
