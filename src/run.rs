@@ -536,17 +536,9 @@ fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String
             emit_final(bus, shared, ResultStatus::Completed, None);
             return (exit::SUCCESS, answer);
         }
-        PipelineEnd::Stuck {
-            detail,
-            environment,
-        } => {
-            let code = if environment {
-                ErrorCode::ToolError
-            } else {
-                ErrorCode::PipelineFailed
-            };
+        PipelineEnd::Stuck { detail, cause } => {
             bus.emit(Event::error(
-                code,
+                cause.code(),
                 format!(
                     "the pipeline stopped in iteration {}, since no further iteration could pass: {detail}",
                     shared.log.iterations()

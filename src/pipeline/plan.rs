@@ -6,9 +6,10 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use super::Ctx;
+use super::progress::one_line;
 use super::runner::{self, PipelineEnd};
 use super::schema::{Critique, PlanSubmission, PlannedTask, SubmitTool};
-use super::stages::{READ_ONLY, submit};
+use super::stages::{StageCall, Stuck, submit};
 use super::tiers;
 use crate::agent::AgentError;
 use crate::checkpoint::{self, CheckpointError};
@@ -137,8 +138,17 @@ pub async fn run(
             ),
             PipelineEnd::Stopped(_) => (ResultStatus::Failed, None, TaskStatus::Failed),
         };
+        // Why a task failed, and a task's answer, are said where a person reads the run.
+        let (why, answer) = match &end {
+            PipelineEnd::Answered(answer) => (String::new(), Some(answer.clone())),
+            PipelineEnd::Failed(detail)
+            | PipelineEnd::Refused(detail)
+            | PipelineEnd::Stuck { detail, .. } => (format!(": {}", one_line(detail)), None),
+            PipelineEnd::Stopped(error) => (format!(": {}", one_line(&error.to_string())), None),
+            PipelineEnd::Completed => (String::new(), None),
+        };
         ctx.bus.emit(Event::reasoning(format!(
-            "Task {} ({task_run}) {}\n",
+            "Task {} ({task_run}) {}{why}\n",
             task.id,
             label.as_str()
         )));
@@ -151,7 +161,7 @@ pub async fn run(
             stages,
             usage: usage_since(&before, &ctx.agent.meter.totals()),
             abort_reason,
-            answer: None,
+            answer,
         });
         if label == TaskStatus::Completed {
             result.completed.push(task.id.clone());
@@ -167,7 +177,8 @@ pub async fn run(
                 ))
             }
             PipelineEnd::Stuck {
-                environment: true, ..
+                cause: Stuck::Environment,
+                ..
             } => {
                 halted = Some(format!(
                     "task {}'s test command cannot run here, nor would this one's",
@@ -282,17 +293,15 @@ async fn draft_and_critique(
 ) -> Result<Result<Vec<PlannedTask>, String>, AgentError> {
     ctx.bus
         .emit(Event::reasoning("Design plan: drafting the tasks\n"));
+    // Neither the draft nor the critique is retried: a plan that cannot be had ends the run
+    // (`design_plan_invalid`), and a critique that cannot be had keeps the draft.
     let draft = submit::<PlanSubmission>(
         ctx,
-        "design_plan",
-        1,
-        SubmitTool::Plan,
-        &READ_ONLY,
-        PLAN_PROMPT,
+        StageCall::reviewing("design_plan", 1, SubmitTool::Plan, PLAN_PROMPT),
         format!("Request:\n{request}\n"),
     )
     .await?;
-    let drafted = match draft {
+    let drafted = match draft.valid() {
         Ok((_, plan)) => plan.tasks,
         Err(detail) => return Ok(Err(format!("the design plan is invalid: {detail}"))),
     };
@@ -322,16 +331,12 @@ async fn draft_and_critique(
     }
     let critique = submit::<Critique>(
         ctx,
-        "design_critique",
-        1,
-        SubmitTool::Critique,
-        &READ_ONLY,
-        CRITIQUE_PROMPT,
+        StageCall::reviewing("design_critique", 1, SubmitTool::Critique, CRITIQUE_PROMPT),
         review,
     )
     .await?;
     // Past this match the plan was not revised; `reason` says why.
-    let reason = match critique {
+    let reason = match critique.valid() {
         Err(detail) => format!("Design critique unusable ({detail})"),
         Ok((_, c)) if c.approved && problem.is_none() => {
             ctx.bus

@@ -164,7 +164,7 @@ impl StageLog {
 }
 
 /// Marker details stay on one line and short, so a pipeline panel can show them.
-fn one_line(text: &str) -> String {
+pub fn one_line(text: &str) -> String {
     const MAX: usize = 300;
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.len() <= MAX {

@@ -4,7 +4,7 @@
 
 use super::Ctx;
 use super::progress::Slot;
-use super::stages::{StageOutcome, analyze, audit, test_run, verify, write};
+use super::stages::{StageOutcome, Stuck, analyze, audit, test_run, verify, write};
 use super::tiers::Stage;
 use crate::agent::{AgentError, TextRoute, TurnSpec};
 use crate::protocol::Event;
@@ -40,11 +40,10 @@ pub enum PipelineEnd {
     Refused(String),
     /// A provider or budget failure ended the run.
     Stopped(AgentError),
-    /// A stage could not succeed however often it ran (see `StageOutcome::Stuck`): the reason,
-    /// and whether the environment is to blame (a test command that cannot run).
+    /// A stage could not succeed however often it ran: the stage and the reason, and why.
     Stuck {
         detail: String,
-        environment: bool,
+        cause: Stuck,
     },
     /// The code writer found nothing to change; its answer.
     Answered(String),
@@ -136,14 +135,11 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
                         detail,
                     });
                 }
-                Ok(StageOutcome::Stuck {
-                    detail,
-                    environment,
-                }) => {
+                Ok(StageOutcome::Stuck { detail, cause }) => {
                     ctx.log.finish(ctx.bus, false, Some(detail.clone()));
                     ended = Some(PipelineEnd::Stuck {
                         detail: format!("{}: {detail}", stage.name()),
-                        environment,
+                        cause,
                     });
                 }
                 Ok(StageOutcome::Answered { answer }) => {

@@ -11,14 +11,14 @@ use support::fake_provider::{FakeProvider, Reply, openai};
 use support::markers::{assert_well_formed, compact, markers};
 use support::{Outcome, Sandbox, run, run_raw, stream_json};
 
-const BUGGY: &str = "def add(a, b):\n    return a - b\n";
-const FIXED: &str = "def add(a, b):\n    return a + b\n";
+pub(crate) const BUGGY: &str = "def add(a, b):\n    return a - b\n";
+pub(crate) const FIXED: &str = "def add(a, b):\n    return a + b\n";
 /// A different length from FIXED (Python trusts a cached .pyc of the same size and second).
 const WRONG: &str = "def add(a, b):\n    return a * b  # wrong\n";
-const TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
+pub(crate) const TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
 
 /// A committed git repository holding a tiny Python package.
-fn project() -> Sandbox {
+pub(crate) fn project() -> Sandbox {
     let sandbox = Sandbox::new();
     sandbox.write("calc.py", BUGGY);
     sandbox.write("test_calc.py", TEST);
@@ -27,7 +27,7 @@ fn project() -> Sandbox {
     sandbox
 }
 
-fn code(id: &str, content: &str) -> Reply {
+pub(crate) fn code(id: &str, content: &str) -> Reply {
     submit(
         id,
         "submit_code",
@@ -35,7 +35,7 @@ fn code(id: &str, content: &str) -> Reply {
     )
 }
 
-fn verdict(id: &str) -> Reply {
+pub(crate) fn verdict(id: &str) -> Reply {
     submit(
         id,
         "submit_verdict",
@@ -57,7 +57,7 @@ fn exec_text(sandbox: &Sandbox, provider: &FakeProvider, args: &[&str]) -> Outco
     run_raw(command, None)
 }
 
-fn reasoning(out: &Outcome) -> String {
+pub(crate) fn reasoning(out: &Outcome) -> String {
     out.of_type("reasoning")
         .iter()
         .filter_map(|l| l["delta"].as_str())

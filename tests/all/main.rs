@@ -17,6 +17,7 @@ mod attack_transcribe_race;
 mod conversation;
 mod cost_context;
 mod defects_headless;
+mod defects_pipeline;
 mod exec_anthropic;
 mod exec_openai;
 mod hardening_defects;

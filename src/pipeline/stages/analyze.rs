@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{READ_ONLY, StageOutcome, submit};
+use super::{StageCall, StageOutcome, cannot_run, submit};
 use crate::agent::AgentError;
 use crate::pipeline::runner::Iteration;
 use crate::pipeline::schema::{FindingsSubmission, SubmitTool};
@@ -31,6 +31,7 @@ pub async fn static_analyzer(
     let runner = ctx.runner_allowing(&commands);
     let mut report = String::new();
     let mut refused = Vec::new();
+    let mut unrunnable = Vec::new();
     for command in &commands {
         let call = ToolCallRequest {
             id: ctx.call_id("static_analyzer"),
@@ -42,22 +43,39 @@ pub async fn static_analyzer(
             refused.push(command.clone());
             continue;
         }
+        let status_line = reply.content.lines().next().unwrap_or("");
+        if let Some(why) = cannot_run(status_line).filter(|_| reply.is_error) {
+            // Not installed, or refused by the sandbox: nothing for the model to triage, and
+            // a "finding" about it would fail every iteration the same way.
+            unrunnable.push(format!("`{command}` ({status_line}: {why})"));
+            continue;
+        }
         let (output, _) = crate::tools::cap_output(&reply.content, MAX_REPORT);
         report.push_str(&format!("$ {command}\n{output}\n\n"));
     }
-    if !refused.is_empty() {
-        // Saying "no findings" for an analyzer that never ran would be a lie.
+    // Saying "no findings" for an analyzer that never ran would be a lie.
+    let missing: Vec<String> = [
+        (&refused, "the permission policy refused"),
+        (&unrunnable, "could not run"),
+    ]
+    .iter()
+    .filter(|(commands, _)| !commands.is_empty())
+    .map(|(commands, what)| format!("{what} {}", commands.join(", ")))
+    .collect();
+    if !missing.is_empty() {
         ctx.bus.emit(Event::warning(
             WarningCode::AnalyzerRefused,
-            format!(
-                "the permission policy refused {}; their findings are missing",
-                refused.join(", ")
-            ),
+            format!("{}; their findings are missing", missing.join("; ")),
         ));
     }
     if report.is_empty() {
+        let why = match (refused.is_empty(), unrunnable.is_empty()) {
+            (false, true) => "the permission policy refused them",
+            (true, false) => "none could run here",
+            _ => "the permission policy refused some, and the others could not run here",
+        };
         return Ok(StageOutcome::Done {
-            detail: Some("no analyzer ran: the permission policy refused them".into()),
+            detail: Some(format!("no analyzer ran: {why}")),
         });
     }
     let change = it.diff(ctx).await;
@@ -67,11 +85,12 @@ pub async fn static_analyzer(
     );
     let submission = submit::<FindingsSubmission>(
         ctx,
-        Stage::StaticAnalyzer.name(),
-        it.number,
-        SubmitTool::Analysis,
-        &READ_ONLY,
-        PROMPT,
+        StageCall::reviewing(
+            Stage::StaticAnalyzer.name(),
+            it.number,
+            SubmitTool::Analysis,
+            PROMPT,
+        ),
         user,
     )
     .await?;

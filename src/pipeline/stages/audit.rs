@@ -1,7 +1,7 @@
 //! security_auditor: the model reviews the change for injection, secrets, unsafe shell and
 //! path traversal; a high-severity finding fails the stage.
 
-use super::{READ_ONLY, StageOutcome, Submission, submit};
+use super::{StageCall, StageOutcome, Submitted, submit};
 use crate::agent::AgentError;
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
@@ -21,11 +21,12 @@ pub async fn security_auditor(
     );
     let submission = submit::<FindingsSubmission>(
         ctx,
-        Stage::SecurityAuditor.name(),
-        it.number,
-        SubmitTool::Audit,
-        &READ_ONLY,
-        PROMPT,
+        StageCall::reviewing(
+            Stage::SecurityAuditor.name(),
+            it.number,
+            SubmitTool::Audit,
+            PROMPT,
+        ),
         user,
     )
     .await?;
@@ -33,10 +34,10 @@ pub async fn security_auditor(
 }
 
 /// Findings pass unless one is high; the high ones are the next iteration's evidence.
-pub fn judge_findings(submission: Submission<FindingsSubmission>, kind: &str) -> StageOutcome {
-    let findings = match submission {
+pub fn judge_findings(submission: Submitted<FindingsSubmission>, kind: &str) -> StageOutcome {
+    let findings = match submission.or_outcome() {
         Ok((_, submitted)) => submitted.findings,
-        Err(detail) => return StageOutcome::failed(detail),
+        Err(outcome) => return outcome,
     };
     let high: Vec<String> = findings
         .iter()

@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use super::Ctx;
 use super::schema::{SubmitTool, decode, submit_spec};
 use crate::agent::{AgentError, TextRoute, TurnSpec};
+use crate::protocol::ErrorCode;
 use crate::provider::Message;
 use crate::tools::ToolName;
 
@@ -38,17 +39,56 @@ pub enum StageOutcome {
     Refused {
         detail: String,
     },
-    /// The stage cannot succeed however often it runs: the environment cannot run its command
-    /// (`environment`: exit 126 or 127), or the code writer would not submit. The pipeline
-    /// stops at once with the reason.
+    /// The stage cannot succeed however often it runs (see [`Stuck`]): the pipeline stops at
+    /// once with the reason.
     Stuck {
         detail: String,
-        environment: bool,
+        cause: Stuck,
     },
     /// The code writer found nothing to change and answered: the pipeline ends with that answer.
     Answered {
         answer: String,
     },
+}
+
+/// Why a stage cannot succeed however often it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stuck {
+    /// The environment cannot run the stage's command (exit 126: refused by the sandbox or not
+    /// executable; 127: not found); no change to the code mends that.
+    Environment,
+    /// The model ended the stage without its submit tool, though told to call it.
+    NoSubmission,
+    /// The model used up `--max-turns` without submitting.
+    TurnLimit,
+}
+
+impl Stuck {
+    /// The error code of a run that ends this way.
+    pub fn code(self) -> ErrorCode {
+        match self {
+            Stuck::Environment => ErrorCode::ToolError,
+            Stuck::NoSubmission => ErrorCode::PipelineFailed,
+            Stuck::TurnLimit => ErrorCode::TurnLimit,
+        }
+    }
+}
+
+/// Why a command whose status line is `status_line` could not run at all, by the shell's
+/// conventions: 126, found but not runnable (also the sandbox's refusal), and 127, not found.
+pub fn cannot_run(status_line: &str) -> Option<&'static str> {
+    match status_line
+        .strip_prefix("exit code ")?
+        .trim()
+        .parse::<i32>()
+        .ok()?
+    {
+        crate::permissions::supervisor::CANNOT_RUN => {
+            Some("the command could not be run: refused by the sandbox or not executable")
+        }
+        127 => Some("command not found"),
+        _ => None,
+    }
 }
 
 impl StageOutcome {
@@ -60,9 +100,6 @@ impl StageOutcome {
         }
     }
 }
-
-/// A model stage's submission: the call id and the decoded arguments, or why there is none.
-pub type Submission<T> = Result<(String, T), String>;
 
 /// A model stage's submission, or how it ended without one.
 pub enum Submitted<T> {
@@ -77,34 +114,48 @@ pub enum Submitted<T> {
     },
 }
 
-/// Ask the model for one stage's typed output. Provider and budget failures end the run
-/// (`Err`); a missing or malformed submission is the stage's failure (`Ok(Err)`).
-pub async fn submit<T: DeserializeOwned>(
-    ctx: &Ctx<'_>,
-    stage: &str,
-    iteration: u32,
-    submit_tool: SubmitTool,
-    tools: &[ToolName],
-    system: &str,
-    user: String,
-) -> Result<Submission<T>, AgentError> {
-    let submitted = submit_or_answer(
-        ctx,
-        StageCall {
-            stage,
-            iteration,
-            submit_tool,
-            tools,
-            system,
-            may_answer: false,
+impl<T> Submitted<T> {
+    /// For a stage that must submit: the submission, or the stage's outcome without one. A
+    /// malformed submission fails the stage and the next iteration asks again; a missing one
+    /// would be missing again (the same prompt to the same model, which was told to submit),
+    /// so the stage is stuck.
+    pub fn or_outcome(self) -> Result<(String, T), StageOutcome> {
+        match self {
+            Submitted::Valid(id, value) => Ok((id, value)),
+            Submitted::Malformed(detail) => Err(StageOutcome::failed(detail)),
+            Submitted::Missing {
+                detail,
+                text,
+                turn_limit,
+            } => Err(not_submitted(detail, &text, turn_limit)),
+        }
+    }
+
+    /// The submission, or why there is none (the design plan's stages, which run once).
+    pub fn valid(self) -> Result<(String, T), String> {
+        match self {
+            Submitted::Valid(id, value) => Ok((id, value)),
+            Submitted::Malformed(detail) | Submitted::Missing { detail, .. } => Err(detail),
+        }
+    }
+}
+
+/// A stage that ended without its submission and cannot be helped by another iteration:
+/// why, with the first line of what the model said instead.
+pub fn not_submitted(detail: String, text: &str, turn_limit: bool) -> StageOutcome {
+    let said = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| format!(" (it said: {})", l.trim()))
+        .unwrap_or_default();
+    StageOutcome::Stuck {
+        detail: format!("{detail}{said}; another iteration would not do better"),
+        cause: if turn_limit {
+            Stuck::TurnLimit
+        } else {
+            Stuck::NoSubmission
         },
-        user,
-    )
-    .await?;
-    Ok(match submitted {
-        Submitted::Valid(id, value) => Ok((id, value)),
-        Submitted::Malformed(detail) | Submitted::Missing { detail, .. } => Err(detail),
-    })
+    }
 }
 
 /// What a model stage is: its name, tools, prompt and submit tool.
@@ -119,8 +170,28 @@ pub struct StageCall<'a> {
     pub may_answer: bool,
 }
 
-/// As [`submit`], telling a missing submission from a malformed one.
-pub async fn submit_or_answer<T: DeserializeOwned>(
+impl<'a> StageCall<'a> {
+    /// A stage with the read-only tools, which must submit.
+    pub fn reviewing(
+        stage: &'a str,
+        iteration: u32,
+        submit_tool: SubmitTool,
+        system: &'a str,
+    ) -> StageCall<'a> {
+        StageCall {
+            stage,
+            iteration,
+            submit_tool,
+            tools: &READ_ONLY,
+            system,
+            may_answer: false,
+        }
+    }
+}
+
+/// Ask the model for one stage's typed output. Provider and budget failures end the run
+/// (`Err`); otherwise the submission, or how the stage ended without a valid one.
+pub async fn submit<T: DeserializeOwned>(
     ctx: &Ctx<'_>,
     call: StageCall<'_>,
     user: String,
@@ -167,7 +238,9 @@ pub async fn submit_or_answer<T: DeserializeOwned>(
         Ok(outcome) => outcome,
         Err(AgentError::TurnLimit(n)) => {
             return Ok(Submitted::Missing {
-                detail: format!("the model did not call {submit_name} within {n} turns"),
+                detail: format!(
+                    "the model did not call {submit_name} within {n} turns (raise --max-turns)"
+                ),
                 text: String::new(),
                 turn_limit: true,
             });
@@ -189,4 +262,17 @@ pub async fn submit_or_answer<T: DeserializeOwned>(
         Ok(value) => Submitted::Valid(id, value),
         Err(detail) => Submitted::Malformed(detail),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cannot_run;
+
+    #[test]
+    fn only_126_and_127_mean_the_command_cannot_run() {
+        assert!(cannot_run("exit code 126").is_some());
+        assert_eq!(cannot_run("exit code 127"), Some("command not found"));
+        assert_eq!(cannot_run("exit code 1"), None);
+        assert_eq!(cannot_run("timed out after 5 ms"), None);
+    }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::StageOutcome;
+use super::{StageOutcome, Stuck, cannot_run};
 use crate::pipeline::runner::Iteration;
 use crate::pipeline::{Ctx, detect};
 use crate::protocol::events::ToolStatus;
@@ -69,41 +69,11 @@ pub async fn test_runner(ctx: &Ctx<'_>, it: &mut Iteration) -> StageOutcome {
             detail: format!(
                 "the test command `{command}` cannot run here ({status_line}: {why}): {summary}"
             ),
-            environment: true,
+            cause: Stuck::Environment,
         };
     }
     StageOutcome::Failed {
         detail: format!("`{command}` failed ({status_line}): {summary}"),
         evidence: format!("The test command `{command}` failed:\n{tail}"),
-    }
-}
-
-/// Why a command whose status line is `status_line` could not run at all, by the shell's
-/// conventions: 126, found but not runnable (also the sandbox's refusal), and 127, not found.
-fn cannot_run(status_line: &str) -> Option<&'static str> {
-    match status_line
-        .strip_prefix("exit code ")?
-        .trim()
-        .parse::<i32>()
-        .ok()?
-    {
-        crate::permissions::supervisor::CANNOT_RUN => {
-            Some("the command could not be run: refused by the sandbox or not executable")
-        }
-        127 => Some("command not found"),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::cannot_run;
-
-    #[test]
-    fn only_126_and_127_mean_the_command_cannot_run() {
-        assert!(cannot_run("exit code 126").is_some());
-        assert_eq!(cannot_run("exit code 127"), Some("command not found"));
-        assert_eq!(cannot_run("exit code 1"), None);
-        assert_eq!(cannot_run("timed out after 5 ms"), None);
     }
 }

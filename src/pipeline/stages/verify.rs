@@ -1,7 +1,7 @@
 //! acceptance_verifier: the model compares the request, the change and the test result and
 //! submits a verdict; a rejection fails the stage.
 
-use super::{READ_ONLY, StageOutcome, submit};
+use super::{StageCall, StageOutcome, submit};
 use crate::agent::AgentError;
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
@@ -23,16 +23,17 @@ pub async fn acceptance_verifier(
     );
     let submission = submit::<Verdict>(
         ctx,
-        Stage::AcceptanceVerifier.name(),
-        it.number,
-        SubmitTool::Verdict,
-        &READ_ONLY,
-        PROMPT,
+        StageCall::reviewing(
+            Stage::AcceptanceVerifier.name(),
+            it.number,
+            SubmitTool::Verdict,
+            PROMPT,
+        ),
         user,
     )
     .await?;
-    Ok(match submission {
-        Err(detail) => StageOutcome::failed(detail),
+    Ok(match submission.or_outcome() {
+        Err(outcome) => outcome,
         Ok((_, verdict)) if verdict.accepted => StageOutcome::Done {
             detail: Some(format!("accepted: {}", verdict.reasons.join("; "))),
         },

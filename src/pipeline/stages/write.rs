@@ -1,7 +1,7 @@
 //! code_writer and test_generator: the real tools under the permission policy, then a typed
 //! submission whose files are applied through the same policy, checkpointed first.
 
-use super::{StageCall, StageOutcome, Submitted, submit_or_answer};
+use super::{StageCall, StageOutcome, Submitted, not_submitted, submit};
 use crate::agent::AgentError;
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
@@ -79,7 +79,7 @@ async fn write_stage(
 ) -> Result<Result<(String, Vec<String>), StageOutcome>, AgentError> {
     let code_writer = stage == Stage::CodeWriter;
     let checkpoints_before = ctx.agent.runner.checkpoints.saved();
-    let submission = submit_or_answer::<FilesSubmission>(
+    let submission = submit::<FilesSubmission>(
         ctx,
         StageCall {
             stage: stage.name(),
@@ -95,16 +95,22 @@ async fn write_stage(
     let (id, submitted) = match submission {
         Submitted::Valid(id, submitted) => (id, submitted),
         Submitted::Malformed(detail) => return Ok(Err(StageOutcome::failed(detail))),
-        Submitted::Missing { detail, .. } if !code_writer => {
-            return Ok(Err(StageOutcome::failed(detail)));
-        }
         Submitted::Missing {
             detail,
             text,
             turn_limit,
         } => {
             let wrote = ctx.agent.runner.checkpoints.saved() > checkpoints_before;
-            return Ok(Err(unsubmitted(it, detail, text, turn_limit, wrote)));
+            return Ok(Err(unsubmitted(
+                it,
+                stage,
+                Missing {
+                    detail,
+                    text,
+                    turn_limit,
+                    wrote,
+                },
+            )));
         }
     };
     // Planning reads each file's current contents: off the runtime's threads.
@@ -153,38 +159,49 @@ async fn write_stage(
     }
 }
 
-/// A code writer that ended without `submit_code`. Its prose is the answer when it changed
-/// nothing in the first iteration (the request needed no change); its tool writes are its
-/// change when it made some; otherwise no iteration would do better (it was told to submit,
-/// with the failure, and did not), so the pipeline stops instead of retrying.
-fn unsubmitted(
-    it: &mut Iteration,
+/// A writing stage that ended without its submit tool.
+struct Missing {
     detail: String,
     text: String,
     turn_limit: bool,
+    /// Whether its tools wrote files (a checkpoint was saved).
     wrote: bool,
-) -> StageOutcome {
+}
+
+/// A writing stage that ended without its submit tool. Its tool writes are its change when it
+/// made some; a code writer's prose is the answer when it changed nothing in the first
+/// iteration (the request needed no change); otherwise no iteration would do better (it was
+/// told to submit, the failure too, and did not), so the pipeline stops instead of retrying.
+fn unsubmitted(it: &mut Iteration, stage: Stage, missing: Missing) -> StageOutcome {
+    let Missing {
+        detail,
+        text,
+        turn_limit,
+        wrote,
+    } = missing;
     let answer = text.trim();
     if wrote && !turn_limit {
-        it.code_summary = Some(answer.to_string());
+        let summary = Some(answer.to_string());
+        let submit_tool = if stage == Stage::CodeWriter {
+            it.code_summary = summary;
+            SubmitTool::Code
+        } else {
+            it.tests_summary = summary;
+            SubmitTool::Tests
+        };
         return StageOutcome::Done {
-            detail: Some("changed files with its tools, without submit_code".into()),
+            detail: Some(format!(
+                "changed files with its tools, without {}",
+                submit_tool.as_str()
+            )),
         };
     }
-    if !wrote && !turn_limit && it.number == 1 && !answer.is_empty() {
+    if stage == Stage::CodeWriter && !wrote && !turn_limit && it.number == 1 && !answer.is_empty() {
         return StageOutcome::Answered {
             answer: answer.to_string(),
         };
     }
-    let said = answer
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .map(|l| format!(" (it said: {})", l.trim()))
-        .unwrap_or_default();
-    StageOutcome::Stuck {
-        detail: format!("{detail}{said}; another iteration would not do better"),
-        environment: false,
-    }
+    not_submitted(detail, answer, turn_limit)
 }
 
 fn written_detail(written: &[String]) -> String {
