@@ -7,6 +7,7 @@ mod attack_git;
 mod attack_mcp;
 mod attack_misc;
 mod attack_proc;
+mod attack_procs;
 mod attack_review;
 mod attack_round2;
 mod attack_round3;

@@ -9,7 +9,8 @@
 //!   stdout; stdout becomes stderr, so what the tool prints is a log) and starts the inner stage;
 //! - the inner stage, PID 1 of the new namespace (when it dies the kernel kills everything left
 //!   in it), asks for SIGKILL when the outer stage dies, confines its writes with Landlock where
-//!   the kernel has it (a second layer under Node's permission model), and becomes Node.
+//!   the kernel has it (a second layer under Node's permission model), gives up every
+//!   capability, and becomes Node.
 //!
 //! When a namespace cannot be made it refuses: it writes a `PERMISSION_DENIED` result on the
 //! result channel and never starts Node.
@@ -151,6 +152,12 @@ fn inner(request: &Request) -> i32 {
         return NOT_STARTED;
     };
     if let Err(why) = confine_writes(&request.writable) {
+        let _ = writeln!(std::io::stderr(), "splice: {why}");
+        return NOT_STARTED;
+    }
+    // As root, Node would otherwise read Splice's environment and memory through /proc (the
+    // PID namespace does not hide the host's procfs).
+    if let Err(why) = crate::permissions::sandbox::drop_capabilities() {
         let _ = writeln!(std::io::stderr(), "splice: {why}");
         return NOT_STARTED;
     }
