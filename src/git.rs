@@ -134,7 +134,10 @@ fn base(dir: &Path, overrides: &[(String, String)]) -> Command {
     // Git needs no provider key, and a process's environment is readable by others of the same
     // user (an MCP server's) while it runs.
     for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(crate::sanitize::redact::is_secret_name) {
+        if name
+            .to_str()
+            .is_some_and(crate::sanitize::redact::is_secret_name)
+        {
             command.env_remove(&name);
         }
     }

@@ -70,7 +70,9 @@ fn find(program: &OsStr, path: Option<&OsStr>, cwd: &Path) -> std::io::Result<Pa
             if m.is_file() && m.permissions().mode() & 0o111 != 0 {
                 Ok(())
             } else {
-                Err(std::io::Error::from_raw_os_error(rustix::io::Errno::ACCESS.raw_os_error()))
+                Err(std::io::Error::from_raw_os_error(
+                    rustix::io::Errno::ACCESS.raw_os_error(),
+                ))
             }
         })
     };

@@ -21,7 +21,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use rustix::mount::{
-    MountFlags, MountPropagationFlags, mount_bind, mount_bind_recursive, mount_change, mount_remount,
+    MountFlags, MountPropagationFlags, mount_bind, mount_bind_recursive, mount_change,
+    mount_remount,
 };
 use rustix::thread::UnshareFlags;
 
@@ -78,7 +79,12 @@ pub fn mask_writable(hidden: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<Pat
     // up again, it goes through the new ones, so a relative path cannot pass beneath them.
     std::env::current_dir()
         .and_then(std::env::set_current_dir)
-        .map_err(|e| cannot(first, format!("cannot enter the working directory again: {e}")))?;
+        .map_err(|e| {
+            cannot(
+                first,
+                format!("cannot enter the working directory again: {e}"),
+            )
+        })?;
     Ok(rest)
 }
 
@@ -88,7 +94,9 @@ pub fn mask_writable(hidden: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<Pat
 #[allow(deprecated)] // `unshare` is deprecated for CLONE_FILES, which is not used here.
 fn enter_namespace() -> Result<(), String> {
     if std::env::var_os(NO_MOUNTNS_ENV).is_some_and(|v| !v.is_empty()) {
-        return Err(format!("no mount namespace can be made ({NO_MOUNTNS_ENV} is set)"));
+        return Err(format!(
+            "no mount namespace can be made ({NO_MOUNTNS_ENV} is set)"
+        ));
     }
     let (uid, gid) = (
         rustix::process::geteuid().as_raw(),
@@ -103,8 +111,11 @@ fn enter_namespace() -> Result<(), String> {
             .and_then(|()| std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1")))
             .map_err(|e| format!("cannot map ids in the user namespace: {e}"))?;
     }
-    mount_change("/", MountPropagationFlags::REC | MountPropagationFlags::PRIVATE)
-        .map_err(|e| format!("cannot make the mounts private: {e}"))
+    mount_change(
+        "/",
+        MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+    )
+    .map_err(|e| format!("cannot make the mounts private: {e}"))
 }
 
 /// Pin every directory above `file` that the command could rename (its parent is inside a
@@ -119,8 +130,7 @@ fn mask(file: &Path, inside: &dyn Fn(&Path) -> bool) -> Result<(), String> {
         .collect();
     pinned.reverse();
     for dir in pinned {
-        mount_bind_recursive(dir, dir)
-            .map_err(|e| format!("cannot pin {}: {e}", dir.display()))?;
+        mount_bind_recursive(dir, dir).map_err(|e| format!("cannot pin {}: {e}", dir.display()))?;
     }
     mount_bind(EMPTY, file).map_err(|e| format!("cannot mount over it: {e}"))?;
     // Read-only and no device access: reading fails as Landlock's refusal would, writes too.

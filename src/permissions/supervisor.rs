@@ -134,7 +134,10 @@ pub fn main(args: &[OsString]) -> i32 {
     if request.no_caps
         && let Err(error) = sandbox::drop_capabilities()
     {
-        eprintln!("splice supervisor: {} was not run: {error}", first.to_string_lossy());
+        eprintln!(
+            "splice supervisor: {} was not run: {error}",
+            first.to_string_lossy()
+        );
         return CANNOT_RUN;
     }
     // A confined command starts as a second `splice`, which confines itself and then becomes

@@ -403,7 +403,10 @@ fn a_stubborn_server_with_an_escaped_grandchild_does_not_hold_the_run() {
     }
     let outlived = running();
     let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-    assert!(!outlived, "the server's grandchild {pid:?} outlived the run");
+    assert!(
+        !outlived,
+        "the server's grandchild {pid:?} outlived the run"
+    );
 }
 
 /// A server may send progress notifications as fast as it can write: each became a

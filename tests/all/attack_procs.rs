@@ -130,7 +130,10 @@ fn an_mcp_server_reads_nothing_of_splices_environment_or_memory() {
         anthropic::tool_call("toolu_1", "mcp__h__echo", &[r#"{"text":"x"}"#]),
         anthropic::answer(&["Done."]),
     ]);
-    let out = run(mcp_exec(&sandbox, &provider, &["--allow", "mcp__h__*", "Echo."]), None);
+    let out = run(
+        mcp_exec(&sandbox, &provider, &["--allow", "mcp__h__*", "Echo."]),
+        None,
+    );
     out.assert_well_formed();
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.first("tool_result")["status"], "ok");
@@ -156,9 +159,7 @@ fn an_mcp_servers_escaped_grandchild_ends_when_splice_is_killed() {
     let out = support::run_and_signal(
         mcp_exec(&sandbox, &provider, &["Hello."]),
         "KILL",
-        move |_| {
-            std::fs::read_to_string(&watched).is_ok_and(|t| t.trim().parse::<i32>().is_ok())
-        },
+        move |_| std::fs::read_to_string(&watched).is_ok_and(|t| t.trim().parse::<i32>().is_ok()),
     );
     assert_ne!(out.code, 0);
     assert_gone(pid_in(&pid_file), "the MCP server's grandchild");
