@@ -383,29 +383,15 @@ fn a_stubborn_server_with_an_escaped_grandchild_does_not_hold_the_run() {
         .unwrap_or_default()
         .trim()
         .parse::<i32>()
-        .ok()
-        .and_then(rustix::process::Pid::from_raw);
+        .ok();
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.final_result()["status"], "completed");
     let Some(pid) = grandchild else {
         panic!("the server did not start its grandchild");
     };
-    let stat = format!("/proc/{}/stat", pid.as_raw_nonzero());
-    let running = || {
-        std::fs::read_to_string(&stat).is_ok_and(|s| {
-            !s.rsplit_once(')')
-                .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
-        })
-    };
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while running() && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let outlived = running();
-    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
     assert!(
-        !outlived,
-        "the server's grandchild {pid:?} outlived the run"
+        support::ended(pid),
+        "the server's grandchild {pid} outlived the run"
     );
 }
 

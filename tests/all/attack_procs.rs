@@ -78,29 +78,8 @@ fn assert_nothing_read(report: &[Value], what: &str) {
     }
 }
 
-/// Running or sleeping; a zombie or a missing process is not.
-fn alive(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.trim_start().chars().next());
-    !matches!(state, Some('Z' | 'X'))
-}
-
-/// The pid in `file` is gone within a bounded time; it is killed either way, so a failure
-/// leaves nothing running.
 fn assert_gone(pid: i32, what: &str) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while alive(pid) && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let outlived = alive(pid);
-    if let Some(pid) = rustix::process::Pid::from_raw(pid) {
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-    }
-    assert!(!outlived, "{what} (pid {pid}) outlived splice");
+    assert!(support::ended(pid), "{what} (pid {pid}) outlived splice");
 }
 
 fn pid_in(file: &Path) -> i32 {
