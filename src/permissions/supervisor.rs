@@ -323,6 +323,17 @@ mod tests {
     }
 
     #[test]
+    fn parses_the_helper_launch_line() {
+        let args: Vec<OsString> = ["--parent", "7", "--no-caps", "--forward-term", "--", "srv"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let request = parse(&args);
+        assert!(request.no_caps && request.forward_term && !request.confine);
+        assert_eq!(request.program, ["srv"]);
+    }
+
+    #[test]
     fn finds_its_own_children_in_proc() {
         let mut child = std::process::Command::new("sleep")
             .arg("5")

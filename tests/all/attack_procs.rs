@@ -158,13 +158,15 @@ fn scribiz_setup() -> (Sandbox, PathBuf) {
     (sandbox, tmp)
 }
 
-/// `splice exec` transcribing `demo.mp3` through the fake CLI with these hooks.
-fn transcribe(sandbox: &Sandbox, tmp: &Path, hooks: &[(&str, &str)]) -> (Outcome, PathBuf) {
+/// `splice exec` transcribing `demo.mp3` through the fake CLI with these hooks, and the fake's
+/// record file.
+fn transcribe_command(
+    sandbox: &Sandbox,
+    provider: &FakeProvider,
+    tmp: &Path,
+    hooks: &[(&str, &str)],
+) -> (std::process::Command, PathBuf) {
     let record = sandbox.dir.path().join("record.jsonl");
-    let provider = FakeProvider::start(vec![
-        openai::call_json("call_1", "transcribe", json!({"path": "demo.mp3"})),
-        openai::answer(&["Done."]),
-    ]);
     let mut command = sandbox.command(&provider.url);
     command
         // The system's python3 first for the fake CLI.
@@ -192,9 +194,33 @@ fn transcribe(sandbox: &Sandbox, tmp: &Path, hooks: &[(&str, &str)]) -> (Outcome
     stream_json(&mut command)
         .args(["--tier", "light", "--model", "priced-model"])
         .args(["--permission-mode", "auto", "transcribe demo.mp3"]);
+    (command, record)
+}
+
+/// The transcription run to its end.
+fn transcribe(sandbox: &Sandbox, tmp: &Path, hooks: &[(&str, &str)]) -> (Outcome, PathBuf) {
+    let provider = FakeProvider::start(vec![
+        openai::call_json("call_1", "transcribe", json!({"path": "demo.mp3"})),
+        openai::answer(&["Done."]),
+    ]);
+    let (command, record) = transcribe_command(sandbox, &provider, tmp, hooks);
     let out = run(command, None);
     out.assert_well_formed();
     (out, record)
+}
+
+/// The pids the fake recorded: its own (`None`) or an event's.
+fn recorded_pids(record: &Path, event: Option<&str>) -> Vec<i32> {
+    std::fs::read_to_string(record)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| match event {
+            None => r["argv"].is_array(),
+            Some(event) => r["event"] == event,
+        })
+        .filter_map(|r| r["pid"].as_i64().and_then(|p| i32::try_from(p).ok()))
+        .collect()
 }
 
 #[test]
@@ -222,17 +248,40 @@ fn the_scribiz_clis_escaped_grandchild_ends_with_the_run() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let result = out.first("tool_result");
     assert_eq!(result["status"], "ok", "{result}");
-    let pids: Vec<i32> = std::fs::read_to_string(&record)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|r| r["event"] == "setsid-grandchild")
-        .filter_map(|r| r["pid"].as_i64().and_then(|p| i32::try_from(p).ok()))
-        .collect();
+    let pids = recorded_pids(&record, Some("setsid-grandchild"));
     // `transcribe`, then `format`: each left one.
     assert!(!pids.is_empty(), "the CLI started no grandchild");
     for pid in pids {
         assert_gone(pid, "the Scribiz CLI's grandchild");
+    }
+}
+
+/// Splice killed (SIGKILL) while the CLI waits after its plan, with a grandchild in its group
+/// and one in a session of its own: all three end.
+#[test]
+fn the_scribiz_cli_and_its_escaped_grandchild_end_when_splice_is_killed() {
+    let (sandbox, tmp) = scribiz_setup();
+    let provider = FakeProvider::start(vec![openai::call_json(
+        "call_1",
+        "transcribe",
+        json!({"path": "demo.mp3"}),
+    )]);
+    let hooks = [
+        ("SCRIBIZ_FAKE_SETSID", "1"),
+        ("SCRIBIZ_FAKE_AFTER_PLAN", "wait"),
+    ];
+    let (command, record) = transcribe_command(&sandbox, &provider, &tmp, &hooks);
+    let watched = record.clone();
+    let out = support::run_and_signal(command, "KILL", move |_| {
+        std::fs::read_to_string(&watched).is_ok_and(|r| r.contains("waiting-after-plan"))
+    });
+    assert_ne!(out.code, 0);
+    let cli = recorded_pids(&record, None);
+    let escaped = recorded_pids(&record, Some("setsid-grandchild"));
+    let grouped = recorded_pids(&record, Some("grandchild"));
+    assert!(!cli.is_empty() && !escaped.is_empty() && !grouped.is_empty());
+    for pid in cli.into_iter().chain(escaped).chain(grouped) {
+        assert_gone(pid, "the Scribiz CLI or a child of it");
     }
 }
 
