@@ -8,11 +8,6 @@
 //! Landlock and then becomes the shell, so the supervisor stays outside the command's domain. When the shell exits, or a signal arrives (Splice's timeout or
 //! interrupt, or Splice's death), it kills every descendant that is left, reaps them, and
 //! exits with the shell's status.
-//!
-//! MCP stdio servers and the Scribiz CLI run under it too (`--no-caps --forward-term -- PROGRAM
-//! ARGS…`): without capabilities (as root they could otherwise read Splice's environment and
-//! memory), and with SIGTERM passed on to the program's process group for a graceful end;
-//! SIGHUP or SIGINT (Splice's last word, or its death) still ends everything at once.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -37,16 +32,16 @@ pub const CANNOT_RUN: i32 = 126;
 #[derive(Debug, Default, PartialEq)]
 struct Request {
     parent: Option<i32>,
+    /// Give up every capability before starting the program.
+    no_caps: bool,
+    /// SIGTERM goes on to the program's process group instead of ending everything.
+    forward_term: bool,
     confine: bool,
     /// The confined command's first process rather than the supervisor (see [`inner`]).
     inner: bool,
     writable: Vec<PathBuf>,
     /// Files the confined command may not read.
     hidden: Vec<PathBuf>,
-    /// Give up every capability before starting the program.
-    no_caps: bool,
-    /// SIGTERM goes on to the program's process group instead of ending everything.
-    forward_term: bool,
     program: Vec<OsString>,
 }
 
@@ -54,7 +49,11 @@ fn parse(args: &[OsString]) -> Request {
     let mut request = Request::default();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
-        if arg == "--write" {
+        if arg == "--no-caps" {
+            request.no_caps = true;
+        } else if arg == "--forward-term" {
+            request.forward_term = true;
+        } else if arg == "--write" {
             request.writable.extend(rest.next().map(PathBuf::from));
         } else if arg == "--hide" {
             request.hidden.extend(rest.next().map(PathBuf::from));
@@ -62,10 +61,6 @@ fn parse(args: &[OsString]) -> Request {
             request.confine = true;
         } else if arg == "--inner" {
             request.inner = true;
-        } else if arg == "--no-caps" {
-            request.no_caps = true;
-        } else if arg == "--forward-term" {
-            request.forward_term = true;
         } else if arg == "--parent" {
             request.parent = rest.next().and_then(|p| p.to_str()?.parse().ok());
         } else if arg == "--" {
@@ -76,6 +71,11 @@ fn parse(args: &[OsString]) -> Request {
 }
 
 /// The `__sandbox-exec` entry point; returns the exit code (the shell's, or 126).
+///
+/// MCP stdio servers and the Scribiz CLI run under it too (`--no-caps --forward-term -- PROGRAM
+/// ARGS…`): without capabilities (as root they could otherwise read Splice's environment and
+/// memory), and with SIGTERM passed on to the program's process group for a graceful end;
+/// SIGHUP or SIGINT (Splice's last word, or its death) still ends everything at once.
 pub fn main(args: &[OsString]) -> i32 {
     let request = parse(args);
     if request.inner {
