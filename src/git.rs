@@ -131,6 +131,16 @@ fn base(dir: &Path, overrides: &[(String, String)]) -> Command {
     for name in UNSET {
         command.env_remove(name);
     }
+    // Git needs no provider key, and a process's environment is readable by others of the same
+    // user (an MCP server's) while it runs.
+    for (name, _) in std::env::vars_os() {
+        if name
+            .to_str()
+            .is_some_and(crate::sanitize::redact::is_secret_name)
+        {
+            command.env_remove(&name);
+        }
+    }
     command
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_TERMINAL_PROMPT", "0")

@@ -1,43 +1,92 @@
-//! The process group of a child Splice started with `process_group(0)`: one guard that kills
-//! the whole group (the child and whatever it started) when asked and when dropped, so no path
-//! leaves a descendant running.
+//! The process group of a child Splice started: one guard that ends the child and whatever it
+//! started when asked and when dropped, so no path leaves a descendant running. The child is
+//! either the leader of its own group (`process_group(0)`), ended with SIGKILL to the group, or
+//! Splice's supervisor (`splice __sandbox-exec --forward-term`, see `permissions::supervisor`),
+//! which owns every descendant, even those that left the group: it is asked with SIGHUP, and
+//! never killed itself (what it supervises would outlive it).
 
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 
-/// Kills the group with SIGKILL when dropped, unless [`GroupGuard::disarm`] said it is gone.
+/// Ends the child's processes when dropped, unless [`GroupGuard::disarm`] said they are gone.
 #[derive(Debug)]
-pub struct GroupGuard(Option<Pid>);
+pub struct GroupGuard {
+    pid: Option<Pid>,
+    supervisor: bool,
+}
 
 impl GroupGuard {
     /// The group led by this child (started with `process_group(0)`); an empty guard when the
     /// child has no pid (already reaped).
     pub fn of(child: &tokio::process::Child) -> GroupGuard {
-        GroupGuard(
-            child
+        GroupGuard::new(child, false)
+    }
+
+    /// The child is Splice's supervisor, started with `--forward-term`.
+    pub fn supervisor(child: &tokio::process::Child) -> GroupGuard {
+        GroupGuard::new(child, true)
+    }
+
+    fn new(child: &tokio::process::Child, supervisor: bool) -> GroupGuard {
+        GroupGuard {
+            pid: child
                 .id()
                 .and_then(|id| i32::try_from(id).ok())
                 .and_then(Pid::from_raw),
-        )
-    }
-
-    pub fn pid(&self) -> Option<Pid> {
-        self.0
-    }
-
-    /// Send `signal` to every process of the group; harmless when it is already empty (ESRCH).
-    pub fn signal(&self, signal: Signal) {
-        if let Some(pid) = self.0 {
-            let _ = kill_process_group(pid, signal);
+            supervisor,
         }
     }
 
+    pub fn pid(&self) -> Option<Pid> {
+        self.pid
+    }
+
+    /// Ask for a graceful end: SIGTERM to the group (a supervisor passes it on to its
+    /// program's group). Harmless when it is already gone (ESRCH).
+    pub fn terminate(&self) {
+        match (self.pid, self.supervisor) {
+            (Some(pid), true) => {
+                let _ = kill_process(pid, Signal::TERM);
+            }
+            (Some(pid), false) => {
+                let _ = kill_process_group(pid, Signal::TERM);
+            }
+            (None, _) => {}
+        }
+    }
+
+    /// End everything now: SIGKILL to the group, or SIGHUP to the supervisor (which kills every
+    /// descendant, reaps them and exits).
     pub fn kill(&self) {
-        self.signal(Signal::KILL);
+        match (self.pid, self.supervisor) {
+            (Some(pid), true) => {
+                let _ = kill_process(pid, Signal::HUP);
+            }
+            (Some(pid), false) => {
+                let _ = kill_process_group(pid, Signal::KILL);
+            }
+            (None, _) => {}
+        }
+    }
+
+    /// The child was reaped. A supervisor exits only once every descendant is gone, and its pid
+    /// may be reused now: never signal it again. A plain group may still hold what the child
+    /// started: killed.
+    pub fn reaped(&mut self) {
+        if self.supervisor {
+            self.disarm();
+        } else {
+            self.kill();
+        }
+    }
+
+    /// Whether the child is a supervisor (it must then never get SIGKILL: see the module).
+    pub fn is_supervisor(&self) -> bool {
+        self.supervisor
     }
 
     /// The group was killed and its leader reaped: its id may be reused, so never signal it again.
     pub fn disarm(&mut self) {
-        self.0 = None;
+        self.pid = None;
     }
 }
 

@@ -1,6 +1,7 @@
-//! A stdio server's process: started by Splice itself (not by rmcp) in a process group of its
-//! own, with a cleared environment, its stderr kept as a capped tail, and one owner that ends
-//! and reaps it (and everything it started) on every path.
+//! A stdio server's process: started by Splice itself (not by rmcp) under its supervisor (no
+//! capabilities, a process group of its own, every descendant ended with it), with a cleared
+//! environment, its stderr kept as a capped tail, and one owner that ends and reaps it (and
+//! everything it started) on every path.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ffi::OsString;
@@ -9,10 +10,10 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rustix::process::Signal;
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
+use crate::permissions::helper::helper;
 use crate::process_group::GroupGuard;
 use crate::sanitize::redact::is_secret_name;
 use crate::sanitize::terminal::strip_controls;
@@ -142,8 +143,8 @@ pub struct Started {
     pub process: ServerProcess,
 }
 
-/// The one owner of a server's process group. Dropping it kills the group (the child is
-/// `kill_on_drop`, so Tokio reaps it); [`ServerProcess::end`] is the orderly way.
+/// The one owner of a server's processes. Dropping it ends them all (the guard; Tokio reaps the
+/// child); [`ServerProcess::end`] is the orderly way.
 pub struct ServerProcess {
     child: Child,
     group: GroupGuard,
@@ -157,21 +158,26 @@ pub fn spawn(
     env: Vec<(OsString, OsString)>,
     cwd: &Path,
 ) -> Result<Started, String> {
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args)
+    let cannot_start =
+        |e: std::io::Error| format!("cannot start `{}`: {e}", strip_controls(command));
+    let path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone());
+    // Under the supervisor: no capabilities, and whatever it starts ends with it.
+    let mut helper =
+        helper(std::ffi::OsStr::new(command), args, path.as_deref(), cwd).map_err(cannot_start)?;
+    helper
+        .command
         .env_clear()
         .envs(env)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own group: Ctrl-C in the terminal is Splice's, and the group is what is ended.
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start `{}`: {e}", strip_controls(command)))?;
-    let group = GroupGuard::of(&child);
+        .stderr(Stdio::piped());
+    let mut child = helper.command.spawn().map_err(cannot_start)?;
+    let group = helper.guard(&child);
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -215,17 +221,17 @@ impl ServerProcess {
             Ok(status) => format!("it exited ({status})"),
             Err(e) => format!("cannot wait for it: {e}"),
         };
-        // What it left running in its group goes too.
-        self.group.kill();
+        // What it left running goes too (a supervisor has ended it already).
+        self.group.reaped();
         self.exited = Some(how.clone());
         how
     }
 
-    /// End it (its stdin should be closed first): a short wait, SIGTERM to the group, SIGKILL,
-    /// and reap. Whatever it started in its group ends with it.
+    /// End it (its stdin should be closed first): a short wait, SIGTERM to its group, then
+    /// everything killed, and reaped. Whatever it started ends with it, even outside its group.
     pub async fn end(&mut self) {
         if self.exited.is_none() && tokio::time::timeout(GRACE, self.exited()).await.is_err() {
-            self.group.signal(Signal::TERM);
+            self.group.terminate();
             if tokio::time::timeout(TERM_GRACE, self.exited())
                 .await
                 .is_err()

@@ -1,7 +1,9 @@
 //! Who may do what: permission modes, rules, command risk, and the sandbox for commands nobody
 //! approved.
 
+pub mod helper;
 pub mod hidden;
+pub mod mask;
 pub mod policy;
 pub mod risk;
 pub mod sandbox;

@@ -236,23 +236,43 @@ pub fn confine_self(writable: &[PathBuf], hidden: &[PathBuf]) -> Result<(), Stri
     }
 }
 
-/// Give up every capability. Landlock leaves root's in force, and with them a confined command
-/// run as root reads any process's environment: Splice's own (its provider keys, though it is
-/// not dumpable) and the shell's that started it. Without them root is an ordinary user to
-/// those checks, and Landlock's ptrace rule applies. `no_new_privs` (set by Landlock) keeps a
-/// later `exec` from getting any back. A user without capabilities has nothing to drop.
-fn drop_capabilities() -> Result<(), String> {
+/// Give up every capability: effective, permitted, inheritable, ambient and (when it may) the
+/// bounding set, with `no_new_privs`, so no later `exec` (a set-user-ID or file-capability
+/// program, or root's own) gets any back. Landlock leaves root's in force, and with them a
+/// process run as root reads any process's environment and memory: Splice's own (its provider
+/// keys, though it is not dumpable) and the shell's that started it. Without them root is an
+/// ordinary user to those checks (and, under Landlock, its ptrace rule applies). A user without
+/// capabilities has nothing to drop.
+pub fn drop_capabilities() -> Result<(), String> {
     use rustix::thread::{
-        CapabilitySet, CapabilitySets, capabilities, clear_ambient_capability_set, set_capabilities,
+        CapabilitySet, CapabilitySets, capabilities, capability_is_in_bounding_set,
+        clear_ambient_capability_set, remove_capability_from_bounding_set, set_capabilities,
+        set_no_new_privs,
     };
     let none = || CapabilitySets {
         effective: CapabilitySet::empty(),
         permitted: CapabilitySet::empty(),
         inheritable: CapabilitySet::empty(),
     };
+    set_no_new_privs(true).map_err(|e| format!("cannot set no_new_privs: {e}"))?;
     let held = capabilities(None).map_err(|e| format!("cannot read capabilities: {e}"))?;
     if held == none() {
         return Ok(());
+    }
+    // Emptying the bounding set takes CAP_SETPCAP, so it comes first; without it,
+    // `no_new_privs` alone keeps an `exec` from raising what is permitted.
+    if held.effective.contains(CapabilitySet::SETPCAP) {
+        // Every capability the kernel knows, including those newer than this code: reading
+        // one past the last fails.
+        for bit in 0..64 {
+            let capability = CapabilitySet::from_bits_retain(1 << bit);
+            match capability_is_in_bounding_set(capability) {
+                Ok(true) => remove_capability_from_bounding_set(capability)
+                    .map_err(|e| format!("cannot empty the bounding set: {e}"))?,
+                Ok(false) => {}
+                Err(_) => break,
+            }
+        }
     }
     clear_ambient_capability_set()
         .and_then(|()| set_capabilities(None, none()))

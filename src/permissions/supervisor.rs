@@ -2,7 +2,7 @@
 //!
 //! `splice __sandbox-exec --parent PID [--confine --write DIR… --hide FILE…] -- sh -c COMMAND` makes itself a
 //! child subreaper (orphaned descendants, even ones that left the process group with `setsid`
-//! or a double fork, are reparented to it rather than to init), asks for SIGTERM when Splice
+//! or a double fork, are reparented to it rather than to init), asks for SIGHUP when Splice
 //! dies, leaves the terminal's session, and starts the shell as its child: when asked to
 //! confine it, through a second `splice __sandbox-exec --inner`, which confines itself with
 //! Landlock and then becomes the shell, so the supervisor stays outside the command's domain. When the shell exits, or a signal arrives (Splice's timeout or
@@ -35,6 +35,10 @@ pub const CANNOT_RUN: i32 = 126;
 #[derive(Debug, Default, PartialEq)]
 struct Request {
     parent: Option<i32>,
+    /// Give up every capability before starting the program.
+    no_caps: bool,
+    /// SIGTERM goes on to the program's process group instead of ending everything.
+    forward_term: bool,
     confine: bool,
     /// The confined command's first process rather than the supervisor (see [`inner`]).
     inner: bool,
@@ -50,7 +54,11 @@ fn parse(args: &[OsString]) -> Request {
     let mut request = Request::default();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
-        if arg == "--write" {
+        if arg == "--no-caps" {
+            request.no_caps = true;
+        } else if arg == "--forward-term" {
+            request.forward_term = true;
+        } else if arg == "--write" {
             request.writable.extend(rest.next().map(PathBuf::from));
         } else if arg == "--hide" {
             request.hidden.extend(rest.next().map(PathBuf::from));
@@ -70,6 +78,11 @@ fn parse(args: &[OsString]) -> Request {
 }
 
 /// The `__sandbox-exec` entry point; returns the exit code (the shell's, or 126).
+///
+/// MCP stdio servers and the Scribiz CLI run under it too (`--no-caps --forward-term -- PROGRAM
+/// ARGS…`): without capabilities (as root they could otherwise read Splice's environment and
+/// memory), and with SIGTERM passed on to the program's process group for a graceful end;
+/// SIGHUP or SIGINT (Splice's last word, or its death) still ends everything at once.
 pub fn main(args: &[OsString]) -> i32 {
     let request = parse(args);
     if request.inner {
@@ -99,20 +112,39 @@ pub fn main(args: &[OsString]) -> i32 {
     };
     {
         let (group, signalled) = (group.clone(), signalled.clone());
+        let forward_term = request.forward_term;
         std::thread::spawn(move || {
             for signal in signals.forever() {
+                let shell = group.load(Ordering::SeqCst);
+                // A graceful end: the program decides; Splice follows with SIGHUP if need be.
+                if forward_term && signal == SIGTERM && shell != 0 {
+                    signal_group(shell, Signal::TERM);
+                    continue;
+                }
                 signalled.store(signal, Ordering::SeqCst);
-                kill_group(group.load(Ordering::SeqCst));
+                kill_group(shell);
             }
         });
     }
-    // Splice's death must end the command too. Set before the check below, so a parent that
-    // died in between is caught by one or the other.
-    if set_parent_process_death_signal(Some(Signal::TERM)).is_err()
+    // Splice's death must end the command too (SIGHUP: at once, even with `--forward-term`).
+    // Set before the check below, so a parent that died in between is caught by one or the
+    // other.
+    if set_parent_process_death_signal(Some(Signal::HUP)).is_err()
         || request
             .parent
             .is_some_and(|p| getppid().map(|pid| pid.as_raw_nonzero().get()) != Some(p))
     {
+        return CANNOT_RUN;
+    }
+    // What the program starts cannot attach to the supervisor (to keep it from cleaning up).
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    if request.no_caps
+        && let Err(error) = sandbox::drop_capabilities()
+    {
+        eprintln!(
+            "splice supervisor: {} was not run: {error}",
+            first.to_string_lossy()
+        );
         return CANNOT_RUN;
     }
     // A confined command starts as a second `splice`, which confines itself and then becomes
@@ -178,7 +210,16 @@ fn inner(request: &Request) -> i32 {
         eprintln!("splice supervisor: no command given");
         return CANNOT_RUN;
     };
-    if let Err(error) = sandbox::confine_self(&request.writable, &request.hidden) {
+    // Hidden files where the command may write are masked in a mount namespace; Landlock
+    // keeps the rest.
+    let hidden = match super::mask::mask_writable(&request.hidden, &request.writable) {
+        Ok(rest) => rest,
+        Err(error) => {
+            eprintln!("splice sandbox: the command was not run: {error}");
+            return CANNOT_RUN;
+        }
+    };
+    if let Err(error) = sandbox::confine_self(&request.writable, &hidden) {
         eprintln!("splice sandbox: the command was not run: {error}");
         return CANNOT_RUN;
     }
@@ -241,8 +282,12 @@ fn end_descendants(shell: i32) {
 }
 
 fn kill_group(group: i32) {
+    signal_group(group, Signal::KILL);
+}
+
+fn signal_group(group: i32, signal: Signal) {
     if let Some(group) = Pid::from_raw(group) {
-        let _ = kill_process_group(group, Signal::KILL);
+        let _ = kill_process_group(group, signal);
     }
 }
 
@@ -295,6 +340,17 @@ mod tests {
         assert!(request.allow_unix_sockets);
         assert_eq!(request.writable, [PathBuf::from("/a"), PathBuf::from("/b")]);
         assert_eq!(request.program, ["sh", "-c", "--write x"]);
+    }
+
+    #[test]
+    fn parses_the_helper_launch_line() {
+        let args: Vec<OsString> = ["--parent", "7", "--no-caps", "--forward-term", "--", "srv"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let request = parse(&args);
+        assert!(request.no_caps && request.forward_term && !request.confine);
+        assert_eq!(request.program, ["srv"]);
     }
 
     #[test]

@@ -1,11 +1,12 @@
-//! One run of the Scribiz CLI, owned by one handle: started in a process group of its own with a
-//! clean environment, its stdout read as protocol lines (a typed stream for the caller), its
+//! One run of the Scribiz CLI, owned by one handle: started under Splice's supervisor (no
+//! capabilities, a process group of its own, every descendant ended with it) with a clean
+//! environment, its stdout read as protocol lines (a typed stream for the caller), its
 //! stdin written by one writer (cancel, media answers), its stderr kept as bounded logs. On
 //! every path (result, error, cancel, stall, the handle dropped, the runtime going away) the
 //! process and everything in its group end and the process is reaped.
 //!
-//! Cancel: `{"cmd":"cancel"}`, then SIGTERM after `cancel_grace` (the CLI's "second signal":
-//! it exits at once), then SIGKILL to the whole group after `term_grace`.
+//! Cancel: `{"cmd":"cancel"}`, then SIGTERM to its group after `cancel_grace` (the CLI's
+//! "second signal": it exits at once), then everything killed after `term_grace`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -13,7 +14,6 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rustix::process::{Pid, Signal, kill_process};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -23,6 +23,7 @@ use super::error::{Failure, ScribizError};
 use super::launch::{Env, Limits, child_env};
 use super::media::{HostMedia, Requests};
 use super::protocol::{self, ErrorLine, Hello, Line, PROTOCOL, ResultLine, Summary};
+use crate::permissions::helper::helper;
 use crate::process_group::GroupGuard;
 use crate::sanitize::terminal::strip_controls;
 
@@ -97,46 +98,51 @@ impl Outcome {
 impl Job {
     /// Start `options.program`. Needs a Tokio runtime.
     pub fn start(options: JobOptions) -> Result<Job, ScribizError> {
-        let mut command = tokio::process::Command::new(&options.program);
-        command
-            .args(&options.args)
-            .env_clear()
-            .envs(child_env(&options.env))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own group: the terminal's Ctrl-C is Splice's to handle, and the group is what
-            // is killed at the end.
-            .process_group(0)
-            .kill_on_drop(true);
-        if let Some(cwd) = &options.cwd {
-            command.current_dir(cwd);
-        }
-        let mut child = command.spawn().map_err(|e| {
+        let cannot_start = |e: std::io::Error| {
             ScribizError::Spawn(format!(
                 "{}: {e}",
                 strip_controls(&options.program.display().to_string())
             ))
-        })?;
-        let (Some(stdin), Some(stdout), Some(stderr), Some(pid)) = (
-            child.stdin.take(),
-            child.stdout.take(),
-            child.stderr.take(),
-            child
-                .id()
-                .and_then(|id| i32::try_from(id).ok())
-                .and_then(Pid::from_raw),
-        ) else {
+        };
+        let env = child_env(&options.env);
+        let path = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone());
+        let cwd = options.cwd.as_deref().unwrap_or(std::path::Path::new("."));
+        // Under the supervisor: no capabilities, a process group of its own (the terminal's
+        // Ctrl-C is Splice's to handle), and whatever it starts ends with it.
+        let mut helper = helper(
+            options.program.as_os_str(),
+            &options.args,
+            path.as_deref(),
+            cwd,
+        )
+        .map_err(cannot_start)?;
+        let command = &mut helper.command;
+        command
+            .env_clear()
+            .envs(env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(cwd) = &options.cwd {
+            command.current_dir(cwd);
+        }
+        let mut child = command.spawn().map_err(cannot_start)?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
             return Err(ScribizError::Spawn("the process has no pipes".into()));
         };
         let (lines_tx, lines) = mpsc::channel(LINE_BUFFER);
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (ended_tx, ended) = oneshot::channel();
-        let group = GroupGuard::of(&child);
+        let group = helper.guard(&child);
         let driver = Driver {
             child,
             group,
-            pid,
             limits: options.limits,
             lines: lines_tx,
             cancel: cancel_rx,
@@ -218,7 +224,6 @@ struct Seen {
 struct Driver {
     child: Child,
     group: GroupGuard,
-    pid: Pid,
     limits: Limits,
     lines: mpsc::Sender<Line>,
     cancel: watch::Receiver<bool>,
@@ -286,8 +291,9 @@ impl Driver {
                 },
                 status = self.child.wait(), if exited.is_none() => {
                     exited = Some((status, Instant::now()));
-                    // What it left running goes too, so the pipes close.
-                    self.group.kill();
+                    // What it left running goes too, so the pipes close (a supervisor has
+                    // ended it already).
+                    self.group.reaped();
                 }
                 () = timer => match (&exited, escalation) {
                     // Something outside the group holds the pipe open: stop reading.
@@ -304,7 +310,7 @@ impl Driver {
                         escalation = Some(ask_to_cancel(&writer_tx));
                     }
                     (None, Some((Escalation::Asked, _))) => {
-                        let _ = kill_process(self.pid, Signal::TERM);
+                        self.group.terminate();
                         escalation = Some((Escalation::Terminated, Instant::now()));
                     }
                     (None, Some((Escalation::Terminated | Escalation::Killed, _))) => {

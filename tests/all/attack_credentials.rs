@@ -34,9 +34,10 @@ fn a_confined_command_cannot_read_the_saved_registry_token() {
 }
 
 /// Saved logins inside a place confined commands may write (here the config directory is in
-/// `/tmp`) cannot be hidden: the command is not run, and the reason names the way out.
+/// `/tmp`) are hidden in a mount namespace (see `attack_procs`); where none can be made they
+/// cannot be hidden: the command is not run, and the reason names the way out.
 #[test]
-fn saved_logins_in_a_writable_place_keep_confined_commands_from_running() {
+fn saved_logins_in_a_writable_place_without_a_mount_namespace_keep_commands_from_running() {
     let sandbox = support::Sandbox::new();
     let credentials = sandbox.dir.path().join("credentials.json");
     let saved = json!({"http://127.0.0.1:7878": {"token": TOKEN, "user": "cred-marker-user"}});
@@ -47,6 +48,7 @@ fn saved_logins_in_a_writable_place_keep_confined_commands_from_running() {
         openai::answer(&["done"]),
     ]);
     let mut splice = sandbox.command(&provider.url);
+    splice.env("SPLICE_TEST_NO_MOUNTNS", "1");
     stream_json(&mut splice)
         .args(["--permission-mode", "auto"])
         .arg("read it");
@@ -56,5 +58,6 @@ fn saved_logins_in_a_writable_place_keep_confined_commands_from_running() {
     let output = result["output"].as_str().unwrap_or_default();
     assert!(!output.contains("cred-marker-user"), "{result}");
     assert!(output.contains("SPLICE_CONFIG"), "{result}");
+    assert!(output.contains("no mount namespace"), "{result}");
     assert!(!sandbox.root.join("ran.txt").exists(), "{result}");
 }

@@ -8,6 +8,7 @@ mod attack_mcp;
 mod attack_misc;
 mod attack_proc;
 mod attack_registry;
+mod attack_procs;
 mod attack_review;
 mod attack_round2;
 mod attack_round3;

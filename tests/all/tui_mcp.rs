@@ -312,8 +312,9 @@ fn sigterm_to_the_tui_ends_its_servers_before_it_exits() {
     tmux.wait_for("splice", "mcp__everything__get-sum");
     let pid = std::fs::read_to_string(&pid_file).unwrap_or_else(|e| panic!("{e}"));
     let pid = pid.trim().to_string();
-    // The server is Splice's own child: the signal goes to that one process only.
-    let splice = parent_of(&pid);
+    // The server runs under its supervisor, Splice's own child: the signal goes to Splice only.
+    let supervisor = parent_of(&pid);
+    let splice = parent_of(&supervisor.to_string());
     let splice = rustix::process::Pid::from_raw(splice).unwrap_or_else(|| panic!("pid {splice}"));
     rustix::process::kill_process(splice, rustix::process::Signal::TERM)
         .unwrap_or_else(|e| panic!("{e}"));

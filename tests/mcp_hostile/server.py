@@ -26,6 +26,9 @@ Modes (any number, as arguments):
   pid            writes its own pid to the file named by HOSTILE_PID_FILE
   stubborn       ignores SIGTERM, and starts a grandchild in a session of its own (`setsid`)
                  that keeps its stdout open (its pid written to HOSTILE_PID_FILE)
+  probe          before anything else, runs tests/procs_probe/ancestors.py, which reads the
+                 environment and memory of every ancestor, looking for HOSTILE_PROBE_NEEDLE
+                 (reversed), and writes what it got to HOSTILE_PROBE_REPORT
   endless-pages  `tools/list` never ends: every page has one more tool (`p1`, `p2`…) and a
                  next cursor
 Every mode also has the tool `echo`.
@@ -154,6 +157,12 @@ def call(request_id, params):
 
 
 def main():
+    if "probe" in MODES:
+        probe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "procs_probe",
+                             "ancestors.py")
+        subprocess.run([sys.executable, probe, os.environ["HOSTILE_PROBE_REPORT"],
+                        os.environ["HOSTILE_PROBE_NEEDLE"]], stdin=subprocess.DEVNULL,
+                       check=False)
     if "pid" in MODES:
         with open(os.environ["HOSTILE_PID_FILE"], "w") as f:
             f.write(str(os.getpid()))

@@ -9,7 +9,8 @@
 //!   stdout; stdout becomes stderr, so what the tool prints is a log) and starts the inner stage;
 //! - the inner stage, PID 1 of the new namespace (when it dies the kernel kills everything left
 //!   in it), asks for SIGKILL when the outer stage dies, confines its writes with Landlock where
-//!   the kernel has it (a second layer under Node's permission model), and becomes Node.
+//!   the kernel has it (a second layer under Node's permission model), gives up every
+//!   capability, and becomes Node.
 //!
 //! Unless the person allowed them (`--allow-unix-sockets`, the config file's
 //! `sandbox.allowAllUnixSockets`), the outer stage installs the seccomp filter that refuses
@@ -174,6 +175,12 @@ fn inner(request: &Request) -> i32 {
         return NOT_STARTED;
     };
     if let Err(why) = confine_writes(&request.writable) {
+        let _ = writeln!(std::io::stderr(), "splice: {why}");
+        return NOT_STARTED;
+    }
+    // As root, Node would otherwise read Splice's environment and memory through /proc (the
+    // PID namespace does not hide the host's procfs).
+    if let Err(why) = crate::permissions::sandbox::drop_capabilities() {
         let _ = writeln!(std::io::stderr(), "splice: {why}");
         return NOT_STARTED;
     }

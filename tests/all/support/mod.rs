@@ -188,6 +188,31 @@ pub fn commit_all(root: &Path) {
     git(root, &["commit", "-q", "-m", "initial"]);
 }
 
+/// Whether `pid` is running or sleeping; a zombie or a missing process is not.
+pub fn alive(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next());
+    !matches!(state, Some('Z' | 'X'))
+}
+
+/// Wait (bounded) for `pid` to be gone; kill it either way, so a failure leaves nothing
+/// running. Whether it was gone by itself.
+pub fn ended(pid: i32) -> bool {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(pid) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let outlived = alive(pid);
+    if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    }
+    !outlived
+}
+
 /// Run the command with `stdin` and parse stdout as JSON Lines.
 pub fn run(command: Command, stdin: Option<&str>) -> Outcome {
     parse(spawn_and_wait(command, stdin))
