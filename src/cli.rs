@@ -249,6 +249,11 @@ pub enum PkgAction {
         /// current directory.
         #[arg(long)]
         cwd: Option<PathBuf>,
+        /// Give the tool this variable although its name marks it secret (KEY, TOKEN, SECRET,
+        /// PASSWORD or CREDENTIAL), when the manifest declares it in permissions.env; config
+        /// `passEnv` counts too. Repeatable.
+        #[arg(long = "pass-env", value_name = "NAME")]
+        pass_env: Vec<String>,
     },
     /// Run a package's examples through the runtime and its tests/*.test.ts with `node --test`;
     /// exit 0 all passed, 1 a failure, 2 not a valid package.

@@ -95,6 +95,7 @@ pub fn new(
             for file in files {
                 let _ = writeln!(out, "{}", dir.join(file).display());
             }
+            let _ = write!(err, "{}", next_steps(dir, namespace, &name));
             0
         }
         Err(skeleton::SkeletonError::Refused(message)) => {
@@ -105,6 +106,38 @@ pub fn new(
             let _ = writeln!(err, "splice: {e}");
             EXIT_FAILED
         }
+    }
+}
+
+/// What `pkg new` says on stderr (stdout lists the files written): where the package is and
+/// the commands that take it further, each runnable as printed.
+fn next_steps(dir: &Path, namespace: &str, name: &str) -> String {
+    let shown = dir.display().to_string();
+    let arg = shell_word(&shown);
+    let tool = skeleton::TOOL;
+    format!(
+        "Created {namespace}/{name} in {shown}: the tool `{tool}` is tools/{tool}.ts, declared in \
+         manifest.json, documented in SKILL.md, with an example and a test.\n\
+         Next steps:\n\
+         \x20 splice pkg validate {arg}  # check the manifest, SKILL.md and examples\n\
+         \x20 splice pkg test {arg}  # run the examples and tests/*.test.ts (Node 22.18+)\n\
+         \x20 splice pkg run {arg} {tool} '{{\"name\":\"Ada\"}}'  # call the tool once, as the model would\n\
+         \x20 splice pkg pack {arg}  # the archive a registry takes\n\
+         \x20 splice pkg install {arg}  # offer its tools to the model in every run\n\
+         \x20 splice login --registry URL && splice publish {arg}  # publish it (--dry-run to check first)\n"
+    )
+}
+
+/// `text` as one shell word: as it is when it needs no quoting, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
     }
 }
 

@@ -50,6 +50,11 @@ pub fn set_passed_env(names: Vec<String>) {
     let _ = PASSED_ENV.set(names);
 }
 
+/// The secret-looking variables the user lets commands and package tools see.
+pub fn passed_env() -> &'static [String] {
+    PASSED_ENV.get().map(Vec::as_slice).unwrap_or_default()
+}
+
 /// Whether a command can be confined here; the error says why not. Checked before a command
 /// that would run confined, so one that cannot be is asked about instead (fail closed).
 pub fn available() -> Result<(), String> {
@@ -172,7 +177,7 @@ pub fn shell_command(
             process
         }
     };
-    let passed = PASSED_ENV.get().map(Vec::as_slice).unwrap_or_default();
+    let passed = passed_env();
     for (name, _) in std::env::vars_os() {
         let Some(text) = name.to_str() else { continue };
         if is_secret_name(text) && !passed.iter().any(|p| p == text) {

@@ -33,11 +33,58 @@ function describe(value) {
 
 function failure(error) {
   if (error && typeof error === 'object' && error.code === 'ERR_ACCESS_DENIED') {
-    const what = [error.permission, error.resource].filter((x) => typeof x === 'string');
-    const detail = what.length ? ` (${what.join(': ')})` : '';
-    return { ok: false, code: 'PERMISSION_DENIED', message: describe(error) + detail };
+    return { ok: false, code: 'PERMISSION_DENIED', message: denied(error) };
   }
   return { ok: false, code: 'TOOL_ERROR', message: describe(error) };
+}
+
+// Node's own message says to pass `--allow-fs-read`, which a package author cannot do: name
+// the manifest field that grants the access instead, and the path as the manifest writes it.
+const FS_FIELDS = {
+  FileSystemRead: ['reading', 'permissions.fs.read'],
+  FileSystemWrite: ['writing', 'permissions.fs.write'],
+};
+const NEVER = {
+  ChildProcess: 'starting a process',
+  WorkerThreads: 'starting a worker thread',
+  Addon: 'loading a native addon',
+  WASI: 'using WASI',
+  Inspector: 'opening the inspector',
+};
+
+function denied(error) {
+  const permission = typeof error.permission === 'string' ? error.permission : '';
+  const resource = typeof error.resource === 'string' ? error.resource : '';
+  const fs = FS_FIELDS[permission];
+  if (fs) {
+    const [doing, field] = fs;
+    const inside = beneathProject(resource);
+    if (inside === null) {
+      return `${doing} ${resource || 'that path'} is not permitted: it is outside the project root, and ${field} grants only paths inside it`;
+    }
+    return `${doing} ${resource} is not permitted: declare "${inside}" (or a directory above it) in the manifest's ${field}`;
+  }
+  if (permission === 'Net') {
+    return `network access${resource ? ` to ${resource}` : ''} is not permitted: declare the host in the manifest's permissions.network`;
+  }
+  if (NEVER[permission]) {
+    return `${NEVER[permission]} is not permitted: package tools never may, and no manifest field grants it`;
+  }
+  return `the permission model refused ${[permission, resource].filter(Boolean).join(' ') || 'the call'}`;
+}
+
+// `path` relative to the project root ("." for the root itself), or null when outside it.
+function beneathProject(path) {
+  let project;
+  try {
+    project = request?.ctx?.paths?.project;
+  } catch {
+    // Refused before the request was read (`request` not yet declared).
+  }
+  if (typeof project !== 'string' || !path) return null;
+  if (path === project) return '.';
+  const prefix = project.endsWith('/') ? project : `${project}/`;
+  return path.startsWith(prefix) ? path.slice(prefix.length) : null;
 }
 
 // Why `value` is not plain JSON (with its path), or null. JSON.stringify would quietly drop or
