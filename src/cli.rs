@@ -362,8 +362,9 @@ pub struct RunArgs {
     /// Abort the run once it has used this many tokens.
     #[arg(long)]
     pub max_tokens: Option<u64>,
-    /// Let commands see this environment variable although its name marks it secret (it has
-    /// KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL in it). Repeatable.
+    /// Let commands, and package tools that declare it, see this environment variable although
+    /// its name marks it secret (it has KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL in it).
+    /// Repeatable.
     #[arg(long = "pass-env", value_name = "NAME")]
     pub pass_env: Vec<String>,
     /// Offer this package directory's tools to the model for this run, without installing it

@@ -113,7 +113,7 @@ pub fn new(
 /// the commands that take it further, each runnable as printed.
 fn next_steps(dir: &Path, namespace: &str, name: &str) -> String {
     let shown = dir.display().to_string();
-    let arg = shell_word(&shown);
+    let arg = crate::permissions::shell::quote_word(&shown);
     let tool = skeleton::TOOL;
     format!(
         "Created {namespace}/{name} in {shown}: the tool `{tool}` is tools/{tool}.ts, declared in \
@@ -126,19 +126,6 @@ fn next_steps(dir: &Path, namespace: &str, name: &str) -> String {
          \x20 splice pkg install {arg}  # offer its tools to the model in every run\n\
          \x20 splice login --registry URL && splice publish {arg}  # publish it (--dry-run to check first)\n"
     )
-}
-
-/// `text` as one shell word: as it is when it needs no quoting, else in single quotes.
-fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
 }
 
 fn print_issues(issues: &[Issue], err: &mut dyn Write) {

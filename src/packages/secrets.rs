@@ -80,7 +80,10 @@ mod tests {
         assert!(may_pass("GH_TOKEN", &passed));
         assert!(!may_pass("OPENAI_API_KEY", &passed));
         let text = notice("acme/x", &["OPENAI_API_KEY", "GH_TOKEN"]).unwrap_or_default();
-        assert!(text.contains("--pass-env OPENAI_API_KEY --pass-env GH_TOKEN"), "{text}");
+        assert!(
+            text.contains("--pass-env OPENAI_API_KEY --pass-env GH_TOKEN"),
+            "{text}"
+        );
         assert!(text.contains("passEnv"), "{text}");
         assert_eq!(notice("acme/x", &[]), None);
     }

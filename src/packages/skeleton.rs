@@ -24,12 +24,12 @@ pub const TOOL: &str = "greet";
 /// Write the skeleton into `dir` (created if missing; refused unless empty) and return the
 /// files written, relative to it.
 pub fn create(dir: &Path, namespace: &str, name: &str) -> Result<Vec<String>, SkeletonError> {
-    let checks: [(&str, &str, fn(&str) -> Option<String>); 2] = [
-        ("--namespace", namespace, namespace_problem),
-        ("--name", name, name_problem),
+    let problems = [
+        ("--namespace", namespace_problem(namespace)),
+        ("--name", name_problem(name)),
     ];
-    for (flag, value, problem) in checks {
-        if let Some(problem) = problem(value) {
+    for (flag, problem) in problems {
+        if let Some(problem) = problem {
             return Err(SkeletonError::Refused(format!("{flag}: {problem}")));
         }
     }

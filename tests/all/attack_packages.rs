@@ -130,7 +130,9 @@ fn a_package_declaring_the_provider_keys_gets_them_only_when_passed_and_never_pr
     let installed = run_raw(install, None);
     assert_eq!(installed.code, 0, "{}", installed.stderr);
     assert!(
-        installed.stderr.contains("asks for secret environment variables")
+        installed
+            .stderr
+            .contains("asks for secret environment variables")
             && installed.stderr.contains("--pass-env OPENAI_API_KEY"),
         "{}",
         installed.stderr
@@ -277,7 +279,10 @@ fn declared_paths_that_links_carry_out_of_the_project_are_refused() {
     assert_eq!(sandbox.read("real_out/x.txt").as_deref(), Some("pwned"));
 
     // `out` is a link out of the project; `sub/deeper` goes out through its first component.
-    for (declared, target) in [("out", "out/pwned.txt"), ("sub/deeper", "sub/deeper/pwned.txt")] {
+    for (declared, target) in [
+        ("out", "out/pwned.txt"),
+        ("sub/deeper", "sub/deeper/pwned.txt"),
+    ] {
         writer(&package, json!({"fs": {"write": [declared]}}));
         let input = json!({ "path": target }).to_string();
         let refused = pkg_run(&sandbox, &package, "write", &input, &["--json"]);
@@ -313,7 +318,10 @@ fn declared_paths_that_links_carry_out_of_the_project_are_refused() {
     assert!(!refused.stdout.contains("outside-secret-text"));
 
     // `..` in a declared path: the package itself is refused, nothing runs.
-    writer(&package, json!({"fs": {"write": ["real_out/../../elsewhere"]}}));
+    writer(
+        &package,
+        json!({"fs": {"write": ["real_out/../../elsewhere"]}}),
+    );
     let refused = pkg_run(
         &sandbox,
         &package,
@@ -322,7 +330,11 @@ fn declared_paths_that_links_carry_out_of_the_project_are_refused() {
         &["--json"],
     );
     assert_eq!(refused.code, 2, "{}", refused.stdout);
-    assert!(refused.stdout.contains("permissions.fs.write"), "{}", refused.stdout);
+    assert!(
+        refused.stdout.contains("permissions.fs.write"),
+        "{}",
+        refused.stdout
+    );
     assert_eq!(listing(&elsewhere), ["deeper", "secret.txt"]);
 }
 
@@ -359,8 +371,16 @@ export default async function (input: { fail?: boolean }) {
                 "the tool ran: {}",
                 out.stderr
             );
-            assert_eq!(terminal_controls(&out.stdout), Vec::<char>::new(), "{input} {flags:?}: stdout");
-            assert_eq!(terminal_controls(&out.stderr), Vec::<char>::new(), "{input} {flags:?}: stderr");
+            assert_eq!(
+                terminal_controls(&out.stdout),
+                Vec::<char>::new(),
+                "{input} {flags:?}: stdout"
+            );
+            assert_eq!(
+                terminal_controls(&out.stderr),
+                Vec::<char>::new(),
+                "{input} {flags:?}: stderr"
+            );
         }
     }
     // The output JSON still reads back as what the tool returned.

@@ -6,6 +6,7 @@
 const { readFileSync, writeSync } = require('node:fs');
 const { format } = require('node:util');
 const nodeModule = require('node:module');
+const { resolve } = require('node:path');
 const { pathToFileURL } = require('node:url');
 
 const RESULT_FD = 3;
@@ -62,6 +63,10 @@ function denied(error) {
     if (inside === null) {
       return `${doing} ${resource || 'that path'} is not permitted: it is outside the project root, and ${field} grants only paths inside it`;
     }
+    const linked = throughLink(field, inside);
+    if (linked) {
+      return `${doing} ${resource} is not permitted: ${field} declares "${linked.declared}", a link, and grants where it leads (${linked.real}); use that path`;
+    }
     return `${doing} ${resource} is not permitted: declare "${inside}" (or a directory above it) in the manifest's ${field}`;
   }
   if (permission === 'Net') {
@@ -73,6 +78,27 @@ function denied(error) {
   return `the permission model refused ${[permission, resource].filter(Boolean).join(' ') || 'the call'}`;
 }
 
+// The declared path (of `field`) that `inside` (relative to the project) lies under when that
+// declared path is a link, granted where it leads: {declared, real}, else null.
+function throughLink(field, inside) {
+  try {
+    const kind = field.endsWith('.write') ? 'write' : 'read';
+    const declared = request.ctx.permissions.fs[kind];
+    const real = request.grants[kind];
+    const project = request.ctx.paths.project;
+    for (let i = 0; i < declared.length; i++) {
+      const written = declared[i].replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+      const under = written === '.' || inside === written || inside.startsWith(`${written}/`);
+      if (under && real[i] !== `${project}/${written}` && !(written === '.' && real[i] === project)) {
+        return { declared: declared[i], real: real[i] };
+      }
+    }
+  } catch {
+    // No request (refused before it was read): no link to point at.
+  }
+  return null;
+}
+
 // `path` relative to the project root ("." for the root itself), or null when outside it.
 function beneathProject(path) {
   let project;
@@ -82,6 +108,8 @@ function beneathProject(path) {
     // Refused before the request was read (`request` not yet declared).
   }
   if (typeof project !== 'string' || !path) return null;
+  // Node names the path as the tool gave it: relative ones are from the cwd, the project.
+  path = resolve(project, path);
   if (path === project) return '.';
   const prefix = project.endsWith('/') ? project : `${project}/`;
   return path.startsWith(prefix) ? path.slice(prefix.length) : null;

@@ -115,10 +115,7 @@ pub async fn call(request: CallRequest<'_>) -> CallOutcome {
     let mut logs = Vec::new();
     let result = run(&request, &mut logs).await;
     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    redacted(
-        CallOutcome { result, logs, ms },
-        &Redactor::from_env(),
-    )
+    redacted(CallOutcome { result, logs, ms }, &Redactor::from_env())
 }
 
 /// The outcome without the secrets Splice knows (its environment's secret values, token
@@ -250,6 +247,8 @@ async fn run(request: &CallRequest<'_>, logs: &mut Vec<String>) -> Result<Value,
             },
         },
         "modules": modules,
+        // Where the declared paths really are, for the harness's PERMISSION_DENIED messages.
+        "grants": {"read": grants.read, "write": grants.write},
     });
     let harness: [&OsStr; 3] = [
         "--disable-warning=ExperimentalWarning".as_ref(),
@@ -539,7 +538,8 @@ mod tests {
 
     #[test]
     fn outcomes_are_redacted_of_known_secrets() {
-        let redactor = Redactor::from_vars([("ANTHROPIC_API_KEY".into(), "ant-secret-0123".into())]);
+        let redactor =
+            Redactor::from_vars([("ANTHROPIC_API_KEY".into(), "ant-secret-0123".into())]);
         let outcome = redacted(
             CallOutcome {
                 result: Ok(json!({"env": {"ANTHROPIC_API_KEY": "ant-secret-0123"}})),
