@@ -440,3 +440,41 @@ fn the_mcp_namespace_is_refused_everywhere_a_package_enters() {
     }
     assert_ne!(out.code, 0, "{}", out.stdout);
 }
+
+/// Installing from a registry says which secrets the package asks for, as a local install does.
+#[test]
+fn installing_from_a_registry_names_the_secrets_a_package_asks_for() {
+    use crate::registry_client::{Server, login, package, publish, splice};
+    let sandbox = Sandbox::new();
+    let server = Server::start(&sandbox, 30, None);
+    let (_, _, done) = login(&sandbox, &server, Some("approve"));
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let dir = package(&sandbox, "0.1.0");
+    let path = dir.join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut m: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    m["permissions"]["env"] = json!(["GH_TOKEN", "LANG"]);
+    std::fs::write(&path, m.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let published = publish(&sandbox, &server, &dir);
+    assert_eq!(published.code, 0, "{}", published.stderr);
+    let installed = splice(
+        &sandbox,
+        &[
+            "pkg",
+            "install",
+            "acme/json@0.1.0",
+            "--registry",
+            &server.url,
+        ],
+    );
+    assert_eq!(installed.code, 0, "{}", installed.stderr);
+    assert!(
+        installed
+            .stderr
+            .contains("acme/json asks for secret environment variables (GH_TOKEN)")
+            && installed.stderr.contains("--pass-env GH_TOKEN"),
+        "{}",
+        installed.stderr
+    );
+    assert!(!installed.stderr.contains("LANG"), "{}", installed.stderr);
+}
