@@ -6,8 +6,8 @@
 use serde_json::{Map, Value};
 
 use super::names::{
-    MAX_WIRE_NAME, env_name_problem, host_problem, name_problem, namespace_problem,
-    relative_path_problem, semver_problem,
+    MAX_WIRE_NAME, env_name_problem, host_problem, name_problem, relative_path_problem,
+    semver_problem,
 };
 use super::schema::{self, Schema, Type};
 use super::{Issue, index_path, key_path};
@@ -103,7 +103,13 @@ fn read(value: &Value, issues: &mut Vec<Issue>) -> Option<Manifest> {
             format!("must be {SPEC_VERSION} (got {spec})"),
         ));
     }
-    let namespace = checked_string(map, "", "namespace", namespace_problem, issues);
+    let namespace = checked_string(
+        map,
+        "",
+        "namespace",
+        super::names::namespace_problem,
+        issues,
+    );
     let name = checked_string(map, "", "name", name_problem, issues);
     let version = checked_string(map, "", "version", semver_problem, issues);
     let description = text(map, "", "description", issues);

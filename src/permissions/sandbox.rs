@@ -45,14 +45,14 @@ pub fn launcher() -> Option<&'static Path> {
     LAUNCHER.get().map(PathBuf::as_path)
 }
 
-/// Record the secret-looking variables the user lets commands see (`--pass-env`, `passEnv`).
-pub fn set_passed_env(names: Vec<String>) {
-    let _ = PASSED_ENV.set(names);
-}
-
 /// The secret-looking variables the user lets commands and package tools see.
 pub fn passed_env() -> &'static [String] {
     PASSED_ENV.get().map(Vec::as_slice).unwrap_or_default()
+}
+
+/// Record the secret-looking variables the user lets commands see (`--pass-env`, `passEnv`).
+pub fn set_passed_env(names: Vec<String>) {
+    let _ = PASSED_ENV.set(names);
 }
 
 /// Whether a command can be confined here; the error says why not. Checked before a command
