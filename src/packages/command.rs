@@ -128,9 +128,12 @@ fn next_steps(dir: &Path, namespace: &str, name: &str) -> String {
     )
 }
 
-fn print_issues(issues: &[Issue], err: &mut dyn Write) {
+/// Each violation as `PATH: message` a line, without escape sequences: a path names a file of
+/// the package, and a hostile package can put anything in a file name.
+pub(crate) fn print_issues(issues: &[Issue], err: &mut dyn Write) {
     for issue in issues {
-        let _ = writeln!(err, "{issue}");
+        let text = issue.to_string();
+        let _ = writeln!(err, "{}", crate::sanitize::terminal::strip_controls(&text));
     }
 }
 

@@ -53,9 +53,7 @@ pub fn install(
             0
         }
         Err(InstallError::Invalid(issues)) => {
-            for issue in &issues {
-                let _ = writeln!(err, "{issue}");
-            }
+            super::command::print_issues(&issues, err);
             if as_json {
                 let _ = writeln!(out, "{}", json!({"valid": false, "errors": issues}));
             }

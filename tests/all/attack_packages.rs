@@ -394,6 +394,60 @@ export default async function (input: { fail?: boolean }) {
     );
 }
 
+/// `pkg test` prints what the package's examples and tests say: a failing example's error and
+/// the test report, both the package author's text.
+#[test]
+fn pkg_test_prints_no_escape_sequences_from_the_package() {
+    let (sandbox, package) = sandbox();
+    let source = r#"export default async function () {
+  throw new Error('BAD: \x1b]0;pwned\x07\x1b[2J\u009b2J');
+}"#;
+    write_package(
+        &package,
+        &manifest(json!({}), &[("evil", 5000)]),
+        &[("evil", source)],
+    );
+    std::fs::create_dir_all(package.join("examples")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        package.join("examples/evil.json"),
+        json!({"tool": "evil", "input": {}}).to_string(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(package.join("tests")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        package.join("tests/evil.test.ts"),
+        "import test from 'node:test';\n\
+         test('name \\x1b]0;pwned\\x07', () => { console.log('\\x1b]52;c;eA==\\x07\\u009b2J'); });\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut command = command(&sandbox, "http://127.0.0.1:9");
+    command.args(["pkg", "test"]).arg(&package);
+    let out = run_raw(command, None);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("FAIL  examples/evil.json"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("BAD: ") && out.stdout.contains("name "),
+        "the example and the tests ran: {}",
+        out.stdout
+    );
+    assert_eq!(
+        terminal_controls(&out.stdout),
+        Vec::<char>::new(),
+        "{:?}",
+        out.stdout
+    );
+    assert_eq!(
+        terminal_controls(&out.stderr),
+        Vec::<char>::new(),
+        "{:?}",
+        out.stderr
+    );
+}
+
 // ---- Name collisions with MCP tools ----------------------------------------------------------
 
 #[test]
