@@ -76,12 +76,14 @@ impl Agent<'_> {
         let mut specs = crate::tools::specs(spec.tools);
         let offered = &self.runner.packages;
         let mut system = std::borrow::Cow::Borrowed(spec.system);
-        if spec.packages && !offered.tools.is_empty() {
-            specs.extend(offered.specs());
+        let package_specs = if spec.packages && !offered.tools.is_empty() {
             if let Some(guidance) = &offered.guidance {
                 system = format!("{}\n\n{guidance}", spec.system).into();
             }
-        }
+            offered.specs()
+        } else {
+            Vec::new()
+        };
         if spec.packages && self.runner.transcriber.is_some() {
             specs.push(crate::tools::transcribe::spec());
         }
@@ -90,14 +92,23 @@ impl Agent<'_> {
         }
         let base_specs = specs;
         let mut context = ContextGauge::default();
+        let mut warned = std::collections::HashSet::new();
         for _turn in 0..spec.max_turns {
             // The MCP servers' tools as they list them now: a server's `tools/list_changed`
-            // (or its death) shows in the next request.
+            // (or its death) shows in the next request. Then the package tools: the order in
+            // which the runner resolves a call's name, so the guard below keeps that tool.
             let mut specs = base_specs.clone();
             if spec.packages
                 && let Some(hub) = &self.runner.mcp
             {
                 specs.extend(hub.tools().iter().map(|tool| tool.spec()));
+            }
+            specs.extend(package_specs.iter().cloned());
+            let (specs, dropped) = crate::tools::unique::first_of_each_name(specs);
+            for (code, message) in dropped {
+                if warned.insert(message.clone()) {
+                    self.bus.emit(Event::warning(code, message));
+                }
             }
             let tools_chars: usize = specs
                 .iter()

@@ -256,6 +256,11 @@ pub enum PkgAction {
         /// current directory.
         #[arg(long)]
         cwd: Option<PathBuf>,
+        /// Give the tool this variable although its name marks it secret (KEY, TOKEN, SECRET,
+        /// PASSWORD or CREDENTIAL), when the manifest declares it in permissions.env; config
+        /// `passEnv` counts too. Repeatable.
+        #[arg(long = "pass-env", value_name = "NAME")]
+        pass_env: Vec<String>,
     },
     /// Run a package's examples through the runtime and its tests/*.test.ts with `node --test`;
     /// exit 0 all passed, 1 a failure, 2 not a valid package.
@@ -364,8 +369,9 @@ pub struct RunArgs {
     /// Abort the run once it has used this many tokens.
     #[arg(long)]
     pub max_tokens: Option<u64>,
-    /// Let commands see this environment variable although its name marks it secret (it has
-    /// KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL in it). Repeatable.
+    /// Let commands, and package tools that declare it, see this environment variable although
+    /// its name marks it secret (it has KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL in it).
+    /// Repeatable.
     #[arg(long = "pass-env", value_name = "NAME")]
     pub pass_env: Vec<String>,
     /// Offer this package directory's tools to the model for this run, without installing it

@@ -437,8 +437,15 @@ async fn pkg(action: &PkgAction) -> i32 {
         input,
         json,
         cwd,
+        pass_env,
     } = action
     {
+        // As for commands: the config file's `passEnv` and the flags.
+        let mut passed = config::ConfigFile::load_user()
+            .map(|c| c.pass_env)
+            .unwrap_or_default();
+        passed.extend(pass_env.iter().cloned());
+        sandbox::set_passed_env(passed);
         let input = match input.as_deref() {
             Some("-") => match read_stdin().await {
                 Ok(text) => Some(text),

@@ -95,6 +95,7 @@ pub fn new(
             for file in files {
                 let _ = writeln!(out, "{}", dir.join(file).display());
             }
+            let _ = write!(err, "{}", next_steps(dir, namespace, &name));
             0
         }
         Err(skeleton::SkeletonError::Refused(message)) => {
@@ -108,9 +109,31 @@ pub fn new(
     }
 }
 
-fn print_issues(issues: &[Issue], err: &mut dyn Write) {
+/// What `pkg new` says on stderr (stdout lists the files written): where the package is and
+/// the commands that take it further, each runnable as printed.
+fn next_steps(dir: &Path, namespace: &str, name: &str) -> String {
+    let shown = dir.display().to_string();
+    let arg = crate::permissions::shell::quote_word(&shown);
+    let tool = skeleton::TOOL;
+    format!(
+        "Created {namespace}/{name} in {shown}: the tool `{tool}` is tools/{tool}.ts, declared in \
+         manifest.json, documented in SKILL.md, with an example and a test.\n\
+         Next steps:\n\
+         \x20 splice pkg validate {arg}  # check the manifest, SKILL.md and examples\n\
+         \x20 splice pkg test {arg}  # run the examples and tests/*.test.ts (Node 22.18+)\n\
+         \x20 splice pkg run {arg} {tool} '{{\"name\":\"Ada\"}}'  # call the tool once, as the model would\n\
+         \x20 splice pkg pack {arg}  # the archive a registry takes\n\
+         \x20 splice pkg install {arg}  # offer its tools to the model in every run\n\
+         \x20 splice login --registry URL && splice publish {arg}  # publish it (--dry-run to check first)\n"
+    )
+}
+
+/// Each violation as `PATH: message` a line, without escape sequences: a path names a file of
+/// the package, and a hostile package can put anything in a file name.
+pub(crate) fn print_issues(issues: &[Issue], err: &mut dyn Write) {
     for issue in issues {
-        let _ = writeln!(err, "{issue}");
+        let text = issue.to_string();
+        let _ = writeln!(err, "{}", crate::sanitize::terminal::strip_controls(&text));
     }
 }
 

@@ -103,7 +103,13 @@ fn read(value: &Value, issues: &mut Vec<Issue>) -> Option<Manifest> {
             format!("must be {SPEC_VERSION} (got {spec})"),
         ));
     }
-    let namespace = checked_string(map, "", "namespace", name_problem, issues);
+    let namespace = checked_string(
+        map,
+        "",
+        "namespace",
+        super::names::namespace_problem,
+        issues,
+    );
     let name = checked_string(map, "", "name", name_problem, issues);
     let version = checked_string(map, "", "version", package_version_problem, issues);
     let description = text(map, "", "description", issues);

@@ -14,6 +14,7 @@ pub mod package;
 pub mod run;
 pub mod runtime;
 pub mod schema;
+pub mod secrets;
 pub mod skeleton;
 pub mod skill_md;
 pub mod store_command;

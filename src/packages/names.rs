@@ -30,6 +30,24 @@ pub fn name_problem(value: &str) -> Option<String> {
     })
 }
 
+/// Namespaces no package may take. Wire names must identify one tool: MCP tools are
+/// `mcp__<server>__<tool>`, so a package in namespace `mcp` would be `mcp__<name>__<tool>`,
+/// the very name of an MCP server's tool. Built-in tools (`read_file`, `submit_code`,
+/// `transcribe`…) never hold `__`, which every package wire name does, so they need no entry.
+pub const RESERVED_NAMESPACES: [&str; 1] = ["mcp"];
+
+/// A namespace: a name ([`name_problem`]) that is not reserved ([`RESERVED_NAMESPACES`]).
+pub fn namespace_problem(value: &str) -> Option<String> {
+    name_problem(value).or_else(|| {
+        RESERVED_NAMESPACES.contains(&value).then(|| {
+            format!(
+                "`{value}` is reserved: tool names on the wire starting `{value}__` belong to \
+                 MCP servers, so a package there could pass for one"
+            )
+        })
+    })
+}
+
 /// SemVer 2.0.0, exactly (`1.2.3`, `1.2.3-rc.1+build.5`; no `v`, no leading zeros).
 pub fn semver_problem(value: &str) -> Option<String> {
     let (core_pre, build) = match value.split_once('+') {
@@ -147,6 +165,16 @@ mod tests {
         ] {
             assert!(name_problem(bad).is_some(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_mcp_namespace_is_reserved() {
+        assert!(namespace_problem("mcp").is_some_and(|p| p.contains("reserved")));
+        assert_eq!(namespace_problem("mcp-tools"), None);
+        assert_eq!(namespace_problem("acme"), None);
+        assert!(namespace_problem("MCP").is_some());
+        // Still a name where only names are meant: a package may be called `mcp`.
+        assert_eq!(name_problem("mcp"), None);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::inventory;
 use super::manifest::{Permissions, Tool};
 use super::package::Package;
 use super::runtime::{NodeBinary, find_node, parse_version};
+use super::secrets;
 use crate::protocol::{SideEffect, WarningCode};
 use crate::provider::ToolSpec;
 
@@ -171,6 +172,18 @@ pub fn prepare(
         !too_old
     });
     packages.sort_by_key(|p| p.id());
+    // Offered all the same, without the secrets the person did not pass on (`package_skipped`:
+    // those variables are left out; the spec has no code of its own for it).
+    let passed = crate::permissions::sandbox::passed_env();
+    for package in &packages {
+        let withheld = secrets::withheld(&package.manifest.permissions, passed);
+        if let Some(text) = secrets::notice(&package.id(), &withheld) {
+            warnings.push((
+                WarningCode::PackageSkipped,
+                format!("{text}; its tools are offered without them"),
+            ));
+        }
+    }
     let tools = packages
         .iter()
         .flat_map(|p| p.manifest.tools.iter().map(|t| PackageTool::new(p, t)))

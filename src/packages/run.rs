@@ -15,6 +15,8 @@ use serde_json::{Value, json};
 use super::installed;
 use super::package::Package;
 use super::runtime::{self, CallError, CallErrorCode, CallRequest};
+use super::secrets;
+use crate::sanitize::terminal::strip_controls;
 
 const EXIT_FAILED: i32 = 1;
 const EXIT_USAGE: i32 = 2;
@@ -43,6 +45,13 @@ pub async fn run(args: RunArgs<'_>, out: &mut dyn Write, err: &mut dyn Write) ->
         }
     };
     let (package, input, root) = prepared;
+    let withheld = secrets::withheld(
+        &package.manifest.permissions,
+        crate::permissions::sandbox::passed_env(),
+    );
+    if let Some(text) = secrets::notice(&package.id(), &withheld) {
+        let _ = writeln!(err, "splice: {text}; this call runs without them");
+    }
     let config_node = crate::config::ConfigFile::load_user()
         .ok()
         .and_then(|c| c.node);
@@ -66,12 +75,10 @@ pub async fn run(args: RunArgs<'_>, out: &mut dyn Write, err: &mut dyn Write) ->
             if args.json {
                 let line =
                     json!({"ok": true, "output": output, "logs": outcome.logs, "ms": outcome.ms});
-                let _ = writeln!(out, "{line}");
+                let _ = writeln!(out, "{}", terminal_safe_json(&line));
             } else {
-                for log in &outcome.logs {
-                    let _ = writeln!(err, "{log}");
-                }
-                let _ = writeln!(out, "{output}");
+                print_logs(&outcome.logs, err);
+                let _ = writeln!(out, "{}", terminal_safe_json(&output));
             }
             0
         }
@@ -150,11 +157,60 @@ fn report_error(
 ) {
     if as_json {
         let line = json!({"ok": false, "error": {"code": code, "message": message}, "logs": logs});
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", terminal_safe_json(&line));
     } else {
-        for log in logs {
-            let _ = writeln!(err, "{log}");
+        print_logs(logs, err);
+        let _ = writeln!(err, "splice: {code}: {}", strip_controls(message));
+    }
+}
+
+/// A tool's logs as text: without the escape sequences and controls that would retitle the
+/// window, write the clipboard or clear the screen (as every text sink strips them).
+fn print_logs(logs: &[String], err: &mut dyn Write) {
+    for log in logs {
+        let _ = writeln!(err, "{}", strip_controls(log));
+    }
+}
+
+/// `value` as compact JSON with nothing a terminal acts on: JSON escapes C0 controls itself;
+/// DEL, the C1 controls (`U+009B` is a CSI) and the bidirectional overrides are written as
+/// `\uXXXX` escapes too, which read back as the same value. Outside strings JSON is ASCII, so
+/// every such character is inside one.
+fn terminal_safe_json(value: &Value) -> String {
+    let text = value.to_string();
+    let unsafe_char = |c: char| {
+        ('\u{7f}'..='\u{9f}').contains(&c)
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    };
+    if !text.chars().any(unsafe_char) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
         }
-        let _ = writeln!(err, "splice: {code}: {message}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_for_a_terminal_escapes_c1_and_reads_back_the_same() {
+        let value = json!({"a": "x\u{9b}31m\u{1b}]52;c;x\u{7}\u{202e}y", "b": [1]});
+        let text = terminal_safe_json(&value);
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+            "{text:?}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(&text).ok(), Some(value));
     }
 }

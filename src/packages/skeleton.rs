@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::names::name_problem;
+use super::names::{name_problem, namespace_problem};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SkeletonError {
@@ -19,13 +19,17 @@ pub enum SkeletonError {
     },
 }
 
-const TOOL: &str = "greet";
+pub const TOOL: &str = "greet";
 
 /// Write the skeleton into `dir` (created if missing; refused unless empty) and return the
 /// files written, relative to it.
 pub fn create(dir: &Path, namespace: &str, name: &str) -> Result<Vec<String>, SkeletonError> {
-    for (flag, value) in [("--namespace", namespace), ("--name", name)] {
-        if let Some(problem) = name_problem(value) {
+    let problems = [
+        ("--namespace", namespace_problem(namespace)),
+        ("--name", name_problem(name)),
+    ];
+    for (flag, problem) in problems {
+        if let Some(problem) = problem {
             return Err(SkeletonError::Refused(format!("{flag}: {problem}")));
         }
     }

@@ -27,6 +27,9 @@ pub fn install(
 ) -> i32 {
     match install::install_path(data_dir, source, force) {
         Ok(done) => {
+            if let Some(text) = super::secrets::install_notice(&done.path) {
+                let _ = writeln!(err, "splice: {text}");
+            }
             let path = done.path.display().to_string();
             if as_json {
                 let line = json!({
@@ -50,9 +53,7 @@ pub fn install(
             0
         }
         Err(InstallError::Invalid(issues)) => {
-            for issue in &issues {
-                let _ = writeln!(err, "{issue}");
-            }
+            super::command::print_issues(&issues, err);
             if as_json {
                 let _ = writeln!(out, "{}", json!({"valid": false, "errors": issues}));
             }

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::package::Package;
 use super::runtime::{self, CallRequest};
+use crate::sanitize::terminal::strip_controls;
 
 const EXIT_FAILED: i32 = 1;
 const EXIT_INVALID: i32 = 2;
@@ -22,9 +23,7 @@ pub async fn test(dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let package = match Package::load(dir) {
         Ok(package) => package,
         Err(issues) => {
-            for issue in issues {
-                let _ = writeln!(err, "{issue}");
-            }
+            super::command::print_issues(&issues, err);
             return EXIT_INVALID;
         }
     };
@@ -50,11 +49,11 @@ pub async fn test(dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     for name in &examples {
         match run_example(&package, &node, &project.0, name).await {
             Ok(line) => {
-                let _ = writeln!(out, "ok    {line}");
+                let _ = writeln!(out, "ok    {}", strip_controls(&line));
             }
             Err(why) => {
                 failed += 1;
-                let _ = writeln!(out, "FAIL  {name}: {why}");
+                let _ = writeln!(out, "FAIL  {}", strip_controls(&format!("{name}: {why}")));
             }
         }
     }
@@ -67,12 +66,12 @@ pub async fn test(dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         match runtime::run_node_tests(&package, &node, &tests).await {
             Ok(run) => {
                 for line in &run.output {
-                    let _ = writeln!(out, "  {line}");
+                    let _ = writeln!(out, "  {}", strip_controls(line));
                 }
                 run.passed
             }
             Err(error) => {
-                let _ = writeln!(out, "  {error}");
+                let _ = writeln!(out, "  {}", strip_controls(&error.to_string()));
                 false
             }
         }

@@ -49,6 +49,11 @@ pub fn launcher() -> Option<&'static Path> {
     LAUNCHER.get().map(PathBuf::as_path)
 }
 
+/// The secret-looking variables the user lets commands and package tools see.
+pub fn passed_env() -> &'static [String] {
+    PASSED_ENV.get().map(Vec::as_slice).unwrap_or_default()
+}
+
 /// Record the secret-looking variables the user lets commands see (`--pass-env`, `passEnv`).
 pub fn set_passed_env(names: Vec<String>) {
     let _ = PASSED_ENV.set(names);
@@ -190,7 +195,7 @@ pub fn shell_command(
             process
         }
     };
-    let passed = PASSED_ENV.get().map(Vec::as_slice).unwrap_or_default();
+    let passed = passed_env();
     for (name, _) in std::env::vars_os() {
         let Some(text) = name.to_str() else { continue };
         if is_secret_name(text) && !passed.iter().any(|p| p == text) {

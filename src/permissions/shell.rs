@@ -123,6 +123,19 @@ const LEAVES: &[&str] = &[
     "test_operator",
 ];
 
+/// `word` as one shell word: as it is when no character needs quoting, else single-quoted.
+pub fn quote_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "@%_+=:,./-".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 pub fn analyze(command: &str) -> Analysis {
     let mut analysis = Analysis::default();
     parse_into(command, 0, &mut analysis, true, Dialect::Posix);

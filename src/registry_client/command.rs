@@ -419,6 +419,9 @@ pub async fn install(
     .await;
     match result {
         Ok((url, done)) => {
+            if let Some(text) = crate::packages::secrets::install_notice(&done.path) {
+                let _ = writeln!(err, "splice: {text}");
+            }
             let path = done.path.display().to_string();
             if as_json {
                 line(

@@ -163,6 +163,40 @@ impl Redactor {
         out
     }
 
+    /// Redact every string of a JSON value in place (keys included), adding no marker: for data
+    /// handed on as it is (a package tool's output). Returns whether anything changed.
+    pub fn redact_json(&self, value: &mut Value) -> bool {
+        match value {
+            Value::String(text) => match self.redact_str(text) {
+                Some(clean) => {
+                    *text = clean;
+                    true
+                }
+                None => false,
+            },
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |changed, item| self.redact_json(item) | changed),
+            Value::Object(object) => {
+                let entries = std::mem::take(object);
+                let mut changed = false;
+                for (key, mut inner) in entries {
+                    changed |= self.redact_json(&mut inner);
+                    let key = match self.redact_str(&key) {
+                        Some(clean) => {
+                            changed = true;
+                            clean
+                        }
+                        None => key,
+                    };
+                    object.insert(key, inner);
+                }
+                changed
+            }
+            _ => false,
+        }
+    }
+
     /// Redact every string in a line object (keys included). The line, and any nested object
     /// whose own keys or values changed, carry `redacted: true`.
     pub fn redact_line(&self, line: &mut Map<String, Value>) -> bool {
@@ -229,6 +263,18 @@ mod tests {
             ("SHORT_TOKEN".to_string(), "abc".to_string()),
             ("HOME".to_string(), "/root/longpath".to_string()),
         ])
+    }
+
+    #[test]
+    fn json_data_is_redacted_in_place_without_markers() {
+        let mut value = json!({"env": {"MY_API_KEY": "supersecretvalue123", "supersecretvalue123": [1, "x supersecretvalue123"]}, "n": 1});
+        assert!(redactor().redact_json(&mut value));
+        assert_eq!(
+            value,
+            json!({"env": {"MY_API_KEY": "[REDACTED]", "[REDACTED]": [1, "x [REDACTED]"]}, "n": 1})
+        );
+        let mut clean = json!({"a": ["b"]});
+        assert!(!redactor().redact_json(&mut clean));
     }
 
     #[test]

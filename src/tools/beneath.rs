@@ -412,6 +412,72 @@ pub fn open_for_upload(root: &Path, path: &Path) -> io::Result<std::fs::File> {
     Err(Escape::Outside.error())
 }
 
+/// Where `relative` (a path declared relative to the root, as a package's `permissions.fs`
+/// paths are) really is: opened beneath the root, so the kernel follows every link on the way
+/// and refuses ([`Escape::Outside`]) one that leads out; an absolute link counts as leading
+/// out, as for every `RESOLVE_BENEATH` open, and so does `..`. What does not exist yet is
+/// resolved as far as it does and the rest appended as written; a link where the first
+/// missing name is (a dangling link) is refused, as its target cannot be judged. The answer
+/// holds no link, so a grant that names it cannot be carried elsewhere by one.
+pub fn resolve_beneath(root: &Path, relative: &Path) -> io::Result<PathBuf> {
+    let mut existing = PathBuf::new();
+    for component in relative.components() {
+        match component {
+            Component::Normal(name) => existing.push(name),
+            Component::CurDir => {}
+            _ => return Err(Escape::Outside.error()),
+        }
+    }
+    let handle = root_handle(root)?;
+    let real_root = real_path(&handle)?;
+    let mut missing: Vec<OsString> = Vec::new();
+    loop {
+        let target = if existing.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            existing.as_path()
+        };
+        match openat2(
+            &handle,
+            target,
+            OFlags::PATH | OFlags::CLOEXEC,
+            Mode::empty(),
+            BENEATH,
+        ) {
+            Ok(fd) => {
+                let mut real = real_path(&fd)?;
+                if !real.starts_with(&real_root) {
+                    return Err(Escape::Outside.error());
+                }
+                if let Some(first) = missing.last()
+                    && statat(&fd, first.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok()
+                {
+                    return Err(Escape::Outside.error());
+                }
+                real.extend(missing.iter().rev());
+                return Ok(real);
+            }
+            Err(rustix::io::Errno::NOENT) if !existing.as_os_str().is_empty() => {
+                let (parent, name) = split(&existing)?;
+                missing.push(name);
+                existing = parent;
+            }
+            Err(error) => return Err(beneath_error(error)),
+        }
+    }
+}
+
+/// The kernel's name for what `fd` is open on; refused when it cannot be read.
+fn real_path(fd: &OwnedFd) -> io::Result<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|error| {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("cannot tell where the opened file is (/proc/self/fd: {error})"),
+        )
+    })
+}
+
 /// An absolute link target as a path relative to the root, when it names a place beneath it.
 fn absolute_beneath(root: &Path, target: &Path) -> io::Result<PathBuf> {
     let real_root = root.canonicalize()?;
@@ -424,16 +490,7 @@ fn absolute_beneath(root: &Path, target: &Path) -> io::Result<PathBuf> {
 
 /// Refuse `fd` unless the kernel's name for it is beneath the root's and holds no `.git`.
 fn refuse_resolved(root: &OwnedFd, fd: &OwnedFd) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let real = |fd: &OwnedFd| {
-        std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|error| {
-            io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!("cannot tell where the opened file is (/proc/self/fd: {error})"),
-            )
-        })
-    };
-    let (real_root, real_file) = (real(root)?, real(fd)?);
+    let (real_root, real_file) = (real_path(root)?, real_path(fd)?);
     let inside = real_file
         .strip_prefix(&real_root)
         .map_err(|_| Escape::Outside.error())?;
@@ -548,6 +605,48 @@ mod tests {
         );
         remove(&root, &root.join("a/b/c.txt")).unwrap_or_else(|e| panic!("{e}"));
         assert!(!root.join("a/b/c.txt").exists());
+    }
+
+    #[test]
+    fn declared_paths_resolve_beneath_the_root_or_are_refused() {
+        let (dir, root) = root();
+        let outside = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&outside).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("build/out")).unwrap_or_else(|e| panic!("{e}"));
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, root.join(name)).unwrap_or_else(|e| panic!("{e}"))
+        };
+        link(&outside, "out");
+        link(Path::new("../elsewhere"), "up");
+        link(Path::new("build"), "inner");
+        link(Path::new("missing-target"), "dangling");
+        let real = root.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let resolve = |p: &str| resolve_beneath(&root, Path::new(p));
+        assert_eq!(resolve(".").ok(), Some(real.clone()));
+        assert_eq!(resolve("./build").ok(), Some(real.join("build")));
+        // A link that stays inside resolves to where it leads; what is missing is appended.
+        assert_eq!(resolve("inner/out").ok(), Some(real.join("build/out")));
+        assert_eq!(
+            resolve("inner/new/file.txt").ok(),
+            Some(real.join("build/new/file.txt"))
+        );
+        for out in [
+            "out",
+            "out/x",
+            "up",
+            "up/deeper/x",
+            "../elsewhere",
+            "build/../../elsewhere",
+            "dangling",
+            "dangling/x",
+        ] {
+            let refused = resolve(out);
+            assert_eq!(
+                refused.as_ref().err().and_then(Escape::of),
+                Some(Escape::Outside),
+                "{out}: {refused:?}"
+            );
+        }
     }
 
     fn protected(result: io::Result<()>) -> bool {

@@ -9,6 +9,7 @@ pub mod runner;
 pub mod search;
 pub mod staged_copy;
 pub mod transcribe;
+pub mod unique;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;

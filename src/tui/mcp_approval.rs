@@ -284,21 +284,9 @@ pub fn exact(text: &str) -> String {
 pub fn command_line(command: &str, args: &[String]) -> String {
     std::iter::once(command)
         .chain(args.iter().map(String::as_str))
-        .map(|word| exact(&shell_word(word)))
+        .map(|word| exact(&crate::permissions::shell::quote_word(word)))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "@%_+=:,./-".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 #[cfg(test)]

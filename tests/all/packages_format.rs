@@ -359,6 +359,17 @@ fn new_writes_a_skeleton_that_validates_and_refuses_a_non_empty_directory() {
         (manifest["namespace"].as_str(), manifest["name"].as_str()),
         (Some("acme"), Some("hello"))
     );
+    // stdout lists the files; stderr says what to do next, with commands for this directory.
+    assert_eq!(out.stdout.lines().count(), 5, "{}", out.stdout);
+    for step in [
+        "splice pkg validate skills/hello",
+        "splice pkg test skills/hello",
+        "splice pkg run skills/hello greet",
+        "splice pkg pack skills/hello",
+        "splice publish skills/hello",
+    ] {
+        assert!(out.stderr.contains(step), "{step}: {}", out.stderr);
+    }
     let test_file = std::fs::read_to_string(sandbox.root.join("skills/hello/tests/greet.test.ts"))
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(test_file.contains("from \"node:test\"") && test_file.contains("node:assert"));

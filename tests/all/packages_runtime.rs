@@ -126,6 +126,54 @@ export default async function (input: { path: string }) {
     }
 }
 
+/// Node's own message says to pass `--allow-fs-read`, which no package author can: the refusal
+/// names the manifest field to declare and the path as the manifest would write it.
+#[test]
+fn a_permission_denied_names_the_manifest_field_and_the_path() {
+    let (sandbox, package) = sandbox();
+    let source = r#"import fs from 'node:fs';
+export default async function (input: { read?: string; write?: string }) {
+  if (input.read) return { text: fs.readFileSync(input.read, 'utf8') };
+  fs.writeFileSync(input.write, 'x');
+  return { done: true };
+}"#;
+    write_package(
+        &package,
+        &manifest(json!({"fs": {"read": ["data"]}}), &[("io", 5000)]),
+        &[("io", source)],
+    );
+    sandbox.write("data/in.txt", "in");
+    sandbox.write("private/hidden.txt", "hidden");
+    ok_output(&call(&sandbox, &package, "io", r#"{"read":"data/in.txt"}"#));
+    let cases = [
+        (
+            r#"{"read":"private/hidden.txt"}"#,
+            "permissions.fs.read",
+            "\"private/hidden.txt\"",
+        ),
+        (
+            r#"{"write":"out/new.txt"}"#,
+            "permissions.fs.write",
+            "\"out/new.txt\"",
+        ),
+        (
+            r#"{"read":"/etc/hostname"}"#,
+            "permissions.fs.read",
+            "outside the project root",
+        ),
+    ];
+    for (input, field, names) in cases {
+        let refused = call(&sandbox, &package, "io", input);
+        assert_error(&refused, "PERMISSION_DENIED", 1);
+        let message = refused.message();
+        assert!(
+            message.contains(field) && message.contains(names),
+            "{input}: {message}"
+        );
+        assert!(!message.contains("--allow-fs"), "{input}: {message}");
+    }
+}
+
 #[test]
 fn writes_go_only_to_the_declared_paths_and_never_to_the_package() {
     let (sandbox, package) = sandbox();

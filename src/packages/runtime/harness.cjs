@@ -6,6 +6,7 @@
 const { readFileSync, writeSync } = require('node:fs');
 const { format } = require('node:util');
 const nodeModule = require('node:module');
+const { resolve } = require('node:path');
 const { pathToFileURL } = require('node:url');
 
 const RESULT_FD = 3;
@@ -33,11 +34,85 @@ function describe(value) {
 
 function failure(error) {
   if (error && typeof error === 'object' && error.code === 'ERR_ACCESS_DENIED') {
-    const what = [error.permission, error.resource].filter((x) => typeof x === 'string');
-    const detail = what.length ? ` (${what.join(': ')})` : '';
-    return { ok: false, code: 'PERMISSION_DENIED', message: describe(error) + detail };
+    return { ok: false, code: 'PERMISSION_DENIED', message: denied(error) };
   }
   return { ok: false, code: 'TOOL_ERROR', message: describe(error) };
+}
+
+// Node's own message says to pass `--allow-fs-read`, which a package author cannot do: name
+// the manifest field that grants the access instead, and the path as the manifest writes it.
+const FS_FIELDS = {
+  FileSystemRead: ['reading', 'permissions.fs.read'],
+  FileSystemWrite: ['writing', 'permissions.fs.write'],
+};
+const NEVER = {
+  ChildProcess: 'starting a process',
+  WorkerThreads: 'starting a worker thread',
+  Addon: 'loading a native addon',
+  WASI: 'using WASI',
+  Inspector: 'opening the inspector',
+};
+
+function denied(error) {
+  const permission = typeof error.permission === 'string' ? error.permission : '';
+  const resource = typeof error.resource === 'string' ? error.resource : '';
+  const fs = FS_FIELDS[permission];
+  if (fs) {
+    const [doing, field] = fs;
+    const inside = beneathProject(resource);
+    if (inside === null) {
+      return `${doing} ${resource || 'that path'} is not permitted: it is outside the project root, and ${field} grants only paths inside it`;
+    }
+    const linked = throughLink(field, inside);
+    if (linked) {
+      return `${doing} ${resource} is not permitted: ${field} declares "${linked.declared}", a link, and grants where it leads (${linked.real}); use that path`;
+    }
+    return `${doing} ${resource} is not permitted: declare "${inside}" (or a directory above it) in the manifest's ${field}`;
+  }
+  if (permission === 'Net') {
+    return `network access${resource ? ` to ${resource}` : ''} is not permitted: declare the host in the manifest's permissions.network`;
+  }
+  if (NEVER[permission]) {
+    return `${NEVER[permission]} is not permitted: package tools never may, and no manifest field grants it`;
+  }
+  return `the permission model refused ${[permission, resource].filter(Boolean).join(' ') || 'the call'}`;
+}
+
+// The declared path (of `field`) that `inside` (relative to the project) lies under when that
+// declared path is a link, granted where it leads: {declared, real}, else null.
+function throughLink(field, inside) {
+  try {
+    const kind = field.endsWith('.write') ? 'write' : 'read';
+    const declared = request.ctx.permissions.fs[kind];
+    const real = request.grants[kind];
+    const project = request.ctx.paths.project;
+    for (let i = 0; i < declared.length; i++) {
+      const written = declared[i].replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+      const under = written === '.' || inside === written || inside.startsWith(`${written}/`);
+      if (under && real[i] !== `${project}/${written}` && !(written === '.' && real[i] === project)) {
+        return { declared: declared[i], real: real[i] };
+      }
+    }
+  } catch {
+    // No request (refused before it was read): no link to point at.
+  }
+  return null;
+}
+
+// `path` relative to the project root ("." for the root itself), or null when outside it.
+function beneathProject(path) {
+  let project;
+  try {
+    project = request?.ctx?.paths?.project;
+  } catch {
+    // Refused before the request was read (`request` not yet declared).
+  }
+  if (typeof project !== 'string' || !path) return null;
+  // Node names the path as the tool gave it: relative ones are from the cwd, the project.
+  path = resolve(project, path);
+  if (path === project) return '.';
+  const prefix = project.endsWith('/') ? project : `${project}/`;
+  return path.startsWith(prefix) ? path.slice(prefix.length) : null;
 }
 
 // Why `value` is not plain JSON (with its path), or null. JSON.stringify would quietly drop or

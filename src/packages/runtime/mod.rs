@@ -22,6 +22,8 @@ use serde_json::{Value, json};
 
 use super::manifest::Tool;
 use super::package::Package;
+use super::secrets;
+use crate::sanitize::redact::Redactor;
 
 pub use launch::{LAUNCH_ARG, NO_NETNS_ENV, main as launcher_main};
 pub use node::{MINIMUM as MINIMUM_NODE, NODE_ENV, NodeBinary, find_node, parse_version};
@@ -112,11 +114,27 @@ pub async fn call(request: CallRequest<'_>) -> CallOutcome {
     let started = Instant::now();
     let mut logs = Vec::new();
     let result = run(&request, &mut logs).await;
-    CallOutcome {
-        result,
-        logs,
-        ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    redacted(CallOutcome { result, logs, ms }, &Redactor::from_env())
+}
+
+/// The outcome without the secrets Splice knows (its environment's secret values, token
+/// shapes): whatever a tool returns, logs or says in an error reaches stdout, a terminal or
+/// the model only after this, whether it was given a secret or found one.
+fn redacted(mut outcome: CallOutcome, redactor: &Redactor) -> CallOutcome {
+    let scrub = |text: &mut String| {
+        if let Some(clean) = redactor.redact_str(text) {
+            *text = clean;
+        }
+    };
+    match &mut outcome.result {
+        Ok(output) => {
+            redactor.redact_json(output);
+        }
+        Err(error) => scrub(&mut error.message),
     }
+    outcome.logs.iter_mut().for_each(scrub);
+    outcome
 }
 
 /// What `node --test` said about a package's own tests.
@@ -229,6 +247,8 @@ async fn run(request: &CallRequest<'_>, logs: &mut Vec<String>) -> Result<Value,
             },
         },
         "modules": modules,
+        // Where the declared paths really are, for the harness's PERMISSION_DENIED messages.
+        "grants": {"read": grants.read, "write": grants.write},
     });
     let harness: [&OsStr; 3] = [
         "--disable-warning=ExperimentalWarning".as_ref(),
@@ -346,6 +366,31 @@ fn check_node(package: &Package, node: &NodeBinary) -> Result<(), CallError> {
     Ok(())
 }
 
+/// The declared `permissions.fs.FIELD` paths where they really are beneath the project root
+/// (`root`, canonical): a path that leads out, through a link or `..`, is refused for reads
+/// and writes alike, naming the manifest field. A link may still lead elsewhere inside the
+/// root; the grant then names where it leads.
+fn beneath_root(root: &Path, field: &str, paths: &[String]) -> Result<Vec<PathBuf>, CallError> {
+    paths
+        .iter()
+        .map(|path| {
+            crate::tools::beneath::resolve_beneath(root, Path::new(path)).map_err(|e| {
+                let why = match crate::tools::beneath::Escape::of(&e) {
+                    Some(_) => "leads out of the project root (through a link or `..`)".to_string(),
+                    None => format!("cannot be resolved beneath the project root: {e}"),
+                };
+                CallError::new(
+                    CallErrorCode::PermissionDenied,
+                    format!(
+                        "permissions.fs.{field} declares `{path}`, which {why}; refused (project root {})",
+                        root.display()
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
 /// What the manifest grants, resolved against the project root, and refused when it cannot be
 /// given safely.
 struct Grants {
@@ -360,8 +405,8 @@ impl Grants {
     fn new(package: &Package, root: &Path) -> Result<Grants, CallError> {
         let denied = |message: String| CallError::new(CallErrorCode::PermissionDenied, message);
         let permissions = &package.manifest.permissions;
-        let read: Vec<PathBuf> = permissions.fs_read.iter().map(|p| root.join(p)).collect();
-        let write: Vec<PathBuf> = permissions.fs_write.iter().map(|p| root.join(p)).collect();
+        let read = beneath_root(root, "read", &permissions.fs_read)?;
+        let write = beneath_root(root, "write", &permissions.fs_write)?;
         // Node splits flag values at commas in some versions and reads `*` as a wildcard.
         for path in read.iter().chain(&write).chain([&package.dir]) {
             let text = path.to_string_lossy();
@@ -398,11 +443,16 @@ impl Grants {
             )));
         }
         let mut env = Vec::new();
+        let passed = crate::permissions::sandbox::passed_env();
         for name in &permissions.env {
             if LOADER_PREFIXES.iter().any(|p| name.starts_with(p)) {
                 return Err(denied(format!(
                     "the package declares env `{name}`, which Node or the loader reads to change how code loads"
                 )));
+            }
+            // A secret (a provider key, a token) only when the person passed it on.
+            if !secrets::may_pass(name, passed) {
+                continue;
             }
             if let Some(value) = std::env::var_os(name) {
                 env.push((name.clone(), value));
@@ -490,6 +540,37 @@ impl Grants {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outcomes_are_redacted_of_known_secrets() {
+        let redactor =
+            Redactor::from_vars([("ANTHROPIC_API_KEY".into(), "ant-secret-0123".into())]);
+        let outcome = redacted(
+            CallOutcome {
+                result: Ok(json!({"env": {"ANTHROPIC_API_KEY": "ant-secret-0123"}})),
+                logs: vec!["key ant-secret-0123".into()],
+                ms: 1,
+            },
+            &redactor,
+        );
+        assert_eq!(
+            outcome.result,
+            Ok(json!({"env": {"ANTHROPIC_API_KEY": "[REDACTED]"}}))
+        );
+        assert_eq!(outcome.logs, ["key [REDACTED]"]);
+        let failed = redacted(
+            CallOutcome {
+                result: Err(CallError::new(CallErrorCode::ToolError, "ant-secret-0123")),
+                logs: Vec::new(),
+                ms: 1,
+            },
+            &redactor,
+        );
+        assert_eq!(
+            failed.result.err().map(|e| e.message),
+            Some("[REDACTED]".to_string())
+        );
+    }
 
     #[test]
     fn codes_read_as_the_interface_spells_them() {
