@@ -10,7 +10,8 @@
 //! exits with the shell's status.
 //!
 //! The `--inner` stage also refuses Unix sockets to the command (`seccomp.rs`), unless given
-//! `--allow-unix-sockets` (the config file's `sandbox.allowAllUnixSockets`).
+//! `--allow-unix-sockets` (the config file's `sandbox.allowAllUnixSockets`), and starts it with
+//! its standard streams only (`descriptors.rs`): nothing Splice inherited reaches it.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -187,6 +188,11 @@ fn inner(request: &Request) -> i32 {
         && let Err(error) =
             super::seccomp::refuse_unix_sockets(super::seccomp::pretend_unavailable())
     {
+        eprintln!("splice sandbox: the command was not run: {error}");
+        return CANNOT_RUN;
+    }
+    // Only its standard streams: a socket Splice inherited needs no `socket()` call.
+    if let Err(error) = super::descriptors::close_on_exec_from(3) {
         eprintln!("splice sandbox: the command was not run: {error}");
         return CANNOT_RUN;
     }

@@ -9,7 +9,8 @@
 //!   stdout; stdout becomes stderr, so what the tool prints is a log) and starts the inner stage;
 //! - the inner stage, PID 1 of the new namespace (when it dies the kernel kills everything left
 //!   in it), asks for SIGKILL when the outer stage dies, confines its writes with Landlock where
-//!   the kernel has it (a second layer under Node's permission model), and becomes Node.
+//!   the kernel has it (a second layer under Node's permission model), and becomes Node with
+//!   fds 0 to 3 only (nothing Splice inherited, see `permissions/descriptors.rs`).
 //!
 //! Unless the person allowed them (`--allow-unix-sockets`, the config file's
 //! `sandbox.allowAllUnixSockets`), the outer stage installs the seccomp filter that refuses
@@ -35,7 +36,7 @@ use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
 use rustix::thread::UnshareFlags;
 
 use crate::permissions::sandbox::ALLOW_UNIX_SOCKETS_ARG;
-use crate::permissions::seccomp;
+use crate::permissions::{descriptors, seccomp};
 
 /// The hidden first argument of the launcher.
 pub const LAUNCH_ARG: &str = "__pkg-launch";
@@ -174,6 +175,12 @@ fn inner(request: &Request) -> i32 {
         return NOT_STARTED;
     };
     if let Err(why) = confine_writes(&request.writable) {
+        let _ = writeln!(std::io::stderr(), "splice: {why}");
+        return NOT_STARTED;
+    }
+    // Node gets its standard streams and the result channel only: a socket Splice inherited
+    // needs no `socket()` call, and Node wraps any descriptor number it is given.
+    if let Err(why) = descriptors::close_on_exec_from(RESULT_FD + 1) {
         let _ = writeln!(std::io::stderr(), "splice: {why}");
         return NOT_STARTED;
     }

@@ -1,0 +1,260 @@
+//! Issue 19, Unix sockets, second round: ways around the seccomp filter that refuses creating
+//! Unix sockets. A descriptor Splice inherited from whatever started it (an IDE, a terminal, a
+//! script that leaks its sockets) needs no `socket()` call: a confined command or a package
+//! tool writes to it and reaches the program at the other end. Other families reach programs
+//! outside the sandbox too: a netlink `NETLINK_USERSOCK` message goes to any process that
+//! bound one, and `AF_VSOCK` goes to the virtual machine's host (Firecracker maps it to a Unix
+//! socket there) and ignores the network namespace. Against the real binary, with the fake
+//! provider scripting the model's calls.
+
+use crate::support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::attack::{run_commands, sandbox_outside_tmp};
+use support::node::node22;
+use support::package::{manifest, write_package};
+use support::{Outcome, Sandbox, run_raw};
+
+/// The descriptor number the inherited socket has in Splice (and, unless Splice closes it,
+/// in everything Splice starts).
+const LEAKED_FD: i32 = 7;
+
+/// Connect to `socket`, put the connection on fd [`LEAKED_FD`] without close-on-exec, and
+/// become `command` (with its environment and directory): Splice started by a program that
+/// leaks a connected Unix socket. Done in a wrapper so the descriptor leaks into this one
+/// process, not into what the other tests start meanwhile.
+fn with_leaked_socket(command: &Command, socket: &Path) -> Command {
+    const WRAPPER: &str = "import os, socket, sys\n\
+        s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n\
+        os.dup2(s.fileno(), int(sys.argv[2]))\n\
+        os.execv(sys.argv[3], sys.argv[3:])\n";
+    let mut wrapped = Command::new("python3");
+    wrapped
+        .arg("-c")
+        .arg(WRAPPER)
+        .arg(socket)
+        .arg(LEAKED_FD.to_string())
+        .arg(command.get_program())
+        .args(command.get_args())
+        .env_clear()
+        .stdin(Stdio::null());
+    for (name, value) in command.get_envs() {
+        if let Some(value) = value {
+            wrapped.env(name, value);
+        }
+    }
+    if let Some(dir) = command.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
+}
+
+/// A listener that never blocks the test: what reached it, if anything.
+struct Listener(UnixListener);
+
+impl Listener {
+    fn at(path: &Path) -> Listener {
+        let listener = UnixListener::bind(path).unwrap_or_else(|e| panic!("bind: {e}"));
+        listener
+            .set_nonblocking(true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        Listener(listener)
+    }
+
+    /// The bytes the first connection carried once every holder of it has closed it.
+    fn received(&self) -> String {
+        let (mut stream, _) = self
+            .0
+            .accept()
+            .unwrap_or_else(|e| panic!("the wrapper did not connect: {e}"));
+        stream
+            .set_nonblocking(false)
+            .unwrap_or_else(|e| panic!("{e}"));
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut text = String::new();
+        let _ = stream.read_to_string(&mut text);
+        text
+    }
+}
+
+fn results(out: &Outcome) -> Vec<(String, String)> {
+    out.of_type("tool_result")
+        .iter()
+        .map(|r| {
+            (
+                r["status"].as_str().unwrap_or_default().to_string(),
+                r["output"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn auto(sandbox: &Sandbox, commands: &[String]) -> Outcome {
+    run_commands(sandbox, commands, &["--permission-mode", "auto"])
+}
+
+#[test]
+fn a_confined_command_cannot_use_a_unix_socket_splice_inherited() {
+    let sandbox = sandbox_outside_tmp();
+    let path = sandbox.dir.path().join("ide.sock");
+    let listener = Listener::at(&path);
+    let provider = support::fake_provider::FakeProvider::start(vec![
+        support::fake_provider::openai::tool_call(
+            "call_1",
+            "run_command",
+            &[
+                &json!({"command": format!("ls /proc/self/fd; printf pwned >&{LEAKED_FD}")})
+                    .to_string(),
+            ],
+        ),
+        support::fake_provider::openai::answer(&["done"]),
+    ]);
+    let mut splice = sandbox.command(&provider.url);
+    support::stream_json(&mut splice)
+        .args(["--permission-mode", "auto"])
+        .arg("use it");
+    let out = support::run(with_leaked_socket(&splice, &path), None);
+    out.assert_well_formed();
+    assert_eq!(
+        listener.received(),
+        "",
+        "the command wrote to the inherited socket"
+    );
+    let (status, output) = &results(&out)[0];
+    assert_eq!(status, "error", "{output}");
+    assert!(output.contains("Bad file descriptor"), "{output}");
+    // Only the command's own standard streams (and the listing's directory) are open.
+    let listed: Vec<&str> = output
+        .lines()
+        .filter(|l| l.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(listed, ["0", "1", "2", "3"], "{output}");
+}
+
+/// A tool that writes to an inherited descriptor, which Node wraps without `socket()` and
+/// without the permission model asking.
+const LEAK_TOOL: &str = r#"import net from 'node:net';
+export default async function (input: { fd: number }) {
+  return await new Promise((resolve, reject) => {
+    try {
+      const socket = new net.Socket({ fd: input.fd, readable: false, writable: true });
+      socket.on('error', (e) => reject(new Error(`NO_SOCKET: ${e.message}`)));
+      socket.end('pwned', () => resolve({ wrote: true }));
+    } catch (e) {
+      reject(new Error(`NO_SOCKET: ${(e as Error).message}`));
+    }
+  });
+}"#;
+
+#[test]
+fn a_package_tool_cannot_use_a_unix_socket_splice_inherited() {
+    let sandbox = sandbox_outside_tmp();
+    let package = sandbox.dir.path().join("pkg");
+    write_package(
+        &package,
+        &manifest(json!({"fs": {"read": ["data"]}}), &[("leak", 10_000)]),
+        &[("leak", LEAK_TOOL)],
+    );
+    let path = sandbox.dir.path().join("ide.sock");
+    let listener = Listener::at(&path);
+    let mut splice = sandbox.command("http://127.0.0.1:9");
+    splice
+        .env("SPLICE_NODE", node22())
+        .args(["pkg", "run"])
+        .arg(&package)
+        .args(["leak", &json!({"fd": LEAKED_FD}).to_string(), "--json"]);
+    let outcome = run_raw(with_leaked_socket(&splice, &path), None);
+    let result: Value = serde_json::from_str(outcome.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {:?}; stderr: {}", outcome.stdout, outcome.stderr));
+    // Whatever the tool then wrapped (the number may be one of Node's own by now), the socket
+    // got nothing.
+    assert_eq!(
+        listener.received(),
+        "",
+        "the tool wrote to the inherited socket: {result}"
+    );
+}
+
+/// A process outside the sandbox bound to a `NETLINK_USERSOCK` port (the test's helper): what
+/// a confined command sent it, checked once the run is over.
+struct NetlinkListener(std::process::Child, BufReader<std::process::ChildStdout>);
+
+impl NetlinkListener {
+    const SCRIPT: &str = "import socket, sys\n\
+        s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 2); s.bind((0, 0))\n\
+        print(s.getsockname()[0], flush=True)\n\
+        sys.stdin.readline(); s.setblocking(False)\n\
+        try: print(s.recv(100)[16:].decode(), flush=True)\n\
+        except BlockingIOError: print('nothing', flush=True)\n";
+
+    fn start() -> (NetlinkListener, u32) {
+        let mut child = Command::new("python3")
+            .args(["-c", Self::SCRIPT])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("python3: {e}"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let mut reader = BufReader::new(stdout);
+        let mut port = String::new();
+        reader
+            .read_line(&mut port)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let port = port
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("port {port:?}: {e}"));
+        (NetlinkListener(child, reader), port)
+    }
+
+    fn received(mut self) -> String {
+        let mut stdin = self.0.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+        stdin
+            .write_all(b"check\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut line = String::new();
+        self.1
+            .read_line(&mut line)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let _ = self.0.wait();
+        line.trim().to_string()
+    }
+}
+
+#[test]
+fn a_confined_command_cannot_reach_other_programs_through_other_socket_families() {
+    let sandbox = sandbox_outside_tmp();
+    let (listener, port) = NetlinkListener::start();
+    let send = format!(
+        "python3 -c \"import socket, struct; s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 2); \
+         m = b'pwned'; s.sendto(struct.pack('=LHHLL', 16 + len(m), 0, 0, 0, 0) + m, ({port}, 0))\""
+    );
+    let vsock = "python3 -c \"import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)\"";
+    // What ordinary tools use keeps working: the network, and netlink's routing family
+    // (`getifaddrs`, `ip`).
+    let ordinary = "python3 -c \"import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); \
+         socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); print('ordinary-ok')\"";
+    let out = auto(&sandbox, &[send, vsock.to_string(), ordinary.to_string()]);
+    assert_eq!(
+        listener.received(),
+        "nothing",
+        "the command reached the netlink listener"
+    );
+    let results = results(&out);
+    assert_eq!(results.len(), 3);
+    for (status, output) in &results[..2] {
+        assert_eq!(status, "error", "{output}");
+        assert!(output.contains("Permission denied"), "{output}");
+    }
+    let (status, output) = &results[2];
+    assert_eq!(status, "ok", "{output}");
+    assert!(output.contains("ordinary-ok"), "{output}");
+}
