@@ -16,6 +16,9 @@
 //! through `int 0x80`), x32 numbers, and `pidfd_getfd` (taking a connected socket from another
 //! process).
 //!
+//! `sandbox.allowAllUnixSockets` lifts the Unix-socket part only: the other families, io_uring
+//! (which could create them) and `pidfd_getfd` stay refused.
+//!
 //! The filter is installed by the single-threaded launcher stages right before they start
 //! the command or Node; the kernel keeps it across `exec` and for every descendant.
 
@@ -111,8 +114,14 @@ enum Op {
 
 use Label::{Allow, Netlink, Next, Pair, Refuse, Socket};
 
-/// The filter program, or why there is none for this architecture.
-pub fn program() -> Result<Vec<sock_filter>, String> {
+/// The filter program, or why there is none for this architecture. `allow_unix`: the person
+/// lifted the block on Unix sockets (`socket(AF_UNIX)` and every kind of pair are allowed).
+pub fn program(allow_unix: bool) -> Result<Vec<sock_filter>, String> {
+    let (unix, datagram_pair) = if allow_unix {
+        (Allow, Allow)
+    } else {
+        (Refuse, Refuse)
+    };
     let arch = ARCH.ok_or_else(|| {
         format!(
             "Unix sockets cannot be refused on {} (no seccomp filter for it)",
@@ -139,6 +148,7 @@ pub fn program() -> Result<Vec<sock_filter>, String> {
         Op::Load(ARG0),
         Op::Jeq(word(libc::AF_INET), Allow, Next),
         Op::Jeq(word(libc::AF_INET6), Allow, Next),
+        Op::Jeq(word(libc::AF_UNIX), unix, Next),
         Op::Jeq(word(libc::AF_NETLINK), Netlink, Refuse),
         Op::Here(Netlink),
         Op::Load(ARG2),
@@ -147,7 +157,7 @@ pub fn program() -> Result<Vec<sock_filter>, String> {
         Op::Load(ARG1),
         Op::And(SOCK_TYPE_MASK),
         Op::Jeq(word(libc::SOCK_STREAM), Allow, Next),
-        Op::Jeq(word(libc::SOCK_SEQPACKET), Allow, Refuse),
+        Op::Jeq(word(libc::SOCK_SEQPACKET), Allow, datagram_pair),
         Op::Here(Allow),
         Op::Return(ALLOWED),
         Op::Here(Refuse),
@@ -203,14 +213,14 @@ pub fn pretend_unavailable() -> bool {
 
 /// Install the filter on the calling thread (and so on what it starts and execs). Sets
 /// `no_new_privs`. The error says why it could not be installed; the caller then must not run
-/// the command. `unavailable` (the test hook) fails it on purpose.
-pub fn refuse_unix_sockets(unavailable: bool) -> Result<(), String> {
+/// the command. `allow_unix`: see [`program`]; `unavailable` (the test hook) fails it on purpose.
+pub fn install(allow_unix: bool, unavailable: bool) -> Result<(), String> {
     if unavailable {
         return Err(format!(
             "cannot install the filter that refuses Unix sockets ({NO_SECCOMP_ENV} is set)"
         ));
     }
-    let program = program()?;
+    let program = program(allow_unix)?;
     seccompiler::apply_filter(&program)
         .map_err(|error| format!("cannot install the filter that refuses Unix sockets: {error}"))
 }
@@ -248,7 +258,7 @@ mod tests {
     }
 
     fn check(arch: u32, nr: libc::c_long, args: [u64; 3]) -> u32 {
-        let program = program().unwrap_or_else(|e| panic!("{e}"));
+        let program = program(false).unwrap_or_else(|e| panic!("{e}"));
         verdict(&program, arch, word(nr), args)
     }
 
@@ -321,6 +331,30 @@ mod tests {
     }
 
     #[test]
+    fn allowing_unix_sockets_lifts_that_part_only() {
+        let program = program(true).unwrap_or_else(|e| panic!("{e}"));
+        let (unix, stream) = (libc::AF_UNIX as u64, libc::SOCK_STREAM as u64);
+        let socket = word(libc::SYS_socket);
+        let pair = word(libc::SYS_socketpair);
+        assert_eq!(
+            verdict(&program, native(), socket, [unix, stream, 0]),
+            ALLOWED
+        );
+        let datagram = libc::SOCK_DGRAM as u64;
+        assert_eq!(
+            verdict(&program, native(), pair, [unix, datagram, 0]),
+            ALLOWED
+        );
+        let vsock = libc::AF_VSOCK as u64;
+        assert_eq!(
+            verdict(&program, native(), socket, [vsock, stream, 0]),
+            REFUSED
+        );
+        let uring = word(libc::SYS_io_uring_setup);
+        assert_eq!(verdict(&program, native(), uring, [0, 0, 0]), REFUSED);
+    }
+
+    #[test]
     fn connected_pairs_are_allowed_but_datagram_pairs_refused() {
         let unix = libc::AF_UNIX as u64;
         let flags = (libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) as u64;
@@ -354,11 +388,11 @@ mod tests {
         // Another architecture's syscalls (i386's `socketcall` is 102), whatever their number.
         const AUDIT_ARCH_I386: u32 = 0x4000_0003;
         for nr in [0, 102, 359] {
-            let program = program().unwrap_or_else(|e| panic!("{e}"));
+            let program = program(false).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(verdict(&program, AUDIT_ARCH_I386, nr, [0, 0, 0]), REFUSED);
         }
         // x32 numbers: the native number with bit 30 set.
-        let program = program().unwrap_or_else(|e| panic!("{e}"));
+        let program = program(false).unwrap_or_else(|e| panic!("{e}"));
         let x32_socket = word(libc::SYS_socket) | X32_BIT;
         let x32_read = word(libc::SYS_read) | X32_BIT;
         assert_eq!(verdict(&program, native(), x32_socket, [1, 1, 0]), REFUSED);
@@ -374,8 +408,8 @@ mod tests {
     #[test]
     fn installed_it_refuses_unix_sockets_with_permission_denied() {
         let outcome = std::thread::spawn(|| {
-            assert!(refuse_unix_sockets(true).is_err());
-            refuse_unix_sockets(false)?;
+            assert!(install(false, true).is_err());
+            install(false, false)?;
             let dir = std::env::temp_dir();
             let connect = std::os::unix::net::UnixStream::connect(dir.join("no-such-socket"));
             let kind = connect.err().map(|e| e.kind());

@@ -258,3 +258,29 @@ fn a_confined_command_cannot_reach_other_programs_through_other_socket_families(
     assert_eq!(status, "ok", "{output}");
     assert!(output.contains("ordinary-ok"), "{output}");
 }
+
+/// `sandbox.allowAllUnixSockets` lifts the block on Unix sockets, not on the other families:
+/// the VM's host stays out of reach while the Unix socket the person allowed is reachable.
+#[test]
+fn allowing_unix_sockets_does_not_open_the_other_families() {
+    let sandbox = sandbox_outside_tmp();
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        r#"{"sandbox":{"allowAllUnixSockets":true}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let path = sandbox.dir.path().join("agent.sock");
+    let listener = Listener::at(&path);
+    let unix = format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); s.send(b'allowed')\"",
+        path.display()
+    );
+    let vsock = "python3 -c \"import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)\"";
+    let out = auto(&sandbox, &[unix, vsock.to_string()]);
+    assert_eq!(listener.received(), "allowed");
+    let results = results(&out);
+    assert_eq!(results[0].0, "ok", "{}", results[0].1);
+    let (status, output) = &results[1];
+    assert_eq!(status, "error", "{output}");
+    assert!(output.contains("Permission denied"), "{output}");
+}

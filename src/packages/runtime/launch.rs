@@ -12,10 +12,10 @@
 //!   the kernel has it (a second layer under Node's permission model), and becomes Node with
 //!   fds 0 to 3 only (nothing Splice inherited, see `permissions/descriptors.rs`).
 //!
-//! Unless the person allowed them (`--allow-unix-sockets`, the config file's
-//! `sandbox.allowAllUnixSockets`), the outer stage installs the seccomp filter that refuses
-//! Unix sockets (`permissions/seccomp.rs`) before it starts the inner stage, which, with Node,
-//! inherits it.
+//! The outer stage installs the seccomp filter that refuses Unix sockets and the other socket
+//! families that reach programs outside (`permissions/seccomp.rs`; `--allow-unix-sockets`, the
+//! config file's `sandbox.allowAllUnixSockets`, lifts the Unix part only) before it starts the
+//! inner stage, which, with Node, inherits it.
 //!
 //! When a namespace or the filter cannot be set up it refuses: it writes a `PERMISSION_DENIED`
 //! result on the result channel and never starts Node.
@@ -136,9 +136,7 @@ fn outer(request: &Request) -> i32 {
     }
     // No Unix sockets for the inner stage and Node (Node's permission model does not check
     // connecting to one): installed here, where a failure can still be reported as the result.
-    if !request.allow_unix_sockets
-        && let Err(why) = seccomp::refuse_unix_sockets(request.no_seccomp)
-    {
+    if let Err(why) = seccomp::install(request.allow_unix_sockets, request.no_seccomp) {
         return refuse(&why);
     }
     let logs = match std::io::stderr().as_fd().try_clone_to_owned() {
