@@ -4,8 +4,9 @@
 //! tool writes to it and reaches the program at the other end. Other families reach programs
 //! outside the sandbox too: a netlink `NETLINK_USERSOCK` message goes to any process that
 //! bound one, and `AF_VSOCK` goes to the virtual machine's host (Firecracker maps it to a Unix
-//! socket there) and ignores the network namespace. Against the real binary, with the fake
-//! provider scripting the model's calls.
+//! socket there) and ignores the network namespace; `sandbox.allowAllUnixSockets` lifted those
+//! too. One attack that held is kept: an i386 system call from a 64-bit process. Against the
+//! real binary, with the fake provider scripting the model's calls.
 
 use crate::support;
 
@@ -283,4 +284,43 @@ fn allowing_unix_sockets_does_not_open_the_other_families() {
     let (status, output) = &results[1];
     assert_eq!(status, "error", "{output}");
     assert!(output.contains("Permission denied"), "{output}");
+}
+
+/// Machine code run through Python's `ctypes`: `socket(AF_UNIX, SOCK_STREAM, 0)` made as an
+/// i386 system call (`int 0x80`, number 359), which a 64-bit process may make and a filter
+/// that checks only x86-64 numbers would let through. Prints the result (an fd, or -errno).
+const I386_SOCKET: &str = r#"import ctypes, mmap
+code = bytes([0x53, 0xb8]) + (359).to_bytes(4, 'little') + bytes([0xbb, 1, 0, 0, 0, 0xb9, 1, 0, 0, 0, 0x31, 0xd2, 0xcd, 0x80, 0x48, 0x63, 0xc0, 0x5b, 0xc3])
+m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+m.write(code)
+call = ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(m)))
+print('i386-socket', call())
+"#;
+
+/// Held: the filter refuses the other architecture's entry, on the real kernel (the control,
+/// run here unconfined, gets a socket).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn an_i386_system_call_does_not_make_a_unix_socket() {
+    let sandbox = sandbox_outside_tmp();
+    sandbox.write("i386.py", I386_SOCKET);
+    let control = Command::new("python3")
+        .arg(sandbox.root.join("i386.py"))
+        .output()
+        .unwrap_or_else(|e| panic!("python3: {e}"));
+    let control = String::from_utf8_lossy(&control.stdout).into_owned();
+    let made: i64 = control
+        .trim()
+        .trim_start_matches("i386-socket ")
+        .parse()
+        .unwrap_or_else(|e| panic!("{control:?}: {e}"));
+    assert!(
+        made >= 0,
+        "this kernel runs no i386 system calls: {control}"
+    );
+    let out = auto(&sandbox, &["python3 i386.py".to_string()]);
+    let (status, output) = &results(&out)[0];
+    assert_eq!(status, "ok", "{output}");
+    // -EACCES: the filter's answer.
+    assert!(output.contains("i386-socket -13"), "{output}");
 }
