@@ -10,16 +10,15 @@
 
 use crate::support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::net::UnixListener;
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::attack::{run_commands, sandbox_outside_tmp};
+use support::attack::{run_commands, sandbox_outside_tmp, through};
 use support::node::node22;
 use support::package::{manifest, write_package};
+use support::sockets::{Listener, results};
 use support::{Outcome, Sandbox, run_raw};
 
 /// The descriptor number the inherited socket has in Splice (and, unless Splice closes it,
@@ -35,67 +34,13 @@ fn with_leaked_socket(command: &Command, socket: &Path) -> Command {
         s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n\
         os.dup2(s.fileno(), int(sys.argv[2]))\n\
         os.execv(sys.argv[3], sys.argv[3:])\n";
-    let mut wrapped = Command::new("python3");
-    wrapped
+    let mut python = Command::new("python3");
+    python
         .arg("-c")
         .arg(WRAPPER)
         .arg(socket)
-        .arg(LEAKED_FD.to_string())
-        .arg(command.get_program())
-        .args(command.get_args())
-        .env_clear()
-        .stdin(Stdio::null());
-    for (name, value) in command.get_envs() {
-        if let Some(value) = value {
-            wrapped.env(name, value);
-        }
-    }
-    if let Some(dir) = command.get_current_dir() {
-        wrapped.current_dir(dir);
-    }
-    wrapped
-}
-
-/// A listener that never blocks the test: what reached it, if anything.
-struct Listener(UnixListener);
-
-impl Listener {
-    fn at(path: &Path) -> Listener {
-        let listener = UnixListener::bind(path).unwrap_or_else(|e| panic!("bind: {e}"));
-        listener
-            .set_nonblocking(true)
-            .unwrap_or_else(|e| panic!("{e}"));
-        Listener(listener)
-    }
-
-    /// The bytes the first connection carried once every holder of it has closed it.
-    fn received(&self) -> String {
-        let (mut stream, _) = self
-            .0
-            .accept()
-            .unwrap_or_else(|e| panic!("the wrapper did not connect: {e}"));
-        stream
-            .set_nonblocking(false)
-            .unwrap_or_else(|e| panic!("{e}"));
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut text = String::new();
-        let _ = stream.read_to_string(&mut text);
-        text
-    }
-}
-
-fn results(out: &Outcome) -> Vec<(String, String)> {
-    out.of_type("tool_result")
-        .iter()
-        .map(|r| {
-            (
-                r["status"].as_str().unwrap_or_default().to_string(),
-                r["output"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
+        .arg(LEAKED_FD.to_string());
+    through(python, command)
 }
 
 fn auto(sandbox: &Sandbox, commands: &[String]) -> Outcome {
@@ -106,7 +51,7 @@ fn auto(sandbox: &Sandbox, commands: &[String]) -> Outcome {
 fn a_confined_command_cannot_use_a_unix_socket_splice_inherited() {
     let sandbox = sandbox_outside_tmp();
     let path = sandbox.dir.path().join("ide.sock");
-    let listener = Listener::at(&path);
+    let listener = Listener::at_path(&path);
     let provider = support::fake_provider::FakeProvider::start(vec![
         support::fake_provider::openai::tool_call(
             "call_1",
@@ -125,8 +70,8 @@ fn a_confined_command_cannot_use_a_unix_socket_splice_inherited() {
     let out = support::run(with_leaked_socket(&splice, &path), None);
     out.assert_well_formed();
     assert_eq!(
-        listener.received(),
-        "",
+        listener.received().as_deref(),
+        Some(""),
         "the command wrote to the inherited socket"
     );
     let (status, output) = &results(&out)[0];
@@ -165,7 +110,7 @@ fn a_package_tool_cannot_use_a_unix_socket_splice_inherited() {
         &[("leak", LEAK_TOOL)],
     );
     let path = sandbox.dir.path().join("ide.sock");
-    let listener = Listener::at(&path);
+    let listener = Listener::at_path(&path);
     let mut splice = sandbox.command("http://127.0.0.1:9");
     splice
         .env("SPLICE_NODE", node22())
@@ -178,8 +123,8 @@ fn a_package_tool_cannot_use_a_unix_socket_splice_inherited() {
     // Whatever the tool then wrapped (the number may be one of Node's own by now), the socket
     // got nothing.
     assert_eq!(
-        listener.received(),
-        "",
+        listener.received().as_deref(),
+        Some(""),
         "the tool wrote to the inherited socket: {result}"
     );
 }
@@ -271,14 +216,14 @@ fn allowing_unix_sockets_does_not_open_the_other_families() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let path = sandbox.dir.path().join("agent.sock");
-    let listener = Listener::at(&path);
+    let listener = Listener::at_path(&path);
     let unix = format!(
         "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); s.send(b'allowed')\"",
         path.display()
     );
     let vsock = "python3 -c \"import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)\"";
     let out = auto(&sandbox, &[unix, vsock.to_string()]);
-    assert_eq!(listener.received(), "allowed");
+    assert_eq!(listener.received().as_deref(), Some("allowed"));
     let results = results(&out);
     assert_eq!(results[0].0, "ok", "{}", results[0].1);
     let (status, output) = &results[1];
