@@ -25,21 +25,23 @@ use support::{Outcome, Sandbox, run_raw};
 /// in everything Splice starts).
 const LEAKED_FD: i32 = 7;
 
-/// Connect to `socket`, put the connection on fd [`LEAKED_FD`] without close-on-exec, and
+/// Connect to `socket`, put the connection on fd `fd` without close-on-exec, and
 /// become `command` (with its environment and directory): Splice started by a program that
 /// leaks a connected Unix socket. Done in a wrapper so the descriptor leaks into this one
 /// process, not into what the other tests start meanwhile.
-fn with_leaked_socket(command: &Command, socket: &Path) -> Command {
+fn with_leaked_socket(command: &Command, socket: &Path, fd: i32) -> Command {
     const WRAPPER: &str = "import os, socket, sys\n\
         s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n\
-        os.dup2(s.fileno(), int(sys.argv[2]))\n\
+        fd = int(sys.argv[2])\n\
+        if s.fileno() != fd: os.dup2(s.fileno(), fd)\n\
+        os.set_inheritable(fd, True)\n\
         os.execv(sys.argv[3], sys.argv[3:])\n";
     let mut python = Command::new("python3");
     python
         .arg("-c")
         .arg(WRAPPER)
         .arg(socket)
-        .arg(LEAKED_FD.to_string());
+        .arg(fd.to_string());
     through(python, command)
 }
 
@@ -67,7 +69,7 @@ fn a_confined_command_cannot_use_a_unix_socket_splice_inherited() {
     support::stream_json(&mut splice)
         .args(["--permission-mode", "auto"])
         .arg("use it");
-    let out = support::run(with_leaked_socket(&splice, &path), None);
+    let out = support::run(with_leaked_socket(&splice, &path, LEAKED_FD), None);
     out.assert_well_formed();
     assert_eq!(
         listener.received().as_deref(),
@@ -117,7 +119,7 @@ fn a_package_tool_cannot_use_a_unix_socket_splice_inherited() {
         .args(["pkg", "run"])
         .arg(&package)
         .args(["leak", &json!({"fd": LEAKED_FD}).to_string(), "--json"]);
-    let outcome = run_raw(with_leaked_socket(&splice, &path), None);
+    let outcome = run_raw(with_leaked_socket(&splice, &path, LEAKED_FD), None);
     let result: Value = serde_json::from_str(outcome.stdout.trim())
         .unwrap_or_else(|e| panic!("{e}: {:?}; stderr: {}", outcome.stdout, outcome.stderr));
     // Whatever the tool then wrapped (the number may be one of Node's own by now), the socket
@@ -127,6 +129,38 @@ fn a_package_tool_cannot_use_a_unix_socket_splice_inherited() {
         Some(""),
         "the tool wrote to the inherited socket: {result}"
     );
+}
+
+/// A tool that only answers.
+const QUIET_TOOL: &str = r#"export default async function () {
+  return { answered: true };
+}"#;
+
+/// Splice started with fd 3 open (the number the launcher gives the result channel): the tool
+/// still runs, and what was on fd 3 does not reach it.
+#[test]
+fn a_package_tool_runs_when_splice_inherited_fd_3() {
+    let sandbox = sandbox_outside_tmp();
+    let package = sandbox.dir.path().join("pkg");
+    write_package(
+        &package,
+        &manifest(json!({}), &[("quiet", 10_000)]),
+        &[("quiet", QUIET_TOOL)],
+    );
+    let path = sandbox.dir.path().join("ide.sock");
+    let listener = Listener::at_path(&path);
+    let mut splice = sandbox.command("http://127.0.0.1:9");
+    splice
+        .env("SPLICE_NODE", node22())
+        .args(["pkg", "run"])
+        .arg(&package)
+        .args(["quiet", "{}", "--json"]);
+    let outcome = run_raw(with_leaked_socket(&splice, &path, 3), None);
+    let result: Value = serde_json::from_str(outcome.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {:?}; stderr: {}", outcome.stdout, outcome.stderr));
+    assert_eq!(result["ok"], true, "{result}");
+    assert_eq!(result["output"]["answered"], true, "{result}");
+    assert_eq!(listener.received().as_deref(), Some(""));
 }
 
 /// A process outside the sandbox bound to a `NETLINK_USERSOCK` port (the test's helper): what

@@ -31,7 +31,6 @@ use landlock::{
     ABI, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
     path_beneath_rules,
 };
-use rustix::io::{FdFlags, fcntl_dupfd_cloexec, fcntl_setfd};
 use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
 use rustix::thread::UnshareFlags;
 
@@ -126,13 +125,11 @@ fn outer(request: &Request) -> i32 {
         return refuse(&why);
     }
     // fd 3: the pipe given as stdout (the result channel); the inner stage and Node inherit it.
-    let result = match fcntl_dupfd_cloexec(std::io::stdout().as_fd(), RESULT_FD) {
-        Ok(fd) if fd.as_raw_fd() == RESULT_FD => fd,
+    // It takes the place of whatever Splice inherited on fd 3, which must not reach Node anyway.
+    match nix::unistd::dup2(std::io::stdout().as_raw_fd(), RESULT_FD) {
+        Ok(RESULT_FD) => {}
         Ok(_) => return refuse("fd 3 is taken"),
         Err(e) => return refuse(&format!("cannot set up the result channel: {e}")),
-    };
-    if let Err(e) = fcntl_setfd(&result, FdFlags::empty()) {
-        return refuse(&format!("cannot set up the result channel: {e}"));
     }
     // No Unix sockets for the inner stage and Node (Node's permission model does not check
     // connecting to one): installed here, where a failure can still be reported as the result.
@@ -155,7 +152,6 @@ fn outer(request: &Request) -> i32 {
     }
     inner.arg("--").args(&request.program).stdout(logs);
     let status = inner.status();
-    drop(result);
     match status {
         Ok(status) => status
             .code()
