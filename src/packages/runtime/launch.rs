@@ -9,13 +9,13 @@
 //!   stdout; stdout becomes stderr, so what the tool prints is a log) and starts the inner stage;
 //! - the inner stage, PID 1 of the new namespace (when it dies the kernel kills everything left
 //!   in it), asks for SIGKILL when the outer stage dies, confines its writes with Landlock where
-//!   the kernel has it (a second layer under Node's permission model), and becomes Node with
-//!   fds 0 to 3 only (nothing Splice inherited, see `permissions/descriptors.rs`).
+//!   the kernel has it (a second layer under Node's permission model), and becomes Node.
 //!
 //! The outer stage installs the seccomp filter that refuses Unix sockets and the other socket
 //! families that reach programs outside (`permissions/seccomp.rs`; `--allow-unix-sockets`, the
 //! config file's `sandbox.allowAllUnixSockets`, lifts the Unix part only) before it starts the
-//! inner stage, which, with Node, inherits it.
+//! inner stage, which, with Node, inherits it. The inner stage leaves Node fds 0 to 3 only: a
+//! socket Splice inherited needs no `socket()` call (see `permissions/descriptors.rs`).
 //!
 //! When a namespace or the filter cannot be set up it refuses: it writes a `PERMISSION_DENIED`
 //! result on the result channel and never starts Node.
@@ -168,13 +168,13 @@ fn inner(request: &Request) -> i32 {
     let Some((node, node_args)) = request.program.split_first() else {
         return NOT_STARTED;
     };
-    if let Err(why) = confine_writes(&request.writable) {
-        let _ = writeln!(std::io::stderr(), "splice: {why}");
-        return NOT_STARTED;
-    }
     // Node gets its standard streams and the result channel only: a socket Splice inherited
     // needs no `socket()` call, and Node wraps any descriptor number it is given.
     if let Err(why) = descriptors::close_on_exec_from(RESULT_FD + 1) {
+        let _ = writeln!(std::io::stderr(), "splice: {why}");
+        return NOT_STARTED;
+    }
+    if let Err(why) = confine_writes(&request.writable) {
         let _ = writeln!(std::io::stderr(), "splice: {why}");
         return NOT_STARTED;
     }
