@@ -221,7 +221,7 @@ fn a_confined_command_cannot_reach_other_programs_through_other_socket_families(
     // What ordinary tools use keeps working: the network, and netlink's routing family
     // (`getifaddrs`, `ip`).
     let ordinary = "python3 -c \"import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); \
-         socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); print('ordinary-ok')\"";
+         socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print('ordinary-ok')\"";
     let out = auto(&sandbox, &[send, vsock.to_string(), ordinary.to_string()]);
     assert_eq!(
         listener.received(),
