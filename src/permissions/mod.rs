@@ -1,6 +1,7 @@
 //! Who may do what: permission modes, rules, command risk, and the sandbox for commands nobody
 //! approved.
 
+pub mod descriptors;
 pub mod helper;
 pub mod hidden;
 pub mod mask;

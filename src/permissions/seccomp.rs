@@ -4,13 +4,20 @@
 //! confined command could reach `/var/run/docker.sock`, an ssh-agent, tmux or D-Bus: code
 //! running outside the sandbox. A seccomp filter cannot see the path a socket connects to, so
 //! it refuses creating Unix sockets at all (`socket(AF_UNIX, …)` fails with EACCES, which tools
-//! report as "permission denied"); abstract sockets are Unix sockets too. Connected pairs
+//! report as "permission denied"); abstract sockets are Unix sockets too. Other families reach
+//! programs outside as well (`AF_VSOCK` the virtual machine's host, where Firecracker maps it to
+//! a Unix socket, whatever the network namespace; netlink's `NETLINK_USERSOCK` any process that
+//! bound a port), so `socket` is allowed for the network (`AF_INET`, `AF_INET6`) and netlink's
+//! kernel protocols (`getifaddrs`, `ip`) only, anything else refused. Connected pairs
 //! (`socketpair` of stream or seqpacket type, which libuv, Python and shells use internally)
 //! stay allowed: they cannot be pointed elsewhere. A datagram pair can (`sendto` a path), so
 //! that type is refused. The ways around the `socket` check are closed as well: io_uring (which
 //! creates and connects sockets without the syscall), another architecture's syscalls (i386
 //! through `int 0x80`), x32 numbers, and `pidfd_getfd` (taking a connected socket from another
 //! process).
+//!
+//! `sandbox.allowAllUnixSockets` lifts the Unix-socket part only: the other families, io_uring
+//! (which could create them) and `pidfd_getfd` stay refused.
 //!
 //! The filter is installed by the single-threaded launcher stages right before they start
 //! the command or Node; the kernel keeps it across `exec` and for every descendant.
@@ -45,6 +52,11 @@ const NR: u32 = 0;
 const ARCH_OFFSET: u32 = 4;
 const ARG0: u32 = 16;
 const ARG1: u32 = 24;
+const ARG2: u32 = 32;
+
+/// Netlink's protocol for messages between processes (`linux/netlink.h`): a port any process
+/// may send to, unlike the kernel's protocols.
+const NETLINK_USERSOCK: u32 = 2;
 
 /// The socket type in `socket`/`socketpair`'s type argument (the rest is flags).
 const SOCK_TYPE_MASK: u32 = 0xf;
@@ -84,6 +96,7 @@ fn word(value: impl Into<i64>) -> u32 {
 enum Label {
     Next,
     Socket,
+    Netlink,
     Pair,
     Allow,
     Refuse,
@@ -99,10 +112,16 @@ enum Op {
     Here(Label),
 }
 
-use Label::{Allow, Next, Pair, Refuse, Socket};
+use Label::{Allow, Netlink, Next, Pair, Refuse, Socket};
 
-/// The filter program, or why there is none for this architecture.
-pub fn program() -> Result<Vec<sock_filter>, String> {
+/// The filter program, or why there is none for this architecture. `allow_unix`: the person
+/// lifted the block on Unix sockets (`socket(AF_UNIX)` and every kind of pair are allowed).
+pub fn program(allow_unix: bool) -> Result<Vec<sock_filter>, String> {
+    let (unix, datagram_pair) = if allow_unix {
+        (Allow, Allow)
+    } else {
+        (Refuse, Refuse)
+    };
     let arch = ARCH.ok_or_else(|| {
         format!(
             "Unix sockets cannot be refused on {} (no seccomp filter for it)",
@@ -124,14 +143,21 @@ pub fn program() -> Result<Vec<sock_filter>, String> {
     );
     ops.extend([
         Op::Return(ALLOWED),
+        // The kernel reads the family and protocol as ints: the low half is all it sees.
         Op::Here(Socket),
         Op::Load(ARG0),
-        Op::Jeq(word(libc::AF_UNIX), Refuse, Allow),
+        Op::Jeq(word(libc::AF_INET), Allow, Next),
+        Op::Jeq(word(libc::AF_INET6), Allow, Next),
+        Op::Jeq(word(libc::AF_UNIX), unix, Next),
+        Op::Jeq(word(libc::AF_NETLINK), Netlink, Refuse),
+        Op::Here(Netlink),
+        Op::Load(ARG2),
+        Op::Jeq(NETLINK_USERSOCK, Refuse, Allow),
         Op::Here(Pair),
         Op::Load(ARG1),
         Op::And(SOCK_TYPE_MASK),
         Op::Jeq(word(libc::SOCK_STREAM), Allow, Next),
-        Op::Jeq(word(libc::SOCK_SEQPACKET), Allow, Refuse),
+        Op::Jeq(word(libc::SOCK_SEQPACKET), Allow, datagram_pair),
         Op::Here(Allow),
         Op::Return(ALLOWED),
         Op::Here(Refuse),
@@ -187,14 +213,14 @@ pub fn pretend_unavailable() -> bool {
 
 /// Install the filter on the calling thread (and so on what it starts and execs). Sets
 /// `no_new_privs`. The error says why it could not be installed; the caller then must not run
-/// the command. `unavailable` (the test hook) fails it on purpose.
-pub fn refuse_unix_sockets(unavailable: bool) -> Result<(), String> {
+/// the command. `allow_unix`: see [`program`]; `unavailable` (the test hook) fails it on purpose.
+pub fn install(allow_unix: bool, unavailable: bool) -> Result<(), String> {
     if unavailable {
         return Err(format!(
             "cannot install the filter that refuses Unix sockets ({NO_SECCOMP_ENV} is set)"
         ));
     }
-    let program = program()?;
+    let program = program(allow_unix)?;
     seccompiler::apply_filter(&program)
         .map_err(|error| format!("cannot install the filter that refuses Unix sockets: {error}"))
 }
@@ -205,13 +231,14 @@ mod tests {
 
     /// A classic BPF interpreter for the few opcodes the filter uses, over one
     /// `seccomp_data`: the filter's verdict, so every branch is checked without installing it.
-    fn verdict(program: &[sock_filter], arch: u32, nr: u32, args: [u64; 2]) -> u32 {
+    fn verdict(program: &[sock_filter], arch: u32, nr: u32, args: [u64; 3]) -> u32 {
         let field = |offset: u32| -> u32 {
             match offset {
                 NR => nr,
                 ARCH_OFFSET => arch,
                 ARG0 => args[0] as u32,
                 ARG1 => args[1] as u32,
+                ARG2 => args[2] as u32,
                 other => panic!("load of offset {other}"),
             }
         };
@@ -230,8 +257,8 @@ mod tests {
         }
     }
 
-    fn check(arch: u32, nr: libc::c_long, args: [u64; 2]) -> u32 {
-        let program = program().unwrap_or_else(|e| panic!("{e}"));
+    fn check(arch: u32, nr: libc::c_long, args: [u64; 3]) -> u32 {
+        let program = program(false).unwrap_or_else(|e| panic!("{e}"));
         verdict(&program, arch, word(nr), args)
     }
 
@@ -243,20 +270,88 @@ mod tests {
     fn unix_sockets_are_refused_and_other_families_allowed() {
         let unix = libc::AF_UNIX as u64;
         let stream = libc::SOCK_STREAM as u64;
-        assert_eq!(check(native(), libc::SYS_socket, [unix, stream]), REFUSED);
+        assert_eq!(
+            check(native(), libc::SYS_socket, [unix, stream, 0]),
+            REFUSED
+        );
         // The kernel reads the family as an int: high bits change nothing.
         assert_eq!(
-            check(native(), libc::SYS_socket, [unix | 1 << 32, stream]),
+            check(native(), libc::SYS_socket, [unix | 1 << 32, stream, 0]),
             REFUSED
         );
         assert_eq!(
-            check(native(), libc::SYS_socket, [libc::AF_INET as u64, stream]),
+            check(
+                native(),
+                libc::SYS_socket,
+                [libc::AF_INET as u64, stream, 0]
+            ),
             ALLOWED
         );
         assert_eq!(
-            check(native(), libc::SYS_socket, [libc::AF_INET6 as u64, stream]),
+            check(
+                native(),
+                libc::SYS_socket,
+                [libc::AF_INET6 as u64, stream, 0]
+            ),
             ALLOWED
         );
+    }
+
+    #[test]
+    fn families_that_reach_other_programs_are_refused() {
+        let raw = libc::SOCK_RAW as u64;
+        let netlink = libc::AF_NETLINK as u64;
+        let socket = |family: libc::c_int, protocol: u64| {
+            check(native(), libc::SYS_socket, [family as u64, raw, protocol])
+        };
+        // The VM's host, and every family nothing ordinary needs, are refused.
+        for family in [
+            libc::AF_VSOCK,
+            libc::AF_PACKET,
+            libc::AF_TIPC,
+            libc::AF_ALG,
+            0,
+            255,
+        ] {
+            assert_eq!(socket(family, 0), REFUSED, "{family}");
+        }
+        // Netlink: the kernel's protocols (routing for `getifaddrs`, uevents) but not the one
+        // processes send each other messages on, whatever the high half says.
+        assert_eq!(socket(libc::AF_NETLINK, 0), ALLOWED);
+        assert_eq!(socket(libc::AF_NETLINK, 15), ALLOWED);
+        assert_eq!(
+            socket(libc::AF_NETLINK, u64::from(NETLINK_USERSOCK)),
+            REFUSED
+        );
+        let high = u64::from(NETLINK_USERSOCK) | 1 << 32;
+        assert_eq!(
+            check(native(), libc::SYS_socket, [netlink, raw, high]),
+            REFUSED
+        );
+    }
+
+    #[test]
+    fn allowing_unix_sockets_lifts_that_part_only() {
+        let program = program(true).unwrap_or_else(|e| panic!("{e}"));
+        let (unix, stream) = (libc::AF_UNIX as u64, libc::SOCK_STREAM as u64);
+        let socket = word(libc::SYS_socket);
+        let pair = word(libc::SYS_socketpair);
+        assert_eq!(
+            verdict(&program, native(), socket, [unix, stream, 0]),
+            ALLOWED
+        );
+        let datagram = libc::SOCK_DGRAM as u64;
+        assert_eq!(
+            verdict(&program, native(), pair, [unix, datagram, 0]),
+            ALLOWED
+        );
+        let vsock = libc::AF_VSOCK as u64;
+        assert_eq!(
+            verdict(&program, native(), socket, [vsock, stream, 0]),
+            REFUSED
+        );
+        let uring = word(libc::SYS_io_uring_setup);
+        assert_eq!(verdict(&program, native(), uring, [0, 0, 0]), REFUSED);
     }
 
     #[test]
@@ -265,12 +360,18 @@ mod tests {
         let flags = (libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) as u64;
         for allowed in [libc::SOCK_STREAM, libc::SOCK_SEQPACKET] {
             let kind = allowed as u64 | flags;
-            assert_eq!(check(native(), libc::SYS_socketpair, [unix, kind]), ALLOWED);
+            assert_eq!(
+                check(native(), libc::SYS_socketpair, [unix, kind, 0]),
+                ALLOWED
+            );
         }
         // A datagram socket can `sendto` any path; SOCK_RAW is a datagram one for AF_UNIX.
         for refused in [libc::SOCK_DGRAM, libc::SOCK_RAW, libc::SOCK_RDM] {
             let kind = refused as u64 | flags;
-            assert_eq!(check(native(), libc::SYS_socketpair, [unix, kind]), REFUSED);
+            assert_eq!(
+                check(native(), libc::SYS_socketpair, [unix, kind, 0]),
+                REFUSED
+            );
         }
     }
 
@@ -282,23 +383,23 @@ mod tests {
             libc::SYS_io_uring_register,
             libc::SYS_pidfd_getfd,
         ] {
-            assert_eq!(check(native(), nr, [0, 0]), REFUSED, "{nr}");
+            assert_eq!(check(native(), nr, [0, 0, 0]), REFUSED, "{nr}");
         }
         // Another architecture's syscalls (i386's `socketcall` is 102), whatever their number.
         const AUDIT_ARCH_I386: u32 = 0x4000_0003;
         for nr in [0, 102, 359] {
-            let program = program().unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(verdict(&program, AUDIT_ARCH_I386, nr, [0, 0]), REFUSED);
+            let program = program(false).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(verdict(&program, AUDIT_ARCH_I386, nr, [0, 0, 0]), REFUSED);
         }
         // x32 numbers: the native number with bit 30 set.
-        let program = program().unwrap_or_else(|e| panic!("{e}"));
+        let program = program(false).unwrap_or_else(|e| panic!("{e}"));
         let x32_socket = word(libc::SYS_socket) | X32_BIT;
         let x32_read = word(libc::SYS_read) | X32_BIT;
-        assert_eq!(verdict(&program, native(), x32_socket, [1, 1]), REFUSED);
-        assert_eq!(verdict(&program, native(), x32_read, [0, 0]), REFUSED);
+        assert_eq!(verdict(&program, native(), x32_socket, [1, 1, 0]), REFUSED);
+        assert_eq!(verdict(&program, native(), x32_read, [0, 0, 0]), REFUSED);
         // Everything else runs.
         for nr in [libc::SYS_read, libc::SYS_connect, libc::SYS_execve] {
-            assert_eq!(check(native(), nr, [1, 1]), ALLOWED);
+            assert_eq!(check(native(), nr, [1, 1, 0]), ALLOWED);
         }
     }
 
@@ -307,8 +408,8 @@ mod tests {
     #[test]
     fn installed_it_refuses_unix_sockets_with_permission_denied() {
         let outcome = std::thread::spawn(|| {
-            assert!(refuse_unix_sockets(true).is_err());
-            refuse_unix_sockets(false)?;
+            assert!(install(false, true).is_err());
+            install(false, false)?;
             let dir = std::env::temp_dir();
             let connect = std::os::unix::net::UnixStream::connect(dir.join("no-such-socket"));
             let kind = connect.err().map(|e| e.kind());

@@ -9,8 +9,9 @@
 //! interrupt, or Splice's death), it kills every descendant that is left, reaps them, and
 //! exits with the shell's status.
 //!
-//! The `--inner` stage also refuses Unix sockets to the command (`seccomp.rs`), unless given
-//! `--allow-unix-sockets` (the config file's `sandbox.allowAllUnixSockets`).
+//! The `--inner` stage also refuses Unix sockets to the command (`seccomp.rs`; `--allow-unix-sockets`,
+//! the config file's `sandbox.allowAllUnixSockets`, lifts that part only), and starts it with
+//! its standard streams only (`descriptors.rs`): nothing Splice inherited reaches it.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -224,10 +225,15 @@ fn inner(request: &Request) -> i32 {
         return CANNOT_RUN;
     }
     // Last before the exec: Landlock does not govern connecting to Unix sockets.
-    if !request.allow_unix_sockets
-        && let Err(error) =
-            super::seccomp::refuse_unix_sockets(super::seccomp::pretend_unavailable())
-    {
+    if let Err(error) = super::seccomp::install(
+        request.allow_unix_sockets,
+        super::seccomp::pretend_unavailable(),
+    ) {
+        eprintln!("splice sandbox: the command was not run: {error}");
+        return CANNOT_RUN;
+    }
+    // Only its standard streams: a socket Splice inherited needs no `socket()` call.
+    if let Err(error) = super::descriptors::close_on_exec_from(3) {
         eprintln!("splice sandbox: the command was not run: {error}");
         return CANNOT_RUN;
     }

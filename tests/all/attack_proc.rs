@@ -395,22 +395,9 @@ fn as_nobody(sandbox: &Sandbox, command: &Command) -> Command {
         .status()
         .unwrap_or_else(|e| panic!("chmod: {e}"));
     assert!(status.success());
-    let mut wrapped = Command::new("setpriv");
-    wrapped
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(command.get_program())
-        .args(command.get_args())
-        .env_clear()
-        .stdin(Stdio::null());
-    for (name, value) in command.get_envs() {
-        if let Some(value) = value {
-            wrapped.env(name, value);
-        }
-    }
-    if let Some(dir) = command.get_current_dir() {
-        wrapped.current_dir(dir);
-    }
-    wrapped
+    let mut setpriv = Command::new("setpriv");
+    setpriv.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+    support::attack::through(setpriv, command)
 }
 
 #[test]

@@ -6,57 +6,17 @@
 
 use crate::support;
 
-use std::io::Read;
-use std::os::linux::net::SocketAddrExt;
-use std::os::unix::net::{SocketAddr, UnixListener};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::attack::{run_commands, sandbox_outside_tmp};
 use support::fake_provider::{FakeProvider, openai};
 use support::node::node22;
 use support::package::{manifest, write_package};
+use support::sockets::{Listener, results};
 use support::{Outcome, Sandbox, run_raw};
 
 const ALLOW_ALL: &str = r#"{"sandbox":{"allowAllUnixSockets":true}}"#;
-
-/// A listener that never blocks the test: what reached it, if anything.
-struct Listener(UnixListener);
-
-impl Listener {
-    fn at_path(path: &Path) -> Listener {
-        Listener::ready(UnixListener::bind(path))
-    }
-
-    fn abstract_named(name: &str) -> Listener {
-        let addr =
-            SocketAddr::from_abstract_name(name.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
-        Listener::ready(UnixListener::bind_addr(&addr))
-    }
-
-    fn ready(bound: std::io::Result<UnixListener>) -> Listener {
-        let listener = bound.unwrap_or_else(|e| panic!("bind: {e}"));
-        listener
-            .set_nonblocking(true)
-            .unwrap_or_else(|e| panic!("{e}"));
-        Listener(listener)
-    }
-
-    /// The bytes of the first connection made (its client has ended), or `None` if none was.
-    fn received(&self) -> Option<String> {
-        let (mut stream, _) = self.0.accept().ok()?;
-        stream
-            .set_nonblocking(false)
-            .unwrap_or_else(|e| panic!("{e}"));
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut text = String::new();
-        let _ = stream.read_to_string(&mut text);
-        Some(text)
-    }
-}
 
 /// The model's command: connect to `target` (Python's spelling of the address) and send.
 fn python_connect(target: &str) -> String {
@@ -67,18 +27,6 @@ fn python_connect(target: &str) -> String {
 
 fn auto(sandbox: &Sandbox, commands: &[String]) -> Outcome {
     run_commands(sandbox, commands, &["--permission-mode", "auto"])
-}
-
-fn results(out: &Outcome) -> Vec<(String, String)> {
-    out.of_type("tool_result")
-        .iter()
-        .map(|r| {
-            (
-                r["status"].as_str().unwrap_or_default().to_string(),
-                r["output"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
 }
 
 fn socket_path(sandbox: &Sandbox) -> PathBuf {

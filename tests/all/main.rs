@@ -15,6 +15,7 @@ mod attack_round2;
 mod attack_round3;
 mod attack_shell;
 mod attack_sockets;
+mod attack_sockets2;
 mod attack_transcribe_race;
 mod conversation;
 mod cost_context;

@@ -12,10 +12,11 @@
 //!   the kernel has it (a second layer under Node's permission model), gives up every
 //!   capability, and becomes Node.
 //!
-//! Unless the person allowed them (`--allow-unix-sockets`, the config file's
-//! `sandbox.allowAllUnixSockets`), the outer stage installs the seccomp filter that refuses
-//! Unix sockets (`permissions/seccomp.rs`) before it starts the inner stage, which, with Node,
-//! inherits it.
+//! The outer stage installs the seccomp filter that refuses Unix sockets and the other socket
+//! families that reach programs outside (`permissions/seccomp.rs`; `--allow-unix-sockets`, the
+//! config file's `sandbox.allowAllUnixSockets`, lifts the Unix part only) before it starts the
+//! inner stage, which, with Node, inherits it. The inner stage leaves Node fds 0 to 3 only: a
+//! socket Splice inherited needs no `socket()` call (see `permissions/descriptors.rs`).
 //!
 //! When a namespace or the filter cannot be set up it refuses: it writes a `PERMISSION_DENIED`
 //! result on the result channel and never starts Node.
@@ -31,12 +32,11 @@ use landlock::{
     ABI, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
     path_beneath_rules,
 };
-use rustix::io::{FdFlags, fcntl_dupfd_cloexec, fcntl_setfd};
 use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
 use rustix::thread::UnshareFlags;
 
 use crate::permissions::sandbox::ALLOW_UNIX_SOCKETS_ARG;
-use crate::permissions::seccomp;
+use crate::permissions::{descriptors, seccomp};
 
 /// The hidden first argument of the launcher.
 pub const LAUNCH_ARG: &str = "__pkg-launch";
@@ -126,19 +126,15 @@ fn outer(request: &Request) -> i32 {
         return refuse(&why);
     }
     // fd 3: the pipe given as stdout (the result channel); the inner stage and Node inherit it.
-    let result = match fcntl_dupfd_cloexec(std::io::stdout().as_fd(), RESULT_FD) {
-        Ok(fd) if fd.as_raw_fd() == RESULT_FD => fd,
+    // It takes the place of whatever Splice inherited on fd 3, which must not reach Node anyway.
+    match nix::unistd::dup2(std::io::stdout().as_raw_fd(), RESULT_FD) {
+        Ok(RESULT_FD) => {}
         Ok(_) => return refuse("fd 3 is taken"),
         Err(e) => return refuse(&format!("cannot set up the result channel: {e}")),
-    };
-    if let Err(e) = fcntl_setfd(&result, FdFlags::empty()) {
-        return refuse(&format!("cannot set up the result channel: {e}"));
     }
     // No Unix sockets for the inner stage and Node (Node's permission model does not check
     // connecting to one): installed here, where a failure can still be reported as the result.
-    if !request.allow_unix_sockets
-        && let Err(why) = seccomp::refuse_unix_sockets(request.no_seccomp)
-    {
+    if let Err(why) = seccomp::install(request.allow_unix_sockets, request.no_seccomp) {
         return refuse(&why);
     }
     let logs = match std::io::stderr().as_fd().try_clone_to_owned() {
@@ -157,7 +153,6 @@ fn outer(request: &Request) -> i32 {
     }
     inner.arg("--").args(&request.program).stdout(logs);
     let status = inner.status();
-    drop(result);
     match status {
         Ok(status) => status
             .code()
@@ -174,6 +169,12 @@ fn inner(request: &Request) -> i32 {
     let Some((node, node_args)) = request.program.split_first() else {
         return NOT_STARTED;
     };
+    // Node gets its standard streams and the result channel only: a socket Splice inherited
+    // needs no `socket()` call, and Node wraps any descriptor number it is given.
+    if let Err(why) = descriptors::close_on_exec_from(RESULT_FD + 1) {
+        let _ = writeln!(std::io::stderr(), "splice: {why}");
+        return NOT_STARTED;
+    }
     if let Err(why) = confine_writes(&request.writable) {
         let _ = writeln!(std::io::stderr(), "splice: {why}");
         return NOT_STARTED;

@@ -505,7 +505,8 @@ impl Grants {
         }
         if crate::permissions::sandbox::unix_sockets_allowed() {
             command.arg(crate::permissions::sandbox::ALLOW_UNIX_SOCKETS_ARG);
-        } else if crate::permissions::seccomp::pretend_unavailable() {
+        }
+        if crate::permissions::seccomp::pretend_unavailable() {
             command.arg(crate::permissions::seccomp::NO_SECCOMP_ARG);
         }
         for path in &self.write {

@@ -4,6 +4,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
@@ -80,4 +81,24 @@ pub fn auto_command(sandbox: &Sandbox, config_dir: &Path, args: &Value) -> Outco
     let out = run(splice, None);
     out.assert_well_formed();
     out
+}
+
+/// `command` (program, arguments, environment, directory) run through `wrapper`, which is given
+/// the program and its arguments after its own and is to become it: `setpriv …`, a script that
+/// sets up descriptors first.
+pub fn through(mut wrapper: Command, command: &Command) -> Command {
+    wrapper
+        .arg(command.get_program())
+        .args(command.get_args())
+        .env_clear()
+        .stdin(Stdio::null());
+    for (name, value) in command.get_envs() {
+        if let Some(value) = value {
+            wrapper.env(name, value);
+        }
+    }
+    if let Some(dir) = command.get_current_dir() {
+        wrapper.current_dir(dir);
+    }
+    wrapper
 }

@@ -9,6 +9,7 @@ pub mod mcp;
 pub mod moto;
 pub mod node;
 pub mod package;
+pub mod sockets;
 pub mod tmux;
 
 use std::io::Write;
