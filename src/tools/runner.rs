@@ -181,7 +181,12 @@ impl ToolRunner {
             Risk::Low
         };
         let (shown, _) = cap_output(&input_text, 2_000);
-        let preview = vec![Preview::Command(format!("{} {shown}", tool.dotted))];
+        // A tool call, not a command line: the prompt names the tool and shows its input.
+        let preview = vec![Preview::Call {
+            tool: tool.dotted.clone(),
+            server: None,
+            input: shown.to_string(),
+        }];
         if let Permit::Refused(status, reason) = self
             .permit(
                 id,

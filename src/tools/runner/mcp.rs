@@ -224,6 +224,52 @@ mod tests {
         );
     }
 
+    /// A package tool's prompt is a tool call too (its dotted name and input), not `$ …`.
+    #[tokio::test]
+    async fn the_prompt_shows_a_package_call_as_a_tool_call() {
+        use crate::bus::{Answer, PermissionAsk, Preview};
+        use std::sync::{Arc, Mutex};
+        let seen: Arc<Mutex<Vec<Preview>>> = Arc::default();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<PermissionAsk>();
+        let kept = Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Some(ask) = rx.recv().await {
+                if let Ok(mut seen) = kept.lock() {
+                    seen.extend(ask.question.previews);
+                }
+                let _ = ask.reply.send(Answer::Deny);
+            }
+        });
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let pkg_dir = dir.path().join("pkg");
+        crate::packages::skeleton::create(&pkg_dir, "acme", "hello")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let package =
+            crate::packages::package::Package::load(&pkg_dir).unwrap_or_else(|e| panic!("{e:?}"));
+        let tool = crate::packages::offer::PackageTool {
+            package: Arc::new(package),
+            tool: crate::packages::skeleton::TOOL.into(),
+            dotted: "acme.hello.greet".into(),
+            wire: "acme__hello__greet".into(),
+            // Writing asks in `ask` mode, so the prompt is shown.
+            side_effect: crate::protocol::SideEffect::Write,
+        };
+        let runner = asking_runner(dir.path(), tx);
+        let reply = runner
+            .run_package("c1", &tool, serde_json::json!({"name": "x"}))
+            .await;
+        assert!(reply.is_error);
+        let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+        assert_eq!(
+            seen,
+            [Preview::Call {
+                tool: "acme.hello.greet".into(),
+                server: None,
+                input: r#"{"name":"x"}"#.into(),
+            }]
+        );
+    }
+
     /// In ask mode an MCP tool asks even though it claims to only read; "allow always" adds
     /// the rule for its wire name, so the next call runs without asking.
     #[tokio::test]
