@@ -169,9 +169,8 @@ pub async fn publish(
     let prepared = match publish::prepare(dir) {
         Ok(prepared) => prepared,
         Err(PrepareError::Invalid(issues)) => {
-            for issue in &issues {
-                let _ = writeln!(err, "{issue}");
-            }
+            // File names in the package may carry escapes: printed as validate prints them.
+            crate::packages::command::print_issues(&issues, err);
             if as_json {
                 line(out, &json!({"valid": false, "errors": issues}));
             }

@@ -532,3 +532,32 @@ fn installing_from_a_registry_names_the_secrets_a_package_asks_for() {
     );
     assert!(!installed.stderr.contains("LANG"), "{}", installed.stderr);
 }
+
+// ---- Publish's violation list ------------------------------------------------------------------
+
+/// `publish` refuses an invalid package with its violations on stderr, as `validate` prints
+/// them: a file name carrying escape sequences reaches the terminal without them.
+#[test]
+fn publish_prints_a_packages_violations_without_escape_sequences() {
+    let (sandbox, package) = sandbox();
+    write_package(
+        &package,
+        &manifest(json!({}), &[("x", 5000)]),
+        &[("x", "export default async () => ({});")],
+    );
+    std::fs::write(package.join("evil\x1b]0;pwned\x07\x1b[2J.bin"), [0u8, 1, 2])
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("/etc/passwd", package.join("link\x1b]52;c;eA==\x07"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut command = command(&sandbox, "http://127.0.0.1:9");
+    command.args(["publish", "--dry-run"]).arg(&package);
+    let out = run_raw(command, None);
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("link"), "{}", out.stderr);
+    assert_eq!(
+        terminal_controls(&out.stderr),
+        Vec::<char>::new(),
+        "{:?}",
+        out.stderr
+    );
+}
