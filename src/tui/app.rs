@@ -112,6 +112,8 @@ pub struct App {
     pub quit: bool,
     ctrl_c_armed: bool,
     requests: Vec<Request>,
+    /// Operations for the session, submitted by the loop in this order.
+    ops: Vec<crate::session::Op>,
     /// Requests typed while a run was going, oldest first; each starts when the run before it
     /// ends. An interrupt puts them back in the composer instead.
     pub queued: VecDeque<String>,
@@ -159,6 +161,7 @@ impl App {
             quit: false,
             ctrl_c_armed: false,
             requests: Vec::new(),
+            ops: Vec::new(),
             queued: VecDeque::new(),
             compacting: None,
             context_tokens: None,
@@ -186,6 +189,15 @@ impl App {
 
     pub fn take_requests(&mut self) -> Vec<Request> {
         std::mem::take(&mut self.requests)
+    }
+
+    /// Ask the session for `op` (the loop submits it).
+    pub fn submit_op(&mut self, op: crate::session::Op) {
+        self.ops.push(op);
+    }
+
+    pub fn take_ops(&mut self) -> Vec<crate::session::Op> {
+        std::mem::take(&mut self.ops)
     }
 
     pub fn is_running(&self) -> bool {

@@ -9,6 +9,7 @@ use super::device_login::DeviceLoginModal;
 use crate::permissions::PermissionMode;
 use crate::provider::{ProviderConfig, ProviderKind, alias_owner};
 use crate::sanitize::terminal::strip_controls;
+use crate::session::Op;
 use crate::settings::Tier;
 
 pub type Handler = fn(&mut App, &str);
@@ -169,7 +170,10 @@ fn switch_model(app: &mut App, args: &str, has_key: impl Fn(ProviderKind) -> boo
         }
     };
     app.settings.provider = match ProviderConfig::from_env(kind, Some(model)) {
-        Ok(provider) => provider,
+        Ok(provider) => {
+            app.submit_op(Op::SetModel(provider.clone()));
+            provider
+        }
         Err(error) => {
             let hint = match alias_owner(model) {
                 Some(owner) if owner != kind => format!(
@@ -198,6 +202,7 @@ fn tier(app: &mut App, args: &str) {
     match Tier::parse(name) {
         Some(tier) => {
             app.settings.tier = tier;
+            app.submit_op(Op::SetTier(tier));
             app.notice(Level::Info, format!("tier set to {name}"));
         }
         None => app.notice(
@@ -221,6 +226,7 @@ fn mode(app: &mut App, args: &str) {
         Some(mode) => {
             // Keep the session's rules ("allow always" answers) under the new mode.
             app.settings.policy = app.settings.policy.with_mode(mode);
+            app.submit_op(Op::SetPermissionMode(mode));
             app.notice(Level::Info, format!("permission mode set to {name}"));
         }
         None => app.notice(

@@ -4,8 +4,6 @@
 //! call in the run nor a slow disk holds up a keypress or a frame. The terminal is restored on
 //! exit, on panic and on SIGTERM/SIGHUP.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,50 +18,25 @@ use crossterm::terminal::{
 use futures_util::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::app::{App, Request};
 use super::cells::Level;
 use super::session::{Record, SessionLog, SessionWriter};
-use crate::bus::{Bus, PermissionAsk, Preview, Sink};
+use crate::bus::{PermissionAsk, Preview, Sink};
 use crate::ids::new_run_id;
 use crate::protocol::Event;
-use crate::protocol::input::Prompt;
-use crate::run;
 use crate::sanitize::redact::Redactor;
-use crate::settings::RunSettings;
+use crate::session::{Frontend, Input, Op, Session, SessionEvent};
 
 const TICK: Duration = Duration::from_millis(100);
 
-/// A run in progress: its exit code when it ends.
-pub type RunFuture = Pin<Box<dyn Future<Output = i32> + Send>>;
+/// What a turn of the session runs (the real run but in tests and the benchmark).
+pub use crate::session::RunTurn as StartRun;
 
-/// Starts a run of `text` on `bus`; the run ends early when `stop` receives.
-pub type StartRun =
-    Arc<dyn Fn(RunSettings, Bus, String, oneshot::Receiver<()>) -> RunFuture + Send + Sync>;
-
-/// The real run: `run::execute` with the prompt text.
+/// The real run.
 pub fn execute_run() -> StartRun {
-    Arc::new(|settings, bus, text, stop_rx| {
-        Box::pin(async move {
-            // Servers of the session still starting are waited for here, in the run's task
-            // (an interrupt ends the wait): their tools are offered from the first request.
-            let hub = settings.mcp.hub.clone();
-            let prompt = async move {
-                if let Some(hub) = hub {
-                    hub.ready().await;
-                }
-                Ok(Prompt::from_text(text))
-            };
-            let stop = async {
-                // A dropped sender is not an interrupt.
-                if stop_rx.await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            };
-            run::execute(&settings, &bus, prompt, stop).await
-        })
-    })
+    crate::session::execute_turn()
 }
 
 /// What a run sends the app loop, in the order it happened.
@@ -72,6 +45,8 @@ enum FromRun {
     Event(String, Box<Event>),
     /// The files a write changed (for the transcript; not logged: not an event).
     Changes { id: String, changes: Vec<Preview> },
+    /// The session's own report (a turn's end).
+    Session(SessionEvent),
 }
 
 /// Forwards every event of a run to the app loop; widgets never see the bus.
@@ -89,6 +64,10 @@ impl Sink for TuiSink {
             id: id.to_string(),
             changes: changes.to_vec(),
         });
+    }
+
+    fn session(&self, event: &SessionEvent) {
+        let _ = self.0.send(FromRun::Session(event.clone()));
     }
 }
 
@@ -164,14 +143,6 @@ pub struct Screen<B: Backend, E> {
     pub start: StartRun,
     /// Called after each frame is drawn, with the state it shows.
     pub on_frame: Box<dyn FnMut(&App) + Send>,
-}
-
-/// The run's exit code when its task ends; a run that panicked failed.
-async fn run_to_end(run: &mut Option<tokio::task::JoinHandle<i32>>) -> i32 {
-    match run {
-        Some(run) => run.await.unwrap_or(crate::exit::FAILED),
-        None => std::future::pending().await,
-    }
 }
 
 /// The open login's next event, or never when no login runs. `None`: its producer ended.
@@ -319,12 +290,21 @@ fn deliver(app: &mut App, log: &impl Fn(Record), run_id: String, event: Event) {
     app.on_event(&run_id, event);
 }
 
-/// What a run sent: an event is delivered, a write's changes go to the transcript.
-fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) {
+/// What the session sent: an event is delivered, a write's changes go to the transcript, a
+/// turn's end lets the next request start. Returns `Some` when the session is done with a
+/// turn: its exit code when it ran, `None` when an interrupt dropped it unstarted.
+fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) -> Option<Option<i32>> {
     match from_run {
         FromRun::Event(run_id, event) => deliver(app, log, run_id, *event),
         FromRun::Changes { id, changes } => app.on_changes(&id, changes),
+        FromRun::Session(SessionEvent::TurnEnded { code }) => {
+            log_memory(app, log);
+            app.on_run_finished();
+            return Some(Some(code));
+        }
+        FromRun::Session(SessionEvent::TurnDropped) => return Some(None),
     }
+    None
 }
 
 /// The loop itself, on any screen.
@@ -354,8 +334,18 @@ where
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
 
-    let mut run: Option<tokio::task::JoinHandle<i32>> = None;
-    let mut interrupt: Option<oneshot::Sender<()>> = None;
+    // The session owns the conversation and runs the turns; this loop submits operations and
+    // shows what comes back.
+    let core = Session::spawn(
+        app.settings.clone(),
+        Frontend {
+            sinks: vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn Sink>],
+            responder: Some(ask_tx.clone()),
+            turn: start,
+        },
+    );
+    // Turns submitted and not yet reported ended.
+    let mut turns = 0usize;
     let mut last_code = crate::exit::SUCCESS;
     let mut input_open = true;
     // Before any server starts, so no failure goes unsaid.
@@ -374,20 +364,8 @@ where
             match request {
                 Request::StartRun(text) => {
                     log(Record::Prompt { text: text.clone() });
-                    let bus = Bus::with_responder(
-                        new_run_id(),
-                        vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn Sink>],
-                        ask_tx.clone(),
-                    );
-                    let (stop_tx, stop_rx) = oneshot::channel::<()>();
-                    interrupt = Some(stop_tx);
-                    // Its own task: whatever the run blocks on, this loop keeps reading keys.
-                    run = Some(tokio::spawn(start(
-                        app.settings.clone(),
-                        bus,
-                        text,
-                        stop_rx,
-                    )));
+                    turns += 1;
+                    core.submit(Op::UserTurn(Input::text(text)));
                 }
                 Request::LogUndo {
                     run_id,
@@ -403,14 +381,13 @@ where
                 Request::LogClear => log(Record::Clear),
                 Request::StartMcp(servers) => start_mcp(&app, &mut mcp_starts, servers),
                 Request::ApproveMcp(entry) => approve_mcp(&app, &mut mcp_starts, entry),
-                Request::Interrupt | Request::Quit => {
-                    if let Some(stop) = interrupt.take() {
-                        let _ = stop.send(());
-                    }
-                }
+                Request::Interrupt | Request::Quit => core.submit(Op::Interrupt),
             }
         }
-        if app.quit && run.is_none() {
+        for op in app.take_ops() {
+            core.submit(op);
+        }
+        if app.quit && turns == 0 {
             break;
         }
         report_session(&mut app, session.as_ref());
@@ -444,7 +421,10 @@ where
                     batch.push(more);
                 }
                 for from_run in batch {
-                    receive(&mut app, &log, from_run);
+                    if let Some(code) = receive(&mut app, &log, from_run) {
+                        last_code = code.unwrap_or(last_code);
+                        turns = turns.saturating_sub(1);
+                    }
                 }
             }
             // A login's events and a `/compact` summary come from tasks of their own: the UI
@@ -471,23 +451,14 @@ where
                 app.now = Instant::now();
                 app.on_permission(ask);
             }
-            code = run_to_end(&mut run) => {
-                last_code = code;
-                run = None;
-                interrupt = None;
-                // Events the run emitted last are already queued; take them before drawing.
-                while let Ok(from_run) = event_rx.try_recv() {
-                    receive(&mut app, &log, from_run);
-                }
-                log_memory(&app, &log);
-                app.on_run_finished();
-            }
             _ = ticker.tick() => app.on_tick(Instant::now()),
             _ = sigterm.recv() => app.request(Request::Quit),
             _ = sighup.recv() => app.request(Request::Quit),
         }
     }
     drop(terminal);
+    core.submit(Op::Shutdown);
+    core.ended().await;
     // The caller shuts the hub down; no start may hand it a server after that.
     mcp_starts.shutdown().await;
     if let Some(writer) = session {

@@ -6,6 +6,8 @@ use std::sync::mpsc as std_mpsc;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::backend::TestBackend;
 
+use std::pin::Pin;
+
 use super::*;
 
 type Keys = mpsc::UnboundedSender<std::io::Result<TermEvent>>;

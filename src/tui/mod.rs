@@ -32,7 +32,7 @@ mod progress_snapshot_tests;
 pub mod qr;
 pub mod session;
 #[cfg(test)]
-mod snapshot_tests;
+pub(crate) mod snapshot_tests;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;
