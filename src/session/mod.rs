@@ -6,7 +6,9 @@
 //! operation (an interrupt, a permission answer) is taken while a turn blocks. Operations are
 //! handled in the order submitted: a request sent after `/model` runs on the new model.
 
+mod compact;
 mod turn;
+mod undo;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -21,7 +23,28 @@ use crate::protocol::input::Prompt;
 use crate::run::RunFailure;
 use crate::settings::{RunSettings, Tier};
 
+pub use compact::{Outcome as CompactOutcome, STAGE as COMPACT_STAGE, fill_after};
 pub use turn::{RunFuture, RunTurn, execute_turn};
+pub use undo::Undone;
+
+/// The share of the window, in percent, past which a run compacts its conversation on its own.
+pub const COMPACT_AT_PERCENT: u64 = (crate::compaction::COMPACT_AT * 100.0) as u64;
+
+/// The context window of the model the session runs now (it follows [`Op::SetModel`]), from
+/// the price table the runs use (the built-in data with the user's pricing file over it), or
+/// its default.
+pub fn context_window(settings: &RunSettings) -> u64 {
+    settings
+        .pricing
+        .context_window(settings.provider.kind.name(), &settings.provider.api_model)
+}
+
+/// What a `context_compacted` warning says was done, without its preamble.
+pub fn compaction_outcome(message: &str) -> &str {
+    message
+        .strip_prefix(crate::compaction::FILLING)
+        .unwrap_or(message)
+}
 
 /// What a turn's request is: given, or still being read (headless reads standard input while
 /// the run starts, so `run_start` comes first and input that cannot be read is the run's
@@ -45,6 +68,12 @@ pub enum Op {
     /// Stop the turn in progress (it ends as interrupted) and drop the requests queued behind
     /// it.
     Interrupt,
+    /// Compact the conversation now: its older part is summarised by the model, the newest
+    /// exchanges kept. Requests submitted meanwhile wait for it; an interrupt cancels it.
+    Compact,
+    /// Put back the files as they were before this checkpoint of a run (`/undo`); the model is
+    /// told. Refused while a turn runs.
+    Undo { run_id: String, sequence: u32 },
     /// Change the model the next turns use.
     SetModel(crate::provider::ProviderConfig),
     /// Change the tier the next turns use.
@@ -64,6 +93,20 @@ pub enum SessionEvent {
     TurnEnded { code: i32 },
     /// A request queued behind a turn was dropped by an interrupt, never started.
     TurnDropped,
+    /// An operation was refused in the session's present state (a `/compact` during a turn).
+    Refused { reason: String },
+    /// A compaction's summary request is on its way to `model`.
+    CompactStarted { model: String },
+    /// A compaction ended (or had nothing to do, or was cancelled).
+    CompactEnded(CompactOutcome),
+    /// An undo put files back from this checkpoint.
+    Undone(Undone),
+    /// The checkpoint could not be used.
+    UndoFailed {
+        run_id: String,
+        sequence: u32,
+        error: String,
+    },
 }
 
 /// How a front end attaches to a session.
@@ -145,6 +188,7 @@ struct Core {
     settings: RunSettings,
     frontend: Frontend,
     running: Option<Running>,
+    compacting: Option<compact::PendingCompaction>,
     queued: VecDeque<Input>,
     last_code: i32,
 }
@@ -155,6 +199,7 @@ impl Core {
             settings,
             frontend,
             running: None,
+            compacting: None,
             queued: VecDeque::new(),
             last_code: crate::exit::SUCCESS,
         }
@@ -164,13 +209,13 @@ impl Core {
         let mut shutting_down = false;
         let mut open = true;
         loop {
-            if shutting_down && self.running.is_none() {
+            if shutting_down && self.running.is_none() && self.compacting.is_none() {
                 break;
             }
             tokio::select! {
                 op = ops.recv(), if open => match op {
                     Some(Op::Shutdown) => shutting_down = true,
-                    Some(op) => self.handle(op),
+                    Some(op) => self.handle(op).await,
                     None => {
                         // Every handle is gone: without a shutdown asked for first, nobody is
                         // left to read what the turn does, so it stops.
@@ -185,20 +230,28 @@ impl Core {
                     self.running = None;
                     self.last_code = code;
                     self.report(&SessionEvent::TurnEnded { code });
-                    if let Some(next) = self.queued.pop_front() {
-                        self.start_turn(next);
+                    self.start_queued();
+                }
+                result = compact::finished(&mut self.compacting) => {
+                    if let Some(pending) = self.compacting.take() {
+                        let outcome = compact::finish(pending, result, &self.settings, &self.bus());
+                        self.report(&SessionEvent::CompactEnded(outcome));
                     }
+                    // Requests submitted meanwhile start now, on the compacted conversation.
+                    self.start_queued();
                 }
             }
         }
         self.last_code
     }
 
-    fn handle(&mut self, op: Op) {
+    async fn handle(&mut self, op: Op) {
         match op {
-            Op::UserTurn(input) if self.running.is_some() => self.queued.push_back(input),
+            Op::UserTurn(input) if self.busy() => self.queued.push_back(input),
             Op::UserTurn(input) => self.start_turn(input),
             Op::Interrupt => self.interrupt(),
+            Op::Compact => self.compact(),
+            Op::Undo { run_id, sequence } => self.undo(run_id, sequence).await,
             Op::SetModel(provider) => self.settings.provider = provider,
             Op::SetTier(tier) => self.settings.tier = tier,
             Op::SetPermissionMode(mode) => {
@@ -208,7 +261,89 @@ impl Core {
         }
     }
 
+    /// A turn or a compaction is under way: requests wait.
+    fn busy(&self) -> bool {
+        self.running.is_some() || self.compacting.is_some()
+    }
+
+    fn start_queued(&mut self) {
+        if !self.busy()
+            && let Some(next) = self.queued.pop_front()
+        {
+            self.start_turn(next);
+        }
+    }
+
+    fn compact(&mut self) {
+        let refused = if self.running.is_some() {
+            Some(
+                "wait for the run to end (or press Esc) before /compact: the run is still adding to the conversation",
+            )
+        } else if self.compacting.is_some() {
+            Some("already compacting (Esc cancels)")
+        } else {
+            None
+        };
+        if let Some(reason) = refused {
+            return self.report(&SessionEvent::Refused {
+                reason: reason.into(),
+            });
+        }
+        let event = match compact::start(&self.settings) {
+            Ok(pending) => {
+                self.compacting = Some(pending);
+                SessionEvent::CompactStarted {
+                    model: self.settings.provider.model.clone(),
+                }
+            }
+            Err(compact::NotStarted::Nothing(text)) => {
+                SessionEvent::CompactEnded(CompactOutcome::nothing(text))
+            }
+            Err(compact::NotStarted::Failed(text)) => {
+                SessionEvent::CompactEnded(CompactOutcome::failed(text))
+            }
+        };
+        self.report(&event);
+    }
+
+    async fn undo(&mut self, run_id: String, sequence: u32) {
+        if self.running.is_some() {
+            return self.report(&SessionEvent::Refused {
+                reason: "wait for the run to end (or press Esc) before /undo".into(),
+            });
+        }
+        let data_dir = self.settings.data_dir.clone();
+        let (run, at) = (run_id.clone(), sequence);
+        // Restoring files blocks: on the blocking pool, the session waiting (no turn runs).
+        let restored = crate::blocking::detached(move || undo::restore(&data_dir, &run, at)).await;
+        let event = match restored {
+            Some(Ok(undone)) => {
+                if !undone.files.is_empty() {
+                    // The model's write no longer stands: it is told.
+                    self.settings
+                        .conversation
+                        .push_note(&crate::conversation::undo_note(&undone.files));
+                }
+                SessionEvent::Undone(undone)
+            }
+            failed => SessionEvent::UndoFailed {
+                run_id,
+                sequence,
+                error: match failed {
+                    Some(Err(error)) => error,
+                    _ => "the restore stopped".into(),
+                },
+            },
+        };
+        self.report(&event);
+    }
+
     fn interrupt(&mut self) {
+        if self.compacting.take().is_some() {
+            self.report(&SessionEvent::CompactEnded(CompactOutcome::nothing(
+                "compaction cancelled; the conversation is unchanged".into(),
+            )));
+        }
         for _ in self.queued.drain(..).collect::<Vec<_>>() {
             self.report(&SessionEvent::TurnDropped);
         }

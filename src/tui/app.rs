@@ -13,7 +13,6 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::cells::{Cell, Level, ToolOutcome};
 use super::commands::{self, CommandSpec};
-use super::compact::{self, PendingCompaction};
 use super::composer::{Composer, ComposerAction};
 use super::context_meter;
 use super::device_login::{DeviceLoginModal, LoginKey, LoginState};
@@ -28,6 +27,7 @@ use crate::device_login::DeviceLoginEvent;
 use crate::mcp::ServerEntry;
 use crate::protocol::Event;
 use crate::protocol::events::RunStatus;
+use crate::session::{COMPACT_STAGE, CompactOutcome, Op, SessionEvent};
 use crate::settings::RunSettings;
 use crate::usage::format_usd;
 
@@ -117,8 +117,8 @@ pub struct App {
     /// Requests typed while a run was going, oldest first; each starts when the run before it
     /// ends. An interrupt puts them back in the composer instead.
     pub queued: VecDeque<String>,
-    /// A `/compact` whose summary request is on its way; requests wait behind it.
-    pub compacting: Option<PendingCompaction>,
+    /// A `/compact` asked of the session and not yet reported ended; requests wait behind it.
+    pub compacting: bool,
     /// The prompt tokens of the session's last request (its conversation's fill), for the
     /// context meter; `None` until the first one, and after the conversation changed shape.
     pub context_tokens: Option<u64>,
@@ -163,7 +163,7 @@ impl App {
             requests: Vec::new(),
             ops: Vec::new(),
             queued: VecDeque::new(),
-            compacting: None,
+            compacting: false,
             context_tokens: None,
             mcp_asks: VecDeque::new(),
             mcp_overlay: None,
@@ -229,9 +229,8 @@ impl App {
         }
     }
 
-    /// `/undo` put back `files` from this checkpoint (or found nothing to put back): the
-    /// checkpoint is used up, and the model, whose write no longer stands, is told.
-    pub fn undone(&mut self, run_id: &str, sequence: u32, files: &[String]) {
+    /// `/undo` used this checkpoint up (or found it unusable): the next goes further back.
+    pub fn undone(&mut self, run_id: &str, sequence: u32) {
         if let Some(at) = self
             .checkpoints
             .iter()
@@ -239,16 +238,54 @@ impl App {
         {
             self.checkpoints.remove(at);
         }
-        if !files.is_empty() {
-            self.settings
-                .conversation
-                .push_note(&crate::conversation::undo_note(files));
+    }
+
+    /// What the session reported besides runs' events (a turn's end is the loop's).
+    pub fn on_session(&mut self, event: SessionEvent) {
+        self.dirty = true;
+        match event {
+            SessionEvent::TurnEnded { .. } | SessionEvent::TurnDropped => {}
+            SessionEvent::Refused { reason } => self.notice(Level::Warning, reason),
+            SessionEvent::CompactStarted { model } => self.notice(
+                Level::Info,
+                format!(
+                    "compacting: {model} is summarising the earlier part of the conversation \
+                     (Esc cancels)"
+                ),
+            ),
+            SessionEvent::CompactEnded(outcome) => self.on_compacted(outcome),
+            SessionEvent::Undone(undone) => {
+                self.undone(&undone.run_id, undone.sequence);
+                let mut text = commands::undo_text(&undone.files, &undone.deleted);
+                if !undone.skipped.is_empty() {
+                    text.push_str(&format!(
+                        "\nleft alone (changed since Splice wrote them, or now leading outside the root or into .git): {}",
+                        undone.skipped.join(", ")
+                    ));
+                }
+                self.notice(Level::Info, text);
+                self.request(Request::LogUndo {
+                    run_id: undone.run_id,
+                    sequence: undone.sequence,
+                    files: undone.files,
+                    deleted: undone.deleted,
+                });
+            }
+            SessionEvent::UndoFailed {
+                run_id,
+                sequence,
+                error,
+            } => {
+                // The checkpoint could not be used; the next /undo goes further back.
+                self.undone(&run_id, sequence);
+                self.notice(Level::Error, format!("undo failed: {error}"));
+            }
         }
     }
 
     /// The run's task ended: the oldest queued request starts.
     pub fn on_run_finished(&mut self) {
-        if self.is_running() || self.compacting.is_some() || self.quit {
+        if self.is_running() || self.compacting || self.quit {
             return;
         }
         if let Some(next) = self.queued.pop_front() {
@@ -262,7 +299,7 @@ impl App {
         self.tick += 1;
         // A prompt's legend changes when its guard ends.
         if self.is_running()
-            || self.compacting.is_some()
+            || self.compacting
             || !self.modals.is_empty()
             || !self.mcp_asks.is_empty()
         {
@@ -406,7 +443,7 @@ impl App {
             KeyCode::Esc if self.is_running() && self.composer.suggestions().is_empty() => {
                 self.interrupt();
             }
-            KeyCode::Esc if self.compacting.is_some() && self.composer.suggestions().is_empty() => {
+            KeyCode::Esc if self.compacting && self.composer.suggestions().is_empty() => {
                 self.cancel_compaction();
             }
             _ => self.composer_key(key),
@@ -451,55 +488,37 @@ impl App {
         }
     }
 
-    /// `/compact`: plan and send the summary request; the loop hands its answer to
-    /// [`App::on_compacted`].
+    /// `/compact`: the session plans it and sends the summary request; it reports back
+    /// ([`App::on_session`]). Requests typed meanwhile wait here.
     pub fn start_compaction(&mut self) {
-        let window = context_meter::window(&self.settings);
-        match compact::start(&self.settings, window) {
-            Ok(pending) => {
-                self.compacting = Some(pending);
-                self.notice(
-                    Level::Info,
-                    format!(
-                        "compacting: {} is summarising the earlier part of the conversation \
-                         (Esc cancels)",
-                        self.settings.provider.model
-                    ),
-                );
-            }
-            Err(compact::NotStarted::Nothing(text)) => self.notice(Level::Info, text),
-            Err(compact::NotStarted::Failed(text)) => self.notice(Level::Error, text),
-        }
+        self.compacting = true;
+        self.submit_op(Op::Compact);
     }
 
-    /// Esc while compacting: the summary request is dropped, the conversation stays.
+    /// Esc while compacting: the session drops the summary request (and says so), the
+    /// conversation stays; what was typed meanwhile goes back to the composer.
     fn cancel_compaction(&mut self) {
-        self.compacting = None;
+        self.compacting = false;
         self.unqueue();
-        self.notice(
-            Level::Info,
-            "compaction cancelled; the conversation is unchanged",
-        );
+        self.submit_op(Op::Interrupt);
     }
 
-    /// The `/compact` summary request answered (or failed). Returns its `usage` event, for
-    /// the loop to log and count like a run's.
-    pub fn on_compacted(
-        &mut self,
-        result: Result<crate::provider::ModelResponse, String>,
-    ) -> Option<Event> {
-        let pending = self.compacting.take()?;
-        let outcome = compact::finish(pending, result, &self.settings);
+    /// The session's `/compact` ended: how, and the requests typed meanwhile start.
+    fn on_compacted(&mut self, outcome: CompactOutcome) {
+        self.compacting = false;
         if let Some(report) = &outcome.compacted {
             self.context_tokens = self
                 .context_tokens
-                .map(|reported| compact::fill_after(reported, report));
+                .map(|reported| crate::session::fill_after(reported, report));
         }
-        let (error, text) = outcome.notice;
-        self.notice(if error { Level::Error } else { Level::Info }, text);
+        let level = if outcome.failed {
+            Level::Error
+        } else {
+            Level::Info
+        };
+        self.notice(level, outcome.text);
         // Requests typed meanwhile start now, on the compacted conversation.
         self.on_run_finished();
-        outcome.usage
     }
 
     /// A line from the composer: a slash command or a prompt.
@@ -514,7 +533,7 @@ impl App {
         }
         // Behind a run, or behind requests already waiting (the run has ended but its task has
         // not yet been seen to finish): queued, in the order typed.
-        if self.is_running() || !self.queued.is_empty() || self.compacting.is_some() {
+        if self.is_running() || !self.queued.is_empty() || self.compacting {
             let behind = if self.is_running() {
                 "the run"
             } else {
@@ -688,8 +707,7 @@ impl App {
             Event::Usage(usage) => {
                 // A `/compact` summary's prompt is the old conversation, not the fill of the
                 // one that goes on.
-                if usage.usage_reported && usage.prompt_tokens > 0 && usage.stage != compact::STAGE
-                {
+                if usage.usage_reported && usage.prompt_tokens > 0 && usage.stage != COMPACT_STAGE {
                     self.context_tokens = Some(usage.prompt_tokens);
                 }
                 self.usage.tokens += usage.total_tokens;
@@ -717,9 +735,7 @@ impl App {
             Event::Warning { code, message }
                 if code == crate::protocol::WarningCode::ContextCompacted.as_str() =>
             {
-                let outcome = message
-                    .strip_prefix(crate::compaction::FILLING)
-                    .unwrap_or(&message);
+                let outcome = crate::session::compaction_outcome(&message);
                 self.notice(Level::Warning, format!("context compacted: {outcome}"));
                 // The last report was the summary request's; the next request's tells.
                 self.context_tokens = None;
@@ -917,8 +933,8 @@ impl App {
             },
         };
         let (state, style) = match (&self.run, &self.compacting) {
-            (RunState::Running { .. }, _) | (_, None) => (state, style),
-            (_, Some(_)) => {
+            (RunState::Running { .. }, _) | (_, false) => (state, style),
+            (_, true) => {
                 let spinner =
                     ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"][(self.tick as usize) % 10];
                 (format!("{spinner} compacting"), t.bold(t.accent))

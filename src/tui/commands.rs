@@ -313,41 +313,8 @@ fn undo(app: &mut App, _: &str) {
         app.notice(Level::Info, "nothing to undo");
         return;
     };
-    match crate::checkpoint::restore(&app.settings.data_dir, &run_id, sequence, false) {
-        Ok(reports) => {
-            let mut restored = Vec::new();
-            let mut deleted = Vec::new();
-            let mut skipped = Vec::new();
-            for report in reports {
-                restored.extend(report.files_restored);
-                deleted.extend(report.files_deleted);
-                skipped.extend(report.skipped);
-            }
-            // Every file the undo put back, the removed ones too, for the model's note.
-            let mut files = restored;
-            files.extend(deleted.iter().cloned());
-            app.undone(&run_id, sequence, &files);
-            let mut text = undo_text(&files, &deleted);
-            if !skipped.is_empty() {
-                text.push_str(&format!(
-                    "\nleft alone (changed since Splice wrote them, or now leading outside the root or into .git): {}",
-                    skipped.join(", ")
-                ));
-            }
-            app.notice(Level::Info, text);
-            app.request(Request::LogUndo {
-                run_id,
-                sequence,
-                files,
-                deleted,
-            });
-        }
-        Err(error) => {
-            // The checkpoint could not be used; the next /undo goes further back.
-            app.checkpoints.pop();
-            app.notice(Level::Error, format!("undo failed: {error}"));
-        }
-    }
+    // The session restores the files and tells the model; it reports back (`App::on_session`).
+    app.submit_op(Op::Undo { run_id, sequence });
 }
 
 /// The transcript's line for an `/undo`, live and replayed: of `files`, those in `deleted`
@@ -401,7 +368,7 @@ fn compact(app: &mut App, _: &str) {
         );
         return;
     }
-    if app.compacting.is_some() {
+    if app.compacting {
         app.notice(Level::Info, "already compacting (Esc cancels)");
         return;
     }
@@ -492,44 +459,37 @@ mod tests {
         }
     }
 
-    /// A file the change created is removed by `/undo`, and said to be: "restored" was wrong.
+    /// `/undo` asks the session for the newest checkpoint; its report is shown and logged, and
+    /// the checkpoint is used up. A file the change created was deleted, and is said to be.
     #[test]
-    fn undo_says_a_created_file_was_deleted_and_an_edited_one_restored() {
-        let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root_path = root.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-        let change = |name: &str, before: Option<&str>, after: &str| crate::tools::fs::FileChange {
-            path: root_path.join(name),
-            shown: name.to_string(),
-            before: before.map(|b| b.as_bytes().to_vec()),
-            after: Some(after.as_bytes().to_vec()),
-        };
-        std::fs::write(root_path.join("old.txt"), "before\n").unwrap_or_else(|e| panic!("{e}"));
-        let changes = [
-            change("old.txt", Some("before\n"), "after\n"),
-            change("new.txt", None, "created\n"),
-        ];
-        crate::checkpoint::CheckpointStore::new(data.path(), "run_1", &root_path)
-            .save("write_file", &changes)
-            .unwrap_or_else(|e| panic!("{e}"));
-        for c in &changes {
-            std::fs::write(&c.path, c.after.as_deref().unwrap_or_default())
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
+    fn undo_asks_the_session_and_says_a_created_file_was_deleted_and_an_edited_one_restored() {
         let mut app = app();
-        app.settings.cwd = root_path.clone();
-        app.settings.data_dir = data.path().to_path_buf();
         app.checkpoints.push(("run_1".into(), 1));
+        app.checkpoints.push(("run_2".into(), 1));
         undo(&mut app, "");
+        let asked: Vec<_> = app
+            .take_ops()
+            .into_iter()
+            .filter_map(|op| match op {
+                Op::Undo { run_id, sequence } => Some((run_id, sequence)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(asked, vec![("run_2".to_string(), 1)]);
+        app.on_session(crate::session::SessionEvent::Undone(
+            crate::session::Undone {
+                run_id: "run_2".into(),
+                sequence: 1,
+                files: vec!["old.txt".into(), "new.txt".into()],
+                deleted: vec!["new.txt".into()],
+                skipped: vec![],
+            },
+        ));
         assert_eq!(
             last_notice(&app),
             "undo: restored old.txt; deleted new.txt (created by the change)"
         );
-        assert!(!root_path.join("new.txt").exists());
-        assert_eq!(
-            std::fs::read_to_string(root_path.join("old.txt")).unwrap_or_default(),
-            "before\n"
-        );
+        assert_eq!(app.checkpoints, vec![("run_1".to_string(), 1)]);
         assert_eq!(
             app.take_requests().into_iter().find_map(|r| match r {
                 Request::LogUndo { files, deleted, .. } => Some((files, deleted)),

@@ -24,7 +24,6 @@ use super::app::{App, Request};
 use super::cells::Level;
 use super::session::{Record, SessionLog, SessionWriter};
 use crate::bus::{PermissionAsk, Preview, Sink};
-use crate::ids::new_run_id;
 use crate::protocol::Event;
 use crate::sanitize::redact::Redactor;
 use crate::session::{Frontend, Input, Op, Session, SessionEvent};
@@ -216,23 +215,6 @@ fn approve_mcp(
     start_mcp(app, starts, vec![entry]);
 }
 
-/// What one of the app's own tasks (a login, a `/compact` summary) came back with.
-enum AppTask {
-    Login(Option<crate::device_login::DeviceLoginEvent>),
-    Compacted(Result<crate::provider::ModelResponse, String>),
-}
-
-/// The next report of the app's own tasks, or never while none runs.
-async fn app_task(app: &mut App) -> AppTask {
-    let App {
-        login, compacting, ..
-    } = app;
-    tokio::select! {
-        event = login_event(login) => AppTask::Login(event),
-        result = super::compact::finished(compacting) => AppTask::Compacted(result),
-    }
-}
-
 /// Run the TUI until the user quits; the exit code of the last run, or 0.
 pub async fn run_loop(input: LoopInput) -> std::io::Result<i32> {
     let guard = TerminalGuard::enter()?;
@@ -303,6 +285,12 @@ fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) -> Option<Op
             return Some(Some(code));
         }
         FromRun::Session(SessionEvent::TurnDropped) => return Some(None),
+        FromRun::Session(event @ SessionEvent::CompactEnded(_)) => {
+            app.on_session(event);
+            // The conversation may have been replaced.
+            log_memory(app, log);
+        }
+        FromRun::Session(event) => app.on_session(event),
     }
     None
 }
@@ -427,19 +415,10 @@ where
                     }
                 }
             }
-            // A login's events and a `/compact` summary come from tasks of their own: the UI
-            // never waits on the network. The summary's usage is logged and counted like a run's.
-            task = app_task(&mut app) => {
+            // A login's events come from a task of its own: the UI never waits on the network.
+            event = login_event(&mut app.login) => {
                 app.now = Instant::now();
-                match task {
-                    AppTask::Login(event) => app.on_login_event(event),
-                    AppTask::Compacted(result) => {
-                        if let Some(usage) = app.on_compacted(result) {
-                            deliver(&mut app, &log, new_run_id(), usage);
-                        }
-                        log_memory(&app, &log);
-                    }
-                }
+                app.on_login_event(event);
             }
             Some(notice) = mcp_notice(&mut mcp_notices) => app.on_mcp_notice(notice),
             Some(done) = mcp_starts.join_next(), if !mcp_starts.is_empty() => {
@@ -542,7 +521,12 @@ pub fn open_session(
                     deleted,
                 } => {
                     memory.flush(app);
-                    app.undone(&run_id, sequence, &files);
+                    app.undone(&run_id, sequence);
+                    if !files.is_empty() {
+                        app.settings
+                            .conversation
+                            .push_note(&crate::conversation::undo_note(&files));
+                    }
                     app.notice(Level::Info, super::commands::undo_text(&files, &deleted));
                 }
             }

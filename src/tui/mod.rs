@@ -4,7 +4,6 @@
 pub mod app;
 pub mod cells;
 pub mod commands;
-pub mod compact;
 #[cfg(test)]
 mod compact_tests;
 pub mod composer;

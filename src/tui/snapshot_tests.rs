@@ -482,8 +482,18 @@ fn tiny_terminals_never_panic() {
     }
 }
 
-#[test]
-fn undo_walks_back_across_runs() {
+/// Records what the session reports, for a test that plays the event loop.
+struct SessionReports(std::sync::mpsc::Sender<crate::session::SessionEvent>);
+
+impl crate::bus::Sink for SessionReports {
+    fn emit(&self, _run_id: &str, _event: &Event) {}
+    fn session(&self, event: &crate::session::SessionEvent) {
+        let _ = self.0.send(event.clone());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_walks_back_across_runs() {
     use crate::checkpoint::CheckpointStore;
     use crate::tools::fs::{FileChange, apply};
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -517,16 +527,36 @@ fn undo_walks_back_across_runs() {
     ] {
         app.on_event(&run, event);
     }
+    // The event loop's part: the app's operations to a session, its reports back.
+    let (reports, reported) = std::sync::mpsc::channel();
+    let session = crate::session::Session::spawn(
+        app.settings.clone(),
+        crate::session::Frontend {
+            sinks: vec![std::sync::Arc::new(SessionReports(reports))],
+            responder: None,
+            turn: crate::session::execute_turn(),
+        },
+    );
+    let mut undo = |app: &mut App| {
+        app.submit("/undo".into());
+        for op in app.take_ops() {
+            session.submit(op);
+        }
+        let event = reported
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|e| panic!("{e}"));
+        app.on_session(event);
+    };
     let read = |path: &str| std::fs::read_to_string(root.join(path)).ok();
-    app.submit("/undo".into());
+    undo(&mut app);
     assert_eq!(read("a.txt").as_deref(), Some("a1"));
-    app.submit("/undo".into());
+    undo(&mut app);
     assert_eq!(
         read("new.txt"),
         None,
         "the second /undo reaches into the earlier run"
     );
-    app.submit("/undo".into());
+    undo(&mut app);
     assert_eq!(read("a.txt"), None);
     app.submit("/undo".into());
     let screen = draw(&mut app, 80, 20);
