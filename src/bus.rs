@@ -44,7 +44,7 @@ pub enum Preview {
     None,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PermissionQuestion {
     pub id: String,
     pub tool: String,

@@ -7,23 +7,25 @@
 //! handled in the order submitted: a request sent after `/model` runs on the new model.
 
 mod compact;
+mod model;
 mod turn;
 mod undo;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::bus::{Bus, PermissionAsk, Sink};
+use crate::bus::{Answer, Bus, PermissionAsk, PermissionQuestion, Sink};
 use crate::ids::new_run_id;
 use crate::protocol::input::Prompt;
 use crate::run::RunFailure;
 use crate::settings::{RunSettings, Tier};
 
 pub use compact::{Outcome as CompactOutcome, STAGE as COMPACT_STAGE, fill_after};
+pub use model::{ModelChoice, missing_key_hint, resolve_model, resolve_model_from_env};
 pub use turn::{RunFuture, RunTurn, execute_turn};
 pub use undo::Undone;
 
@@ -74,6 +76,8 @@ pub enum Op {
     /// Put back the files as they were before this checkpoint of a run (`/undo`); the model is
     /// told. Refused while a turn runs.
     Undo { run_id: String, sequence: u32 },
+    /// The person's answer to the permission question `id` ([`SessionEvent::PermissionAsked`]).
+    AnswerPermission { id: String, answer: Answer },
     /// Change the model the next turns use.
     SetModel(crate::provider::ProviderConfig),
     /// Change the tier the next turns use.
@@ -93,6 +97,9 @@ pub enum SessionEvent {
     TurnEnded { code: i32 },
     /// A request queued behind a turn was dropped by an interrupt, never started.
     TurnDropped,
+    /// A tool call waits for the person's permission: answer with [`Op::AnswerPermission`]
+    /// (an interrupt, or the turn's end, denies it).
+    PermissionAsked(PermissionQuestion),
     /// An operation was refused in the session's present state (a `/compact` during a turn).
     Refused { reason: String },
     /// A compaction's summary request is on its way to `model`.
@@ -113,8 +120,9 @@ pub enum SessionEvent {
 pub struct Frontend {
     /// Every run's events, and the session's own.
     pub sinks: Vec<Arc<dyn Sink>>,
-    /// Who answers permission prompts; without one they are denied (headless).
-    pub responder: Option<mpsc::UnboundedSender<PermissionAsk>>,
+    /// Whether the front end answers permission prompts ([`SessionEvent::PermissionAsked`]);
+    /// without it they are denied as headless.
+    pub asks: bool,
     /// What a turn runs: [`execute_turn`] but in tests.
     pub turn: RunTurn,
 }
@@ -124,7 +132,7 @@ impl Frontend {
     pub fn headless(sinks: Vec<Arc<dyn Sink>>) -> Frontend {
         Frontend {
             sinks,
-            responder: None,
+            asks: false,
             turn: execute_turn(),
         }
     }
@@ -153,10 +161,16 @@ impl Session {
     /// Start a session on `settings` (its conversation included) in a task of its own.
     pub fn spawn(settings: RunSettings, frontend: Frontend) -> Session {
         let (ops, receiver) = mpsc::unbounded_channel();
-        let core = Core::new(settings, frontend);
+        let (asks, questions) = if frontend.asks {
+            let (asks, questions) = mpsc::unbounded_channel();
+            (Some(asks), Some(questions))
+        } else {
+            (None, None)
+        };
+        let core = Core::new(settings, frontend, asks);
         Session {
             handle: Handle { ops },
-            task: tokio::spawn(core.serve(receiver)),
+            task: tokio::spawn(core.serve(receiver, questions)),
         }
     }
 
@@ -191,11 +205,21 @@ struct Core {
     compacting: Option<compact::PendingCompaction>,
     queued: VecDeque<Input>,
     last_code: i32,
+    /// Where runs ask permission questions, when the front end answers them.
+    asks: Option<mpsc::UnboundedSender<PermissionAsk>>,
+    /// Questions asked and not yet answered, by id.
+    waiting: HashMap<String, oneshot::Sender<Answer>>,
 }
 
 impl Core {
-    fn new(settings: RunSettings, frontend: Frontend) -> Core {
+    fn new(
+        settings: RunSettings,
+        frontend: Frontend,
+        asks: Option<mpsc::UnboundedSender<PermissionAsk>>,
+    ) -> Core {
         Core {
+            asks,
+            waiting: HashMap::new(),
             settings,
             frontend,
             running: None,
@@ -205,7 +229,11 @@ impl Core {
         }
     }
 
-    async fn serve(mut self, mut ops: mpsc::UnboundedReceiver<Op>) -> i32 {
+    async fn serve(
+        mut self,
+        mut ops: mpsc::UnboundedReceiver<Op>,
+        mut questions: Option<mpsc::UnboundedReceiver<PermissionAsk>>,
+    ) -> i32 {
         let mut shutting_down = false;
         let mut open = true;
         loop {
@@ -226,8 +254,13 @@ impl Core {
                         }
                     }
                 },
+                Some(ask) = next_question(&mut questions) => {
+                    self.waiting.insert(ask.question.id.clone(), ask.reply);
+                    self.report(&SessionEvent::PermissionAsked(ask.question));
+                }
                 code = turn_end(&mut self.running) => {
                     self.running = None;
+                    self.deny_waiting();
                     self.last_code = code;
                     self.report(&SessionEvent::TurnEnded { code });
                     self.start_queued();
@@ -252,6 +285,12 @@ impl Core {
             Op::Interrupt => self.interrupt(),
             Op::Compact => self.compact(),
             Op::Undo { run_id, sequence } => self.undo(run_id, sequence).await,
+            Op::AnswerPermission { id, answer } => {
+                if let Some(reply) = self.waiting.remove(&id) {
+                    // The run may have ended meanwhile; then nobody waits for the answer.
+                    let _ = reply.send(answer);
+                }
+            }
             Op::SetModel(provider) => self.settings.provider = provider,
             Op::SetTier(tier) => self.settings.tier = tier,
             Op::SetPermissionMode(mode) => {
@@ -338,7 +377,15 @@ impl Core {
         self.report(&event);
     }
 
+    /// Never leave a run waiting on a question nobody will answer.
+    fn deny_waiting(&mut self) {
+        for (_, reply) in self.waiting.drain() {
+            let _ = reply.send(Answer::Deny);
+        }
+    }
+
     fn interrupt(&mut self) {
+        self.deny_waiting();
         if self.compacting.take().is_some() {
             self.report(&SessionEvent::CompactEnded(CompactOutcome::nothing(
                 "compaction cancelled; the conversation is unchanged".into(),
@@ -355,8 +402,8 @@ impl Core {
     /// A bus for one run (or one session request), to every sink.
     fn bus(&self) -> Bus {
         let sinks = self.frontend.sinks.clone();
-        match &self.frontend.responder {
-            Some(responder) => Bus::with_responder(new_run_id(), sinks, responder.clone()),
+        match &self.asks {
+            Some(asks) => Bus::with_responder(new_run_id(), sinks, asks.clone()),
             None => Bus::new(new_run_id(), sinks),
         }
     }
@@ -375,6 +422,16 @@ impl Core {
         for sink in &self.frontend.sinks {
             sink.session(event);
         }
+    }
+}
+
+/// The next question a run asks, or never when the front end answers none.
+async fn next_question(
+    questions: &mut Option<mpsc::UnboundedReceiver<PermissionAsk>>,
+) -> Option<PermissionAsk> {
+    match questions {
+        Some(questions) => questions.recv().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -196,7 +196,7 @@ fn session_on(settings: RunSettings, turn: RunTurn) -> (Session, Arc<Reports>) {
     let reports = Arc::new(Reports::default());
     let frontend = Frontend {
         sinks: vec![reports.clone() as Arc<dyn Sink>],
-        responder: None,
+        asks: false,
         turn,
     };
     (Session::spawn(settings, frontend), reports)
@@ -532,4 +532,78 @@ async fn an_interrupt_stops_the_turn_and_drops_the_requests_behind_it() {
             }
         ]
     );
+}
+
+/// A turn that asks one permission question and ends with 1 when allowed once, 2 when denied,
+/// 3 when the question was never answered.
+fn asking_turn() -> RunTurn {
+    Arc::new(|_settings, bus, _input, _stopped| {
+        Box::pin(async move {
+            let question = crate::bus::PermissionQuestion {
+                id: "call_1".into(),
+                tool: "run_command".into(),
+                side_effect: crate::protocol::SideEffect::Execute,
+                risk: None,
+                reason: "Runs a shell command.".into(),
+                rule: "run_command(cargo test)".into(),
+                previews: vec![],
+            };
+            match bus.ask(question).await {
+                Some(Answer::AllowOnce) => 1,
+                Some(Answer::Deny) => 2,
+                _ => 3,
+            }
+        })
+    })
+}
+
+fn asked(event: &SessionEvent) -> Option<String> {
+    match event {
+        SessionEvent::PermissionAsked(question) => Some(question.id.clone()),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn a_permission_question_is_reported_and_answered_by_an_operation() {
+    let reports = Arc::new(Reports::default());
+    let frontend = Frontend {
+        sinks: vec![reports.clone() as Arc<dyn Sink>],
+        asks: true,
+        turn: asking_turn(),
+    };
+    let session = Session::spawn(crate::tui::snapshot_tests::settings(), frontend);
+    session.submit(Op::UserTurn(Input::text("test it")));
+    let id = reports.until(asked).await;
+    session.submit(Op::AnswerPermission {
+        id,
+        answer: Answer::AllowOnce,
+    });
+    session.submit(Op::Shutdown);
+    assert_eq!(session.ended().await, 1);
+}
+
+#[tokio::test]
+async fn an_interrupt_denies_the_question_waiting() {
+    let reports = Arc::new(Reports::default());
+    let frontend = Frontend {
+        sinks: vec![reports.clone() as Arc<dyn Sink>],
+        asks: true,
+        turn: asking_turn(),
+    };
+    let session = Session::spawn(crate::tui::snapshot_tests::settings(), frontend);
+    session.submit(Op::UserTurn(Input::text("test it")));
+    reports.until(asked).await;
+    session.submit(Op::Interrupt);
+    session.submit(Op::Shutdown);
+    assert_eq!(session.ended().await, 2);
+}
+
+#[tokio::test]
+async fn without_a_front_end_that_answers_nothing_is_asked() {
+    let (session, reports) = session(asking_turn());
+    session.submit(Op::UserTurn(Input::text("test it")));
+    session.submit(Op::Shutdown);
+    assert_eq!(session.ended().await, 3);
+    assert_eq!(reports.taken(), vec![SessionEvent::TurnEnded { code: 3 }]);
 }

@@ -22,7 +22,7 @@ use super::permission::{KeyOutcome, ModalView, PermissionModal};
 use super::pipeline::{PANEL_WIDTH, Pipeline};
 use super::theme::Theme;
 use super::wrap::truncate;
-use crate::bus::PermissionAsk;
+use crate::bus::PermissionQuestion;
 use crate::device_login::DeviceLoginEvent;
 use crate::mcp::ServerEntry;
 use crate::protocol::Event;
@@ -224,7 +224,7 @@ impl App {
     /// At start: a provider that needs a key and has none fails the first request, so say at
     /// once which variable to set (or how to pick another provider or a server without keys).
     pub fn hint_missing_key(&mut self) {
-        if let Some(hint) = missing_key_hint(&self.settings.provider) {
+        if let Some(hint) = crate::session::missing_key_hint(&self.settings.provider) {
             self.notice(Level::Warning, hint);
         }
     }
@@ -245,6 +245,7 @@ impl App {
         self.dirty = true;
         match event {
             SessionEvent::TurnEnded { .. } | SessionEvent::TurnDropped => {}
+            SessionEvent::PermissionAsked(question) => self.on_permission(question),
             SessionEvent::Refused { reason } => self.notice(Level::Warning, reason),
             SessionEvent::CompactStarted { model } => self.notice(
                 Level::Info,
@@ -365,8 +366,9 @@ impl App {
         }
     }
 
-    pub fn on_permission(&mut self, ask: PermissionAsk) {
-        self.modals.push_back(PermissionModal::new(ask, self.now));
+    pub fn on_permission(&mut self, question: PermissionQuestion) {
+        self.modals
+            .push_back(PermissionModal::new(question, self.now));
         self.update_queue_counts();
         self.dirty = true;
     }
@@ -411,7 +413,14 @@ impl App {
         if let Some(modal) = self.modals.front_mut() {
             match modal.handle_key(key, self.now) {
                 KeyOutcome::Answered => {
-                    self.modals.pop_front();
+                    if let Some(answered) = self.modals.pop_front()
+                        && let Some(answer) = answered.answer
+                    {
+                        self.submit_op(Op::AnswerPermission {
+                            id: answered.question.id,
+                            answer,
+                        });
+                    }
                     self.update_queue_counts();
                     if let Some(next) = self.modals.front_mut() {
                         next.reveal(self.now);
@@ -998,30 +1007,4 @@ impl App {
         }
         buf.set_line(area.x, area.y, &Line::from(spans), area.width);
     }
-}
-
-/// What to do about a provider without its key, when its own service is the target (a server
-/// at another base URL may need none); `None` when nothing is missing.
-pub fn missing_key_hint(provider: &crate::provider::ProviderConfig) -> Option<String> {
-    use crate::provider::ProviderKind;
-    if provider.api_key.is_some() || !provider.is_vendor_host() {
-        return None;
-    }
-    let var = provider.kind.key_var();
-    let others: Vec<String> = [
-        ProviderKind::OpenAi,
-        ProviderKind::Anthropic,
-        ProviderKind::Gemini,
-    ]
-    .into_iter()
-    .filter(|k| *k != provider.kind)
-    .map(|k| format!("--provider {} with {}", k.name(), k.key_var()))
-    .collect();
-    Some(format!(
-        "{var} is not set, so every request to {} will fail. Set {var} and start Splice again, \
-         or use {}; for an OpenAI-compatible server, set OPENAI_BASE_URL (a local one needs no \
-         key).",
-        provider.kind.name(),
-        others.join(" or ")
-    ))
 }

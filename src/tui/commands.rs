@@ -7,9 +7,8 @@ use super::cells::Level;
 use super::composer::CommandHint;
 use super::device_login::DeviceLoginModal;
 use crate::permissions::PermissionMode;
-use crate::provider::{ProviderConfig, ProviderKind, alias_owner};
 use crate::sanitize::terminal::strip_controls;
-use crate::session::Op;
+use crate::session::{ModelChoice, Op};
 use crate::settings::Tier;
 
 pub type Handler = fn(&mut App, &str);
@@ -136,13 +135,14 @@ fn mcp(app: &mut App, _: &str) {
 }
 
 fn model(app: &mut App, args: &str) {
-    switch_model(app, args, ProviderKind::has_key);
+    let name = args.trim();
+    let resolved = crate::session::resolve_model_from_env(&app.settings.provider, name);
+    switch_model(app, name, resolved);
 }
 
-/// `/model NAME`: an alias of another provider switches to it when `has_key` says its key is
-/// set, and is refused with the reason otherwise.
-fn switch_model(app: &mut App, args: &str, has_key: impl Fn(ProviderKind) -> bool) {
-    let name = args.trim();
+/// `/model NAME`: the provider the session resolved for `name` (an alias of another provider
+/// whose key is not set is refused, with the reason), sent to the session and shown.
+fn switch_model(app: &mut App, name: &str, resolved: ModelChoice) {
     if name.is_empty() {
         let text = format!(
             "model: {} ({})",
@@ -152,45 +152,16 @@ fn switch_model(app: &mut App, args: &str, has_key: impl Fn(ProviderKind) -> boo
         app.notice(Level::Info, text);
         return;
     }
-    // `provider/model` switches the provider too.
-    let (kind, model) = match name.split_once('/') {
-        Some((provider, model)) => match ProviderKind::parse(provider) {
-            Some(kind) => (kind, model),
-            None => {
-                app.notice(Level::Error, format!("unknown provider `{provider}`"));
-                return;
-            }
-        },
-        None => {
-            let current = app.settings.provider.kind;
-            match alias_owner(name) {
-                Some(owner) if owner != current && has_key(owner) => (owner, name),
-                _ => (current, name),
-            }
-        }
-    };
-    app.settings.provider = match ProviderConfig::from_env(kind, Some(model)) {
+    match resolved {
         Ok(provider) => {
-            app.submit_op(Op::SetModel(provider.clone()));
-            provider
+            let model = name.split_once('/').map_or(name, |(_, model)| model);
+            let text = format!("model set to {model} ({})", provider.kind.name());
+            app.settings.provider = provider.clone();
+            app.submit_op(Op::SetModel(provider));
+            app.notice(Level::Info, text);
         }
-        Err(error) => {
-            let hint = match alias_owner(model) {
-                Some(owner) if owner != kind => format!(
-                    " ({} is not set; /model {}/{model} names the provider)",
-                    owner.key_var(),
-                    owner.name()
-                ),
-                _ => String::new(),
-            };
-            app.notice(Level::Error, format!("{error}{hint}"));
-            return;
-        }
-    };
-    app.notice(
-        Level::Info,
-        format!("model set to {model} ({})", kind.name()),
-    );
+        Err(error) => app.notice(Level::Error, error),
+    }
 }
 
 fn tier(app: &mut App, args: &str) {
@@ -449,6 +420,7 @@ fn quit(app: &mut App, _: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::ProviderKind;
     use crate::tui::cells::Cell;
     use crate::tui::snapshot_tests::app;
 
@@ -506,7 +478,8 @@ mod tests {
     #[test]
     fn an_alias_of_another_provider_without_its_key_is_refused_with_the_reason() {
         let mut app = app();
-        switch_model(&mut app, "sonnet", |_| false);
+        let resolved = crate::session::resolve_model(&app.settings.provider, "sonnet", |_| false);
+        switch_model(&mut app, "sonnet", resolved);
         assert_eq!(app.settings.provider.kind, ProviderKind::OpenAi);
         assert_eq!(app.settings.provider.api_model, "gpt-4.1");
         let notice = last_notice(&app);
@@ -517,10 +490,14 @@ mod tests {
     #[test]
     fn an_alias_of_another_provider_with_its_key_switches_provider() {
         let mut app = app();
-        switch_model(&mut app, "sonnet", |kind| kind == ProviderKind::Anthropic);
+        let resolved = crate::session::resolve_model(&app.settings.provider, "sonnet", |kind| {
+            kind == ProviderKind::Anthropic
+        });
+        switch_model(&mut app, "sonnet", resolved);
         assert_eq!(app.settings.provider.kind, ProviderKind::Anthropic);
         assert_eq!(app.settings.provider.api_model, "claude-sonnet-4-5");
-        switch_model(&mut app, "mini", |_| false);
+        let resolved = crate::session::resolve_model(&app.settings.provider, "mini", |_| false);
+        switch_model(&mut app, "mini", resolved);
         assert_eq!(app.settings.provider.kind, ProviderKind::Anthropic);
         assert_eq!(app.settings.provider.api_model, "claude-sonnet-4-5");
     }

@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use super::app::{App, Request};
 use super::cells::Level;
 use super::session::{Record, SessionLog, SessionWriter};
-use crate::bus::{PermissionAsk, Preview, Sink};
+use crate::bus::{Preview, Sink};
 use crate::protocol::Event;
 use crate::sanitize::redact::Redactor;
 use crate::session::{Frontend, Input, Op, Session, SessionEvent};
@@ -290,6 +290,11 @@ fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) -> Option<Op
             // The conversation may have been replaced.
             log_memory(app, log);
         }
+        FromRun::Session(event @ SessionEvent::PermissionAsked(_)) => {
+            // A prompt tells typing from an answer by when it came.
+            app.now = Instant::now();
+            app.on_session(event);
+        }
         FromRun::Session(event) => app.on_session(event),
     }
     None
@@ -315,7 +320,6 @@ where
     let session = session.map(SessionWriter::spawn).transpose()?;
 
     let (event_tx, mut event_rx) = mpsc::unbounded_channel::<FromRun>();
-    let (ask_tx, mut ask_rx) = mpsc::unbounded_channel::<PermissionAsk>();
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     use tokio::signal::unix::{SignalKind, signal};
@@ -328,7 +332,7 @@ where
         app.settings.clone(),
         Frontend {
             sinks: vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn Sink>],
-            responder: Some(ask_tx.clone()),
+            asks: true,
             turn: start,
         },
     );
@@ -425,10 +429,6 @@ where
                 if let Ok(Some(warning)) = done {
                     app.notice(Level::Warning, warning);
                 }
-            }
-            Some(ask) = ask_rx.recv() => {
-                app.now = Instant::now();
-                app.on_permission(ask);
             }
             _ = ticker.tick() => app.on_tick(Instant::now()),
             _ = sigterm.recv() => app.request(Request::Quit),

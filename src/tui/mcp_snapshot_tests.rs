@@ -12,7 +12,7 @@ use super::mcp_overlay::McpOverlay;
 use super::mcp_session::Plan;
 use super::permission::GUARD;
 use super::snapshot_tests::{app, draw};
-use crate::bus::{PermissionAsk, PermissionQuestion, Preview};
+use crate::bus::{PermissionQuestion, Preview};
 use crate::mcp::{ServerConfig, ServerEntry, ServerState, ServerStatus, Source};
 use crate::protocol::events::Risk;
 use crate::protocol::{Event, SideEffect};
@@ -283,7 +283,6 @@ fn a_failed_server_is_named_once_in_the_transcript() {
 fn mcp_tool_permission_prompt() {
     let mut app = app();
     app.submit("What is 2+3? Use get-sum.".into());
-    let (reply, _rx) = tokio::sync::oneshot::channel();
     let wire = "mcp__everything__get-sum";
     app.on_event(
         "run_1",
@@ -307,21 +306,18 @@ fn mcp_tool_permission_prompt() {
             risk: Some(Risk::Medium),
         },
     );
-    app.on_permission(PermissionAsk {
-        question: PermissionQuestion {
-            id: "call_1".into(),
-            tool: wire.into(),
-            side_effect: SideEffect::Execute,
-            risk: Some(Risk::Medium),
-            reason: "MCP tool of server `everything`: the server's own code runs".into(),
-            rule: wire.into(),
-            previews: vec![Preview::Call {
-                tool: "get-sum".into(),
-                server: Some("everything".into()),
-                input: r#"{"a":2,"b":3}"#.into(),
-            }],
-        },
-        reply,
+    app.on_permission(PermissionQuestion {
+        id: "call_1".into(),
+        tool: wire.into(),
+        side_effect: SideEffect::Execute,
+        risk: Some(Risk::Medium),
+        reason: "MCP tool of server `everything`: the server's own code runs".into(),
+        rule: wire.into(),
+        previews: vec![Preview::Call {
+            tool: "get-sum".into(),
+            server: Some("everything".into()),
+            input: r#"{"a":2,"b":3}"#.into(),
+        }],
     });
     app.now = Instant::now() + GUARD;
     app.on_key(crossterm::event::KeyEvent::new(
