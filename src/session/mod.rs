@@ -7,6 +7,7 @@
 //! handled in the order submitted: a request sent after `/model` runs on the new model.
 
 mod compact;
+mod login;
 mod model;
 mod turn;
 mod undo;
@@ -25,6 +26,7 @@ use crate::run::RunFailure;
 use crate::settings::{RunSettings, Tier};
 
 pub use compact::{Outcome as CompactOutcome, STAGE as COMPACT_STAGE, fill_after};
+pub use login::LoginTarget;
 pub use model::{ModelChoice, missing_key_hint, resolve_model, resolve_model_from_env};
 pub use turn::{RunFuture, RunTurn, execute_turn};
 pub use undo::Undone;
@@ -78,6 +80,15 @@ pub enum Op {
     Undo { run_id: String, sequence: u32 },
     /// The person's answer to the permission question `id` ([`SessionEvent::PermissionAsked`]).
     AnswerPermission { id: String, answer: Answer },
+    /// Start these MCP servers on the session's hub, in the background.
+    StartMcp(Vec<crate::mcp::ServerEntry>),
+    /// The person approved this project server: remember the approval for the project, and
+    /// start it.
+    ApproveMcp(crate::mcp::ServerEntry),
+    /// Start a device-code login (one already going is cancelled).
+    Login(LoginTarget),
+    /// Cancel the login going on: its task ends, nothing is saved.
+    CancelLogin,
     /// Change the model the next turns use.
     SetModel(crate::provider::ProviderConfig),
     /// Change the tier the next turns use.
@@ -100,6 +111,14 @@ pub enum SessionEvent {
     /// A tool call waits for the person's permission: answer with [`Op::AnswerPermission`]
     /// (an interrupt, or the turn's end, denies it).
     PermissionAsked(PermissionQuestion),
+    /// A login started: its events follow ([`SessionEvent::Login`]).
+    LoginStarted { service: String },
+    /// A login could not start, and why.
+    LoginRefused { reason: String },
+    /// The login's next event; `None` when it ended without an outcome.
+    Login(Option<crate::device_login::DeviceLoginEvent>),
+    /// Something went wrong that the person should know of (an approval not saved).
+    Warning { message: String },
     /// An operation was refused in the session's present state (a `/compact` during a turn).
     Refused { reason: String },
     /// A compaction's summary request is on its way to `model`.
@@ -209,6 +228,10 @@ struct Core {
     asks: Option<mpsc::UnboundedSender<PermissionAsk>>,
     /// Questions asked and not yet answered, by id.
     waiting: HashMap<String, oneshot::Sender<Answer>>,
+    /// The login going on; dropped (its task ended) when cancelled or over.
+    login: Option<crate::device_login::DeviceLogin>,
+    /// MCP servers starting on the hub (and approvals being saved): a warning each, or none.
+    mcp_starts: tokio::task::JoinSet<Option<String>>,
 }
 
 impl Core {
@@ -220,6 +243,8 @@ impl Core {
         Core {
             asks,
             waiting: HashMap::new(),
+            login: None,
+            mcp_starts: tokio::task::JoinSet::new(),
             settings,
             frontend,
             running: None,
@@ -254,6 +279,17 @@ impl Core {
                         }
                     }
                 },
+                event = login_event(&mut self.login) => {
+                    if event.as_ref().is_none_or(|e| e.is_final()) {
+                        self.login = None;
+                    }
+                    self.report(&SessionEvent::Login(event));
+                }
+                Some(done) = self.mcp_starts.join_next(), if !self.mcp_starts.is_empty() => {
+                    if let Ok(Some(message)) = done {
+                        self.report(&SessionEvent::Warning { message });
+                    }
+                }
                 Some(ask) = next_question(&mut questions) => {
                     self.waiting.insert(ask.question.id.clone(), ask.reply);
                     self.report(&SessionEvent::PermissionAsked(ask.question));
@@ -275,6 +311,7 @@ impl Core {
                 }
             }
         }
+        self.mcp_starts.shutdown().await;
         self.last_code
     }
 
@@ -285,6 +322,21 @@ impl Core {
             Op::Interrupt => self.interrupt(),
             Op::Compact => self.compact(),
             Op::Undo { run_id, sequence } => self.undo(run_id, sequence).await,
+            Op::Login(target) => {
+                // Dropping a login going on ends it.
+                self.login = None;
+                let event = match login::start(&target) {
+                    Ok((service, login)) => {
+                        self.login = Some(login);
+                        SessionEvent::LoginStarted { service }
+                    }
+                    Err(reason) => SessionEvent::LoginRefused { reason },
+                };
+                self.report(&event);
+            }
+            Op::CancelLogin => self.login = None,
+            Op::StartMcp(servers) => self.start_mcp(servers),
+            Op::ApproveMcp(entry) => self.approve_mcp(entry),
             Op::AnswerPermission { id, answer } => {
                 if let Some(reply) = self.waiting.remove(&id) {
                     // The run may have ended meanwhile; then nobody waits for the answer.
@@ -298,6 +350,41 @@ impl Core {
             }
             Op::Shutdown => {}
         }
+    }
+
+    /// Start `servers` on the session's hub in a task of its own: the session never waits on a
+    /// server. A start not yet begun at shutdown starts nothing; one begun has handed its
+    /// servers to the hub, whose shutdown ends them.
+    fn start_mcp(&mut self, servers: Vec<crate::mcp::ServerEntry>) {
+        if let Some(hub) = self.settings.mcp.hub.clone() {
+            self.mcp_starts.spawn(async move {
+                hub.start(servers).await;
+                None
+            });
+        }
+    }
+
+    /// The approval is written on the blocking pool while the server starts. A write that
+    /// fails is a warning; the server still starts for this session, as the person asked.
+    fn approve_mcp(&mut self, entry: crate::mcp::ServerEntry) {
+        let (data, cwd) = (self.settings.data_dir.clone(), self.settings.cwd.clone());
+        let saved = entry.clone();
+        self.mcp_starts.spawn(async move {
+            let name = saved.name.clone();
+            let written = crate::blocking::detached(move || {
+                crate::mcp::approval::approve(&data, &cwd, &saved)
+            })
+            .await;
+            match written {
+                Some(Ok(())) => None,
+                Some(Err(e)) => Some(format!(
+                    "approval of MCP server `{name}` not saved ({e}); it starts for this session \
+                     and is asked about again next time"
+                )),
+                None => Some(format!("approval of MCP server `{name}` not saved")),
+            }
+        });
+        self.start_mcp(vec![entry]);
     }
 
     /// A turn or a compaction is under way: requests wait.
@@ -422,6 +509,16 @@ impl Core {
         for sink in &self.frontend.sinks {
             sink.session(event);
         }
+    }
+}
+
+/// The login's next event, or never while none goes on.
+async fn login_event(
+    login: &mut Option<crate::device_login::DeviceLogin>,
+) -> Option<crate::device_login::DeviceLoginEvent> {
+    match login {
+        Some(login) => login.next().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -607,3 +607,58 @@ async fn without_a_front_end_that_answers_nothing_is_asked() {
     assert_eq!(session.ended().await, 3);
     assert_eq!(reports.taken(), vec![SessionEvent::TurnEnded { code: 3 }]);
 }
+
+/// The front ends drive the core through the session alone: no file of the TUI or of headless
+/// mode (their tests aside) names the provider, checkpoints, compaction, the registry client or
+/// Scribiz.
+#[test]
+fn front_ends_reach_the_core_only_through_the_session() {
+    const CORE: [&str; 5] = [
+        "provider",
+        "checkpoint",
+        "compaction",
+        "registry_client",
+        "scribiz",
+    ];
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    for front_end in ["tui", "headless"] {
+        let mut dirs = vec![root.join(front_end)];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{e}")) {
+                let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs")
+                    && !path.to_string_lossy().ends_with("_tests.rs")
+                {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    assert!(files.len() > 10, "{files:?}");
+    let mut reached = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+        // A file's own unit tests may build what they check.
+        let code = text
+            .split_once("\n#[cfg(test)]\nmod tests {")
+            .map_or(text.as_str(), |(code, _)| code);
+        for (n, line) in code.lines().enumerate() {
+            for module in CORE {
+                for prefix in ["crate::", "splice::"] {
+                    let named = format!("{prefix}{module}");
+                    let whole = line.match_indices(&named).any(|(at, _)| {
+                        !line[at + named.len()..]
+                            .starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                    });
+                    if whole {
+                        reached.push(format!("{}:{}: {line}", path.display(), n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(reached.is_empty(), "{}", reached.join("\n"));
+}

@@ -35,6 +35,12 @@ use crate::usage::format_usd;
 const MIN_HEIGHT: u16 = 5;
 const MIN_WIDTH: u16 = 12;
 
+/// What the app asked: of the event loop, or of the session.
+pub enum Outgoing {
+    Request(Request),
+    Op(Op),
+}
+
 /// What the app asks the event loop to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
@@ -50,10 +56,6 @@ pub enum Request {
     },
     /// Write a `/clear` to the session log.
     LogClear,
-    /// Start these MCP servers on the session's hub, in the background.
-    StartMcp(Vec<ServerEntry>),
-    /// The person approved this project server: remember it, then start it.
-    ApproveMcp(ServerEntry),
     Interrupt,
     Quit,
 }
@@ -111,9 +113,9 @@ pub struct App {
     pub dirty: bool,
     pub quit: bool,
     ctrl_c_armed: bool,
-    requests: Vec<Request>,
-    /// Operations for the session, submitted by the loop in this order.
-    ops: Vec<crate::session::Op>,
+    /// Requests for the loop and operations for the session, carried out in this order (a
+    /// server start asked before a request must reach the session before it).
+    outgoing: Vec<Outgoing>,
     /// Requests typed while a run was going, oldest first; each starts when the run before it
     /// ends. An interrupt puts them back in the composer instead.
     pub queued: VecDeque<String>,
@@ -160,8 +162,7 @@ impl App {
             dirty: true,
             quit: false,
             ctrl_c_armed: false,
-            requests: Vec::new(),
-            ops: Vec::new(),
+            outgoing: Vec::new(),
             queued: VecDeque::new(),
             compacting: false,
             context_tokens: None,
@@ -184,20 +185,46 @@ impl App {
         if request == Request::Quit {
             self.quit = true;
         }
-        self.requests.push(request);
-    }
-
-    pub fn take_requests(&mut self) -> Vec<Request> {
-        std::mem::take(&mut self.requests)
+        self.outgoing.push(Outgoing::Request(request));
     }
 
     /// Ask the session for `op` (the loop submits it).
-    pub fn submit_op(&mut self, op: crate::session::Op) {
-        self.ops.push(op);
+    pub fn submit_op(&mut self, op: Op) {
+        self.outgoing.push(Outgoing::Op(op));
     }
 
-    pub fn take_ops(&mut self) -> Vec<crate::session::Op> {
-        std::mem::take(&mut self.ops)
+    /// Everything asked since last taken, in order.
+    pub fn take_outgoing(&mut self) -> Vec<Outgoing> {
+        std::mem::take(&mut self.outgoing)
+    }
+
+    /// The requests for the loop asked since last taken (operations stay queued).
+    pub fn take_requests(&mut self) -> Vec<Request> {
+        let (requests, ops) = std::mem::take(&mut self.outgoing)
+            .into_iter()
+            .partition::<Vec<_>, _>(|o| matches!(o, Outgoing::Request(_)));
+        self.outgoing = ops;
+        requests
+            .into_iter()
+            .filter_map(|o| match o {
+                Outgoing::Request(request) => Some(request),
+                Outgoing::Op(_) => None,
+            })
+            .collect()
+    }
+
+    /// The operations for the session asked since last taken (requests stay queued).
+    pub fn take_ops(&mut self) -> Vec<Op> {
+        let (ops, requests) = std::mem::take(&mut self.outgoing)
+            .into_iter()
+            .partition::<Vec<_>, _>(|o| matches!(o, Outgoing::Op(_)));
+        self.outgoing = requests;
+        ops.into_iter()
+            .filter_map(|o| match o {
+                Outgoing::Op(op) => Some(op),
+                Outgoing::Request(_) => None,
+            })
+            .collect()
     }
 
     pub fn is_running(&self) -> bool {
@@ -246,6 +273,12 @@ impl App {
         match event {
             SessionEvent::TurnEnded { .. } | SessionEvent::TurnDropped => {}
             SessionEvent::PermissionAsked(question) => self.on_permission(question),
+            SessionEvent::LoginStarted { service } => {
+                self.open_login(DeviceLoginModal::new(&service));
+            }
+            SessionEvent::LoginRefused { reason } => self.notice(Level::Error, reason),
+            SessionEvent::Warning { message } => self.notice(Level::Warning, message),
+            SessionEvent::Login(event) => self.on_login_event(event),
             SessionEvent::Refused { reason } => self.notice(Level::Warning, reason),
             SessionEvent::CompactStarted { model } => self.notice(
                 Level::Info,
@@ -358,9 +391,10 @@ impl App {
         };
         if let LoginKey::Close { cancelled } = modal.handle_key(key) {
             let service = modal.service.clone();
-            // Dropping the modal drops the login: its task is aborted, nothing is saved.
             self.login = None;
             if cancelled {
+                // The session ends the login's task: nothing is saved.
+                self.submit_op(Op::CancelLogin);
                 self.notice(Level::Info, format!("sign-in to {service} cancelled"));
             }
         }

@@ -5,10 +5,9 @@
 use super::app::{App, Request};
 use super::cells::Level;
 use super::composer::CommandHint;
-use super::device_login::DeviceLoginModal;
 use crate::permissions::PermissionMode;
 use crate::sanitize::terminal::strip_controls;
-use crate::session::{ModelChoice, Op};
+use crate::session::{LoginTarget, ModelChoice, Op};
 use crate::settings::Tier;
 
 pub type Handler = fn(&mut App, &str);
@@ -356,61 +355,16 @@ fn cost(app: &mut App, _: &str) {
     app.notice(Level::Info, text);
 }
 
-/// `/login [URL]`: the device-code modal for the registry given, else the configured one. The
-/// login runs in a task of its own and saves its credential as `splice login` does.
+/// `/login [URL]`: the device-code modal for the registry given, else the configured one;
+/// `/login scribiz`: the Scribiz CLI's own device-code login in the same modal. The session
+/// runs the login (saving its credential as `splice login` does) and reports it; Esc cancels.
 fn login(app: &mut App, args: &str) {
     let given = Some(args.trim()).filter(|a| !a.is_empty());
-    if given == Some("scribiz") {
-        return login_scribiz(app);
-    }
-    let url = match crate::registry_client::registry_url(given) {
-        Ok(url) => url,
-        Err(error) => {
-            let text = error.to_string();
-            let text = if given.is_none() && text.starts_with("no registry") {
-                "no registry to sign in to: give one with /login URL, or set SPLICE_REGISTRY or \
-                 `registry` in the config file"
-                    .to_string()
-            } else {
-                text
-            };
-            app.notice(Level::Error, strip_controls(&text).into_owned());
-            return;
-        }
+    let target = match given {
+        Some("scribiz") => LoginTarget::Scribiz,
+        given => LoginTarget::Registry(given.map(str::to_string)),
     };
-    if tokio::runtime::Handle::try_current().is_err() {
-        app.notice(Level::Error, "/login needs the TUI's runtime");
-        return;
-    }
-    let login = crate::registry_client::login::start(url.clone());
-    app.open_login(DeviceLoginModal::new(&format!("registry {url}"), login));
-}
-
-/// `/login scribiz`: the Scribiz CLI's own device-code login (`scribiz login --json`) in the
-/// same modal; the CLI saves its credential itself. Esc ends the CLI.
-fn login_scribiz(app: &mut App) {
-    if tokio::runtime::Handle::try_current().is_err() {
-        app.notice(Level::Error, "/login needs the TUI's runtime");
-        return;
-    }
-    let mut task = match crate::scribiz::login::start(crate::scribiz::launch::own_env()) {
-        Ok(task) => task,
-        Err(error) => {
-            app.notice(
-                Level::Error,
-                strip_controls(&error.to_string()).into_owned(),
-            );
-            return;
-        }
-    };
-    // Dropping the modal's login aborts this forwarder, which drops the task: the CLI is
-    // cancelled and reaped.
-    let login = crate::device_login::DeviceLogin::spawn(|sender| async move {
-        while let Some(event) = task.events.recv().await {
-            sender.send(event);
-        }
-    });
-    app.open_login(DeviceLoginModal::new("Scribiz", login));
+    app.submit_op(Op::Login(target));
 }
 
 fn quit(app: &mut App, _: &str) {

@@ -1,8 +1,9 @@
-//! The app loop: terminal input, bus events, permission asks, the run's end and a frame tick in
-//! one `select!`; a frame is drawn only when something changed. The run is a task of its own
-//! on the multi-threaded runtime and the session log has a writer thread, so neither a blocking
-//! call in the run nor a slow disk holds up a keypress or a frame. The terminal is restored on
-//! exit, on panic and on SIGTERM/SIGHUP.
+//! The app loop: terminal input, what the session reports (runs' events, permission questions,
+//! a turn's end) and a frame tick in one `select!`; a frame is drawn only when something
+//! changed. The app's requests become operations of the core session (`crate::session`), whose
+//! turns run in tasks of their own on the multi-threaded runtime, and the session log has a
+//! writer thread, so neither a blocking call in a run nor a slow disk holds up a keypress or a
+//! frame. The terminal is restored on exit, on panic and on SIGTERM/SIGHUP.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,7 +21,7 @@ use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
 use tokio::sync::mpsc;
 
-use super::app::{App, Request};
+use super::app::{App, Outgoing, Request};
 use super::cells::Level;
 use super::session::{Record, SessionLog, SessionWriter};
 use crate::bus::{Preview, Sink};
@@ -144,16 +145,6 @@ pub struct Screen<B: Backend, E> {
     pub on_frame: Box<dyn FnMut(&App) + Send>,
 }
 
-/// The open login's next event, or never when no login runs. `None`: its producer ended.
-async fn login_event(
-    login: &mut Option<super::device_login::DeviceLoginModal>,
-) -> Option<crate::device_login::DeviceLoginEvent> {
-    match login.as_mut().and_then(|l| l.login_mut()) {
-        Some(login) => login.next().await,
-        None => std::future::pending().await,
-    }
-}
-
 /// The session hub's next notice, or never without a hub. A receiver that fell behind skips
 /// what it missed (`/mcp` shows the state anyway); a closed one stops listening.
 async fn mcp_notice(
@@ -170,49 +161,6 @@ async fn mcp_notice(
             Err(RecvError::Closed) => *notices = None,
         }
     }
-}
-
-/// Start `servers` on the session's hub in a task of its own: the UI never waits on a server.
-/// The task is kept in `starts` so the loop can abort it on exit: a start not yet begun then
-/// starts nothing, and one begun has handed its servers to the hub, whose shutdown ends them.
-fn start_mcp(
-    app: &App,
-    starts: &mut tokio::task::JoinSet<Option<String>>,
-    servers: Vec<crate::mcp::ServerEntry>,
-) {
-    if let Some(hub) = app.settings.mcp.hub.clone() {
-        starts.spawn(async move {
-            hub.start(servers).await;
-            None
-        });
-    }
-}
-
-/// The person approved a project server: the approval is written on the blocking pool (the UI
-/// never waits on the disk) while the server starts. A write that fails comes back as a
-/// warning; the server still starts for this session, as the person asked.
-fn approve_mcp(
-    app: &App,
-    starts: &mut tokio::task::JoinSet<Option<String>>,
-    entry: crate::mcp::ServerEntry,
-) {
-    let (data, cwd) = (app.settings.data_dir.clone(), app.settings.cwd.clone());
-    let saved = entry.clone();
-    starts.spawn(async move {
-        let name = saved.name.clone();
-        let written =
-            crate::blocking::detached(move || super::mcp_session::approve(&data, &cwd, &saved))
-                .await;
-        match written {
-            Some(Ok(())) => None,
-            Some(Err(e)) => Some(format!(
-                "approval of MCP server `{name}` not saved ({e}); it starts for this session \
-                 and is asked about again next time"
-            )),
-            None => Some(format!("approval of MCP server `{name}` not saved")),
-        }
-    });
-    start_mcp(app, starts, vec![entry]);
 }
 
 /// Run the TUI until the user quits; the exit code of the last run, or 0.
@@ -290,7 +238,7 @@ fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) -> Option<Op
             // The conversation may have been replaced.
             log_memory(app, log);
         }
-        FromRun::Session(event @ SessionEvent::PermissionAsked(_)) => {
+        FromRun::Session(event @ (SessionEvent::PermissionAsked(_) | SessionEvent::Login(_))) => {
             // A prompt tells typing from an answer by when it came.
             app.now = Instant::now();
             app.on_session(event);
@@ -342,7 +290,6 @@ where
     let mut input_open = true;
     // Before any server starts, so no failure goes unsaid.
     let mut mcp_notices = app.settings.mcp.hub.as_ref().map(|hub| hub.subscribe());
-    let mut mcp_starts = tokio::task::JoinSet::new();
     if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
         app.submit(prompt);
     }
@@ -352,7 +299,14 @@ where
         }
     };
     loop {
-        for request in app.take_requests() {
+        for outgoing in app.take_outgoing() {
+            let request = match outgoing {
+                Outgoing::Op(op) => {
+                    core.submit(op);
+                    continue;
+                }
+                Outgoing::Request(request) => request,
+            };
             match request {
                 Request::StartRun(text) => {
                     log(Record::Prompt { text: text.clone() });
@@ -371,13 +325,8 @@ where
                     deleted,
                 }),
                 Request::LogClear => log(Record::Clear),
-                Request::StartMcp(servers) => start_mcp(&app, &mut mcp_starts, servers),
-                Request::ApproveMcp(entry) => approve_mcp(&app, &mut mcp_starts, entry),
                 Request::Interrupt | Request::Quit => core.submit(Op::Interrupt),
             }
-        }
-        for op in app.take_ops() {
-            core.submit(op);
         }
         if app.quit && turns == 0 {
             break;
@@ -419,27 +368,17 @@ where
                     }
                 }
             }
-            // A login's events come from a task of its own: the UI never waits on the network.
-            event = login_event(&mut app.login) => {
-                app.now = Instant::now();
-                app.on_login_event(event);
-            }
             Some(notice) = mcp_notice(&mut mcp_notices) => app.on_mcp_notice(notice),
-            Some(done) = mcp_starts.join_next(), if !mcp_starts.is_empty() => {
-                if let Ok(Some(warning)) = done {
-                    app.notice(Level::Warning, warning);
-                }
-            }
             _ = ticker.tick() => app.on_tick(Instant::now()),
             _ = sigterm.recv() => app.request(Request::Quit),
             _ = sighup.recv() => app.request(Request::Quit),
         }
     }
     drop(terminal);
+    // The session ends its MCP starts too: the caller shuts the hub down, and no start may
+    // hand it a server after that.
     core.submit(Op::Shutdown);
     core.ended().await;
-    // The caller shuts the hub down; no start may hand it a server after that.
-    mcp_starts.shutdown().await;
     if let Some(writer) = session {
         // Every record reaches the file before the process ends.
         writer.close();

@@ -489,7 +489,7 @@ fn tiny_terminals_never_panic() {
 }
 
 /// Records what the session reports, for a test that plays the event loop.
-struct SessionReports(std::sync::mpsc::Sender<crate::session::SessionEvent>);
+pub(super) struct SessionReports(pub(super) std::sync::mpsc::Sender<crate::session::SessionEvent>);
 
 impl crate::bus::Sink for SessionReports {
     fn emit(&self, _run_id: &str, _event: &Event) {}
