@@ -101,7 +101,10 @@ pub enum Op {
 }
 
 /// What a session reports besides a run's protocol events, to sinks that want it (the
-/// stream-json and text writers ignore these: their output is the runs' events alone).
+/// stream-json and text writers ignore these: their output is the runs' events alone). Each
+/// [`Op::UserTurn`] is answered by exactly one `TurnEnded` or `TurnDropped`, in the order the
+/// turns were submitted; the run's own events (`run_start` first, `run_end` last) carry its
+/// run id.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionEvent {
     /// A turn ended, after all its events, with its exit code.

@@ -279,7 +279,8 @@ fn undo(app: &mut App, _: &str) {
         );
         return;
     }
-    let Some((run_id, sequence)) = app.checkpoints.last().cloned() else {
+    // Taken now: a second `/undo` before the session reports goes further back.
+    let Some((run_id, sequence)) = app.checkpoints.pop() else {
         app.notice(Level::Info, "nothing to undo");
         return;
     };
