@@ -6,9 +6,11 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::*;
+use crate::bus::Answer;
 use crate::protocol::Event;
 use crate::provider::pricing::PriceTable;
 use crate::provider::{Message, ProviderConfig, ProviderKind, ToolCallRequest};
+use crate::settings::Tier;
 
 /// Records the session's own reports, and the runs' events.
 #[derive(Default)]
