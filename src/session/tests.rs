@@ -566,8 +566,8 @@ fn asked(event: &SessionEvent) -> Option<String> {
     }
 }
 
-#[tokio::test]
-async fn a_permission_question_is_reported_and_answered_by_an_operation() {
+/// A session whose front end answers permission questions, its turns [`asking_turn`].
+fn answering_session() -> (Session, Arc<Reports>) {
     let reports = Arc::new(Reports::default());
     let frontend = Frontend {
         sinks: vec![reports.clone() as Arc<dyn Sink>],
@@ -575,6 +575,12 @@ async fn a_permission_question_is_reported_and_answered_by_an_operation() {
         turn: asking_turn(),
     };
     let session = Session::spawn(crate::tui::snapshot_tests::settings(), frontend);
+    (session, reports)
+}
+
+#[tokio::test]
+async fn a_permission_question_is_reported_and_answered_by_an_operation() {
+    let (session, reports) = answering_session();
     session.submit(Op::UserTurn(Input::text("test it")));
     let id = reports.until(asked).await;
     session.submit(Op::AnswerPermission {
@@ -587,13 +593,7 @@ async fn a_permission_question_is_reported_and_answered_by_an_operation() {
 
 #[tokio::test]
 async fn an_interrupt_denies_the_question_waiting() {
-    let reports = Arc::new(Reports::default());
-    let frontend = Frontend {
-        sinks: vec![reports.clone() as Arc<dyn Sink>],
-        asks: true,
-        turn: asking_turn(),
-    };
-    let session = Session::spawn(crate::tui::snapshot_tests::settings(), frontend);
+    let (session, reports) = answering_session();
     session.submit(Op::UserTurn(Input::text("test it")));
     reports.until(asked).await;
     session.submit(Op::Interrupt);

@@ -7,14 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use splice::bus::Sink;
-use splice::conversation::Conversation;
 use splice::permissions::{PermissionMode, Policy};
 use splice::protocol::Event;
-use splice::provider::pricing::PriceTable;
-use splice::provider::{ProviderConfig, ProviderKind, normalize_base_url};
 use splice::run::{RunSettings, Tier};
 use splice::session::{Frontend, Input, Op, Session, SessionEvent};
-use splice::usage::Budget;
 use support::Sandbox;
 use support::fake_provider::{FakeProvider, Reply, openai};
 
@@ -71,26 +67,12 @@ impl Seen {
     }
 }
 
+/// The conversation tests' settings, with writes allowed without a prompt.
 fn settings(sandbox: &Sandbox, url: &str) -> RunSettings {
-    let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1"))
-        .unwrap_or_else(|e| panic!("{e}"));
-    provider.base_url = normalize_base_url(url);
-    provider.api_key = Some("sk-test".into());
-    RunSettings {
-        session_id: "session_ops".into(),
-        cwd: sandbox.root.clone(),
-        provider,
-        policy: Policy::new(PermissionMode::AcceptEdits, vec![]),
-        tier: Tier::Light,
-        max_turns: 10,
-        data_dir: sandbox.data.clone(),
-        pricing: PriceTable::builtin(),
-        budget: Budget::default(),
-        pipeline: Default::default(),
-        conversation: Conversation::default(),
-        packages: Default::default(),
-        mcp: Default::default(),
-    }
+    let mut settings = crate::conversation::settings(sandbox, url, Tier::Light);
+    settings.policy = Policy::new(PermissionMode::AcceptEdits, vec![]);
+    settings.session_id = "session_ops".into();
+    settings
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
