@@ -180,7 +180,7 @@ fn quoted(text: &str) -> String {
 }
 
 /// What one compaction did, for its warning.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Compacted {
     pub exchanges: usize,
     pub tokens_before: u64,

@@ -27,6 +27,7 @@ pub mod registry_client;
 pub mod run;
 pub mod sanitize;
 pub mod scribiz;
+pub mod session;
 pub mod settings;
 pub mod tools;
 pub mod tui;

@@ -23,8 +23,9 @@ use splice::permissions::{sandbox, supervisor};
 use splice::protocol::input::{Prompt, parse_input};
 use splice::protocol::{ErrorCode, Event, WarningCode};
 use splice::registry_client;
-use splice::run::{self, RunFailure};
+use splice::run::RunFailure;
 use splice::sanitize::redact::Redactor;
+use splice::session::{Frontend, Input, Op, Session};
 use splice::tui::{Reopen, TuiOptions};
 
 fn main() -> ExitCode {
@@ -319,14 +320,12 @@ fn clap_message(error: &clap::Error) -> String {
 async fn headless(exec: &ExecArgs) -> i32 {
     let run_args = &exec.run;
     let reader_gone = Arc::new(Notify::new());
-    let bus = Bus::new(
-        new_run_id(),
-        vec![output_sink_watched(
-            exec.output_format,
-            reader_gone.clone(),
-            true,
-        )],
-    );
+    let bus_sinks = vec![output_sink_watched(
+        exec.output_format,
+        reader_gone.clone(),
+        true,
+    )];
+    let bus = Bus::new(new_run_id(), bus_sinks.clone());
     let settings = match run_args.resolve(None) {
         Ok(settings) => settings,
         Err(failure) => {
@@ -337,18 +336,28 @@ async fn headless(exec: &ExecArgs) -> i32 {
         }
     };
     sandbox::set_passed_env(run_args.passed_env());
-    let prompt = read_prompt(exec);
+    // The bus above reports what fails before the session starts; the session's runs report
+    // to the same output.
+    let session = Session::spawn(settings, Frontend::headless(bus_sinks));
+    session.submit(Op::UserTurn(Input::Reading(Box::pin(read_prompt(
+        exec.clone(),
+    )))));
+    session.submit(Op::Shutdown);
+    let handle = session.handle();
+    let ended = session.ended();
+    tokio::pin!(ended);
     // A reader that closed its end is an interrupt too: nobody would see the rest.
-    let interrupt = async {
-        tokio::select! {
-            () = shutdown_signal() => {}
-            () = reader_gone.notified() => {}
-        }
-    };
-    run::execute(&settings, &bus, prompt, interrupt).await
+    tokio::select! {
+        code = &mut ended => return code,
+        () = shutdown_signal() => {}
+        () = reader_gone.notified() => {}
+    }
+    handle.submit(Op::Interrupt);
+    drop(handle);
+    ended.await
 }
 
-async fn read_prompt(exec: &ExecArgs) -> Result<Prompt, RunFailure> {
+async fn read_prompt(exec: ExecArgs) -> Result<Prompt, RunFailure> {
     let from_args = exec.prompt.join(" ");
     match exec.input_format {
         InputFormat::StreamJson => {

@@ -113,6 +113,12 @@ impl Approvals {
     }
 }
 
+/// Remember that the person approved `entry` for the project in `cwd`, so the next session
+/// (and a headless run there) starts it unasked, until its config changes.
+pub fn approve(data_dir: &Path, cwd: &Path, entry: &ServerEntry) -> std::io::Result<()> {
+    Approvals::load(data_dir).approve(&canonical_root(cwd), entry)
+}
+
 /// The root approvals are keyed by: the working root, canonical.
 pub fn canonical_root(cwd: &Path) -> PathBuf {
     cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf())

@@ -13,7 +13,6 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::cells::{Cell, Level, ToolOutcome};
 use super::commands::{self, CommandSpec};
-use super::compact::{self, PendingCompaction};
 use super::composer::{Composer, ComposerAction};
 use super::context_meter;
 use super::device_login::{DeviceLoginModal, LoginKey, LoginState};
@@ -23,17 +22,24 @@ use super::permission::{KeyOutcome, ModalView, PermissionModal};
 use super::pipeline::{PANEL_WIDTH, Pipeline};
 use super::theme::Theme;
 use super::wrap::truncate;
-use crate::bus::PermissionAsk;
+use crate::bus::PermissionQuestion;
 use crate::device_login::DeviceLoginEvent;
 use crate::mcp::ServerEntry;
 use crate::protocol::Event;
 use crate::protocol::events::RunStatus;
+use crate::session::{COMPACT_STAGE, CompactOutcome, Op, SessionEvent};
 use crate::settings::RunSettings;
 use crate::usage::format_usd;
 
 /// Below this size the layout does not fit; a one-line notice is drawn instead.
 const MIN_HEIGHT: u16 = 5;
 const MIN_WIDTH: u16 = 12;
+
+/// What the app asked: of the event loop, or of the session.
+pub enum Outgoing {
+    Request(Request),
+    Op(Op),
+}
 
 /// What the app asks the event loop to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,10 +56,6 @@ pub enum Request {
     },
     /// Write a `/clear` to the session log.
     LogClear,
-    /// Start these MCP servers on the session's hub, in the background.
-    StartMcp(Vec<ServerEntry>),
-    /// The person approved this project server: remember it, then start it.
-    ApproveMcp(ServerEntry),
     Interrupt,
     Quit,
 }
@@ -111,12 +113,14 @@ pub struct App {
     pub dirty: bool,
     pub quit: bool,
     ctrl_c_armed: bool,
-    requests: Vec<Request>,
+    /// Requests for the loop and operations for the session, carried out in this order (a
+    /// server start asked before a request must reach the session before it).
+    outgoing: Vec<Outgoing>,
     /// Requests typed while a run was going, oldest first; each starts when the run before it
     /// ends. An interrupt puts them back in the composer instead.
     pub queued: VecDeque<String>,
-    /// A `/compact` whose summary request is on its way; requests wait behind it.
-    pub compacting: Option<PendingCompaction>,
+    /// A `/compact` asked of the session and not yet reported ended; requests wait behind it.
+    pub compacting: bool,
     /// The prompt tokens of the session's last request (its conversation's fill), for the
     /// context meter; `None` until the first one, and after the conversation changed shape.
     pub context_tokens: Option<u64>,
@@ -158,9 +162,9 @@ impl App {
             dirty: true,
             quit: false,
             ctrl_c_armed: false,
-            requests: Vec::new(),
+            outgoing: Vec::new(),
             queued: VecDeque::new(),
-            compacting: None,
+            compacting: false,
             context_tokens: None,
             mcp_asks: VecDeque::new(),
             mcp_overlay: None,
@@ -181,11 +185,46 @@ impl App {
         if request == Request::Quit {
             self.quit = true;
         }
-        self.requests.push(request);
+        self.outgoing.push(Outgoing::Request(request));
     }
 
+    /// Ask the session for `op` (the loop submits it).
+    pub fn submit_op(&mut self, op: Op) {
+        self.outgoing.push(Outgoing::Op(op));
+    }
+
+    /// Everything asked since last taken, in order.
+    pub fn take_outgoing(&mut self) -> Vec<Outgoing> {
+        std::mem::take(&mut self.outgoing)
+    }
+
+    /// The requests for the loop asked since last taken (operations stay queued).
     pub fn take_requests(&mut self) -> Vec<Request> {
-        std::mem::take(&mut self.requests)
+        let (requests, ops) = std::mem::take(&mut self.outgoing)
+            .into_iter()
+            .partition::<Vec<_>, _>(|o| matches!(o, Outgoing::Request(_)));
+        self.outgoing = ops;
+        requests
+            .into_iter()
+            .filter_map(|o| match o {
+                Outgoing::Request(request) => Some(request),
+                Outgoing::Op(_) => None,
+            })
+            .collect()
+    }
+
+    /// The operations for the session asked since last taken (requests stay queued).
+    pub fn take_ops(&mut self) -> Vec<Op> {
+        let (ops, requests) = std::mem::take(&mut self.outgoing)
+            .into_iter()
+            .partition::<Vec<_>, _>(|o| matches!(o, Outgoing::Op(_)));
+        self.outgoing = requests;
+        ops.into_iter()
+            .filter_map(|o| match o {
+                Outgoing::Op(op) => Some(op),
+                Outgoing::Request(_) => None,
+            })
+            .collect()
     }
 
     pub fn is_running(&self) -> bool {
@@ -212,14 +251,13 @@ impl App {
     /// At start: a provider that needs a key and has none fails the first request, so say at
     /// once which variable to set (or how to pick another provider or a server without keys).
     pub fn hint_missing_key(&mut self) {
-        if let Some(hint) = missing_key_hint(&self.settings.provider) {
+        if let Some(hint) = crate::session::missing_key_hint(&self.settings.provider) {
             self.notice(Level::Warning, hint);
         }
     }
 
-    /// `/undo` put back `files` from this checkpoint (or found nothing to put back): the
-    /// checkpoint is used up, and the model, whose write no longer stands, is told.
-    pub fn undone(&mut self, run_id: &str, sequence: u32, files: &[String]) {
+    /// `/undo` used this checkpoint up (or found it unusable): the next goes further back.
+    pub fn undone(&mut self, run_id: &str, sequence: u32) {
         if let Some(at) = self
             .checkpoints
             .iter()
@@ -227,16 +265,61 @@ impl App {
         {
             self.checkpoints.remove(at);
         }
-        if !files.is_empty() {
-            self.settings
-                .conversation
-                .push_note(&crate::conversation::undo_note(files));
+    }
+
+    /// What the session reported besides runs' events (a turn's end is the loop's).
+    pub fn on_session(&mut self, event: SessionEvent) {
+        self.dirty = true;
+        match event {
+            SessionEvent::TurnEnded { .. } | SessionEvent::TurnDropped => {}
+            SessionEvent::PermissionAsked(question) => self.on_permission(question),
+            SessionEvent::LoginStarted { service } => {
+                self.open_login(DeviceLoginModal::new(&service));
+            }
+            SessionEvent::LoginRefused { reason } => self.notice(Level::Error, reason),
+            SessionEvent::Warning { message } => self.notice(Level::Warning, message),
+            SessionEvent::Login(event) => self.on_login_event(event),
+            SessionEvent::Refused { reason } => self.notice(Level::Warning, reason),
+            SessionEvent::CompactStarted { model } => self.notice(
+                Level::Info,
+                format!(
+                    "compacting: {model} is summarising the earlier part of the conversation \
+                     (Esc cancels)"
+                ),
+            ),
+            SessionEvent::CompactEnded(outcome) => self.on_compacted(outcome),
+            SessionEvent::Undone(undone) => {
+                self.undone(&undone.run_id, undone.sequence);
+                let mut text = commands::undo_text(&undone.files, &undone.deleted);
+                if !undone.skipped.is_empty() {
+                    text.push_str(&format!(
+                        "\nleft alone (changed since Splice wrote them, or now leading outside the root or into .git): {}",
+                        undone.skipped.join(", ")
+                    ));
+                }
+                self.notice(Level::Info, text);
+                self.request(Request::LogUndo {
+                    run_id: undone.run_id,
+                    sequence: undone.sequence,
+                    files: undone.files,
+                    deleted: undone.deleted,
+                });
+            }
+            SessionEvent::UndoFailed {
+                run_id,
+                sequence,
+                error,
+            } => {
+                // The checkpoint could not be used; the next /undo goes further back.
+                self.undone(&run_id, sequence);
+                self.notice(Level::Error, format!("undo failed: {error}"));
+            }
         }
     }
 
     /// The run's task ended: the oldest queued request starts.
     pub fn on_run_finished(&mut self) {
-        if self.is_running() || self.compacting.is_some() || self.quit {
+        if self.is_running() || self.compacting || self.quit {
             return;
         }
         if let Some(next) = self.queued.pop_front() {
@@ -250,7 +333,7 @@ impl App {
         self.tick += 1;
         // A prompt's legend changes when its guard ends.
         if self.is_running()
-            || self.compacting.is_some()
+            || self.compacting
             || !self.modals.is_empty()
             || !self.mcp_asks.is_empty()
         {
@@ -308,16 +391,18 @@ impl App {
         };
         if let LoginKey::Close { cancelled } = modal.handle_key(key) {
             let service = modal.service.clone();
-            // Dropping the modal drops the login: its task is aborted, nothing is saved.
             self.login = None;
             if cancelled {
+                // The session ends the login's task: nothing is saved.
+                self.submit_op(Op::CancelLogin);
                 self.notice(Level::Info, format!("sign-in to {service} cancelled"));
             }
         }
     }
 
-    pub fn on_permission(&mut self, ask: PermissionAsk) {
-        self.modals.push_back(PermissionModal::new(ask, self.now));
+    pub fn on_permission(&mut self, question: PermissionQuestion) {
+        self.modals
+            .push_back(PermissionModal::new(question, self.now));
         self.update_queue_counts();
         self.dirty = true;
     }
@@ -362,7 +447,14 @@ impl App {
         if let Some(modal) = self.modals.front_mut() {
             match modal.handle_key(key, self.now) {
                 KeyOutcome::Answered => {
-                    self.modals.pop_front();
+                    if let Some(answered) = self.modals.pop_front()
+                        && let Some(answer) = answered.answer
+                    {
+                        self.submit_op(Op::AnswerPermission {
+                            id: answered.question.id,
+                            answer,
+                        });
+                    }
                     self.update_queue_counts();
                     if let Some(next) = self.modals.front_mut() {
                         next.reveal(self.now);
@@ -394,7 +486,7 @@ impl App {
             KeyCode::Esc if self.is_running() && self.composer.suggestions().is_empty() => {
                 self.interrupt();
             }
-            KeyCode::Esc if self.compacting.is_some() && self.composer.suggestions().is_empty() => {
+            KeyCode::Esc if self.compacting && self.composer.suggestions().is_empty() => {
                 self.cancel_compaction();
             }
             _ => self.composer_key(key),
@@ -439,55 +531,37 @@ impl App {
         }
     }
 
-    /// `/compact`: plan and send the summary request; the loop hands its answer to
-    /// [`App::on_compacted`].
+    /// `/compact`: the session plans it and sends the summary request; it reports back
+    /// ([`App::on_session`]). Requests typed meanwhile wait here.
     pub fn start_compaction(&mut self) {
-        let window = context_meter::window(&self.settings);
-        match compact::start(&self.settings, window) {
-            Ok(pending) => {
-                self.compacting = Some(pending);
-                self.notice(
-                    Level::Info,
-                    format!(
-                        "compacting: {} is summarising the earlier part of the conversation \
-                         (Esc cancels)",
-                        self.settings.provider.model
-                    ),
-                );
-            }
-            Err(compact::NotStarted::Nothing(text)) => self.notice(Level::Info, text),
-            Err(compact::NotStarted::Failed(text)) => self.notice(Level::Error, text),
-        }
+        self.compacting = true;
+        self.submit_op(Op::Compact);
     }
 
-    /// Esc while compacting: the summary request is dropped, the conversation stays.
+    /// Esc while compacting: the session drops the summary request (and says so), the
+    /// conversation stays; what was typed meanwhile goes back to the composer.
     fn cancel_compaction(&mut self) {
-        self.compacting = None;
+        self.compacting = false;
         self.unqueue();
-        self.notice(
-            Level::Info,
-            "compaction cancelled; the conversation is unchanged",
-        );
+        self.submit_op(Op::Interrupt);
     }
 
-    /// The `/compact` summary request answered (or failed). Returns its `usage` event, for
-    /// the loop to log and count like a run's.
-    pub fn on_compacted(
-        &mut self,
-        result: Result<crate::provider::ModelResponse, String>,
-    ) -> Option<Event> {
-        let pending = self.compacting.take()?;
-        let outcome = compact::finish(pending, result, &self.settings);
+    /// The session's `/compact` ended: how, and the requests typed meanwhile start.
+    fn on_compacted(&mut self, outcome: CompactOutcome) {
+        self.compacting = false;
         if let Some(report) = &outcome.compacted {
             self.context_tokens = self
                 .context_tokens
-                .map(|reported| compact::fill_after(reported, report));
+                .map(|reported| crate::session::fill_after(reported, report));
         }
-        let (error, text) = outcome.notice;
-        self.notice(if error { Level::Error } else { Level::Info }, text);
+        let level = if outcome.failed {
+            Level::Error
+        } else {
+            Level::Info
+        };
+        self.notice(level, outcome.text);
         // Requests typed meanwhile start now, on the compacted conversation.
         self.on_run_finished();
-        outcome.usage
     }
 
     /// A line from the composer: a slash command or a prompt.
@@ -502,7 +576,7 @@ impl App {
         }
         // Behind a run, or behind requests already waiting (the run has ended but its task has
         // not yet been seen to finish): queued, in the order typed.
-        if self.is_running() || !self.queued.is_empty() || self.compacting.is_some() {
+        if self.is_running() || !self.queued.is_empty() || self.compacting {
             let behind = if self.is_running() {
                 "the run"
             } else {
@@ -676,8 +750,7 @@ impl App {
             Event::Usage(usage) => {
                 // A `/compact` summary's prompt is the old conversation, not the fill of the
                 // one that goes on.
-                if usage.usage_reported && usage.prompt_tokens > 0 && usage.stage != compact::STAGE
-                {
+                if usage.usage_reported && usage.prompt_tokens > 0 && usage.stage != COMPACT_STAGE {
                     self.context_tokens = Some(usage.prompt_tokens);
                 }
                 self.usage.tokens += usage.total_tokens;
@@ -705,9 +778,7 @@ impl App {
             Event::Warning { code, message }
                 if code == crate::protocol::WarningCode::ContextCompacted.as_str() =>
             {
-                let outcome = message
-                    .strip_prefix(crate::compaction::FILLING)
-                    .unwrap_or(&message);
+                let outcome = crate::session::compaction_outcome(&message);
                 self.notice(Level::Warning, format!("context compacted: {outcome}"));
                 // The last report was the summary request's; the next request's tells.
                 self.context_tokens = None;
@@ -905,8 +976,8 @@ impl App {
             },
         };
         let (state, style) = match (&self.run, &self.compacting) {
-            (RunState::Running { .. }, _) | (_, None) => (state, style),
-            (_, Some(_)) => {
+            (RunState::Running { .. }, _) | (_, false) => (state, style),
+            (_, true) => {
                 let spinner =
                     ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"][(self.tick as usize) % 10];
                 (format!("{spinner} compacting"), t.bold(t.accent))
@@ -970,30 +1041,4 @@ impl App {
         }
         buf.set_line(area.x, area.y, &Line::from(spans), area.width);
     }
-}
-
-/// What to do about a provider without its key, when its own service is the target (a server
-/// at another base URL may need none); `None` when nothing is missing.
-pub fn missing_key_hint(provider: &crate::provider::ProviderConfig) -> Option<String> {
-    use crate::provider::ProviderKind;
-    if provider.api_key.is_some() || !provider.is_vendor_host() {
-        return None;
-    }
-    let var = provider.kind.key_var();
-    let others: Vec<String> = [
-        ProviderKind::OpenAi,
-        ProviderKind::Anthropic,
-        ProviderKind::Gemini,
-    ]
-    .into_iter()
-    .filter(|k| *k != provider.kind)
-    .map(|k| format!("--provider {} with {}", k.name(), k.key_var()))
-    .collect();
-    Some(format!(
-        "{var} is not set, so every request to {} will fail. Set {var} and start Splice again, \
-         or use {}; for an OpenAI-compatible server, set OPENAI_BASE_URL (a local one needs no \
-         key).",
-        provider.kind.name(),
-        others.join(" or ")
-    ))
 }

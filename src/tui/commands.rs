@@ -5,10 +5,9 @@
 use super::app::{App, Request};
 use super::cells::Level;
 use super::composer::CommandHint;
-use super::device_login::DeviceLoginModal;
 use crate::permissions::PermissionMode;
-use crate::provider::{ProviderConfig, ProviderKind, alias_owner};
 use crate::sanitize::terminal::strip_controls;
+use crate::session::{LoginTarget, ModelChoice, Op};
 use crate::settings::Tier;
 
 pub type Handler = fn(&mut App, &str);
@@ -135,13 +134,14 @@ fn mcp(app: &mut App, _: &str) {
 }
 
 fn model(app: &mut App, args: &str) {
-    switch_model(app, args, ProviderKind::has_key);
+    let name = args.trim();
+    let resolved = crate::session::resolve_model_from_env(&app.settings.provider, name);
+    switch_model(app, name, resolved);
 }
 
-/// `/model NAME`: an alias of another provider switches to it when `has_key` says its key is
-/// set, and is refused with the reason otherwise.
-fn switch_model(app: &mut App, args: &str, has_key: impl Fn(ProviderKind) -> bool) {
-    let name = args.trim();
+/// `/model NAME`: the provider the session resolved for `name` (an alias of another provider
+/// whose key is not set is refused, with the reason), sent to the session and shown.
+fn switch_model(app: &mut App, name: &str, resolved: ModelChoice) {
     if name.is_empty() {
         let text = format!(
             "model: {} ({})",
@@ -151,42 +151,16 @@ fn switch_model(app: &mut App, args: &str, has_key: impl Fn(ProviderKind) -> boo
         app.notice(Level::Info, text);
         return;
     }
-    // `provider/model` switches the provider too.
-    let (kind, model) = match name.split_once('/') {
-        Some((provider, model)) => match ProviderKind::parse(provider) {
-            Some(kind) => (kind, model),
-            None => {
-                app.notice(Level::Error, format!("unknown provider `{provider}`"));
-                return;
-            }
-        },
-        None => {
-            let current = app.settings.provider.kind;
-            match alias_owner(name) {
-                Some(owner) if owner != current && has_key(owner) => (owner, name),
-                _ => (current, name),
-            }
+    match resolved {
+        Ok(provider) => {
+            let model = name.split_once('/').map_or(name, |(_, model)| model);
+            let text = format!("model set to {model} ({})", provider.kind.name());
+            app.settings.provider = provider.clone();
+            app.submit_op(Op::SetModel(provider));
+            app.notice(Level::Info, text);
         }
-    };
-    app.settings.provider = match ProviderConfig::from_env(kind, Some(model)) {
-        Ok(provider) => provider,
-        Err(error) => {
-            let hint = match alias_owner(model) {
-                Some(owner) if owner != kind => format!(
-                    " ({} is not set; /model {}/{model} names the provider)",
-                    owner.key_var(),
-                    owner.name()
-                ),
-                _ => String::new(),
-            };
-            app.notice(Level::Error, format!("{error}{hint}"));
-            return;
-        }
-    };
-    app.notice(
-        Level::Info,
-        format!("model set to {model} ({})", kind.name()),
-    );
+        Err(error) => app.notice(Level::Error, error),
+    }
 }
 
 fn tier(app: &mut App, args: &str) {
@@ -198,6 +172,7 @@ fn tier(app: &mut App, args: &str) {
     match Tier::parse(name) {
         Some(tier) => {
             app.settings.tier = tier;
+            app.submit_op(Op::SetTier(tier));
             app.notice(Level::Info, format!("tier set to {name}"));
         }
         None => app.notice(
@@ -221,6 +196,7 @@ fn mode(app: &mut App, args: &str) {
         Some(mode) => {
             // Keep the session's rules ("allow always" answers) under the new mode.
             app.settings.policy = app.settings.policy.with_mode(mode);
+            app.submit_op(Op::SetPermissionMode(mode));
             app.notice(Level::Info, format!("permission mode set to {name}"));
         }
         None => app.notice(
@@ -303,45 +279,13 @@ fn undo(app: &mut App, _: &str) {
         );
         return;
     }
-    let Some((run_id, sequence)) = app.checkpoints.last().cloned() else {
+    // Taken now: a second `/undo` before the session reports goes further back.
+    let Some((run_id, sequence)) = app.checkpoints.pop() else {
         app.notice(Level::Info, "nothing to undo");
         return;
     };
-    match crate::checkpoint::restore(&app.settings.data_dir, &run_id, sequence, false) {
-        Ok(reports) => {
-            let mut restored = Vec::new();
-            let mut deleted = Vec::new();
-            let mut skipped = Vec::new();
-            for report in reports {
-                restored.extend(report.files_restored);
-                deleted.extend(report.files_deleted);
-                skipped.extend(report.skipped);
-            }
-            // Every file the undo put back, the removed ones too, for the model's note.
-            let mut files = restored;
-            files.extend(deleted.iter().cloned());
-            app.undone(&run_id, sequence, &files);
-            let mut text = undo_text(&files, &deleted);
-            if !skipped.is_empty() {
-                text.push_str(&format!(
-                    "\nleft alone (changed since Splice wrote them, or now leading outside the root or into .git): {}",
-                    skipped.join(", ")
-                ));
-            }
-            app.notice(Level::Info, text);
-            app.request(Request::LogUndo {
-                run_id,
-                sequence,
-                files,
-                deleted,
-            });
-        }
-        Err(error) => {
-            // The checkpoint could not be used; the next /undo goes further back.
-            app.checkpoints.pop();
-            app.notice(Level::Error, format!("undo failed: {error}"));
-        }
-    }
+    // The session restores the files and tells the model; it reports back (`App::on_session`).
+    app.submit_op(Op::Undo { run_id, sequence });
 }
 
 /// The transcript's line for an `/undo`, live and replayed: of `files`, those in `deleted`
@@ -395,7 +339,7 @@ fn compact(app: &mut App, _: &str) {
         );
         return;
     }
-    if app.compacting.is_some() {
+    if app.compacting {
         app.notice(Level::Info, "already compacting (Esc cancels)");
         return;
     }
@@ -412,61 +356,16 @@ fn cost(app: &mut App, _: &str) {
     app.notice(Level::Info, text);
 }
 
-/// `/login [URL]`: the device-code modal for the registry given, else the configured one. The
-/// login runs in a task of its own and saves its credential as `splice login` does.
+/// `/login [URL]`: the device-code modal for the registry given, else the configured one;
+/// `/login scribiz`: the Scribiz CLI's own device-code login in the same modal. The session
+/// runs the login (saving its credential as `splice login` does) and reports it; Esc cancels.
 fn login(app: &mut App, args: &str) {
     let given = Some(args.trim()).filter(|a| !a.is_empty());
-    if given == Some("scribiz") {
-        return login_scribiz(app);
-    }
-    let url = match crate::registry_client::registry_url(given) {
-        Ok(url) => url,
-        Err(error) => {
-            let text = error.to_string();
-            let text = if given.is_none() && text.starts_with("no registry") {
-                "no registry to sign in to: give one with /login URL, or set SPLICE_REGISTRY or \
-                 `registry` in the config file"
-                    .to_string()
-            } else {
-                text
-            };
-            app.notice(Level::Error, strip_controls(&text).into_owned());
-            return;
-        }
+    let target = match given {
+        Some("scribiz") => LoginTarget::Scribiz,
+        given => LoginTarget::Registry(given.map(str::to_string)),
     };
-    if tokio::runtime::Handle::try_current().is_err() {
-        app.notice(Level::Error, "/login needs the TUI's runtime");
-        return;
-    }
-    let login = crate::registry_client::login::start(url.clone());
-    app.open_login(DeviceLoginModal::new(&format!("registry {url}"), login));
-}
-
-/// `/login scribiz`: the Scribiz CLI's own device-code login (`scribiz login --json`) in the
-/// same modal; the CLI saves its credential itself. Esc ends the CLI.
-fn login_scribiz(app: &mut App) {
-    if tokio::runtime::Handle::try_current().is_err() {
-        app.notice(Level::Error, "/login needs the TUI's runtime");
-        return;
-    }
-    let mut task = match crate::scribiz::login::start(crate::scribiz::launch::own_env()) {
-        Ok(task) => task,
-        Err(error) => {
-            app.notice(
-                Level::Error,
-                strip_controls(&error.to_string()).into_owned(),
-            );
-            return;
-        }
-    };
-    // Dropping the modal's login aborts this forwarder, which drops the task: the CLI is
-    // cancelled and reaped.
-    let login = crate::device_login::DeviceLogin::spawn(|sender| async move {
-        while let Some(event) = task.events.recv().await {
-            sender.send(event);
-        }
-    });
-    app.open_login(DeviceLoginModal::new("Scribiz", login));
+    app.submit_op(Op::Login(target));
 }
 
 fn quit(app: &mut App, _: &str) {
@@ -476,6 +375,7 @@ fn quit(app: &mut App, _: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::ProviderKind;
     use crate::tui::cells::Cell;
     use crate::tui::snapshot_tests::app;
 
@@ -486,44 +386,37 @@ mod tests {
         }
     }
 
-    /// A file the change created is removed by `/undo`, and said to be: "restored" was wrong.
+    /// `/undo` asks the session for the newest checkpoint; its report is shown and logged, and
+    /// the checkpoint is used up. A file the change created was deleted, and is said to be.
     #[test]
-    fn undo_says_a_created_file_was_deleted_and_an_edited_one_restored() {
-        let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root_path = root.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-        let change = |name: &str, before: Option<&str>, after: &str| crate::tools::fs::FileChange {
-            path: root_path.join(name),
-            shown: name.to_string(),
-            before: before.map(|b| b.as_bytes().to_vec()),
-            after: Some(after.as_bytes().to_vec()),
-        };
-        std::fs::write(root_path.join("old.txt"), "before\n").unwrap_or_else(|e| panic!("{e}"));
-        let changes = [
-            change("old.txt", Some("before\n"), "after\n"),
-            change("new.txt", None, "created\n"),
-        ];
-        crate::checkpoint::CheckpointStore::new(data.path(), "run_1", &root_path)
-            .save("write_file", &changes)
-            .unwrap_or_else(|e| panic!("{e}"));
-        for c in &changes {
-            std::fs::write(&c.path, c.after.as_deref().unwrap_or_default())
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
+    fn undo_asks_the_session_and_says_a_created_file_was_deleted_and_an_edited_one_restored() {
         let mut app = app();
-        app.settings.cwd = root_path.clone();
-        app.settings.data_dir = data.path().to_path_buf();
         app.checkpoints.push(("run_1".into(), 1));
+        app.checkpoints.push(("run_2".into(), 1));
         undo(&mut app, "");
+        let asked: Vec<_> = app
+            .take_ops()
+            .into_iter()
+            .filter_map(|op| match op {
+                Op::Undo { run_id, sequence } => Some((run_id, sequence)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(asked, vec![("run_2".to_string(), 1)]);
+        app.on_session(crate::session::SessionEvent::Undone(
+            crate::session::Undone {
+                run_id: "run_2".into(),
+                sequence: 1,
+                files: vec!["old.txt".into(), "new.txt".into()],
+                deleted: vec!["new.txt".into()],
+                skipped: vec![],
+            },
+        ));
         assert_eq!(
             last_notice(&app),
             "undo: restored old.txt; deleted new.txt (created by the change)"
         );
-        assert!(!root_path.join("new.txt").exists());
-        assert_eq!(
-            std::fs::read_to_string(root_path.join("old.txt")).unwrap_or_default(),
-            "before\n"
-        );
+        assert_eq!(app.checkpoints, vec![("run_1".to_string(), 1)]);
         assert_eq!(
             app.take_requests().into_iter().find_map(|r| match r {
                 Request::LogUndo { files, deleted, .. } => Some((files, deleted)),
@@ -540,7 +433,8 @@ mod tests {
     #[test]
     fn an_alias_of_another_provider_without_its_key_is_refused_with_the_reason() {
         let mut app = app();
-        switch_model(&mut app, "sonnet", |_| false);
+        let resolved = crate::session::resolve_model(&app.settings.provider, "sonnet", |_| false);
+        switch_model(&mut app, "sonnet", resolved);
         assert_eq!(app.settings.provider.kind, ProviderKind::OpenAi);
         assert_eq!(app.settings.provider.api_model, "gpt-4.1");
         let notice = last_notice(&app);
@@ -551,10 +445,14 @@ mod tests {
     #[test]
     fn an_alias_of_another_provider_with_its_key_switches_provider() {
         let mut app = app();
-        switch_model(&mut app, "sonnet", |kind| kind == ProviderKind::Anthropic);
+        let resolved = crate::session::resolve_model(&app.settings.provider, "sonnet", |kind| {
+            kind == ProviderKind::Anthropic
+        });
+        switch_model(&mut app, "sonnet", resolved);
         assert_eq!(app.settings.provider.kind, ProviderKind::Anthropic);
         assert_eq!(app.settings.provider.api_model, "claude-sonnet-4-5");
-        switch_model(&mut app, "mini", |_| false);
+        let resolved = crate::session::resolve_model(&app.settings.provider, "mini", |_| false);
+        switch_model(&mut app, "mini", resolved);
         assert_eq!(app.settings.provider.kind, ProviderKind::Anthropic);
         assert_eq!(app.settings.provider.api_model, "claude-sonnet-4-5");
     }

@@ -1,9 +1,7 @@
-//! `/compact` and the context meter, against a local server speaking OpenAI's streamed chat
-//! completions.
+//! `/compact` and the context meter in the app: the request is the session's (its tests are in
+//! `crate::session`); the app asks for it, holds requests typed meanwhile and shows its report.
 
 use insta::assert_snapshot;
-use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::app::{App, Request, RunState};
 use super::cells::{Cell, Level};
@@ -11,73 +9,8 @@ use super::snapshot_tests::{app, draw};
 use crate::protocol::Event;
 use crate::protocol::events::UsageEvent;
 use crate::provider::pricing::PriceTable;
-use crate::provider::{Message, ProviderConfig, ProviderKind, ToolCallRequest};
-
-const SUMMARY: &str = "Task: fix the parser. Files: src/parse.rs read. Remaining: run the tests.";
-
-/// One streamed answer of `text`, with a usage report, in OpenAI's SSE chunks.
-fn sse_answer(text: &str) -> String {
-    let chunk = |delta: Value, finish: Value| {
-        json!({"id": "c1", "object": "chat.completion.chunk", "model": "gpt-4o",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
-    let events = [
-        chunk(json!({"content": text}), Value::Null),
-        chunk(json!({}), json!("stop")),
-        json!({"id": "c1", "object": "chat.completion.chunk", "choices": [],
-            "usage": {"prompt_tokens": 47_000, "completion_tokens": 300, "total_tokens": 47_300}}),
-    ];
-    let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
-    body.push_str("data: [DONE]\n\n");
-    body
-}
-
-/// A provider on 127.0.0.1 that answers one request with `text` and hands back its JSON body.
-async fn fake_openai(text: &'static str) -> (String, tokio::task::JoinHandle<Value>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let url = format!(
-        "http://{}",
-        listener.local_addr().unwrap_or_else(|e| panic!("{e}"))
-    );
-    let served = tokio::spawn(async move {
-        let (mut stream, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
-        let mut received = Vec::new();
-        let mut buf = [0u8; 16 * 1024];
-        let body = loop {
-            let n = stream
-                .read(&mut buf)
-                .await
-                .unwrap_or_else(|e| panic!("{e}"));
-            assert!(n > 0, "the request ended early");
-            received.extend_from_slice(&buf[..n]);
-            let Some(end) = received.windows(4).position(|w| w == b"\r\n\r\n") else {
-                continue;
-            };
-            let head = String::from_utf8_lossy(&received[..end]).to_ascii_lowercase();
-            let length = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or_else(|| panic!("no content-length in {head}"));
-            if received.len() >= end + 4 + length {
-                break received[end + 4..end + 4 + length].to_vec();
-            }
-        };
-        let reply = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{}",
-            sse_answer(text)
-        );
-        stream
-            .write_all(reply.as_bytes())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let _ = stream.shutdown().await;
-        serde_json::from_slice(&body).unwrap_or_else(|e| panic!("{e}"))
-    });
-    (url, served)
-}
+use crate::provider::{Message, ProviderConfig, ProviderKind};
+use crate::session::{CompactOutcome, Op, SessionEvent};
 
 /// An app on gpt-4o (a 128,000-token window) whose requests go to `url`.
 fn app_at(url: &str) -> App {
@@ -92,35 +25,18 @@ fn app_at(url: &str) -> App {
     app
 }
 
-/// A request, six read_file calls of 60,000 characters (about 15,000 tokens each) and the
-/// answer: with 40% of 128,000 tokens kept, the three oldest calls are summarised.
+/// The conversation stands in for one the session holds: the app only reads it.
 fn long_conversation() -> Vec<Message> {
-    let mut messages = vec![Message::User {
-        text: "fix the parser".into(),
-        images: vec![],
-    }];
-    for turn in 0..6 {
-        let id = format!("call_{turn}");
-        messages.push(Message::Assistant {
-            text: String::new(),
-            tool_calls: vec![ToolCallRequest {
-                id: id.clone(),
-                name: "read_file".into(),
-                arguments: format!(r#"{{"path":"src/part{turn}.rs"}}"#),
-            }],
-        });
-        messages.push(Message::ToolResult {
-            call_id: id,
-            content: format!("// part {turn}\n{}", "x".repeat(60_000)),
-            is_error: false,
-            images: Vec::new(),
-        });
-    }
-    messages.push(Message::Assistant {
-        text: "Fixed the parser.".into(),
-        tool_calls: vec![],
-    });
-    messages
+    vec![
+        Message::User {
+            text: "fix the parser".into(),
+            images: vec![],
+        },
+        Message::Assistant {
+            text: "Fixed the parser.".into(),
+            tool_calls: vec![],
+        },
+    ]
 }
 
 fn usage(prompt_tokens: u64) -> Event {
@@ -155,26 +71,54 @@ fn last_notice(app: &App) -> (Level, String) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn compact_summarises_without_tools_replaces_the_conversation_and_lowers_the_meter() {
-    let (url, served) = fake_openai(SUMMARY).await;
-    let mut app = app_at(&url);
+/// What the session reports for a compaction of 3 exchanges, about 90,000 tokens to 45,000.
+fn compacted() -> CompactOutcome {
+    let report = crate::compaction::Compacted {
+        exchanges: 3,
+        tokens_before: 90_119,
+        tokens_after: 45_109,
+        fallback: None,
+    };
+    CompactOutcome {
+        text: format!("context compacted: {}", report.outcome()),
+        compacted: Some(report),
+        failed: false,
+    }
+}
+
+fn asked_to_compact(app: &mut App) -> bool {
+    app.take_ops().iter().any(|op| matches!(op, Op::Compact))
+}
+
+#[test]
+fn compact_asks_the_session_holds_requests_and_shows_its_report_and_lowers_the_meter() {
+    let mut app = app_at("http://127.0.0.1:9");
     session(&mut app);
     // 92,000 of 128,000 tokens: past 80%, in the warning colour.
     assert_snapshot!("compact_before", draw(&mut app, 100, 12));
 
     app.submit("/compact".into());
-    assert!(app.compacting.is_some());
+    assert!(app.compacting);
+    assert!(asked_to_compact(&mut app));
+    app.on_session(SessionEvent::CompactStarted {
+        model: "gpt-4o".into(),
+    });
     // A request typed meanwhile waits for the compacted conversation.
     app.submit("now run the tests".into());
     assert!(app.take_requests().is_empty());
     assert_snapshot!("compact_under_way", draw(&mut app, 100, 12));
 
-    let result = super::compact::finished(&mut app.compacting).await;
-    let usage = app
-        .on_compacted(result)
-        .unwrap_or_else(|| panic!("no usage event for the summary request"));
-    app.on_event("run_c", usage);
+    // The session counts the summary request (its usage comes on the bus), then reports.
+    let mut summary_usage = usage(47_000);
+    if let Event::Usage(usage) = &mut summary_usage {
+        usage.stage = crate::session::COMPACT_STAGE.into();
+        usage.total_tokens = 47_300;
+        usage.completion_tokens = 300;
+        usage.cost_usd = Some(0.1205);
+    }
+    app.on_event("run_c", summary_usage);
+    app.on_session(SessionEvent::CompactEnded(compacted()));
+    assert!(!app.compacting);
     // The queued request starts now.
     assert_eq!(
         app.take_requests(),
@@ -189,39 +133,6 @@ async fn compact_summarises_without_tools_replaces_the_conversation_and_lowers_t
     );
     assert_snapshot!("compact_after", draw(&mut app, 100, 12));
 
-    // The summary request: no tools, the summariser's system prompt, the old part told.
-    let body = served.await.unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        body.get("tools")
-            .is_none_or(|t| t.as_array().is_some_and(Vec::is_empty)),
-        "{body}"
-    );
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    assert_eq!(messages.len(), 2, "{body}");
-    assert_eq!(messages[0]["role"], "system");
-    let told = messages[1]["content"].to_string();
-    assert!(told.contains("read_file"), "{told}");
-    assert!(told.contains("// part 0"), "{told}");
-    assert!(
-        !told.contains("// part 5"),
-        "the kept exchanges are not summarised"
-    );
-
-    // The conversation: the request with the summary, then the three newest calls and the
-    // answer, word for word.
-    let compacted = app.settings.conversation.messages();
-    let original = long_conversation();
-    assert_eq!(compacted.len(), 1 + 3 * 2 + 1);
-    assert_eq!(compacted[1..], original[original.len() - 7..]);
-    let Message::User { text, .. } = &compacted[0] else {
-        panic!("the request comes first");
-    };
-    assert!(
-        text.starts_with("fix the parser\n\n[Splice compacted"),
-        "{text}"
-    );
-    assert!(text.ends_with(SUMMARY), "{text}");
-
     // Counted in /cost like any request; the summary's own prompt is not the meter's fill.
     assert_eq!(app.usage.requests, 2);
     assert_eq!(app.usage.tokens, 92_200 + 47_300);
@@ -231,76 +142,51 @@ async fn compact_summarises_without_tools_replaces_the_conversation_and_lowers_t
     assert!(meter < 92_000 && meter > 40_000, "{meter}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_summary_request_is_a_notice_and_changes_nothing() {
-    // A port that was open a moment ago: the connection is refused.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-    let url = format!(
-        "http://{}",
-        closed.local_addr().unwrap_or_else(|e| panic!("{e}"))
-    );
-    drop(closed);
-    let mut app = app_at(&url);
+#[test]
+fn a_failed_compaction_is_an_error_notice_and_the_meter_stays() {
+    let mut app = app_at("http://127.0.0.1:9");
     session(&mut app);
     app.submit("/compact".into());
-    let result = super::compact::finished(&mut app.compacting).await;
-    assert!(app.on_compacted(result).is_none());
-    let (level, text) = last_notice(&app);
-    assert_eq!(level, Level::Error);
-    assert!(
-        text.starts_with("compaction failed: ") && text.ends_with("the conversation is unchanged"),
-        "{text}"
+    app.on_session(SessionEvent::CompactEnded(CompactOutcome {
+        compacted: None,
+        failed: true,
+        text: "compaction failed: refused; the conversation is unchanged".into(),
+    }));
+    assert_eq!(
+        last_notice(&app),
+        (
+            Level::Error,
+            "compaction failed: refused; the conversation is unchanged".into()
+        )
     );
-    assert_eq!(app.settings.conversation.messages(), long_conversation());
+    assert!(!app.compacting);
     assert_eq!(app.context_tokens, Some(92_000));
     assert_eq!(app.usage.requests, 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_conversation_changed_while_compacting_is_left_as_it_is() {
-    let (url, served) = fake_openai(SUMMARY).await;
-    let mut app = app_at(&url);
-    session(&mut app);
-    app.submit("/compact".into());
-    app.submit("/clear".into());
-    let result = super::compact::finished(&mut app.compacting).await;
-    // The request was made and answered: its cost still counts.
-    assert!(app.on_compacted(result).is_some());
-    let (_, text) = last_notice(&app);
-    assert!(text.starts_with("compaction discarded"), "{text}");
-    assert!(app.settings.conversation.is_empty());
-    let _ = served.await;
-}
-
 #[test]
-fn compact_is_refused_during_a_run_and_when_there_is_nothing_to_summarise() {
+fn compact_is_refused_during_a_run_and_while_compacting() {
     let mut app = app_at("http://127.0.0.1:9");
     app.settings.conversation.replace(long_conversation());
     app.run = RunState::Running {
         since: std::time::Instant::now(),
     };
     app.submit("/compact".into());
-    assert!(app.compacting.is_none());
+    assert!(!app.compacting);
+    assert!(!asked_to_compact(&mut app));
     let (level, text) = last_notice(&app);
     assert_eq!(level, Level::Warning);
     assert!(text.starts_with("wait for the run to end"), "{text}");
 
     app.run = RunState::Idle;
-    app.settings.conversation.clear();
     app.submit("/compact".into());
+    assert!(asked_to_compact(&mut app));
+    app.submit("/compact".into());
+    assert!(!asked_to_compact(&mut app));
     assert_eq!(
         last_notice(&app),
-        (
-            Level::Info,
-            "nothing to compact: the conversation is empty".into()
-        )
+        (Level::Info, "already compacting (Esc cancels)".into())
     );
-    app.settings.conversation.push_exchange("hi", "hello");
-    app.submit("/compact".into());
-    let (level, text) = last_notice(&app);
-    assert_eq!(level, Level::Info);
-    assert!(text.starts_with("nothing to compact: "), "{text}");
-    assert!(app.compacting.is_none());
 }
 
 #[test]
@@ -349,26 +235,26 @@ fn the_meter_follows_the_model_of_the_session() {
     assert!(narrow.contains("ctx 6%"), "{narrow}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn esc_cancels_a_compaction_and_puts_waiting_requests_back_unsent() {
-    // Accepts connections (the kernel's backlog) and never answers.
-    let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let url = format!(
-        "http://{}",
-        silent.local_addr().unwrap_or_else(|e| panic!("{e}"))
-    );
-    let mut app = app_at(&url);
+#[test]
+fn esc_cancels_a_compaction_and_puts_waiting_requests_back_unsent() {
+    let mut app = app_at("http://127.0.0.1:9");
     session(&mut app);
     app.submit("/compact".into());
     app.submit("now run the tests".into());
+    app.take_ops();
     app.on_key(crossterm::event::KeyEvent::from(
         crossterm::event::KeyCode::Esc,
     ));
-    assert!(app.compacting.is_none());
+    assert!(!app.compacting);
+    assert!(app.take_ops().iter().any(|op| matches!(op, Op::Interrupt)));
     assert_eq!(app.composer.text(), "now run the tests");
     assert!(app.take_requests().is_empty());
+    // The session says it is cancelled.
+    app.on_session(SessionEvent::CompactEnded(CompactOutcome {
+        compacted: None,
+        failed: false,
+        text: "compaction cancelled; the conversation is unchanged".into(),
+    }));
     assert_eq!(
         last_notice(&app),
         (
@@ -376,5 +262,5 @@ async fn esc_cancels_a_compaction_and_puts_waiting_requests_back_unsent() {
             "compaction cancelled; the conversation is unchanged".into()
         )
     );
-    assert_eq!(app.settings.conversation.messages(), long_conversation());
+    assert!(app.take_requests().is_empty());
 }

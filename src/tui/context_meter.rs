@@ -5,7 +5,7 @@ use crate::settings::RunSettings;
 
 /// The share of the window at which the meter turns to the warning colour: where a run
 /// compacts on its own.
-pub const WARN_AT_PERCENT: u64 = (crate::compaction::COMPACT_AT * 100.0) as u64;
+pub const WARN_AT_PERCENT: u64 = crate::session::COMPACT_AT_PERCENT;
 
 /// The share of `window` that `prompt_tokens` fill, in whole percent, rounded to the nearest;
 /// never 0 for a prompt that holds anything, and not capped: past 100 the conversation no
@@ -28,9 +28,7 @@ pub fn text(prompt_tokens: Option<u64>, window: u64) -> Option<(String, u64)> {
 /// The window of the model the session runs now (it follows `/model`), from the price table
 /// the runs use (the built-in data with the user's pricing file over it), or its default.
 pub fn window(settings: &RunSettings) -> u64 {
-    settings
-        .pricing
-        .context_window(settings.provider.kind.name(), &settings.provider.api_model)
+    crate::session::context_window(settings)
 }
 
 #[cfg(test)]

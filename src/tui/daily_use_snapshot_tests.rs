@@ -8,7 +8,7 @@ use serde_json::json;
 use super::app::App;
 use super::permission::GUARD;
 use super::snapshot_tests::{app, draw};
-use crate::bus::{PermissionAsk, PermissionQuestion, Preview};
+use crate::bus::{PermissionQuestion, Preview};
 use crate::protocol::events::{Risk, ToolStatus};
 use crate::protocol::{Event, SideEffect};
 
@@ -281,18 +281,14 @@ fn the_transcribe_prompt_says_the_recording_is_uploaded_and_costs_money() {
     let input =
         crate::tools::transcribe::input(root.path(), "demo.mp4").unwrap_or_else(|e| panic!("{e}"));
     let mut app = started("Transcribe demo.mp4");
-    let (reply, _rx) = tokio::sync::oneshot::channel();
-    app.on_permission(PermissionAsk {
-        question: PermissionQuestion {
-            id: "call_1".into(),
-            tool: "transcribe".into(),
-            side_effect: SideEffect::Network,
-            risk: Some(Risk::Medium),
-            reason: "Reaches the network.".into(),
-            rule: "transcribe".into(),
-            previews: crate::tools::transcribe::previews("demo.mp4", &input),
-        },
-        reply,
+    app.on_permission(PermissionQuestion {
+        id: "call_1".into(),
+        tool: "transcribe".into(),
+        side_effect: SideEffect::Network,
+        risk: Some(Risk::Medium),
+        reason: "Reaches the network.".into(),
+        rule: "transcribe".into(),
+        previews: crate::tools::transcribe::previews("demo.mp4", &input),
     });
     app.now += GUARD;
     let screen = draw(&mut app, 100, 20);

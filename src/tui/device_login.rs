@@ -15,7 +15,7 @@ use super::permission::centered;
 use super::qr::QrImage;
 use super::theme::Theme;
 use super::wrap::wrap_line;
-use crate::device_login::{DeviceLogin, DeviceLoginEvent};
+use crate::device_login::DeviceLoginEvent;
 use crate::sanitize::terminal::strip_controls;
 
 /// Text column width next to (or under) the QR code.
@@ -60,8 +60,6 @@ pub struct DeviceLoginModal {
     /// What is signed in to, e.g. `registry http://127.0.0.1:7878`.
     pub service: String,
     pub state: LoginState,
-    /// The running login; gone once it has ended (or was cancelled, with the modal).
-    login: Option<DeviceLogin>,
     qr: Option<QrImage>,
     /// The countdown second last drawn, so a tick redraws only when it changes.
     shown_secs: Option<u64>,
@@ -83,19 +81,14 @@ pub fn seconds_left(deadline: Instant, now: Instant) -> u64 {
 }
 
 impl DeviceLoginModal {
-    pub fn new(service: &str, login: DeviceLogin) -> DeviceLoginModal {
+    /// The modal for a login the session started; the app hands it the login's events.
+    pub fn new(service: &str) -> DeviceLoginModal {
         DeviceLoginModal {
             service: strip_controls(service).replace('\n', " "),
             state: LoginState::Starting,
-            login: Some(login),
             qr: None,
             shown_secs: None,
         }
-    }
-
-    /// The login whose events feed this modal, while it runs.
-    pub fn login_mut(&mut self) -> Option<&mut DeviceLogin> {
-        self.login.as_mut()
     }
 
     /// Whether the login is still going (no outcome yet).
@@ -109,7 +102,6 @@ impl DeviceLoginModal {
     /// The login's next event, received at `now`; `None` when its producer ended.
     pub fn apply(&mut self, event: Option<DeviceLoginEvent>, now: Instant) {
         let Some(event) = event else {
-            self.login = None;
             if self.is_pending() {
                 self.state = LoginState::Failed {
                     message: "the login ended without an answer".into(),
@@ -139,10 +131,6 @@ impl DeviceLoginModal {
             DeviceLoginEvent::SignedIn { account } => LoginState::SignedIn { account },
             DeviceLoginEvent::Failed { message, hint } => LoginState::Failed { message, hint },
         };
-        if !self.is_pending() {
-            // Over: the task has nothing more to do.
-            self.login = None;
-        }
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> LoginKey {
@@ -399,8 +387,7 @@ mod tests {
     /// The clock is injected: the countdown follows `now`, whatever the wall clock does.
     #[test]
     fn the_countdown_follows_the_clock_it_is_given() {
-        let (_tx, login) = DeviceLogin::channel();
-        let mut modal = DeviceLoginModal::new("registry http://r", login);
+        let mut modal = DeviceLoginModal::new("registry http://r");
         let t0 = Instant::now();
         modal.apply(Some(code(90)), t0);
         let LoginState::Waiting { deadline, .. } = modal.state.clone() else {
@@ -424,8 +411,7 @@ mod tests {
 
     #[test]
     fn esc_cancels_a_pending_login_and_closes_an_ended_one() {
-        let (_tx, login) = DeviceLogin::channel();
-        let mut modal = DeviceLoginModal::new("registry http://r", login);
+        let mut modal = DeviceLoginModal::new("registry http://r");
         assert_eq!(press(&mut modal, KeyCode::Enter), LoginKey::Handled);
         assert_eq!(press(&mut modal, KeyCode::Char('x')), LoginKey::Handled);
         assert_eq!(
@@ -438,7 +424,7 @@ mod tests {
             }),
             Instant::now(),
         );
-        assert!(modal.login_mut().is_none(), "the login is over");
+        assert!(!modal.is_pending(), "the login is over");
         assert_eq!(
             press(&mut modal, KeyCode::Enter),
             LoginKey::Close { cancelled: false }
@@ -451,9 +437,7 @@ mod tests {
 
     #[test]
     fn a_login_that_ends_without_an_outcome_fails() {
-        let (tx, login) = DeviceLogin::channel();
-        let mut modal = DeviceLoginModal::new("registry http://r", login);
-        drop(tx);
+        let mut modal = DeviceLoginModal::new("registry http://r");
         modal.apply(None, Instant::now());
         assert!(matches!(modal.state, LoginState::Failed { .. }));
         // Nothing after the outcome changes it.

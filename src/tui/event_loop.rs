@@ -1,11 +1,10 @@
-//! The app loop: terminal input, bus events, permission asks, the run's end and a frame tick in
-//! one `select!`; a frame is drawn only when something changed. The run is a task of its own
-//! on the multi-threaded runtime and the session log has a writer thread, so neither a blocking
-//! call in the run nor a slow disk holds up a keypress or a frame. The terminal is restored on
-//! exit, on panic and on SIGTERM/SIGHUP.
+//! The app loop: terminal input, what the session reports (runs' events, permission questions,
+//! a turn's end) and a frame tick in one `select!`; a frame is drawn only when something
+//! changed. The app's requests become operations of the core session (`crate::session`), whose
+//! turns run in tasks of their own on the multi-threaded runtime, and the session log has a
+//! writer thread, so neither a blocking call in a run nor a slow disk holds up a keypress or a
+//! frame. The terminal is restored on exit, on panic and on SIGTERM/SIGHUP.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,50 +19,24 @@ use crossterm::terminal::{
 use futures_util::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
-use super::app::{App, Request};
+use super::app::{App, Outgoing, Request};
 use super::cells::Level;
 use super::session::{Record, SessionLog, SessionWriter};
-use crate::bus::{Bus, PermissionAsk, Preview, Sink};
-use crate::ids::new_run_id;
+use crate::bus::{Preview, Sink};
 use crate::protocol::Event;
-use crate::protocol::input::Prompt;
-use crate::run;
 use crate::sanitize::redact::Redactor;
-use crate::settings::RunSettings;
+use crate::session::{Frontend, Input, Op, Session, SessionEvent};
 
 const TICK: Duration = Duration::from_millis(100);
 
-/// A run in progress: its exit code when it ends.
-pub type RunFuture = Pin<Box<dyn Future<Output = i32> + Send>>;
+/// What a turn of the session runs (the real run but in tests and the benchmark).
+pub use crate::session::RunTurn as StartRun;
 
-/// Starts a run of `text` on `bus`; the run ends early when `stop` receives.
-pub type StartRun =
-    Arc<dyn Fn(RunSettings, Bus, String, oneshot::Receiver<()>) -> RunFuture + Send + Sync>;
-
-/// The real run: `run::execute` with the prompt text.
+/// The real run.
 pub fn execute_run() -> StartRun {
-    Arc::new(|settings, bus, text, stop_rx| {
-        Box::pin(async move {
-            // Servers of the session still starting are waited for here, in the run's task
-            // (an interrupt ends the wait): their tools are offered from the first request.
-            let hub = settings.mcp.hub.clone();
-            let prompt = async move {
-                if let Some(hub) = hub {
-                    hub.ready().await;
-                }
-                Ok(Prompt::from_text(text))
-            };
-            let stop = async {
-                // A dropped sender is not an interrupt.
-                if stop_rx.await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            };
-            run::execute(&settings, &bus, prompt, stop).await
-        })
-    })
+    crate::session::execute_turn()
 }
 
 /// What a run sends the app loop, in the order it happened.
@@ -72,6 +45,8 @@ enum FromRun {
     Event(String, Box<Event>),
     /// The files a write changed (for the transcript; not logged: not an event).
     Changes { id: String, changes: Vec<Preview> },
+    /// The session's own report (a turn's end).
+    Session(SessionEvent),
 }
 
 /// Forwards every event of a run to the app loop; widgets never see the bus.
@@ -89,6 +64,10 @@ impl Sink for TuiSink {
             id: id.to_string(),
             changes: changes.to_vec(),
         });
+    }
+
+    fn session(&self, event: &SessionEvent) {
+        let _ = self.0.send(FromRun::Session(event.clone()));
     }
 }
 
@@ -166,24 +145,6 @@ pub struct Screen<B: Backend, E> {
     pub on_frame: Box<dyn FnMut(&App) + Send>,
 }
 
-/// The run's exit code when its task ends; a run that panicked failed.
-async fn run_to_end(run: &mut Option<tokio::task::JoinHandle<i32>>) -> i32 {
-    match run {
-        Some(run) => run.await.unwrap_or(crate::exit::FAILED),
-        None => std::future::pending().await,
-    }
-}
-
-/// The open login's next event, or never when no login runs. `None`: its producer ended.
-async fn login_event(
-    login: &mut Option<super::device_login::DeviceLoginModal>,
-) -> Option<crate::device_login::DeviceLoginEvent> {
-    match login.as_mut().and_then(|l| l.login_mut()) {
-        Some(login) => login.next().await,
-        None => std::future::pending().await,
-    }
-}
-
 /// The session hub's next notice, or never without a hub. A receiver that fell behind skips
 /// what it missed (`/mcp` shows the state anyway); a closed one stops listening.
 async fn mcp_notice(
@@ -199,66 +160,6 @@ async fn mcp_notice(
             Err(RecvError::Lagged(_)) => {}
             Err(RecvError::Closed) => *notices = None,
         }
-    }
-}
-
-/// Start `servers` on the session's hub in a task of its own: the UI never waits on a server.
-/// The task is kept in `starts` so the loop can abort it on exit: a start not yet begun then
-/// starts nothing, and one begun has handed its servers to the hub, whose shutdown ends them.
-fn start_mcp(
-    app: &App,
-    starts: &mut tokio::task::JoinSet<Option<String>>,
-    servers: Vec<crate::mcp::ServerEntry>,
-) {
-    if let Some(hub) = app.settings.mcp.hub.clone() {
-        starts.spawn(async move {
-            hub.start(servers).await;
-            None
-        });
-    }
-}
-
-/// The person approved a project server: the approval is written on the blocking pool (the UI
-/// never waits on the disk) while the server starts. A write that fails comes back as a
-/// warning; the server still starts for this session, as the person asked.
-fn approve_mcp(
-    app: &App,
-    starts: &mut tokio::task::JoinSet<Option<String>>,
-    entry: crate::mcp::ServerEntry,
-) {
-    let (data, cwd) = (app.settings.data_dir.clone(), app.settings.cwd.clone());
-    let saved = entry.clone();
-    starts.spawn(async move {
-        let name = saved.name.clone();
-        let written =
-            crate::blocking::detached(move || super::mcp_session::approve(&data, &cwd, &saved))
-                .await;
-        match written {
-            Some(Ok(())) => None,
-            Some(Err(e)) => Some(format!(
-                "approval of MCP server `{name}` not saved ({e}); it starts for this session \
-                 and is asked about again next time"
-            )),
-            None => Some(format!("approval of MCP server `{name}` not saved")),
-        }
-    });
-    start_mcp(app, starts, vec![entry]);
-}
-
-/// What one of the app's own tasks (a login, a `/compact` summary) came back with.
-enum AppTask {
-    Login(Option<crate::device_login::DeviceLoginEvent>),
-    Compacted(Result<crate::provider::ModelResponse, String>),
-}
-
-/// The next report of the app's own tasks, or never while none runs.
-async fn app_task(app: &mut App) -> AppTask {
-    let App {
-        login, compacting, ..
-    } = app;
-    tokio::select! {
-        event = login_event(login) => AppTask::Login(event),
-        result = super::compact::finished(compacting) => AppTask::Compacted(result),
     }
 }
 
@@ -319,12 +220,32 @@ fn deliver(app: &mut App, log: &impl Fn(Record), run_id: String, event: Event) {
     app.on_event(&run_id, event);
 }
 
-/// What a run sent: an event is delivered, a write's changes go to the transcript.
-fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) {
+/// What the session sent: an event is delivered, a write's changes go to the transcript, a
+/// turn's end lets the next request start. Returns `Some` when the session is done with a
+/// turn: its exit code when it ran, `None` when an interrupt dropped it unstarted.
+fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) -> Option<Option<i32>> {
     match from_run {
         FromRun::Event(run_id, event) => deliver(app, log, run_id, *event),
         FromRun::Changes { id, changes } => app.on_changes(&id, changes),
+        FromRun::Session(SessionEvent::TurnEnded { code }) => {
+            log_memory(app, log);
+            app.on_run_finished();
+            return Some(Some(code));
+        }
+        FromRun::Session(SessionEvent::TurnDropped) => return Some(None),
+        FromRun::Session(event @ SessionEvent::CompactEnded(_)) => {
+            app.on_session(event);
+            // The conversation may have been replaced.
+            log_memory(app, log);
+        }
+        FromRun::Session(event @ (SessionEvent::PermissionAsked(_) | SessionEvent::Login(_))) => {
+            // A prompt tells typing from an answer by when it came.
+            app.now = Instant::now();
+            app.on_session(event);
+        }
+        FromRun::Session(event) => app.on_session(event),
     }
+    None
 }
 
 /// The loop itself, on any screen.
@@ -347,20 +268,28 @@ where
     let session = session.map(SessionWriter::spawn).transpose()?;
 
     let (event_tx, mut event_rx) = mpsc::unbounded_channel::<FromRun>();
-    let (ask_tx, mut ask_rx) = mpsc::unbounded_channel::<PermissionAsk>();
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     use tokio::signal::unix::{SignalKind, signal};
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
 
-    let mut run: Option<tokio::task::JoinHandle<i32>> = None;
-    let mut interrupt: Option<oneshot::Sender<()>> = None;
+    // The session owns the conversation and runs the turns; this loop submits operations and
+    // shows what comes back.
+    let core = Session::spawn(
+        app.settings.clone(),
+        Frontend {
+            sinks: vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn Sink>],
+            asks: true,
+            turn: start,
+        },
+    );
+    // Turns submitted and not yet reported ended.
+    let mut turns = 0usize;
     let mut last_code = crate::exit::SUCCESS;
     let mut input_open = true;
     // Before any server starts, so no failure goes unsaid.
     let mut mcp_notices = app.settings.mcp.hub.as_ref().map(|hub| hub.subscribe());
-    let mut mcp_starts = tokio::task::JoinSet::new();
     if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
         app.submit(prompt);
     }
@@ -370,24 +299,19 @@ where
         }
     };
     loop {
-        for request in app.take_requests() {
+        for outgoing in app.take_outgoing() {
+            let request = match outgoing {
+                Outgoing::Op(op) => {
+                    core.submit(op);
+                    continue;
+                }
+                Outgoing::Request(request) => request,
+            };
             match request {
                 Request::StartRun(text) => {
                     log(Record::Prompt { text: text.clone() });
-                    let bus = Bus::with_responder(
-                        new_run_id(),
-                        vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn Sink>],
-                        ask_tx.clone(),
-                    );
-                    let (stop_tx, stop_rx) = oneshot::channel::<()>();
-                    interrupt = Some(stop_tx);
-                    // Its own task: whatever the run blocks on, this loop keeps reading keys.
-                    run = Some(tokio::spawn(start(
-                        app.settings.clone(),
-                        bus,
-                        text,
-                        stop_rx,
-                    )));
+                    turns += 1;
+                    core.submit(Op::UserTurn(Input::text(text)));
                 }
                 Request::LogUndo {
                     run_id,
@@ -401,16 +325,10 @@ where
                     deleted,
                 }),
                 Request::LogClear => log(Record::Clear),
-                Request::StartMcp(servers) => start_mcp(&app, &mut mcp_starts, servers),
-                Request::ApproveMcp(entry) => approve_mcp(&app, &mut mcp_starts, entry),
-                Request::Interrupt | Request::Quit => {
-                    if let Some(stop) = interrupt.take() {
-                        let _ = stop.send(());
-                    }
-                }
+                Request::Interrupt | Request::Quit => core.submit(Op::Interrupt),
             }
         }
-        if app.quit && run.is_none() {
+        if app.quit && turns == 0 {
             break;
         }
         report_session(&mut app, session.as_ref());
@@ -444,52 +362,23 @@ where
                     batch.push(more);
                 }
                 for from_run in batch {
-                    receive(&mut app, &log, from_run);
-                }
-            }
-            // A login's events and a `/compact` summary come from tasks of their own: the UI
-            // never waits on the network. The summary's usage is logged and counted like a run's.
-            task = app_task(&mut app) => {
-                app.now = Instant::now();
-                match task {
-                    AppTask::Login(event) => app.on_login_event(event),
-                    AppTask::Compacted(result) => {
-                        if let Some(usage) = app.on_compacted(result) {
-                            deliver(&mut app, &log, new_run_id(), usage);
-                        }
-                        log_memory(&app, &log);
+                    if let Some(code) = receive(&mut app, &log, from_run) {
+                        last_code = code.unwrap_or(last_code);
+                        turns = turns.saturating_sub(1);
                     }
                 }
             }
             Some(notice) = mcp_notice(&mut mcp_notices) => app.on_mcp_notice(notice),
-            Some(done) = mcp_starts.join_next(), if !mcp_starts.is_empty() => {
-                if let Ok(Some(warning)) = done {
-                    app.notice(Level::Warning, warning);
-                }
-            }
-            Some(ask) = ask_rx.recv() => {
-                app.now = Instant::now();
-                app.on_permission(ask);
-            }
-            code = run_to_end(&mut run) => {
-                last_code = code;
-                run = None;
-                interrupt = None;
-                // Events the run emitted last are already queued; take them before drawing.
-                while let Ok(from_run) = event_rx.try_recv() {
-                    receive(&mut app, &log, from_run);
-                }
-                log_memory(&app, &log);
-                app.on_run_finished();
-            }
             _ = ticker.tick() => app.on_tick(Instant::now()),
             _ = sigterm.recv() => app.request(Request::Quit),
             _ = sighup.recv() => app.request(Request::Quit),
         }
     }
     drop(terminal);
-    // The caller shuts the hub down; no start may hand it a server after that.
-    mcp_starts.shutdown().await;
+    // The session ends its MCP starts too: the caller shuts the hub down, and no start may
+    // hand it a server after that.
+    core.submit(Op::Shutdown);
+    core.ended().await;
     if let Some(writer) = session {
         // Every record reaches the file before the process ends.
         writer.close();
@@ -571,7 +460,12 @@ pub fn open_session(
                     deleted,
                 } => {
                     memory.flush(app);
-                    app.undone(&run_id, sequence, &files);
+                    app.undone(&run_id, sequence);
+                    if !files.is_empty() {
+                        app.settings
+                            .conversation
+                            .push_note(&crate::conversation::undo_note(&files));
+                    }
                     app.notice(Level::Info, super::commands::undo_text(&files, &deleted));
                 }
             }

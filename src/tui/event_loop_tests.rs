@@ -6,6 +6,8 @@ use std::sync::mpsc as std_mpsc;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::backend::TestBackend;
 
+use std::pin::Pin;
+
 use super::*;
 
 type Keys = mpsc::UnboundedSender<std::io::Result<TermEvent>>;
@@ -175,4 +177,23 @@ fn a_resumed_session_forgets_what_clear_cleared() {
         !shown.iter().any(|c| c.contains("secret plan")),
         "{shown:?}"
     );
+}
+
+/// The servers a session starts with are asked for before its first request: the loop hands
+/// the session both in that order, so the request's run waits for them (its tools offered).
+#[test]
+fn operations_and_requests_reach_the_loop_in_the_order_asked() {
+    let mut app = super::super::snapshot_tests::app();
+    app.submit_op(Op::StartMcp(Vec::new()));
+    app.submit("run the long operation".into());
+    let order: Vec<&str> = app
+        .take_outgoing()
+        .iter()
+        .map(|o| match o {
+            Outgoing::Op(Op::StartMcp(_)) => "start servers",
+            Outgoing::Request(Request::StartRun(_)) => "start run",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(order, ["start servers", "start run"]);
 }

@@ -13,6 +13,7 @@ use super::device_login::DeviceLoginModal;
 use super::qr::{decode, modules_on_screen};
 use super::snapshot_tests::app;
 use crate::device_login::{DeviceLogin, DeviceLoginEvent, DeviceLoginSender};
+use crate::session::{LoginTarget, Op, SessionEvent};
 
 const LINK: &str = "http://127.0.0.1:7878/device";
 const COMPLETE: &str = "http://127.0.0.1:7878/device?user_code=BCDF-GHJK";
@@ -27,45 +28,56 @@ fn draw(app: &mut App, width: u16, height: u16) -> (String, Buffer) {
     (terminal.backend().to_string(), buffer)
 }
 
-/// An app with `/login`'s modal open, fed by hand; the clock at `t0`.
-fn opened(t0: Instant) -> (App, DeviceLoginSender) {
-    let mut app = app();
-    app.now = t0;
-    let (events, login) = DeviceLogin::channel();
-    app.open_login(DeviceLoginModal::new(
-        "registry http://127.0.0.1:7878",
-        login,
-    ));
-    (app, events)
+/// A login's events, fed by hand where the session would report them.
+struct Feed {
+    sender: DeviceLoginSender,
+    login: DeviceLogin,
 }
 
-/// Deliver what the producer sent, as the event loop does.
-fn deliver(app: &mut App) {
-    while let Some(event) = app
-        .login
-        .as_mut()
-        .and_then(|l| l.login_mut())
-        .and_then(DeviceLogin::try_next)
-    {
-        app.on_login_event(Some(event));
+impl Feed {
+    fn new() -> Feed {
+        let (sender, login) = DeviceLogin::channel();
+        Feed { sender, login }
+    }
+
+    fn send(&self, event: DeviceLoginEvent) {
+        self.sender.send(event);
+    }
+}
+
+/// An app with `/login`'s modal open, as the session's `LoginStarted` opens it; the clock at
+/// `t0`.
+fn opened(t0: Instant) -> (App, Feed) {
+    let mut app = app();
+    app.now = t0;
+    app.on_session(SessionEvent::LoginStarted {
+        service: "registry http://127.0.0.1:7878".into(),
+    });
+    (app, Feed::new())
+}
+
+/// Deliver what the producer sent, as the session and the event loop do.
+fn deliver(app: &mut App, feed: &mut Feed) {
+    while let Some(event) = feed.login.try_next() {
+        app.on_session(SessionEvent::Login(Some(event)));
     }
 }
 
 fn waiting(t0: Instant) -> App {
-    let (mut app, events) = opened(t0);
+    let (mut app, mut events) = opened(t0);
     events.send(DeviceLoginEvent::Code {
         user_code: "BCDF-GHJK".into(),
         verification_uri: LINK.into(),
         verification_uri_complete: COMPLETE.into(),
         expires_in: 600,
     });
-    deliver(&mut app);
+    deliver(&mut app, &mut events);
     app
 }
 
 fn ended(event: DeviceLoginEvent) -> App {
     let t0 = Instant::now();
-    let (mut app, events) = opened(t0);
+    let (mut app, mut events) = opened(t0);
     events.send(DeviceLoginEvent::Code {
         user_code: "BCDF-GHJK".into(),
         verification_uri: LINK.into(),
@@ -73,7 +85,7 @@ fn ended(event: DeviceLoginEvent) -> App {
         expires_in: 600,
     });
     events.send(event);
-    deliver(&mut app);
+    deliver(&mut app, &mut events);
     app
 }
 
@@ -211,18 +223,15 @@ fn a_run_keeps_streaming_under_the_login_modal() {
     let mut app = app();
     app.now = t0;
     app.submit("Explain the parser".into());
-    let (events, login) = DeviceLogin::channel();
-    app.open_login(DeviceLoginModal::new(
-        "registry http://127.0.0.1:7878",
-        login,
-    ));
+    let mut events = Feed::new();
+    app.open_login(DeviceLoginModal::new("registry http://127.0.0.1:7878"));
     events.send(DeviceLoginEvent::Code {
         user_code: "BCDF-GHJK".into(),
         verification_uri: LINK.into(),
         verification_uri_complete: COMPLETE.into(),
         expires_in: 600,
     });
-    deliver(&mut app);
+    deliver(&mut app, &mut events);
     app.on_event("run_1", Event::text("The parser reads "));
     app.on_event("run_1", Event::text("one line at a time."));
     assert!(
@@ -236,12 +245,33 @@ fn a_run_keeps_streaming_under_the_login_modal() {
     assert!(status.contains("running"), "{screen}");
 }
 
-/// `/login URL` checks the URL as `splice login --registry` does: plain http to another host
-/// is refused with the reason, and no modal opens.
-#[test]
-fn login_with_an_unsafe_url_is_refused_with_the_reason() {
+/// `/login URL` asks the session, which checks the URL as `splice login --registry` does:
+/// plain http to another host is refused with the reason, and no modal opens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_with_an_unsafe_url_is_refused_with_the_reason() {
     let mut app = app();
     app.submit("/login http://registry.example.com".into());
+    let (reports, reported) = std::sync::mpsc::channel();
+    let session = crate::session::Session::spawn(
+        app.settings.clone(),
+        crate::session::Frontend {
+            sinks: vec![std::sync::Arc::new(super::snapshot_tests::SessionReports(
+                reports,
+            ))],
+            asks: false,
+            turn: crate::session::execute_turn(),
+        },
+    );
+    for op in app.take_ops() {
+        assert!(
+            matches!(&op, Op::Login(LoginTarget::Registry(Some(url))) if url == "http://registry.example.com"),
+        );
+        session.submit(op);
+    }
+    let event = reported
+        .recv_timeout(Duration::from_secs(10))
+        .unwrap_or_else(|e| panic!("{e}"));
+    app.on_session(event);
     assert!(app.login.is_none());
     let (screen, _) = draw(&mut app, 100, 20);
     assert!(screen.contains("must use https://"), "{screen}");

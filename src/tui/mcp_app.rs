@@ -2,13 +2,14 @@
 //! `/mcp`, and the hub's notices. The event loop carries out what these request (storing an
 //! approval, starting servers); nothing here waits on a server.
 
-use super::app::{App, Request};
+use super::app::App;
 use super::cells::Level;
 use super::mcp_approval::{Approval, McpApprovalModal};
 use super::mcp_overlay::McpOverlay;
 use super::mcp_session::Plan;
 use super::permission::{KeyOutcome, ModalView};
 use crate::mcp::HubNotice;
+use crate::session::Op;
 
 impl App {
     /// The session opens: its notes said, the approved servers started in the background, and
@@ -23,7 +24,7 @@ impl App {
             hub.record_unapproved(ask.clone());
         }
         if !start.is_empty() {
-            self.request(Request::StartMcp(start));
+            self.submit_op(Op::StartMcp(start));
         }
         for entry in ask {
             self.mcp_unapproved.push(entry.clone());
@@ -61,7 +62,7 @@ impl App {
                         Level::Info,
                         format!("MCP server `{}` approved; starting it", entry.name),
                     );
-                    self.request(Request::ApproveMcp(entry));
+                    self.submit_op(Op::ApproveMcp(entry));
                 } else {
                     self.notice(
                         Level::Info,

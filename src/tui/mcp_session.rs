@@ -2,8 +2,6 @@
 //! (the user's and the project servers approved before), and which wait for the person to
 //! approve them (the rest of the project's `.mcp.json`). Nothing here waits on a server.
 
-use std::path::Path;
-
 use super::cells::Level;
 use crate::mcp::ServerEntry;
 pub use crate::mcp::approval::canonical_root;
@@ -57,12 +55,6 @@ pub fn plan(settings: &RunSettings) -> Plan {
     Plan { start, ask, notes }
 }
 
-/// Remember that the person approved `entry` for the project in `cwd`, so the next session
-/// (and a headless run there) starts it unasked, until its config changes.
-pub fn approve(data_dir: &Path, cwd: &Path, entry: &ServerEntry) -> std::io::Result<()> {
-    Approvals::load(data_dir).approve(&canonical_root(cwd), entry)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,7 +93,7 @@ mod tests {
         settings.cwd = root.clone();
         settings.data_dir = dir.path().join("data");
         settings.mcp.servers = vec![stdio("mine", "mine-server", Source::User)];
-        approve(
+        crate::mcp::approval::approve(
             &settings.data_dir,
             &root,
             &stdio("approved", "node", Source::Project),

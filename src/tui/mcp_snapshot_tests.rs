@@ -7,12 +7,12 @@ use std::time::Instant;
 use insta::assert_snapshot;
 use serde_json::json;
 
-use super::app::{App, Request};
+use super::app::App;
 use super::mcp_overlay::McpOverlay;
 use super::mcp_session::Plan;
 use super::permission::GUARD;
 use super::snapshot_tests::{app, draw};
-use crate::bus::{PermissionAsk, PermissionQuestion, Preview};
+use crate::bus::{PermissionQuestion, Preview};
 use crate::mcp::{ServerConfig, ServerEntry, ServerState, ServerStatus, Source};
 use crate::protocol::events::Risk;
 use crate::protocol::{Event, SideEffect};
@@ -214,6 +214,17 @@ fn mcp_approval_modal_for_an_http_server() {
     assert_snapshot!(screen);
 }
 
+/// The servers the app asked the session to approve.
+fn approved(app: &mut App) -> Vec<crate::mcp::ServerEntry> {
+    app.take_ops()
+        .into_iter()
+        .filter_map(|op| match op {
+            crate::session::Op::ApproveMcp(entry) => Some(entry),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn answering_the_modals_approves_one_and_leaves_the_other_for_next_session() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -221,19 +232,19 @@ fn answering_the_modals_approves_one_and_leaves_the_other_for_next_session() {
     let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
     app.on_key(key('y'));
     assert_eq!(
-        app.take_requests(),
-        [Request::ApproveMcp(stdio_entry())],
+        approved(&mut app),
+        [stdio_entry()],
         "y approves the front server"
     );
     // The next modal came to the front just now: a second `n` typed at once is the composer's.
     app.on_key(key('n'));
-    assert!(app.take_requests().is_empty());
+    assert!(approved(&mut app).is_empty());
     assert_eq!(app.mcp_asks.len(), 1);
     assert_eq!(app.composer.text(), "n");
     app.now += GUARD;
     app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
     assert!(app.mcp_asks.is_empty());
-    assert!(app.take_requests().is_empty(), "Esc starts nothing");
+    assert!(approved(&mut app).is_empty(), "Esc starts nothing");
     assert_eq!(app.mcp_unapproved, [http_entry()]);
     // `/mcp` then `a` on it asks again, with the same modal.
     app.mcp_overlay = Some(McpOverlay::new(overlay_statuses_for("issues")));
@@ -241,7 +252,7 @@ fn answering_the_modals_approves_one_and_leaves_the_other_for_next_session() {
     assert_eq!(app.mcp_asks.len(), 1);
     app.now += GUARD;
     app.on_key(key('a'));
-    assert_eq!(app.take_requests(), [Request::ApproveMcp(http_entry())]);
+    assert_eq!(approved(&mut app), [http_entry()]);
     assert!(app.mcp_unapproved.is_empty());
 }
 
@@ -283,7 +294,6 @@ fn a_failed_server_is_named_once_in_the_transcript() {
 fn mcp_tool_permission_prompt() {
     let mut app = app();
     app.submit("What is 2+3? Use get-sum.".into());
-    let (reply, _rx) = tokio::sync::oneshot::channel();
     let wire = "mcp__everything__get-sum";
     app.on_event(
         "run_1",
@@ -307,21 +317,18 @@ fn mcp_tool_permission_prompt() {
             risk: Some(Risk::Medium),
         },
     );
-    app.on_permission(PermissionAsk {
-        question: PermissionQuestion {
-            id: "call_1".into(),
-            tool: wire.into(),
-            side_effect: SideEffect::Execute,
-            risk: Some(Risk::Medium),
-            reason: "MCP tool of server `everything`: the server's own code runs".into(),
-            rule: wire.into(),
-            previews: vec![Preview::Call {
-                tool: "get-sum".into(),
-                server: Some("everything".into()),
-                input: r#"{"a":2,"b":3}"#.into(),
-            }],
-        },
-        reply,
+    app.on_permission(PermissionQuestion {
+        id: "call_1".into(),
+        tool: wire.into(),
+        side_effect: SideEffect::Execute,
+        risk: Some(Risk::Medium),
+        reason: "MCP tool of server `everything`: the server's own code runs".into(),
+        rule: wire.into(),
+        previews: vec![Preview::Call {
+            tool: "get-sum".into(),
+            server: Some("everything".into()),
+            input: r#"{"a":2,"b":3}"#.into(),
+        }],
     });
     app.now = Instant::now() + GUARD;
     app.on_key(crossterm::event::KeyEvent::new(

@@ -4,7 +4,6 @@
 pub mod app;
 pub mod cells;
 pub mod commands;
-pub mod compact;
 #[cfg(test)]
 mod compact_tests;
 pub mod composer;
@@ -32,7 +31,7 @@ mod progress_snapshot_tests;
 pub mod qr;
 pub mod session;
 #[cfg(test)]
-mod snapshot_tests;
+pub(crate) mod snapshot_tests;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;

@@ -16,7 +16,7 @@ use similar::{ChangeTag, TextDiff};
 
 use super::theme::Theme;
 use super::wrap::{str_width, wrap_line};
-use crate::bus::{Answer, PermissionAsk, PermissionQuestion, Preview};
+use crate::bus::{Answer, PermissionQuestion, Preview};
 use crate::protocol::events::Risk;
 use crate::sanitize::terminal::strip_controls;
 
@@ -99,7 +99,6 @@ pub struct PermissionModal {
     shown: PermissionQuestion,
     /// Whether `shown` lost characters, which the prompt then says.
     altered: bool,
-    reply: Option<tokio::sync::oneshot::Sender<Answer>>,
     /// How many prompts wait behind this one.
     pub queued: usize,
     pub answer: Option<Answer>,
@@ -116,14 +115,14 @@ pub struct PermissionModal {
 }
 
 impl PermissionModal {
-    /// A prompt shown from `now`.
-    pub fn new(ask: PermissionAsk, now: Instant) -> PermissionModal {
-        let (shown, altered) = sanitize(&ask.question);
+    /// A prompt shown from `now`; the app sends its answer to the session (a prompt dropped
+    /// unanswered is denied there, at the interrupt or the run's end that dropped it).
+    pub fn new(question: PermissionQuestion, now: Instant) -> PermissionModal {
+        let (shown, altered) = sanitize(&question);
         PermissionModal {
-            question: ask.question,
+            question,
             shown,
             altered,
-            reply: Some(ask.reply),
             queued: 0,
             answer: None,
             guard: KeyGuard::new(now),
@@ -151,10 +150,6 @@ impl PermissionModal {
     }
 
     pub fn answer(&mut self, answer: Answer) {
-        if let Some(reply) = self.reply.take() {
-            // The run may have ended meanwhile (interrupt); then nobody waits for the answer.
-            let _ = reply.send(answer.clone());
-        }
         self.answer = Some(answer);
     }
 
@@ -302,15 +297,6 @@ fn sanitize(question: &PermissionQuestion) -> (PermissionQuestion, bool) {
         }
     }
     (shown, altered)
-}
-
-impl Drop for PermissionModal {
-    fn drop(&mut self) {
-        // Never leave a run waiting on a prompt that disappeared.
-        if let Some(reply) = self.reply.take() {
-            let _ = reply.send(Answer::Deny);
-        }
-    }
 }
 
 impl ModalView for PermissionModal {
@@ -584,9 +570,8 @@ mod tests {
     use crate::protocol::SideEffect;
     use crossterm::event::KeyModifiers;
 
-    fn ask() -> (PermissionAsk, tokio::sync::oneshot::Receiver<Answer>) {
-        let (reply, rx) = tokio::sync::oneshot::channel();
-        let question = PermissionQuestion {
+    fn ask() -> PermissionQuestion {
+        PermissionQuestion {
             id: "c1".into(),
             tool: "run_command".into(),
             side_effect: SideEffect::Execute,
@@ -594,8 +579,7 @@ mod tests {
             reason: "Runs a shell command.".into(),
             rule: "run_command(cargo test)".into(),
             previews: vec![Preview::Command("cargo test".into())],
-        };
-        (PermissionAsk { question, reply }, rx)
+        }
     }
 
     fn press(modal: &mut PermissionModal, code: KeyCode, at: Instant) -> KeyOutcome {
@@ -623,22 +607,22 @@ mod tests {
             (&[KeyCode::Char('n')][..], Answer::Deny),
             (&[KeyCode::Esc][..], Answer::Deny),
         ] {
-            let (ask, mut rx) = ask();
+            let ask = ask();
             let mut modal = PermissionModal::new(ask, t0);
             let (last, first) = codes.split_last().unwrap_or_else(|| panic!("no keys"));
             for code in first {
                 assert_eq!(press(&mut modal, *code, late), KeyOutcome::Handled);
             }
-            assert!(rx.try_recv().is_err());
+            assert!(modal.answer.is_none());
             assert_eq!(press(&mut modal, *last, late), KeyOutcome::Answered);
-            assert_eq!(rx.try_recv().ok(), Some(expected));
+            assert_eq!(modal.answer, Some(expected));
         }
     }
 
     #[test]
     fn keys_in_the_guard_or_while_typing_go_to_the_composer() {
         let t0 = Instant::now();
-        let (ask, mut rx) = ask();
+        let ask = ask();
         let mut modal = PermissionModal::new(ask, t0);
         let soon = t0 + GUARD - Duration::from_millis(1);
         assert_eq!(
@@ -665,20 +649,20 @@ mod tests {
             ),
             KeyOutcome::ToComposer
         );
-        assert!(rx.try_recv().is_err());
+        assert!(modal.answer.is_none());
         let answered = paused + Duration::from_millis(50) + TYPING_GAP;
         assert_eq!(
             press(&mut modal, KeyCode::Char('y'), answered),
             KeyOutcome::Answered
         );
-        assert_eq!(rx.try_recv().ok(), Some(Answer::AllowOnce));
+        assert_eq!(modal.answer, Some(Answer::AllowOnce));
     }
 
     #[test]
     fn a_high_risk_prompt_has_no_allow_always() {
         let t0 = Instant::now();
-        let (mut ask, mut rx) = ask();
-        ask.question.risk = Some(Risk::High);
+        let mut ask = ask();
+        ask.risk = Some(Risk::High);
         let mut modal = PermissionModal::new(ask, t0);
         let late = t0 + GUARD;
         assert_eq!(
@@ -689,31 +673,24 @@ mod tests {
             press(&mut modal, KeyCode::Enter, late + TYPING_GAP),
             KeyOutcome::ToComposer
         );
-        assert!(rx.try_recv().is_err());
+        assert!(modal.answer.is_none());
         assert!(!modal.confirming);
     }
 
     #[test]
     fn bidi_overrides_and_controls_are_not_shown() {
-        let (mut ask, _rx) = ask();
-        ask.question.previews = vec![Preview::Command(
+        let mut ask = ask();
+        ask.previews = vec![Preview::Command(
             "echo safe \u{202e}fr- mr\u{202c} \u{1b}]0;x\u{7}done".into(),
         )];
-        let (shown, altered) = sanitize(&ask.question);
+        let (shown, altered) = sanitize(&ask);
         assert!(altered);
         assert_eq!(
             shown.previews,
             [Preview::Command("echo safe fr- mr done".into())]
         );
-        let (_, plain) = sanitize(&self::tests::ask().0.question);
+        let (_, plain) = sanitize(&self::tests::ask());
         assert!(!plain);
-    }
-
-    #[test]
-    fn a_dropped_prompt_denies() {
-        let (ask, mut rx) = ask();
-        drop(PermissionModal::new(ask, Instant::now()));
-        assert_eq!(rx.try_recv().ok(), Some(Answer::Deny));
     }
 
     #[test]

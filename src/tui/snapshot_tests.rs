@@ -11,7 +11,7 @@ use serde_json::json;
 use super::app::App;
 use super::permission::GUARD;
 use super::theme::Theme;
-use crate::bus::{Answer, PermissionAsk, PermissionQuestion, Preview};
+use crate::bus::{Answer, PermissionQuestion, Preview};
 use crate::permissions::{PermissionMode, Policy};
 use crate::protocol::events::{Risk, ToolStatus, UsageEvent};
 use crate::protocol::marker::{StageMarker, StageStatus};
@@ -163,9 +163,8 @@ fn tool_call_with_folded_result() {
     assert_snapshot!(screen);
 }
 
-fn write_ask() -> (PermissionAsk, tokio::sync::oneshot::Receiver<Answer>) {
-    let (reply, rx) = tokio::sync::oneshot::channel();
-    let question = PermissionQuestion {
+fn write_ask() -> PermissionQuestion {
+    PermissionQuestion {
         id: "call_1".into(),
         tool: "edit_file".into(),
         side_effect: SideEffect::Write,
@@ -179,8 +178,7 @@ fn write_ask() -> (PermissionAsk, tokio::sync::oneshot::Receiver<Answer>) {
                 "fn parse_line(s: &str) -> Option<u32> {\n    s.trim().parse().ok()\n}\n".into(),
             ),
         }],
-    };
-    (PermissionAsk { question, reply }, rx)
+    }
 }
 
 #[test]
@@ -196,8 +194,8 @@ fn permission_prompt_for_a_write_shows_its_diff_and_queues() {
             side_effect: SideEffect::Write,
         },
     );
-    let (first, mut first_rx) = write_ask();
-    let (second, mut second_rx) = write_ask();
+    let first = write_ask();
+    let second = write_ask();
     app.on_permission(first);
     app.on_permission(second);
     app.now += GUARD;
@@ -210,19 +208,27 @@ fn permission_prompt_for_a_write_shows_its_diff_and_queues() {
     app.now += GUARD;
     app.on_key(key('a'));
     app.on_key(key('a'));
-    assert_eq!(first_rx.try_recv().ok(), Some(Answer::AllowAlways));
-    assert!(second_rx.try_recv().is_err());
+    assert_eq!(answered(&mut app), Some(Answer::AllowAlways));
+    assert!(answered(&mut app).is_none());
     assert_eq!(app.modals.len(), 1);
     // A key right after an answer is not taken as the next prompt's answer.
     app.on_key(key('n'));
-    assert!(second_rx.try_recv().is_err());
+    assert!(answered(&mut app).is_none());
     assert_eq!(app.composer.text(), "n");
     app.now += GUARD;
     app.on_key(crossterm::event::KeyEvent::from(
         crossterm::event::KeyCode::Esc,
     ));
-    assert_eq!(second_rx.try_recv().ok(), Some(Answer::Deny));
+    assert_eq!(answered(&mut app), Some(Answer::Deny));
     assert!(app.modals.is_empty());
+}
+
+/// The next answer the app sent the session, if any.
+fn answered(app: &mut App) -> Option<Answer> {
+    app.take_ops().into_iter().find_map(|op| match op {
+        crate::session::Op::AnswerPermission { answer, .. } => Some(answer),
+        _ => None,
+    })
 }
 
 fn key(c: char) -> crossterm::event::KeyEvent {
@@ -469,7 +475,7 @@ fn tiny_terminals_never_panic() {
     ] {
         let mut app = busy_app();
         // A permission prompt and the slash popup open too: the largest things on screen.
-        let (ask, _reply) = write_ask();
+        let ask = write_ask();
         app.on_permission(ask);
         app.on_key(key('/'));
         let screen = draw(&mut app, width, height);
@@ -482,8 +488,18 @@ fn tiny_terminals_never_panic() {
     }
 }
 
-#[test]
-fn undo_walks_back_across_runs() {
+/// Records what the session reports, for a test that plays the event loop.
+pub(super) struct SessionReports(pub(super) std::sync::mpsc::Sender<crate::session::SessionEvent>);
+
+impl crate::bus::Sink for SessionReports {
+    fn emit(&self, _run_id: &str, _event: &Event) {}
+    fn session(&self, event: &crate::session::SessionEvent) {
+        let _ = self.0.send(event.clone());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_walks_back_across_runs() {
     use crate::checkpoint::CheckpointStore;
     use crate::tools::fs::{FileChange, apply};
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -517,16 +533,36 @@ fn undo_walks_back_across_runs() {
     ] {
         app.on_event(&run, event);
     }
+    // The event loop's part: the app's operations to a session, its reports back.
+    let (reports, reported) = std::sync::mpsc::channel();
+    let session = crate::session::Session::spawn(
+        app.settings.clone(),
+        crate::session::Frontend {
+            sinks: vec![std::sync::Arc::new(SessionReports(reports))],
+            asks: false,
+            turn: crate::session::execute_turn(),
+        },
+    );
+    let undo = |app: &mut App| {
+        app.submit("/undo".into());
+        for op in app.take_ops() {
+            session.submit(op);
+        }
+        let event = reported
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|e| panic!("{e}"));
+        app.on_session(event);
+    };
     let read = |path: &str| std::fs::read_to_string(root.join(path)).ok();
-    app.submit("/undo".into());
+    undo(&mut app);
     assert_eq!(read("a.txt").as_deref(), Some("a1"));
-    app.submit("/undo".into());
+    undo(&mut app);
     assert_eq!(
         read("new.txt"),
         None,
         "the second /undo reaches into the earlier run"
     );
-    app.submit("/undo".into());
+    undo(&mut app);
     assert_eq!(read("a.txt"), None);
     app.submit("/undo".into());
     let screen = draw(&mut app, 80, 20);
@@ -597,7 +633,7 @@ fn a_themed_background_has_no_holes_under_overlays() {
     let theme = Theme::load("dark").unwrap_or_else(|e| panic!("{e}"));
     let mut app = busy_app();
     app.theme = theme.clone();
-    let (ask, _reply) = write_ask();
+    let ask = write_ask();
     app.on_permission(ask);
     let mut terminal =
         Terminal::new(TestBackend::new(90, 26)).unwrap_or_else(|e| panic!("terminal: {e}"));
@@ -829,12 +865,8 @@ fn press(app: &mut App, code: crossterm::event::KeyCode) {
     app.on_key(crossterm::event::KeyEvent::from(code));
 }
 
-fn command_ask(
-    command: &str,
-    risk: Risk,
-) -> (PermissionAsk, tokio::sync::oneshot::Receiver<Answer>) {
-    let (reply, rx) = tokio::sync::oneshot::channel();
-    let question = PermissionQuestion {
+fn command_ask(command: &str, risk: Risk) -> PermissionQuestion {
+    PermissionQuestion {
         id: "call_1".into(),
         tool: "run_command".into(),
         side_effect: SideEffect::Execute,
@@ -842,8 +874,7 @@ fn command_ask(
         reason: "Runs a shell command.".into(),
         rule: format!("run_command({command})"),
         previews: vec![Preview::Command(command.into())],
-    };
-    (PermissionAsk { question, reply }, rx)
+    }
 }
 
 #[test]
@@ -854,14 +885,17 @@ fn typing_as_a_prompt_appears_goes_to_the_composer_not_the_prompt() {
         app.on_key(key(c));
         app.now += Duration::from_millis(60);
     }
-    let (ask, mut rx) = command_ask("cargo test", Risk::Medium);
+    let ask = command_ask("cargo test", Risk::Medium);
     app.on_permission(ask);
     // The person goes on typing " and then" at 60 ms a key, across the end of the guard.
     for c in " and then".chars() {
         app.now += Duration::from_millis(60);
         app.on_key(key(c));
     }
-    assert!(rx.try_recv().is_err(), "a typed key answered the prompt");
+    assert!(
+        answered(&mut app).is_none(),
+        "a typed key answered the prompt"
+    );
     assert_eq!(app.modals.len(), 1);
     assert_eq!(app.composer.text(), "I mean and then");
     let screen = draw(&mut app, 80, 20);
@@ -871,7 +905,7 @@ fn typing_as_a_prompt_appears_goes_to_the_composer_not_the_prompt() {
     // After a pause the prompt takes its keys.
     app.now += GUARD;
     app.on_key(key('y'));
-    assert_eq!(rx.try_recv().ok(), Some(Answer::AllowOnce));
+    assert_eq!(answered(&mut app), Some(Answer::AllowOnce));
     assert_eq!(app.composer.text(), "I mean and then");
 }
 
@@ -879,11 +913,11 @@ fn typing_as_a_prompt_appears_goes_to_the_composer_not_the_prompt() {
 fn allow_always_asks_for_confirmation_with_the_rule() {
     let mut app = app();
     start(&mut app, "Run the tests");
-    let (ask, mut rx) = command_ask("cargo test --workspace", Risk::Medium);
+    let ask = command_ask("cargo test --workspace", Risk::Medium);
     app.on_permission(ask);
     app.now += GUARD;
     app.on_key(key('a'));
-    assert!(rx.try_recv().is_err(), "one `a` granted allow always");
+    assert!(answered(&mut app).is_none(), "one `a` granted allow always");
     let screen = draw(&mut app, 80, 20);
     assert!(
         screen.contains("allow always: run_command(cargo test --workspace)"),
@@ -892,11 +926,11 @@ fn allow_always_asks_for_confirmation_with_the_rule() {
     assert_snapshot!(screen);
     // Esc goes back to the prompt; `a` then Enter grants.
     press(&mut app, crossterm::event::KeyCode::Esc);
-    assert!(rx.try_recv().is_err());
+    assert!(answered(&mut app).is_none());
     assert_eq!(app.modals.len(), 1);
     app.on_key(key('a'));
     press(&mut app, crossterm::event::KeyCode::Enter);
-    assert_eq!(rx.try_recv().ok(), Some(Answer::AllowAlways));
+    assert_eq!(answered(&mut app), Some(Answer::AllowAlways));
     assert!(app.modals.is_empty());
 }
 
@@ -904,7 +938,7 @@ fn allow_always_asks_for_confirmation_with_the_rule() {
 fn a_high_risk_prompt_offers_no_allow_always() {
     let mut app = app();
     start(&mut app, "Clean up");
-    let (ask, mut rx) = command_ask("rm -rf build", Risk::High);
+    let ask = command_ask("rm -rf build", Risk::High);
     app.on_permission(ask);
     app.now += GUARD;
     let screen = draw(&mut app, 80, 20);
@@ -914,7 +948,7 @@ fn a_high_risk_prompt_offers_no_allow_always() {
     app.on_key(key('a'));
     app.now += GUARD;
     press(&mut app, crossterm::event::KeyCode::Enter);
-    assert!(rx.try_recv().is_err(), "high risk was allowed always");
+    assert!(answered(&mut app).is_none(), "high risk was allowed always");
     assert_eq!(app.modals.len(), 1);
 }
 
@@ -922,24 +956,20 @@ fn a_high_risk_prompt_offers_no_allow_always() {
 fn a_long_diff_scrolls_before_deciding() {
     let mut app = app();
     start(&mut app, "Number the lines");
-    let (reply, mut rx) = tokio::sync::oneshot::channel();
     let before: String = (1..=60).map(|n| format!("line {n}\n")).collect();
     let after: String = (1..=60).map(|n| format!("LINE {n}\n")).collect();
-    app.on_permission(PermissionAsk {
-        question: PermissionQuestion {
-            id: "call_1".into(),
-            tool: "write_file".into(),
-            side_effect: SideEffect::Write,
-            risk: Some(Risk::Medium),
-            reason: "Changes files in the working tree.".into(),
-            rule: "write_file".into(),
-            previews: vec![Preview::Write {
-                path: "notes.txt".into(),
-                before: Some(before),
-                after: Some(after),
-            }],
-        },
-        reply,
+    app.on_permission(PermissionQuestion {
+        id: "call_1".into(),
+        tool: "write_file".into(),
+        side_effect: SideEffect::Write,
+        risk: Some(Risk::Medium),
+        reason: "Changes files in the working tree.".into(),
+        rule: "write_file".into(),
+        previews: vec![Preview::Write {
+            path: "notes.txt".into(),
+            before: Some(before),
+            after: Some(after),
+        }],
     });
     app.now += GUARD;
     draw(&mut app, 80, 24);
@@ -955,7 +985,7 @@ fn a_long_diff_scrolls_before_deciding() {
     let end = draw(&mut app, 80, 24);
     assert!(end.contains("+ LINE 60"), "{end}");
     assert!(end.contains("-123 of 123 "), "{end}");
-    assert!(rx.try_recv().is_err());
+    assert!(answered(&mut app).is_none());
 }
 
 #[test]
@@ -963,7 +993,7 @@ fn a_tiny_terminal_keeps_the_prompt_keys_visible() {
     for (width, height) in [(30, 6), (24, 5), (60, 9)] {
         let mut app = app();
         start(&mut app, "Run the tests");
-        let (ask, _rx) = command_ask("cargo test --workspace --all-features", Risk::Medium);
+        let ask = command_ask("cargo test --workspace --all-features", Risk::Medium);
         app.on_permission(ask);
         app.now += GUARD;
         let screen = draw(&mut app, width, height);
@@ -1018,11 +1048,11 @@ fn slash_permissions_lists_and_removes_session_rules() {
 fn a_prompt_never_draws_bidi_overrides_or_controls() {
     let mut app = app();
     start(&mut app, "Say ok");
-    let (mut ask, _rx) = command_ask(
+    let mut ask = command_ask(
         "echo ok #\u{202e} \u{2066}fr- mr\u{2069}; rm -f notes.txt\u{1b}[2K",
         Risk::Medium,
     );
-    ask.question.previews.push(Preview::Write {
+    ask.previews.push(Preview::Write {
         path: "src/\u{202e}sr.exe".into(),
         before: None,
         after: Some("fn main() {}\u{1b}]0;title\u{7}\n".into()),

@@ -16,7 +16,8 @@ use splice::usage::Budget;
 use support::Sandbox;
 use support::fake_provider::{FakeProvider, openai};
 
-fn settings(sandbox: &Sandbox, url: &str, tier: Tier) -> RunSettings {
+/// A session's settings against the fake provider at `url` (also used by `session_ops`).
+pub(crate) fn settings(sandbox: &Sandbox, url: &str, tier: Tier) -> RunSettings {
     let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1"))
         .unwrap_or_else(|e| panic!("{e}"));
     provider.base_url = normalize_base_url(url);

@@ -44,6 +44,7 @@ mod registry_s3;
 mod registry_server;
 mod scribiz_host;
 mod scribiz_transcribe;
+mod session_ops;
 mod tools_permissions;
 mod tui_compact;
 mod tui_daily_use;

@@ -1,28 +1,28 @@
-//! `/compact`: the session's conversation compacted on demand by the runs' own compaction
-//! (`crate::compaction`). The summary request is a task of its own, so the UI never waits on
-//! it; the conversation is replaced only when the summary arrives and the conversation is still
-//! the one that was summarised.
+//! `Op::Compact`: the session's conversation compacted on demand by the runs' own compaction
+//! (`crate::compaction`). The summary request is a task of its own, so the session keeps
+//! taking operations; the conversation is replaced only when the summary arrives and the
+//! conversation is still the one that was summarised. The request is counted by a usage meter
+//! and checked against the budget like a run's.
 
+use crate::bus::Bus;
 use crate::compaction::{self, Compacted, Compaction};
-use crate::protocol::Event;
-use crate::protocol::events::UsageEvent;
 use crate::provider::{Message, ModelResponse, Provider};
 use crate::settings::RunSettings;
+use crate::usage::UsageMeter;
 
 /// The `stage` of the summary request's `usage` event: counted in the session's cost, never
 /// read as the fill of the conversation's context.
 pub const STAGE: &str = "compact";
 
 /// A summary request on its way.
-pub struct PendingCompaction {
+pub(super) struct PendingCompaction {
     /// Taken when the summary is applied.
     plan: Option<Compaction>,
     /// The conversation as it was planned from.
     messages: Vec<Message>,
     task: tokio::task::JoinHandle<Result<ModelResponse, String>>,
-    provider: String,
-    model: String,
-    api_model: String,
+    /// Counts the request, on the model it went to.
+    meter: UsageMeter,
 }
 
 impl Drop for PendingCompaction {
@@ -34,7 +34,7 @@ impl Drop for PendingCompaction {
 
 /// Why `/compact` did not start: an info (nothing to do) or an error.
 #[derive(Debug, PartialEq)]
-pub enum NotStarted {
+pub(super) enum NotStarted {
     Nothing(String),
     Failed(String),
 }
@@ -42,7 +42,8 @@ pub enum NotStarted {
 /// Plan the compaction of the session's conversation for a window of `window` tokens and send
 /// its summary request. Unlike a run's, it is forced: whatever the fill, the newest exchanges
 /// that fit in 40% of the window are kept and the rest is summarised.
-pub fn start(settings: &RunSettings, window: u64) -> Result<PendingCompaction, NotStarted> {
+pub(super) fn start(settings: &RunSettings) -> Result<PendingCompaction, NotStarted> {
+    let window = super::context_window(settings);
     let messages = settings.conversation.messages();
     if messages.is_empty() {
         return Err(NotStarted::Nothing(
@@ -59,11 +60,6 @@ pub fn start(settings: &RunSettings, window: u64) -> Result<PendingCompaction, N
     let provider = Provider::new(settings.provider.clone())
         .and_then(|p| p.check_credentials().map(|()| p))
         .map_err(|e| NotStarted::Failed(format!("cannot compact: {e}")))?;
-    if tokio::runtime::Handle::try_current().is_err() {
-        return Err(NotStarted::Failed(
-            "/compact needs the TUI's runtime".into(),
-        ));
-    }
     let request = plan.summary_request(&messages);
     let task = tokio::spawn(async move {
         compaction::summarise(&provider, &request)
@@ -74,14 +70,20 @@ pub fn start(settings: &RunSettings, window: u64) -> Result<PendingCompaction, N
         plan: Some(plan),
         messages,
         task,
-        provider: settings.provider.kind.name().to_string(),
-        model: settings.provider.model.clone(),
-        api_model: settings.provider.api_model.clone(),
+        meter: UsageMeter::new(
+            settings.provider.kind.name(),
+            &settings.provider.model,
+            &settings.provider.api_model,
+            settings.pricing.clone(),
+            settings.budget,
+        ),
     })
 }
 
 /// The summary request's answer, or never while none is pending.
-pub async fn finished(pending: &mut Option<PendingCompaction>) -> Result<ModelResponse, String> {
+pub(super) async fn finished(
+    pending: &mut Option<PendingCompaction>,
+) -> Result<ModelResponse, String> {
     match pending.as_mut() {
         Some(pending) => match (&mut pending.task).await {
             Ok(result) => result,
@@ -92,65 +94,66 @@ pub async fn finished(pending: &mut Option<PendingCompaction>) -> Result<ModelRe
 }
 
 /// What a finished `/compact` did.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     /// Set when the conversation was replaced.
     pub compacted: Option<Compacted>,
-    /// The transcript's line about it: `(is an error, text)`.
-    pub notice: (bool, String),
-    /// The summary request's `usage` event, when it answered.
-    pub usage: Option<Event>,
+    /// Whether it failed (else it did what it could, or had nothing to do).
+    pub failed: bool,
+    /// What to tell the person.
+    pub text: String,
 }
 
-/// Replace the conversation with the compacted one, unless the summary failed or the
-/// conversation changed meanwhile (a `/clear`, an `/undo` note): then nothing changes.
-pub fn finish(
+impl Outcome {
+    pub(super) fn failed(text: String) -> Outcome {
+        Outcome {
+            compacted: None,
+            failed: true,
+            text,
+        }
+    }
+
+    pub(super) fn nothing(text: String) -> Outcome {
+        Outcome {
+            compacted: None,
+            failed: false,
+            text,
+        }
+    }
+}
+
+/// Replace the conversation with the compacted one, unless the summary failed, the budget is
+/// spent, or the conversation changed meanwhile (a `/clear`, an `/undo` note): then nothing
+/// changes. An answered request's `usage` goes out on `bus` either way.
+pub(super) fn finish(
     pending: PendingCompaction,
     result: Result<ModelResponse, String>,
     settings: &RunSettings,
+    bus: &Bus,
 ) -> Outcome {
-    let usage = result.as_ref().ok().map(|response| {
-        let mut event = UsageEvent {
-            provider: pending.provider.clone(),
-            model: pending.model.clone(),
-            stage: STAGE.to_string(),
-            iteration: 1,
-            usage_sequence: 1,
-            ..UsageEvent::default()
-        };
-        settings
-            .pricing
-            .fill(&mut event, &pending.api_model, response.usage.as_ref());
-        Event::Usage(event)
-    });
-    let failed = |why: String| Outcome {
-        compacted: None,
-        notice: (
-            true,
-            format!("compaction failed: {why}; the conversation is unchanged"),
-        ),
-        usage: None,
+    let failed = |why: String| {
+        Outcome::failed(format!(
+            "compaction failed: {why}; the conversation is unchanged"
+        ))
     };
+    if let Ok(response) = &result {
+        pending.meter.record(bus, STAGE, 1, response.usage.as_ref());
+        // As a run stops at a spent budget, the summary that spent it is not used.
+        if let Some(reason) = pending.meter.over_budget() {
+            return failed(reason);
+        }
+    }
     let summary = match result {
         Ok(response) if response.text.trim().is_empty() => {
-            return Outcome {
-                usage,
-                ..failed("the summary was empty".into())
-            };
+            return failed("the summary was empty".into());
         }
         Ok(response) => response.text,
         Err(why) => return failed(why),
     };
     if settings.conversation.messages() != pending.messages {
-        return Outcome {
-            compacted: None,
-            notice: (
-                false,
-                "compaction discarded: the conversation changed while the summary was written"
-                    .into(),
-            ),
-            usage,
-        };
+        return Outcome::nothing(
+            "compaction discarded: the conversation changed while the summary was written".into(),
+        );
     }
     let mut pending = pending;
     let mut messages = std::mem::take(&mut pending.messages);
@@ -160,9 +163,9 @@ pub fn finish(
     let report = plan.apply(&mut messages, Ok(summary), "", 0);
     settings.conversation.replace(messages);
     Outcome {
-        notice: (false, format!("context compacted: {}", report.outcome())),
+        text: format!("context compacted: {}", report.outcome()),
         compacted: Some(report),
-        usage,
+        failed: false,
     }
 }
 

@@ -1,0 +1,343 @@
+//! The session's loop: it owns the settings and the conversation, takes operations in order,
+//! runs turns (and a compaction, an undo, a login) and reports what happens.
+
+use std::collections::{HashMap, VecDeque};
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::{CompactOutcome, Frontend, Input, Op, SessionEvent, compact, login, undo};
+use crate::bus::{Answer, Bus, PermissionAsk};
+use crate::ids::new_run_id;
+use crate::settings::RunSettings;
+
+/// A turn in progress: its task and the sender that interrupts it.
+struct Running {
+    task: tokio::task::JoinHandle<i32>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+/// The session's state, owned by its loop.
+pub(super) struct Core {
+    settings: RunSettings,
+    frontend: Frontend,
+    running: Option<Running>,
+    compacting: Option<compact::PendingCompaction>,
+    queued: VecDeque<Input>,
+    last_code: i32,
+    /// Where runs ask permission questions, when the front end answers them.
+    asks: Option<mpsc::UnboundedSender<PermissionAsk>>,
+    /// Questions asked and not yet answered, by id.
+    waiting: HashMap<String, oneshot::Sender<Answer>>,
+    /// The login going on; dropped (its task ended) when cancelled or over.
+    login: Option<crate::device_login::DeviceLogin>,
+    /// MCP servers starting on the hub (and approvals being saved): a warning each, or none.
+    mcp_starts: tokio::task::JoinSet<Option<String>>,
+}
+
+impl Core {
+    pub(super) fn new(
+        settings: RunSettings,
+        frontend: Frontend,
+        asks: Option<mpsc::UnboundedSender<PermissionAsk>>,
+    ) -> Core {
+        Core {
+            asks,
+            waiting: HashMap::new(),
+            login: None,
+            mcp_starts: tokio::task::JoinSet::new(),
+            settings,
+            frontend,
+            running: None,
+            compacting: None,
+            queued: VecDeque::new(),
+            last_code: crate::exit::SUCCESS,
+        }
+    }
+
+    pub(super) async fn serve(
+        mut self,
+        mut ops: mpsc::UnboundedReceiver<Op>,
+        mut questions: Option<mpsc::UnboundedReceiver<PermissionAsk>>,
+    ) -> i32 {
+        let mut shutting_down = false;
+        let mut open = true;
+        loop {
+            if shutting_down && self.running.is_none() && self.compacting.is_none() {
+                break;
+            }
+            tokio::select! {
+                op = ops.recv(), if open => match op {
+                    Some(Op::Shutdown) => shutting_down = true,
+                    Some(op) => self.handle(op).await,
+                    None => {
+                        // Every handle is gone: without a shutdown asked for first, nobody is
+                        // left to read what the turn does, so it stops.
+                        open = false;
+                        if !shutting_down {
+                            shutting_down = true;
+                            self.interrupt();
+                        }
+                    }
+                },
+                event = login_event(&mut self.login) => {
+                    if event.as_ref().is_none_or(|e| e.is_final()) {
+                        self.login = None;
+                    }
+                    self.report(&SessionEvent::Login(event));
+                }
+                Some(done) = self.mcp_starts.join_next(), if !self.mcp_starts.is_empty() => {
+                    if let Ok(Some(message)) = done {
+                        self.report(&SessionEvent::Warning { message });
+                    }
+                }
+                Some(ask) = next_question(&mut questions) => {
+                    self.waiting.insert(ask.question.id.clone(), ask.reply);
+                    self.report(&SessionEvent::PermissionAsked(ask.question));
+                }
+                code = turn_end(&mut self.running) => {
+                    self.running = None;
+                    self.deny_waiting();
+                    self.last_code = code;
+                    self.report(&SessionEvent::TurnEnded { code });
+                    self.start_queued();
+                }
+                result = compact::finished(&mut self.compacting) => {
+                    if let Some(pending) = self.compacting.take() {
+                        let outcome = compact::finish(pending, result, &self.settings, &self.bus());
+                        self.report(&SessionEvent::CompactEnded(outcome));
+                    }
+                    // Requests submitted meanwhile start now, on the compacted conversation.
+                    self.start_queued();
+                }
+            }
+        }
+        self.mcp_starts.shutdown().await;
+        self.last_code
+    }
+
+    async fn handle(&mut self, op: Op) {
+        match op {
+            Op::UserTurn(input) if self.busy() => self.queued.push_back(input),
+            Op::UserTurn(input) => self.start_turn(input),
+            Op::Interrupt => self.interrupt(),
+            Op::Compact => self.compact(),
+            Op::Undo { run_id, sequence } => self.undo(run_id, sequence).await,
+            Op::Login(target) => {
+                // Dropping a login going on ends it.
+                self.login = None;
+                let event = match login::start(&target) {
+                    Ok((service, login)) => {
+                        self.login = Some(login);
+                        SessionEvent::LoginStarted { service }
+                    }
+                    Err(reason) => SessionEvent::LoginRefused { reason },
+                };
+                self.report(&event);
+            }
+            Op::CancelLogin => self.login = None,
+            Op::StartMcp(servers) => self.start_mcp(servers),
+            Op::ApproveMcp(entry) => self.approve_mcp(entry),
+            Op::AnswerPermission { id, answer } => {
+                if let Some(reply) = self.waiting.remove(&id) {
+                    // The run may have ended meanwhile; then nobody waits for the answer.
+                    let _ = reply.send(answer);
+                }
+            }
+            Op::SetModel(provider) => self.settings.provider = provider,
+            Op::SetTier(tier) => self.settings.tier = tier,
+            Op::SetPermissionMode(mode) => {
+                self.settings.policy = self.settings.policy.with_mode(mode);
+            }
+            Op::Shutdown => {}
+        }
+    }
+
+    /// Start `servers` on the session's hub in a task of its own: the session never waits on a
+    /// server. A start not yet begun at shutdown starts nothing; one begun has handed its
+    /// servers to the hub, whose shutdown ends them.
+    fn start_mcp(&mut self, servers: Vec<crate::mcp::ServerEntry>) {
+        if let Some(hub) = self.settings.mcp.hub.clone() {
+            self.mcp_starts.spawn(async move {
+                hub.start(servers).await;
+                None
+            });
+        }
+    }
+
+    /// The approval is written on the blocking pool while the server starts. A write that
+    /// fails is a warning; the server still starts for this session, as the person asked.
+    fn approve_mcp(&mut self, entry: crate::mcp::ServerEntry) {
+        let (data, cwd) = (self.settings.data_dir.clone(), self.settings.cwd.clone());
+        let saved = entry.clone();
+        self.mcp_starts.spawn(async move {
+            let name = saved.name.clone();
+            let written = crate::blocking::detached(move || {
+                crate::mcp::approval::approve(&data, &cwd, &saved)
+            })
+            .await;
+            match written {
+                Some(Ok(())) => None,
+                Some(Err(e)) => Some(format!(
+                    "approval of MCP server `{name}` not saved ({e}); it starts for this session \
+                     and is asked about again next time"
+                )),
+                None => Some(format!("approval of MCP server `{name}` not saved")),
+            }
+        });
+        self.start_mcp(vec![entry]);
+    }
+
+    /// A turn or a compaction is under way: requests wait.
+    fn busy(&self) -> bool {
+        self.running.is_some() || self.compacting.is_some()
+    }
+
+    fn start_queued(&mut self) {
+        if !self.busy()
+            && let Some(next) = self.queued.pop_front()
+        {
+            self.start_turn(next);
+        }
+    }
+
+    fn compact(&mut self) {
+        let refused = if self.running.is_some() {
+            Some(
+                "wait for the run to end (or press Esc) before /compact: the run is still adding to the conversation",
+            )
+        } else if self.compacting.is_some() {
+            Some("already compacting (Esc cancels)")
+        } else {
+            None
+        };
+        if let Some(reason) = refused {
+            return self.report(&SessionEvent::Refused {
+                reason: reason.into(),
+            });
+        }
+        let event = match compact::start(&self.settings) {
+            Ok(pending) => {
+                self.compacting = Some(pending);
+                SessionEvent::CompactStarted {
+                    model: self.settings.provider.model.clone(),
+                }
+            }
+            Err(compact::NotStarted::Nothing(text)) => {
+                SessionEvent::CompactEnded(CompactOutcome::nothing(text))
+            }
+            Err(compact::NotStarted::Failed(text)) => {
+                SessionEvent::CompactEnded(CompactOutcome::failed(text))
+            }
+        };
+        self.report(&event);
+    }
+
+    async fn undo(&mut self, run_id: String, sequence: u32) {
+        if self.running.is_some() {
+            return self.report(&SessionEvent::Refused {
+                reason: "wait for the run to end (or press Esc) before /undo".into(),
+            });
+        }
+        let data_dir = self.settings.data_dir.clone();
+        let (run, at) = (run_id.clone(), sequence);
+        // Restoring files blocks: on the blocking pool, the session waiting (no turn runs).
+        let restored = crate::blocking::detached(move || undo::restore(&data_dir, &run, at)).await;
+        let event = match restored {
+            Some(Ok(undone)) => {
+                if !undone.files.is_empty() {
+                    // The model's write no longer stands: it is told.
+                    self.settings
+                        .conversation
+                        .push_note(&crate::conversation::undo_note(&undone.files));
+                }
+                SessionEvent::Undone(undone)
+            }
+            failed => SessionEvent::UndoFailed {
+                run_id,
+                sequence,
+                error: match failed {
+                    Some(Err(error)) => error,
+                    _ => "the restore stopped".into(),
+                },
+            },
+        };
+        self.report(&event);
+    }
+
+    /// Never leave a run waiting on a question nobody will answer.
+    fn deny_waiting(&mut self) {
+        for (_, reply) in self.waiting.drain() {
+            let _ = reply.send(Answer::Deny);
+        }
+    }
+
+    fn interrupt(&mut self) {
+        self.deny_waiting();
+        if self.compacting.take().is_some() {
+            self.report(&SessionEvent::CompactEnded(CompactOutcome::nothing(
+                "compaction cancelled; the conversation is unchanged".into(),
+            )));
+        }
+        let dropped = self.queued.len();
+        self.queued.clear();
+        for _ in 0..dropped {
+            self.report(&SessionEvent::TurnDropped);
+        }
+        if let Some(stop) = self.running.as_mut().and_then(|r| r.stop.take()) {
+            let _ = stop.send(());
+        }
+    }
+
+    /// A bus for one run (or one session request), to every sink.
+    fn bus(&self) -> Bus {
+        let sinks = self.frontend.sinks.clone();
+        match &self.asks {
+            Some(asks) => Bus::with_responder(new_run_id(), sinks, asks.clone()),
+            None => Bus::new(new_run_id(), sinks),
+        }
+    }
+
+    fn start_turn(&mut self, input: Input) {
+        let (stop, stopped) = oneshot::channel();
+        let future = (self.frontend.turn)(self.settings.clone(), self.bus(), input, stopped);
+        // Its own task: whatever the run blocks on, the session keeps taking operations.
+        self.running = Some(Running {
+            task: tokio::spawn(future),
+            stop: Some(stop),
+        });
+    }
+
+    fn report(&self, event: &SessionEvent) {
+        for sink in &self.frontend.sinks {
+            sink.session(event);
+        }
+    }
+}
+
+/// The login's next event, or never while none goes on.
+async fn login_event(
+    login: &mut Option<crate::device_login::DeviceLogin>,
+) -> Option<crate::device_login::DeviceLoginEvent> {
+    match login {
+        Some(login) => login.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next question a run asks, or never when the front end answers none.
+async fn next_question(
+    questions: &mut Option<mpsc::UnboundedReceiver<PermissionAsk>>,
+) -> Option<PermissionAsk> {
+    match questions {
+        Some(questions) => questions.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The turn's exit code when its task ends (a turn that panicked failed), or never without one.
+async fn turn_end(running: &mut Option<Running>) -> i32 {
+    match running {
+        Some(running) => (&mut running.task).await.unwrap_or(crate::exit::FAILED),
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,126 @@
+//! A session: one conversation, driven by a closed set of operations ([`Op`]) and reporting
+//! everything on the bus. Front ends (the TUI, headless mode) submit operations and read
+//! events; they never drive the provider, checkpoints or compaction themselves.
+//!
+//! The session's loop is a task of its own: a turn runs in a task of its own too, so an
+//! operation (an interrupt, a permission answer) is taken while a turn blocks. Operations are
+//! handled in the order submitted: a request sent after `/model` runs on the new model.
+
+mod compact;
+mod core_loop;
+mod login;
+mod model;
+mod ops;
+mod turn;
+mod undo;
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::bus::Sink;
+use crate::settings::RunSettings;
+
+pub use compact::{Outcome as CompactOutcome, STAGE as COMPACT_STAGE, fill_after};
+pub use login::LoginTarget;
+pub use model::{ModelChoice, missing_key_hint, resolve_model, resolve_model_from_env};
+pub use ops::{Input, Op, SessionEvent};
+pub use turn::{RunFuture, RunTurn, execute_turn};
+pub use undo::Undone;
+
+/// The share of the window, in percent, past which a run compacts its conversation on its own.
+pub const COMPACT_AT_PERCENT: u64 = (crate::compaction::COMPACT_AT * 100.0) as u64;
+
+/// The context window of the model the session runs now (it follows [`Op::SetModel`]), from
+/// the price table the runs use (the built-in data with the user's pricing file over it), or
+/// its default.
+pub fn context_window(settings: &RunSettings) -> u64 {
+    settings
+        .pricing
+        .context_window(settings.provider.kind.name(), &settings.provider.api_model)
+}
+
+/// What a `context_compacted` warning says was done, without its preamble.
+pub fn compaction_outcome(message: &str) -> &str {
+    message
+        .strip_prefix(crate::compaction::FILLING)
+        .unwrap_or(message)
+}
+
+/// How a front end attaches to a session.
+pub struct Frontend {
+    /// Every run's events, and the session's own.
+    pub sinks: Vec<Arc<dyn Sink>>,
+    /// Whether the front end answers permission prompts ([`SessionEvent::PermissionAsked`]);
+    /// without it they are denied as headless.
+    pub asks: bool,
+    /// What a turn runs: [`execute_turn`] but in tests.
+    pub turn: RunTurn,
+}
+
+impl Frontend {
+    /// Sinks alone, real runs, prompts denied: headless mode.
+    pub fn headless(sinks: Vec<Arc<dyn Sink>>) -> Frontend {
+        Frontend {
+            sinks,
+            asks: false,
+            turn: execute_turn(),
+        }
+    }
+}
+
+/// Submits operations to a session; cheap to clone.
+#[derive(Clone)]
+pub struct Handle {
+    ops: mpsc::UnboundedSender<Op>,
+}
+
+impl Handle {
+    /// Queue `op`; a session that has ended ignores it.
+    pub fn submit(&self, op: Op) {
+        let _ = self.ops.send(op);
+    }
+}
+
+/// A running session.
+pub struct Session {
+    handle: Handle,
+    task: tokio::task::JoinHandle<i32>,
+}
+
+impl Session {
+    /// Start a session on `settings` (its conversation included) in a task of its own.
+    pub fn spawn(settings: RunSettings, frontend: Frontend) -> Session {
+        let (ops, receiver) = mpsc::unbounded_channel();
+        let (asks, questions) = if frontend.asks {
+            let (asks, questions) = mpsc::unbounded_channel();
+            (Some(asks), Some(questions))
+        } else {
+            (None, None)
+        };
+        let core = core_loop::Core::new(settings, frontend, asks);
+        Session {
+            handle: Handle { ops },
+            task: tokio::spawn(core.serve(receiver, questions)),
+        }
+    }
+
+    pub fn submit(&self, op: Op) {
+        self.handle.submit(op);
+    }
+
+    pub fn handle(&self) -> Handle {
+        self.handle.clone()
+    }
+
+    /// Wait for the session to end (after [`Op::Shutdown`], or when every handle is gone):
+    /// the exit code of its last turn, 0 without one.
+    pub async fn ended(self) -> i32 {
+        let Session { handle, task } = self;
+        drop(handle);
+        task.await.unwrap_or(crate::exit::FAILED)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,99 @@
+//! What a front end asks of a session ([`Op`]) and what the session reports besides the runs'
+//! events ([`SessionEvent`]).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use super::{CompactOutcome, LoginTarget, Undone};
+use crate::bus::{Answer, PermissionQuestion};
+use crate::protocol::input::Prompt;
+use crate::run::RunFailure;
+use crate::settings::Tier;
+
+/// What a turn's request is: given, or still being read (headless reads standard input while
+/// the run starts, so `run_start` comes first and input that cannot be read is the run's
+/// error).
+pub enum Input {
+    Prompt(Prompt),
+    Reading(Pin<Box<dyn Future<Output = Result<Prompt, RunFailure>> + Send>>),
+}
+
+impl Input {
+    pub fn text(text: impl Into<String>) -> Input {
+        Input::Prompt(Prompt::from_text(text))
+    }
+}
+
+/// Everything a front end can ask of a session.
+pub enum Op {
+    /// A request from the person (text and images): a run on the session's conversation. One
+    /// submitted while a turn runs starts when it ends.
+    UserTurn(Input),
+    /// Stop the turn in progress (it ends as interrupted) and drop the requests queued behind
+    /// it.
+    Interrupt,
+    /// Compact the conversation now: its older part is summarised by the model, the newest
+    /// exchanges kept. Requests submitted meanwhile wait for it; an interrupt cancels it.
+    Compact,
+    /// Put back the files as they were before this checkpoint of a run (`/undo`); the model is
+    /// told. Refused while a turn runs.
+    Undo { run_id: String, sequence: u32 },
+    /// The person's answer to the permission question `id` ([`SessionEvent::PermissionAsked`]).
+    AnswerPermission { id: String, answer: Answer },
+    /// Start these MCP servers on the session's hub, in the background.
+    StartMcp(Vec<crate::mcp::ServerEntry>),
+    /// The person approved this project server: remember the approval for the project, and
+    /// start it.
+    ApproveMcp(crate::mcp::ServerEntry),
+    /// Start a device-code login (one already going is cancelled).
+    Login(LoginTarget),
+    /// Cancel the login going on: its task ends, nothing is saved.
+    CancelLogin,
+    /// Change the model the next turns use.
+    SetModel(crate::provider::ProviderConfig),
+    /// Change the tier the next turns use.
+    SetTier(Tier),
+    /// Change the permission mode the next turns use (session rules are kept).
+    SetPermissionMode(crate::permissions::PermissionMode),
+    /// End the session once the turn in progress has ended (interrupt it first to cut it
+    /// short).
+    Shutdown,
+}
+
+/// What a session reports besides a run's protocol events, to sinks that want it (the
+/// stream-json and text writers ignore these: their output is the runs' events alone). Each
+/// [`Op::UserTurn`] is answered by exactly one `TurnEnded` or `TurnDropped`, in the order the
+/// turns were submitted; the run's own events (`run_start` first, `run_end` last) carry its
+/// run id.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionEvent {
+    /// A turn ended, after all its events, with its exit code.
+    TurnEnded { code: i32 },
+    /// A request queued behind a turn was dropped by an interrupt, never started.
+    TurnDropped,
+    /// A tool call waits for the person's permission: answer with [`Op::AnswerPermission`]
+    /// (an interrupt, or the turn's end, denies it).
+    PermissionAsked(PermissionQuestion),
+    /// A login started: its events follow ([`SessionEvent::Login`]).
+    LoginStarted { service: String },
+    /// A login could not start, and why.
+    LoginRefused { reason: String },
+    /// The login's next event; `None` when it ended without an outcome.
+    Login(Option<crate::device_login::DeviceLoginEvent>),
+    /// Something went wrong that the person should know of (an approval not saved).
+    Warning { message: String },
+    /// An operation was refused in the session's present state (a `/compact` during a turn).
+    Refused { reason: String },
+    /// A compaction's summary request is on its way to `model`.
+    CompactStarted { model: String },
+    /// A compaction ended (or had nothing to do, or was cancelled).
+    CompactEnded(CompactOutcome),
+    /// An undo put files back from this checkpoint.
+    Undone(Undone),
+    /// The checkpoint could not be used.
+    UndoFailed {
+        run_id: String,
+        sequence: u32,
+        error: String,
+    },
+}

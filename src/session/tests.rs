@@ -1,0 +1,666 @@
+//! Sessions driven through operations alone, with no front end.
+
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::*;
+use crate::bus::Answer;
+use crate::protocol::Event;
+use crate::provider::pricing::PriceTable;
+use crate::provider::{Message, ProviderConfig, ProviderKind, ToolCallRequest};
+use crate::settings::Tier;
+
+/// Records the session's own reports, and the runs' events.
+#[derive(Default)]
+struct Reports {
+    session: Mutex<Vec<SessionEvent>>,
+    events: Mutex<Vec<Event>>,
+}
+
+impl Sink for Reports {
+    fn emit(&self, _run_id: &str, event: &Event) {
+        if let Ok(mut events) = self.events.lock() {
+            events.push(event.clone());
+        }
+    }
+    fn session(&self, event: &SessionEvent) {
+        if let Ok(mut reports) = self.session.lock() {
+            reports.push(event.clone());
+        }
+    }
+}
+
+const SUMMARY: &str = "Task: fix the parser. Files: src/parse.rs read. Remaining: run the tests.";
+
+/// One streamed answer of `text`, with a usage report, in OpenAI's SSE chunks.
+fn sse_answer(text: &str) -> String {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "c1", "object": "chat.completion.chunk", "model": "gpt-4o",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let events = [
+        chunk(json!({"content": text}), Value::Null),
+        chunk(json!({}), json!("stop")),
+        json!({"id": "c1", "object": "chat.completion.chunk", "choices": [],
+            "usage": {"prompt_tokens": 47_000, "completion_tokens": 300, "total_tokens": 47_300}}),
+    ];
+    let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+/// A provider on 127.0.0.1 that answers one request with `text` and hands back its JSON body.
+async fn fake_openai(text: &'static str) -> (String, tokio::task::JoinHandle<Value>) {
+    fake_openai_after(text, None).await
+}
+
+/// As [`fake_openai`], answering only once `gate` receives (or is dropped), when given.
+async fn fake_openai_after(
+    text: &'static str,
+    gate: Option<tokio::sync::oneshot::Receiver<()>>,
+) -> (String, tokio::task::JoinHandle<Value>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let url = format!(
+        "http://{}",
+        listener.local_addr().unwrap_or_else(|e| panic!("{e}"))
+    );
+    let served = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+        let mut received = Vec::new();
+        let mut buf = [0u8; 16 * 1024];
+        let body = loop {
+            let n = stream
+                .read(&mut buf)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(n > 0, "the request ended early");
+            received.extend_from_slice(&buf[..n]);
+            let Some(end) = received.windows(4).position(|w| w == b"\r\n\r\n") else {
+                continue;
+            };
+            let head = String::from_utf8_lossy(&received[..end]).to_ascii_lowercase();
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or_else(|| panic!("no content-length in {head}"));
+            if received.len() >= end + 4 + length {
+                break received[end + 4..end + 4 + length].to_vec();
+            }
+        };
+        if let Some(gate) = gate {
+            let _ = gate.await;
+        }
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{}",
+            sse_answer(text)
+        );
+        stream
+            .write_all(reply.as_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let _ = stream.shutdown().await;
+        serde_json::from_slice(&body).unwrap_or_else(|e| panic!("{e}"))
+    });
+    (url, served)
+}
+
+/// A request, six read_file calls of 60,000 characters (about 15,000 tokens each) and the
+/// answer: with 40% of 128,000 tokens kept, the three oldest calls are summarised.
+fn long_conversation() -> Vec<Message> {
+    let mut messages = vec![Message::User {
+        text: "fix the parser".into(),
+        images: vec![],
+    }];
+    for turn in 0..6 {
+        let id = format!("call_{turn}");
+        messages.push(Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCallRequest {
+                id: id.clone(),
+                name: "read_file".into(),
+                arguments: format!(r#"{{"path":"src/part{turn}.rs"}}"#),
+            }],
+        });
+        messages.push(Message::ToolResult {
+            call_id: id,
+            content: format!("// part {turn}\n{}", "x".repeat(60_000)),
+            is_error: false,
+            images: Vec::new(),
+        });
+    }
+    messages.push(Message::Assistant {
+        text: "Fixed the parser.".into(),
+        tool_calls: vec![],
+    });
+    messages
+}
+
+impl Reports {
+    fn taken(&self) -> Vec<SessionEvent> {
+        self.session.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    fn usage(&self) -> Vec<crate::protocol::events::UsageEvent> {
+        let events = self.events.lock().map(|e| e.clone()).unwrap_or_default();
+        events
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Usage(usage) => Some(usage),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Wait until the session reports what `wanted` picks, for at most 10 s.
+    async fn until<T>(&self, wanted: impl Fn(&SessionEvent) -> Option<T>) -> T {
+        for _ in 0..1000 {
+            if let Some(found) = self.taken().iter().find_map(&wanted) {
+                return found;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("not reported: {:?}", self.taken());
+    }
+}
+
+/// A turn that records its text and tier, then ends with 0 or, when `blocks`, waits for its
+/// interrupt and ends with the interrupted code.
+fn recording_turn(seen: Arc<Mutex<Vec<(String, Tier)>>>, blocks: &'static str) -> RunTurn {
+    Arc::new(move |settings, _bus, input, stopped| {
+        let seen = seen.clone();
+        Box::pin(async move {
+            let text = match input {
+                Input::Prompt(prompt) => prompt.text,
+                Input::Reading(reading) => reading.await.map(|p| p.text).unwrap_or_default(),
+            };
+            if let Ok(mut seen) = seen.lock() {
+                seen.push((text.clone(), settings.tier));
+            }
+            if text == blocks {
+                let _ = stopped.await;
+                return crate::exit::INTERRUPTED;
+            }
+            0
+        })
+    })
+}
+
+fn session(turn: RunTurn) -> (Session, Arc<Reports>) {
+    session_on(crate::tui::snapshot_tests::settings(), turn)
+}
+
+fn session_on(settings: RunSettings, turn: RunTurn) -> (Session, Arc<Reports>) {
+    let reports = Arc::new(Reports::default());
+    let frontend = Frontend {
+        sinks: vec![reports.clone() as Arc<dyn Sink>],
+        asks: false,
+        turn,
+    };
+    (Session::spawn(settings, frontend), reports)
+}
+
+/// Settings on gpt-4o (a 128,000-token window) whose requests go to `url`, with the long
+/// conversation.
+fn settings_at(url: &str) -> RunSettings {
+    let mut settings = crate::tui::snapshot_tests::settings();
+    let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4o"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    provider.base_url = url.to_string();
+    provider.api_key = None;
+    provider.max_retries = 0;
+    settings.provider = provider;
+    settings.pricing = PriceTable::builtin();
+    settings.conversation.replace(long_conversation());
+    settings
+}
+
+fn compact_ended(event: &SessionEvent) -> Option<CompactOutcome> {
+    match event {
+        SessionEvent::CompactEnded(outcome) => Some(outcome.clone()),
+        _ => None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_summarises_without_tools_and_counts_the_request_with_the_meter() {
+    let (url, served) = fake_openai(SUMMARY).await;
+    let settings = settings_at(&url);
+    let conversation = settings.conversation.clone();
+    let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
+    session.submit(Op::Compact);
+    let outcome = reports.until(compact_ended).await;
+    assert!(!outcome.failed, "{outcome:?}");
+    assert!(
+        outcome.text.starts_with("context compacted: "),
+        "{}",
+        outcome.text
+    );
+    assert!(outcome.compacted.is_some());
+    assert_eq!(
+        reports.taken()[0],
+        SessionEvent::CompactStarted {
+            model: "gpt-4o".into()
+        }
+    );
+
+    // The summary request: no tools, the summariser's system prompt, the old part told.
+    let body = served.await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        body.get("tools")
+            .is_none_or(|t| t.as_array().is_some_and(Vec::is_empty)),
+        "{body}"
+    );
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    assert_eq!(messages.len(), 2, "{body}");
+    assert_eq!(messages[0]["role"], "system");
+    let told = messages[1]["content"].to_string();
+    assert!(told.contains("// part 0"), "{told}");
+    assert!(
+        !told.contains("// part 5"),
+        "the kept exchanges are not summarised"
+    );
+
+    // The conversation: the request with the summary, then the three newest calls and the
+    // answer, word for word.
+    let compacted = conversation.messages();
+    let original = long_conversation();
+    assert_eq!(compacted.len(), 1 + 3 * 2 + 1);
+    assert_eq!(compacted[1..], original[original.len() - 7..]);
+    let Message::User { text, .. } = &compacted[0] else {
+        panic!("the request comes first");
+    };
+    assert!(
+        text.starts_with("fix the parser\n\n[Splice compacted"),
+        "{text}"
+    );
+    assert!(text.ends_with(SUMMARY), "{text}");
+
+    // Counted by a usage meter: priced, numbered, in the `compact` stage.
+    let usage = reports.usage();
+    assert_eq!(usage.len(), 1, "{usage:?}");
+    assert_eq!(usage[0].stage, COMPACT_STAGE);
+    assert_eq!(usage[0].usage_sequence, 1);
+    assert_eq!(usage[0].total_tokens, 47_300);
+    assert!(usage[0].cost_usd.is_some(), "{:?}", usage[0]);
+    session.submit(Op::Shutdown);
+    session.ended().await;
+}
+
+/// `/compact`'s request is held to the budget as a run's are: a summary that spends it is not
+/// used, and the session says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compaction_past_the_budget_is_not_used_and_says_so() {
+    let (url, served) = fake_openai(SUMMARY).await;
+    let mut settings = settings_at(&url);
+    settings.budget.max_tokens = Some(10_000);
+    let conversation = settings.conversation.clone();
+    let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
+    session.submit(Op::Compact);
+    let outcome = reports.until(compact_ended).await;
+    let _ = served.await;
+    assert!(outcome.failed, "{outcome:?}");
+    assert_eq!(
+        outcome.text,
+        "compaction failed: token budget exceeded: 47300 tokens used, --max-tokens 10000; \
+         the conversation is unchanged"
+    );
+    assert_eq!(conversation.messages(), long_conversation());
+    assert_eq!(
+        reports.usage().len(),
+        1,
+        "the request is counted all the same"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_summary_request_changes_nothing_and_counts_nothing() {
+    // A port that was open a moment ago: the connection is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let url = format!(
+        "http://{}",
+        closed.local_addr().unwrap_or_else(|e| panic!("{e}"))
+    );
+    drop(closed);
+    let settings = settings_at(&url);
+    let conversation = settings.conversation.clone();
+    let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
+    session.submit(Op::Compact);
+    let outcome = reports.until(compact_ended).await;
+    assert!(outcome.failed);
+    assert!(
+        outcome.text.starts_with("compaction failed: ")
+            && outcome.text.ends_with("the conversation is unchanged"),
+        "{}",
+        outcome.text
+    );
+    assert_eq!(conversation.messages(), long_conversation());
+    assert!(reports.usage().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_changed_while_compacting_is_left_as_it_is() {
+    let (open, gate) = tokio::sync::oneshot::channel();
+    let (url, served) = fake_openai_after(SUMMARY, Some(gate)).await;
+    let settings = settings_at(&url);
+    let conversation = settings.conversation.clone();
+    let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
+    session.submit(Op::Compact);
+    reports
+        .until(|e| matches!(e, SessionEvent::CompactStarted { .. }).then_some(()))
+        .await;
+    // `/clear` while the summary is written.
+    conversation.clear();
+    let _ = open.send(());
+    let outcome = reports.until(compact_ended).await;
+    assert!(
+        outcome.text.starts_with("compaction discarded"),
+        "{}",
+        outcome.text
+    );
+    assert!(conversation.is_empty());
+    // The request was made and answered: its cost still counts.
+    assert_eq!(reports.usage().len(), 1);
+    let _ = served.await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_with_nothing_to_summarise_or_during_a_turn_is_refused_with_the_reason() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let settings = settings_at("http://127.0.0.1:9");
+    settings.conversation.clear();
+    let (session, reports) = session_on(settings, recording_turn(seen.clone(), "long"));
+    session.submit(Op::Compact);
+    let outcome = reports.until(compact_ended).await;
+    assert_eq!(
+        outcome.text,
+        "nothing to compact: the conversation is empty"
+    );
+    assert!(!outcome.failed);
+    session.submit(Op::UserTurn(Input::text("long")));
+    session.submit(Op::Compact);
+    let reason = reports
+        .until(|e| match e {
+            SessionEvent::Refused { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .await;
+    assert!(reason.starts_with("wait for the run to end"), "{reason}");
+    session.submit(Op::Interrupt);
+    session.submit(Op::Shutdown);
+    session.ended().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_cancels_a_compaction_and_a_request_sent_meanwhile_waits_for_it() {
+    // Accepts connections (the kernel's backlog) and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let url = format!(
+        "http://{}",
+        silent.local_addr().unwrap_or_else(|e| panic!("{e}"))
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let settings = settings_at(&url);
+    let conversation = settings.conversation.clone();
+    let (session, reports) = session_on(settings, recording_turn(seen.clone(), ""));
+    session.submit(Op::Compact);
+    session.submit(Op::UserTurn(Input::text("after")));
+    reports
+        .until(|e| matches!(e, SessionEvent::CompactStarted { .. }).then_some(()))
+        .await;
+    assert!(
+        seen.lock().map(|s| s.is_empty()).unwrap_or(false),
+        "the request waits"
+    );
+    session.submit(Op::Interrupt);
+    let outcome = reports.until(compact_ended).await;
+    assert_eq!(
+        outcome.text,
+        "compaction cancelled; the conversation is unchanged"
+    );
+    assert_eq!(conversation.messages(), long_conversation());
+    session.submit(Op::Shutdown);
+    session.ended().await;
+    // Stopping means stopping: the request behind it was dropped.
+    assert!(seen.lock().map(|s| s.is_empty()).unwrap_or(false));
+    assert!(reports.taken().contains(&SessionEvent::TurnDropped));
+}
+
+/// `Op::Undo` puts the files back, tells the model, and reports what it did: a file the
+/// change created was deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_restores_the_checkpoint_and_tells_the_model() {
+    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root_path = root.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let change = |name: &str, before: Option<&str>, after: &str| crate::tools::fs::FileChange {
+        path: root_path.join(name),
+        shown: name.to_string(),
+        before: before.map(|b| b.as_bytes().to_vec()),
+        after: Some(after.as_bytes().to_vec()),
+    };
+    std::fs::write(root_path.join("old.txt"), "before\n").unwrap_or_else(|e| panic!("{e}"));
+    let changes = [
+        change("old.txt", Some("before\n"), "after\n"),
+        change("new.txt", None, "created\n"),
+    ];
+    crate::checkpoint::CheckpointStore::new(data.path(), "run_1", &root_path)
+        .save("write_file", &changes)
+        .unwrap_or_else(|e| panic!("{e}"));
+    for c in &changes {
+        std::fs::write(&c.path, c.after.as_deref().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let mut settings = crate::tui::snapshot_tests::settings();
+    settings.cwd = root_path.clone();
+    settings.data_dir = data.path().to_path_buf();
+    let conversation = settings.conversation.clone();
+    let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
+    session.submit(Op::Undo {
+        run_id: "run_1".into(),
+        sequence: 1,
+    });
+    session.submit(Op::Shutdown);
+    session.ended().await;
+    assert_eq!(
+        reports.taken(),
+        vec![SessionEvent::Undone(Undone {
+            run_id: "run_1".into(),
+            sequence: 1,
+            files: vec!["old.txt".into(), "new.txt".into()],
+            deleted: vec!["new.txt".into()],
+            skipped: vec![],
+        })]
+    );
+    assert!(!root_path.join("new.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(root_path.join("old.txt")).unwrap_or_default(),
+        "before\n"
+    );
+    let told = format!("{:?}", conversation.messages());
+    assert!(told.contains("the user ran /undo"), "{told}");
+}
+
+#[tokio::test]
+async fn operations_apply_in_order_and_shutdown_waits_for_the_turn() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (session, reports) = session(recording_turn(seen.clone(), ""));
+    session.submit(Op::UserTurn(Input::text("first")));
+    // Queued behind the first turn, on the tier set after it was submitted.
+    session.submit(Op::SetTier(Tier::Full));
+    session.submit(Op::UserTurn(Input::text("second")));
+    session.submit(Op::Shutdown);
+    assert_eq!(session.ended().await, 0);
+    let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0].0, "first");
+    assert_eq!(seen[1], ("second".to_string(), Tier::Full));
+    assert_eq!(
+        reports.taken(),
+        vec![
+            SessionEvent::TurnEnded { code: 0 },
+            SessionEvent::TurnEnded { code: 0 }
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_interrupt_stops_the_turn_and_drops_the_requests_behind_it() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (session, reports) = session(recording_turn(seen.clone(), "long"));
+    session.submit(Op::UserTurn(Input::text("long")));
+    session.submit(Op::UserTurn(Input::text("never")));
+    // The turn has started once it recorded its text.
+    while seen.lock().map(|s| s.is_empty()).unwrap_or(false) {
+        tokio::task::yield_now().await;
+    }
+    session.submit(Op::Interrupt);
+    session.submit(Op::Shutdown);
+    assert_eq!(session.ended().await, crate::exit::INTERRUPTED);
+    let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(
+        reports.taken(),
+        vec![
+            SessionEvent::TurnDropped,
+            SessionEvent::TurnEnded {
+                code: crate::exit::INTERRUPTED
+            }
+        ]
+    );
+}
+
+/// A turn that asks one permission question and ends with 1 when allowed once, 2 when denied,
+/// 3 when the question was never answered.
+fn asking_turn() -> RunTurn {
+    Arc::new(|_settings, bus, _input, _stopped| {
+        Box::pin(async move {
+            let question = crate::bus::PermissionQuestion {
+                id: "call_1".into(),
+                tool: "run_command".into(),
+                side_effect: crate::protocol::SideEffect::Execute,
+                risk: None,
+                reason: "Runs a shell command.".into(),
+                rule: "run_command(cargo test)".into(),
+                previews: vec![],
+            };
+            match bus.ask(question).await {
+                Some(Answer::AllowOnce) => 1,
+                Some(Answer::Deny) => 2,
+                _ => 3,
+            }
+        })
+    })
+}
+
+fn asked(event: &SessionEvent) -> Option<String> {
+    match event {
+        SessionEvent::PermissionAsked(question) => Some(question.id.clone()),
+        _ => None,
+    }
+}
+
+/// A session whose front end answers permission questions, its turns [`asking_turn`].
+fn answering_session() -> (Session, Arc<Reports>) {
+    let reports = Arc::new(Reports::default());
+    let frontend = Frontend {
+        sinks: vec![reports.clone() as Arc<dyn Sink>],
+        asks: true,
+        turn: asking_turn(),
+    };
+    let session = Session::spawn(crate::tui::snapshot_tests::settings(), frontend);
+    (session, reports)
+}
+
+#[tokio::test]
+async fn a_permission_question_is_reported_and_answered_by_an_operation() {
+    let (session, reports) = answering_session();
+    session.submit(Op::UserTurn(Input::text("test it")));
+    let id = reports.until(asked).await;
+    session.submit(Op::AnswerPermission {
+        id,
+        answer: Answer::AllowOnce,
+    });
+    session.submit(Op::Shutdown);
+    assert_eq!(session.ended().await, 1);
+}
+
+#[tokio::test]
+async fn an_interrupt_denies_the_question_waiting() {
+    let (session, reports) = answering_session();
+    session.submit(Op::UserTurn(Input::text("test it")));
+    reports.until(asked).await;
+    session.submit(Op::Interrupt);
+    session.submit(Op::Shutdown);
+    assert_eq!(session.ended().await, 2);
+}
+
+#[tokio::test]
+async fn without_a_front_end_that_answers_nothing_is_asked() {
+    let (session, reports) = session(asking_turn());
+    session.submit(Op::UserTurn(Input::text("test it")));
+    session.submit(Op::Shutdown);
+    assert_eq!(session.ended().await, 3);
+    assert_eq!(reports.taken(), vec![SessionEvent::TurnEnded { code: 3 }]);
+}
+
+/// The front ends drive the core through the session alone: no file of the TUI or of headless
+/// mode (their tests aside) names the provider, checkpoints, compaction, the registry client or
+/// Scribiz.
+#[test]
+fn front_ends_reach_the_core_only_through_the_session() {
+    const CORE: [&str; 5] = [
+        "provider",
+        "checkpoint",
+        "compaction",
+        "registry_client",
+        "scribiz",
+    ];
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    for front_end in ["tui", "headless"] {
+        let mut dirs = vec![root.join(front_end)];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{e}")) {
+                let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs")
+                    && !path.to_string_lossy().ends_with("_tests.rs")
+                {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    assert!(files.len() > 10, "{files:?}");
+    let mut reached = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+        // A file's own unit tests may build what they check.
+        let code = text
+            .split_once("\n#[cfg(test)]\nmod tests {")
+            .map_or(text.as_str(), |(code, _)| code);
+        for (n, line) in code.lines().enumerate() {
+            for module in CORE {
+                for prefix in ["crate::", "splice::"] {
+                    let named = format!("{prefix}{module}");
+                    let whole = line.match_indices(&named).any(|(at, _)| {
+                        !line[at + named.len()..]
+                            .starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                    });
+                    if whole {
+                        reached.push(format!("{}:{}: {line}", path.display(), n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(reached.is_empty(), "{}", reached.join("\n"));
+}

@@ -1,0 +1,47 @@
+//! What a turn runs: the run lifecycle (`run::execute`) on the session's settings, or in tests
+//! something that stands in for it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tokio::sync::oneshot;
+
+use super::Input;
+use crate::bus::Bus;
+use crate::run;
+use crate::settings::RunSettings;
+
+/// A turn in progress: its exit code when it ends.
+pub type RunFuture = Pin<Box<dyn Future<Output = i32> + Send>>;
+
+/// Starts a turn of `input` on `bus`; it ends early when `stop` receives.
+pub type RunTurn =
+    Arc<dyn Fn(RunSettings, Bus, Input, oneshot::Receiver<()>) -> RunFuture + Send + Sync>;
+
+/// The real turn: `run::execute`.
+pub fn execute_turn() -> RunTurn {
+    Arc::new(|settings, bus, input, stopped| {
+        Box::pin(async move {
+            // Servers of the session still starting are waited for here, in the turn's task
+            // (an interrupt ends the wait): their tools are offered from the first request.
+            let hub = settings.mcp.hub.clone();
+            let prompt = async move {
+                if let Some(hub) = hub {
+                    hub.ready().await;
+                }
+                match input {
+                    Input::Prompt(prompt) => Ok(prompt),
+                    Input::Reading(reading) => reading.await,
+                }
+            };
+            let stop = async {
+                // A dropped sender is not an interrupt.
+                if stopped.await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            };
+            run::execute(&settings, &bus, prompt, stop).await
+        })
+    })
+}
