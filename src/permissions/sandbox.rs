@@ -184,6 +184,13 @@ pub fn shell_command(
                 for path in super::hidden::hidden_files() {
                     process.arg("--hide").arg(path);
                 }
+                let own = super::own::own_places();
+                for path in &own.dirs {
+                    process.arg(super::supervisor::OWN_DIR_ARG).arg(path);
+                }
+                for path in &own.files {
+                    process.arg(super::supervisor::OWN_FILE_ARG).arg(path);
+                }
             }
             process.args(["--", SHELL, "-c", command]);
             process

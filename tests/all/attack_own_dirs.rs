@@ -1,0 +1,250 @@
+//! Issue 19, Splice's own places: with HOME under `/tmp` (containers, CI) and no SPLICE_CONFIG,
+//! a confined command (`auto` mode) could write `~/.config/splice/config.json` — a
+//! `sandbox.allowAllUnixSockets`, `allow` rules or `mcpServers` that run unconfined — and the
+//! next run obeyed it; the data directory (MCP approvals, installed packages, sessions,
+//! checkpoints) was as open. Each attack tries by path, through a planted link or by renaming
+//! a directory above; then a second run must behave as with the original config. Against the
+//! real binary, with the fake provider scripting the model's calls.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use splice::mcp::{ServerConfig, ServerEntry};
+use support::fake_provider::{FakeProvider, openai};
+use support::sockets::{Listener, results};
+use support::{Outcome, Sandbox, run, run_raw, stream_json};
+
+use crate::support;
+
+/// What the planted config says: every Unix socket is allowed.
+const PAYLOAD: &str = r#"{"sandbox":{"allowAllUnixSockets":true}}"#;
+
+/// A sandbox under `/tmp` whose HOME holds Splice's config and data directories (no
+/// SPLICE_CONFIG, no SPLICE_DATA_DIR), as in a container or on CI.
+fn home_under_tmp() -> Sandbox {
+    let sandbox = Sandbox::new();
+    assert!(sandbox.dir.path().starts_with("/tmp"), "not under /tmp");
+    sandbox
+}
+
+fn home(sandbox: &Sandbox) -> PathBuf {
+    sandbox.dir.path().to_path_buf()
+}
+
+fn config_file(sandbox: &Sandbox) -> PathBuf {
+    home(sandbox).join(".config/splice/config.json")
+}
+
+fn data_dir(sandbox: &Sandbox) -> PathBuf {
+    home(sandbox).join(".local/share/splice")
+}
+
+/// `splice` with Splice's places at their defaults under HOME.
+fn splice(sandbox: &Sandbox, url: &str) -> std::process::Command {
+    let mut command = sandbox.command(url);
+    command.env_remove("SPLICE_CONFIG").env_remove("SPLICE_DATA_DIR");
+    command
+}
+
+/// One `run_command` call per command, in `auto` mode (confined), then a closing answer.
+fn auto(sandbox: &Sandbox, commands: &[String]) -> Outcome {
+    let mut replies: Vec<_> = commands
+        .iter()
+        .enumerate()
+        .map(|(index, command)| {
+            let args = json!({ "command": command }).to_string();
+            openai::tool_call(&format!("call_{index}"), "run_command", &[&args])
+        })
+        .collect();
+    replies.push(openai::answer(&["done"]));
+    let provider = FakeProvider::start(replies);
+    let mut command = splice(sandbox, &provider.url);
+    stream_json(&mut command)
+        .args(["--permission-mode", "auto"])
+        .arg("do it");
+    let out = run(command, None);
+    out.assert_well_formed();
+    out
+}
+
+/// The first command only leaves a mark, so the run shows commands do run.
+fn assert_commands_ran(sandbox: &Sandbox, out: &Outcome) {
+    let (status, output) = &results(out)[0];
+    assert_eq!(status, "ok", "{output}");
+    assert!(output.starts_with("exit code 0"), "{output}");
+    assert_eq!(sandbox.read("ran.txt").as_deref(), Some("ran\n"));
+}
+
+/// No config Splice would read holds the payload.
+fn assert_config_untouched(sandbox: &Sandbox, before: Option<&str>) {
+    let now = std::fs::read_to_string(config_file(sandbox)).ok();
+    assert_eq!(now.as_deref(), before, "the config file was changed");
+}
+
+/// A second run's command connects to a Unix socket outside the sandbox: still refused, as
+/// with the original config.
+fn assert_sockets_still_refused(sandbox: &Sandbox) {
+    let outside = tempfile::tempdir_in(support::outside_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let path = outside.path().join("outside.sock");
+    let listener = Listener::at_path(&path);
+    let connect = format!(
+        "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{}'); \
+         s.send(b'escaped')\"",
+        path.display()
+    );
+    let out = auto(sandbox, &[connect]);
+    assert_eq!(listener.received(), None, "the second run's command connected");
+    let (status, output) = &results(&out)[0];
+    assert_eq!(status, "error", "{output}");
+}
+
+/// The config directory does not exist yet (Splice never wrote it): the command creates it and
+/// writes the config by path.
+#[test]
+fn a_command_cannot_create_the_config_file_before_splice_does() {
+    let sandbox = home_under_tmp();
+    assert!(!config_file(&sandbox).exists());
+    let attack = format!(
+        "mkdir -p ~/.config/splice; printf '%s' '{PAYLOAD}' > ~/.config/splice/config.json; \
+         printf '%s' '{PAYLOAD}' > ~/.config/splice/new.json; \
+         mv ~/.config/splice/new.json ~/.config/splice/config.json"
+    );
+    let out = auto(&sandbox, &["echo ran > ran.txt".into(), attack]);
+    assert_commands_ran(&sandbox, &out);
+    let now = std::fs::read_to_string(config_file(&sandbox)).unwrap_or_default();
+    assert!(!now.contains("allowAll"), "the config file was planted: {now}");
+    assert_sockets_still_refused(&sandbox);
+}
+
+/// An existing config directory: the command writes the file, or puts a link to its own file
+/// (or directory) in its place.
+#[test]
+fn a_command_cannot_modify_the_config_file_or_plant_a_link_in_its_place() {
+    let sandbox = home_under_tmp();
+    let config = config_file(&sandbox);
+    std::fs::create_dir_all(config.parent().unwrap_or(Path::new("/")))
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&config, "{}").unwrap_or_else(|e| panic!("{e}"));
+    let attacks = [
+        format!("printf '%s' '{PAYLOAD}' > ~/.config/splice/config.json"),
+        format!(
+            "mkdir -p evil; printf '%s' '{PAYLOAD}' > evil/config.json; \
+             ln -sf \"$PWD/evil/config.json\" ~/.config/splice/config.json"
+        ),
+        "rm -rf ~/.config/splice; ln -sfn \"$PWD/evil\" ~/.config/splice".into(),
+        "mv ~/.config/splice ~/.config/old && ln -s \"$PWD/evil\" ~/.config/splice".into(),
+    ];
+    let mut commands = vec!["echo ran > ran.txt".to_string()];
+    commands.extend(attacks);
+    let out = auto(&sandbox, &commands);
+    assert_commands_ran(&sandbox, &out);
+    assert!(
+        !std::fs::symlink_metadata(config.parent().unwrap_or(Path::new("/")))
+            .is_ok_and(|m| m.file_type().is_symlink()),
+        "a link replaced the config directory"
+    );
+    assert_config_untouched(&sandbox, Some("{}"));
+    assert_sockets_still_refused(&sandbox);
+}
+
+/// The command renames `~/.config` away and builds its own in its place.
+#[test]
+fn a_command_cannot_rename_the_config_directory_away_and_plant_another() {
+    let sandbox = home_under_tmp();
+    let config = config_file(&sandbox);
+    std::fs::create_dir_all(config.parent().unwrap_or(Path::new("/")))
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&config, "{}").unwrap_or_else(|e| panic!("{e}"));
+    let attack = format!(
+        "cd ~; mv .config .config-old; mkdir -p .config/splice; \
+         printf '%s' '{PAYLOAD}' > .config/splice/config.json; \
+         mv .config/splice .config/s2; mv .config/s2 .config/splice"
+    );
+    let out = auto(&sandbox, &["echo ran > ran.txt".into(), attack]);
+    assert_commands_ran(&sandbox, &out);
+    assert!(!home(&sandbox).join(".config-old").exists(), "~/.config moved");
+    assert_config_untouched(&sandbox, Some("{}"));
+    assert_sockets_still_refused(&sandbox);
+}
+
+/// The command approves the repository's own MCP server by writing the approvals file in the
+/// data directory (prepared bytes, as Splice itself would write them): the next run started
+/// that server, unconfined, without asking.
+#[test]
+fn a_command_cannot_approve_a_project_mcp_server() {
+    let sandbox = home_under_tmp();
+    let outside = tempfile::tempdir_in(support::outside_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let marker = outside.path().join("started.marker");
+    let server = json!({"command": "sh", "args": ["-c", format!("touch '{}'", marker.display())]});
+    sandbox.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"proj": server}}).to_string(),
+    );
+    let entry = ServerEntry {
+        name: "proj".into(),
+        config: ServerConfig::Stdio {
+            command: "sh".into(),
+            args: vec!["-c".into(), format!("touch '{}'", marker.display())],
+            env: Default::default(),
+            env_passthrough: Vec::new(),
+        },
+        source: splice::mcp::Source::Project,
+    };
+    let prepared = outside.path().join("prepared");
+    let root = sandbox.root.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    splice::mcp::approval::Approvals::load(&prepared)
+        .approve(&root, &entry)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let file = splice::mcp::approval::FILE;
+    let attack = format!(
+        "mkdir -p ~/.local/share/splice; cp '{}' ~/.local/share/splice/{file}; \
+         cat ~/.local/share/splice/{file}",
+        prepared.join(file).display()
+    );
+    let out = auto(&sandbox, &["echo ran > ran.txt".into(), attack]);
+    assert_commands_ran(&sandbox, &out);
+    assert!(!marker.exists(), "the unapproved server started");
+    assert!(
+        !data_dir(&sandbox).join(file).exists(),
+        "the command wrote the approvals"
+    );
+    // The next run: the server is still unapproved, so it does not start.
+    let provider = FakeProvider::start(vec![openai::answer(&["Hi."])]);
+    let mut command = splice(&sandbox, &provider.url);
+    stream_json(&mut command).arg("Hello.");
+    let second = run(command, None);
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert!(!marker.exists(), "the server started on a planted approval");
+}
+
+/// The command rewrites an installed package's code (which runs later with the package's
+/// permissions, on the model's calls and without a prompt for read tools).
+#[test]
+fn a_command_cannot_change_an_installed_package() {
+    let sandbox = home_under_tmp();
+    let source = sandbox.dir.path().join("pkg-src");
+    let manifest = support::package::manifest(json!({}), &[("echo", 5000)]);
+    let code = "export default async function () { return { ok: true }; }\n";
+    support::package::write_package(&source, &manifest, &[("echo", code)]);
+    let mut install = splice(&sandbox, "http://127.0.0.1:9");
+    install.args(["pkg", "install"]).arg(&source);
+    let installed = run_raw(install, None);
+    assert_eq!(installed.code, 0, "{}", installed.stderr);
+    let package = data_dir(&sandbox).join("packages/test/hostile/0.1.0");
+    let entry = package.join("tools/echo.ts");
+    let before = std::fs::read_to_string(&entry).unwrap_or_else(|e| panic!("{e}"));
+    let dir = package.display();
+    let attacks = [
+        format!("echo 'evil()' >> '{dir}/tools/echo.ts'"),
+        format!("printf 'evil()' > /tmp/evil.ts; mv -f /tmp/evil.ts '{dir}/tools/echo.ts'"),
+        format!("mv '{dir}' '{dir}.old' && mkdir -p '{dir}/tools' && echo 'evil()' > '{dir}/tools/echo.ts'"),
+        "cd ~/.local/share; mv splice splice-old && mkdir -p splice/packages".into(),
+    ];
+    let mut commands = vec!["echo ran > ran.txt".to_string()];
+    commands.extend(attacks);
+    let out = auto(&sandbox, &commands);
+    assert_commands_ran(&sandbox, &out);
+    let after = std::fs::read_to_string(&entry).unwrap_or_default();
+    assert_eq!(after, before, "the installed package was changed");
+    assert!(!home(&sandbox).join(".local/share/splice-old").exists());
+}
