@@ -67,11 +67,14 @@ fn auto(sandbox: &Sandbox, commands: &[String]) -> Outcome {
     out
 }
 
-/// The first command only leaves a mark, so the run shows commands do run.
+/// Every attack ran, confined (none was held back as high-risk: that text heuristic is not
+/// the boundary), and the first command, which only leaves a mark, succeeded.
 fn assert_commands_ran(sandbox: &Sandbox, out: &Outcome) {
-    let (status, output) = &results(out)[0];
-    assert_eq!(status, "ok", "{output}");
-    assert!(output.starts_with("exit code 0"), "{output}");
+    let all = results(out);
+    for (_, output) in &all {
+        assert!(output.starts_with("exit code"), "did not run: {all:?}");
+    }
+    assert!(all[0].1.starts_with("exit code 0"), "{all:?}");
     assert_eq!(sandbox.read("ran.txt").as_deref(), Some("ran\n"));
 }
 
@@ -104,16 +107,22 @@ fn assert_sockets_still_refused(sandbox: &Sandbox) {
 fn a_command_cannot_create_the_config_file_before_splice_does() {
     let sandbox = home_under_tmp();
     assert!(!config_file(&sandbox).exists());
-    let attack = format!(
-        "mkdir -p ~/.config/splice; printf '%s' '{PAYLOAD}' > ~/.config/splice/config.json; \
-         printf '%s' '{PAYLOAD}' > ~/.config/splice/new.json; \
-         mv ~/.config/splice/new.json ~/.config/splice/config.json"
-    );
-    let out = auto(&sandbox, &["echo ran > ran.txt".into(), attack]);
+    let attacks = [
+        format!(
+            "cd ~ && mkdir -p .config/splice && printf '%s' '{PAYLOAD}' > .config/splice/config.json"
+        ),
+        format!(
+            "cd ~/.config/splice && printf '%s' '{PAYLOAD}' > new.json && mv new.json config.json"
+        ),
+    ];
+    let mut commands = vec!["echo ran > ran.txt".to_string()];
+    commands.extend(attacks);
+    let out = auto(&sandbox, &commands);
     assert_commands_ran(&sandbox, &out);
+    // First what the escape did: the next run's command reached a socket outside.
+    assert_sockets_still_refused(&sandbox);
     let now = std::fs::read_to_string(config_file(&sandbox)).unwrap_or_default();
     assert!(!now.contains("allowAll"), "the config file was planted: {now}");
-    assert_sockets_still_refused(&sandbox);
 }
 
 /// An existing config directory: the command writes the file, or puts a link to its own file
@@ -126,13 +135,15 @@ fn a_command_cannot_modify_the_config_file_or_plant_a_link_in_its_place() {
         .unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(&config, "{}").unwrap_or_else(|e| panic!("{e}"));
     let attacks = [
-        format!("printf '%s' '{PAYLOAD}' > ~/.config/splice/config.json"),
+        format!("cd ~/.config/splice && printf '%s' '{PAYLOAD}' > config.json"),
         format!(
-            "mkdir -p evil; printf '%s' '{PAYLOAD}' > evil/config.json; \
+            "mkdir -p evil && printf '%s' '{PAYLOAD}' > evil/config.json && \
              ln -sf \"$PWD/evil/config.json\" ~/.config/splice/config.json"
         ),
-        "rm -rf ~/.config/splice; ln -sfn \"$PWD/evil\" ~/.config/splice".into(),
-        "mv ~/.config/splice ~/.config/old && ln -s \"$PWD/evil\" ~/.config/splice".into(),
+        "python3 -c \"import os, shutil; d = os.path.expanduser('~/.config/splice'); \
+         shutil.rmtree(d); os.symlink(os.path.abspath('evil'), d)\""
+            .into(),
+        "cd ~/.config && mv splice old && ln -s \"$OLDPWD/evil\" splice".into(),
     ];
     let mut commands = vec!["echo ran > ran.txt".to_string()];
     commands.extend(attacks);
@@ -156,9 +167,8 @@ fn a_command_cannot_rename_the_config_directory_away_and_plant_another() {
         .unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(&config, "{}").unwrap_or_else(|e| panic!("{e}"));
     let attack = format!(
-        "cd ~; mv .config .config-old; mkdir -p .config/splice; \
-         printf '%s' '{PAYLOAD}' > .config/splice/config.json; \
-         mv .config/splice .config/s2; mv .config/s2 .config/splice"
+        "cd ~ && mv .config .config-old && mkdir -p .config/splice && \
+         printf '%s' '{PAYLOAD}' > .config/splice/config.json"
     );
     let out = auto(&sandbox, &["echo ran > ran.txt".into(), attack]);
     assert_commands_ran(&sandbox, &out);
@@ -235,8 +245,8 @@ fn a_command_cannot_change_an_installed_package() {
     let before = std::fs::read_to_string(&entry).unwrap_or_else(|e| panic!("{e}"));
     let dir = package.display();
     let attacks = [
-        format!("echo 'evil()' >> '{dir}/tools/echo.ts'"),
-        format!("printf 'evil()' > /tmp/evil.ts; mv -f /tmp/evil.ts '{dir}/tools/echo.ts'"),
+        format!("cd '{dir}/tools' && echo 'evil()' >> echo.ts"),
+        format!("printf 'evil()' > evil.ts && mv -f evil.ts '{dir}/tools/echo.ts'"),
         format!("mv '{dir}' '{dir}.old' && mkdir -p '{dir}/tools' && echo 'evil()' > '{dir}/tools/echo.ts'"),
         "cd ~/.local/share; mv splice splice-old && mkdir -p splice/packages".into(),
     ];
