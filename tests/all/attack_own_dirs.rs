@@ -258,3 +258,47 @@ fn a_command_cannot_change_an_installed_package() {
     assert_eq!(after, before, "the installed package was changed");
     assert!(!home(&sandbox).join(".local/share/splice-old").exists());
 }
+
+/// With the project root as HOME, a package tool declaring `fs.write [".config"]` wrote
+/// Splice's config (only the data directory and the package were kept from grants); one
+/// declaring `fs.read [".config"]` could read the saved logins.
+#[test]
+fn a_package_tool_cannot_be_granted_splices_config_directory() {
+    let sandbox = home_under_tmp();
+    let source = sandbox.dir.path().join("pkg");
+    let code = r#"import fs from 'node:fs';
+export default async function (input: { path: string, text?: string }) {
+  if (input.text !== undefined) { fs.writeFileSync(input.path, input.text); return { done: true }; }
+  return { read: fs.readFileSync(input.path, 'utf8') };
+}"#;
+    let home = sandbox.root.clone();
+    let config = home.join(".config/splice");
+    std::fs::create_dir_all(&config).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(config.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(config.join("credentials.json"), r#"{"r": {"token": "cred-marker"}}"#)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let call = |grants: serde_json::Value, input: serde_json::Value| {
+        let manifest = support::package::manifest(grants, &[("tool", 5000)]);
+        support::package::write_package(&source, &manifest, &[("tool", code)]);
+        let mut command = splice(&sandbox, "http://127.0.0.1:9");
+        command
+            .env("HOME", &home)
+            .env("SPLICE_NODE", support::node::node22())
+            .args(["pkg", "run"])
+            .arg(&source)
+            .args(["tool", &input.to_string(), "--json"]);
+        run_raw(command, None)
+    };
+    let path = config.join("config.json").display().to_string();
+    let wrote = call(
+        json!({"fs": {"write": [".config"]}}),
+        json!({"path": path, "text": PAYLOAD}),
+    );
+    assert!(wrote.stdout.contains("PERMISSION_DENIED"), "{}", wrote.stdout);
+    let now = std::fs::read_to_string(config.join("config.json")).unwrap_or_default();
+    assert_eq!(now, "{}", "the tool wrote Splice's config");
+    let path = config.join("credentials.json").display().to_string();
+    let read = call(json!({"fs": {"read": [".config"]}}), json!({"path": path}));
+    assert!(!read.stdout.contains("cred-marker"), "{}", read.stdout);
+    assert!(read.stdout.contains("PERMISSION_DENIED"), "{}", read.stdout);
+}
