@@ -167,7 +167,11 @@ fn plan_read_only(
 fn planted_link(path: &Path, inside: &dyn Fn(&Path) -> bool) -> Result<(), String> {
     for at in path.ancestors() {
         let link = std::fs::symlink_metadata(at).is_ok_and(|m| m.file_type().is_symlink());
-        if link && at.parent().is_some_and(|dir| inside(&super::own::resolved(dir))) {
+        if link
+            && at
+                .parent()
+                .is_some_and(|dir| inside(&super::own::resolved(dir)))
+        {
             return Err(format!(
                 "{} is a symbolic link in a place confined commands may write (one of them may \
                  have planted it); replace it by the directory it names",
@@ -238,8 +242,8 @@ fn keep_read_only(
         }
     }
     mount_remount(real, flags, "").map_err(|e| format!("cannot make it read-only: {e}"))?;
-    let read_only = rustix::fs::statvfs(path)
-        .is_ok_and(|s| s.f_flag.contains(StatVfsMountFlags::RDONLY));
+    let read_only =
+        rustix::fs::statvfs(path).is_ok_and(|s| s.f_flag.contains(StatVfsMountFlags::RDONLY));
     if !read_only || path.canonicalize().ok().as_deref() != Some(real) {
         return Err("the read-only mount did not take".into());
     }
@@ -327,8 +331,12 @@ mod tests {
         std::fs::write(&file, "{}").unwrap_or_else(|e| panic!("{e}"));
         let absent = dir.path().join("none.json");
         let elsewhere = vec![PathBuf::from("/nonexistent-writable")];
-        let rest = protect_writable(&OwnPlaces::default(), &[file.clone(), absent.clone()], &elsewhere)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let rest = protect_writable(
+            &OwnPlaces::default(),
+            &[file.clone(), absent.clone()],
+            &elsewhere,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(rest, [file, absent.clone()]);
         // Not there yet: nothing to mask, even inside a writable place.
         let rest = protect_writable(
@@ -336,7 +344,7 @@ mod tests {
             std::slice::from_ref(&absent),
             &[dir.path().to_path_buf()],
         )
-            .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(rest, [absent]);
     }
 

@@ -229,13 +229,14 @@ fn inner(request: &Request) -> i32 {
     };
     // Splice's own places and hidden files where the command may write are kept read-only and
     // masked in a mount namespace; Landlock keeps the rest.
-    let hidden = match super::mask::protect_writable(&request.own, &request.hidden, &request.writable) {
-        Ok(rest) => rest,
-        Err(error) => {
-            eprintln!("splice sandbox: the command was not run: {error}");
-            return CANNOT_RUN;
-        }
-    };
+    let hidden =
+        match super::mask::protect_writable(&request.own, &request.hidden, &request.writable) {
+            Ok(rest) => rest,
+            Err(error) => {
+                eprintln!("splice sandbox: the command was not run: {error}");
+                return CANNOT_RUN;
+            }
+        };
     if let Err(error) = sandbox::confine_self(&request.writable, &hidden) {
         eprintln!("splice sandbox: the command was not run: {error}");
         return CANNOT_RUN;

@@ -42,7 +42,9 @@ fn data_dir(sandbox: &Sandbox) -> PathBuf {
 /// `splice` with Splice's places at their defaults under HOME.
 fn splice(sandbox: &Sandbox, url: &str) -> std::process::Command {
     let mut command = sandbox.command(url);
-    command.env_remove("SPLICE_CONFIG").env_remove("SPLICE_DATA_DIR");
+    command
+        .env_remove("SPLICE_CONFIG")
+        .env_remove("SPLICE_DATA_DIR");
     command
 }
 
@@ -96,7 +98,11 @@ fn assert_sockets_still_refused(sandbox: &Sandbox) {
         path.display()
     );
     let out = auto(sandbox, &[connect]);
-    assert_eq!(listener.received(), None, "the second run's command connected");
+    assert_eq!(
+        listener.received(),
+        None,
+        "the second run's command connected"
+    );
     let (status, output) = &results(&out)[0];
     assert_eq!(status, "error", "{output}");
 }
@@ -122,7 +128,10 @@ fn a_command_cannot_create_the_config_file_before_splice_does() {
     // First what the escape did: the next run's command reached a socket outside.
     assert_sockets_still_refused(&sandbox);
     let now = std::fs::read_to_string(config_file(&sandbox)).unwrap_or_default();
-    assert!(!now.contains("allowAll"), "the config file was planted: {now}");
+    assert!(
+        !now.contains("allowAll"),
+        "the config file was planted: {now}"
+    );
 }
 
 /// An existing config directory: the command writes the file, or puts a link to its own file
@@ -172,7 +181,10 @@ fn a_command_cannot_rename_the_config_directory_away_and_plant_another() {
     );
     let out = auto(&sandbox, &["echo ran > ran.txt".into(), attack]);
     assert_commands_ran(&sandbox, &out);
-    assert!(!home(&sandbox).join(".config-old").exists(), "~/.config moved");
+    assert!(
+        !home(&sandbox).join(".config-old").exists(),
+        "~/.config moved"
+    );
     assert_config_untouched(&sandbox, Some("{}"));
     assert_sockets_still_refused(&sandbox);
 }
@@ -201,7 +213,10 @@ fn a_command_cannot_approve_a_project_mcp_server() {
         source: splice::mcp::Source::Project,
     };
     let prepared = outside.path().join("prepared");
-    let root = sandbox.root.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let root = sandbox
+        .root
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("{e}"));
     splice::mcp::approval::Approvals::load(&prepared)
         .approve(&root, &entry)
         .unwrap_or_else(|e| panic!("{e}"));
@@ -247,7 +262,9 @@ fn a_command_cannot_change_an_installed_package() {
     let attacks = [
         format!("cd '{dir}/tools' && echo 'evil()' >> echo.ts"),
         format!("printf 'evil()' > evil.ts && mv -f evil.ts '{dir}/tools/echo.ts'"),
-        format!("mv '{dir}' '{dir}.old' && mkdir -p '{dir}/tools' && echo 'evil()' > '{dir}/tools/echo.ts'"),
+        format!(
+            "mv '{dir}' '{dir}.old' && mkdir -p '{dir}/tools' && echo 'evil()' > '{dir}/tools/echo.ts'"
+        ),
         "cd ~/.local/share; mv splice splice-old && mkdir -p splice/packages".into(),
     ];
     let mut commands = vec!["echo ran > ran.txt".to_string()];
@@ -275,8 +292,11 @@ export default async function (input: { path: string, text?: string }) {
     let config = home.join(".config/splice");
     std::fs::create_dir_all(&config).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(config.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(config.join("credentials.json"), r#"{"r": {"token": "cred-marker"}}"#)
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        config.join("credentials.json"),
+        r#"{"r": {"token": "cred-marker"}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let call = |grants: serde_json::Value, input: serde_json::Value| {
         let manifest = support::package::manifest(grants, &[("tool", 5000)]);
         support::package::write_package(&source, &manifest, &[("tool", code)]);
@@ -294,7 +314,11 @@ export default async function (input: { path: string, text?: string }) {
         json!({"fs": {"write": [".config"]}}),
         json!({"path": path, "text": PAYLOAD}),
     );
-    assert!(wrote.stdout.contains("PERMISSION_DENIED"), "{}", wrote.stdout);
+    assert!(
+        wrote.stdout.contains("PERMISSION_DENIED"),
+        "{}",
+        wrote.stdout
+    );
     let now = std::fs::read_to_string(config.join("config.json")).unwrap_or_default();
     assert_eq!(now, "{}", "the tool wrote Splice's config");
     let path = config.join("credentials.json").display().to_string();
