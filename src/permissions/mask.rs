@@ -83,11 +83,13 @@ pub fn protect_writable(
         .or_else(|| masked.first().map(|(path, _)| path.as_path()))
         .unwrap_or(Path::new("/"));
     enter_namespace().map_err(|why| cannot(first, why))?;
+    let mut pinned = Vec::new();
     for (path, real) in &read_only {
-        keep_read_only(path, real, &places, &inside).map_err(|why| cannot(path, why))?;
+        keep_read_only(path, real, &places, &inside, &mut pinned)
+            .map_err(|why| cannot(path, why))?;
     }
     for (path, real) in &masked {
-        mask(real, &inside).map_err(|why| cannot(path, why))?;
+        mask(real, &inside, &mut pinned).map_err(|why| cannot(path, why))?;
     }
     // The working directory still names the directory through the mounts from before: looked
     // up again, it goes through the new ones, so a relative path cannot pass beneath them.
@@ -128,6 +130,8 @@ fn plan_read_only(
         .map(|d| (d, true))
         .chain(own.files.iter().map(|f| (f, false)))
     {
+        // Even one leading outside: the command could point it elsewhere.
+        planted_link(path, inside).map_err(|why| cannot(path, why))?;
         let real = super::own::resolved(path);
         if !inside(&real) {
             continue; // Landlock grants no write there.
@@ -138,7 +142,6 @@ fn plan_read_only(
                 "it is itself a place confined commands may write".into(),
             ));
         }
-        planted_link(path, inside).map_err(|why| cannot(path, why))?;
         if planned.iter().any(|(_, dir)| real.starts_with(dir)) {
             continue; // Inside one already kept read-only.
         }
@@ -217,8 +220,9 @@ fn keep_read_only(
     real: &Path,
     places: &[PathBuf],
     inside: &dyn Fn(&Path) -> bool,
+    pinned: &mut Vec<PathBuf>,
 ) -> Result<(), String> {
-    pin_ancestors(real, inside)?;
+    pin_ancestors(real, inside, pinned)?;
     for place in places {
         if place != real && place.starts_with(real) && place.exists() {
             mount_bind_recursive(place, place)
@@ -252,15 +256,24 @@ fn keep_read_only(
 
 /// Make every directory above `path` that the command could rename (its parent is inside a
 /// writable place) a mount point, outermost first: the kernel refuses to rename or remove one.
-fn pin_ancestors(path: &Path, inside: &dyn Fn(&Path) -> bool) -> Result<(), String> {
-    let mut pinned: Vec<&Path> = path
+/// `pinned` holds those already made.
+fn pin_ancestors(
+    path: &Path,
+    inside: &dyn Fn(&Path) -> bool,
+    pinned: &mut Vec<PathBuf>,
+) -> Result<(), String> {
+    let mut pins: Vec<&Path> = path
         .ancestors()
         .skip(1)
         .filter(|dir| dir.parent().is_some_and(inside))
         .collect();
-    pinned.reverse();
-    for dir in pinned {
+    pins.reverse();
+    for dir in pins {
+        if pinned.iter().any(|done| done == dir) {
+            continue;
+        }
         mount_bind_recursive(dir, dir).map_err(|e| format!("cannot pin {}: {e}", dir.display()))?;
+        pinned.push(dir.to_path_buf());
     }
     Ok(())
 }
@@ -298,9 +311,13 @@ fn enter_namespace() -> Result<(), String> {
 /// Pin every directory above `file` that the command could rename (its parent is inside a
 /// writable place) by making it a mount point, outermost first, then mount the empty file over
 /// `file`; check that `file` now shows something else.
-fn mask(file: &Path, inside: &dyn Fn(&Path) -> bool) -> Result<(), String> {
+fn mask(
+    file: &Path,
+    inside: &dyn Fn(&Path) -> bool,
+    pinned: &mut Vec<PathBuf>,
+) -> Result<(), String> {
     let before = std::fs::metadata(file).map_err(|e| format!("cannot read it: {e}"))?;
-    pin_ancestors(file, inside)?;
+    pin_ancestors(file, inside, pinned)?;
     mount_bind(EMPTY, file).map_err(|e| format!("cannot mount over it: {e}"))?;
     // Read-only and no device access: reading fails as Landlock's refusal would, writes too.
     // Flags are only added, so a user namespace's locked ones are kept.

@@ -326,3 +326,22 @@ export default async function (input: { path: string, text?: string }) {
     assert!(!read.stdout.contains("cred-marker"), "{}", read.stdout);
     assert!(read.stdout.contains("PERMISSION_DENIED"), "{}", read.stdout);
 }
+
+/// A link in place of the config directory (as a command before this fix could leave; the
+/// next one could point it anywhere): commands are refused, saying why, rather than run with
+/// a config directory they could swap.
+#[test]
+fn a_link_planted_in_place_of_the_config_directory_refuses_commands() {
+    let sandbox = home_under_tmp();
+    let planted = sandbox.dir.path().join("planted");
+    std::fs::create_dir_all(&planted).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(home(&sandbox).join(".config")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&planted, home(&sandbox).join(".config/splice"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = auto(&sandbox, &["echo ran > ran.txt".into()]);
+    let (status, output) = &results(&out)[0];
+    assert_eq!(status, "error", "{output}");
+    assert!(output.contains("symbolic link"), "{output}");
+    assert!(output.contains("exit code 126"), "{output}");
+    assert!(sandbox.read("ran.txt").is_none(), "the command ran");
+}
