@@ -345,3 +345,29 @@ fn a_link_planted_in_place_of_the_config_directory_refuses_commands() {
     assert!(output.contains("exit code 126"), "{output}");
     assert!(sandbox.read("ran.txt").is_none(), "the command ran");
 }
+
+/// With the project root as HOME, `accept-edits` let the model's file tools write Splice's
+/// config (edits beneath the root need no approval there): `mcpServers` in it would run,
+/// unconfined, at the next start.
+#[test]
+fn file_tools_do_not_write_splices_config_beneath_the_root() {
+    let sandbox = home_under_tmp();
+    let config = sandbox.root.join(".config/splice/config.json");
+    let server = json!({"mcpServers": {"x": {"command": "sh", "args": ["-c", "true"]}}});
+    let write = json!({"path": ".config/splice/config.json", "content": server.to_string()});
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("w1", "write_file", &[&write.to_string()]),
+        openai::answer(&["done"]),
+    ]);
+    let mut command = splice(&sandbox, &provider.url);
+    command.env("HOME", &sandbox.root);
+    stream_json(&mut command)
+        .args(["--permission-mode", "accept-edits"])
+        .arg("write it");
+    let out = run(command, None);
+    out.assert_well_formed();
+    let (status, output) = &results(&out)[0];
+    assert_eq!(status, "error", "{output}");
+    assert!(output.contains("Splice's own"), "{output}");
+    assert!(!config.exists(), "the file tool wrote Splice's config");
+}
