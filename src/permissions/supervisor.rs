@@ -349,6 +349,10 @@ mod tests {
             "/a",
             "--write",
             "/b",
+            "--own-dir",
+            "/c",
+            "--own-file",
+            "/d.json",
             "--",
             "sh",
             "-c",
@@ -362,6 +366,8 @@ mod tests {
         assert!(request.confine);
         assert!(request.allow_unix_sockets);
         assert_eq!(request.writable, [PathBuf::from("/a"), PathBuf::from("/b")]);
+        assert_eq!(request.own.dirs, [PathBuf::from("/c")]);
+        assert_eq!(request.own.files, [PathBuf::from("/d.json")]);
         assert_eq!(request.program, ["sh", "-c", "--write x"]);
     }
 
