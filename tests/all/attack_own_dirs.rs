@@ -50,6 +50,12 @@ fn splice(sandbox: &Sandbox, url: &str) -> std::process::Command {
 
 /// One `run_command` call per command, in `auto` mode (confined), then a closing answer.
 fn auto(sandbox: &Sandbox, commands: &[String]) -> Outcome {
+    auto_as(sandbox, commands, false)
+}
+
+/// As [`auto`]; with `nobody`, Splice runs as that user (when the tests run as root), so the
+/// mount namespace is made inside a user namespace, as for everyone who is not root.
+fn auto_as(sandbox: &Sandbox, commands: &[String], nobody: bool) -> Outcome {
     let mut replies: Vec<_> = commands
         .iter()
         .enumerate()
@@ -64,6 +70,17 @@ fn auto(sandbox: &Sandbox, commands: &[String]) -> Outcome {
     stream_json(&mut command)
         .args(["--permission-mode", "auto"])
         .arg("do it");
+    if nobody && rustix::process::getuid().is_root() {
+        let opened = std::process::Command::new("chmod")
+            .args(["-R", "a+rwX"])
+            .arg(sandbox.dir.path())
+            .status()
+            .unwrap_or_else(|e| panic!("chmod: {e}"));
+        assert!(opened.success());
+        let mut setpriv = std::process::Command::new("setpriv");
+        setpriv.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+        command = support::attack::through(setpriv, &command);
+    }
     let out = run(command, None);
     out.assert_well_formed();
     out
@@ -370,4 +387,28 @@ fn file_tools_do_not_write_splices_config_beneath_the_root() {
     assert_eq!(status, "error", "{output}");
     assert!(output.contains("Splice's own"), "{output}");
     assert!(!config.exists(), "the file tool wrote Splice's config");
+}
+
+/// The same attacks by a user who is not root: the namespace is made inside a user namespace,
+/// where the read-only mounts must keep the flags it locks.
+#[test]
+fn as_another_user_the_config_directory_cannot_be_planted_or_renamed() {
+    let sandbox = home_under_tmp();
+    let attacks = [
+        "echo ran > ran.txt".to_string(),
+        format!(
+            "cd ~ && mkdir -p .config/splice && printf '%s' '{PAYLOAD}' > .config/splice/config.json"
+        ),
+        format!(
+            "cd ~ && mv .config .config-old && mkdir -p .config/splice && \
+             printf '%s' '{PAYLOAD}' > .config/splice/config.json"
+        ),
+        "cd ~/.local/share/splice && echo '{}' > mcp-approvals.json".to_string(),
+    ];
+    let out = auto_as(&sandbox, &attacks, true);
+    assert_commands_ran(&sandbox, &out);
+    let now = std::fs::read_to_string(config_file(&sandbox)).unwrap_or_default();
+    assert!(!now.contains("allowAll"), "the config file was planted: {now}");
+    assert!(!home(&sandbox).join(".config-old").exists(), "~/.config moved");
+    assert!(!data_dir(&sandbox).join(splice::mcp::approval::FILE).exists());
 }
