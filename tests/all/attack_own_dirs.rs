@@ -408,7 +408,17 @@ fn as_another_user_the_config_directory_cannot_be_planted_or_renamed() {
     let out = auto_as(&sandbox, &attacks, true);
     assert_commands_ran(&sandbox, &out);
     let now = std::fs::read_to_string(config_file(&sandbox)).unwrap_or_default();
-    assert!(!now.contains("allowAll"), "the config file was planted: {now}");
-    assert!(!home(&sandbox).join(".config-old").exists(), "~/.config moved");
-    assert!(!data_dir(&sandbox).join(splice::mcp::approval::FILE).exists());
+    assert!(
+        !now.contains("allowAll"),
+        "the config file was planted: {now}"
+    );
+    assert!(
+        !home(&sandbox).join(".config-old").exists(),
+        "~/.config moved"
+    );
+    assert!(
+        !data_dir(&sandbox)
+            .join(splice::mcp::approval::FILE)
+            .exists()
+    );
 }
