@@ -1,17 +1,23 @@
-//! Hiding Splice's credential files from a confined command when they lie where the command may
-//! write (HOME or SPLICE_CONFIG under `/tmp`, as in containers and CI), which Landlock cannot do
-//! (write access includes reading). The command's first process, before it confines itself,
+//! Keeping Splice's own places (`own.rs`: its config, data and saved logins) from a confined
+//! command when they lie where the command may write (HOME or SPLICE_CONFIG under `/tmp`, as
+//! in containers and CI, or under the working root), which Landlock cannot do (it only grants,
+//! and write access includes reading). The command's first process, before it confines itself,
 //! enters a mount namespace of its own (inside a user namespace when not root), makes every
-//! mount private, and mounts an empty, read-only file (`/dev/null`, without device access) over
-//! each such file. The command cannot undo it: Landlock refuses mount changes and it has no
-//! capabilities.
+//! mount private, binds each own directory and file onto itself read-only (created first when
+//! missing, so one the command would create is covered too; a writable place inside one, such
+//! as a worktree in the data directory, stays writable), and mounts an empty, read-only file
+//! (`/dev/null`, without device access) over each saved-logins file. The command cannot undo
+//! it: Landlock refuses mount changes and it has no capabilities.
 //!
-//! What else could show the file, and why it does not:
-//! - another hard link: a file with more than one link is refused (it could be read there);
-//!   the command cannot make one (the file's name is a mount point; a link to it crosses mounts);
-//! - renaming it, or a directory above it, to read it by another name in a later command (the
-//!   mount would not follow there): every such directory below the writable place is made a
-//!   mount point of its own, and the kernel refuses to rename or remove a mount point;
+//! What else could change or show them, and why it does not:
+//! - another hard link: a file with more than one link is refused (it could be read or changed
+//!   there); the command cannot make one (the name is in a mount of its own; a link crosses
+//!   mounts);
+//! - renaming it, or a directory above it, to reach it by another name or put another in its
+//!   place (the mount would not follow): every such directory below the writable place is made
+//!   a mount point of its own, and the kernel refuses to rename or remove a mount point;
+//! - a symbolic link on the way, in a writable place (planted, or swappable for another): the
+//!   command is refused;
 //! - `/proc/self/root/…`: the same namespace; `/proc/PID/root/…` of a process outside it
 //!   (Splice, the supervisor, your shell): refused by Landlock's ptrace rule and non-dumpability.
 //!
@@ -20,11 +26,14 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use rustix::fs::StatVfsMountFlags;
 use rustix::mount::{
     MountFlags, MountPropagationFlags, mount_bind, mount_bind_recursive, mount_change,
     mount_remount,
 };
 use rustix::thread::UnshareFlags;
+
+use super::own::OwnPlaces;
 
 /// Test hook: set (non-empty) to make Splice behave as where no mount namespace can be made.
 /// It can only make Splice stricter.
@@ -33,14 +42,20 @@ pub const NO_MOUNTNS_ENV: &str = "SPLICE_TEST_NO_MOUNTNS";
 /// What is mounted over a hidden file.
 const EMPTY: &str = "/dev/null";
 
-/// Mask each of `hidden` that exists inside one of `writable` (see the module); the rest is
-/// returned for Landlock to keep from the command. An error means the command must not run.
-pub fn mask_writable(hidden: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+/// Keep Splice's own places (`own`, see `own.rs`) read-only and mask each of `hidden` where
+/// they lie inside one of `writable` (see the module); the hidden files left are returned for
+/// Landlock to keep from the command. An error means the command must not run.
+pub fn protect_writable(
+    own: &OwnPlaces,
+    hidden: &[PathBuf],
+    writable: &[PathBuf],
+) -> Result<Vec<PathBuf>, String> {
     let places: Vec<PathBuf> = writable
         .iter()
         .map(|w| w.canonicalize().unwrap_or_else(|_| w.clone()))
         .collect();
     let inside = |path: &Path| places.iter().any(|place| path.starts_with(place));
+    let read_only = plan_read_only(own, &places, &inside)?;
     let (mut masked, mut rest) = (Vec::new(), Vec::new());
     for path in hidden {
         match path.canonicalize() {
@@ -48,17 +63,9 @@ pub fn mask_writable(hidden: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<Pat
             _ => rest.push(path.clone()),
         }
     }
-    if masked.is_empty() {
+    if masked.is_empty() && read_only.is_empty() {
         return Ok(rest);
     }
-    let cannot = |path: &Path, why: String| {
-        format!(
-            "{} cannot be kept from the command (it is in a place confined commands may write): \
-             {why}; keep Splice's config directory (SPLICE_CONFIG) outside the working root and \
-             the temporary directories",
-            path.display()
-        )
-    };
     for (path, real) in &masked {
         let links = std::fs::metadata(real)
             .map_err(|e| cannot(path, format!("cannot read it: {e}")))?
@@ -70,10 +77,19 @@ pub fn mask_writable(hidden: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<Pat
             ));
         }
     }
-    let first = masked[0].0;
+    let first = read_only
+        .first()
+        .map(|(path, _)| path.as_path())
+        .or_else(|| masked.first().map(|(path, _)| path.as_path()))
+        .unwrap_or(Path::new("/"));
     enter_namespace().map_err(|why| cannot(first, why))?;
+    let mut pinned = Vec::new();
+    for (path, real) in &read_only {
+        keep_read_only(path, real, &places, &inside, &mut pinned)
+            .map_err(|why| cannot(path, why))?;
+    }
     for (path, real) in &masked {
-        mask(real, &inside).map_err(|why| cannot(path, why))?;
+        mask(real, &inside, &mut pinned).map_err(|why| cannot(path, why))?;
     }
     // The working directory still names the directory through the mounts from before: looked
     // up again, it goes through the new ones, so a relative path cannot pass beneath them.
@@ -86,6 +102,180 @@ pub fn mask_writable(hidden: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<Pat
             )
         })?;
     Ok(rest)
+}
+
+fn cannot(path: &Path, why: String) -> String {
+    format!(
+        "{} cannot be kept from the command (it is in a place confined commands may write): \
+         {why}; keep Splice's config directory (SPLICE_CONFIG) and data directory \
+         (SPLICE_DATA_DIR) outside the working root and the temporary directories",
+        path.display()
+    )
+}
+
+/// Splice's own places that lie inside a writable place, each as named and as it really is,
+/// outermost first; created when missing (so one the command would create later is covered
+/// too). Refused: one that is itself a writable place, a link on the way to one inside a
+/// writable place (the command, or one before it, could have planted it or could swap it),
+/// and a file with other hard links (its content could be changed there).
+fn plan_read_only(
+    own: &OwnPlaces,
+    places: &[PathBuf],
+    inside: &dyn Fn(&Path) -> bool,
+) -> Result<Vec<(PathBuf, PathBuf)>, String> {
+    let mut planned: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for (path, is_dir) in own
+        .dirs
+        .iter()
+        .map(|d| (d, true))
+        .chain(own.files.iter().map(|f| (f, false)))
+    {
+        // Even one leading outside: the command could point it elsewhere.
+        planted_link(path, inside).map_err(|why| cannot(path, why))?;
+        let real = super::own::resolved(path);
+        if !inside(&real) {
+            continue; // Landlock grants no write there.
+        }
+        if places.contains(&real) {
+            return Err(cannot(
+                path,
+                "it is itself a place confined commands may write".into(),
+            ));
+        }
+        if planned.iter().any(|(_, dir)| real.starts_with(dir)) {
+            continue; // Inside one already kept read-only.
+        }
+        create(&real, is_dir).map_err(|e| cannot(path, format!("cannot create it: {e}")))?;
+        // A link swapped in while it was created would show here.
+        if path.canonicalize().ok().as_ref() != Some(&real) {
+            return Err(cannot(path, "it moved while it was created".into()));
+        }
+        let meta = std::fs::metadata(&real).map_err(|e| cannot(path, e.to_string()))?;
+        if !is_dir && meta.nlink() > 1 {
+            return Err(cannot(
+                path,
+                format!(
+                    "it has {} hard links, and the others could change it",
+                    meta.nlink()
+                ),
+            ));
+        }
+        planned.push((path.clone(), real));
+    }
+    planned.sort_by_key(|(_, real)| real.components().count());
+    Ok(planned)
+}
+
+/// A symbolic link at `path` or above it whose directory lies in a writable place.
+fn planted_link(path: &Path, inside: &dyn Fn(&Path) -> bool) -> Result<(), String> {
+    for at in path.ancestors() {
+        let link = std::fs::symlink_metadata(at).is_ok_and(|m| m.file_type().is_symlink());
+        if link
+            && at
+                .parent()
+                .is_some_and(|dir| inside(&super::own::resolved(dir)))
+        {
+            return Err(format!(
+                "{} is a symbolic link in a place confined commands may write (one of them may \
+                 have planted it); replace it by the directory it names",
+                at.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn create(real: &Path, is_dir: bool) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    if is_dir {
+        return std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(real);
+    }
+    if let Some(parent) = real.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)?;
+    }
+    // Empty: no settings, no logins.
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(real)
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Pin `real`'s ancestors (as [`mask`] does), keep each writable place inside it writable (a
+/// mount of its own, copied along), then bind `real` onto itself and make that mount
+/// read-only; check that it took where Splice names it.
+fn keep_read_only(
+    path: &Path,
+    real: &Path,
+    places: &[PathBuf],
+    inside: &dyn Fn(&Path) -> bool,
+    pinned: &mut Vec<PathBuf>,
+) -> Result<(), String> {
+    pin_ancestors(real, inside, pinned)?;
+    for place in places {
+        if place != real && place.starts_with(real) && place.exists() {
+            mount_bind_recursive(place, place)
+                .map_err(|e| format!("cannot keep {} writable: {e}", place.display()))?;
+        }
+    }
+    mount_bind_recursive(real, real).map_err(|e| format!("cannot bind it: {e}"))?;
+    // The flags a user namespace locks (nosuid, nodev, noexec) must be kept; atime flags are
+    // kept by the kernel.
+    let kept = rustix::fs::statvfs(real)
+        .map_err(|e| format!("cannot read its mount: {e}"))?
+        .f_flag;
+    let mut flags = MountFlags::BIND | MountFlags::RDONLY;
+    for (has, flag) in [
+        (StatVfsMountFlags::NOSUID, MountFlags::NOSUID),
+        (StatVfsMountFlags::NODEV, MountFlags::NODEV),
+        (StatVfsMountFlags::NOEXEC, MountFlags::NOEXEC),
+    ] {
+        if kept.contains(has) {
+            flags |= flag;
+        }
+    }
+    mount_remount(real, flags, "").map_err(|e| format!("cannot make it read-only: {e}"))?;
+    let read_only =
+        rustix::fs::statvfs(path).is_ok_and(|s| s.f_flag.contains(StatVfsMountFlags::RDONLY));
+    if !read_only || path.canonicalize().ok().as_deref() != Some(real) {
+        return Err("the read-only mount did not take".into());
+    }
+    Ok(())
+}
+
+/// Make every directory above `path` that the command could rename (its parent is inside a
+/// writable place) a mount point, outermost first: the kernel refuses to rename or remove one.
+/// `pinned` holds those already made.
+fn pin_ancestors(
+    path: &Path,
+    inside: &dyn Fn(&Path) -> bool,
+    pinned: &mut Vec<PathBuf>,
+) -> Result<(), String> {
+    let mut pins: Vec<&Path> = path
+        .ancestors()
+        .skip(1)
+        .filter(|dir| dir.parent().is_some_and(inside))
+        .collect();
+    pins.reverse();
+    for dir in pins {
+        if pinned.iter().any(|done| done == dir) {
+            continue;
+        }
+        mount_bind_recursive(dir, dir).map_err(|e| format!("cannot pin {}: {e}", dir.display()))?;
+        pinned.push(dir.to_path_buf());
+    }
+    Ok(())
 }
 
 /// A mount namespace of this process's own, with every mount private (nothing done here
@@ -121,17 +311,13 @@ fn enter_namespace() -> Result<(), String> {
 /// Pin every directory above `file` that the command could rename (its parent is inside a
 /// writable place) by making it a mount point, outermost first, then mount the empty file over
 /// `file`; check that `file` now shows something else.
-fn mask(file: &Path, inside: &dyn Fn(&Path) -> bool) -> Result<(), String> {
+fn mask(
+    file: &Path,
+    inside: &dyn Fn(&Path) -> bool,
+    pinned: &mut Vec<PathBuf>,
+) -> Result<(), String> {
     let before = std::fs::metadata(file).map_err(|e| format!("cannot read it: {e}"))?;
-    let mut pinned: Vec<&Path> = file
-        .ancestors()
-        .skip(1)
-        .filter(|dir| dir.parent().is_some_and(inside))
-        .collect();
-    pinned.reverse();
-    for dir in pinned {
-        mount_bind_recursive(dir, dir).map_err(|e| format!("cannot pin {}: {e}", dir.display()))?;
-    }
+    pin_ancestors(file, inside, pinned)?;
     mount_bind(EMPTY, file).map_err(|e| format!("cannot mount over it: {e}"))?;
     // Read-only and no device access: reading fails as Landlock's refusal would, writes too.
     // Flags are only added, so a user namespace's locked ones are kept.
@@ -162,12 +348,20 @@ mod tests {
         std::fs::write(&file, "{}").unwrap_or_else(|e| panic!("{e}"));
         let absent = dir.path().join("none.json");
         let elsewhere = vec![PathBuf::from("/nonexistent-writable")];
-        let rest = mask_writable(&[file.clone(), absent.clone()], &elsewhere)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let rest = protect_writable(
+            &OwnPlaces::default(),
+            &[file.clone(), absent.clone()],
+            &elsewhere,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(rest, [file, absent.clone()]);
         // Not there yet: nothing to mask, even inside a writable place.
-        let rest = mask_writable(std::slice::from_ref(&absent), &[dir.path().to_path_buf()])
-            .unwrap_or_else(|e| panic!("{e}"));
+        let rest = protect_writable(
+            &OwnPlaces::default(),
+            std::slice::from_ref(&absent),
+            &[dir.path().to_path_buf()],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(rest, [absent]);
     }
 
@@ -177,7 +371,51 @@ mod tests {
         let file = dir.path().join("credentials.json");
         std::fs::write(&file, "{}").unwrap_or_else(|e| panic!("{e}"));
         std::fs::hard_link(&file, dir.path().join("copy")).unwrap_or_else(|e| panic!("{e}"));
-        let refused = mask_writable(&[file], &[dir.path().to_path_buf()]);
+        let refused = protect_writable(&OwnPlaces::default(), &[file], &[dir.path().to_path_buf()]);
+        assert!(refused.is_err_and(|e| e.contains("2 hard links")));
+    }
+
+    #[test]
+    fn own_places_outside_writable_places_are_left_to_landlock() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let own = OwnPlaces {
+            dirs: vec![dir.path().join("config/splice")],
+            files: vec![dir.path().join("config.json")],
+        };
+        let elsewhere = vec![PathBuf::from("/nonexistent-writable")];
+        let rest = protect_writable(&own, &[], &elsewhere).unwrap_or_else(|e| panic!("{e}"));
+        assert!(rest.is_empty());
+        // Nothing created where nothing had to be protected.
+        assert!(!dir.path().join("config").exists());
+    }
+
+    #[test]
+    fn an_own_place_that_is_a_writable_place_or_a_link_in_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let own = OwnPlaces {
+            dirs: vec![base.clone()],
+            files: vec![],
+        };
+        let refused = protect_writable(&own, &[], std::slice::from_ref(&base));
+        assert!(refused.is_err_and(|e| e.contains("itself a place")));
+        std::fs::create_dir(base.join("elsewhere")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(base.join("elsewhere"), base.join(".config"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let own = OwnPlaces {
+            dirs: vec![base.join(".config/splice")],
+            files: vec![],
+        };
+        let refused = protect_writable(&own, &[], std::slice::from_ref(&base));
+        assert!(refused.is_err_and(|e| e.contains("symbolic link")));
+        let linked = base.join("elsewhere/config.json");
+        std::fs::write(&linked, "{}").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::hard_link(&linked, base.join("copy.json")).unwrap_or_else(|e| panic!("{e}"));
+        let own = OwnPlaces {
+            dirs: vec![],
+            files: vec![linked],
+        };
+        let refused = protect_writable(&own, &[], std::slice::from_ref(&base));
         assert!(refused.is_err_and(|e| e.contains("2 hard links")));
     }
 }

@@ -5,6 +5,7 @@ pub mod descriptors;
 pub mod helper;
 pub mod hidden;
 pub mod mask;
+pub mod own;
 pub mod policy;
 pub mod risk;
 pub mod sandbox;

@@ -1,7 +1,8 @@
 //! The sandbox for commands Splice runs on its own authority (`auto` mode, and the analyzers and
 //! test command a pipeline stage chooses): Linux Landlock lets them read everywhere (but
 //! Splice's saved registry logins) and write only inside the working root, the temporary
-//! directories, a few devices (never a terminal) and the build tools' caches.
+//! directories, a few devices (never a terminal) and the build tools' caches, and never in
+//! Splice's own config and data directories, wherever they lie (`own.rs`, `mask.rs`).
 //!
 //! Every command, confined or not, is started through Splice itself: `splice __sandbox-exec`
 //! is the supervisor (see `supervisor.rs`) that confines itself when asked, runs `sh -c`, and
@@ -183,6 +184,13 @@ pub fn shell_command(
                 }
                 for path in super::hidden::hidden_files() {
                     process.arg("--hide").arg(path);
+                }
+                let own = super::own::own_places();
+                for path in &own.dirs {
+                    process.arg(super::supervisor::OWN_DIR_ARG).arg(path);
+                }
+                for path in &own.files {
+                    process.arg(super::supervisor::OWN_FILE_ARG).arg(path);
                 }
             }
             process.args(["--", SHELL, "-c", command]);

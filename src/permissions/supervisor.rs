@@ -1,6 +1,6 @@
 //! The supervisor every command runs under, so that no process a command starts outlives it.
 //!
-//! `splice __sandbox-exec --parent PID [--confine --write DIR… --hide FILE…] -- sh -c COMMAND` makes itself a
+//! `splice __sandbox-exec --parent PID [--confine --write DIR… --hide FILE… --own-dir DIR… --own-file FILE…] -- sh -c COMMAND` makes itself a
 //! child subreaper (orphaned descendants, even ones that left the process group with `setsid`
 //! or a double fork, are reparented to it rather than to init), asks for SIGHUP when Splice
 //! dies, leaves the terminal's session, and starts the shell as its child: when asked to
@@ -32,6 +32,10 @@ use super::sandbox;
 /// Exit code when the command could not be started (as a shell uses for "cannot run").
 pub const CANNOT_RUN: i32 = 126;
 
+/// The flags that name Splice's own directories and files.
+pub const OWN_DIR_ARG: &str = "--own-dir";
+pub const OWN_FILE_ARG: &str = "--own-file";
+
 /// What the launcher was asked to do.
 #[derive(Debug, Default, PartialEq)]
 struct Request {
@@ -46,6 +50,8 @@ struct Request {
     writable: Vec<PathBuf>,
     /// Files the confined command may not read.
     hidden: Vec<PathBuf>,
+    /// Splice's own places, which the confined command may not write (`own.rs`).
+    own: super::own::OwnPlaces,
     /// The person let confined commands use Unix sockets (`sandbox.allowAllUnixSockets`).
     allow_unix_sockets: bool,
     program: Vec<OsString>,
@@ -63,6 +69,10 @@ fn parse(args: &[OsString]) -> Request {
             request.writable.extend(rest.next().map(PathBuf::from));
         } else if arg == "--hide" {
             request.hidden.extend(rest.next().map(PathBuf::from));
+        } else if arg == OWN_DIR_ARG {
+            request.own.dirs.extend(rest.next().map(PathBuf::from));
+        } else if arg == OWN_FILE_ARG {
+            request.own.files.extend(rest.next().map(PathBuf::from));
         } else if arg == "--confine" {
             request.confine = true;
         } else if arg == "--inner" {
@@ -165,6 +175,12 @@ pub fn main(args: &[OsString]) -> i32 {
         for path in &request.hidden {
             launch.arg("--hide").arg(path);
         }
+        for path in &request.own.dirs {
+            launch.arg(OWN_DIR_ARG).arg(path);
+        }
+        for path in &request.own.files {
+            launch.arg(OWN_FILE_ARG).arg(path);
+        }
         if request.allow_unix_sockets {
             launch.arg(sandbox::ALLOW_UNIX_SOCKETS_ARG);
         }
@@ -211,15 +227,16 @@ fn inner(request: &Request) -> i32 {
         eprintln!("splice supervisor: no command given");
         return CANNOT_RUN;
     };
-    // Hidden files where the command may write are masked in a mount namespace; Landlock
-    // keeps the rest.
-    let hidden = match super::mask::mask_writable(&request.hidden, &request.writable) {
-        Ok(rest) => rest,
-        Err(error) => {
-            eprintln!("splice sandbox: the command was not run: {error}");
-            return CANNOT_RUN;
-        }
-    };
+    // Splice's own places and hidden files where the command may write are kept read-only and
+    // masked in a mount namespace; Landlock keeps the rest.
+    let hidden =
+        match super::mask::protect_writable(&request.own, &request.hidden, &request.writable) {
+            Ok(rest) => rest,
+            Err(error) => {
+                eprintln!("splice sandbox: the command was not run: {error}");
+                return CANNOT_RUN;
+            }
+        };
     if let Err(error) = sandbox::confine_self(&request.writable, &hidden) {
         eprintln!("splice sandbox: the command was not run: {error}");
         return CANNOT_RUN;
@@ -332,6 +349,10 @@ mod tests {
             "/a",
             "--write",
             "/b",
+            "--own-dir",
+            "/c",
+            "--own-file",
+            "/d.json",
             "--",
             "sh",
             "-c",
@@ -345,6 +366,8 @@ mod tests {
         assert!(request.confine);
         assert!(request.allow_unix_sockets);
         assert_eq!(request.writable, [PathBuf::from("/a"), PathBuf::from("/b")]);
+        assert_eq!(request.own.dirs, [PathBuf::from("/c")]);
+        assert_eq!(request.own.files, [PathBuf::from("/d.json")]);
         assert_eq!(request.program, ["sh", "-c", "--write x"]);
     }
 

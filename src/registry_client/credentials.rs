@@ -66,6 +66,9 @@ fn no_path() -> RegistryError {
 
 fn read_all(path: &Path) -> Result<Logins, RegistryError> {
     match std::fs::read(path) {
+        // Empty: no logins (the sandbox creates it so no command can plant one; see
+        // `permissions/mask.rs`).
+        Ok(bytes) if bytes.trim_ascii().is_empty() => Ok(Logins::new()),
         Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| failed(path, e)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Logins::new()),
         Err(e) => Err(failed(path, e)),

@@ -41,6 +41,10 @@ pub enum Escape {
     /// goes through it.
     #[error("the file has other hard links (one may be inside .git)")]
     HardLinked,
+    /// Splice's own config or data directory (`permissions/own.rs`), when it lies beneath the
+    /// root (HOME as the root): what it holds governs the next run (MCP servers, rules).
+    #[error("path leads into Splice's own config or data directory")]
+    Own,
 }
 
 impl Escape {
@@ -193,11 +197,16 @@ fn root_git_dirs(root: &OwnedFd) -> Vec<Stat> {
 }
 
 /// Refuse `dir` (opened beneath the root) when it or any directory between it and the root
-/// is a git dir. Walks up with `..` from the opened directory itself, so how the path was
+/// is a git dir, or one of Splice's own directories. Walks up with `..` from the opened directory itself, so how the path was
 /// spelled, and which links it went through, do not matter.
 fn refuse_git_dir(root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
     let root_stat = fstat(root)?;
     let protected = root_git_dirs(root);
+    let own: Vec<Stat> = crate::permissions::own::own_places()
+        .dirs
+        .iter()
+        .filter_map(|dir| rustix::fs::stat(dir).ok())
+        .collect();
     let mut current = openat(
         dir,
         ".",
@@ -212,6 +221,9 @@ fn refuse_git_dir(root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
         }
         if protected.iter().any(|p| same(p, &stat)) || looks_like_git_dir(&current) {
             return Err(Escape::Protected.error());
+        }
+        if own.iter().any(|p| same(p, &stat)) {
+            return Err(Escape::Own.error());
         }
         let parent = openat(
             &current,

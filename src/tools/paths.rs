@@ -92,6 +92,9 @@ pub fn resolve_for_write(root: &Path, raw: &str) -> Result<PathBuf, ToolError> {
         Err(error) => Err(match Escape::of(&error) {
             Some(Escape::Protected | Escape::HardLinked) => ToolError::Protected(raw.to_string()),
             Some(Escape::Outside) => ToolError::OutsideRoot(raw.to_string()),
+            Some(Escape::Own) => ToolError::Failed(format!(
+                "`{raw}` is in Splice's own config or data directory, which file tools do not write"
+            )),
             None => ToolError::Failed(format!("cannot write {raw}: {error}")),
         }),
     }

@@ -472,6 +472,9 @@ pub fn input(root: &Path, raw: &str) -> Result<Input, ToolError> {
                 "`{raw}` has other hard links (one may be inside .git), so it is not handed \
                  out; transcribe a copy of it"
             )),
+            Some(Escape::Own) => ToolError::Failed(format!(
+                "`{raw}` is in Splice's own config or data directory; it is not handed out"
+            )),
             None => ToolError::Failed(format!("cannot read `{raw}`: {error}")),
         }),
     }

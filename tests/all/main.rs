@@ -6,6 +6,7 @@ mod attack_credentials;
 mod attack_git;
 mod attack_mcp;
 mod attack_misc;
+mod attack_own_dirs;
 mod attack_packages;
 mod attack_proc;
 mod attack_procs;

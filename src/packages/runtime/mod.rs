@@ -416,18 +416,35 @@ impl Grants {
                 )));
             }
         }
-        // A tool that could write its own package or Splice's data (installed packages, the
-        // stripped-code cache) could change code that runs later with other permissions.
-        let data_dir = crate::config::data_dir();
-        let data_dir = data_dir.canonicalize().unwrap_or(data_dir);
+        // A tool that could write its own package or Splice's own places (config, saved
+        // logins, approvals, installed packages, caches; `permissions/own.rs`) could change
+        // what runs later with other permissions, wherever they lie (HOME inside the project).
+        let own = crate::permissions::own::own_places();
+        let protected: Vec<PathBuf> = std::iter::once(&package.dir)
+            .chain(own.all())
+            .map(|p| crate::permissions::own::resolved(p))
+            .collect();
         for path in &write {
-            let path = &path.canonicalize().unwrap_or_else(|_| path.clone());
-            for protected in [&package.dir, &data_dir] {
+            let path = &crate::permissions::own::resolved(path);
+            for protected in &protected {
                 if protected.starts_with(path) || path.starts_with(protected) {
                     return Err(denied(format!(
-                        "fs.write grants {}, which holds or is inside {}; refused so no tool rewrites code",
+                        "fs.write grants {}, which holds or is inside {}; refused so no tool rewrites code or Splice's settings",
                         path.display(),
                         protected.display()
+                    )));
+                }
+            }
+        }
+        // Nor read the saved logins (a registry token), as confined commands cannot.
+        for path in &read {
+            let path = &crate::permissions::own::resolved(path);
+            for hidden in crate::permissions::hidden::hidden_files() {
+                if crate::permissions::own::resolved(&hidden).starts_with(path) {
+                    return Err(denied(format!(
+                        "fs.read grants {}, which holds Splice's saved logins {}; refused",
+                        path.display(),
+                        hidden.display()
                     )));
                 }
             }

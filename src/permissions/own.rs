@@ -1,0 +1,93 @@
+//! Splice's own places: what governs the next run (rules, MCP servers and their approvals,
+//! installed packages, sessions, checkpoints, saved logins, prices). No confined command or
+//! package tool may write any of them, wherever they lie (see `mask.rs` for places a command
+//! may otherwise write, as with HOME under `/tmp`).
+
+use std::path::{Path, PathBuf};
+
+/// Splice's own directories and files, as absolute paths (not resolved: a link on the way is
+/// judged where it lies).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct OwnPlaces {
+    /// Directories kept whole: the default config directory (`~/.config/splice`, which also
+    /// holds the price table and the saved logins) and the data directory (approvals,
+    /// packages, sessions, checkpoints, worktree records, caches).
+    pub dirs: Vec<PathBuf>,
+    /// Files named on their own: `SPLICE_CONFIG`'s target and the saved logins beside it, and
+    /// `SPLICE_PRICING_FILE`'s target. Their directories may be anything (the project, `/tmp`).
+    pub files: Vec<PathBuf>,
+}
+
+impl OwnPlaces {
+    /// Every path, directories first.
+    pub fn all(&self) -> impl Iterator<Item = &PathBuf> {
+        self.dirs.iter().chain(&self.files)
+    }
+}
+
+/// Splice's own places for this process's environment.
+pub fn own_places() -> OwnPlaces {
+    let mut places = OwnPlaces::default();
+    if let Some(config_dir) = dirs::config_dir() {
+        places.dirs.push(config_dir.join("splice"));
+    }
+    places.dirs.push(crate::config::data_dir());
+    let named = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    if named("SPLICE_CONFIG") {
+        places.files.extend(crate::config::config_path());
+        places
+            .files
+            .extend(crate::registry_client::credentials::path());
+    }
+    if named("SPLICE_PRICING_FILE") {
+        places.files.extend(crate::config::pricing_path());
+    }
+    places.dirs = places.dirs.iter().map(|p| absolute(p)).collect();
+    places.files = places.files.iter().map(|p| absolute(p)).collect();
+    places.dirs.dedup();
+    places.files.dedup();
+    places
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// `path` with its links resolved: the real file when it exists, else the deepest existing
+/// ancestor (resolved) joined with the rest of the names (which a later file would take).
+pub fn resolved(path: &Path) -> PathBuf {
+    let absolute = absolute(path);
+    let mut below = Vec::new();
+    let mut at = absolute.as_path();
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return below.iter().rev().fold(real, |p, name| p.join(name));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                below.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return absolute,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_path_resolves_through_its_existing_ancestors() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let real = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir(real.join("target")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(real.join("target"), real.join("link"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            resolved(&real.join("link/a/b")),
+            real.join("target").join("a").join("b")
+        );
+        assert_eq!(resolved(&real.join("link")), real.join("target"));
+    }
+}
