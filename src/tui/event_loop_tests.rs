@@ -82,6 +82,7 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
         app: super::super::snapshot_tests::app(),
         prompt: Some("diff the tree".into()),
         session: None,
+        history: Conversation::default(),
     };
     let code = drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
     let (entered, drawn) = typist.join().unwrap_or_else(|_| panic!("typist panicked"));
@@ -93,12 +94,13 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
     assert_eq!(code, 0);
 }
 
-fn replayed(records: Vec<Record>) -> (App, tempfile::TempDir) {
+/// The app and the conversation replayed from `records`.
+fn replayed(records: Vec<Record>) -> (App, Conversation, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut app = super::super::snapshot_tests::app();
     app.settings.data_dir = dir.path().to_path_buf();
-    open_session(&mut app, Some(records)).unwrap_or_else(|e| panic!("{e}"));
-    (app, dir)
+    let opened = open_session(&mut app, Some(records)).unwrap_or_else(|e| panic!("{e}"));
+    (app, opened.history, dir)
 }
 
 fn exchange(request: &str, answer: &str) -> Vec<Record> {
@@ -113,9 +115,8 @@ fn exchange(request: &str, answer: &str) -> Vec<Record> {
     ]
 }
 
-fn texts(app: &App) -> Vec<String> {
-    app.settings
-        .conversation
+fn texts(conversation: &Conversation) -> Vec<String> {
+    conversation
         .messages()
         .into_iter()
         .map(|m| match m {
@@ -146,8 +147,8 @@ fn a_resumed_session_has_its_undo_note_where_the_undo_happened() {
         deleted: Vec::new(),
     });
     records.extend(exchange("and now?", "It is back."));
-    let (app, _dir) = replayed(records);
-    let texts = texts(&app);
+    let (app, history, _dir) = replayed(records);
+    let texts = texts(&history);
     assert_eq!(texts.len(), 5, "{texts:?}");
     assert_eq!(texts[1], "assistant: Wrote it.");
     assert!(
@@ -166,9 +167,9 @@ fn a_resumed_session_forgets_what_clear_cleared() {
     let mut records = exchange("secret plan", "Noted.");
     records.push(Record::Clear);
     records.extend(exchange("fresh start", "Hello."));
-    let (app, _dir) = replayed(records);
+    let (app, history, _dir) = replayed(records);
     assert_eq!(
-        texts(&app),
+        texts(&history),
         ["user: fresh start", "assistant: Hello."],
         "the cleared exchange came back"
     );
