@@ -374,6 +374,10 @@ where
     // hand it a server after that.
     core.submit(Op::Shutdown);
     core.ended().await;
+    // What the session reported last (a `/clear` just before quitting) still reaches the log.
+    while let Ok(from_run) = event_rx.try_recv() {
+        receive(&mut app, &log, from_run);
+    }
     if let Some(writer) = session {
         // Every record reaches the file before the process ends.
         writer.close();
