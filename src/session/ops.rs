@@ -93,8 +93,9 @@ pub enum SessionEvent {
     CompactStarted { model: String },
     /// A compaction ended (or had nothing to do, or was cancelled).
     CompactEnded(CompactOutcome),
-    /// The conversation changed (after a turn, before its `TurnEnded`; after a compaction):
-    /// what a session file lacks of it, so a reopened session gets back exactly this.
+    /// The conversation changed (after a turn, before its `TurnEnded`; after a compaction; after
+    /// an undo, its note): what a session file lacks of it, so a reopened session gets back
+    /// exactly this. The first holds the whole conversation the session started from.
     Memory(crate::conversation::Unsaved),
     /// `Op::Clear` forgot the conversation.
     Cleared,

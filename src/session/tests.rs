@@ -183,16 +183,21 @@ impl Reports {
     }
 }
 
+/// A turn's request text.
+async fn text_of(input: Input) -> String {
+    match input {
+        Input::Prompt(prompt) => prompt.text,
+        Input::Reading(reading) => reading.await.map(|p| p.text).unwrap_or_default(),
+    }
+}
+
 /// A turn that records its text and tier, then ends with 0 or, when `blocks`, waits for its
 /// interrupt and ends with the interrupted code.
 fn recording_turn(seen: Arc<Mutex<Vec<(String, Tier)>>>, blocks: &'static str) -> RunTurn {
     Arc::new(move |settings, _bus, input, stopped| {
         let seen = seen.clone();
         Box::pin(async move {
-            let text = match input {
-                Input::Prompt(prompt) => prompt.text,
-                Input::Reading(reading) => reading.await.map(|p| p.text).unwrap_or_default(),
-            };
+            let text = text_of(input).await;
             if let Ok(mut seen) = seen.lock() {
                 seen.push((text.clone(), settings.tier));
             }
@@ -512,10 +517,7 @@ fn talking_turn(models: Arc<Mutex<Vec<String>>>) -> RunTurn {
     Arc::new(move |settings, _bus, input, _stopped| {
         let models = models.clone();
         Box::pin(async move {
-            let text = match input {
-                Input::Prompt(prompt) => prompt.text,
-                Input::Reading(reading) => reading.await.map(|p| p.text).unwrap_or_default(),
-            };
+            let text = text_of(input).await;
             if let Ok(mut models) = models.lock() {
                 models.push(settings.provider.model.clone());
             }
