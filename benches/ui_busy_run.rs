@@ -158,6 +158,7 @@ fn main() {
         app: App::new(settings(root), Theme::ansi()),
         prompt: Some("review the change".into()),
         session: None,
+        history: Default::default(),
     };
 
     // The typist: one key at a time, each timed until the frame that shows it.

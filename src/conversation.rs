@@ -52,6 +52,15 @@ impl Conversation {
         self.messages.lock().map(|m| m.clone()).unwrap_or_default()
     }
 
+    /// A conversation of its own with these messages, shared with nobody, none of them saved
+    /// yet (the next [`Conversation::unsaved`] holds them all).
+    pub fn detached(&self) -> Conversation {
+        Conversation {
+            messages: Arc::new(Mutex::new(self.messages())),
+            saved: Arc::default(),
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.messages.lock().map(|m| m.is_empty()).unwrap_or(true)
     }

@@ -119,7 +119,7 @@ pub fn api_model_for(kind: ProviderKind, model: &str) -> Result<String, InvalidS
 }
 
 /// Everything needed to talk to one provider, resolved before the run starts.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProviderConfig {
     pub kind: ProviderKind,
     /// Base URL without a trailing `/v1` (Gemini's: as given, without a trailing `/`).

@@ -10,6 +10,14 @@ use crate::bus::{Answer, Bus, PermissionAsk};
 use crate::ids::new_run_id;
 use crate::settings::RunSettings;
 
+/// What waits for the turn in progress to end, in the order submitted.
+enum Queued {
+    Turn(Input),
+    /// A `/clear` submitted during a turn: applied when it ends, since a turn writes its
+    /// conversation back at its end.
+    Clear,
+}
+
 /// A turn in progress: its task and the sender that interrupts it.
 struct Running {
     task: tokio::task::JoinHandle<i32>,
@@ -22,7 +30,7 @@ pub(super) struct Core {
     frontend: Frontend,
     running: Option<Running>,
     compacting: Option<compact::PendingCompaction>,
-    queued: VecDeque<Input>,
+    queued: VecDeque<Queued>,
     last_code: i32,
     /// Where runs ask permission questions, when the front end answers them.
     asks: Option<mpsc::UnboundedSender<PermissionAsk>>,
@@ -98,6 +106,7 @@ impl Core {
                     self.running = None;
                     self.deny_waiting();
                     self.last_code = code;
+                    self.report_memory();
                     self.report(&SessionEvent::TurnEnded { code });
                     self.start_queued();
                 }
@@ -105,6 +114,8 @@ impl Core {
                     if let Some(pending) = self.compacting.take() {
                         let outcome = compact::finish(pending, result, &self.settings, &self.bus());
                         self.report(&SessionEvent::CompactEnded(outcome));
+                        // The conversation may have been replaced.
+                        self.report_memory();
                     }
                     // Requests submitted meanwhile start now, on the compacted conversation.
                     self.start_queued();
@@ -117,7 +128,7 @@ impl Core {
 
     async fn handle(&mut self, op: Op) {
         match op {
-            Op::UserTurn(input) if self.busy() => self.queued.push_back(input),
+            Op::UserTurn(input) if self.busy() => self.queued.push_back(Queued::Turn(input)),
             Op::UserTurn(input) => self.start_turn(input),
             Op::Interrupt => self.interrupt(),
             Op::Compact => self.compact(),
@@ -143,10 +154,26 @@ impl Core {
                     let _ = reply.send(answer);
                 }
             }
-            Op::SetModel(provider) => self.settings.provider = provider,
-            Op::SetTier(tier) => self.settings.tier = tier,
+            // A compaction under way is discarded: its conversation is gone.
+            Op::Clear if self.running.is_none() && self.queued.is_empty() => self.clear(),
+            Op::Clear => self.queued.push_back(Queued::Clear),
+            Op::SetModel(name) => {
+                let event = match super::resolve_model_from_env(&self.settings.provider, &name) {
+                    Ok(provider) => {
+                        self.settings.provider = provider.clone();
+                        SessionEvent::ModelSet(provider)
+                    }
+                    Err(reason) => SessionEvent::Refused { reason },
+                };
+                self.report(&event);
+            }
+            Op::SetTier(tier) => {
+                self.settings.tier = tier;
+                self.report(&SessionEvent::TierSet(tier));
+            }
             Op::SetPermissionMode(mode) => {
                 self.settings.policy = self.settings.policy.with_mode(mode);
+                self.report(&SessionEvent::ModeSet(mode));
             }
             Op::Shutdown => {}
         }
@@ -193,11 +220,19 @@ impl Core {
     }
 
     fn start_queued(&mut self) {
-        if !self.busy()
+        while !self.busy()
             && let Some(next) = self.queued.pop_front()
         {
-            self.start_turn(next);
+            match next {
+                Queued::Turn(input) => self.start_turn(input),
+                Queued::Clear => self.clear(),
+            }
         }
+    }
+
+    fn clear(&mut self) {
+        self.settings.conversation.clear();
+        self.report(&SessionEvent::Cleared);
     }
 
     fn compact(&mut self) {
@@ -262,6 +297,8 @@ impl Core {
             },
         };
         self.report(&event);
+        // After the undo, whose replay adds the same note: the record of it starts at the note.
+        self.report_memory();
     }
 
     /// Never leave a run waiting on a question nobody will answer.
@@ -278,9 +315,10 @@ impl Core {
                 "compaction cancelled; the conversation is unchanged".into(),
             )));
         }
-        let dropped = self.queued.len();
-        self.queued.clear();
-        for _ in 0..dropped {
+        // Requests are dropped; a `/clear` still applies when the turn has ended.
+        let before = self.queued.len();
+        self.queued.retain(|q| matches!(q, Queued::Clear));
+        for _ in self.queued.len()..before {
             self.report(&SessionEvent::TurnDropped);
         }
         if let Some(stop) = self.running.as_mut().and_then(|r| r.stop.take()) {
@@ -305,6 +343,13 @@ impl Core {
             task: tokio::spawn(future),
             stop: Some(stop),
         });
+    }
+
+    /// What the conversation gained or lost since it was last reported, for the session log.
+    fn report_memory(&self) {
+        if let Some(unsaved) = self.settings.conversation.unsaved() {
+            self.report(&SessionEvent::Memory(unsaved));
+        }
     }
 
     fn report(&self, event: &SessionEvent) {

@@ -89,8 +89,11 @@ pub struct Session {
 }
 
 impl Session {
-    /// Start a session on `settings` (its conversation included) in a task of its own.
-    pub fn spawn(settings: RunSettings, frontend: Frontend) -> Session {
+    /// Start a session on `settings` in a task of its own. The session owns its conversation:
+    /// it starts from a copy of the one in `settings` (a reopened session's, replayed), which
+    /// nothing outside it shares; its changes are reported ([`SessionEvent::Memory`]).
+    pub fn spawn(mut settings: RunSettings, frontend: Frontend) -> Session {
+        settings.conversation = settings.conversation.detached();
         let (ops, receiver) = mpsc::unbounded_channel();
         let (asks, questions) = if frontend.asks {
             let (asks, questions) = mpsc::unbounded_channel();

@@ -49,8 +49,13 @@ pub enum Op {
     Login(LoginTarget),
     /// Cancel the login going on: its task ends, nothing is saved.
     CancelLogin,
-    /// Change the model the next turns use.
-    SetModel(crate::provider::ProviderConfig),
+    /// Forget the conversation (`/clear`): the next turn starts a new one. Submitted during a
+    /// turn, it applies when the turn ends (an interrupt does not drop it); a compaction under
+    /// way is discarded when its summary arrives.
+    Clear,
+    /// Change the model the next turns use: `MODEL`, an alias, or `PROVIDER/MODEL`, resolved
+    /// by the session ([`super::resolve_model_from_env`]); one it cannot use is refused.
+    SetModel(String),
     /// Change the tier the next turns use.
     SetTier(Tier),
     /// Change the permission mode the next turns use (session rules are kept).
@@ -88,6 +93,18 @@ pub enum SessionEvent {
     CompactStarted { model: String },
     /// A compaction ended (or had nothing to do, or was cancelled).
     CompactEnded(CompactOutcome),
+    /// The conversation changed (after a turn, before its `TurnEnded`; after a compaction; after
+    /// an undo, its note): what a session file lacks of it, so a reopened session gets back
+    /// exactly this. The first holds the whole conversation the session started from.
+    Memory(crate::conversation::Unsaved),
+    /// `Op::Clear` forgot the conversation.
+    Cleared,
+    /// The model the next turns use, as the session applied it (after `Op::SetModel`).
+    ModelSet(crate::provider::ProviderConfig),
+    /// The tier the next turns use, as applied (after `Op::SetTier`).
+    TierSet(Tier),
+    /// The permission mode the next turns use, as applied (after `Op::SetPermissionMode`).
+    ModeSet(crate::permissions::PermissionMode),
     /// An undo put files back from this checkpoint.
     Undone(Undone),
     /// The checkpoint could not be used.

@@ -156,6 +156,21 @@ impl Reports {
             .collect()
     }
 
+    /// The session's conversation as its session log replays it: `start` (what the session
+    /// was given), then what it reported of its changes.
+    fn remembered(&self, start: Vec<Message>) -> Vec<Message> {
+        let conversation = crate::conversation::Conversation::default();
+        conversation.replace(start);
+        for event in self.taken() {
+            match event {
+                SessionEvent::Memory(unsaved) => conversation.apply(unsaved),
+                SessionEvent::Cleared => conversation.clear(),
+                _ => {}
+            }
+        }
+        conversation.messages()
+    }
+
     /// Wait until the session reports what `wanted` picks, for at most 10 s.
     async fn until<T>(&self, wanted: impl Fn(&SessionEvent) -> Option<T>) -> T {
         for _ in 0..1000 {
@@ -168,16 +183,21 @@ impl Reports {
     }
 }
 
+/// A turn's request text.
+async fn text_of(input: Input) -> String {
+    match input {
+        Input::Prompt(prompt) => prompt.text,
+        Input::Reading(reading) => reading.await.map(|p| p.text).unwrap_or_default(),
+    }
+}
+
 /// A turn that records its text and tier, then ends with 0 or, when `blocks`, waits for its
 /// interrupt and ends with the interrupted code.
 fn recording_turn(seen: Arc<Mutex<Vec<(String, Tier)>>>, blocks: &'static str) -> RunTurn {
     Arc::new(move |settings, _bus, input, stopped| {
         let seen = seen.clone();
         Box::pin(async move {
-            let text = match input {
-                Input::Prompt(prompt) => prompt.text,
-                Input::Reading(reading) => reading.await.map(|p| p.text).unwrap_or_default(),
-            };
+            let text = text_of(input).await;
             if let Ok(mut seen) = seen.lock() {
                 seen.push((text.clone(), settings.tier));
             }
@@ -230,10 +250,11 @@ fn compact_ended(event: &SessionEvent) -> Option<CompactOutcome> {
 async fn compact_summarises_without_tools_and_counts_the_request_with_the_meter() {
     let (url, served) = fake_openai(SUMMARY).await;
     let settings = settings_at(&url);
-    let conversation = settings.conversation.clone();
     let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
     session.submit(Op::Compact);
     let outcome = reports.until(compact_ended).await;
+    session.submit(Op::Shutdown);
+    session.ended().await;
     assert!(!outcome.failed, "{outcome:?}");
     assert!(
         outcome.text.starts_with("context compacted: "),
@@ -265,9 +286,9 @@ async fn compact_summarises_without_tools_and_counts_the_request_with_the_meter(
         "the kept exchanges are not summarised"
     );
 
-    // The conversation: the request with the summary, then the three newest calls and the
-    // answer, word for word.
-    let compacted = conversation.messages();
+    // The conversation, as reported for the session log: the request with the summary, then
+    // the three newest calls and the answer, word for word.
+    let compacted = reports.remembered(long_conversation());
     let original = long_conversation();
     assert_eq!(compacted.len(), 1 + 3 * 2 + 1);
     assert_eq!(compacted[1..], original[original.len() - 7..]);
@@ -287,8 +308,6 @@ async fn compact_summarises_without_tools_and_counts_the_request_with_the_meter(
     assert_eq!(usage[0].usage_sequence, 1);
     assert_eq!(usage[0].total_tokens, 47_300);
     assert!(usage[0].cost_usd.is_some(), "{:?}", usage[0]);
-    session.submit(Op::Shutdown);
-    session.ended().await;
 }
 
 /// `/compact`'s request is held to the budget as a run's are: a summary that spends it is not
@@ -298,18 +317,19 @@ async fn a_compaction_past_the_budget_is_not_used_and_says_so() {
     let (url, served) = fake_openai(SUMMARY).await;
     let mut settings = settings_at(&url);
     settings.budget.max_tokens = Some(10_000);
-    let conversation = settings.conversation.clone();
     let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
     session.submit(Op::Compact);
     let outcome = reports.until(compact_ended).await;
     let _ = served.await;
+    session.submit(Op::Shutdown);
+    session.ended().await;
     assert!(outcome.failed, "{outcome:?}");
     assert_eq!(
         outcome.text,
         "compaction failed: token budget exceeded: 47300 tokens used, --max-tokens 10000; \
          the conversation is unchanged"
     );
-    assert_eq!(conversation.messages(), long_conversation());
+    assert_eq!(reports.remembered(long_conversation()), long_conversation());
     assert_eq!(
         reports.usage().len(),
         1,
@@ -327,10 +347,11 @@ async fn a_failed_summary_request_changes_nothing_and_counts_nothing() {
     );
     drop(closed);
     let settings = settings_at(&url);
-    let conversation = settings.conversation.clone();
     let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
     session.submit(Op::Compact);
     let outcome = reports.until(compact_ended).await;
+    session.submit(Op::Shutdown);
+    session.ended().await;
     assert!(outcome.failed);
     assert!(
         outcome.text.starts_with("compaction failed: ")
@@ -338,7 +359,7 @@ async fn a_failed_summary_request_changes_nothing_and_counts_nothing() {
         "{}",
         outcome.text
     );
-    assert_eq!(conversation.messages(), long_conversation());
+    assert_eq!(reports.remembered(long_conversation()), long_conversation());
     assert!(reports.usage().is_empty());
 }
 
@@ -347,22 +368,26 @@ async fn a_conversation_changed_while_compacting_is_left_as_it_is() {
     let (open, gate) = tokio::sync::oneshot::channel();
     let (url, served) = fake_openai_after(SUMMARY, Some(gate)).await;
     let settings = settings_at(&url);
-    let conversation = settings.conversation.clone();
     let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
     session.submit(Op::Compact);
     reports
         .until(|e| matches!(e, SessionEvent::CompactStarted { .. }).then_some(()))
         .await;
     // `/clear` while the summary is written.
-    conversation.clear();
+    session.submit(Op::Clear);
+    reports
+        .until(|e| (*e == SessionEvent::Cleared).then_some(()))
+        .await;
     let _ = open.send(());
     let outcome = reports.until(compact_ended).await;
+    session.submit(Op::Shutdown);
+    session.ended().await;
     assert!(
         outcome.text.starts_with("compaction discarded"),
         "{}",
         outcome.text
     );
-    assert!(conversation.is_empty());
+    assert!(reports.remembered(long_conversation()).is_empty());
     // The request was made and answered: its cost still counts.
     assert_eq!(reports.usage().len(), 1);
     let _ = served.await;
@@ -407,7 +432,6 @@ async fn an_interrupt_cancels_a_compaction_and_a_request_sent_meanwhile_waits_fo
     );
     let seen = Arc::new(Mutex::new(Vec::new()));
     let settings = settings_at(&url);
-    let conversation = settings.conversation.clone();
     let (session, reports) = session_on(settings, recording_turn(seen.clone(), ""));
     session.submit(Op::Compact);
     session.submit(Op::UserTurn(Input::text("after")));
@@ -424,7 +448,7 @@ async fn an_interrupt_cancels_a_compaction_and_a_request_sent_meanwhile_waits_fo
         outcome.text,
         "compaction cancelled; the conversation is unchanged"
     );
-    assert_eq!(conversation.messages(), long_conversation());
+    assert_eq!(reports.remembered(long_conversation()), long_conversation());
     session.submit(Op::Shutdown);
     session.ended().await;
     // Stopping means stopping: the request behind it was dropped.
@@ -460,7 +484,6 @@ async fn undo_restores_the_checkpoint_and_tells_the_model() {
     let mut settings = crate::tui::snapshot_tests::settings();
     settings.cwd = root_path.clone();
     settings.data_dir = data.path().to_path_buf();
-    let conversation = settings.conversation.clone();
     let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
     session.submit(Op::Undo {
         run_id: "run_1".into(),
@@ -469,22 +492,146 @@ async fn undo_restores_the_checkpoint_and_tells_the_model() {
     session.submit(Op::Shutdown);
     session.ended().await;
     assert_eq!(
-        reports.taken(),
-        vec![SessionEvent::Undone(Undone {
+        reports.taken()[0],
+        SessionEvent::Undone(Undone {
             run_id: "run_1".into(),
             sequence: 1,
             files: vec!["old.txt".into(), "new.txt".into()],
             deleted: vec!["new.txt".into()],
             skipped: vec![],
-        })]
+        })
     );
     assert!(!root_path.join("new.txt").exists());
     assert_eq!(
         std::fs::read_to_string(root_path.join("old.txt")).unwrap_or_default(),
         "before\n"
     );
-    let told = format!("{:?}", conversation.messages());
+    // Reported for the session log after the undo, so a reopened session has the note too.
+    let told = format!("{:?}", reports.remembered(Vec::new()));
     assert!(told.contains("the user ran /undo"), "{told}");
+}
+
+/// A turn that answers `ok` to its request in the session's conversation, and records the
+/// model it ran on.
+fn talking_turn(models: Arc<Mutex<Vec<String>>>) -> RunTurn {
+    Arc::new(move |settings, _bus, input, _stopped| {
+        let models = models.clone();
+        Box::pin(async move {
+            let text = text_of(input).await;
+            if let Ok(mut models) = models.lock() {
+                models.push(settings.provider.model.clone());
+            }
+            settings.conversation.push_exchange(&text, "ok");
+            0
+        })
+    })
+}
+
+fn user(text: &str) -> Message {
+    Message::User {
+        text: text.into(),
+        images: vec![],
+    }
+}
+
+/// The session owns its conversation: it starts from a copy of the one it was given (a
+/// reopened session's), which nobody else can change or read; each change is reported, before
+/// the turn's end, as the records a session log keeps, and `Op::Clear` forgets it.
+#[tokio::test]
+async fn the_session_owns_its_conversation_and_reports_each_change_for_the_log() {
+    let settings = crate::tui::snapshot_tests::settings();
+    settings.conversation.push_exchange("earlier", "before");
+    let given = settings.conversation.clone();
+    let (session, reports) = session_on(settings, talking_turn(Default::default()));
+    session.submit(Op::UserTurn(Input::text("first")));
+    session.submit(Op::Clear);
+    session.submit(Op::UserTurn(Input::text("second")));
+    session.submit(Op::Shutdown);
+    session.ended().await;
+    let reported = reports.taken();
+    let kinds: Vec<&str> = reported
+        .iter()
+        .map(|e| match e {
+            SessionEvent::Memory(_) => "memory",
+            SessionEvent::Cleared => "cleared",
+            SessionEvent::TurnEnded { .. } => "ended",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["memory", "ended", "cleared", "memory", "ended"],
+        "{reported:?}"
+    );
+    // The first record holds the whole conversation the session started from.
+    let SessionEvent::Memory(first) = &reported[0] else {
+        panic!("{reported:?}");
+    };
+    assert_eq!(first.from, 0);
+    assert_eq!(first.messages.len(), 4);
+    // What the log keeps rebuilds it: the cleared part is gone.
+    assert_eq!(
+        reports.remembered(given.messages()),
+        [
+            user("second"),
+            Message::Assistant {
+                text: "ok".into(),
+                tool_calls: vec![]
+            }
+        ]
+    );
+    // The conversation handed over was copied, never shared: the session's turns and its
+    // `/clear` left it as it was.
+    assert_eq!(given.messages().len(), 2);
+}
+
+/// `/model` is resolved by the session: a name it cannot use is refused with the reason and
+/// the next turns keep the model they had; one it can is applied and reported as applied.
+#[tokio::test]
+async fn a_model_the_session_cannot_use_is_refused_and_the_turns_keep_the_old_one() {
+    let models = Arc::new(Mutex::new(Vec::new()));
+    let (session, reports) = session(talking_turn(models.clone()));
+    session.submit(Op::SetModel("acme/x".into()));
+    session.submit(Op::UserTurn(Input::text("one")));
+    session.submit(Op::SetModel("openai/gpt-4o".into()));
+    session.submit(Op::UserTurn(Input::text("two")));
+    session.submit(Op::Shutdown);
+    session.ended().await;
+    assert_eq!(
+        models.lock().map(|m| m.clone()).unwrap_or_default(),
+        ["gpt-4.1", "gpt-4o"]
+    );
+    let reported = reports.taken();
+    assert!(
+        reported.contains(&SessionEvent::Refused {
+            reason: "unknown provider `acme`".into()
+        }),
+        "{reported:?}"
+    );
+    let applied: Vec<(ProviderKind, String)> = reported
+        .iter()
+        .filter_map(|e| match e {
+            SessionEvent::ModelSet(provider) => Some((provider.kind, provider.api_model.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(applied, [(ProviderKind::OpenAi, "gpt-4o".to_string())]);
+}
+
+#[test]
+fn an_alias_of_another_provider_switches_to_it_only_with_its_key() {
+    let current = crate::tui::snapshot_tests::settings().provider;
+    let refused = resolve_model(&current, "sonnet", |_| false)
+        .err()
+        .unwrap_or_else(|| panic!("sonnet resolved without its key"));
+    assert!(refused.contains("belongs to anthropic"), "{refused}");
+    assert!(refused.contains("ANTHROPIC_API_KEY"), "{refused}");
+    let switched = resolve_model(&current, "sonnet", |kind| kind == ProviderKind::Anthropic)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(switched.kind, ProviderKind::Anthropic);
+    assert_eq!(switched.api_model, "claude-sonnet-4-5");
+    // OpenAI's alias without OpenAI's key: refused, the model in use stays.
+    assert!(resolve_model(&switched, "mini", |_| false).is_err());
 }
 
 #[tokio::test]
@@ -501,8 +648,13 @@ async fn operations_apply_in_order_and_shutdown_waits_for_the_turn() {
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert_eq!(seen[0].0, "first");
     assert_eq!(seen[1], ("second".to_string(), Tier::Full));
+    let reported = reports.taken();
+    assert!(reported.contains(&SessionEvent::TierSet(Tier::Full)));
     assert_eq!(
-        reports.taken(),
+        reported
+            .into_iter()
+            .filter(|e| !matches!(e, SessionEvent::TierSet(_)))
+            .collect::<Vec<_>>(),
         vec![
             SessionEvent::TurnEnded { code: 0 },
             SessionEvent::TurnEnded { code: 0 }
@@ -640,7 +792,7 @@ fn front_ends_reach_the_core_only_through_the_session() {
         }
     }
     assert!(files.len() > 10, "{files:?}");
-    let mut reached = Vec::new();
+    let (mut reached, mut held) = (Vec::new(), Vec::new());
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
         // A file's own unit tests may build what they check.
@@ -648,6 +800,9 @@ fn front_ends_reach_the_core_only_through_the_session() {
             .split_once("\n#[cfg(test)]\nmod tests {")
             .map_or(text.as_str(), |(code, _)| code);
         for (n, line) in code.lines().enumerate() {
+            if line.contains("settings.conversation.") {
+                held.push(format!("{}:{}: {line}", path.display(), n + 1));
+            }
             for module in CORE {
                 for prefix in ["crate::", "splice::"] {
                     let named = format!("{prefix}{module}");
@@ -663,4 +818,7 @@ fn front_ends_reach_the_core_only_through_the_session() {
         }
     }
     assert!(reached.is_empty(), "{}", reached.join("\n"));
+    // Nor do they hold the session's conversation: they hand a reopened session's over when
+    // the session starts, and write the session log from what the session reports.
+    assert!(held.is_empty(), "{}", held.join("\n"));
 }

@@ -46,16 +46,6 @@ pub enum Outgoing {
 pub enum Request {
     /// Start a run with this prompt text (context included).
     StartRun(String),
-    /// Write an `/undo` to the session log, so a reopened session replays it.
-    LogUndo {
-        run_id: String,
-        sequence: u32,
-        files: Vec<String>,
-        /// Of `files`, those the undo removed (the change had created them).
-        deleted: Vec<String>,
-    },
-    /// Write a `/clear` to the session log.
-    LogClear,
     Interrupt,
     Quit,
 }
@@ -271,7 +261,29 @@ impl App {
     pub fn on_session(&mut self, event: SessionEvent) {
         self.dirty = true;
         match event {
-            SessionEvent::TurnEnded { .. } | SessionEvent::TurnDropped => {}
+            // The event loop counts turns and writes the session log.
+            SessionEvent::TurnEnded { .. }
+            | SessionEvent::TurnDropped
+            | SessionEvent::Memory(_)
+            | SessionEvent::Cleared => {}
+            // Shown as the session applied them: the status line never says otherwise.
+            SessionEvent::ModelSet(provider) => {
+                let text = format!("model set to {} ({})", provider.model, provider.kind.name());
+                self.settings.provider = provider;
+                self.notice(Level::Info, text);
+            }
+            SessionEvent::TierSet(tier) => {
+                self.settings.tier = tier;
+                self.notice(Level::Info, format!("tier set to {}", tier.as_str()));
+            }
+            SessionEvent::ModeSet(mode) => {
+                // The session's rules ("allow always" answers) stay under the new mode.
+                self.settings.policy = self.settings.policy.with_mode(mode);
+                self.notice(
+                    Level::Info,
+                    format!("permission mode set to {}", mode.as_str()),
+                );
+            }
             SessionEvent::PermissionAsked(question) => self.on_permission(question),
             SessionEvent::LoginStarted { service } => {
                 self.open_login(DeviceLoginModal::new(&service));
@@ -298,12 +310,6 @@ impl App {
                     ));
                 }
                 self.notice(Level::Info, text);
-                self.request(Request::LogUndo {
-                    run_id: undone.run_id,
-                    sequence: undone.sequence,
-                    files: undone.files,
-                    deleted: undone.deleted,
-                });
             }
             SessionEvent::UndoFailed {
                 run_id,

@@ -7,7 +7,7 @@ use super::cells::Level;
 use super::composer::CommandHint;
 use crate::permissions::PermissionMode;
 use crate::sanitize::terminal::strip_controls;
-use crate::session::{LoginTarget, ModelChoice, Op};
+use crate::session::{LoginTarget, Op};
 use crate::settings::Tier;
 
 pub type Handler = fn(&mut App, &str);
@@ -133,15 +133,10 @@ fn mcp(app: &mut App, _: &str) {
     app.open_mcp_overlay();
 }
 
+/// `/model NAME`: the session resolves `name` (an alias of another provider whose key is not
+/// set is refused, with the reason) and reports the model it applied, which is shown.
 fn model(app: &mut App, args: &str) {
     let name = args.trim();
-    let resolved = crate::session::resolve_model_from_env(&app.settings.provider, name);
-    switch_model(app, name, resolved);
-}
-
-/// `/model NAME`: the provider the session resolved for `name` (an alias of another provider
-/// whose key is not set is refused, with the reason), sent to the session and shown.
-fn switch_model(app: &mut App, name: &str, resolved: ModelChoice) {
     if name.is_empty() {
         let text = format!(
             "model: {} ({})",
@@ -151,16 +146,7 @@ fn switch_model(app: &mut App, name: &str, resolved: ModelChoice) {
         app.notice(Level::Info, text);
         return;
     }
-    match resolved {
-        Ok(provider) => {
-            let model = name.split_once('/').map_or(name, |(_, model)| model);
-            let text = format!("model set to {model} ({})", provider.kind.name());
-            app.settings.provider = provider.clone();
-            app.submit_op(Op::SetModel(provider));
-            app.notice(Level::Info, text);
-        }
-        Err(error) => app.notice(Level::Error, error),
-    }
+    app.submit_op(Op::SetModel(name.to_string()));
 }
 
 fn tier(app: &mut App, args: &str) {
@@ -170,11 +156,8 @@ fn tier(app: &mut App, args: &str) {
         return;
     }
     match Tier::parse(name) {
-        Some(tier) => {
-            app.settings.tier = tier;
-            app.submit_op(Op::SetTier(tier));
-            app.notice(Level::Info, format!("tier set to {name}"));
-        }
+        // Shown when the session reports it applied.
+        Some(tier) => app.submit_op(Op::SetTier(tier)),
         None => app.notice(
             Level::Error,
             format!(
@@ -193,12 +176,8 @@ fn mode(app: &mut App, args: &str) {
         return;
     }
     match PermissionMode::parse(name) {
-        Some(mode) => {
-            // Keep the session's rules ("allow always" answers) under the new mode.
-            app.settings.policy = app.settings.policy.with_mode(mode);
-            app.submit_op(Op::SetPermissionMode(mode));
-            app.notice(Level::Info, format!("permission mode set to {name}"));
-        }
+        // Shown when the session reports it applied.
+        Some(mode) => app.submit_op(Op::SetPermissionMode(mode)),
         None => app.notice(
             Level::Error,
             format!(
@@ -313,18 +292,18 @@ pub fn undo_text(files: &[String], deleted: &[String]) -> String {
     }
 }
 
-/// A fresh start: the screen and what the model remembers of this session.
+/// A fresh start: the screen, and what the model remembers of this session (the session
+/// forgets its conversation and reports it, for the log).
 fn clear(app: &mut App, _: &str) {
     forget(app);
-    app.request(Request::LogClear);
+    app.submit_op(Op::Clear);
 }
 
-/// What `/clear` drops, live and when a session is reopened.
+/// What `/clear` drops of the screen, live and when a session is reopened.
 pub fn forget(app: &mut App) {
     app.transcript.clear();
     app.streaming = None;
     app.pipeline.reset();
-    app.settings.conversation.clear();
     app.context_tokens = None;
 }
 
@@ -375,7 +354,7 @@ fn quit(app: &mut App, _: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::ProviderKind;
+    use crate::session::SessionEvent;
     use crate::tui::cells::Cell;
     use crate::tui::snapshot_tests::app;
 
@@ -386,8 +365,8 @@ mod tests {
         }
     }
 
-    /// `/undo` asks the session for the newest checkpoint; its report is shown and logged, and
-    /// the checkpoint is used up. A file the change created was deleted, and is said to be.
+    /// `/undo` asks the session for the newest checkpoint; its report is shown, and the
+    /// checkpoint is used up. A file the change created was deleted, and is said to be.
     #[test]
     fn undo_asks_the_session_and_says_a_created_file_was_deleted_and_an_edited_one_restored() {
         let mut app = app();
@@ -403,57 +382,71 @@ mod tests {
             })
             .collect();
         assert_eq!(asked, vec![("run_2".to_string(), 1)]);
-        app.on_session(crate::session::SessionEvent::Undone(
-            crate::session::Undone {
-                run_id: "run_2".into(),
-                sequence: 1,
-                files: vec!["old.txt".into(), "new.txt".into()],
-                deleted: vec!["new.txt".into()],
-                skipped: vec![],
-            },
-        ));
+        app.on_session(SessionEvent::Undone(crate::session::Undone {
+            run_id: "run_2".into(),
+            sequence: 1,
+            files: vec!["old.txt".into(), "new.txt".into()],
+            deleted: vec!["new.txt".into()],
+            skipped: vec![],
+        }));
         assert_eq!(
             last_notice(&app),
             "undo: restored old.txt; deleted new.txt (created by the change)"
         );
         assert_eq!(app.checkpoints, vec![("run_1".to_string(), 1)]);
-        assert_eq!(
-            app.take_requests().into_iter().find_map(|r| match r {
-                Request::LogUndo { files, deleted, .. } => Some((files, deleted)),
-                _ => None,
-            }),
-            Some((
-                vec!["old.txt".to_string(), "new.txt".to_string()],
-                vec!["new.txt".to_string()]
-            ))
-        );
         assert_eq!(undo_text(&[], &[]), "undo: no file needed restoring");
     }
 
+    /// `/clear` clears the screen and asks the session to forget the conversation: the app
+    /// keeps none of it.
     #[test]
-    fn an_alias_of_another_provider_without_its_key_is_refused_with_the_reason() {
+    fn clear_asks_the_session_to_forget() {
         let mut app = app();
-        let resolved = crate::session::resolve_model(&app.settings.provider, "sonnet", |_| false);
-        switch_model(&mut app, "sonnet", resolved);
-        assert_eq!(app.settings.provider.kind, ProviderKind::OpenAi);
-        assert_eq!(app.settings.provider.api_model, "gpt-4.1");
-        let notice = last_notice(&app);
-        assert!(notice.contains("belongs to anthropic"), "{notice}");
-        assert!(notice.contains("ANTHROPIC_API_KEY"), "{notice}");
+        app.notice(Level::Info, "something");
+        clear(&mut app, "");
+        assert!(app.transcript.last().is_none());
+        assert!(matches!(&app.take_ops()[..], [Op::Clear]));
     }
 
+    /// `/model`, `/tier` and `/mode` are asked of the session, and the app shows what the
+    /// session reports it applied: a model the session refuses leaves the old one shown.
     #[test]
-    fn an_alias_of_another_provider_with_its_key_switches_provider() {
+    fn settings_are_shown_as_the_session_applied_them_and_a_refused_model_leaves_the_old_one() {
         let mut app = app();
-        let resolved = crate::session::resolve_model(&app.settings.provider, "sonnet", |kind| {
-            kind == ProviderKind::Anthropic
+        let before = app.settings.provider.clone();
+        let tier_before = app.settings.tier;
+        model(&mut app, "acme/x");
+        tier(&mut app, "full");
+        mode(&mut app, "read-only");
+        let ops = app.take_ops();
+        assert!(
+            matches!(
+                &ops[..],
+                [Op::SetModel(name), Op::SetTier(Tier::Full), Op::SetPermissionMode(PermissionMode::ReadOnly)]
+                    if name == "acme/x"
+            ),
+            "{}",
+            ops.len()
+        );
+        // Nothing shown changes before the session says so.
+        assert_eq!(app.settings.provider, before);
+        assert_eq!(app.settings.tier, tier_before);
+        app.on_session(SessionEvent::Refused {
+            reason: "unknown provider `acme`".into(),
         });
-        switch_model(&mut app, "sonnet", resolved);
-        assert_eq!(app.settings.provider.kind, ProviderKind::Anthropic);
-        assert_eq!(app.settings.provider.api_model, "claude-sonnet-4-5");
-        let resolved = crate::session::resolve_model(&app.settings.provider, "mini", |_| false);
-        switch_model(&mut app, "mini", resolved);
-        assert_eq!(app.settings.provider.kind, ProviderKind::Anthropic);
-        assert_eq!(app.settings.provider.api_model, "claude-sonnet-4-5");
+        assert_eq!(app.settings.provider, before);
+        assert_eq!(last_notice(&app), "unknown provider `acme`");
+
+        let mut applied = before.clone();
+        applied.model = "gpt-4o".into();
+        applied.api_model = "gpt-4o".into();
+        app.on_session(SessionEvent::ModelSet(applied.clone()));
+        assert_eq!(app.settings.provider, applied);
+        assert_eq!(last_notice(&app), "model set to gpt-4o (openai)");
+        app.on_session(SessionEvent::TierSet(Tier::Full));
+        assert_eq!(app.settings.tier, Tier::Full);
+        app.on_session(SessionEvent::ModeSet(PermissionMode::ReadOnly));
+        assert_eq!(app.settings.policy.mode, PermissionMode::ReadOnly);
+        assert_eq!(last_notice(&app), "permission mode set to read-only");
     }
 }

@@ -229,6 +229,14 @@ fn the_meter_follows_the_model_of_the_session() {
     assert!(draw(&mut app, 100, 8).contains("ctx 50% · "));
     // gpt-4.1 has a window of 1,047,576 tokens.
     app.submit("/model gpt-4.1".into());
+    // The session's part: it resolves the name and reports the model it applied.
+    for op in app.take_ops() {
+        if let crate::session::Op::SetModel(name) = op {
+            let applied = crate::session::resolve_model_from_env(&app.settings.provider, &name)
+                .unwrap_or_else(|e| panic!("{e}"));
+            app.on_session(crate::session::SessionEvent::ModelSet(applied));
+        }
+    }
     assert!(draw(&mut app, 100, 8).contains("ctx 6% · "));
     // A too narrow line keeps the meter ahead of the tokens.
     let narrow = draw(&mut app, 40, 8);

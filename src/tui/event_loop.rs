@@ -25,6 +25,7 @@ use super::app::{App, Outgoing, Request};
 use super::cells::Level;
 use super::session::{Record, SessionLog, SessionWriter};
 use crate::bus::{Preview, Sink};
+use crate::conversation::Conversation;
 use crate::protocol::Event;
 use crate::sanitize::redact::Redactor;
 use crate::session::{Frontend, Input, Op, Session, SessionEvent};
@@ -133,6 +134,9 @@ pub struct LoopInput {
     pub app: App,
     pub prompt: Option<String>,
     pub session: Option<SessionLog>,
+    /// The conversation the session starts from (a reopened session's, replayed): handed to
+    /// the session, which owns it from then on.
+    pub history: Conversation,
 }
 
 /// What the loop draws on and reads from: the real terminal, or a test backend and a scripted
@@ -204,13 +208,6 @@ fn report_session(app: &mut App, writer: Option<&SessionWriter>) {
     }
 }
 
-/// What the model's conversation gained or lost since it was last saved, to the session log.
-fn log_memory(app: &App, log: &impl Fn(Record)) {
-    if let Some(unsaved) = app.settings.conversation.unsaved() {
-        log(Record::Memory(unsaved));
-    }
-}
-
 /// A run's event: to the session log, then to the app.
 fn deliver(app: &mut App, log: &impl Fn(Record), run_id: String, event: Event) {
     log(Record::Event {
@@ -228,15 +225,22 @@ fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) -> Option<Op
         FromRun::Event(run_id, event) => deliver(app, log, run_id, *event),
         FromRun::Changes { id, changes } => app.on_changes(&id, changes),
         FromRun::Session(SessionEvent::TurnEnded { code }) => {
-            log_memory(app, log);
             app.on_run_finished();
             return Some(Some(code));
         }
         FromRun::Session(SessionEvent::TurnDropped) => return Some(None),
-        FromRun::Session(event @ SessionEvent::CompactEnded(_)) => {
-            app.on_session(event);
-            // The conversation may have been replaced.
-            log_memory(app, log);
+        // The session owns the conversation: what it reports is what the log keeps.
+        FromRun::Session(SessionEvent::Memory(unsaved)) => log(Record::Memory(unsaved)),
+        FromRun::Session(SessionEvent::Cleared) => log(Record::Clear),
+        FromRun::Session(SessionEvent::Undone(undone)) => {
+            // A reopened session replays it: the same undo is not offered again.
+            log(Record::Undo {
+                run_id: undone.run_id.clone(),
+                sequence: undone.sequence,
+                files: undone.files.clone(),
+                deleted: undone.deleted.clone(),
+            });
+            app.on_session(SessionEvent::Undone(undone));
         }
         FromRun::Session(event @ (SessionEvent::PermissionAsked(_) | SessionEvent::Login(_))) => {
             // A prompt tells typing from an answer by when it came.
@@ -258,6 +262,7 @@ where
         mut app,
         prompt,
         session,
+        history,
     } = input;
     let Screen {
         mut terminal,
@@ -276,8 +281,10 @@ where
 
     // The session owns the conversation and runs the turns; this loop submits operations and
     // shows what comes back.
+    let mut settings = app.settings.clone();
+    settings.conversation = history;
     let core = Session::spawn(
-        app.settings.clone(),
+        settings,
         Frontend {
             sinks: vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn Sink>],
             asks: true,
@@ -313,18 +320,6 @@ where
                     turns += 1;
                     core.submit(Op::UserTurn(Input::text(text)));
                 }
-                Request::LogUndo {
-                    run_id,
-                    sequence,
-                    files,
-                    deleted,
-                } => log(Record::Undo {
-                    run_id,
-                    sequence,
-                    files,
-                    deleted,
-                }),
-                Request::LogClear => log(Record::Clear),
                 Request::Interrupt | Request::Quit => core.submit(Op::Interrupt),
             }
         }
@@ -379,6 +374,10 @@ where
     // hand it a server after that.
     core.submit(Op::Shutdown);
     core.ended().await;
+    // What the session reported last (a `/clear` just before quitting) still reaches the log.
+    while let Ok(from_run) = event_rx.try_recv() {
+        receive(&mut app, &log, from_run);
+    }
     if let Some(writer) = session {
         // Every record reaches the file before the process ends.
         writer.close();
@@ -397,19 +396,28 @@ struct Memory {
 }
 
 impl Memory {
-    fn flush(&mut self, app: &App) {
+    fn flush(&mut self, conversation: &Conversation) {
         if let Some((request, answer)) = self.exchange.take() {
-            app.settings.conversation.push_exchange(&request, &answer);
+            conversation.push_exchange(&request, &answer);
         }
     }
 }
 
-/// Session id, log and replayed app for a fresh or a resumed session.
+/// A fresh or a resumed session, opened.
+pub struct Opened {
+    pub log: SessionLog,
+    /// The conversation replayed from its records, for the session to start from.
+    pub history: Conversation,
+}
+
+/// Session id, log, replayed app and conversation for a fresh or a resumed session.
 pub fn open_session(
     app: &mut App,
     records: Option<Vec<Record>>,
-) -> Result<SessionLog, super::session::SessionError> {
+) -> Result<Opened, super::session::SessionError> {
+    let history = Conversation::default();
     if let Some(records) = records {
+        let conversation = &history;
         let mut memory = Memory::default();
         for record in records {
             match record {
@@ -420,7 +428,7 @@ pub fn open_session(
                         .rsplit_once("\nNew request:\n")
                         .map_or(text.as_str(), |(_, r)| r)
                         .to_string();
-                    memory.flush(app);
+                    memory.flush(conversation);
                     memory.exchange = Some((shown.clone(), String::new()));
                     memory.turn_ended = false;
                     app.transcript.push(super::cells::Cell::User(shown));
@@ -447,10 +455,11 @@ pub fn open_session(
                 Record::Memory(unsaved) => {
                     // The exact record supersedes the prose of the exchange it closes.
                     memory.exchange = None;
-                    app.settings.conversation.apply(unsaved);
+                    conversation.apply(unsaved);
                 }
                 Record::Clear => {
                     memory.exchange = None;
+                    conversation.clear();
                     super::commands::forget(app);
                 }
                 Record::Undo {
@@ -459,20 +468,16 @@ pub fn open_session(
                     files,
                     deleted,
                 } => {
-                    memory.flush(app);
+                    memory.flush(conversation);
                     app.undone(&run_id, sequence);
                     if !files.is_empty() {
-                        app.settings
-                            .conversation
-                            .push_note(&crate::conversation::undo_note(&files));
+                        conversation.push_note(&crate::conversation::undo_note(&files));
                     }
                     app.notice(Level::Info, super::commands::undo_text(&files, &deleted));
                 }
             }
         }
-        memory.flush(app);
-        // The next record holds the whole conversation, whatever this file had before.
-        app.settings.conversation.mark_saved(0);
+        memory.flush(conversation);
         // The old runs' fill no longer applies (an old session is told in prose).
         app.context_tokens = None;
         app.run = super::app::RunState::Idle;
@@ -480,12 +485,15 @@ pub fn open_session(
         app.transcript.settle_open_tools();
         app.notice(Level::Info, "session resumed");
     }
-    SessionLog::open(
+    // The session starts its conversation's records afresh: the next holds all of it,
+    // whatever this file had before.
+    let log = SessionLog::open(
         &app.settings.data_dir,
         &app.settings.session_id,
         &app.settings.cwd,
         Redactor::from_env(),
-    )
+    )?;
+    Ok(Opened { log, history })
 }
 
 #[cfg(test)]

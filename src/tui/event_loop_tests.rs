@@ -82,6 +82,7 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
         app: super::super::snapshot_tests::app(),
         prompt: Some("diff the tree".into()),
         session: None,
+        history: Conversation::default(),
     };
     let code = drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
     let (entered, drawn) = typist.join().unwrap_or_else(|_| panic!("typist panicked"));
@@ -93,12 +94,13 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
     assert_eq!(code, 0);
 }
 
-fn replayed(records: Vec<Record>) -> (App, tempfile::TempDir) {
+/// The app and the conversation replayed from `records`.
+fn replayed(records: Vec<Record>) -> (App, Conversation, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut app = super::super::snapshot_tests::app();
     app.settings.data_dir = dir.path().to_path_buf();
-    open_session(&mut app, Some(records)).unwrap_or_else(|e| panic!("{e}"));
-    (app, dir)
+    let opened = open_session(&mut app, Some(records)).unwrap_or_else(|e| panic!("{e}"));
+    (app, opened.history, dir)
 }
 
 fn exchange(request: &str, answer: &str) -> Vec<Record> {
@@ -113,9 +115,8 @@ fn exchange(request: &str, answer: &str) -> Vec<Record> {
     ]
 }
 
-fn texts(app: &App) -> Vec<String> {
-    app.settings
-        .conversation
+fn texts(conversation: &Conversation) -> Vec<String> {
+    conversation
         .messages()
         .into_iter()
         .map(|m| match m {
@@ -146,8 +147,8 @@ fn a_resumed_session_has_its_undo_note_where_the_undo_happened() {
         deleted: Vec::new(),
     });
     records.extend(exchange("and now?", "It is back."));
-    let (app, _dir) = replayed(records);
-    let texts = texts(&app);
+    let (app, history, _dir) = replayed(records);
+    let texts = texts(&history);
     assert_eq!(texts.len(), 5, "{texts:?}");
     assert_eq!(texts[1], "assistant: Wrote it.");
     assert!(
@@ -166,9 +167,9 @@ fn a_resumed_session_forgets_what_clear_cleared() {
     let mut records = exchange("secret plan", "Noted.");
     records.push(Record::Clear);
     records.extend(exchange("fresh start", "Hello."));
-    let (app, _dir) = replayed(records);
+    let (app, history, _dir) = replayed(records);
     assert_eq!(
-        texts(&app),
+        texts(&history),
         ["user: fresh start", "assistant: Hello."],
         "the cleared exchange came back"
     );
@@ -196,4 +197,111 @@ fn operations_and_requests_reach_the_loop_in_the_order_asked() {
         })
         .collect();
     assert_eq!(order, ["start servers", "start run"]);
+}
+
+/// `/model` is the session's to apply: a provider it does not know is refused, the refusal is
+/// shown, and the status line keeps the model the session still runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_the_session_refuses_leaves_the_old_one_shown() {
+    let (frames_tx, frames_rx) = std_mpsc::channel::<(String, String)>();
+    let (keys, events) = scripted();
+    let screen = Screen {
+        terminal: Terminal::new(TestBackend::new(100, 20)).unwrap_or_else(|e| panic!("{e}")),
+        events,
+        start: execute_run(),
+        on_frame: Box::new(move |app| {
+            let notice = match app.transcript.last() {
+                Some(super::super::cells::Cell::Notice(_, text)) => text.clone(),
+                _ => String::new(),
+            };
+            let _ = frames_tx.send((app.settings.provider.model.clone(), notice));
+        }),
+    };
+    // Types the command, waits (at most 10 s) for the frame showing the refusal and notes the
+    // model shown with it, then closes the input (which quits).
+    let typist = std::thread::spawn(move || {
+        for c in "/model acme/x".chars() {
+            let _ = keys.send(key(KeyCode::Char(c)));
+        }
+        let _ = keys.send(key(KeyCode::Enter));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut shown = None;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match frames_rx.recv_timeout(left) {
+                Ok((model, notice)) if notice.contains("unknown provider `acme`") => {
+                    shown = Some(model);
+                    break;
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        drop(keys);
+        shown
+    });
+    let input = LoopInput {
+        app: super::super::snapshot_tests::app(),
+        prompt: None,
+        session: None,
+        history: Conversation::default(),
+    };
+    drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
+    let shown = typist.join().unwrap_or_else(|_| panic!("typist panicked"));
+    assert_eq!(
+        shown.as_deref(),
+        Some("gpt-4.1"),
+        "the refusal was never shown"
+    );
+}
+
+/// The session log is written from what the session reports: its conversation after the run,
+/// then the `/clear` typed during it, just before quitting; reopened, the session starts
+/// empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut app = super::super::snapshot_tests::app();
+    app.settings.data_dir = dir.path().to_path_buf();
+    let opened = open_session(&mut app, None).unwrap_or_else(|e| panic!("{e}"));
+    // The run answers in the session's conversation, as a real one does.
+    let answering: StartRun = Arc::new(|settings, _bus, _input, _stop| {
+        Box::pin(async move {
+            settings.conversation.push_exchange("hello", "Hi.");
+            0
+        })
+    });
+    let (keys, events) = scripted();
+    let screen = Screen {
+        terminal: Terminal::new(TestBackend::new(80, 20)).unwrap_or_else(|e| panic!("{e}")),
+        events,
+        start: answering,
+        on_frame: Box::new(|_| {}),
+    };
+    // `/clear` typed during the run (the session applies it when the run ends), and at once
+    // the end of input, which quits.
+    for c in "/clear".chars() {
+        let _ = keys.send(key(KeyCode::Char(c)));
+    }
+    let _ = keys.send(key(KeyCode::Enter));
+    drop(keys);
+    let input = LoopInput {
+        app,
+        prompt: Some("hello".into()),
+        session: Some(opened.log),
+        history: opened.history,
+    };
+    drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
+    let records =
+        super::super::session::load(dir.path(), "session_test").unwrap_or_else(|e| panic!("{e}"));
+    let kinds: Vec<&str> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Memory(_) => Some("memory"),
+            Record::Clear => Some("clear"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["memory", "clear"], "{records:?}");
+    let (_, history, _dir) = replayed(records);
+    assert!(history.messages().is_empty(), "{:?}", history.messages());
 }

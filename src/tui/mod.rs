@@ -189,7 +189,7 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
     };
     let (data_dir, id) = (settings.data_dir.clone(), settings.session_id.clone());
     let mut app = app::App::new(settings, theme);
-    let session = event_loop::open_session(&mut app, records)?;
+    let opened = event_loop::open_session(&mut app, records)?;
     app.hint_missing_key();
     // One hub for the session, shared by its runs; its servers start in the background.
     let hub = crate::mcp::McpHub::new(hub_options);
@@ -199,7 +199,8 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
     let input = event_loop::LoopInput {
         app,
         prompt: options.prompt,
-        session: Some(session),
+        session: Some(opened.log),
+        history: opened.history,
     };
     let code = event_loop::run_loop(input).await;
     // Whichever way the loop ended, no server outlives the session.

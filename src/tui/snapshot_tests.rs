@@ -548,10 +548,21 @@ async fn undo_walks_back_across_runs() {
         for op in app.take_ops() {
             session.submit(op);
         }
-        let event = reported
-            .recv_timeout(Duration::from_secs(10))
-            .unwrap_or_else(|e| panic!("{e}"));
-        app.on_session(event);
+        // Up to the undo's report (the conversation's record follows it).
+        loop {
+            let event = reported
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let done = matches!(
+                event,
+                crate::session::SessionEvent::Undone(_)
+                    | crate::session::SessionEvent::UndoFailed { .. }
+            );
+            app.on_session(event);
+            if done {
+                break;
+            }
+        }
     };
     let read = |path: &str| std::fs::read_to_string(root.join(path)).ok();
     undo(&mut app);

@@ -7,8 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use splice::bus::Sink;
+use splice::conversation::Conversation;
 use splice::permissions::{PermissionMode, Policy};
 use splice::protocol::Event;
+use splice::provider::Message;
 use splice::run::{RunSettings, Tier};
 use splice::session::{Frontend, Input, Op, Session, SessionEvent};
 use support::Sandbox;
@@ -45,14 +47,28 @@ impl Seen {
         self.0.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
+    /// The session's events but the conversation's records (see [`Seen::remembered`]).
     fn session_events(&self) -> Vec<SessionEvent> {
         self.all()
             .into_iter()
             .filter_map(|r| match r {
+                Report::Session(SessionEvent::Memory(_)) | Report::Event(..) => None,
                 Report::Session(event) => Some(event),
-                Report::Event(..) => None,
             })
             .collect()
+    }
+
+    /// The conversation as a session log rebuilds it from the session's records of it.
+    fn remembered(&self) -> Vec<Message> {
+        let conversation = Conversation::default();
+        for report in self.all() {
+            match report {
+                Report::Session(SessionEvent::Memory(unsaved)) => conversation.apply(unsaved),
+                Report::Session(SessionEvent::Cleared) => conversation.clear(),
+                _ => {}
+            }
+        }
+        conversation.messages()
     }
 
     /// The `n`th session event (from 0) once it came, for at most 20 s.
@@ -182,4 +198,19 @@ async fn a_session_runs_turns_compacts_undoes_and_is_interrupted_through_operati
         .filter(|r| matches!(r, Report::Event(_, Event::RunEnd { .. })))
         .count();
     assert_eq!(run_ends, 4);
+    // What the session reported of its conversation rebuilds the one the last request sent,
+    // and its answer.
+    let remembered = seen.remembered();
+    let told = format!("{remembered:?}");
+    assert!(
+        told.contains(SUMMARY) && told.contains("the user ran /undo"),
+        "{told}"
+    );
+    assert_eq!(
+        remembered.last(),
+        Some(&Message::Assistant {
+            text: "After the interrupt.".into(),
+            tool_calls: vec![]
+        })
+    );
 }
