@@ -1,7 +1,8 @@
 //! Splice's own places: what governs the next run (rules, MCP servers and their approvals,
 //! installed packages, sessions, checkpoints, saved logins, prices). No confined command or
 //! package tool may write any of them, wherever they lie (see `mask.rs` for places a command
-//! may otherwise write, as with HOME under `/tmp`).
+//! may otherwise write, as with HOME under `/tmp`). With HOME inside a place confined commands
+//! may write, HOME itself is kept read-only for them too ([`exposed_home`]).
 
 use std::path::{Path, PathBuf};
 
@@ -47,6 +48,29 @@ pub fn own_places() -> OwnPlaces {
     places.dirs.dedup();
     places.files.dedup();
     places
+}
+
+/// Splice's own places and, when a confined command could otherwise write all of it, HOME
+/// ([`exposed_home`]): what a command given `writable` must see read-only.
+pub fn command_places(writable: &[PathBuf]) -> OwnPlaces {
+    let mut places = own_places();
+    if let Some(home) = exposed_home(writable) {
+        places.dirs.insert(0, home);
+    }
+    places
+}
+
+/// HOME when it lies strictly inside one of `writable` (HOME under `/tmp`, in containers and
+/// on CI) and is not itself one (the working root as HOME: granted on purpose, Landlock
+/// decides). There a command could plant shell startup files (`~/.bashrc`, `~/.profile`) or
+/// programs on PATH (`~/.local/bin`, `~/.cargo/bin`, `~/.npm/_npx`) that run later outside
+/// the sandbox, so it sees HOME read-only but for the writable places inside (`mask.rs`).
+pub fn exposed_home(writable: &[PathBuf]) -> Option<PathBuf> {
+    let home = absolute(&dirs::home_dir()?);
+    let real = resolved(&home);
+    let places: Vec<PathBuf> = writable.iter().map(|w| resolved(w)).collect();
+    let inside = places.iter().any(|p| *p != real && real.starts_with(p));
+    (inside && !places.contains(&real)).then_some(home)
 }
 
 fn absolute(path: &Path) -> PathBuf {

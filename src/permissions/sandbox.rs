@@ -179,13 +179,14 @@ pub fn shell_command(
                 if unix_sockets_allowed() {
                     process.arg(ALLOW_UNIX_SOCKETS_ARG);
                 }
-                for path in writable_paths(root, extra) {
+                let writable = writable_paths(root, extra);
+                for path in &writable {
                     process.arg("--write").arg(path);
                 }
                 for path in super::hidden::hidden_files() {
                     process.arg("--hide").arg(path);
                 }
-                let own = super::own::own_places();
+                let own = super::own::command_places(&writable);
                 for path in &own.dirs {
                     process.arg(super::supervisor::OWN_DIR_ARG).arg(path);
                 }
