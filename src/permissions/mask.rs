@@ -408,6 +408,24 @@ mod tests {
     }
 
     #[test]
+    fn an_own_place_inside_another_is_kept_on_its_own_when_a_writable_place_lies_between() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let (home, project) = (base.join("home"), base.join("home/project"));
+        std::fs::create_dir_all(&project).unwrap_or_else(|e| panic!("{e}"));
+        // Inner ones listed first: the order found must not matter.
+        let own = OwnPlaces {
+            dirs: vec![home.join(".config/splice"), home.clone()],
+            files: vec![project.join("splice.json")],
+        };
+        let places = [base.clone(), project.clone()];
+        let inside = |path: &Path| places.iter().any(|place| path.starts_with(place));
+        let planned = plan_read_only(&own, &places, &inside).unwrap_or_else(|e| panic!("{e}"));
+        let reals: Vec<&PathBuf> = planned.iter().map(|(_, real)| real).collect();
+        assert_eq!(reals, [&home, &project.join("splice.json")]);
+    }
+
+    #[test]
     fn an_own_place_that_is_a_writable_place_or_a_link_in_one_is_refused() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));

@@ -66,7 +66,10 @@ pub fn command_places(writable: &[PathBuf]) -> OwnPlaces {
 /// programs on PATH (`~/.local/bin`, `~/.cargo/bin`, `~/.npm/_npx`) that run later outside
 /// the sandbox, so it sees HOME read-only but for the writable places inside (`mask.rs`).
 pub fn exposed_home(writable: &[PathBuf]) -> Option<PathBuf> {
-    let home = absolute(&dirs::home_dir()?);
+    exposed(absolute(&dirs::home_dir()?), writable)
+}
+
+fn exposed(home: PathBuf, writable: &[PathBuf]) -> Option<PathBuf> {
     let real = resolved(&home);
     let places: Vec<PathBuf> = writable.iter().map(|w| resolved(w)).collect();
     let inside = places.iter().any(|p| *p != real && real.starts_with(p));
@@ -100,6 +103,18 @@ pub fn resolved(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn home_is_exposed_only_strictly_inside_a_writable_place() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let home = base.join("home");
+        let inside = [base.clone(), home.join("project")];
+        assert_eq!(exposed(home.clone(), &inside), Some(home.clone()));
+        // The working root as HOME, or the temp dir as HOME: granted on purpose.
+        assert_eq!(exposed(home.clone(), &[base.clone(), home.clone()]), None);
+        assert_eq!(exposed(home.clone(), &[home.join("project")]), None);
+    }
 
     #[test]
     fn a_missing_path_resolves_through_its_existing_ancestors() {
