@@ -431,11 +431,19 @@ fn as_another_user_the_config_directory_cannot_be_planted_or_renamed() {
 /// planted `node` in `~/.local/bin`, or an `export SPLICE_CONFIG=…` in `~/.bashrc`, runs or
 /// is read later, outside the sandbox. HOME is read-only to it, but for the places it may write
 /// on purpose: the project root (when inside HOME), `/tmp` outside HOME and the tools' caches.
-fn assert_home_kept(sandbox: &Sandbox, home: &Path) {
+/// With `nobody`, as a user who is not root (see [`auto_as`]).
+fn assert_home_kept(sandbox: &Sandbox, home: &Path, nobody: bool) {
     let bashrc = home.join(".bashrc");
     std::fs::write(&bashrc, "# original\n").unwrap_or_else(|e| panic!("{e}"));
     let elsewhere = tempfile::tempdir_in("/tmp").unwrap_or_else(|e| panic!("{e}"));
     assert!(!elsewhere.path().starts_with(home));
+    if nobody {
+        use std::os::unix::fs::PermissionsExt;
+        for dir in [elsewhere.path(), home] {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
     let dir = home.display();
     let commands = [
         "echo ran > ran.txt".to_string(),
@@ -449,7 +457,7 @@ fn assert_home_kept(sandbox: &Sandbox, home: &Path) {
         format!("echo 'PATH=$HOME/bin:$PATH' > '{dir}/.profile'"),
         format!("mv '{dir}' '{dir}.old' && mkdir -p '{dir}' && echo evil > '{dir}/.bashrc'"),
     ];
-    let out = auto_as(sandbox, &commands, false, Some(home));
+    let out = auto_as(sandbox, &commands, nobody, Some(home));
     let all = results(&out);
     assert_eq!(all.len(), commands.len(), "{all:?}");
     for (index, (_, output)) in all.iter().enumerate() {
@@ -470,7 +478,13 @@ fn assert_home_kept(sandbox: &Sandbox, home: &Path) {
 fn a_command_cannot_write_home_with_the_project_beneath_it() {
     let sandbox = home_under_tmp();
     assert!(sandbox.root.starts_with(home(&sandbox)));
-    assert_home_kept(&sandbox, &home(&sandbox));
+    assert_home_kept(&sandbox, &home(&sandbox), false);
+}
+
+#[test]
+fn as_another_user_a_command_cannot_write_home() {
+    let sandbox = home_under_tmp();
+    assert_home_kept(&sandbox, &home(&sandbox), true);
 }
 
 #[test]
@@ -482,5 +496,5 @@ fn a_command_cannot_write_home_with_the_project_elsewhere() {
         .canonicalize()
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(!sandbox.root.starts_with(&home));
-    assert_home_kept(&sandbox, &home);
+    assert_home_kept(&sandbox, &home, false);
 }
