@@ -2,11 +2,12 @@
 //! command when they lie where the command may write (HOME or SPLICE_CONFIG under `/tmp`, as
 //! in containers and CI, or under the working root), which Landlock cannot do (it only grants,
 //! and write access includes reading). HOME itself is one of them when it lies inside such a
-//! place (`own::exposed_home`): its startup files and PATH folders run later, unconfined. The command's first process, before it confines itself,
-//! enters a mount namespace of its own (inside a user namespace when not root), makes every
-//! mount private, binds each own directory and file onto itself read-only (created first when
-//! missing, so one the command would create is covered too; a writable place inside one, such
-//! as a worktree in the data directory, stays writable), and mounts an empty, read-only file
+//! place (`own::exposed_home`): its startup files and PATH folders run later, unconfined. The
+//! command's first process, before it confines itself, enters a mount namespace of its own
+//! (inside a user namespace when not root), makes every mount private, binds each own directory
+//! and file onto itself read-only (created first when missing, so one the command would create
+//! is covered too; a writable place inside one, such as a worktree in the data directory or
+//! the project and tool caches in HOME, stays writable), and mounts an empty, read-only file
 //! (`/dev/null`, without device access) over each saved-logins file. The command cannot undo
 //! it: Landlock refuses mount changes and it has no capabilities.
 //!
