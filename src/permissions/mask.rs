@@ -1,11 +1,13 @@
 //! Keeping Splice's own places (`own.rs`: its config, data and saved logins) from a confined
 //! command when they lie where the command may write (HOME or SPLICE_CONFIG under `/tmp`, as
 //! in containers and CI, or under the working root), which Landlock cannot do (it only grants,
-//! and write access includes reading). The command's first process, before it confines itself,
-//! enters a mount namespace of its own (inside a user namespace when not root), makes every
-//! mount private, binds each own directory and file onto itself read-only (created first when
-//! missing, so one the command would create is covered too; a writable place inside one, such
-//! as a worktree in the data directory, stays writable), and mounts an empty, read-only file
+//! and write access includes reading). HOME itself is one of them when it lies inside such a
+//! place (`own::exposed_home`): its startup files and PATH folders run later, unconfined. The
+//! command's first process, before it confines itself, enters a mount namespace of its own
+//! (inside a user namespace when not root), makes every mount private, binds each own directory
+//! and file onto itself read-only (created first when missing, so one the command would create
+//! is covered too; a writable place inside one, such as a worktree in the data directory or
+//! the project and tool caches in HOME, stays writable), and mounts an empty, read-only file
 //! (`/dev/null`, without device access) over each saved-logins file. The command cannot undo
 //! it: Landlock refuses mount changes and it has no capabilities.
 //!
@@ -50,10 +52,7 @@ pub fn protect_writable(
     hidden: &[PathBuf],
     writable: &[PathBuf],
 ) -> Result<Vec<PathBuf>, String> {
-    let places: Vec<PathBuf> = writable
-        .iter()
-        .map(|w| w.canonicalize().unwrap_or_else(|_| w.clone()))
-        .collect();
+    let places: Vec<PathBuf> = writable.iter().map(|w| super::own::resolved(w)).collect();
     let inside = |path: &Path| places.iter().any(|place| path.starts_with(place));
     let read_only = plan_read_only(own, &places, &inside)?;
     let (mut masked, mut rest) = (Vec::new(), Vec::new());
@@ -107,7 +106,7 @@ pub fn protect_writable(
 fn cannot(path: &Path, why: String) -> String {
     format!(
         "{} cannot be kept from the command (it is in a place confined commands may write): \
-         {why}; keep Splice's config directory (SPLICE_CONFIG) and data directory \
+         {why}; keep HOME, Splice's config directory (SPLICE_CONFIG) and data directory \
          (SPLICE_DATA_DIR) outside the working root and the temporary directories",
         path.display()
     )
@@ -123,7 +122,7 @@ fn plan_read_only(
     places: &[PathBuf],
     inside: &dyn Fn(&Path) -> bool,
 ) -> Result<Vec<(PathBuf, PathBuf)>, String> {
-    let mut planned: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut candidates = Vec::new();
     for (path, is_dir) in own
         .dirs
         .iter()
@@ -142,8 +141,21 @@ fn plan_read_only(
                 "it is itself a place confined commands may write".into(),
             ));
         }
-        if planned.iter().any(|(_, dir)| real.starts_with(dir)) {
-            continue; // Inside one already kept read-only.
+        candidates.push((path, is_dir, real));
+    }
+    // Outermost first: one inside another already kept read-only needs nothing more, unless a
+    // writable place lies between (it is remounted writable inside the outer one).
+    candidates.sort_by_key(|(_, _, real)| real.components().count());
+    let mut planned: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for (path, is_dir, real) in candidates {
+        let covered = planned.iter().any(|(_, dir)| {
+            real.starts_with(dir)
+                && !places
+                    .iter()
+                    .any(|place| place.starts_with(dir) && real.starts_with(place))
+        });
+        if covered {
+            continue;
         }
         create(&real, is_dir).map_err(|e| cannot(path, format!("cannot create it: {e}")))?;
         // A link swapped in while it was created would show here.
@@ -162,7 +174,6 @@ fn plan_read_only(
         }
         planned.push((path.clone(), real));
     }
-    planned.sort_by_key(|(_, real)| real.components().count());
     Ok(planned)
 }
 
@@ -213,8 +224,10 @@ fn create(real: &Path, is_dir: bool) -> std::io::Result<()> {
 }
 
 /// Pin `real`'s ancestors (as [`mask`] does), keep each writable place inside it writable (a
-/// mount of its own, copied along), then bind `real` onto itself and make that mount
-/// read-only; check that it took where Splice names it.
+/// mount of its own, copied along; created first when missing, as a tool's cache in HOME may
+/// be, since nothing could create it later), then bind `real` onto itself and make that mount
+/// read-only; check that it took where Splice names it. Nested writable places need no order:
+/// each bind is made where its path leads at that moment, and the last bind copies them all.
 fn keep_read_only(
     path: &Path,
     real: &Path,
@@ -224,12 +237,18 @@ fn keep_read_only(
 ) -> Result<(), String> {
     pin_ancestors(real, inside, pinned)?;
     for place in places {
+        if place != real && place.starts_with(real) && !place.exists() {
+            // One that cannot be made stays read-only (stricter, never wider).
+            let _ = create(place, true);
+        }
         if place != real && place.starts_with(real) && place.exists() {
             mount_bind_recursive(place, place)
                 .map_err(|e| format!("cannot keep {} writable: {e}", place.display()))?;
         }
     }
     mount_bind_recursive(real, real).map_err(|e| format!("cannot bind it: {e}"))?;
+    // A mount point already: an own place inside it need not pin it again.
+    pinned.push(real.to_path_buf());
     // The flags a user namespace locks (nosuid, nodev, noexec) must be kept; atime flags are
     // kept by the kernel.
     let kept = rustix::fs::statvfs(real)
@@ -387,6 +406,24 @@ mod tests {
         assert!(rest.is_empty());
         // Nothing created where nothing had to be protected.
         assert!(!dir.path().join("config").exists());
+    }
+
+    #[test]
+    fn an_own_place_inside_another_is_kept_on_its_own_when_a_writable_place_lies_between() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let (home, project) = (base.join("home"), base.join("home/project"));
+        std::fs::create_dir_all(&project).unwrap_or_else(|e| panic!("{e}"));
+        // Inner ones listed first: the order found must not matter.
+        let own = OwnPlaces {
+            dirs: vec![home.join(".config/splice"), home.clone()],
+            files: vec![project.join("splice.json")],
+        };
+        let places = [base.clone(), project.clone()];
+        let inside = |path: &Path| places.iter().any(|place| path.starts_with(place));
+        let planned = plan_read_only(&own, &places, &inside).unwrap_or_else(|e| panic!("{e}"));
+        let reals: Vec<&PathBuf> = planned.iter().map(|(_, real)| real).collect();
+        assert_eq!(reals, [&home, &project.join("splice.json")]);
     }
 
     #[test]

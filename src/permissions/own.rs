@@ -1,7 +1,8 @@
 //! Splice's own places: what governs the next run (rules, MCP servers and their approvals,
 //! installed packages, sessions, checkpoints, saved logins, prices). No confined command or
 //! package tool may write any of them, wherever they lie (see `mask.rs` for places a command
-//! may otherwise write, as with HOME under `/tmp`).
+//! may otherwise write, as with HOME under `/tmp`). With HOME inside a place confined commands
+//! may write, HOME itself is kept read-only for them too ([`exposed_home`]).
 
 use std::path::{Path, PathBuf};
 
@@ -49,6 +50,32 @@ pub fn own_places() -> OwnPlaces {
     places
 }
 
+/// Splice's own places and, when a confined command could otherwise write all of it, HOME
+/// ([`exposed_home`]): what a command given `writable` must see read-only.
+pub fn command_places(writable: &[PathBuf]) -> OwnPlaces {
+    let mut places = own_places();
+    if let Some(home) = exposed_home(writable) {
+        places.dirs.insert(0, home);
+    }
+    places
+}
+
+/// HOME when it lies strictly inside one of `writable` (HOME under `/tmp`, in containers and
+/// on CI) and is not itself one (the working root as HOME: granted on purpose, Landlock
+/// decides). There a command could plant shell startup files (`~/.bashrc`, `~/.profile`) or
+/// programs on PATH (`~/.local/bin`, `~/.cargo/bin`, `~/.npm/_npx`) that run later outside
+/// the sandbox, so it sees HOME read-only but for the writable places inside (`mask.rs`).
+pub fn exposed_home(writable: &[PathBuf]) -> Option<PathBuf> {
+    exposed(absolute(&dirs::home_dir()?), writable)
+}
+
+fn exposed(home: PathBuf, writable: &[PathBuf]) -> Option<PathBuf> {
+    let real = resolved(&home);
+    let places: Vec<PathBuf> = writable.iter().map(|w| resolved(w)).collect();
+    let inside = places.iter().any(|p| *p != real && real.starts_with(p));
+    (inside && !places.contains(&real)).then_some(home)
+}
+
 fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
@@ -76,6 +103,18 @@ pub fn resolved(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn home_is_exposed_only_strictly_inside_a_writable_place() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let home = base.join("home");
+        let inside = [base.clone(), home.join("project")];
+        assert_eq!(exposed(home.clone(), &inside), Some(home.clone()));
+        // The working root as HOME, or the temp dir as HOME: granted on purpose.
+        assert_eq!(exposed(home.clone(), &[base.clone(), home.clone()]), None);
+        assert_eq!(exposed(home.clone(), &[home.join("project")]), None);
+    }
 
     #[test]
     fn a_missing_path_resolves_through_its_existing_ancestors() {

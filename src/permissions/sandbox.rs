@@ -2,7 +2,8 @@
 //! test command a pipeline stage chooses): Linux Landlock lets them read everywhere (but
 //! Splice's saved registry logins) and write only inside the working root, the temporary
 //! directories, a few devices (never a terminal) and the build tools' caches, and never in
-//! Splice's own config and data directories, wherever they lie (`own.rs`, `mask.rs`).
+//! Splice's own config and data directories, wherever they lie, nor elsewhere in HOME when HOME
+//! lies in one of those places (`own.rs`, `mask.rs`).
 //!
 //! Every command, confined or not, is started through Splice itself: `splice __sandbox-exec`
 //! is the supervisor (see `supervisor.rs`) that confines itself when asked, runs `sh -c`, and
@@ -179,13 +180,14 @@ pub fn shell_command(
                 if unix_sockets_allowed() {
                     process.arg(ALLOW_UNIX_SOCKETS_ARG);
                 }
-                for path in writable_paths(root, extra) {
+                let writable = writable_paths(root, extra);
+                for path in &writable {
                     process.arg("--write").arg(path);
                 }
                 for path in super::hidden::hidden_files() {
                     process.arg("--hide").arg(path);
                 }
-                let own = super::own::own_places();
+                let own = super::own::command_places(&writable);
                 for path in &own.dirs {
                     process.arg(super::supervisor::OWN_DIR_ARG).arg(path);
                 }

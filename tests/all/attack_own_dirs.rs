@@ -50,12 +50,13 @@ fn splice(sandbox: &Sandbox, url: &str) -> std::process::Command {
 
 /// One `run_command` call per command, in `auto` mode (confined), then a closing answer.
 fn auto(sandbox: &Sandbox, commands: &[String]) -> Outcome {
-    auto_as(sandbox, commands, false)
+    auto_as(sandbox, commands, false, None)
 }
 
 /// As [`auto`]; with `nobody`, Splice runs as that user (when the tests run as root), so the
-/// mount namespace is made inside a user namespace, as for everyone who is not root.
-fn auto_as(sandbox: &Sandbox, commands: &[String], nobody: bool) -> Outcome {
+/// mount namespace is made inside a user namespace, as for everyone who is not root; with
+/// `home`, that is HOME instead of the sandbox's directory.
+fn auto_as(sandbox: &Sandbox, commands: &[String], nobody: bool, home: Option<&Path>) -> Outcome {
     let mut replies: Vec<_> = commands
         .iter()
         .enumerate()
@@ -67,6 +68,9 @@ fn auto_as(sandbox: &Sandbox, commands: &[String], nobody: bool) -> Outcome {
     replies.push(openai::answer(&["done"]));
     let provider = FakeProvider::start(replies);
     let mut command = splice(sandbox, &provider.url);
+    if let Some(home) = home {
+        command.env("HOME", home);
+    }
     stream_json(&mut command)
         .args(["--permission-mode", "auto"])
         .arg("do it");
@@ -405,7 +409,7 @@ fn as_another_user_the_config_directory_cannot_be_planted_or_renamed() {
         ),
         "cd ~/.local/share/splice && echo '{}' > mcp-approvals.json".to_string(),
     ];
-    let out = auto_as(&sandbox, &attacks, true);
+    let out = auto_as(&sandbox, &attacks, true, None);
     assert_commands_ran(&sandbox, &out);
     let now = std::fs::read_to_string(config_file(&sandbox)).unwrap_or_default();
     assert!(
@@ -421,4 +425,76 @@ fn as_another_user_the_config_directory_cannot_be_planted_or_renamed() {
             .join(splice::mcp::approval::FILE)
             .exists()
     );
+}
+
+/// With HOME under `/tmp`, a command wrote HOME's shell startup files and PATH folders: a
+/// planted `node` in `~/.local/bin`, or an `export SPLICE_CONFIG=…` in `~/.bashrc`, runs or
+/// is read later, outside the sandbox. HOME is read-only to it, but for the places it may write
+/// on purpose: the project root (when inside HOME), `/tmp` outside HOME and the tools' caches.
+/// With `nobody`, as a user who is not root (see [`auto_as`]).
+fn assert_home_kept(sandbox: &Sandbox, home: &Path, nobody: bool) {
+    let bashrc = home.join(".bashrc");
+    std::fs::write(&bashrc, "# original\n").unwrap_or_else(|e| panic!("{e}"));
+    let elsewhere = tempfile::tempdir_in("/tmp").unwrap_or_else(|e| panic!("{e}"));
+    assert!(!elsewhere.path().starts_with(home));
+    if nobody {
+        use std::os::unix::fs::PermissionsExt;
+        for dir in [elsewhere.path(), home] {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    let dir = home.display();
+    let commands = [
+        "echo ran > ran.txt".to_string(),
+        format!("echo ok > '{}/ok.txt'", elsewhere.path().display()),
+        format!("mkdir -p '{dir}/.cache/pip' && echo ok > '{dir}/.cache/pip/ok.txt'"),
+        format!("echo 'export SPLICE_CONFIG=/tmp/evil.json' >> '{dir}/.bashrc'"),
+        format!(
+            "mkdir -p '{dir}/.local/bin' && echo 'echo evil' > '{dir}/.local/bin/node' \
+             && chmod +x '{dir}/.local/bin/node'"
+        ),
+        format!("echo 'PATH=$HOME/bin:$PATH' > '{dir}/.profile'"),
+        format!("mv '{dir}' '{dir}.old' && mkdir -p '{dir}' && echo evil > '{dir}/.bashrc'"),
+    ];
+    let out = auto_as(sandbox, &commands, nobody, Some(home));
+    let all = results(&out);
+    assert_eq!(all.len(), commands.len(), "{all:?}");
+    for (index, (_, output)) in all.iter().enumerate() {
+        let succeeded = output.starts_with("exit code 0");
+        assert_eq!(succeeded, index < 3, "command {index}: {all:?}");
+    }
+    assert_eq!(sandbox.read("ran.txt").as_deref(), Some("ran\n"));
+    let ok = |path: PathBuf| std::fs::read_to_string(path).unwrap_or_default();
+    assert_eq!(ok(elsewhere.path().join("ok.txt")), "ok\n");
+    assert_eq!(ok(home.join(".cache/pip/ok.txt")), "ok\n");
+    assert_eq!(ok(bashrc), "# original\n", "~/.bashrc was changed");
+    assert!(!home.join(".local/bin/node").exists(), "a node was planted");
+    assert!(!home.join(".profile").exists(), "~/.profile was written");
+    assert!(!PathBuf::from(format!("{dir}.old")).exists(), "HOME moved");
+}
+
+#[test]
+fn a_command_cannot_write_home_with_the_project_beneath_it() {
+    let sandbox = home_under_tmp();
+    assert!(sandbox.root.starts_with(home(&sandbox)));
+    assert_home_kept(&sandbox, &home(&sandbox), false);
+}
+
+#[test]
+fn as_another_user_a_command_cannot_write_home() {
+    let sandbox = home_under_tmp();
+    assert_home_kept(&sandbox, &home(&sandbox), true);
+}
+
+#[test]
+fn a_command_cannot_write_home_with_the_project_elsewhere() {
+    let sandbox = home_under_tmp();
+    let other = tempfile::tempdir_in("/tmp").unwrap_or_else(|e| panic!("{e}"));
+    let home = other
+        .path()
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!sandbox.root.starts_with(&home));
+    assert_home_kept(&sandbox, &home, false);
 }

@@ -341,6 +341,9 @@ fn a_live_worktree_run_is_never_cleaned_and_an_interrupt_says_how_to_recover() {
     )]);
     let started = sandbox.dir.path().join("started");
     let mut command = sandbox.command(&provider.url);
+    // HOME beside the repository, not around it: the test command stands in for someone else
+    // (changing the source, leaving a mark), and HOME under `/tmp` is read-only to commands.
+    command.env("HOME", support::home_beside(&sandbox));
     stream_json(&mut command).args([
         "--tier",
         "standard",

@@ -36,6 +36,9 @@ fn standard_run(sandbox: &Sandbox, test_command: &str) -> (Outcome, String) {
         ),
     ]);
     let mut command = sandbox.command(&provider.url);
+    // HOME beside the repository, not around it: the test command stands in for someone else
+    // (changing the source, leaving a mark), and HOME under `/tmp` is read-only to commands.
+    command.env("HOME", support::home_beside(sandbox));
     stream_json(&mut command).args([
         "--tier",
         "standard",
@@ -308,6 +311,9 @@ fn interrupted_worktree_run_closes_its_stage_and_leaves_a_recoverable_worktree()
     )]);
     let started = sandbox.dir.path().join("started");
     let mut command = sandbox.command(&provider.url);
+    // HOME beside the repository, not around it: the test command stands in for someone else
+    // (changing the source, leaving a mark), and HOME under `/tmp` is read-only to commands.
+    command.env("HOME", support::home_beside(&sandbox));
     stream_json(&mut command).args([
         "--tier",
         "standard",

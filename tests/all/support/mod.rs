@@ -380,6 +380,15 @@ pub fn stream_json(command: &mut Command) -> &mut Command {
     command.args(["exec", "--output-format", "stream-json"])
 }
 
+/// A HOME beside the sandbox's repository rather than around it (created): with HOME under
+/// `/tmp`, confined commands see HOME read-only, so a test whose command stands in for someone
+/// else (changing the source, leaving a mark in the sandbox) runs with this one.
+pub fn home_beside(sandbox: &Sandbox) -> PathBuf {
+    let home = sandbox.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
+    home
+}
+
 /// A directory no confined command may write, wherever the checkout is (a clone under `/tmp`
 /// has its build directory in the sandbox's writable set): attack tests put their HOME and
 /// their markers here, so a marker can only come from an unconfined process.
