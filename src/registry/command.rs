@@ -126,6 +126,7 @@ async fn serve(
         password_checks: Arc::new(tokio::sync::Semaphore::new(super::server::PASSWORD_CHECKS)),
         sign_ins: Arc::default(),
     };
+    let stop = stop_signal();
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{base}")
@@ -133,26 +134,31 @@ async fn serve(
             .map_err(failed)?;
     }
     axum::serve(listener, router(state))
-        .with_graceful_shutdown(stop_signal())
+        .with_graceful_shutdown(stop)
         .await
         .map_err(failed)
 }
 
-/// SIGTERM or SIGINT: stop taking connections, finish the requests in flight, exit 0.
-async fn stop_signal() {
+/// SIGTERM or SIGINT: stop taking connections, finish the requests in flight, exit 0. The
+/// handlers are installed when this is called, not when it is first polled, so a signal sent
+/// as soon as the URL is printed stops the server cleanly too.
+fn stop_signal() -> impl Future<Output = ()> {
     use tokio::signal::unix::{SignalKind, signal};
-    match (
+    let handlers = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
+    );
+    async move {
+        match handlers {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
             }
+            // Without handlers the default actions stay: the signals still end the process.
+            _ => std::future::pending::<()>().await,
         }
-        // Without handlers the default actions stay: the signals still end the process.
-        _ => std::future::pending::<()>().await,
     }
 }
 

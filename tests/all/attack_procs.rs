@@ -25,7 +25,10 @@ fn needle() -> String {
 /// A stdio server in `modes` with this `env`, as the user's config names it.
 fn configure_server(sandbox: &Sandbox, name: &str, modes: &[&str], env: &[(&str, &str)]) {
     let entry = support::mcp::hostile(name, modes, env);
-    let ServerConfig::Stdio { command, args, env } = &entry.config else {
+    let ServerConfig::Stdio {
+        command, args, env, ..
+    } = &entry.config
+    else {
         panic!("not a stdio server");
     };
     let config = json!({"mcpServers": {name: {"command": command, "args": args, "env": env}}});

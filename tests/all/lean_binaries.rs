@@ -55,7 +55,13 @@ fn supervisor_of_a_command(sandbox: &Sandbox, splice: Option<&Path>) -> String {
     out.assert_well_formed();
     let result = out.first("tool_result");
     assert_eq!(result["status"], "ok", "{result}");
-    result["output"].as_str().unwrap_or_default().to_string()
+    // After the `exit code 0` line.
+    let output = result["output"].as_str().unwrap_or_default();
+    output
+        .lines()
+        .find(|line| line.contains("__sandbox-exec"))
+        .unwrap_or(output)
+        .to_string()
 }
 
 #[test]
@@ -111,7 +117,7 @@ fn splice_registry_without_the_server_beside_it_says_how_to_install_it() {
 }
 
 #[test]
-fn splice_registry_serve_becomes_the_server_and_stops_on_sigterm() {
+fn splice_registry_serve_becomes_the_server_and_a_sigterm_at_once_stops_it_cleanly() {
     let sandbox = Sandbox::new();
     let data = sandbox.dir.path().join("registry");
     let mut child = Command::new(env!("CARGO_BIN_EXE_splice"))
@@ -134,6 +140,7 @@ fn splice_registry_serve_becomes_the_server_and_stops_on_sigterm() {
     let server = Path::new(env!("CARGO_BIN_EXE_splice")).with_file_name("splice-registry");
     let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
     assert_eq!(argv0, server.as_os_str().as_encoded_bytes());
+    // As soon as the URL is out, before any request: the handlers are already in place.
     let pid = i32::try_from(child.id()).unwrap_or_else(|e| panic!("{e}"));
     rustix::process::kill_process(
         rustix::process::Pid::from_raw(pid).unwrap_or_else(|| panic!("pid {pid}")),
