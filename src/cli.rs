@@ -76,7 +76,7 @@ pub enum Command {
     /// Validate, pack and upload a package directory to a registry.
     Publish(PublishArgs),
     /// The package registry: serve it, add users, approve or deny device logins.
-    Registry(crate::registry::command::RegistryArgs),
+    Registry(crate::registry::args::RegistryArgs),
     /// The Scribiz CLI that Splice hosts (`SCRIBIZ_BIN`, else `scribiz` on PATH).
     Scribiz(ScribizArgs),
     /// MCP servers: add one to your config, remove one, list them (started, with their tools).

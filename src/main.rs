@@ -47,8 +47,10 @@ fn main() -> ExitCode {
     // Commands run as the same user: without this, one could read the provider keys that
     // their own environment lacks from /proc/<splice>/environ (or attach a debugger).
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    // Commands start through the small launcher binary beside `splice` when it is there (it
+    // loads in a fraction of the time), else through `splice` itself.
     if let Ok(exe) = std::env::current_exe() {
-        sandbox::set_launcher(exe);
+        sandbox::set_launcher(splice::packages::runtime::launcher_beside(&exe));
     }
     // Confined commands and package tools get no Unix sockets unless the config file says so; one
     // that cannot be read keeps them refused (a run reports why it cannot be read).
@@ -62,6 +64,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return exit::process_code(parse_failure(&raw, error)),
     };
+    // The registry server is a binary of its own: become it, the arguments checked above.
+    if matches!(cli.command, Some(Command::Registry(_))) {
+        return exit::process_code(registry_server(&args));
+    }
     let stdout_is_tty = std::io::stdout().is_terminal();
     // The TUI's run is a task of its own beside the loop that reads keys and draws, so what
     // it blocks on (git, file planning, checkpoints) never holds that loop up: worker threads.
@@ -69,9 +75,7 @@ fn main() -> ExitCode {
     // hold up either (git is an async process, the rest runs on the blocking pool or completes
     // first by design), so it skips starting them.
     let tui = cli.command.is_none() && stdout_is_tty;
-    // The registry server answers many clients at once: worker threads too.
-    let serve = matches!(cli.command, Some(Command::Registry(_)));
-    let mut builder = if tui || serve {
+    let mut builder = if tui {
         tokio::runtime::Builder::new_multi_thread()
     } else {
         tokio::runtime::Builder::new_current_thread()
@@ -94,6 +98,23 @@ fn main() -> ExitCode {
         }
     };
     exit::process_code(code)
+}
+
+/// `splice registry ARGS`: exec `splice-registry ARGS` from beside this binary; returns only
+/// when that fails (not installed: how to install it).
+fn registry_server(args: &[std::ffi::OsString]) -> i32 {
+    // Clap refuses top-level flags beside a subcommand: `registry` is the first argument.
+    let at = args.iter().position(|a| a == "registry").unwrap_or(1);
+    let rest = args.get(at + 1..).unwrap_or_default();
+    let error = match std::env::current_exe() {
+        Ok(splice) => splice::registry::launch::exec_server(&splice, rest),
+        Err(source) => splice::registry::launch::LaunchError::Exec {
+            path: splice::registry::launch::SERVER_BIN.to_string(),
+            source,
+        },
+    };
+    eprintln!("splice registry: {error}");
+    exit::FAILED
 }
 
 async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
@@ -123,7 +144,8 @@ async fn real_main(cli: Cli, stdout_is_tty: bool) -> i32 {
             )
             .await
         }
-        Some(Command::Registry(args)) => splice::registry::command::run(&args).await,
+        // Handled before the runtime starts.
+        Some(Command::Registry(_)) => exit::FAILED,
         Some(Command::Scribiz(args)) => match args.action {
             ScribizAction::Login { json } => {
                 let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());

@@ -5,9 +5,10 @@
 //! Splice's own config and data directories, wherever they lie, nor elsewhere in HOME when HOME
 //! lies in one of those places (`own.rs`, `mask.rs`).
 //!
-//! Every command, confined or not, is started through Splice itself: `splice __sandbox-exec`
-//! is the supervisor (see `supervisor.rs`) that confines itself when asked, runs `sh -c`, and
-//! ends whatever the command left behind. No `unsafe` `pre_exec` hook is needed.
+//! Every command, confined or not, is started through Splice's launcher (`splice-pkg-launch`
+//! beside `splice`, else `splice` itself): `__sandbox-exec` is the supervisor (see
+//! `supervisor.rs`) that confines itself when asked, runs `sh -c`, and ends whatever the
+//! command left behind. No `unsafe` `pre_exec` hook is needed.
 //!
 //! Commands get Splice's environment without the variables redaction treats as secret (provider
 //! keys and the like), except those the user passes on with `--pass-env` / `passEnv`.
@@ -40,8 +41,10 @@ static UNIX_SOCKETS: OnceLock<bool> = OnceLock::new();
 /// The supervisor's and the package launcher's flag that lifts the block on Unix sockets.
 pub const ALLOW_UNIX_SOCKETS_ARG: &str = "--allow-unix-sockets";
 
-/// Record the executable that supervises commands (the `splice` binary itself). Without it,
-/// as when the library is embedded elsewhere, commands run directly and none can be confined.
+/// Record the executable that supervises commands: the small launcher binary beside `splice`
+/// when it is installed, else the `splice` binary itself (both take `__sandbox-exec` and
+/// `__pkg-launch`). Without it, as when the library is embedded elsewhere, commands run
+/// directly and none can be confined.
 pub fn set_launcher(path: PathBuf) {
     let _ = LAUNCHER.set(path);
 }

@@ -1,13 +1,11 @@
-//! `splice registry serve|user add|approve|deny`: arguments and what each does.
+//! `splice registry serve|user add|approve|deny` (run by `splice-registry`): what each does.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::{Args, Subcommand};
-
 use super::accounts::{NO_PASSWORD, hash_password};
+use super::args::{RegistryAction, RegistryArgs, Store, UserAction};
 use super::db::{self, Db};
 use super::device::{DeviceSettings, normalize_user_code};
 use super::s3::{S3BlobStore, parse_url};
@@ -16,92 +14,6 @@ use super::storage::{BlobStore, FsBlobStore};
 use super::time::now_ms;
 use crate::exit;
 use crate::packages::names::name_problem;
-
-#[derive(Debug, Clone, Args)]
-pub struct RegistryArgs {
-    #[command(subcommand)]
-    pub action: RegistryAction,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct Store {
-    /// The registry's directory: the SQLite index (registry.db) and the archives (blobs/).
-    #[arg(long)]
-    pub data: PathBuf,
-    /// The index's database instead of DATA/registry.db: a postgres://USER:PASSWORD@HOST/DB URL.
-    #[arg(long, env = "SPLICE_REGISTRY_DATABASE")]
-    pub database: Option<String>,
-}
-
-#[derive(Debug, Clone, Subcommand)]
-pub enum RegistryAction {
-    /// Serve the registry; the first line on stdout is its URL. SIGTERM or SIGINT stops it.
-    Serve {
-        #[command(flatten)]
-        store: Store,
-        /// HOST:PORT to listen on (port 0: a free port).
-        #[arg(long, default_value = "127.0.0.1:7878")]
-        addr: SocketAddr,
-        /// Keep the archives in S3-compatible object storage, s3://BUCKET[/PREFIX], instead
-        /// of DATA/blobs. Configured by the standard AWS environment: AWS_ACCESS_KEY_ID,
-        /// AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL (a non-AWS or local store) and
-        /// AWS_ALLOW_HTTP=true (a plain-HTTP endpoint). The bucket must exist; it is checked
-        /// at start.
-        #[arg(
-            long,
-            env = "SPLICE_REGISTRY_BLOBS",
-            value_name = "s3://BUCKET[/PREFIX]"
-        )]
-        blobs: Option<String>,
-        /// Seconds a device login waits between polls.
-        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(i64).range(1..=3600))]
-        device_interval: i64,
-        /// Seconds a device login's code stays valid.
-        #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(i64).range(1..=86400))]
-        device_expiry: i64,
-    },
-    /// Accounts.
-    User {
-        #[command(subcommand)]
-        action: UserAction,
-    },
-    /// Approve a pending device login as USER (from the server's shell).
-    Approve {
-        user_code: String,
-        #[arg(long)]
-        user: String,
-        #[command(flatten)]
-        store: Store,
-    },
-    /// Deny a pending device login.
-    Deny {
-        user_code: String,
-        #[command(flatten)]
-        store: Store,
-    },
-}
-
-#[derive(Debug, Clone, Subcommand)]
-pub enum UserAction {
-    /// Add a user owning NAMESPACE (an existing user gains NAMESPACE; its password stays).
-    /// Without a terminal and without --password-stdin, the user has no web password: its
-    /// device logins are approved with `splice registry approve CODE --user NAME`.
-    Add {
-        name: String,
-        #[arg(long)]
-        namespace: String,
-        /// Read the password from the first line of stdin (else it is prompted for on a
-        /// terminal).
-        #[arg(long, conflicts_with = "no_password")]
-        password_stdin: bool,
-        /// No web password (the sign-in page refuses the user): approve its logins with
-        /// `splice registry approve`. The default without a terminal.
-        #[arg(long)]
-        no_password: bool,
-        #[command(flatten)]
-        store: Store,
-    },
-}
 
 pub async fn run(args: &RegistryArgs) -> i32 {
     let result = match &args.action {
@@ -214,6 +126,7 @@ async fn serve(
         password_checks: Arc::new(tokio::sync::Semaphore::new(super::server::PASSWORD_CHECKS)),
         sign_ins: Arc::default(),
     };
+    let stop = stop_signal();
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{base}")
@@ -221,26 +134,31 @@ async fn serve(
             .map_err(failed)?;
     }
     axum::serve(listener, router(state))
-        .with_graceful_shutdown(stop_signal())
+        .with_graceful_shutdown(stop)
         .await
         .map_err(failed)
 }
 
-/// SIGTERM or SIGINT: stop taking connections, finish the requests in flight, exit 0.
-async fn stop_signal() {
+/// SIGTERM or SIGINT: stop taking connections, finish the requests in flight, exit 0. The
+/// handlers are installed when this is called, not when it is first polled, so a signal sent
+/// as soon as the URL is printed stops the server cleanly too.
+fn stop_signal() -> impl Future<Output = ()> {
     use tokio::signal::unix::{SignalKind, signal};
-    match (
+    let handlers = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
+    );
+    async move {
+        match handlers {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
             }
+            // Without handlers the default actions stay: the signals still end the process.
+            _ => std::future::pending::<()>().await,
         }
-        // Without handlers the default actions stay: the signals still end the process.
-        _ => std::future::pending::<()>().await,
     }
 }
 

@@ -1,19 +1,37 @@
-//! The package registry server (`splice registry serve`), its index (SQLite or PostgreSQL
-//! through sqlx), its content-addressed archive store, accounts, tokens and the device-code
-//! login. The client side lives elsewhere; both follow the HTTP contract in the README.
+//! The package registry server (`splice registry serve`, run by the `splice-registry` binary),
+//! its index (SQLite or PostgreSQL through sqlx), its content-addressed archive store, accounts,
+//! tokens and the device-code login. Only the arguments are compiled without the
+//! `registry-server` feature: `splice` parses them and starts `splice-registry` (see
+//! `launch`). The client side lives elsewhere; both follow the HTTP contract in the README.
 
+pub mod args;
+pub mod launch;
+
+#[cfg(feature = "registry-server")]
 pub mod accounts;
+#[cfg(feature = "registry-server")]
 pub mod command;
+#[cfg(feature = "registry-server")]
 pub mod db;
+#[cfg(feature = "registry-server")]
 pub mod device;
+#[cfg(feature = "registry-server")]
 pub mod error;
+#[cfg(feature = "registry-server")]
 pub mod html;
+#[cfg(feature = "registry-server")]
 pub mod publish;
+#[cfg(feature = "registry-server")]
 pub mod s3;
+#[cfg(feature = "registry-server")]
 pub mod server;
+#[cfg(feature = "registry-server")]
 pub mod storage;
+#[cfg(feature = "registry-server")]
 pub mod throttle;
+#[cfg(feature = "registry-server")]
 pub mod time;
 
 /// Archives larger than this are refused with 413 before they are read whole.
+#[cfg(feature = "registry-server")]
 pub const MAX_UPLOAD: usize = 64 * 1024 * 1024;

@@ -33,6 +33,7 @@ mod hardening_speed;
 mod hardening_types;
 mod hardening_ui;
 mod input_validation;
+mod lean_binaries;
 mod lifecycle;
 mod mcp_run;
 mod mcp_servers;

@@ -25,7 +25,7 @@ use super::package::Package;
 use super::secrets;
 use crate::sanitize::redact::Redactor;
 
-pub use launch::{LAUNCH_ARG, NO_NETNS_ENV, main as launcher_main};
+pub use launch::{LAUNCH_ARG, LAUNCHER_BIN, NO_NETNS_ENV, launcher_beside, main as launcher_main};
 pub use node::{MINIMUM as MINIMUM_NODE, NODE_ENV, NodeBinary, find_node, parse_version};
 
 /// Largest output a tool may return.

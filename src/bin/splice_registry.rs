@@ -1,0 +1,47 @@
+//! The package registry server as a binary of its own, so `splice` links none of its crates
+//! (axum, sqlx with SQLite's C code, the PostgreSQL driver, object_store, argon2). Built with
+//! the `registry-server` feature; `splice registry ARGS` parses ARGS and becomes
+//! `splice-registry ARGS` from beside `splice` (see `registry::launch`), so either is the same
+//! command.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use splice::exit;
+use splice::registry::args::RegistryArgs;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "splice-registry",
+    version,
+    about = "The Splice package registry: serve it, add users, approve or deny device logins \
+             (also `splice registry`)."
+)]
+struct Cli {
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+fn main() -> ExitCode {
+    // As `splice` itself: no other process of the user reads its environment (database URL,
+    // object-store keys) through /proc or a debugger.
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    let cli = Cli::parse();
+    // The server answers many clients at once: worker threads.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("splice registry: cannot start the async runtime: {error}");
+            return exit::process_code(exit::FAILED);
+        }
+    };
+    let code = runtime.block_on(splice::registry::command::run(&cli.registry));
+    // A blocking task stuck in a system call must not keep the process alive after the server
+    // stopped.
+    runtime.shutdown_background();
+    exit::process_code(code)
+}
