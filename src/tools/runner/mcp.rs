@@ -182,15 +182,16 @@ mod tests {
         }
     }
 
-    /// The prompt shows an MCP call as a tool call (its tool, its server, its input), never as
-    /// a shell command line.
-    #[tokio::test]
-    async fn the_prompt_shows_an_mcp_call_as_a_tool_call() {
-        use crate::bus::{Answer, PermissionAsk, Preview};
-        use std::sync::{Arc, Mutex};
-        let seen: Arc<Mutex<Vec<Preview>>> = Arc::default();
+    /// A responder that denies every question and keeps the previews it was shown.
+    fn denying_responder() -> (
+        tokio::sync::mpsc::UnboundedSender<crate::bus::PermissionAsk>,
+        std::sync::Arc<std::sync::Mutex<Vec<crate::bus::Preview>>>,
+    ) {
+        use crate::bus::{Answer, PermissionAsk};
+        let seen: std::sync::Arc<std::sync::Mutex<Vec<crate::bus::Preview>>> =
+            std::sync::Arc::default();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<PermissionAsk>();
-        let kept = Arc::clone(&seen);
+        let kept = std::sync::Arc::clone(&seen);
         tokio::spawn(async move {
             while let Some(ask) = rx.recv().await {
                 if let Ok(mut seen) = kept.lock() {
@@ -199,6 +200,15 @@ mod tests {
                 let _ = ask.reply.send(Answer::Deny);
             }
         });
+        (tx, seen)
+    }
+
+    /// The prompt shows an MCP call as a tool call (its tool, its server, its input), never as
+    /// a shell command line.
+    #[tokio::test]
+    async fn the_prompt_shows_an_mcp_call_as_a_tool_call() {
+        use crate::bus::Preview;
+        let (tx, seen) = denying_responder();
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let runner = asking_runner(dir.path(), tx);
         let tool = McpTool {
@@ -227,19 +237,9 @@ mod tests {
     /// A package tool's prompt is a tool call too (its dotted name and input), not `$ …`.
     #[tokio::test]
     async fn the_prompt_shows_a_package_call_as_a_tool_call() {
-        use crate::bus::{Answer, PermissionAsk, Preview};
-        use std::sync::{Arc, Mutex};
-        let seen: Arc<Mutex<Vec<Preview>>> = Arc::default();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<PermissionAsk>();
-        let kept = Arc::clone(&seen);
-        tokio::spawn(async move {
-            while let Some(ask) = rx.recv().await {
-                if let Ok(mut seen) = kept.lock() {
-                    seen.extend(ask.question.previews);
-                }
-                let _ = ask.reply.send(Answer::Deny);
-            }
-        });
+        use crate::bus::Preview;
+        use std::sync::Arc;
+        let (tx, seen) = denying_responder();
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let pkg_dir = dir.path().join("pkg");
         crate::packages::skeleton::create(&pkg_dir, "acme", "hello")
