@@ -97,7 +97,7 @@ pub enum McpAction {
     /// locale, the proxy and CA variables and the `--env` variables) or a streamable HTTP one (`--url`, `--header`). The
     /// rest of the config file is kept as it was.
     #[command(
-        override_usage = "splice mcp add NAME [--env K=V]... -- COMMAND [ARGS...]\n       \
+        override_usage = "splice mcp add NAME [--env K=V]... [--env-passthrough NAME]... -- COMMAND [ARGS...]\n       \
                           splice mcp add NAME --url URL [--header 'K: V']..."
     )]
     Add {
@@ -109,6 +109,11 @@ pub enum McpAction {
         /// more by name). Repeatable.
         #[arg(long = "env", value_name = "K=V")]
         env: Vec<String>,
+        /// A variable of your environment the server gets by name, its value read when it
+        /// starts (`envPassthrough`; never a secret-named one: give those with --env).
+        /// Repeatable.
+        #[arg(long = "env-passthrough", value_name = "NAME")]
+        env_passthrough: Vec<String>,
         /// The URL of a streamable HTTP server (instead of a command).
         #[arg(long)]
         url: Option<String>,

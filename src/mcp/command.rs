@@ -19,11 +19,21 @@ pub async fn run(action: &McpAction, out: &mut dyn Write, err: &mut dyn Write) -
         McpAction::Add {
             name,
             env,
+            env_passthrough,
             url,
             headers,
             force,
             command,
-        } => add(name, env, url.as_deref(), headers, *force, command, out),
+        } => {
+            let server = ServerArgs {
+                env,
+                passthrough: env_passthrough,
+                url: url.as_deref(),
+                headers,
+                command,
+            };
+            add(name, &server, *force, out)
+        }
         McpAction::Remove { name } => remove(name, out),
         McpAction::List {
             json,
@@ -39,13 +49,26 @@ pub async fn run(action: &McpAction, out: &mut dyn Write, err: &mut dyn Write) -
     }
 }
 
+/// `splice mcp add`'s description of the server.
+#[derive(Default)]
+struct ServerArgs<'a> {
+    env: &'a [String],
+    /// Variable names passed through from Splice's environment (`envPassthrough`).
+    passthrough: &'a [String],
+    url: Option<&'a str>,
+    headers: &'a [String],
+    command: &'a [String],
+}
+
 /// The server as the config file holds it, from `splice mcp add`'s arguments.
-fn server_value(
-    env: &[String],
-    url: Option<&str>,
-    headers: &[String],
-    command: &[String],
-) -> Result<Value, String> {
+fn server_value(args: &ServerArgs) -> Result<Value, String> {
+    let ServerArgs {
+        env,
+        passthrough,
+        url,
+        headers,
+        command,
+    } = *args;
     match (url, command.split_first()) {
         (Some(_), Some(_)) => Err("give either --url or a command after `--`, not both".into()),
         (None, None) => Err(
@@ -53,8 +76,11 @@ fn server_value(
                 .into(),
         ),
         (Some(url), None) => {
-            if !env.is_empty() {
-                return Err("--env is for stdio servers (a command after `--`)".into());
+            if !env.is_empty() || !passthrough.is_empty() {
+                return Err(
+                    "--env and --env-passthrough are for stdio servers (a command after `--`)"
+                        .into(),
+                );
             }
             let mut map = BTreeMap::new();
             for header in headers {
@@ -83,27 +109,24 @@ fn server_value(
                     _ => return Err(format!("--env `{pair}` is not `NAME=value`")),
                 }
             }
-            Ok(json!({"command": program, "args": args, "env": map}))
+            let mut server = json!({"command": program, "args": args, "env": map});
+            // Written only when given: the approval fingerprint counts the key when it is set.
+            if !passthrough.is_empty() {
+                server["envPassthrough"] = json!(passthrough);
+            }
+            Ok(server)
         }
     }
 }
 
-fn add(
-    name: &str,
-    env: &[String],
-    url: Option<&str>,
-    headers: &[String],
-    force: bool,
-    command: &[String],
-    out: &mut dyn Write,
-) -> Result<(), String> {
+fn add(name: &str, args: &ServerArgs, force: bool, out: &mut dyn Write) -> Result<(), String> {
     if !valid_name(name) {
         return Err(format!(
             "invalid server name `{name}` (letters, digits, `-` and `_`; no `__`, no `_` at \
              either end; at most 32)"
         ));
     }
-    let server = server_value(env, url, headers, command)?;
+    let server = server_value(args)?;
     // The server alone must be valid as the config would hold it (a URL's scheme, say).
     config::parse_servers(&json!({ name: server.clone() }), Source::User)
         .map_err(|e| e.to_string())?;
@@ -283,22 +306,31 @@ mod tests {
 
     #[test]
     fn add_arguments_make_the_config_shapes() {
-        let stdio = server_value(
-            &["K=v=w".into()],
-            None,
-            &[],
-            &["npx".into(), "-y".into(), "pkg".into()],
-        );
+        let stdio = server_value(&ServerArgs {
+            env: &["K=v=w".into()],
+            command: &["npx".into(), "-y".into(), "pkg".into()],
+            ..ServerArgs::default()
+        });
         assert_eq!(
             stdio,
             Ok(json!({"command": "npx", "args": ["-y", "pkg"], "env": {"K": "v=w"}}))
         );
-        let http = server_value(
-            &[],
-            Some("https://x.invalid/mcp"),
-            &["Authorization: Bearer a:b".into()],
-            &[],
+        let passed = server_value(&ServerArgs {
+            passthrough: &["PIP_INDEX_URL".into()],
+            command: &["uvx".into(), "srv".into()],
+            ..ServerArgs::default()
+        });
+        assert_eq!(
+            passed,
+            Ok(
+                json!({"command": "uvx", "args": ["srv"], "env": {}, "envPassthrough": ["PIP_INDEX_URL"]})
+            )
         );
+        let http = server_value(&ServerArgs {
+            url: Some("https://x.invalid/mcp"),
+            headers: &["Authorization: Bearer a:b".into()],
+            ..ServerArgs::default()
+        });
         assert_eq!(
             http,
             Ok(
@@ -333,12 +365,18 @@ mod tests {
                 Some("https://x"),
                 vec![],
                 vec![],
-                "--env is for stdio",
+                "--env and --env-passthrough are for stdio",
             ),
         ] {
-            let error = server_value(&env, url, &headers, &command)
-                .err()
-                .unwrap_or_default();
+            let error = server_value(&ServerArgs {
+                env: &env,
+                url,
+                headers: &headers,
+                command: &command,
+                ..ServerArgs::default()
+            })
+            .err()
+            .unwrap_or_default();
             assert!(error.contains(needle), "{error}");
             assert!(!error.contains("secret"));
         }

@@ -910,3 +910,50 @@ fn mcp_add_creates_the_named_config_file_owner_only() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(mode, 0o600);
 }
+
+/// `mcp add --env-passthrough NAME` writes the server's `envPassthrough`; a secret-looking
+/// name is refused (exit 2) and the config file is left as it was.
+#[test]
+fn mcp_add_passes_variables_by_name_and_refuses_a_secret_one() {
+    let sandbox = support::Sandbox::new();
+    let added = splice_mcp(
+        &sandbox,
+        &[
+            "add",
+            "pipsrv",
+            "--env-passthrough",
+            "PIP_INDEX_URL",
+            "--",
+            "python3",
+            "srv.py",
+        ],
+    );
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    assert_eq!(
+        config(&sandbox)["mcpServers"]["pipsrv"],
+        json!({"command": "python3", "args": ["srv.py"], "env": {}, "envPassthrough": ["PIP_INDEX_URL"]})
+    );
+    let before = std::fs::read_to_string(config_path(&sandbox)).unwrap_or_default();
+    let secret = splice_mcp(
+        &sandbox,
+        &[
+            "add",
+            "leaky",
+            "--env-passthrough",
+            "OPENAI_API_KEY",
+            "--",
+            "python3",
+            "srv.py",
+        ],
+    );
+    assert_eq!(secret.code, 2, "{}", secret.stderr);
+    assert!(
+        secret.stderr.contains("OPENAI_API_KEY"),
+        "{}",
+        secret.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(config_path(&sandbox)).unwrap_or_default(),
+        before
+    );
+}
