@@ -265,6 +265,15 @@ impl McpHub {
     /// the startup timeout). Project servers must have been approved by the caller. A name
     /// already started (and not failed) is left as it is.
     pub async fn start(&self, servers: Vec<ServerEntry>) {
+        for ready in self.launch(servers) {
+            let _ = ready.await;
+        }
+    }
+
+    /// As [`start`](Self::start), without waiting: the servers are `starting` when this
+    /// returns (so a turn's [`ready`](Self::ready) waits for them); each receiver ends when its
+    /// server is ready or has failed.
+    pub fn launch(&self, servers: Vec<ServerEntry>) -> Vec<oneshot::Receiver<()>> {
         let mut started = Vec::new();
         for entry in servers {
             {
@@ -300,9 +309,7 @@ impl McpHub {
             started.push(ready_rx);
         }
         self.inner.bump();
-        for ready in started {
-            let _ = ready.await;
-        }
+        started
     }
 
     fn lock_supervisors(&self) -> MutexGuard<'_, Vec<(oneshot::Sender<()>, JoinHandle<()>)>> {
@@ -663,6 +670,33 @@ impl Drop for CancelOnDrop {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A launched server is `starting` before `launch` returns, so a turn submitted right
+    /// after waits for its tools (a start that ran later let the first request go without
+    /// them). A server that never answers still ends with the hub.
+    #[tokio::test]
+    async fn launched_servers_are_starting_before_launch_returns() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut options = HubOptions::from_vars(dir.path().to_path_buf(), Vec::new())
+            .unwrap_or_else(|e| panic!("{e}"));
+        options.startup_timeout = Duration::from_secs(30);
+        let hub = McpHub::new(options);
+        let entry = ServerEntry {
+            name: "silent".into(),
+            config: crate::mcp::ServerConfig::Stdio {
+                command: "sleep".into(),
+                args: vec!["30".into()],
+                env: Default::default(),
+                env_passthrough: Vec::new(),
+            },
+            source: crate::mcp::Source::User,
+        };
+        let pending = hub.launch(vec![entry]);
+        assert_eq!(pending.len(), 1);
+        let states: Vec<ServerState> = hub.statuses().into_iter().map(|s| s.state).collect();
+        assert_eq!(states, [ServerState::Starting]);
+        hub.shutdown().await;
+    }
 
     #[test]
     fn messages_are_capped_on_a_char_boundary() {

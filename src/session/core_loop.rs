@@ -179,13 +179,17 @@ impl Core {
         }
     }
 
-    /// Start `servers` on the session's hub in a task of its own: the session never waits on a
-    /// server. A start not yet begun at shutdown starts nothing; one begun has handed its
-    /// servers to the hub, whose shutdown ends them.
+    /// Start `servers` on the session's hub; the session never waits on a server. They are
+    /// marked `starting` before this returns, so a turn submitted next waits for their tools
+    /// (a start left to a task of its own could be overtaken by that turn). The hub's shutdown
+    /// ends them.
     fn start_mcp(&mut self, servers: Vec<crate::mcp::ServerEntry>) {
-        if let Some(hub) = self.settings.mcp.hub.clone() {
+        if let Some(hub) = &self.settings.mcp.hub {
+            let pending = hub.launch(servers);
             self.mcp_starts.spawn(async move {
-                hub.start(servers).await;
+                for ready in pending {
+                    let _ = ready.await;
+                }
                 None
             });
         }
