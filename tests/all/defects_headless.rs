@@ -18,6 +18,17 @@ const WRONG: &str = "def add(a, b):\n    return a * b  # wrong\n";
 pub(crate) const TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
 
 /// A committed git repository holding a tiny Python package.
+/// A standard-tier fix of calc.py in `auto` mode, its tests run by unittest.
+pub(crate) const FIX_CALC: [&str; 7] = [
+    "--tier",
+    "standard",
+    "--permission-mode",
+    "auto",
+    "--test-command",
+    "python3 -m unittest -q",
+    "Fix add in calc.py",
+];
+
 pub(crate) fn project() -> Sandbox {
     let sandbox = Sandbox::new();
     sandbox.write("calc.py", BUGGY);
@@ -302,19 +313,7 @@ fn a_code_writer_that_does_not_submit_after_a_failure_is_not_retried() {
     replies.extend(retries(openai::answer(&["I think the test is wrong."])));
     let provider = FakeProvider::start(replies);
     let sandbox = project();
-    let out = exec_json(
-        &sandbox,
-        &provider,
-        &[
-            "--tier",
-            "standard",
-            "--permission-mode",
-            "auto",
-            "--test-command",
-            "python3 -m unittest -q",
-            "Fix add in calc.py",
-        ],
-    );
+    let out = exec_json(&sandbox, &provider, &FIX_CALC);
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert_eq!(
         provider.requests().len(),

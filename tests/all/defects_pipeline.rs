@@ -4,7 +4,7 @@
 //! (stage markers, `error`, `final`, `run_end`). The real binary against the fake provider,
 //! counting its requests.
 
-use crate::defects_headless::{FIXED, TEST, code, project, reasoning, verdict};
+use crate::defects_headless::{FIX_CALC, FIXED, TEST, code, project, reasoning, verdict};
 use crate::support;
 
 use serde_json::{Value, json};
@@ -246,19 +246,7 @@ fn a_malformed_submission_is_retried() {
         verdict("av2"),
     ]);
     let sandbox = project();
-    let out = exec(
-        &sandbox,
-        &provider,
-        &[
-            "--tier",
-            "standard",
-            "--permission-mode",
-            "auto",
-            "--test-command",
-            TESTS,
-            "Fix add in calc.py",
-        ],
-    );
+    let out = exec(&sandbox, &provider, &FIX_CALC);
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(provider.requests().len(), 4);
     let result = out.final_result();
@@ -393,19 +381,7 @@ fn a_stuck_pipeline_ends_with_the_shapes_the_protocol_fixes() {
     replies.extend(more());
     let provider = FakeProvider::start(replies);
     let sandbox = project();
-    let out = exec(
-        &sandbox,
-        &provider,
-        &[
-            "--tier",
-            "standard",
-            "--permission-mode",
-            "auto",
-            "--test-command",
-            TESTS,
-            "Fix add in calc.py",
-        ],
-    );
+    let out = exec(&sandbox, &provider, &FIX_CALC);
     let found: Vec<Value> = markers(&out).iter().map(without_ms).collect();
     let stuck = "the model ended the stage without calling submit_verdict (it said: Looks fine.); another iteration would not do better";
     assert_eq!(
