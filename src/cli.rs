@@ -510,15 +510,6 @@ impl RunArgs {
         }
     }
 
-    /// The secret-named variables commands may see: the config file's `passEnv` and the
-    /// `--pass-env` flags together (call after `resolve`, which reports a broken config).
-    pub fn passed_env(&self) -> Vec<String> {
-        let config = ConfigFile::load(config::config_path().as_deref()).unwrap_or_default();
-        let mut names = config.pass_env;
-        names.extend(self.pass_env.iter().cloned());
-        names
-    }
-
     /// Flags over config file over environment over defaults; every bad value is a usage error.
     pub fn resolve(&self, session_id: Option<String>) -> Result<RunSettings, RunFailure> {
         let config = ConfigFile::load_user().map_err(|e| RunFailure::usage(e.to_string()))?;

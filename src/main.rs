@@ -52,11 +52,6 @@ fn main() -> ExitCode {
     if let Ok(exe) = std::env::current_exe() {
         sandbox::set_launcher(splice::packages::runtime::launcher_beside(&exe));
     }
-    // Confined commands and package tools get no Unix sockets unless the config file says so; one
-    // that cannot be read keeps them refused (a run reports why it cannot be read).
-    sandbox::set_unix_sockets_allowed(
-        splice::config::ConfigFile::load_user().is_ok_and(|c| c.sandbox.allow_all_unix_sockets),
-    );
     // Before any command of a run could put another `git` first on PATH.
     splice::git::pin_program();
     let raw: Vec<String> = std::env::args().collect();
@@ -183,12 +178,8 @@ async fn tui(cli: &Cli) -> i32 {
             return failure.exit_code;
         }
     };
-    sandbox::set_passed_env(cli.run.passed_env());
-    let theme = cli.tui.theme.clone().or_else(|| {
-        splice::config::ConfigFile::load_user()
-            .ok()
-            .and_then(|c| c.theme)
-    });
+    let config = confine_as_configured(&cli.run.pass_env);
+    let theme = cli.tui.theme.clone().or(config.theme);
     let (reopen, words) = Reopen::choose(
         cli.tui.resume.as_deref(),
         cli.tui.continue_session,
@@ -357,7 +348,7 @@ async fn headless(exec: &ExecArgs) -> i32 {
             return failure.exit_code;
         }
     };
-    sandbox::set_passed_env(run_args.passed_env());
+    confine_as_configured(&run_args.pass_env);
     // The bus above reports what fails before the session starts; the session's runs report
     // to the same output.
     let session = Session::spawn(settings, Frontend::headless(bus_sinks));
@@ -459,6 +450,24 @@ fn worktree(args: &WorktreeArgs) -> i32 {
     )
 }
 
+/// The config file for what confined commands and package tools may reach; one that cannot be
+/// read allows nothing extra (resolving the run's settings reports why).
+fn load_config() -> splice::config::ConfigFile {
+    splice::config::ConfigFile::load_user().unwrap_or_default()
+}
+
+/// Read the config file once for a run's confinement: the Unix-socket switch, and the
+/// secret-named variables commands may see (the file's `passEnv` and the `--pass-env` flags).
+/// Returns the config for the caller's other settings.
+fn confine_as_configured(pass_env: &[String]) -> splice::config::ConfigFile {
+    let config = load_config();
+    sandbox::set_unix_sockets_allowed(config.sandbox.allow_all_unix_sockets);
+    let mut names = config.pass_env.clone();
+    names.extend(pass_env.iter().cloned());
+    sandbox::set_passed_env(names);
+    config
+}
+
 async fn pkg(action: &PkgAction) -> i32 {
     use splice::config;
     use splice::packages::{command, store_command};
@@ -472,11 +481,7 @@ async fn pkg(action: &PkgAction) -> i32 {
     } = action
     {
         // As for commands: the config file's `passEnv` and the flags.
-        let mut passed = config::ConfigFile::load_user()
-            .map(|c| c.pass_env)
-            .unwrap_or_default();
-        passed.extend(pass_env.iter().cloned());
-        sandbox::set_passed_env(passed);
+        confine_as_configured(pass_env);
         let input = match input.as_deref() {
             Some("-") => match read_stdin().await {
                 Ok(text) => Some(text),
@@ -502,6 +507,7 @@ async fn pkg(action: &PkgAction) -> i32 {
         return code;
     }
     if let PkgAction::Test { dir } = action {
+        sandbox::set_unix_sockets_allowed(load_config().sandbox.allow_all_unix_sockets);
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let code = splice::packages::testing::test(dir, &mut out, &mut err).await;
         use std::io::Write;
