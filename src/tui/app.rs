@@ -189,13 +189,9 @@ impl App {
     }
 
     /// The requests for the loop asked since last taken (operations stay queued).
+    #[cfg(test)]
     pub fn take_requests(&mut self) -> Vec<Request> {
-        let (requests, ops) = std::mem::take(&mut self.outgoing)
-            .into_iter()
-            .partition::<Vec<_>, _>(|o| matches!(o, Outgoing::Request(_)));
-        self.outgoing = ops;
-        requests
-            .into_iter()
+        self.take_where(|o| matches!(o, Outgoing::Request(_)))
             .filter_map(|o| match o {
                 Outgoing::Request(request) => Some(request),
                 Outgoing::Op(_) => None,
@@ -204,17 +200,23 @@ impl App {
     }
 
     /// The operations for the session asked since last taken (requests stay queued).
+    #[cfg(test)]
     pub fn take_ops(&mut self) -> Vec<Op> {
-        let (ops, requests) = std::mem::take(&mut self.outgoing)
-            .into_iter()
-            .partition::<Vec<_>, _>(|o| matches!(o, Outgoing::Op(_)));
-        self.outgoing = requests;
-        ops.into_iter()
+        self.take_where(|o| matches!(o, Outgoing::Op(_)))
             .filter_map(|o| match o {
                 Outgoing::Op(op) => Some(op),
                 Outgoing::Request(_) => None,
             })
             .collect()
+    }
+
+    /// Take what `is` picks, in order; the rest stays queued.
+    #[cfg(test)]
+    fn take_where(&mut self, is: fn(&Outgoing) -> bool) -> std::vec::IntoIter<Outgoing> {
+        let (taken, kept): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.outgoing).into_iter().partition(is);
+        self.outgoing = kept;
+        taken.into_iter()
     }
 
     pub fn is_running(&self) -> bool {
