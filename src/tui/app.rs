@@ -521,7 +521,7 @@ impl App {
     }
 
     fn interrupt(&mut self) {
-        // Dropping open prompts answers them "deny", so the run is not left waiting.
+        // The session denies the prompts still open when it takes the interrupt.
         self.modals.clear();
         self.unqueue();
         self.request(Request::Interrupt);
