@@ -103,12 +103,7 @@ pub fn valid_name(name: &str) -> bool {
 /// digit) that does not say secret. A secret is given to one server on purpose, in its `env`,
 /// never taken from Splice's environment by name (where the provider keys live).
 pub fn passthrough_name(name: &str) -> Result<(), String> {
-    let shaped = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.len() <= 128
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let shaped = name.len() <= 128 && crate::packages::names::env_name_problem(name).is_none();
     if !shaped {
         return Err(format!(
             "`envPassthrough` names variables (letters, digits and `_`), not `{}`",

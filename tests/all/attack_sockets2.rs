@@ -113,15 +113,8 @@ fn a_package_tool_cannot_use_a_unix_socket_splice_inherited() {
     );
     let path = sandbox.dir.path().join("ide.sock");
     let listener = Listener::at_path(&path);
-    let mut splice = sandbox.command("http://127.0.0.1:9");
-    splice
-        .env("SPLICE_NODE", node22())
-        .args(["pkg", "run"])
-        .arg(&package)
-        .args(["leak", &json!({"fd": LEAKED_FD}).to_string(), "--json"]);
-    let outcome = run_raw(with_leaked_socket(&splice, &path, LEAKED_FD), None);
-    let result: Value = serde_json::from_str(outcome.stdout.trim())
-        .unwrap_or_else(|e| panic!("{e}: {:?}; stderr: {}", outcome.stdout, outcome.stderr));
+    let input = json!({"fd": LEAKED_FD}).to_string();
+    let result = run_tool_with_socket(&sandbox, &package, &["leak", &input], &path, LEAKED_FD);
     // Whatever the tool then wrapped (the number may be one of Node's own by now), the socket
     // got nothing.
     assert_eq!(
@@ -129,6 +122,27 @@ fn a_package_tool_cannot_use_a_unix_socket_splice_inherited() {
         Some(""),
         "the tool wrote to the inherited socket: {result}"
     );
+}
+
+/// `splice pkg run PACKAGE TOOL INPUT --json` started with the socket at `socket` open on
+/// `fd`: the result line it printed.
+fn run_tool_with_socket(
+    sandbox: &Sandbox,
+    package: &Path,
+    tool_and_input: &[&str],
+    socket: &Path,
+    fd: i32,
+) -> Value {
+    let mut splice = sandbox.command("http://127.0.0.1:9");
+    splice
+        .env("SPLICE_NODE", node22())
+        .args(["pkg", "run"])
+        .arg(package)
+        .args(tool_and_input)
+        .arg("--json");
+    let outcome = run_raw(with_leaked_socket(&splice, socket, fd), None);
+    serde_json::from_str(outcome.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {:?}; stderr: {}", outcome.stdout, outcome.stderr))
 }
 
 /// A tool that only answers.
@@ -149,15 +163,7 @@ fn a_package_tool_runs_when_splice_inherited_fd_3() {
     );
     let path = sandbox.dir.path().join("ide.sock");
     let listener = Listener::at_path(&path);
-    let mut splice = sandbox.command("http://127.0.0.1:9");
-    splice
-        .env("SPLICE_NODE", node22())
-        .args(["pkg", "run"])
-        .arg(&package)
-        .args(["quiet", "{}", "--json"]);
-    let outcome = run_raw(with_leaked_socket(&splice, &path, 3), None);
-    let result: Value = serde_json::from_str(outcome.stdout.trim())
-        .unwrap_or_else(|e| panic!("{e}: {:?}; stderr: {}", outcome.stdout, outcome.stderr));
+    let result = run_tool_with_socket(&sandbox, &package, &["quiet", "{}"], &path, 3);
     assert_eq!(result["ok"], true, "{result}");
     assert_eq!(result["output"]["answered"], true, "{result}");
     assert_eq!(listener.received().as_deref(), Some(""));

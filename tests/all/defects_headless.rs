@@ -17,18 +17,23 @@ pub(crate) const FIXED: &str = "def add(a, b):\n    return a + b\n";
 const WRONG: &str = "def add(a, b):\n    return a * b  # wrong\n";
 pub(crate) const TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
 
-/// A committed git repository holding a tiny Python package.
 /// A standard-tier fix of calc.py in `auto` mode, its tests run by unittest.
-pub(crate) const FIX_CALC: [&str; 7] = [
-    "--tier",
-    "standard",
-    "--permission-mode",
-    "auto",
-    "--test-command",
-    "python3 -m unittest -q",
-    "Fix add in calc.py",
-];
+pub(crate) const FIX_CALC: [&str; 7] = fix_calc("auto");
 
+/// A standard-tier fix of calc.py in permission mode `mode`, its tests run by unittest.
+const fn fix_calc(mode: &'static str) -> [&'static str; 7] {
+    [
+        "--tier",
+        "standard",
+        "--permission-mode",
+        mode,
+        "--test-command",
+        "python3 -m unittest -q",
+        "Fix add in calc.py",
+    ]
+}
+
+/// A committed git repository holding a tiny Python package.
 pub(crate) fn project() -> Sandbox {
     let sandbox = Sandbox::new();
     sandbox.write("calc.py", BUGGY);
@@ -79,19 +84,7 @@ pub(crate) fn reasoning(out: &Outcome) -> String {
 fn text_output_shows_each_stage_as_a_readable_line_and_no_marker_text() {
     let provider = FakeProvider::start(vec![code("cw1", FIXED), verdict("av1")]);
     let sandbox = project();
-    let out = exec_text(
-        &sandbox,
-        &provider,
-        &[
-            "--tier",
-            "standard",
-            "--permission-mode",
-            "accept-edits",
-            "--test-command",
-            "python3 -m unittest -q",
-            "Fix add in calc.py",
-        ],
-    );
+    let out = exec_text(&sandbox, &provider, &fix_calc("accept-edits"));
     assert_eq!(out.code, 0, "{}", out.stderr);
     for output in [&out.stdout, &out.stderr] {
         assert!(
@@ -212,19 +205,7 @@ fn a_code_writer_that_changed_files_with_its_tools_but_did_not_submit_goes_on_to
         verdict("av1"),
     ]);
     let sandbox = project();
-    let out = exec_json(
-        &sandbox,
-        &provider,
-        &[
-            "--tier",
-            "standard",
-            "--permission-mode",
-            "accept-edits",
-            "--test-command",
-            "python3 -m unittest -q",
-            "Fix add in calc.py",
-        ],
-    );
+    let out = exec_json(&sandbox, &provider, &fix_calc("accept-edits"));
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(
         compact(&markers(&out)),

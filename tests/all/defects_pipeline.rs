@@ -69,6 +69,17 @@ fn asked(provider: &FakeProvider) -> Vec<String> {
         .collect()
 }
 
+/// The run failed (exit 1) without asking the model again after its `asked_for` requests.
+fn assert_failed_after(out: &Outcome, provider: &FakeProvider, asked_for: usize, case: &str) {
+    assert_eq!(out.code, 1, "{case}: {}", out.stdout);
+    assert_eq!(
+        provider.requests().len(),
+        asked_for,
+        "{case}: the pipeline asked the model again: {:?}",
+        asked(provider)
+    );
+}
+
 fn keys(value: &Value) -> Vec<String> {
     let mut keys: Vec<String> = value
         .as_object()
@@ -160,13 +171,7 @@ fn a_model_stage_that_does_not_submit_ends_the_pipeline_at_once() {
                 "Fix add in calc.py and make sure it is tested",
             ],
         );
-        assert_eq!(out.code, 1, "{stuck}: {}", out.stdout);
-        assert_eq!(
-            provider.requests().len(),
-            asked_for,
-            "{stuck}: the pipeline asked the model again: {:?}",
-            asked(&provider)
-        );
+        assert_failed_after(&out, &provider, asked_for, stuck);
         assert_eq!(asked(&provider).last().map(String::as_str), Some(tool));
         assert!(!reasoning(&out).contains("Step-back"), "{stuck}");
         let stages = if tier == "full" { FULL } else { STANDARD };
@@ -549,13 +554,7 @@ fn a_design_plan_task_that_is_stuck_fails_once_and_says_why_and_an_answer_is_kep
             "Split the work",
         ],
     );
-    assert_eq!(out.code, 1, "{}", out.stdout);
-    assert_eq!(
-        provider.requests().len(),
-        asked_for,
-        "{:?}",
-        asked(&provider)
-    );
+    assert_failed_after(&out, &provider, asked_for, "design plan");
     assert_eq!(out.first("error")["code"], "design_plan_failed");
     let said = reasoning(&out);
     assert!(
