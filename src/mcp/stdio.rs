@@ -160,18 +160,11 @@ pub fn spawn(
 ) -> Result<Started, String> {
     let cannot_start =
         |e: std::io::Error| format!("cannot start `{}`: {e}", strip_controls(command));
-    let path = env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone());
     // Under the supervisor: no capabilities, and whatever it starts ends with it.
     let mut helper =
-        helper(std::ffi::OsStr::new(command), args, path.as_deref(), cwd).map_err(cannot_start)?;
+        helper(std::ffi::OsStr::new(command), args, &env, cwd).map_err(cannot_start)?;
     helper
         .command
-        .env_clear()
-        .envs(env)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

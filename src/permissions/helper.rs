@@ -4,13 +4,14 @@
 //! starts outlives it, even a process that left its group (`setsid`, a daemon). Without a
 //! launcher (the library embedded elsewhere) it runs directly in a process group of its own.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use super::sandbox::{SANDBOX_ARG, launcher};
 use crate::process_group::GroupGuard;
 
-/// A program ready to start; the caller sets its environment, pipes and directory.
+/// A program ready to start, with only the environment it was given; the caller sets its
+/// pipes and directory.
 pub struct Helper {
     pub command: tokio::process::Command,
     supervised: bool,
@@ -27,24 +28,30 @@ impl Helper {
     }
 }
 
-/// `program args`, found as `exec` would find it (on `path`, the child's PATH, or relative to
-/// `cwd`), so a missing program fails here with the system's error rather than later in the
-/// supervisor.
+/// `program args` with exactly `env`, found as `exec` would find it (on the PATH of `env`, or
+/// relative to `cwd`), so a missing program fails here with the system's error rather than
+/// later in the supervisor.
 pub fn helper(
     program: &OsStr,
     args: &[impl AsRef<OsStr>],
-    path: Option<&OsStr>,
+    env: &[(OsString, OsString)],
     cwd: &Path,
 ) -> std::io::Result<Helper> {
     let Some(launcher) = launcher() else {
         let mut command = tokio::process::Command::new(program);
-        command.args(args).process_group(0).kill_on_drop(true);
+        command
+            .args(args)
+            .env_clear()
+            .envs(env.iter().cloned())
+            .process_group(0)
+            .kill_on_drop(true);
         return Ok(Helper {
             command,
             supervised: false,
         });
     };
-    let found = find(program, path, cwd)?;
+    let path = env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v);
+    let found = find(program, path.map(OsString::as_os_str), cwd)?;
     let mut command = tokio::process::Command::new(launcher);
     command
         .arg(SANDBOX_ARG)
@@ -53,6 +60,8 @@ pub fn helper(
         .args(["--no-caps", "--forward-term", "--"])
         .arg(found)
         .args(args)
+        .env_clear()
+        .envs(env.iter().cloned())
         // Never SIGKILL the supervisor: what it supervises would outlive it. Its guard asks.
         .kill_on_drop(false);
     Ok(Helper {

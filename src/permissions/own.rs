@@ -26,8 +26,14 @@ impl OwnPlaces {
     }
 }
 
-/// Splice's own places for this process's environment.
-pub fn own_places() -> OwnPlaces {
+/// Splice's own places for this process's environment, worked out once: the environment does
+/// not change while Splice runs, and every confined command and file tool call asks.
+pub fn own_places() -> &'static OwnPlaces {
+    static PLACES: std::sync::OnceLock<OwnPlaces> = std::sync::OnceLock::new();
+    PLACES.get_or_init(compute)
+}
+
+fn compute() -> OwnPlaces {
     let mut places = OwnPlaces::default();
     if let Some(config_dir) = dirs::config_dir() {
         places.dirs.push(config_dir.join("splice"));
@@ -53,7 +59,7 @@ pub fn own_places() -> OwnPlaces {
 /// Splice's own places and, when a confined command could otherwise write all of it, HOME
 /// ([`exposed_home`]): what a command given `writable` must see read-only.
 pub fn command_places(writable: &[PathBuf]) -> OwnPlaces {
-    let mut places = own_places();
+    let mut places = own_places().clone();
     if let Some(home) = exposed_home(writable) {
         places.dirs.insert(0, home);
     }

@@ -105,25 +105,13 @@ impl Job {
             ))
         };
         let env = child_env(&options.env);
-        let path = env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| v.clone());
         let cwd = options.cwd.as_deref().unwrap_or(std::path::Path::new("."));
         // Under the supervisor: no capabilities, a process group of its own (the terminal's
         // Ctrl-C is Splice's to handle), and whatever it starts ends with it.
-        let mut helper = helper(
-            options.program.as_os_str(),
-            &options.args,
-            path.as_deref(),
-            cwd,
-        )
-        .map_err(cannot_start)?;
+        let mut helper =
+            helper(options.program.as_os_str(), &options.args, &env, cwd).map_err(cannot_start)?;
         let command = &mut helper.command;
         command
-            .env_clear()
-            .envs(env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -437,16 +437,18 @@ impl Grants {
             }
         }
         // Nor read the saved logins (a registry token), as confined commands cannot.
+        let hidden: Vec<(PathBuf, PathBuf)> = crate::permissions::hidden::hidden_files()
+            .into_iter()
+            .map(|h| (crate::permissions::own::resolved(&h), h))
+            .collect();
         for path in &read {
             let path = &crate::permissions::own::resolved(path);
-            for hidden in crate::permissions::hidden::hidden_files() {
-                if crate::permissions::own::resolved(&hidden).starts_with(path) {
-                    return Err(denied(format!(
-                        "fs.read grants {}, which holds Splice's saved logins {}; refused",
-                        path.display(),
-                        hidden.display()
-                    )));
-                }
+            if let Some((_, named)) = hidden.iter().find(|(real, _)| real.starts_with(path)) {
+                return Err(denied(format!(
+                    "fs.read grants {}, which holds Splice's saved logins {}; refused",
+                    path.display(),
+                    named.display()
+                )));
             }
         }
         // As the file tools never write a git dir (its hooks and config run programs at the
