@@ -1,5 +1,5 @@
-//! The `code` of `error` and `warning` events: a closed list (README, Codes), so a misspelt
-//! code does not compile and an error code cannot be sent as a warning's.
+//! The `code` of `error` and `warning` events: a closed list (docs/stream-json.md, Codes), so a
+//! misspelt code does not compile and an error code cannot be sent as a warning's.
 
 /// `error.code`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,10 +133,11 @@ impl WarningCode {
 mod tests {
     use super::*;
 
-    /// The README's list of codes is the contract: every code is in it, spelt the same way.
+    /// The list of codes in docs/stream-json.md is the contract: every code is in it, spelt the
+    /// same way.
     #[test]
     fn every_code_is_documented_in_the_readme() {
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../docs/stream-json.md");
         let names = ErrorCode::ALL
             .iter()
             .map(|c| c.as_str())
@@ -144,7 +145,7 @@ mod tests {
         for name in names {
             assert!(
                 readme.contains(&format!("`{name}`")),
-                "{name} not in README"
+                "{name} not in docs/stream-json.md"
             );
         }
     }
