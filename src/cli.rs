@@ -94,8 +94,9 @@ pub enum McpAction {
     /// Add a server to your config file's `mcpServers`.
     ///
     /// A stdio server (`-- COMMAND [ARGS...]`: started by Splice, with only PATH, HOME, the
-    /// locale, the proxy and CA variables and the `--env` variables) or a streamable HTTP one (`--url`, `--header`). The
-    /// rest of the config file is kept as it was.
+    /// locale, the proxy and CA variables, the `--env` variables and the `--env-passthrough`
+    /// ones) or a streamable HTTP one (`--url`, `--header`). The rest of the config file is kept
+    /// as it was.
     #[command(
         override_usage = "splice mcp add NAME [--env K=V]... [--env-passthrough NAME]... -- COMMAND [ARGS...]\n       \
                           splice mcp add NAME --url URL [--header 'K: V']..."
