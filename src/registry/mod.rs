@@ -2,7 +2,7 @@
 //! its index (SQLite or PostgreSQL through sqlx), its content-addressed archive store, accounts,
 //! tokens and the device-code login. Only the arguments are compiled without the
 //! `registry-server` feature: `splice` parses them and starts `splice-registry` (see
-//! `launch`). The client side lives elsewhere; both follow the HTTP contract in the README.
+//! `launch`). The client side lives elsewhere; both follow the HTTP contract in docs/registry.md.
 
 pub mod args;
 pub mod launch;

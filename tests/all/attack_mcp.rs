@@ -311,7 +311,7 @@ fn inheritable_fds() -> std::collections::BTreeSet<String> {
 
 /// A stdio server inherits no file descriptor Splice opened (its log, a socket to the
 /// provider, the session store): beyond its three pipes it has at most what Splice itself
-/// inherited from its parent without close-on-exec (not enforced; see the README).
+/// inherited from its parent without close-on-exec (not enforced; see docs/mcp.md).
 #[test]
 fn a_server_inherits_no_descriptor_splice_opened() {
     let sandbox = Sandbox::new();

@@ -415,7 +415,8 @@ fn value_known(program: &str, value: Option<&Word>) -> Result<(), String> {
 }
 
 /// `sh -c SCRIPT`, `bash -lc SCRIPT`: the script. A shell reading its script from standard
-/// input (`… | sh`, `sh <<EOF`) cannot be checked. A script file is not read (see README).
+/// input (`… | sh`, `sh <<EOF`) cannot be checked. A script file is not read (see
+/// docs/security.md).
 fn shell(program: &str, args: &[Word]) -> Inner {
     let mut command = false;
     let mut stdin = false;
