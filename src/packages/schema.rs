@@ -7,8 +7,7 @@
 //! Decisions (docs/packages.md, Schemas): `type` is one type name, never an array; an
 //! integer-valued number (`1.0`) is an `integer`, as in JSON Schema since draft 6; a keyword
 //! that applies to one type (`minLength`, `properties`, `items`, `minimum`, …) needs that `type`
-//! beside it, so it
-//! cannot silently do nothing; every `required` name is one of `properties`;
+//! beside it, so it cannot silently do nothing; every `required` name is one of `properties`;
 //! `additionalProperties` is a boolean or a schema; `items` is one schema (no tuples); `enum`
 //! and `default` values must themselves fit the schema; string lengths count Unicode code points.
 
