@@ -136,7 +136,7 @@ mod tests {
     /// The list of codes in docs/stream-json.md is the contract: every code is in it, spelt the
     /// same way.
     #[test]
-    fn every_code_is_documented_in_the_readme() {
+    fn every_code_is_documented_in_the_stream_json_doc() {
         let readme = include_str!("../../docs/stream-json.md");
         let names = ErrorCode::ALL
             .iter()
