@@ -383,7 +383,7 @@ async fn publish_body(
                 id,
                 version,
                 sha256,
-                size: bytes.len() as u64,
+                size: size(row.size),
             };
             Ok((StatusCode::CREATED, Json(published)).into_response())
         }

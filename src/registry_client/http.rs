@@ -230,6 +230,12 @@ mod tests {
                 issues: vec![Issue::new("manifest.json", "no")],
             })
         );
+        // A code this client does not know (a newer registry's) is kept, cleaned.
+        let newer = parse_error(br#"{"error":{"code":"rate\u001b_limited","message":"m"}}"#);
+        assert_eq!(
+            newer.map(|e| e.code),
+            Some(ErrorCode::Other("rate_limited".into()))
+        );
         assert_eq!(parse_error(b"<html>"), None);
         assert_eq!(parse_error(br#"{"error":"slow_down"}"#), None);
     }
