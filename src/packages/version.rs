@@ -60,29 +60,11 @@ pub fn preferred<T>(
 mod tests {
     use super::*;
 
+    /// The grammar itself is `names::tests::semver_is_strict`'s; here what lies beside it.
     #[test]
     fn versions_are_strict_semver_within_nine_digits() {
-        for good in [
-            "0.1.0",
-            "1.0.0-rc.1",
-            "1.0.0+build.5",
-            "22.18.0",
-            "1.0.0-0a.1",
-        ] {
-            assert!(parse(good).is_ok(), "{good}");
-        }
-        for bad in [
-            "1.0",
-            "v1.0.0",
-            "01.0.0",
-            "1.0.0-",
-            "1.0.0-01",
-            "1.0.0+",
-            "1.0.0.0",
-            "",
-            " 1.0.0",
-            "1234567890.0.0",
-        ] {
+        assert!(parse("999999999.999999999.999999999").is_ok());
+        for bad in ["", " 1.0.0", "1234567890.0.0", "0.1234567890.0"] {
             assert_eq!(
                 parse(bad),
                 Err(VersionError::NotSemver(bad.into())),
