@@ -14,8 +14,9 @@ use thiserror::Error;
 use super::Issue;
 use super::archive::{self, ArchiveError, LIMITS};
 use super::installed::{self, ResolveError, package_dir};
-use super::inventory::{self, Spec, packages_root};
+use super::inventory::{self, packages_root};
 use super::package::Package;
+use super::spec::PackageSpec;
 
 const READ_ONLY_FILE: u32 = 0o444;
 
@@ -208,10 +209,20 @@ pub fn install_archive_as(
     Ok(installed)
 }
 
+/// What `remove` removed: the package and its versions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removed {
+    pub spec: PackageSpec,
+    pub versions: Vec<String>,
+}
+
 /// Remove `ns/name@version`, or every version of `ns/name`; the versions removed. A version
 /// disappears in one rename before its files are deleted.
-pub fn remove(data_dir: &Path, spec: &str) -> Result<Vec<String>, RemoveError> {
-    let spec = Spec::parse(spec)?;
+pub fn remove(data_dir: &Path, spec: &str) -> Result<Removed, RemoveError> {
+    let (spec, _) = PackageSpec::exact(spec).map_err(|why| ResolveError::BadSpec {
+        spec: spec.to_string(),
+        why,
+    })?;
     let versions = match &spec.version {
         Some(version) => vec![version.clone()],
         None => inventory::versions(data_dir, &spec.namespace, &spec.name),
@@ -221,11 +232,9 @@ pub fn remove(data_dir: &Path, spec: &str) -> Result<Vec<String>, RemoveError> {
         .filter(|v| package_dir(data_dir, &spec.namespace, &spec.name, v).is_dir())
         .collect();
     if present.is_empty() {
-        let shown = match &spec.version {
-            Some(v) => format!("{}@{v}", spec.id()),
-            None => spec.id(),
-        };
-        return Err(RemoveError::Resolve(ResolveError::NotInstalled(shown)));
+        return Err(RemoveError::Resolve(ResolveError::NotInstalled(
+            spec.to_string(),
+        )));
     }
     let root = packages_root(data_dir);
     let staging = Staging::new(&root).map_err(RemoveError::Install)?;
@@ -246,7 +255,10 @@ pub fn remove(data_dir: &Path, spec: &str) -> Result<Vec<String>, RemoveError> {
     let name_dir = root.join(&spec.namespace).join(&spec.name);
     let _ = std::fs::remove_dir(&name_dir);
     let _ = std::fs::remove_dir(root.join(&spec.namespace));
-    Ok(present)
+    Ok(Removed {
+        spec,
+        versions: present,
+    })
 }
 
 #[derive(Debug, Error)]

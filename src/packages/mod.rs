@@ -17,15 +17,19 @@ pub mod schema;
 pub mod secrets;
 pub mod skeleton;
 pub mod skill_md;
+pub mod spec;
 pub mod store_command;
 pub mod testing;
 pub mod validate;
+pub mod version;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One violation: where (a JSON path such as `tools[0].input.properties.text.pattern`, or a
-/// file and section such as `SKILL.md#tools`) and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// file and section such as `SKILL.md#tools`) and what is wrong. A registry's `invalid_package`
+/// answer carries a list of these.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Issue {
     pub path: String,
     pub message: String,

@@ -50,38 +50,15 @@ pub fn namespace_problem(value: &str) -> Option<String> {
 
 /// SemVer 2.0.0, exactly (`1.2.3`, `1.2.3-rc.1+build.5`; no `v`, no leading zeros).
 pub fn semver_problem(value: &str) -> Option<String> {
-    let (core_pre, build) = match value.split_once('+') {
-        Some((a, b)) => (a, Some(b)),
-        None => (value, None),
-    };
-    let (core, pre) = match core_pre.split_once('-') {
-        Some((a, b)) => (a, Some(b)),
-        None => (core_pre, None),
-    };
-    let numeric = |s: &str| {
-        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'))
-    };
-    let ident =
-        |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
-    let parts: Vec<&str> = core.split('.').collect();
-    let core_ok = parts.len() == 3 && parts.iter().all(|p| numeric(p) && p.len() <= 9);
-    let pre_ok = pre.is_none_or(|p| {
-        p.split('.')
-            .all(|id| ident(id) && (!id.bytes().all(|b| b.is_ascii_digit()) || numeric(id)))
-    });
-    let build_ok = build.is_none_or(|b| b.split('.').all(ident));
-    (!(core_ok && pre_ok && build_ok))
-        .then(|| format!("`{value}` is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.0.0)"))
+    super::version::parse(value).err().map(|e| e.to_string())
 }
 
 /// A package's version: SemVer 2.0.0 without build metadata. `1.0.0+evil` has the same
 /// precedence as `1.0.0`, so a range could pick either; a version must name one package.
 pub fn package_version_problem(value: &str) -> Option<String> {
-    semver_problem(value).or_else(|| {
-        value.contains('+').then(|| {
-            format!("`{value}` has build metadata (`+…`), which package versions may not carry")
-        })
-    })
+    super::version::parse_package(value)
+        .err()
+        .map(|e| e.to_string())
 }
 
 /// A DNS host name (letters, digits, hyphens; labels of 1 to 63 characters, at most 253 in

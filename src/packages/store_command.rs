@@ -154,8 +154,8 @@ pub fn remove(
     err: &mut dyn Write,
 ) -> i32 {
     match install::remove(data_dir, spec) {
-        Ok(versions) => {
-            let id = spec.split('@').next().unwrap_or(spec);
+        Ok(install::Removed { spec, versions }) => {
+            let id = spec.id();
             if as_json {
                 let _ = writeln!(out, "{}", json!({"id": id, "removed": versions}));
             } else {

@@ -6,9 +6,9 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
 
 use super::accounts::{self, random_bytes, secret_hash};
+use super::api::{DeviceCodeResponse, DeviceError, DeviceErrorCode, DeviceToken, TOKEN_TYPE};
 use super::db::{Db, DbError, Inserted};
 use super::error::ApiError;
 use super::time::now_ms;
@@ -48,7 +48,11 @@ pub fn normalize_user_code(typed: &str) -> String {
     }
 }
 
-pub async fn start(db: &Db, base: &str, settings: DeviceSettings) -> Result<Value, ApiError> {
+pub async fn start(
+    db: &Db,
+    base: &str,
+    settings: DeviceSettings,
+) -> Result<DeviceCodeResponse, ApiError> {
     let now = now_ms();
     db.purge_devices(now - 3_600_000).await?;
     for _ in 0..8 {
@@ -64,26 +68,27 @@ pub async fn start(db: &Db, base: &str, settings: DeviceSettings) -> Result<Valu
             )
             .await?;
         if inserted == Inserted::Done {
-            return Ok(json!({
-                "device_code": device_code,
-                "user_code": code,
-                "verification_uri": format!("{base}/device"),
-                "verification_uri_complete": format!("{base}/device?user_code={code}"),
-                "expires_in": settings.expiry_secs,
-                "interval": settings.interval_secs,
-            }));
+            return Ok(DeviceCodeResponse {
+                device_code,
+                verification_uri: format!("{base}/device"),
+                verification_uri_complete: format!("{base}/device?user_code={code}"),
+                user_code: code,
+                // Both are positive (the arguments' ranges).
+                expires_in: u64::try_from(settings.expiry_secs).unwrap_or(0),
+                interval: u64::try_from(settings.interval_secs).unwrap_or(0),
+            });
         }
     }
     Err(ApiError::internal("no free user code after 8 tries"))
 }
 
 /// An RFC 8628 §3.5 error: status 400, `{"error","error_description"}`.
-pub fn rfc_error(error: &str, description: &str) -> Response {
-    (
-        StatusCode::BAD_REQUEST,
-        Json(json!({"error": error, "error_description": description})),
-    )
-        .into_response()
+pub fn rfc_error(error: DeviceErrorCode, description: &str) -> Response {
+    let body = DeviceError {
+        error,
+        error_description: description.to_string(),
+    };
+    (StatusCode::BAD_REQUEST, Json(body)).into_response()
 }
 
 pub async fn poll(db: &Db, device_code: &str) -> Result<Response, DbError> {
@@ -91,14 +96,14 @@ pub async fn poll(db: &Db, device_code: &str) -> Result<Response, DbError> {
     let now = now_ms();
     let Some(row) = db.device(&hash).await? else {
         return Ok(rfc_error(
-            "expired_token",
+            DeviceErrorCode::ExpiredToken,
             "this device code is unknown, expired or already used: start the login again",
         ));
     };
     if now >= row.expires_ms {
         db.spend_device(&hash).await?;
         return Ok(rfc_error(
-            "expired_token",
+            DeviceErrorCode::ExpiredToken,
             "the code expired before it was approved: start the login again",
         ));
     }
@@ -106,7 +111,7 @@ pub async fn poll(db: &Db, device_code: &str) -> Result<Response, DbError> {
         ("denied", _) => {
             db.spend_device(&hash).await?;
             Ok(rfc_error(
-                "access_denied",
+                DeviceErrorCode::AccessDenied,
                 "the login was denied: start it again if that was a mistake",
             ))
         }
@@ -114,7 +119,7 @@ pub async fn poll(db: &Db, device_code: &str) -> Result<Response, DbError> {
             // Whoever deletes the row gets the one token.
             if !db.spend_device(&hash).await? {
                 return Ok(rfc_error(
-                    "expired_token",
+                    DeviceErrorCode::ExpiredToken,
                     "this device code was already used: start the login again",
                 ));
             }
@@ -123,10 +128,12 @@ pub async fn poll(db: &Db, device_code: &str) -> Result<Response, DbError> {
                 Err(e) => return Err(DbError::Refused(e.to_string())),
             };
             db.add_token(&secret_hash(&token), &user, now).await?;
-            Ok(
-                Json(json!({"access_token": token, "token_type": "bearer", "user": user}))
-                    .into_response(),
-            )
+            let answer = DeviceToken {
+                access_token: token,
+                token_type: TOKEN_TYPE.to_string(),
+                user,
+            };
+            Ok(Json(answer).into_response())
         }
         _ => {
             // A little slack: a client that waits exactly the interval, timed from when it
@@ -140,12 +147,12 @@ pub async fn poll(db: &Db, device_code: &str) -> Result<Response, DbError> {
             db.device_polled(&hash, now, interval).await?;
             Ok(if too_soon {
                 rfc_error(
-                    "slow_down",
+                    DeviceErrorCode::SlowDown,
                     &format!("polled too often: wait {interval} s between polls"),
                 )
             } else {
                 rfc_error(
-                    "authorization_pending",
+                    DeviceErrorCode::AuthorizationPending,
                     &format!("waiting for the user to approve code {}", row.user_code),
                 )
             })

@@ -1,47 +1,48 @@
-//! The API's error: a status and `{"error":{"code","message"[,"issues"]}}`, where the message
-//! says what to do. Every failure of a handler becomes one of these.
+//! The API's error: a status and `{"error":{"code","message"[,"issues"]}}` (`api::ErrorBody`),
+//! where the message says what to do. Every failure of a handler becomes one of these.
 
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
+use super::api::{ErrorBody, ErrorCode, ErrorDetail};
 use crate::packages::Issue;
 
 #[derive(Debug)]
 pub struct ApiError {
-    pub status: StatusCode,
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     pub issues: Vec<Issue>,
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+    /// An answer with `code`'s status (`ErrorCode::status`).
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ApiError {
         ApiError {
-            status,
             code,
             message: message.into(),
             issues: Vec::new(),
         }
     }
 
+    pub fn status(&self) -> StatusCode {
+        StatusCode::from_u16(self.code.status()).unwrap_or(StatusCode::BAD_REQUEST)
+    }
+
     pub fn unauthenticated() -> ApiError {
         ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthenticated",
+            ErrorCode::Unauthenticated,
             "this needs a valid bearer token: run `splice login --registry URL` first",
         )
     }
 
     pub fn not_found(what: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::NOT_FOUND, "not_found", what)
+        ApiError::new(ErrorCode::NotFound, what)
     }
 
     pub fn invalid(issues: Vec<Issue>) -> ApiError {
         ApiError {
-            status: StatusCode::UNPROCESSABLE_ENTITY,
-            code: "invalid_package",
+            code: ErrorCode::InvalidPackage,
             message: "the archive is not a valid package: fix each issue, then pack it with \
                       `splice pkg pack` (or publish with `splice publish`)"
                 .to_string(),
@@ -53,8 +54,7 @@ impl ApiError {
     pub fn internal(error: impl std::fmt::Display) -> ApiError {
         eprintln!("splice registry: {error}");
         ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
+            ErrorCode::Internal,
             "the registry failed to handle this request; try again, and tell its operator if it persists",
         )
     }
@@ -68,10 +68,14 @@ impl From<crate::registry::db::DbError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut error = json!({"code": self.code, "message": self.message});
-        if !self.issues.is_empty() {
-            error["issues"] = json!(self.issues);
-        }
-        (self.status, Json(json!({ "error": error }))).into_response()
+        let status = self.status();
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code,
+                message: self.message,
+                issues: self.issues,
+            },
+        };
+        (status, Json(body)).into_response()
     }
 }

@@ -1,9 +1,11 @@
 //! The package registry server (`splice registry serve`, run by the `splice-registry` binary),
 //! its index (SQLite or PostgreSQL through sqlx), its content-addressed archive store, accounts,
-//! tokens and the device-code login. Only the arguments are compiled without the
-//! `registry-server` feature: `splice` parses them and starts `splice-registry` (see
-//! `launch`). The client side lives elsewhere; both follow the HTTP contract in docs/registry.md.
+//! tokens and the device-code login. Only the arguments and the API's types are compiled
+//! without the `registry-server` feature: `splice` parses the arguments and starts
+//! `splice-registry` (see `launch`), and the client (`registry_client`) speaks the HTTP API
+//! through the same types as the server (`api`), as docs/registry.md describes.
 
+pub mod api;
 pub mod args;
 pub mod launch;
 

@@ -13,10 +13,14 @@ use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use futures_util::StreamExt;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::MAX_UPLOAD;
 use super::accounts::{NO_PASSWORD, secret_hash, verify_password};
+use super::api::{
+    self, DeviceCodeResponse, DeviceErrorCode, DeviceTokenRequest, ErrorCode, Me, PackageVersions,
+    Published, Revoked, SearchHit, SearchQuery, SearchResults, VersionMeta, VersionSummary, Yanked,
+};
 use super::db::{Db, Inserted, VersionRow};
 use super::device::{self, DeviceSettings, normalize_user_code};
 use super::error::ApiError;
@@ -25,8 +29,7 @@ use super::publish;
 use super::storage::BlobStore;
 use super::time::{now_ms, rfc3339};
 use crate::packages::Issue;
-use crate::packages::installed::compare;
-use crate::packages::names::package_version_problem;
+use crate::packages::version;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -115,33 +118,28 @@ async fn caller(state: &AppState, headers: &HeaderMap) -> Result<String, ApiErro
 async fn revoke_token(
     State(state): State<AppState>,
     headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Revoked>, ApiError> {
     let token = bearer(&headers)?;
     if state.db.remove_token(&secret_hash(token)).await? {
-        Ok(Json(json!({"revoked": true})))
+        Ok(Json(Revoked { revoked: true }))
     } else {
         Err(ApiError::unauthenticated())
     }
 }
 
-async fn device_code(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+async fn device_code(State(state): State<AppState>) -> Result<Json<DeviceCodeResponse>, ApiError> {
     Ok(Json(
         device::start(&state.db, &state.base, state.device).await?,
     ))
 }
 
-#[derive(Deserialize)]
-struct TokenRequest {
-    device_code: String,
-}
-
 async fn device_token(
     State(state): State<AppState>,
-    body: Result<Json<TokenRequest>, JsonRejection>,
+    body: Result<Json<DeviceTokenRequest>, JsonRejection>,
 ) -> Response {
     let Ok(Json(request)) = body else {
         return device::rfc_error(
-            "invalid_request",
+            DeviceErrorCode::InvalidRequest,
             "send {\"device_code\":\"…\"} as JSON, the code from POST /api/v1/device/code",
         );
     };
@@ -258,10 +256,10 @@ async fn device_decide(
     }
 }
 
-async fn me(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Value>, ApiError> {
+async fn me(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Me>, ApiError> {
     let user = caller(&state, &headers).await?;
     let namespaces = state.db.namespaces(&user).await?;
-    Ok(Json(json!({"user": user, "namespaces": namespaces})))
+    Ok(Json(Me { user, namespaces }))
 }
 
 /// How much of a refused upload is read and thrown away so that the client, still sending,
@@ -307,8 +305,7 @@ async fn allowed(state: &AppState, ns: &str, headers: &HeaderMap) -> Result<Stri
     let user = caller(state, headers).await?;
     if !state.db.owns(&user, ns).await? {
         return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "namespace_forbidden",
+            ErrorCode::NamespaceForbidden,
             format!(
                 "{user} does not own the namespace `{ns}`: publish under one of yours (GET /api/v1/me), \
                  or ask the registry's operator to add you with `splice registry user add {user} --namespace {ns}`"
@@ -321,9 +318,12 @@ async fn allowed(state: &AppState, ns: &str, headers: &HeaderMap) -> Result<Stri
 /// The URL's version, by the manifest's rule (no build metadata: `1.0.0+x` would share
 /// `1.0.0`'s precedence and a range could resolve to either). The manifest is checked again.
 fn version_allowed(version: &str) -> Result<(), ApiError> {
-    match package_version_problem(version) {
-        Some(problem) => Err(ApiError::invalid(vec![Issue::new("version", problem)])),
-        None => Ok(()),
+    match version::parse_package(version) {
+        Err(problem) => Err(ApiError::invalid(vec![Issue::new(
+            "version",
+            problem.to_string(),
+        )])),
+        Ok(_) => Ok(()),
     }
 }
 
@@ -342,7 +342,7 @@ async fn publish_body(
         return Err(exists(&id, &version));
     }
     let client_version = headers
-        .get("x-splice-client-version")
+        .get(api::CLIENT_VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .chars()
@@ -378,19 +378,22 @@ async fn publish_body(
         .insert_version(&row, &ns, &name, &verified.description)
         .await?
     {
-        Inserted::Done => Ok((
-            StatusCode::CREATED,
-            Json(json!({"id": id, "version": version, "sha256": sha256, "size": row.size})),
-        )
-            .into_response()),
+        Inserted::Done => {
+            let published = Published {
+                id,
+                version,
+                sha256,
+                size: size(row.size),
+            };
+            Ok((StatusCode::CREATED, Json(published)).into_response())
+        }
         Inserted::Exists => Err(exists(&id, &version)),
     }
 }
 
 fn too_large() -> ApiError {
     ApiError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "too_large",
+        ErrorCode::TooLarge,
         format!("the archive is larger than {MAX_UPLOAD} bytes: make the package smaller"),
     )
 }
@@ -402,8 +405,7 @@ async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| {
             ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
+                ErrorCode::BadRequest,
                 format!("cannot read the upload: {e}"),
             )
         })?;
@@ -417,8 +419,7 @@ async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
 
 fn exists(id: &str, version: &str) -> ApiError {
     ApiError::new(
-        StatusCode::CONFLICT,
-        "version_exists",
+        ErrorCode::VersionExists,
         format!(
             "{id}@{version} is already published and never changes: bump the version in manifest.json"
         ),
@@ -428,25 +429,40 @@ fn exists(id: &str, version: &str) -> ApiError {
 async fn package(
     State(state): State<AppState>,
     Path((ns, name)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PackageVersions>, ApiError> {
     let id = format!("{ns}/{name}");
     let description = state.db.description(&id).await?.ok_or_else(|| {
         ApiError::not_found(format!(
             "no package {id}: check the name, or search with GET /api/v1/search?q="
         ))
     })?;
-    let mut versions = state.db.versions(&id).await?;
-    versions.sort_by(|a, b| compare(&b.version, &a.version));
-    let versions: Vec<Value> = versions
-        .iter()
-        .map(|v| {
-            json!({"version": v.version, "sha256": v.sha256, "size": v.size,
-                   "yanked": v.yanked, "publishedAt": rfc3339(v.published_ms)})
+    let mut versions: Vec<(Option<version::Version>, VersionRow)> = state
+        .db
+        .versions(&id)
+        .await?
+        .into_iter()
+        .map(|row| (version::parse(&row.version).ok(), row))
+        .collect();
+    // Newest first by precedence; a version that does not parse (none should) last.
+    versions.sort_by(|(a, _), (b, _)| match (a, b) {
+        (Some(a), Some(b)) => b.cmp_precedence(a),
+        (a, b) => b.is_some().cmp(&a.is_some()),
+    });
+    let versions = versions
+        .into_iter()
+        .map(|(_, v)| VersionSummary {
+            published_at: rfc3339(v.published_ms),
+            size: size(v.size),
+            version: v.version,
+            sha256: v.sha256,
+            yanked: v.yanked,
         })
         .collect();
-    Ok(Json(
-        json!({"id": id, "description": description, "versions": versions}),
-    ))
+    Ok(Json(PackageVersions {
+        id,
+        description,
+        versions,
+    }))
 }
 
 async fn find_version(
@@ -463,17 +479,28 @@ async fn find_version(
     })
 }
 
+/// A stored size as the API's count of bytes (never negative: it is a length).
+fn size(stored: i64) -> u64 {
+    u64::try_from(stored).unwrap_or(0)
+}
+
 async fn version(
     State(state): State<AppState>,
     Path((ns, name, version)): Path<(String, String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<VersionMeta>, ApiError> {
     let v = find_version(&state, &ns, &name, &version).await?;
     let manifest: Value = serde_json::from_str(&v.manifest).unwrap_or(Value::Null);
-    Ok(Json(json!({
-        "id": v.id, "version": v.version, "sha256": v.sha256, "size": v.size,
-        "publisher": v.publisher, "publishedAt": rfc3339(v.published_ms),
-        "clientVersion": v.client_version, "yanked": v.yanked, "manifest": manifest,
-    })))
+    Ok(Json(VersionMeta {
+        id: v.id,
+        version: v.version,
+        sha256: v.sha256,
+        size: size(v.size),
+        publisher: v.publisher,
+        published_at: rfc3339(v.published_ms),
+        client_version: v.client_version,
+        yanked: v.yanked,
+        manifest,
+    }))
 }
 
 async fn archive(
@@ -498,12 +525,11 @@ async fn yank(
     State(state): State<AppState>,
     Path((ns, name, version)): Path<(String, String, String)>,
     headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Yanked>, ApiError> {
     let user = caller(&state, &headers).await?;
     if !state.db.owns(&user, &ns).await? {
         return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "namespace_forbidden",
+            ErrorCode::NamespaceForbidden,
             format!("{user} does not own the namespace `{ns}`: only its owners can yank"),
         ));
     }
@@ -513,19 +539,17 @@ async fn yank(
             "no version {id}@{version} to yank"
         )));
     }
-    Ok(Json(json!({"id": id, "version": version, "yanked": true})))
-}
-
-#[derive(Deserialize)]
-struct SearchQuery {
-    #[serde(default)]
-    q: String,
+    Ok(Json(Yanked {
+        id,
+        version,
+        yanked: true,
+    }))
 }
 
 async fn search(
     State(state): State<AppState>,
     Query(query): Query<SearchQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<SearchResults>, ApiError> {
     let mut packages = Vec::new();
     for (id, description) in state.db.search(&query.q).await? {
         let latest = state
@@ -533,13 +557,18 @@ async fn search(
             .versions(&id)
             .await?
             .into_iter()
-            .filter(|v| !v.yanked && package_version_problem(&v.version).is_none())
-            .map(|v| v.version)
-            .max_by(|a, b| compare(a, b));
+            .filter(|v| !v.yanked)
+            .filter_map(|v| Some((version::parse_package(&v.version).ok()?, v.version)))
+            .max_by(|(a, _), (b, _)| a.cmp_precedence(b))
+            .map(|(_, text)| text);
         // A package whose every version is yanked resolves to nothing: not listed.
         if let Some(latest) = latest {
-            packages.push(json!({"id": id, "description": description, "latest": latest}));
+            packages.push(SearchHit {
+                id,
+                description,
+                latest,
+            });
         }
     }
-    Ok(Json(json!({ "packages": packages })))
+    Ok(Json(SearchResults { packages }))
 }

@@ -4,13 +4,15 @@
 use std::io::Write;
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::json;
 
 use super::http::{Registry, clean};
 use super::install::{RegistrySpec, Want};
 use super::publish::{self, PrepareError};
 use super::{RegistryError, credentials, install, login, registry_url};
 use crate::exit;
+use crate::registry::api::{ErrorCode, SearchResults, VersionMeta, Yanked};
 
 /// Print a failure on stderr; its exit code.
 fn fail(error: &RegistryError, err: &mut dyn Write) -> i32 {
@@ -23,8 +25,9 @@ fn fail(error: &RegistryError, err: &mut dyn Write) -> i32 {
     error.exit_code()
 }
 
-fn line(out: &mut dyn Write, value: &Value) {
-    let _ = writeln!(out, "{value}");
+fn line(out: &mut dyn Write, value: &impl Serialize) {
+    let text = serde_json::to_string(value).unwrap_or_default();
+    let _ = writeln!(out, "{text}");
     let _ = out.flush();
 }
 
@@ -145,15 +148,12 @@ pub async fn logout(flag: Option<&str>, out: &mut dyn Write, err: &mut dyn Write
 }
 
 /// Ask the registry to forget `token`. A token it no longer knows counts as revoked.
-async fn revoke(url: &str, token: credentials::Token) -> Result<(), String> {
-    let registry = Registry::new(url, Some(token)).map_err(|e| e.to_string())?;
-    let answer = registry
-        .delete("tokens/current")
-        .await
-        .map_err(|e| e.to_string())?;
+async fn revoke(url: &str, token: credentials::Token) -> Result<(), RegistryError> {
+    let registry = Registry::new(url, Some(token))?;
+    let answer = registry.delete("tokens/current").await?;
     match answer.status {
         200 | 401 => Ok(()),
-        _ => Err(registry.error(&answer).to_string()),
+        _ => Err(registry.error(&answer)),
     }
 }
 
@@ -176,8 +176,8 @@ pub async fn publish(
             }
             return exit::USAGE;
         }
-        Err(PrepareError::Failed(message)) => {
-            let _ = writeln!(err, "splice: {message}");
+        Err(error @ PrepareError::Pack(_)) => {
+            let _ = writeln!(err, "splice: {error}");
             return exit::FAILED;
         }
     };
@@ -225,7 +225,11 @@ pub async fn publish(
             }
             exit::SUCCESS
         }
-        Err(RegistryError::Refused { code, message, .. }) if code == "version_exists" => {
+        Err(RegistryError::Refused {
+            code: code @ ErrorCode::VersionExists,
+            message,
+            ..
+        }) => {
             // The registry's message names the version; say it here when it does not.
             let named = format!("{id}@{version}");
             let message = if message.contains(&named) {
@@ -236,7 +240,11 @@ pub async fn publish(
             let _ = writeln!(err, "splice: {message} ({code})");
             exit::FAILED
         }
-        Err(RegistryError::Refused { code, message, .. }) if code == "namespace_forbidden" => {
+        Err(RegistryError::Refused {
+            code: code @ ErrorCode::NamespaceForbidden,
+            message,
+            ..
+        }) => {
             let _ = writeln!(
                 err,
                 "splice: you may not publish to the namespace `{}`: {message} ({code})",
@@ -250,7 +258,16 @@ pub async fn publish(
 
 /// `ns/name` or `ns/name@VERSION|RANGE`, as a usage error otherwise.
 fn spec(text: &str) -> Result<RegistrySpec, RegistryError> {
-    RegistrySpec::parse(text).map_err(RegistryError::Usage)
+    RegistrySpec::parse(text).map_err(|e| RegistryError::Usage(e.to_string()))
+}
+
+/// `pkg info`'s document: the version's metadata, with the package's description when the
+/// metadata has none of its own.
+#[derive(Serialize)]
+struct Info {
+    #[serde(flatten)]
+    meta: VersionMeta,
+    description: String,
 }
 
 /// `splice pkg info ID[@VERSION] [--registry URL] [--json]`: one version's metadata and
@@ -270,44 +287,35 @@ pub async fn info(
             Want::Exact(v) => v.clone(),
             _ => install::resolve(&registry, &spec).await?,
         };
-        let mut meta = registry
+        let meta: VersionMeta = registry
             .get_json(&format!(
                 "packages/{}/{}/{version}",
                 spec.namespace, spec.name
             ))
             .await?;
-        if let (Some(object), Some(description)) =
-            (meta.as_object_mut(), package.get("description"))
-        {
-            object
-                .entry("description")
-                .or_insert_with(|| description.clone());
-        }
-        Ok::<_, RegistryError>(meta)
+        Ok::<_, RegistryError>(Info {
+            meta,
+            description: package.description,
+        })
     }
     .await;
     match result {
-        Ok(meta) if as_json => {
-            line(out, &meta);
+        Ok(info) if as_json => {
+            line(out, &info);
             exit::SUCCESS
         }
-        Ok(meta) => {
-            let field = |key: &str| match meta.get(key) {
-                Some(Value::String(s)) => clean(s),
-                Some(Value::Null) | None => String::new(),
-                Some(other) => other.to_string(),
-            };
-            let _ = writeln!(out, "{}@{}", field("id"), field("version"));
-            for key in [
-                "description",
-                "sha256",
-                "size",
-                "publisher",
-                "publishedAt",
-                "clientVersion",
-                "yanked",
+        Ok(Info { meta, description }) => {
+            let _ = writeln!(out, "{}@{}", clean(&meta.id), clean(&meta.version));
+            for (key, value) in [
+                ("description", clean(&description)),
+                ("sha256", clean(&meta.sha256)),
+                ("size", meta.size.to_string()),
+                ("publisher", clean(&meta.publisher)),
+                ("publishedAt", clean(&meta.published_at)),
+                ("clientVersion", clean(&meta.client_version)),
+                ("yanked", meta.yanked.to_string()),
             ] {
-                let _ = writeln!(out, "  {key}: {}", field(key));
+                let _ = writeln!(out, "  {key}: {value}");
             }
             exit::SUCCESS
         }
@@ -327,7 +335,7 @@ pub async fn search(
     let result = async {
         let registry = Registry::new(&registry_url(flag)?, None)?;
         registry
-            .get_json(&format!("search?q={}", percent_encode(text)))
+            .get_json::<SearchResults>(&format!("search?q={}", percent_encode(text)))
             .await
     }
     .await;
@@ -337,20 +345,13 @@ pub async fn search(
             exit::SUCCESS
         }
         Ok(found) => {
-            let packages = found
-                .get("packages")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            for package in packages {
-                let field =
-                    |key: &str| clean(package.get(key).and_then(Value::as_str).unwrap_or(""));
+            for package in found.packages {
                 let _ = writeln!(
                     out,
                     "{}  {}  {}",
-                    field("id"),
-                    field("latest"),
-                    field("description")
+                    clean(&package.id),
+                    clean(&package.latest),
+                    clean(&package.description)
                 );
             }
             exit::SUCCESS
@@ -374,10 +375,10 @@ pub async fn yank(text: &str, flag: Option<&str>, out: &mut dyn Write, err: &mut
         })?;
         let registry = Registry::new(&url, Some(login.token))?;
         registry
-            .post_json(
-                &format!("packages/{}/{}/{version}/yank", spec.namespace, spec.name),
-                None,
-            )
+            .post_empty::<Yanked>(&format!(
+                "packages/{}/{}/{version}/yank",
+                spec.namespace, spec.name
+            ))
             .await?;
         Ok(format!("yanked {}@{version}", spec.id()))
     }

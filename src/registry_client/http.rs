@@ -1,14 +1,17 @@
-//! The HTTP calls to a registry and its error JSON turned into typed errors. The token goes
-//! only into the Authorization header; redirects are not followed (a redirect must not carry
-//! it elsewhere), and no message ever includes it.
+//! The HTTP calls to a registry, read into the API's types (`registry::api`), and its error
+//! answers turned into typed errors. The token goes only into the Authorization header;
+//! redirects are not followed (a redirect must not carry it elsewhere), and no message ever
+//! includes it.
 
 use std::time::Duration;
 
-use serde_json::Value;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::RegistryError;
 use super::credentials::Token;
 use crate::packages::Issue;
+use crate::registry::api::{self, ErrorBody, ErrorCode};
 
 /// The most an archive download may be (the registry's upload limit).
 pub const MAX_ARCHIVE: usize = 64 * 1024 * 1024;
@@ -49,7 +52,7 @@ impl Registry {
     }
 
     fn api(&self, path: &str) -> String {
-        format!("{}/api/v1/{path}", self.url)
+        format!("{}{}/{path}", self.url, api::PREFIX)
     }
 
     /// Send and read the whole body, at most `limit` bytes.
@@ -85,29 +88,26 @@ impl Registry {
         }
     }
 
-    /// GET a JSON document; any status but 200 is an error.
-    pub async fn get_json(&self, path: &str) -> Result<Value, RegistryError> {
+    /// GET a JSON document; any status but a success is an error.
+    pub async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, RegistryError> {
         let answer = self.send(self.http.get(self.api(path)), MAX_JSON).await?;
         self.json_ok(answer)
     }
 
-    /// POST a JSON body (or none); the raw answer, for callers that read error bodies.
-    pub async fn post(&self, path: &str, body: Option<&Value>) -> Result<Answer, RegistryError> {
-        let mut request = self.http.post(self.api(path));
-        if let Some(body) = body {
-            request = request
-                .header("content-type", "application/json")
-                .body(body.to_string());
-        }
+    /// POST a JSON body; the raw answer, for callers that read error bodies.
+    pub async fn post<B: Serialize>(&self, path: &str, body: &B) -> Result<Answer, RegistryError> {
+        let body = serde_json::to_string(body).map_err(|e| self.bad(e.to_string()))?;
+        let request = self
+            .http
+            .post(self.api(path))
+            .header("content-type", "application/json")
+            .body(body);
         self.send(request, MAX_JSON).await
     }
 
-    pub async fn post_json(
-        &self,
-        path: &str,
-        body: Option<&Value>,
-    ) -> Result<Value, RegistryError> {
-        let answer = self.post(path, body).await?;
+    /// POST without a body; the answer's JSON document.
+    pub async fn post_empty<T: DeserializeOwned>(&self, path: &str) -> Result<T, RegistryError> {
+        let answer = self.send(self.http.post(self.api(path)), MAX_JSON).await?;
         self.json_ok(answer)
     }
 
@@ -117,12 +117,16 @@ impl Registry {
     }
 
     /// PUT an archive; 201 (or 200) with a JSON document is success.
-    pub async fn put_archive(&self, path: &str, bytes: Vec<u8>) -> Result<Value, RegistryError> {
+    pub async fn put_archive<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        bytes: Vec<u8>,
+    ) -> Result<T, RegistryError> {
         let request = self
             .http
             .put(self.api(path))
             .header("content-type", "application/gzip")
-            .header("x-splice-client-version", env!("CARGO_PKG_VERSION"))
+            .header(api::CLIENT_VERSION_HEADER, env!("CARGO_PKG_VERSION"))
             .body(bytes);
         let answer = self.send(request, MAX_JSON).await?;
         self.json_ok(answer)
@@ -140,12 +144,19 @@ impl Registry {
         }
     }
 
-    pub fn json_ok(&self, answer: Answer) -> Result<Value, RegistryError> {
+    /// A success's JSON document as `T`.
+    pub fn json_ok<T: DeserializeOwned>(&self, answer: Answer) -> Result<T, RegistryError> {
         if !(200..300).contains(&answer.status) {
             return Err(self.error(&answer));
         }
-        serde_json::from_slice(&answer.body)
-            .map_err(|e| self.bad(format!("not JSON (status {}): {e}", answer.status)))
+        serde_json::from_slice(&answer.body).map_err(|e| {
+            let what = if e.is_data() {
+                "not the API's answer"
+            } else {
+                "not JSON"
+            };
+            self.bad(format!("{what} (status {}): {e}", answer.status))
+        })
     }
 
     /// A non-success answer as an error: 401 a refused login, 5xx the registry's trouble,
@@ -173,37 +184,28 @@ impl Registry {
     }
 }
 
-/// `{"error":{"code","message","issues"?}}`.
+/// A registry's error answer (`api::ErrorBody`), its text cleaned for a terminal.
 #[derive(Debug, PartialEq)]
 pub struct ApiError {
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
     pub issues: Vec<Issue>,
 }
 
 pub fn parse_error(body: &[u8]) -> Option<ApiError> {
-    let value: Value = serde_json::from_slice(body).ok()?;
-    let error = value.get("error")?;
-    let text = |key: &str| error.get(key).and_then(Value::as_str).map(clean);
-    let issues = error
-        .get("issues")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .map(|i| {
-                    let field = |k: &str| i.get(k).and_then(Value::as_str).map(clean);
-                    Issue::new(
-                        field("path").unwrap_or_default(),
-                        field("message").unwrap_or_default(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let error = serde_json::from_slice::<ErrorBody>(body).ok()?.error;
+    let code = match error.code {
+        ErrorCode::Other(code) => ErrorCode::Other(clean(&code)),
+        known => known,
+    };
     Some(ApiError {
-        code: text("code")?,
-        message: text("message").unwrap_or_default(),
-        issues,
+        code,
+        message: clean(&error.message),
+        issues: error
+            .issues
+            .iter()
+            .map(|i| Issue::new(clean(&i.path), clean(&i.message)))
+            .collect(),
     })
 }
 
@@ -223,10 +225,16 @@ mod tests {
         assert_eq!(
             parsed,
             Some(ApiError {
-                code: "invalid_package".into(),
+                code: ErrorCode::InvalidPackage,
                 message: "bad[2J".into(),
                 issues: vec![Issue::new("manifest.json", "no")],
             })
+        );
+        // A code this client does not know (a newer registry's) is kept, cleaned.
+        let newer = parse_error(br#"{"error":{"code":"rate\u001b_limited","message":"m"}}"#);
+        assert_eq!(
+            newer.map(|e| e.code),
+            Some(ErrorCode::Other("rate_limited".into()))
         );
         assert_eq!(parse_error(b"<html>"), None);
         assert_eq!(parse_error(br#"{"error":"slow_down"}"#), None);

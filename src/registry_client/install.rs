@@ -7,20 +7,23 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use thiserror::Error;
 
 use super::RegistryError;
 use super::http::Registry;
 use crate::packages::install::{self, InstallError, Installed};
-use crate::packages::installed::{self, compare};
-use crate::packages::names::{name_problem, package_version_problem, semver_problem};
+use crate::packages::installed;
+use crate::packages::spec::{PackageSpec, SpecError};
+use crate::packages::version::{self, Version, VersionReq};
+use crate::registry::api::{PackageVersions, VersionMeta};
 
 /// Which version a spec asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Want {
     Latest,
-    Exact(String),
-    Range(semver::VersionReq),
+    Exact(Version),
+    Range(VersionReq),
 }
 
 /// A parsed `ns/name[@VERSION|@RANGE]`.
@@ -31,42 +34,51 @@ pub struct RegistrySpec {
     pub want: Want,
 }
 
+/// Why a text names no registry package (a usage error).
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum RegistrySpecError {
+    #[error("`{0}` is not namespace/name[@version]")]
+    NotASpec(String),
+    #[error("`{spec}`: {why}")]
+    BadName { spec: String, why: String },
+    /// A version or range with build metadata names no package version (they carry none).
+    #[error("`{0}`: package versions carry no build metadata (`+…`): name the version without it")]
+    BuildMetadata(String),
+    #[error("`{version}` is neither a version nor a version range ({why})")]
+    NotAVersion { version: String, why: String },
+}
+
 impl RegistrySpec {
     pub fn id(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
     }
 
-    pub fn parse(spec: &str) -> Result<RegistrySpec, String> {
-        let (id, version) = match spec.split_once('@') {
-            Some((id, version)) => (id, Some(version.trim())),
-            None => (spec, None),
-        };
-        let (namespace, name) = id
-            .split_once('/')
-            .ok_or_else(|| format!("`{spec}` is not namespace/name[@version]"))?;
-        for part in [namespace, name] {
-            if let Some(why) = name_problem(part) {
-                return Err(format!("`{spec}`: {why}"));
-            }
-        }
-        let want = match version {
+    pub fn parse(text: &str) -> Result<RegistrySpec, RegistrySpecError> {
+        let spec: PackageSpec = text.parse().map_err(|e| match e {
+            SpecError::Name(why) => RegistrySpecError::BadName {
+                spec: text.to_string(),
+                why,
+            },
+            _ => RegistrySpecError::NotASpec(text.to_string()),
+        })?;
+        let want = match spec.version.as_deref().map(str::trim) {
             None => Want::Latest,
-            // A version or range with build metadata names no package version (they carry none).
             Some(v) if v.contains('+') => {
-                return Err(format!(
-                    "`{v}`: package versions carry no build metadata (`+…`): name the version \
-                     without it"
-                ));
+                return Err(RegistrySpecError::BuildMetadata(v.to_string()));
             }
-            Some(v) if semver_problem(v).is_none() => Want::Exact(v.to_string()),
-            Some(v) => Want::Range(
-                semver::VersionReq::parse(v)
-                    .map_err(|e| format!("`{v}` is neither a version nor a version range ({e})"))?,
-            ),
+            Some(v) => match version::parse(v) {
+                Ok(exact) => Want::Exact(exact),
+                Err(_) => Want::Range(VersionReq::parse(v).map_err(|e| {
+                    RegistrySpecError::NotAVersion {
+                        version: v.to_string(),
+                        why: e.to_string(),
+                    }
+                })?),
+            },
         };
         Ok(RegistrySpec {
-            namespace: namespace.to_string(),
-            name: name.to_string(),
+            namespace: spec.namespace,
+            name: spec.name,
             want,
         })
     }
@@ -80,63 +92,45 @@ pub fn looks_like_spec(source: &str) -> bool {
 /// One version from the registry's list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Listed {
-    pub version: String,
+    pub version: Version,
     pub yanked: bool,
 }
 
-pub fn listed(package: &Value) -> Vec<Listed> {
+pub fn listed(package: &PackageVersions) -> Vec<Listed> {
     package
-        .get("versions")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|v| {
-                    let version = v.get("version")?.as_str()?;
-                    // A version with build metadata (refused at publish since, but perhaps in
-                    // an older index) has the precedence of another: never a candidate.
-                    package_version_problem(version).is_none().then(|| Listed {
-                        version: version.to_string(),
-                        yanked: v.get("yanked").and_then(Value::as_bool).unwrap_or(false),
-                    })
-                })
-                .collect()
+        .versions
+        .iter()
+        .filter_map(|v| {
+            // A version with build metadata (refused at publish since, but perhaps in an
+            // older index) has the precedence of another: never a candidate.
+            Some(Listed {
+                version: version::parse_package(&v.version).ok()?,
+                yanked: v.yanked,
+            })
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// The version `want` resolves to among `versions`: exact may be yanked; a range or the latest
 /// never is (the latest: the highest release, else the highest pre-release).
-pub fn pick(versions: &[Listed], want: &Want) -> Option<String> {
+pub fn pick(versions: &[Listed], want: &Want) -> Option<Version> {
     let live = versions.iter().filter(|v| !v.yanked);
-    let highest = |found: Vec<&Listed>| {
-        found
-            .into_iter()
-            .max_by(|a, b| compare(&a.version, &b.version))
-            .map(|l| l.version.clone())
+    let found = match want {
+        Want::Exact(version) => versions.iter().find(|v| &v.version == version),
+        Want::Range(req) => live
+            .filter(|v| req.matches(&v.version))
+            .max_by(|a, b| a.version.cmp_precedence(&b.version)),
+        Want::Latest => version::preferred(live, |v| &v.version),
     };
-    match want {
-        Want::Exact(version) => versions
-            .iter()
-            .find(|v| &v.version == version)
-            .map(|v| v.version.clone()),
-        Want::Range(req) => highest(
-            live.filter(|v| {
-                semver::Version::parse(&v.version).is_ok_and(|parsed| req.matches(&parsed))
-            })
-            .collect(),
-        ),
-        Want::Latest => {
-            let is_pre = |v: &&Listed| v.version.split('+').next().unwrap_or("").contains('-');
-            let all: Vec<&Listed> = live.collect();
-            let releases: Vec<&Listed> = all.iter().copied().filter(|v| !is_pre(v)).collect();
-            highest(releases).or_else(|| highest(all))
-        }
-    }
+    found.map(|v| v.version.clone())
 }
 
 /// The registry's `{id, description, versions}` of the package; one it does not have is a
 /// failure that says how to find the right name.
-pub async fn package(registry: &Registry, spec: &RegistrySpec) -> Result<Value, RegistryError> {
+pub async fn package(
+    registry: &Registry,
+    spec: &RegistrySpec,
+) -> Result<PackageVersions, RegistryError> {
     let path = format!("packages/{}/{}", spec.namespace, spec.name);
     registry.get_json(&path).await.map_err(|e| match e {
         RegistryError::Refused { status: 404, .. } => RegistryError::Failed(format!(
@@ -151,7 +145,7 @@ pub async fn package(registry: &Registry, spec: &RegistrySpec) -> Result<Value, 
 }
 
 /// Resolve a spec to a version of the registry's.
-pub async fn resolve(registry: &Registry, spec: &RegistrySpec) -> Result<String, RegistryError> {
+pub async fn resolve(registry: &Registry, spec: &RegistrySpec) -> Result<Version, RegistryError> {
     let package = package(registry, spec).await?;
     let versions = listed(&package);
     pick(&versions, &spec.want).ok_or_else(|| {
@@ -176,12 +170,10 @@ pub async fn install(
     spec: &RegistrySpec,
     force: bool,
 ) -> Result<Installed, RegistryError> {
-    let version = resolve(registry, spec).await?;
+    let version = resolve(registry, spec).await?.to_string();
     let base = format!("packages/{}/{}/{version}", spec.namespace, spec.name);
-    let meta = registry.get_json(&base).await?;
-    let expected = meta
-        .get("sha256")
-        .and_then(Value::as_str)
+    let meta: VersionMeta = registry.get_json(&base).await?;
+    let expected = Some(meta.sha256.as_str())
         .filter(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()))
         .ok_or_else(|| RegistryError::BadResponse {
             registry: registry.url.clone(),
@@ -218,20 +210,36 @@ pub async fn install(
         )),
         other => RegistryError::Failed(format!("cannot install {}: {other}", spec.id())),
     })?;
-    record_source(data_dir, &done, &registry.url)?;
+    record_source(data_dir, spec, &done, &registry.url)?;
     Ok(done)
 }
 
-fn record_source(data_dir: &Path, done: &Installed, registry: &str) -> Result<(), RegistryError> {
-    let (namespace, name) = done.id.split_once('/').unwrap_or((&done.id, ""));
-    let path = installed::source_record(data_dir, namespace, name, &done.version);
-    let record = json!({
-        "registry": registry,
-        "id": done.id,
-        "version": done.version,
-        "sha256": done.sha256,
-        "installedAt": crate::ids::now_rfc3339(),
-    });
+/// `package-sources/NS/NAME/VERSION.json`: where an installed version came from.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SourceRecord<'a> {
+    registry: &'a str,
+    id: &'a str,
+    version: &'a str,
+    sha256: &'a str,
+    installed_at: String,
+}
+
+/// Record where `done` (the package `spec` names: the install checked its identity) came from.
+fn record_source(
+    data_dir: &Path,
+    spec: &RegistrySpec,
+    done: &Installed,
+    registry: &str,
+) -> Result<(), RegistryError> {
+    let path = installed::source_record(data_dir, &spec.namespace, &spec.name, &done.version);
+    let record = SourceRecord {
+        registry,
+        id: &done.id,
+        version: &done.version,
+        sha256: &done.sha256,
+        installed_at: crate::ids::now_rfc3339(),
+    };
     let failed = |e: std::io::Error| {
         RegistryError::Failed(format!(
             "cannot record the source in {}: {e}",
@@ -241,7 +249,13 @@ fn record_source(data_dir: &Path, done: &Installed, registry: &str) -> Result<()
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(failed)?;
     }
-    std::fs::write(&path, format!("{record:#}\n")).map_err(failed)
+    let text = serde_json::to_string_pretty(&record).map_err(|e| {
+        RegistryError::Failed(format!(
+            "cannot record the source in {}: {e}",
+            path.display()
+        ))
+    })?;
+    std::fs::write(&path, format!("{text}\n")).map_err(failed)
 }
 
 #[cfg(test)]
@@ -257,7 +271,7 @@ mod tests {
         ]
         .into_iter()
         .map(|(v, yanked)| Listed {
-            version: v.into(),
+            version: version::parse(v).unwrap_or_else(|e| panic!("{e}")),
             yanked,
         })
         .collect()
@@ -265,7 +279,7 @@ mod tests {
 
     fn pick_for(spec: &str) -> Option<String> {
         let spec = RegistrySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
-        pick(&versions(), &spec.want)
+        pick(&versions(), &spec.want).map(|v| v.to_string())
     }
 
     #[test]
@@ -284,16 +298,22 @@ mod tests {
     /// build metadata): no spec resolves to it.
     #[test]
     fn versions_with_build_metadata_are_never_candidates() {
-        let package = json!({"versions": [
+        let package: PackageVersions = serde_json::from_value(serde_json::json!({"versions": [
             {"version": "1.0.0", "yanked": false},
             {"version": "1.0.0+evil", "yanked": false},
             {"version": "1.0.1+evil", "yanked": false},
-        ]});
+        ]}))
+        .unwrap_or_else(|e| panic!("{e}"));
         let versions = listed(&package);
         assert_eq!(versions.len(), 1, "{versions:?}");
         for spec in ["acme/x", "acme/x@^1.0", "acme/x@1.0.0", "acme/x@>=1.0.0"] {
             let spec = RegistrySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(pick(&versions, &spec.want).as_deref(), Some("1.0.0"));
+            assert_eq!(
+                pick(&versions, &spec.want)
+                    .map(|v| v.to_string())
+                    .as_deref(),
+                Some("1.0.0")
+            );
         }
         for spec in ["acme/x@1.0.0+evil", "acme/x@^1.0+evil"] {
             assert!(RegistrySpec::parse(spec).is_err(), "{spec}");

@@ -5,11 +5,15 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use thiserror::Error;
 
 use super::RegistryError;
 use super::credentials::{self, Login, Token};
 use super::http::{Answer, Registry, clean};
 use crate::device_login::{DeviceLogin, DeviceLoginEvent};
+use crate::registry::api::{
+    DeviceCodeResponse, DeviceError, DeviceErrorCode, DeviceToken, DeviceTokenRequest,
+};
 
 /// What `device/code` answered (`device_code` itself is never shown).
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +24,19 @@ pub struct DeviceCode {
     pub verification_uri_complete: String,
     pub expires_in: u64,
     pub interval: u64,
+}
+
+/// A token endpoint answer that is not the API's.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum TokenAnswerError {
+    #[error("token answer (status {0}) is not JSON")]
+    NotJson(u16),
+    #[error("token answer without `access_token`")]
+    NoToken,
+    #[error("token answer is not the API's: {0}")]
+    Shape(String),
+    #[error("token answer with status {0} and no known error")]
+    UnknownError(u16),
 }
 
 /// One poll's outcome.
@@ -41,39 +58,21 @@ const MAX_INTERVAL: u64 = 60;
 /// The added wait after `slow_down`.
 const SLOW_DOWN_STEP: u64 = 5;
 
-impl DeviceCode {
-    pub fn parse(value: &Value) -> Result<DeviceCode, String> {
-        let text = |key: &str| {
-            value
-                .get(key)
-                .and_then(Value::as_str)
-                .map(clean)
-                .ok_or_else(|| format!("device code answer without `{key}`"))
-        };
-        let number = |key: &str| {
-            value
-                .get(key)
-                .and_then(Value::as_u64)
-                .ok_or_else(|| format!("device code answer without a number `{key}`"))
-        };
-        Ok(DeviceCode {
-            device_code: value
-                .get("device_code")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .ok_or("device code answer without `device_code`")?,
-            user_code: text("user_code")?,
-            verification_uri: text("verification_uri")?,
-            verification_uri_complete: text("verification_uri_complete")?,
-            expires_in: number("expires_in")?.min(MAX_EXPIRY),
-            interval: value
-                .get("interval")
-                .and_then(Value::as_u64)
-                .unwrap_or(5)
-                .clamp(MIN_INTERVAL, MAX_INTERVAL),
-        })
+impl From<DeviceCodeResponse> for DeviceCode {
+    /// The registry's answer, its text cleaned for a terminal and its numbers capped.
+    fn from(answer: DeviceCodeResponse) -> DeviceCode {
+        DeviceCode {
+            device_code: answer.device_code,
+            user_code: clean(&answer.user_code),
+            verification_uri: clean(&answer.verification_uri),
+            verification_uri_complete: clean(&answer.verification_uri_complete),
+            expires_in: answer.expires_in.min(MAX_EXPIRY),
+            interval: answer.interval.clamp(MIN_INTERVAL, MAX_INTERVAL),
+        }
     }
+}
 
+impl DeviceCode {
     /// The `device_code` JSON line (Scribiz's login shape).
     pub fn json_line(&self) -> Value {
         json!({
@@ -88,35 +87,29 @@ impl DeviceCode {
 }
 
 /// A token endpoint answer: 200 with a token, or a 400 RFC 8628 error.
-pub fn classify(answer: &Answer) -> Result<Poll, String> {
+pub fn classify(answer: &Answer) -> Result<Poll, TokenAnswerError> {
     let value: Value = serde_json::from_slice(&answer.body)
-        .map_err(|_| format!("token answer (status {}) is not JSON", answer.status))?;
+        .map_err(|_| TokenAnswerError::NotJson(answer.status))?;
     if answer.status == 200 {
-        let token = value
-            .get("access_token")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-            .ok_or("token answer without `access_token`")?;
-        let user = value
-            .get("user")
-            .and_then(Value::as_str)
-            .map(clean)
-            .ok_or("token answer without `user`")?;
+        let token: DeviceToken =
+            serde_json::from_value(value).map_err(|e| TokenAnswerError::Shape(e.to_string()))?;
+        if token.access_token.is_empty() {
+            return Err(TokenAnswerError::NoToken);
+        }
         return Ok(Poll::Done(Login {
-            token: Token::new(token.to_string()),
-            user,
+            token: Token::new(token.access_token),
+            user: clean(&token.user),
             default: false,
         }));
     }
-    match value.get("error").and_then(Value::as_str) {
-        Some("authorization_pending") => Ok(Poll::Pending),
-        Some("slow_down") => Ok(Poll::SlowDown),
-        Some("access_denied") => Ok(Poll::Denied),
-        Some("expired_token") => Ok(Poll::Expired),
-        _ => Err(format!(
-            "token answer with status {} and no known error",
-            answer.status
-        )),
+    match serde_json::from_value::<DeviceError>(value).map(|e| e.error) {
+        Ok(DeviceErrorCode::AuthorizationPending) => Ok(Poll::Pending),
+        Ok(DeviceErrorCode::SlowDown) => Ok(Poll::SlowDown),
+        Ok(DeviceErrorCode::AccessDenied) => Ok(Poll::Denied),
+        Ok(DeviceErrorCode::ExpiredToken) => Ok(Poll::Expired),
+        Ok(DeviceErrorCode::InvalidRequest) | Err(_) => {
+            Err(TokenAnswerError::UnknownError(answer.status))
+        }
     }
 }
 
@@ -134,10 +127,13 @@ pub async fn login(
         registry: registry.url.clone(),
         message,
     };
-    let code = DeviceCode::parse(&registry.post_json("device/code", None).await?).map_err(bad)?;
+    let answer: DeviceCodeResponse = registry.post_empty("device/code").await?;
+    let code = DeviceCode::from(answer);
     show(&code);
     let deadline = Instant::now() + Duration::from_secs(code.expires_in);
-    let body = json!({"device_code": code.device_code});
+    let body = DeviceTokenRequest {
+        device_code: code.device_code.clone(),
+    };
     let mut interval = code.interval;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -145,11 +141,11 @@ pub async fn login(
             return Err(RegistryError::LoginExpired);
         }
         tokio::time::sleep(Duration::from_secs(interval).min(left)).await;
-        let answer = registry.post("device/token", Some(&body)).await?;
+        let answer = registry.post("device/token", &body).await?;
         if answer.status >= 500 {
             return Err(registry.error(&answer));
         }
-        match classify(&answer).map_err(bad)? {
+        match classify(&answer).map_err(|e| bad(e.to_string()))? {
             Poll::Done(login) => return Ok(login),
             Poll::Pending => {}
             Poll::SlowDown => interval = slower(interval),
@@ -259,7 +255,16 @@ mod tests {
         assert_eq!(poll(400, r#"{"error":"access_denied"}"#), Ok(Poll::Denied));
         assert_eq!(poll(400, r#"{"error":"expired_token"}"#), Ok(Poll::Expired));
         assert!(poll(400, r#"{"error":"what"}"#).is_err());
+        assert_eq!(
+            poll(400, r#"{"error":"invalid_request"}"#),
+            Err(TokenAnswerError::UnknownError(400))
+        );
         assert!(poll(200, r#"{"access_token":""}"#).is_err());
+        assert_eq!(
+            poll(200, r#"{"access_token":"","user":"u"}"#),
+            Err(TokenAnswerError::NoToken)
+        );
+        assert_eq!(poll(400, "<html>"), Err(TokenAnswerError::NotJson(400)));
         let done = poll(
             200,
             r#"{"access_token":"t0k","token_type":"bearer","user":"alice"}"#,
@@ -267,6 +272,19 @@ mod tests {
         assert!(
             matches!(&done, Ok(Poll::Done(l)) if l.user == "alice" && l.token.reveal() == "t0k")
         );
+    }
+
+    fn parse(value: Value) -> Result<DeviceCode, serde_json::Error> {
+        serde_json::from_value::<DeviceCodeResponse>(value).map(DeviceCode::from)
+    }
+
+    fn value_without_interval() -> Value {
+        json!({
+            "device_code": "dc", "user_code": "ABCD-EFGH",
+            "verification_uri": "http://r/device",
+            "verification_uri_complete": "http://r/device?user_code=ABCD-EFGH",
+            "expires_in": 600
+        })
     }
 
     #[test]
@@ -277,13 +295,18 @@ mod tests {
             "verification_uri_complete": "http://r/device?user_code=ABCD-EFGH",
             "expires_in": 600, "interval": 0
         });
-        let code = DeviceCode::parse(&value).unwrap_or_else(|e| panic!("{e}"));
+        let code = parse(value).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(code.interval, MIN_INTERVAL);
         let line = code.json_line();
         assert_eq!(line["type"], "device_code");
         assert_eq!(line["userCode"], "ABCD-EFGH");
         assert!(line.get("deviceCode").is_none() && !line.to_string().contains("\"dc\""));
-        assert!(DeviceCode::parse(&json!({"device_code": "dc"})).is_err());
+        assert!(parse(json!({"device_code": "dc"})).is_err());
+        // Without an interval, RFC 8628's default.
+        assert_eq!(
+            parse(value_without_interval()).map(|c| c.interval).ok(),
+            Some(5)
+        );
     }
 
     #[test]
@@ -301,7 +324,7 @@ mod tests {
             "device_code": "dc", "user_code": "C", "verification_uri": "u",
             "verification_uri_complete": "u", "expires_in": u64::MAX, "interval": u64::MAX
         });
-        let code = DeviceCode::parse(&value).unwrap_or_else(|e| panic!("{e}"));
+        let code = parse(value).unwrap_or_else(|e| panic!("{e}"));
         assert!(code.expires_in <= MAX_EXPIRY && code.interval <= MAX_INTERVAL);
         let _ = Instant::now() + Duration::from_secs(code.expires_in);
     }

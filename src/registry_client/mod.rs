@@ -15,6 +15,7 @@ use thiserror::Error;
 
 use crate::exit;
 use crate::packages::Issue;
+use crate::registry::api::ErrorCode;
 
 #[derive(Debug, Error)]
 pub enum RegistryError {
@@ -30,7 +31,7 @@ pub enum RegistryError {
     #[error("{message} ({code})")]
     Refused {
         status: u16,
-        code: String,
+        code: ErrorCode,
         message: String,
         issues: Vec<Issue>,
     },
@@ -88,34 +89,61 @@ pub fn registry_url(flag: Option<&str>) -> Result<String, RegistryError> {
             })?,
         },
     };
-    normalize_url(&chosen).map_err(RegistryError::Usage)
+    normalize_url(&chosen).map_err(|e| RegistryError::Usage(e.to_string()))
+}
+
+/// Why a registry URL is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("registry URL `{url}` {why}")]
+pub struct UrlError {
+    pub url: String,
+    pub why: UrlProblem,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum UrlProblem {
+    #[error("must start with http:// or https://")]
+    Scheme,
+    #[error("has no host")]
+    NoHost,
+    #[error("may not carry a user name or password")]
+    UserInfo,
+    #[error("may not have a query, fragment or spaces")]
+    QueryOrSpaces,
+    #[error("must use https:// (plain http:// only for localhost, 127.0.0.0/8 or [::1])")]
+    PlainHttp,
 }
 
 /// `http(s)://host[:port][/path]` without a trailing slash; no user info, query or fragment
 /// (a URL that carries a password would end up in messages).
-pub fn normalize_url(url: &str) -> Result<String, String> {
+pub fn normalize_url(url: &str) -> Result<String, UrlError> {
     let url = url.trim();
-    let bad = |why: &str| Err(format!("registry URL `{url}` {why}"));
+    let bad = |why: UrlProblem| {
+        Err(UrlError {
+            url: url.to_string(),
+            why,
+        })
+    };
     let Some(rest) = url
         .strip_prefix("http://")
         .or_else(|| url.strip_prefix("https://"))
     else {
-        return bad("must start with http:// or https://");
+        return bad(UrlProblem::Scheme);
     };
     let host = rest.split('/').next().unwrap_or_default();
     if host.is_empty() {
-        return bad("has no host");
+        return bad(UrlProblem::NoHost);
     }
     if host.contains('@') {
-        return bad("may not carry a user name or password");
+        return bad(UrlProblem::UserInfo);
     }
     if url.contains('?') || url.contains('#') || url.chars().any(char::is_whitespace) {
-        return bad("may not have a query, fragment or spaces");
+        return bad(UrlProblem::QueryOrSpaces);
     }
     // Plain http would hand the token and the archives to anyone on the path; only this
     // machine's own loopback is exempt.
     if url.starts_with("http://") && !is_loopback(host) {
-        return bad("must use https:// (plain http:// only for localhost, 127.0.0.0/8 or [::1])");
+        return bad(UrlProblem::PlainHttp);
     }
     Ok(url.trim_end_matches('/').to_string())
 }

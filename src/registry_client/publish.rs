@@ -3,13 +3,14 @@
 
 use std::path::Path;
 
-use serde_json::Value;
+use thiserror::Error;
 
 use super::RegistryError;
 use super::credentials;
 use super::http::Registry;
 use crate::packages::validate::check_dir;
 use crate::packages::{Issue, archive};
+use crate::registry::api::Published;
 
 /// What was (or would be) published.
 #[derive(Debug, Clone)]
@@ -27,10 +28,13 @@ impl Prepared {
     }
 }
 
+#[derive(Debug, Error)]
 pub enum PrepareError {
     /// The package breaks these rules (exit 2, as `pkg validate`).
+    #[error("the package is not valid")]
     Invalid(Vec<Issue>),
-    Failed(String),
+    #[error("cannot pack: {0}")]
+    Pack(archive::ArchiveError),
 }
 
 /// Validate and pack `dir`.
@@ -41,7 +45,7 @@ pub fn prepare(dir: &Path) -> Result<Prepared, PrepareError> {
     };
     let packed = archive::pack(dir).map_err(|e| match e {
         archive::ArchiveError::Refused(issues) => PrepareError::Invalid(issues),
-        other => PrepareError::Failed(format!("cannot pack: {other}")),
+        other => PrepareError::Pack(other),
     })?;
     Ok(Prepared {
         namespace: manifest.namespace,
@@ -54,7 +58,7 @@ pub fn prepare(dir: &Path) -> Result<Prepared, PrepareError> {
 
 /// Upload with the saved login for `registry`; the registry's answer. The sha256 it reports
 /// must be the one packed here.
-pub async fn upload(registry_url: &str, prepared: &Prepared) -> Result<Value, RegistryError> {
+pub async fn upload(registry_url: &str, prepared: &Prepared) -> Result<Published, RegistryError> {
     let login = credentials::load(registry_url)?.ok_or_else(|| RegistryError::NotLoggedIn {
         registry: registry_url.to_string(),
     })?;
@@ -63,14 +67,14 @@ pub async fn upload(registry_url: &str, prepared: &Prepared) -> Result<Value, Re
         "packages/{}/{}/{}",
         prepared.namespace, prepared.name, prepared.version
     );
-    let answer = registry.put_archive(&path, prepared.bytes.clone()).await?;
-    let stored = answer.get("sha256").and_then(Value::as_str);
-    if stored.is_some_and(|s| !s.eq_ignore_ascii_case(&prepared.sha256)) {
+    let answer: Published = registry.put_archive(&path, prepared.bytes.clone()).await?;
+    // A registry that names no sha256 is taken at its word, as it always was.
+    let stored = &answer.sha256;
+    if !stored.is_empty() && !stored.eq_ignore_ascii_case(&prepared.sha256) {
         return Err(RegistryError::BadResponse {
             registry: registry_url.to_string(),
             message: format!(
-                "it stored sha256 {} for an archive whose sha256 is {}",
-                stored.unwrap_or_default(),
+                "it stored sha256 {stored} for an archive whose sha256 is {}",
                 prepared.sha256
             ),
         });

@@ -1264,3 +1264,150 @@ fn a_data_directory_with_url_characters_holds_its_own_index() {
         "{strays:?}"
     );
 }
+
+// ---- the API's types -------------------------------------------------------------------------
+
+/// The status and the body, as text.
+fn raw(request: reqwest::RequestBuilder) -> (StatusCode, String) {
+    block(async {
+        let response = request.send().await.unwrap_or_else(|e| panic!("{e}"));
+        let status = response.status();
+        (status, response.text().await.unwrap_or_default())
+    })
+}
+
+/// `body` read into `T` and written back is byte for byte what the server sent: no field
+/// more, none renamed, none reordered.
+fn exactly<T: serde::Serialize + serde::de::DeserializeOwned>(what: &str, body: &str) -> T {
+    let parsed: T = serde_json::from_str(body).unwrap_or_else(|e| panic!("{what}: {e}: {body}"));
+    let written = serde_json::to_string(&parsed).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(written, body, "{what}");
+    parsed
+}
+
+/// An error answer: exactly an `ErrorBody`, with its code's status.
+fn api_error(what: &str, (status, body): (StatusCode, String)) -> splice::registry::api::ErrorCode {
+    let error: splice::registry::api::ErrorBody = exactly(what, &body);
+    assert_eq!(status.as_u16(), error.error.code.status(), "{what}: {body}");
+    error.error.code
+}
+
+/// Every answer of the API is one of `registry::api`'s types exactly, so the server and the
+/// client (which reads the same types) cannot drift apart.
+#[test]
+fn every_answer_is_exactly_its_api_type() {
+    use splice::registry::api::{self, ErrorCode};
+    let registry = Registry::start(None);
+    let (user, ns) = (unique("tess"), unique("tesss"));
+    registry.add_user(&user, &ns);
+    let url = |path: &str| format!("{}{}{path}", registry.url, api::PREFIX);
+    let token_request = |body: String| {
+        client()
+            .post(url("/device/token"))
+            .header("content-type", "application/json")
+            .body(body)
+    };
+
+    let (status, body) = raw(client().post(url("/device/code")));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let code: api::DeviceCodeResponse = exactly("device code", &body);
+    for (what, request) in [
+        ("no body", "{}".to_string()),
+        (
+            "unknown code",
+            json!({"device_code": "0".repeat(64)}).to_string(),
+        ),
+    ] {
+        let (status, body) = raw(token_request(request));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        exactly::<api::DeviceError>(what, &body);
+    }
+    let approved = registry.run(&["approve", &code.user_code, "--user", &user], None);
+    assert_eq!(approved.code, 0, "{}", approved.stderr);
+    let request = api::DeviceTokenRequest {
+        device_code: code.device_code.clone(),
+    };
+    let (status, body) = raw(token_request(
+        serde_json::to_string(&request).unwrap_or_default(),
+    ));
+    assert_eq!(status, StatusCode::OK);
+    let token: api::DeviceToken = exactly("token", &body);
+    assert_eq!(token.token_type, api::TOKEN_TYPE);
+    let bearer = |request: reqwest::RequestBuilder| request.bearer_auth(&token.access_token);
+
+    let (status, body) = raw(bearer(client().get(url("/me"))));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    exactly::<api::Me>("me", &body);
+    assert_eq!(
+        api_error("no token", raw(client().get(url("/me")))),
+        ErrorCode::Unauthenticated
+    );
+
+    let bytes = package(&registry.sandbox, &ns, "json", "0.1.0", "Parse JSON");
+    let put = |version: &str, bytes: Vec<u8>| {
+        bearer(client().put(url(&format!("/packages/{ns}/json/{version}"))))
+            .header("content-type", "application/gzip")
+            .body(bytes)
+    };
+    let (status, body) = raw(put("0.1.0", bytes.clone()));
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    exactly::<api::Published>("published", &body);
+    assert_eq!(
+        api_error("republish", raw(put("0.1.0", bytes))),
+        ErrorCode::VersionExists
+    );
+    assert_eq!(
+        api_error("garbage", raw(put("0.2.0", b"not an archive".to_vec()))),
+        ErrorCode::InvalidPackage
+    );
+    assert_eq!(
+        api_error("build metadata", raw(put("0.2.0+x", Vec::new()))),
+        ErrorCode::InvalidPackage
+    );
+    let other = unique("others");
+    let (status, body) = raw(bearer(
+        client().put(url(&format!("/packages/{other}/json/0.1.0"))),
+    ));
+    assert_eq!(
+        api_error("not yours", (status, body)),
+        ErrorCode::NamespaceForbidden
+    );
+
+    let (status, body) = raw(client().get(url(&format!("/packages/{ns}/json"))));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    exactly::<api::PackageVersions>("package", &body);
+    let (status, body) = raw(client().get(url(&format!("/packages/{ns}/json/0.1.0"))));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    exactly::<api::VersionMeta>("version", &body);
+    assert_eq!(
+        api_error(
+            "no version",
+            raw(client().get(url(&format!("/packages/{ns}/json/9.9.9"))))
+        ),
+        ErrorCode::NotFound
+    );
+    let (status, body) = raw(client().get(url(&format!("/search?q={ns}"))));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let found: api::SearchResults = exactly("search", &body);
+    assert_eq!(found.packages.len(), 1, "{body}");
+    let (status, body) = raw(bearer(
+        client().post(url(&format!("/packages/{ns}/json/0.1.0/yank"))),
+    ));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    exactly::<api::Yanked>("yank", &body);
+    assert_eq!(
+        api_error("no endpoint", raw(client().get(url("/nothing-here")))),
+        ErrorCode::NotFound
+    );
+
+    let (status, body) = raw(bearer(client().delete(url("/tokens/current"))));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    exactly::<api::Revoked>("revoked", &body);
+    assert_eq!(
+        api_error(
+            "revoked twice",
+            raw(bearer(client().delete(url("/tokens/current"))))
+        ),
+        ErrorCode::Unauthenticated
+    );
+}

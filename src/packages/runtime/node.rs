@@ -166,12 +166,11 @@ fn remember_version(path: &Path, version: (u64, u64, u64)) {
     }
 }
 
-/// `22.18.0` (a pre-release or build suffix is ignored).
+/// `22.18.0` (a pre-release or build suffix is ignored: Node's own nightlies and release
+/// candidates count as their version).
 pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
-    let core = text.split(['-', '+']).next()?;
-    let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
-    let version = (parts.next()??, parts.next()??, parts.next()??);
-    parts.next().is_none().then_some(version)
+    let version = semver::Version::parse(text).ok()?;
+    Some((version.major, version.minor, version.patch))
 }
 
 #[cfg(test)]
