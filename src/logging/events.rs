@@ -10,6 +10,12 @@ use std::time::Instant;
 use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;
 
+/// Targets, so that `SPLICE_LOG=splice::tools=debug` picks by what happened, not by the module
+/// that logs it.
+const RUN: &str = "splice::run";
+const TOOLS: &str = "splice::tools";
+const PERMISSIONS: &str = "splice::permissions";
+
 /// Most characters of a failed call's output kept in the log line.
 const MAX_ERROR_CHARS: usize = 200;
 
@@ -24,27 +30,29 @@ impl EventLog {
         match event {
             Event::RunStart {
                 provider, model, ..
-            } => tracing::info!(run, provider, model, "run started"),
+            } => tracing::info!(target: RUN, run, provider, model, "run started"),
             Event::RunEnd { status, exit_code } => {
-                tracing::info!(run, ?status, exit_code, "run ended");
+                tracing::info!(target: RUN, run, ?status, exit_code, "run ended");
             }
             Event::ToolCall { id, name, .. } => {
                 if let Ok(mut open) = self.open.lock() {
                     open.insert(id.clone(), (name.clone(), Instant::now()));
                 }
-                tracing::debug!(run, id, tool = name, "tool call started");
+                tracing::debug!(target: TOOLS, run, id, tool = name, "tool call started");
             }
-            Event::ToolResult { id, status, output, .. } => {
+            Event::ToolResult {
+                id, status, output, ..
+            } => {
                 let started = self.open.lock().ok().and_then(|mut open| open.remove(id));
                 let (tool, ms) = match &started {
                     Some((name, at)) => (name.as_str(), at.elapsed().as_millis()),
                     None => ("?", 0),
                 };
                 if *status == ToolStatus::Ok {
-                    tracing::info!(run, id, tool, ?status, ms, "tool call");
+                    tracing::info!(target: TOOLS, run, id, tool, ?status, ms, "tool call");
                 } else {
                     let error = first_line(output);
-                    tracing::warn!(run, id, tool, ?status, ms, error, "tool call failed");
+                    tracing::warn!(target: TOOLS, run, id, tool, ?status, ms, error, "tool call failed");
                 }
             }
             Event::PermissionDecision {
@@ -53,7 +61,9 @@ impl EventLog {
                 action,
                 decision_reason,
                 ..
-            } => tracing::info!(run, id, tool = name, action, reason = decision_reason, "permission"),
+            } => {
+                tracing::info!(target: PERMISSIONS, run, id, tool = name, action, reason = decision_reason, "permission")
+            }
             Event::Permission {
                 id,
                 name,
@@ -62,6 +72,7 @@ impl EventLog {
                 permission_mode,
                 ..
             } => tracing::info!(
+                target: PERMISSIONS,
                 run,
                 id,
                 tool = name,
@@ -70,23 +81,32 @@ impl EventLog {
                 mode = permission_mode,
                 "permission"
             ),
-            Event::PermissionRequest { id, name, reason, .. } => {
-                tracing::info!(run, id, tool = name, reason, "permission asked");
+            Event::PermissionRequest {
+                id, name, reason, ..
+            } => {
+                tracing::info!(target: PERMISSIONS, run, id, tool = name, reason, "permission asked");
             }
             Event::Error {
                 code,
                 message,
                 recoverable,
-            } => tracing::error!(run, code = ?code, recoverable, message = first_line(message), "error"),
-            Event::Warning { code, message } => {
-                tracing::warn!(run, code = ?code, message = first_line(message), "warning");
+            } => {
+                tracing::error!(target: RUN, run, code = ?code, recoverable, detail = first_line(message), "error")
             }
-            Event::Checkpoint { .. } => tracing::debug!(run, "checkpoint"),
-            Event::Restore { .. } => tracing::info!(run, "restore"),
-            Event::Usage(_) => tracing::debug!(run, "usage"),
+            Event::Warning { code, message } => {
+                tracing::warn!(target: RUN, run, code = ?code, detail = first_line(message), "warning");
+            }
+            Event::Checkpoint { .. } => tracing::debug!(target: RUN, run, "checkpoint"),
+            Event::Restore { .. } => tracing::info!(target: RUN, run, "restore"),
+            Event::Usage(_) => tracing::debug!(target: RUN, run, "usage"),
             _ => {}
         }
     }
+}
+
+/// A call the policy allowed without asking (no event says so): the rule or mode that did.
+pub fn allowed(id: &str, tool: &str, reason: &str, confine: bool) {
+    tracing::info!(target: PERMISSIONS, id, tool, action = "allow", reason, confine, "permission");
 }
 
 /// The first line of `text`, at most [`MAX_ERROR_CHARS`] characters.

@@ -63,15 +63,15 @@ pub fn init(stderr_free: bool) {
     let subscriber = tracing_subscriber::registry().with(filter).with(layer);
     let _ = tracing::subscriber::set_global_default(subscriber);
     let front = if stderr_free { "headless" } else { "tui" };
-    tracing::info!(version = env!("CARGO_PKG_VERSION"), front, "splice started");
+    tracing::info!(target: "splice", version = env!("CARGO_PKG_VERSION"), front, "splice started");
 }
 
 /// The process's exit code, at the binary's edge: a failure says so at `warn`.
 pub fn exit(code: i32) {
     if code == 0 {
-        tracing::info!(code, "splice exited");
+        tracing::info!(target: "splice", code, "splice exited");
     } else {
-        tracing::warn!(code, "splice exited");
+        tracing::warn!(target: "splice", code, "splice exited");
     }
 }
 
@@ -137,7 +137,10 @@ struct LogFile {
 
 enum State {
     Unopened,
-    Open { file: File, size: u64 },
+    Open {
+        file: File,
+        size: u64,
+    },
     /// It could not be opened (warned once); events are dropped.
     Failed,
 }
@@ -258,13 +261,13 @@ pub fn request<E: std::fmt::Display>(
     let (url, ms) = (self::url(url), started.elapsed().as_millis());
     match outcome {
         Ok(status) if status.is_success() => {
-            tracing::info!(provider, model, url, attempt, status = status.as_u16(), ms, "request");
+            tracing::info!(target: "splice::provider", provider, model, url, attempt, status = status.as_u16(), ms, "request");
         }
         Ok(status) => {
-            tracing::warn!(provider, model, url, attempt, status = status.as_u16(), ms, "request failed");
+            tracing::warn!(target: "splice::provider", provider, model, url, attempt, status = status.as_u16(), ms, "request failed");
         }
         Err(error) => {
-            tracing::warn!(provider, model, url, attempt, ms, %error, "request failed");
+            tracing::warn!(target: "splice::provider", provider, model, url, attempt, ms, %error, "request failed");
         }
     }
 }
@@ -313,7 +316,10 @@ mod tests {
             *size = MAX_BYTES;
         }
         log.append(b"after\n");
-        assert_eq!(std::fs::read_to_string(&path).ok().as_deref(), Some("after\n"));
+        assert_eq!(
+            std::fs::read_to_string(&path).ok().as_deref(),
+            Some("after\n")
+        );
         let old = std::fs::read_to_string(dir.path().join("log").join("splice.log.1"));
         assert_eq!(old.ok().as_deref(), Some("request with [REDACTED]\n"));
     }

@@ -16,7 +16,7 @@ pub struct ProcessLog {
 impl ProcessLog {
     /// `program` is what to call it (never its arguments, where secrets may ride).
     pub fn started(program: &str, pid: Option<u32>) -> ProcessLog {
-        tracing::info!(program, pid, "process started");
+        tracing::info!(target: "splice::process", program, pid, "process started");
         ProcessLog {
             program: program.to_string(),
             pid,
@@ -30,9 +30,15 @@ impl ProcessLog {
         self.ended = true;
         let (program, pid, ms) = (&self.program, self.pid, self.started.elapsed().as_millis());
         match (status.code(), status.signal()) {
-            (Some(0), _) => tracing::info!(program, pid, code = 0, ms, "process exited"),
-            (Some(code), _) => tracing::warn!(program, pid, code, ms, "process exited"),
-            (None, signal) => tracing::warn!(program, pid, signal, ms, "process killed"),
+            (Some(0), _) => {
+                tracing::info!(target: "splice::process", program, pid, code = 0, ms, "process exited")
+            }
+            (Some(code), _) => {
+                tracing::warn!(target: "splice::process", program, pid, code, ms, "process exited")
+            }
+            (None, signal) => {
+                tracing::warn!(target: "splice::process", program, pid, signal, ms, "process killed")
+            }
         }
     }
 }
@@ -41,7 +47,7 @@ impl Drop for ProcessLog {
     fn drop(&mut self) {
         if !self.ended {
             let ms = self.started.elapsed().as_millis();
-            tracing::warn!(program = self.program, pid = self.pid, ms, "process ended by Splice");
+            tracing::warn!(target: "splice::process", program = self.program, pid = self.pid, ms, "process ended by Splice");
         }
     }
 }

@@ -46,7 +46,11 @@ pub(super) async fn supervise(
         }
     };
     let listing = listing::tools_of(&name, tools);
-    tracing::info!(server = name, tools = listing.tools.len(), "mcp server ready");
+    tracing::info!(
+        server = name,
+        tools = listing.tools.len(),
+        "mcp server ready"
+    );
     let peer = service.peer().clone();
     match hub.upgrade() {
         Some(hub) => hub.update(&name, |s| {

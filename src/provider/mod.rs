@@ -427,7 +427,14 @@ impl Provider {
             let started = std::time::Instant::now();
             let outcome = self.send(&url, &body).await;
             let status = outcome.as_ref().map(reqwest::Response::status);
-            crate::logging::request(provider, &self.config.api_model, &url, attempt, started, status);
+            crate::logging::request(
+                provider,
+                &self.config.api_model,
+                &url,
+                attempt,
+                started,
+                status,
+            );
             let retry_reason = match outcome {
                 Ok(response) => {
                     let status = response.status();

@@ -472,7 +472,7 @@ impl ToolRunner {
         let shown_risk = (side_effect != SideEffect::Read).then_some(risk);
         match verdict {
             Verdict::Allow { confine, reason } => {
-                tracing::info!(id, tool, action = "allow", reason, confine, "permission");
+                crate::logging::events::allowed(id, tool, &reason, confine);
                 Permit::Granted { confine }
             }
             Verdict::Deny { reason } => {

@@ -60,21 +60,37 @@ fn a_failed_run_logs_the_failed_request_and_command_privately_without_the_key() 
         .mode();
     assert_eq!(mode & 0o777, 0o600, "log mode {mode:o}");
     let log = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-    let lines = |needle: &str| -> Vec<&str> { log.lines().filter(|l| l.contains(needle)).collect() };
+    let lines =
+        |needle: &str| -> Vec<&str> { log.lines().filter(|l| l.contains(needle)).collect() };
     // Each request: the first answered 200, then 500 on the first try and on the retry.
     let failed = lines("request failed");
     assert_eq!(failed.len(), 2, "{log}");
     assert!(failed.iter().all(|l| l.contains("status=500")), "{log}");
-    assert!(failed[0].contains("attempt=0") && failed[1].contains("attempt=1"), "{log}");
+    assert!(
+        failed[0].contains("attempt=0") && failed[1].contains("attempt=1"),
+        "{log}"
+    );
     assert!(failed[0].contains("/chat/completions"), "{log}");
     // The command: the tool call that failed, and the process that exited 7.
     let tool = lines("tool call failed");
-    assert!(tool.iter().any(|l| l.contains("run_command") && l.contains("call_1")), "{log}");
+    assert!(
+        tool.iter()
+            .any(|l| l.contains("run_command") && l.contains("call_1")),
+        "{log}"
+    );
     let process = lines("process exited");
     assert!(process.iter().any(|l| l.contains("code=7")), "{log}");
     // The run's error and its exit code at the edge.
-    assert!(lines(" error").iter().any(|l| l.contains("upstream exploded")), "{log}");
-    assert!(lines("splice exited").iter().any(|l| l.contains("code=3")), "{log}");
+    assert!(
+        lines(" error")
+            .iter()
+            .any(|l| l.contains("upstream exploded")),
+        "{log}"
+    );
+    assert!(
+        lines("splice exited").iter().any(|l| l.contains("code=3")),
+        "{log}"
+    );
     assert!(!log.contains(TEST_KEY), "the key is in the log:\n{log}");
     assert!(!log.contains("Bearer"), "{log}");
 }
@@ -104,7 +120,10 @@ fn stdout_is_the_protocol_alone_with_everything_logged() {
     assert_eq!(traced.types(), quiet.types());
     assert_eq!(traced.stderr, quiet.stderr);
     let log = std::fs::read_to_string(log_file(&sandbox)).unwrap_or_default();
-    assert!(log.contains("DEBUG") && log.contains("tool call started"), "{log}");
+    assert!(
+        log.contains("DEBUG") && log.contains("tool call started"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -116,5 +135,10 @@ fn a_log_that_cannot_be_written_does_not_fail_the_run() {
     let out = logged_run(&sandbox, vec![openai::answer(&["done"])], None);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.text(), "done");
-    assert_eq!(out.stderr.matches("cannot open the log").count(), 1, "{}", out.stderr);
+    assert_eq!(
+        out.stderr.matches("cannot open the log").count(),
+        1,
+        "{}",
+        out.stderr
+    );
 }
