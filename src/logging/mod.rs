@@ -90,16 +90,21 @@ pub fn init_stderr() {
     let _ = tracing::subscriber::set_global_default(subscriber);
 }
 
-/// The registry server's request log: a span per request (method, path and query, HTTP
-/// version; no headers, so no credentials) and its response's status and latency, at `info`;
-/// 5xx answers at `error`.
+/// The registry server's request log: a span per request (method and path: no query, which
+/// may hold a device login's code, and no headers, which hold tokens) and its response's status
+/// and latency, at `info`; 5xx answers at `error`.
 #[cfg(feature = "registry-server")]
 pub fn server_trace() -> tower_http::trace::TraceLayer<
     tower_http::classify::SharedClassifier<tower_http::classify::ServerErrorsAsFailures>,
+    fn(&axum::http::Request<axum::body::Body>) -> tracing::Span,
 > {
-    use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+    use tower_http::trace::{DefaultOnResponse, TraceLayer};
+    fn span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+        let (method, path) = (request.method(), request.uri().path());
+        tracing::info_span!("request", %method, path)
+    }
     TraceLayer::new_for_http()
-        .make_span_with(DefaultMakeSpan::new().level(tracing::Level::INFO))
+        .make_span_with(span as fn(&axum::http::Request<axum::body::Body>) -> tracing::Span)
         .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))
 }
 

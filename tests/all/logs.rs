@@ -142,3 +142,56 @@ fn a_log_that_cannot_be_written_does_not_fail_the_run() {
         out.stderr
     );
 }
+
+#[test]
+fn the_registry_server_logs_each_request_on_stderr_without_its_headers() {
+    let sandbox = Sandbox::new();
+    let stderr_path = sandbox.dir.path().join("server.stderr");
+    let stderr = std::fs::File::create(&stderr_path).unwrap_or_else(|e| panic!("{e}"));
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command
+        .args(["registry", "serve", "--addr", "127.0.0.1:0", "--data"])
+        .arg(sandbox.dir.path().join("registry"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(stderr);
+    let mut child = command.spawn().unwrap_or_else(|e| panic!("spawn: {e}"));
+    let mut url = String::new();
+    if let Some(stdout) = child.stdout.take() {
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut url);
+    }
+    let answer = url.trim().strip_prefix("http://").map(|addr| {
+        get(
+            addr,
+            "/api/v1/search?q=tools",
+            "Bearer splice-secret-token-12345",
+        )
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let answer = answer.unwrap_or_else(|| panic!("no address: {url:?}"));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let log = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    let line = log
+        .lines()
+        .find(|l| l.contains("/api/v1/search") && l.contains("status=200"))
+        .unwrap_or_else(|| panic!("no request line:\n{log}"));
+    assert!(line.contains("GET") && line.contains("latency"), "{line}");
+    assert!(!log.contains("splice-secret-token"), "{log}");
+    assert!(!log.contains("q=tools"), "the query is not logged: {log}");
+}
+
+/// One HTTP/1.1 GET with an Authorization header; the whole answer.
+fn get(addr: &str, path: &str, authorization: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {authorization}\r\n\
+         Connection: close\r\n\r\n"
+    );
+    stream
+        .write_all(request.as_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}
