@@ -94,19 +94,22 @@ pub fn init_stderr() {
 /// may hold a device login's code, and no headers, which hold tokens) and its response's status
 /// and latency, at `info`; 5xx answers at `error`.
 #[cfg(feature = "registry-server")]
-pub fn server_trace() -> tower_http::trace::TraceLayer<
-    tower_http::classify::SharedClassifier<tower_http::classify::ServerErrorsAsFailures>,
-    fn(&axum::http::Request<axum::body::Body>) -> tracing::Span,
-> {
+pub fn server_trace() -> tower_http::trace::TraceLayer<ServerErrors, RequestSpan> {
     use tower_http::trace::{DefaultOnResponse, TraceLayer};
     fn span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
         let (method, path) = (request.method(), request.uri().path());
         tracing::info_span!("request", %method, path)
     }
     TraceLayer::new_for_http()
-        .make_span_with(span as fn(&axum::http::Request<axum::body::Body>) -> tracing::Span)
+        .make_span_with(span as RequestSpan)
         .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))
 }
+
+#[cfg(feature = "registry-server")]
+type ServerErrors =
+    tower_http::classify::SharedClassifier<tower_http::classify::ServerErrorsAsFailures>;
+#[cfg(feature = "registry-server")]
+type RequestSpan = fn(&axum::http::Request<axum::body::Body>) -> tracing::Span;
 
 /// `SPLICE_LOG`'s filter, else `default`.
 fn filter(stderr_free: bool, default: &str) -> EnvFilter {
