@@ -230,7 +230,7 @@ impl Inner {
             None => message,
         };
         let message = cap_message(message);
-        tracing::warn!(server = name, message, "mcp server failed");
+        tracing::warn!(server = name, reason = message, "mcp server failed");
         self.update(name, |s| {
             s.state = ServerState::Failed;
             s.tools.clear();
