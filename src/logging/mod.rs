@@ -62,8 +62,8 @@ pub fn init(stderr_free: bool) {
         .with_writer(LogFile::new(log_path(), stderr_free));
     let subscriber = tracing_subscriber::registry().with(filter).with(layer);
     let _ = tracing::subscriber::set_global_default(subscriber);
-    let front = if stderr_free { "headless" } else { "tui" };
-    tracing::info!(target: "splice", version = env!("CARGO_PKG_VERSION"), front, "splice started");
+    let tui = !stderr_free;
+    tracing::info!(target: "splice", version = env!("CARGO_PKG_VERSION"), tui, "splice started");
 }
 
 /// The process's exit code, at the binary's edge: a failure says so at `warn`.
@@ -214,6 +214,8 @@ fn open(path: &Path) -> std::io::Result<(File, u64)> {
         .create(true)
         .append(true)
         .mode(0o600)
+        // A link planted in its place must not send the log (or its 0600) elsewhere.
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)?;
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     let size = file.metadata()?.len();
@@ -340,5 +342,19 @@ mod tests {
         let log = LogFile::new(blocker.join("splice.log"), false);
         log.append(b"line\n");
         assert!(matches!(log.state.lock().as_deref(), Ok(State::Failed)));
+    }
+
+    #[test]
+    fn a_link_in_the_logs_place_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, "").unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("splice.log");
+        std::os::unix::fs::symlink(&elsewhere, &path).unwrap_or_else(|e| panic!("{e}"));
+        LogFile::new(path, false).append(b"line\n");
+        assert_eq!(
+            std::fs::read_to_string(&elsewhere).ok().as_deref(),
+            Some("")
+        );
     }
 }
