@@ -82,6 +82,7 @@ struct Inner {
     open_calls: std::sync::Mutex<Vec<String>>,
     /// Every tool call id of the run, so each is used once.
     call_ids: std::sync::Mutex<CallIds>,
+    log: crate::logging::events::EventLog,
 }
 
 /// Tool call ids handed out in a run. Providers may omit ids or repeat them (some compatible
@@ -125,6 +126,7 @@ impl Bus {
                 responder: None,
                 open_calls: Default::default(),
                 call_ids: Default::default(),
+                log: Default::default(),
             }),
         }
     }
@@ -141,6 +143,7 @@ impl Bus {
                 responder: Some(responder),
                 open_calls: Default::default(),
                 call_ids: Default::default(),
+                log: Default::default(),
             }),
         }
     }
@@ -150,6 +153,7 @@ impl Bus {
     }
 
     pub fn emit(&self, event: Event) {
+        self.inner.log.record(&self.inner.run_id, &event);
         if let Ok(mut open) = self.inner.open_calls.lock() {
             match &event {
                 Event::ToolCall { id, .. } => open.push(id.clone()),

@@ -14,6 +14,7 @@ pub mod git;
 pub mod headless;
 pub mod ids;
 pub mod instructions;
+pub mod logging;
 pub mod mcp;
 pub mod media;
 pub mod packages;

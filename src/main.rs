@@ -70,6 +70,7 @@ fn main() -> ExitCode {
     // hold up either (git is an async process, the rest runs on the blocking pool or completes
     // first by design), so it skips starting them.
     let tui = cli.command.is_none() && stdout_is_tty;
+    splice::logging::init(!tui);
     let mut builder = if tui {
         tokio::runtime::Builder::new_multi_thread()
     } else {
@@ -92,6 +93,7 @@ fn main() -> ExitCode {
             exit::FAILED
         }
     };
+    splice::logging::exit(code);
     exit::process_code(code)
 }
 

@@ -28,6 +28,8 @@ fn main() -> ExitCode {
     // object-store keys) through /proc or a debugger.
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
     let cli = Cli::parse();
+    // Its requests and failures on stderr (`SPLICE_LOG` picks what), as servers do.
+    splice::logging::init_stderr();
     // The server answers many clients at once: worker threads.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

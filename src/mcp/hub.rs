@@ -230,6 +230,7 @@ impl Inner {
             None => message,
         };
         let message = cap_message(message);
+        tracing::warn!(server = name, reason = message, "mcp server failed");
         self.update(name, |s| {
             s.state = ServerState::Failed;
             s.tools.clear();
@@ -296,6 +297,7 @@ impl McpHub {
                     None => list.push(status),
                 }
             }
+            tracing::info!(server = entry.name, "mcp server starting");
             let (ready_tx, ready_rx) = oneshot::channel();
             let (end_tx, end_rx) = oneshot::channel();
             let task = tokio::spawn(supervise::supervise(
@@ -581,6 +583,7 @@ impl McpHub {
     /// End every server: close, SIGTERM then SIGKILL its process group, reap. Idempotent.
     pub async fn shutdown(&self) {
         let supervisors: Vec<_> = self.lock_supervisors().drain(..).collect();
+        tracing::debug!(servers = supervisors.len(), "mcp servers shutting down");
         let mut tasks = Vec::with_capacity(supervisors.len());
         for (end, task) in supervisors {
             let _ = end.send(());

@@ -150,6 +150,7 @@ pub struct ServerProcess {
     group: GroupGuard,
     stderr: StderrTail,
     exited: Option<String>,
+    log: crate::logging::process::ProcessLog,
 }
 
 pub fn spawn(
@@ -171,6 +172,7 @@ pub fn spawn(
         .stderr(Stdio::piped());
     let mut child = helper.command.spawn().map_err(cannot_start)?;
     let group = helper.guard(&child);
+    let log = crate::logging::process::ProcessLog::started(command, child.id());
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -196,6 +198,7 @@ pub fn spawn(
             group,
             stderr: tail,
             exited: None,
+            log,
         },
     })
 }
@@ -210,7 +213,11 @@ impl ServerProcess {
         if let Some(how) = &self.exited {
             return how.clone();
         }
-        let how = match self.child.wait().await {
+        let status = self.child.wait().await;
+        if let Ok(status) = &status {
+            self.log.exited(status);
+        }
+        let how = match status {
             Ok(status) => format!("it exited ({status})"),
             Err(e) => format!("cannot wait for it: {e}"),
         };

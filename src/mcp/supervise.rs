@@ -46,6 +46,8 @@ pub(super) async fn supervise(
         }
     };
     let listing = listing::tools_of(&name, tools);
+    let count = listing.tools.len();
+    tracing::info!(server = name, tools = count, "mcp server ready");
     let peer = service.peer().clone();
     match hub.upgrade() {
         Some(hub) => hub.update(&name, |s| {

@@ -424,7 +424,17 @@ impl Provider {
         };
         let mut attempt = 0;
         loop {
+            let started = std::time::Instant::now();
             let outcome = self.send(&url, &body).await;
+            let status = outcome.as_ref().map(reqwest::Response::status);
+            crate::logging::request(
+                provider,
+                &self.config.api_model,
+                &url,
+                attempt,
+                started,
+                status,
+            );
             let retry_reason = match outcome {
                 Ok(response) => {
                     let status = response.status();

@@ -83,6 +83,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/packages/{ns}/{name}/{version}/yank", post(yank))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(SMALL_BODY))
+        .layer(crate::logging::server_trace())
         .with_state(state)
 }
 

@@ -128,7 +128,9 @@ impl Job {
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (ended_tx, ended) = oneshot::channel();
         let group = helper.guard(&child);
+        let process = crate::logging::process::ProcessLog::started("scribiz", child.id());
         let driver = Driver {
+            process,
             child,
             group,
             limits: options.limits,
@@ -215,6 +217,7 @@ struct Driver {
     limits: Limits,
     lines: mpsc::Sender<Line>,
     cancel: watch::Receiver<bool>,
+    process: crate::logging::process::ProcessLog,
 }
 
 impl Driver {
@@ -278,6 +281,9 @@ impl Driver {
                     None => eof = true,
                 },
                 status = self.child.wait(), if exited.is_none() => {
+                    if let Ok(status) = &status {
+                        self.process.exited(status);
+                    }
                     exited = Some((status, Instant::now()));
                     // What it left running goes too, so the pipes close (a supervisor has
                     // ended it already).

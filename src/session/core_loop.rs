@@ -127,6 +127,7 @@ impl Core {
     }
 
     async fn handle(&mut self, op: Op) {
+        tracing::info!(op = op.kind(), busy = self.busy(), "session op");
         match op {
             Op::UserTurn(input) if self.busy() => self.queued.push_back(Queued::Turn(input)),
             Op::UserTurn(input) => self.start_turn(input),

@@ -65,6 +65,28 @@ pub enum Op {
     Shutdown,
 }
 
+impl Op {
+    /// The operation's name, for the log (never its content: a turn's text, a login's codes).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::UserTurn(_) => "user_turn",
+            Op::Interrupt => "interrupt",
+            Op::Compact => "compact",
+            Op::Undo { .. } => "undo",
+            Op::AnswerPermission { .. } => "answer_permission",
+            Op::StartMcp(_) => "start_mcp",
+            Op::ApproveMcp(_) => "approve_mcp",
+            Op::Login(_) => "login",
+            Op::CancelLogin => "cancel_login",
+            Op::Clear => "clear",
+            Op::SetModel(_) => "set_model",
+            Op::SetTier(_) => "set_tier",
+            Op::SetPermissionMode(_) => "set_permission_mode",
+            Op::Shutdown => "shutdown",
+        }
+    }
+}
+
 /// What a session reports besides a run's protocol events, to sinks that want it (the
 /// stream-json and text writers ignore these: their output is the runs' events alone). Each
 /// [`Op::UserTurn`] is answered by exactly one `TurnEnded` or `TurnDropped`, in the order the

@@ -89,6 +89,7 @@ pub async fn run(
         .kill_on_drop(!supervised)
         .spawn()
         .map_err(|e| ToolError::Failed(format!("cannot start sh: {e}")))?;
+    let mut process = crate::logging::process::ProcessLog::started("sh", child.id());
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     // Dropping this guard (interrupt, cancelled run) ends the command and all it started.
@@ -134,6 +135,7 @@ pub async fn run(
     match finished {
         Ok(status) => {
             let status = status.map_err(|e| ToolError::Failed(format!("wait failed: {e}")))?;
+            process.exited(&status);
             Ok(CommandOutcome {
                 exit_code: status.code(),
                 timed_out: false,

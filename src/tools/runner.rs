@@ -471,7 +471,10 @@ impl ToolRunner {
         let mode = self.policy.mode.as_str().to_string();
         let shown_risk = (side_effect != SideEffect::Read).then_some(risk);
         match verdict {
-            Verdict::Allow { confine, .. } => Permit::Granted { confine },
+            Verdict::Allow { confine, reason } => {
+                crate::logging::events::allowed(id, tool, &reason, confine);
+                Permit::Granted { confine }
+            }
             Verdict::Deny { reason } => {
                 self.bus.emit(Event::Permission {
                     id: id.to_string(),

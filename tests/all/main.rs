@@ -35,6 +35,7 @@ mod hardening_ui;
 mod input_validation;
 mod lean_binaries;
 mod lifecycle;
+mod logs;
 mod mcp_run;
 mod mcp_servers;
 mod packages_format;

@@ -49,6 +49,7 @@ pub async fn run(mut command: tokio::process::Command, stdin: String, limit: Dur
         }
     };
     let mut guard = GroupGuard::of(&child);
+    let mut process = crate::logging::process::ProcessLog::started("package tool", child.id());
     let (Some(mut input), Some(result), Some(logs)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -74,6 +75,9 @@ pub async fn run(mut command: tokio::process::Command, stdin: String, limit: Dur
     };
     let ended = match tokio::time::timeout(limit, work).await {
         Ok((result, status)) => {
+            if let Ok(status) = &status {
+                process.exited(status);
+            }
             let (status, success) = match status {
                 Ok(status) => (status.to_string(), status.success()),
                 Err(e) => (format!("cannot wait for it: {e}"), false),
