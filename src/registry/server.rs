@@ -89,7 +89,7 @@ pub fn router(state: AppState) -> Router {
 
 async fn not_found() -> ApiError {
     ApiError::not_found(
-        "no such endpoint: the API is under /api/v1 (see the README's Registry section)",
+        "no such endpoint: the API is under /api/v1 (see docs/registry.md)",
     )
 }
 
