@@ -1,5 +1,5 @@
 //! The registry's HTTP API under `/api/v1`, as types: what the server writes and the client
-//! reads (the README's Registry section is the contract). Serde only, so it compiles without
+//! reads (docs/registry.md is the contract). Serde only, so it compiles without
 //! the `registry-server` feature. Responses are written whole by the server; the client
 //! reads them leniently (`#[serde(default)]` on what it never required), as it always has.
 
