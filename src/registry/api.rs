@@ -279,7 +279,7 @@ mod tests {
     use super::*;
     use serde::de::DeserializeOwned;
 
-    /// `body` (as the registry writes it: the README's shapes, in its field order) read into
+    /// `body` (as the registry writes it: docs/registry.md's shapes, in its field order) read into
     /// `T` and written back, byte for byte.
     fn round_trip<T: Serialize + DeserializeOwned>(body: &str) {
         let parsed: T = serde_json::from_str(body).unwrap_or_else(|e| panic!("{body}: {e}"));
@@ -340,7 +340,7 @@ mod tests {
         );
     }
 
-    /// The README's table: each code with its status, spelled as on the wire.
+    /// docs/registry.md's table: each code with its status, spelled as on the wire.
     #[test]
     fn error_codes_keep_their_names_and_statuses() {
         let table = [
