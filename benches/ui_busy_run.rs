@@ -159,6 +159,7 @@ fn main() {
         prompt: Some("review the change".into()),
         session: None,
         history: Default::default(),
+        mcp: splice::session::McpScope::PerTurn,
     };
 
     // The typist: one key at a time, each timed until the frame that shows it.

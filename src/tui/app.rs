@@ -27,7 +27,7 @@ use crate::device_login::DeviceLoginEvent;
 use crate::mcp::ServerEntry;
 use crate::protocol::Event;
 use crate::protocol::events::RunStatus;
-use crate::session::{COMPACT_STAGE, CompactOutcome, Op, SessionEvent};
+use crate::session::{COMPACT_STAGE, CompactOutcome, McpView, Op, SessionEvent};
 use crate::settings::RunSettings;
 use crate::usage::format_usd;
 
@@ -122,6 +122,8 @@ pub struct App {
     pub mcp_unapproved: Vec<ServerEntry>,
     /// Servers whose failure the transcript already names (since they were last started).
     pub mcp_failures_shown: std::collections::BTreeSet<String>,
+    /// The session's MCP servers as they are, once the session has started.
+    mcp: Option<McpView>,
 }
 
 pub use super::transcript::Transcript;
@@ -160,7 +162,21 @@ impl App {
             mcp_overlay: None,
             mcp_unapproved: Vec::new(),
             mcp_failures_shown: Default::default(),
+            mcp: None,
         }
+    }
+
+    /// The session started: `/mcp` shows its servers from now on.
+    pub fn attach_mcp(&mut self, servers: Option<McpView>) {
+        self.mcp = servers;
+    }
+
+    /// The session's servers as they are now; none before it started.
+    pub(super) fn mcp_statuses(&self) -> Vec<crate::mcp::ServerStatus> {
+        self.mcp
+            .as_ref()
+            .map(McpView::statuses)
+            .unwrap_or_default()
     }
 
     /// Add a slash command; the composer's popup picks it up.
@@ -286,6 +302,10 @@ impl App {
                     format!("permission mode set to {}", mode.as_str()),
                 );
             }
+            SessionEvent::Rules(report) => {
+                let (level, text) = commands::rules_notice(report);
+                self.notice(level, text);
+            }
             SessionEvent::PermissionAsked(question) => self.on_permission(question),
             SessionEvent::LoginStarted { service } => {
                 self.open_login(DeviceLoginModal::new(&service));
@@ -348,9 +368,12 @@ impl App {
             self.dirty = true;
         }
         // `/mcp` follows the servers as they come up or fail.
-        if let (Some(overlay), Some(hub)) = (self.mcp_overlay.as_mut(), &self.settings.mcp.hub) {
-            overlay.update(hub.statuses());
-            self.dirty = true;
+        if self.mcp.is_some() {
+            let statuses = self.mcp_statuses();
+            if let Some(overlay) = self.mcp_overlay.as_mut() {
+                overlay.update(statuses);
+                self.dirty = true;
+            }
         }
         if self
             .login

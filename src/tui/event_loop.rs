@@ -28,7 +28,7 @@ use crate::bus::{Preview, Sink};
 use crate::conversation::Conversation;
 use crate::protocol::Event;
 use crate::sanitize::redact::Redactor;
-use crate::session::{Frontend, Input, Op, Session, SessionEvent};
+use crate::session::{Frontend, Input, McpScope, Op, Session, SessionEvent};
 
 const TICK: Duration = Duration::from_millis(100);
 
@@ -137,6 +137,8 @@ pub struct LoopInput {
     /// The conversation the session starts from (a reopened session's, replayed): handed to
     /// the session, which owns it from then on.
     pub history: Conversation,
+    /// Where the session runs its MCP servers.
+    pub mcp: McpScope,
 }
 
 /// What the loop draws on and reads from: the real terminal, or a test backend and a scripted
@@ -263,6 +265,7 @@ where
         prompt,
         session,
         history,
+        mcp,
     } = input;
     let Screen {
         mut terminal,
@@ -289,14 +292,17 @@ where
             sinks: vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn Sink>],
             asks: true,
             turn: start,
+            mcp,
         },
     );
+    app.attach_mcp(core.mcp());
     // Turns submitted and not yet reported ended.
     let mut turns = 0usize;
     let mut last_code = crate::exit::SUCCESS;
     let mut input_open = true;
+    let mut failed = None;
     // Before any server starts, so no failure goes unsaid.
-    let mut mcp_notices = app.settings.mcp.hub.as_ref().map(|hub| hub.subscribe());
+    let mut mcp_notices = core.mcp().map(|servers| servers.subscribe());
     if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
         app.submit(prompt);
     }
@@ -328,9 +334,12 @@ where
         }
         report_session(&mut app, session.as_ref());
         if app.dirty {
-            terminal
-                .draw(|frame| app.render(frame))
-                .map_err(terminal_error)?;
+            if let Err(error) = terminal.draw(|frame| app.render(frame)) {
+                // Nobody can see the turn: it stops, and the session still ends in order.
+                failed = Some(terminal_error(error));
+                core.submit(Op::Interrupt);
+                break;
+            }
             on_frame(&app);
         }
         tokio::select! {
@@ -370,8 +379,7 @@ where
         }
     }
     drop(terminal);
-    // The session ends its MCP starts too: the caller shuts the hub down, and no start may
-    // hand it a server after that.
+    // The session ends its MCP servers too, and no start may hand it a server after that.
     core.submit(Op::Shutdown);
     core.ended().await;
     // What the session reported last (a `/clear` just before quitting) still reaches the log.
@@ -382,7 +390,10 @@ where
         // Every record reaches the file before the process ends.
         writer.close();
     }
-    Ok(last_code)
+    match failed {
+        Some(error) => Err(error),
+        None => Ok(last_code),
+    }
 }
 
 /// A resumed session's conversation: as saved (`Record::Memory`, exact: tool calls and their

@@ -83,6 +83,7 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
         prompt: Some("diff the tree".into()),
         session: None,
         history: Conversation::default(),
+        mcp: crate::session::McpScope::PerTurn,
     };
     let code = drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
     let (entered, drawn) = typist.join().unwrap_or_else(|_| panic!("typist panicked"));
@@ -185,13 +186,16 @@ fn a_resumed_session_forgets_what_clear_cleared() {
 #[test]
 fn operations_and_requests_reach_the_loop_in_the_order_asked() {
     let mut app = super::super::snapshot_tests::app();
-    app.submit_op(Op::StartMcp(Vec::new()));
+    app.submit_op(Op::StartMcp {
+        start: Vec::new(),
+        unapproved: Vec::new(),
+    });
     app.submit("run the long operation".into());
     let order: Vec<&str> = app
         .take_outgoing()
         .iter()
         .map(|o| match o {
-            Outgoing::Op(Op::StartMcp(_)) => "start servers",
+            Outgoing::Op(Op::StartMcp { .. }) => "start servers",
             Outgoing::Request(Request::StartRun(_)) => "start run",
             _ => "other",
         })
@@ -244,6 +248,7 @@ async fn a_model_the_session_refuses_leaves_the_old_one_shown() {
         prompt: None,
         session: None,
         history: Conversation::default(),
+        mcp: crate::session::McpScope::PerTurn,
     };
     drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
     let shown = typist.join().unwrap_or_else(|_| panic!("typist panicked"));
@@ -289,6 +294,7 @@ async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
         prompt: Some("hello".into()),
         session: Some(opened.log),
         history: opened.history,
+        mcp: crate::session::McpScope::PerTurn,
     };
     drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
     let records =

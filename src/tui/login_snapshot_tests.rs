@@ -260,6 +260,7 @@ async fn login_with_an_unsafe_url_is_refused_with_the_reason() {
             ))],
             asks: false,
             turn: crate::session::execute_turn(),
+            mcp: crate::session::McpScope::PerTurn,
         },
     );
     for op in app.take_ops() {

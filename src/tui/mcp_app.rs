@@ -1,6 +1,6 @@
 //! The app's side of the session's MCP servers: the plan it opens with, the approval modals,
-//! `/mcp`, and the hub's notices. The event loop carries out what these request (storing an
-//! approval, starting servers); nothing here waits on a server.
+//! `/mcp`, and the hub's notices. The session carries out what these ask (storing an approval,
+//! starting servers); nothing here waits on a server.
 
 use super::app::App;
 use super::cells::Level;
@@ -19,12 +19,12 @@ impl App {
         for (level, text) in notes {
             self.notice(level, text);
         }
-        if let Some(hub) = &self.settings.mcp.hub {
-            // Listed by `/mcp`, never started unasked.
-            hub.record_unapproved(ask.clone());
-        }
-        if !start.is_empty() {
-            self.submit_op(Op::StartMcp(start));
+        if !start.is_empty() || !ask.is_empty() {
+            // The unapproved are listed by `/mcp`, never started unasked.
+            self.submit_op(Op::StartMcp {
+                start,
+                unapproved: ask.clone(),
+            });
         }
         for entry in ask {
             self.mcp_unapproved.push(entry.clone());
@@ -86,13 +86,7 @@ impl App {
 
     /// `/mcp`: the overlay, with the hub's view of the servers now.
     pub fn open_mcp_overlay(&mut self) {
-        let statuses = self
-            .settings
-            .mcp
-            .hub
-            .as_ref()
-            .map(|hub| hub.statuses())
-            .unwrap_or_default();
+        let statuses = self.mcp_statuses();
         self.mcp_overlay = Some(McpOverlay::new(statuses));
         self.dirty = true;
     }

@@ -541,6 +541,7 @@ async fn undo_walks_back_across_runs() {
             sinks: vec![std::sync::Arc::new(SessionReports(reports))],
             asks: false,
             turn: crate::session::execute_turn(),
+            mcp: crate::session::McpScope::PerTurn,
         },
     );
     let undo = |app: &mut App| {
@@ -1022,37 +1023,63 @@ fn a_tiny_terminal_keeps_the_prompt_keys_visible() {
     }
 }
 
-#[test]
-fn slash_permissions_lists_and_removes_session_rules() {
+/// `/permissions` asks the session, which keeps the rules; its answer is shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_permissions_lists_and_removes_session_rules() {
     let mut app = app();
     let parse = |text: &str| {
         crate::permissions::Rule::parse(crate::permissions::Effect::Allow, text)
             .unwrap_or_else(|e| panic!("{e}"))
     };
-    app.settings.policy = Policy::new(PermissionMode::Ask, vec![parse("read_file")]);
-    app.settings.policy.add_rule(parse("write_file"));
-    app.settings
+    // The rules as the session holds them: given at start, then two "allow always" answers.
+    let mut settings = app.settings.clone();
+    settings.policy = Policy::new(PermissionMode::Ask, vec![parse("read_file")]);
+    settings.policy.add_rule(parse("write_file"));
+    settings
         .policy
         .add_rule(parse("run_command(cargo test \u{202e}x)"));
-    app.submit("/permissions".into());
+    let policy = settings.policy.clone();
+    let (reports, reported) = std::sync::mpsc::channel();
+    let session = crate::session::Session::spawn(
+        settings,
+        crate::session::Frontend {
+            sinks: vec![std::sync::Arc::new(SessionReports(reports))],
+            asks: false,
+            turn: crate::session::execute_turn(),
+            mcp: crate::session::McpScope::PerTurn,
+        },
+    );
+    let ask = |app: &mut App, command: &str| {
+        app.submit(command.into());
+        for op in app.take_ops() {
+            session.submit(op);
+        }
+        let event = reported
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            matches!(event, crate::session::SessionEvent::Rules(_)),
+            "{event:?}"
+        );
+        app.on_session(event);
+    };
+    ask(&mut app, "/permissions");
     let screen = draw(&mut app, 80, 16);
     assert!(screen.contains("1. write_file"), "{screen}");
     assert!(screen.contains("2. run_command(cargo test x)"), "{screen}");
     assert!(screen.contains("1 more from the config"), "{screen}");
     assert_snapshot!(screen);
-    app.submit("/permissions remove 1".into());
-    let session: Vec<String> = app
-        .settings
-        .policy
-        .session_rules()
-        .iter()
-        .map(|r| r.render())
-        .collect();
-    assert_eq!(session, ["run_command(cargo test \u{202e}x)"]);
-    app.submit("/permissions remove 5".into());
-    app.submit("/permissions clear".into());
-    assert!(app.settings.policy.session_rules().is_empty());
-    assert_eq!(app.settings.policy.rules().len(), 1);
+    ask(&mut app, "/permissions remove 1");
+    let session_rules: Vec<String> = policy.session_rules().iter().map(|r| r.render()).collect();
+    assert_eq!(session_rules, ["run_command(cargo test \u{202e}x)"]);
+    ask(&mut app, "/permissions remove 5");
+    assert!(matches!(
+        app.transcript.last(),
+        Some(super::cells::Cell::Notice(super::cells::Level::Error, text)) if text.starts_with("no session rule `5`")
+    ));
+    ask(&mut app, "/permissions clear");
+    assert!(policy.session_rules().is_empty());
+    assert_eq!(policy.rules().len(), 1);
 }
 
 #[test]
