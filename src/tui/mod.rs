@@ -20,6 +20,7 @@ pub mod mcp_app;
 pub mod mcp_approval;
 pub mod mcp_overlay;
 pub mod mcp_session;
+pub mod modal_frame;
 #[cfg(test)]
 mod mcp_snapshot_tests;
 pub mod permission;
