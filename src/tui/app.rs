@@ -15,10 +15,9 @@ use super::cells::{Cell, Level, ToolOutcome};
 use super::commands::{self, CommandSpec};
 use super::composer::{Composer, ComposerAction};
 use super::context_meter;
-use super::device_login::{DeviceLoginModal, LoginKey, LoginState};
-use super::mcp_approval::McpApprovalModal;
-use super::mcp_overlay::{McpOverlay, OverlayKey};
-use super::permission::{KeyOutcome, ModalView, PermissionModal};
+use super::device_login::{DeviceLoginModal, LoginState};
+use super::modals::{Kind, Modal, ModalKey, ModalStack};
+use super::permission::PermissionModal;
 use super::pipeline::{PANEL_WIDTH, Pipeline};
 use super::theme::Theme;
 use super::wrap::truncate;
@@ -84,10 +83,9 @@ pub struct App {
     pub transcript: Transcript,
     pub composer: Composer,
     pub pipeline: Pipeline,
-    /// Open permission prompts; the front one is shown, the rest wait in order.
-    pub modals: VecDeque<PermissionModal>,
-    /// A device-code login (`/login`): drawn over everything and given every key while open.
-    pub login: Option<DeviceLoginModal>,
+    /// Permission prompts, MCP approvals, `/mcp` and a device-code login: the top one gets
+    /// the keys and is drawn last.
+    modals: ModalStack,
     pub commands: Vec<CommandSpec>,
     pub usage: UsageTotals,
     pub run: RunState,
@@ -114,10 +112,6 @@ pub struct App {
     /// The prompt tokens of the session's last request (its conversation's fill), for the
     /// context meter; `None` until the first one, and after the conversation changed shape.
     pub context_tokens: Option<u64>,
-    /// Project MCP servers waiting for the person's approval; the front one is shown.
-    pub mcp_asks: VecDeque<McpApprovalModal>,
-    /// `/mcp`, while open.
-    pub mcp_overlay: Option<McpOverlay>,
     /// Project servers not approved this session: `/mcp` can still ask about them.
     pub mcp_unapproved: Vec<ServerEntry>,
     /// Servers whose failure the transcript already names (since they were last started).
@@ -141,8 +135,7 @@ impl App {
             transcript: Transcript::default(),
             composer,
             pipeline: Pipeline::default(),
-            modals: VecDeque::new(),
-            login: None,
+            modals: ModalStack::default(),
             commands,
             usage: UsageTotals::default(),
             run: RunState::Idle,
@@ -158,12 +151,21 @@ impl App {
             queued: VecDeque::new(),
             compacting: false,
             context_tokens: None,
-            mcp_asks: VecDeque::new(),
-            mcp_overlay: None,
             mcp_unapproved: Vec::new(),
             mcp_failures_shown: Default::default(),
             mcp: None,
         }
+    }
+
+    /// The modals open.
+    pub fn modals(&self) -> &ModalStack {
+        &self.modals
+    }
+
+    /// Open `modal` over the transcript, in its layer.
+    pub fn open_modal(&mut self, modal: Modal) {
+        self.modals.open(modal);
+        self.dirty = true;
     }
 
     /// The session started: `/mcp` shows its servers from now on.
@@ -362,22 +364,22 @@ impl App {
         // A prompt's legend changes when its guard ends.
         if self.is_running()
             || self.compacting
-            || !self.modals.is_empty()
-            || !self.mcp_asks.is_empty()
+            || self.modals.has(Kind::Permission)
+            || self.modals.has(Kind::McpAsk)
         {
             self.dirty = true;
         }
         // `/mcp` follows the servers as they come up or fail.
         if self.mcp.is_some() {
             let statuses = self.mcp_statuses();
-            if let Some(overlay) = self.mcp_overlay.as_mut() {
+            if let Some(overlay) = self.modals.mcp_overlay_mut() {
                 overlay.update(statuses);
                 self.dirty = true;
             }
         }
         if self
-            .login
-            .as_ref()
+            .modals
+            .login_mut()
             .is_some_and(|l| l.countdown_changed(now))
         {
             self.dirty = true;
@@ -386,13 +388,12 @@ impl App {
 
     /// Show a device-code login; one already open is cancelled.
     pub fn open_login(&mut self, modal: DeviceLoginModal) {
-        self.login = Some(modal);
-        self.dirty = true;
+        self.open_modal(Modal::Login(modal));
     }
 
     /// The open login's next event (`None`: its producer ended), received at `self.now`.
     pub fn on_login_event(&mut self, event: Option<DeviceLoginEvent>) {
-        let Some(modal) = self.login.as_mut() else {
+        let Some(modal) = self.modals.login_mut() else {
             return;
         };
         let was_pending = modal.is_pending();
@@ -416,32 +417,33 @@ impl App {
         self.notice(note.0, note.1);
     }
 
-    fn login_key(&mut self, key: KeyEvent) {
-        let Some(modal) = self.login.as_mut() else {
-            return;
-        };
-        if let LoginKey::Close { cancelled } = modal.handle_key(key) {
-            let service = modal.service.clone();
-            self.login = None;
-            if cancelled {
-                // The session ends the login's task: nothing is saved.
-                self.submit_op(Op::CancelLogin);
-                self.notice(Level::Info, format!("sign-in to {service} cancelled"));
-            }
-        }
-    }
-
     pub fn on_permission(&mut self, question: PermissionQuestion) {
-        self.modals
-            .push_back(PermissionModal::new(question, self.now));
-        self.update_queue_counts();
-        self.dirty = true;
+        self.open_modal(Modal::Permission(PermissionModal::new(question, self.now)));
     }
 
-    fn update_queue_counts(&mut self) {
-        let waiting = self.modals.len().saturating_sub(1);
-        if let Some(front) = self.modals.front_mut() {
-            front.queued = waiting;
+    /// The top modal closed: a prompt's answer goes to the session, a login cancelled ends.
+    fn on_modal_closed(&mut self, modal: Modal) {
+        match modal {
+            Modal::Permission(prompt) => {
+                if let Some(answer) = prompt.answer {
+                    self.submit_op(Op::AnswerPermission {
+                        id: prompt.question.id,
+                        answer,
+                    });
+                }
+            }
+            Modal::McpAsk(ask) => self.on_mcp_answered(ask),
+            Modal::Login(login) => {
+                // Closed while still going: the session ends the login's task, nothing is saved.
+                if login.is_pending() {
+                    self.submit_op(Op::CancelLogin);
+                    self.notice(
+                        Level::Info,
+                        format!("sign-in to {} cancelled", login.service),
+                    );
+                }
+            }
+            Modal::McpOverlay(_) => {}
         }
     }
 
@@ -471,41 +473,13 @@ impl App {
             return;
         }
         self.ctrl_c_armed = false;
-        if self.login.is_some() {
-            self.login_key(key);
-            return;
-        }
-        if let Some(modal) = self.modals.front_mut() {
-            match modal.handle_key(key, self.now) {
-                KeyOutcome::Answered => {
-                    if let Some(answered) = self.modals.pop_front()
-                        && let Some(answer) = answered.answer
-                    {
-                        self.submit_op(Op::AnswerPermission {
-                            id: answered.question.id,
-                            answer,
-                        });
-                    }
-                    self.update_queue_counts();
-                    if let Some(next) = self.modals.front_mut() {
-                        next.reveal(self.now);
-                    }
-                }
-                KeyOutcome::Handled => {}
+        if let Some(outcome) = self.modals.key(key, self.now) {
+            match outcome {
+                ModalKey::Handled => {}
                 // Typing meant for the composer reaches it, never the void.
-                KeyOutcome::ToComposer => self.composer_key(key),
-            }
-            return;
-        }
-        if !self.mcp_asks.is_empty() {
-            self.mcp_ask_key(key);
-            return;
-        }
-        if let Some(overlay) = self.mcp_overlay.as_mut() {
-            match overlay.handle_key(key) {
-                OverlayKey::Close => self.mcp_overlay = None,
-                OverlayKey::Handled => {}
-                OverlayKey::Approve(name) => self.ask_again(&name),
+                ModalKey::ToComposer => self.composer_key(key),
+                ModalKey::Approve(name) => self.ask_again(&name),
+                ModalKey::Closed(modal) => self.on_modal_closed(modal),
             }
             return;
         }
@@ -545,7 +519,7 @@ impl App {
 
     fn interrupt(&mut self) {
         // The session denies the prompts still open when it takes the interrupt.
-        self.modals.clear();
+        self.modals.close(Kind::Permission);
         self.unqueue();
         self.request(Request::Interrupt);
     }
@@ -829,7 +803,7 @@ impl App {
             Event::Final { .. } => {}
             Event::RunEnd { status, exit_code } => {
                 self.run = RunState::Ended { status, exit_code };
-                self.modals.clear();
+                self.modals.close(Kind::Permission);
             }
         }
     }
@@ -895,11 +869,7 @@ impl App {
         };
         self.composer.render(composer, buf, &self.theme, &title);
         self.render_status(status, buf);
-        if self.modals.is_empty()
-            && self.login.is_none()
-            && self.mcp_asks.is_empty()
-            && self.mcp_overlay.is_none()
-        {
+        if self.modals.is_empty() {
             self.composer.render_popup(composer, buf, &self.theme);
         }
         // In a short window the prompt takes the composer's rows too, so its keys stay visible.
@@ -911,25 +881,17 @@ impl App {
                 ..area
             }
         };
-        let now = self.now;
-        // A run's prompt goes over these: its run is waiting.
-        if let Some(overlay) = self.mcp_overlay.as_mut() {
-            overlay.render(modal_area, buf, &self.theme);
-        }
-        if let Some(ask) = self.mcp_asks.front_mut() {
-            ask.render(modal_area, buf, &self.theme, now);
-        }
-        if let Some(modal) = self.modals.front_mut() {
-            modal.render(modal_area, buf, &self.theme, now);
-        }
-        // Over everything but the status line, which keeps showing a run going on underneath.
-        if let Some(login) = self.login.as_mut() {
-            let above_status = Rect {
-                height: area.height.saturating_sub(1),
-                ..area
-            };
-            login.render(above_status, buf, &self.theme, now);
-        }
+        // A login goes over everything but the status line, which keeps showing a run going on
+        // underneath.
+        let above_status = Rect {
+            height: area.height.saturating_sub(1),
+            ..area
+        };
+        let area_of = |kind| match kind {
+            Kind::Login => above_status,
+            Kind::McpOverlay | Kind::McpAsk | Kind::Permission => modal_area,
+        };
+        self.modals.render(area_of, buf, &self.theme, self.now);
     }
 
     /// The pipeline panel sits on the right when there is room, else above the transcript.
@@ -982,7 +944,7 @@ impl App {
                 let spinner =
                     ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"][(self.tick as usize) % 10];
                 let secs = self.now.saturating_duration_since(*since).as_secs();
-                let waiting = if self.modals.is_empty() {
+                let waiting = if !self.modals.has(Kind::Permission) {
                     ""
                 } else {
                     " · waiting for you"

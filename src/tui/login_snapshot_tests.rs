@@ -194,7 +194,7 @@ fn keys_go_to_the_login_modal_and_esc_cancels() {
     app.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
     assert_eq!(app.composer.text(), "");
     app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
-    assert!(app.login.is_none());
+    assert!(!app.modals().has(super::modals::Kind::Login));
     let (screen, _) = draw(&mut app, 80, 24);
     assert!(screen.contains("cancelled"), "{screen}");
     assert!(!screen.contains("B C D F"), "{screen}");
@@ -273,7 +273,7 @@ async fn login_with_an_unsafe_url_is_refused_with_the_reason() {
         .recv_timeout(Duration::from_secs(10))
         .unwrap_or_else(|e| panic!("{e}"));
     app.on_session(event);
-    assert!(app.login.is_none());
+    assert!(!app.modals().has(super::modals::Kind::Login));
     let (screen, _) = draw(&mut app, 100, 20);
     assert!(screen.contains("must use https://"), "{screen}");
 }

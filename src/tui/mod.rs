@@ -21,6 +21,7 @@ pub mod mcp_approval;
 pub mod mcp_overlay;
 pub mod mcp_session;
 pub mod modal_frame;
+pub mod modals;
 #[cfg(test)]
 mod mcp_snapshot_tests;
 pub mod permission;

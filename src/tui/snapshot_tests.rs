@@ -210,7 +210,7 @@ fn permission_prompt_for_a_write_shows_its_diff_and_queues() {
     app.on_key(key('a'));
     assert_eq!(answered(&mut app), Some(Answer::AllowAlways));
     assert!(answered(&mut app).is_none());
-    assert_eq!(app.modals.len(), 1);
+    assert_eq!(app.modals().count(super::modals::Kind::Permission), 1);
     // A key right after an answer is not taken as the next prompt's answer.
     app.on_key(key('n'));
     assert!(answered(&mut app).is_none());
@@ -220,7 +220,7 @@ fn permission_prompt_for_a_write_shows_its_diff_and_queues() {
         crossterm::event::KeyCode::Esc,
     ));
     assert_eq!(answered(&mut app), Some(Answer::Deny));
-    assert!(app.modals.is_empty());
+    assert!(!app.modals().has(super::modals::Kind::Permission));
 }
 
 /// The next answer the app sent the session, if any.
@@ -908,7 +908,7 @@ fn typing_as_a_prompt_appears_goes_to_the_composer_not_the_prompt() {
         answered(&mut app).is_none(),
         "a typed key answered the prompt"
     );
-    assert_eq!(app.modals.len(), 1);
+    assert_eq!(app.modals().count(super::modals::Kind::Permission), 1);
     assert_eq!(app.composer.text(), "I mean and then");
     let screen = draw(&mut app, 80, 20);
     assert!(screen.contains("keys go to the composer"), "{screen}");
@@ -939,11 +939,11 @@ fn allow_always_asks_for_confirmation_with_the_rule() {
     // Esc goes back to the prompt; `a` then Enter grants.
     press(&mut app, crossterm::event::KeyCode::Esc);
     assert!(answered(&mut app).is_none());
-    assert_eq!(app.modals.len(), 1);
+    assert_eq!(app.modals().count(super::modals::Kind::Permission), 1);
     app.on_key(key('a'));
     press(&mut app, crossterm::event::KeyCode::Enter);
     assert_eq!(answered(&mut app), Some(Answer::AllowAlways));
-    assert!(app.modals.is_empty());
+    assert!(!app.modals().has(super::modals::Kind::Permission));
 }
 
 #[test]
@@ -961,7 +961,7 @@ fn a_high_risk_prompt_offers_no_allow_always() {
     app.now += GUARD;
     press(&mut app, crossterm::event::KeyCode::Enter);
     assert!(answered(&mut app).is_none(), "high risk was allowed always");
-    assert_eq!(app.modals.len(), 1);
+    assert_eq!(app.modals().count(super::modals::Kind::Permission), 1);
 }
 
 #[test]
