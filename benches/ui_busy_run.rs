@@ -151,7 +151,7 @@ fn main() {
         events,
         start: diffing_run(started_tx, diffs.clone()),
         on_frame: Box::new(move |app: &App| {
-            let _ = frames_tx.send((Instant::now(), app.composer.text().chars().count()));
+            let _ = frames_tx.send((Instant::now(), app.composer().text().chars().count()));
         }),
     };
     let input = LoopInput {

@@ -910,3 +910,37 @@ async fn the_session_owns_its_mcp_hub_and_ends_its_servers_with_it() {
     headless.submit(Op::Shutdown);
     headless.ended().await;
 }
+
+/// An undo holds the session's loop while it restores (it is short, and nothing else may
+/// change the files meanwhile), but what is submitted during it is taken after it, in order:
+/// the request behind it runs, the interrupt stops it, and the shutdown ends the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_and_a_shutdown_sent_during_an_undo_are_not_lost() {
+    let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut settings = crate::tui::snapshot_tests::settings();
+    settings.data_dir = data.path().to_path_buf();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (session, reports) = session_on(settings, recording_turn(seen.clone(), "long"));
+    session.submit(Op::Undo {
+        run_id: "run_gone".into(),
+        sequence: 1,
+    });
+    session.submit(Op::UserTurn(Input::text("long")));
+    session.submit(Op::Interrupt);
+    session.submit(Op::Shutdown);
+    let code = tokio::time::timeout(std::time::Duration::from_secs(10), session.ended())
+        .await
+        .unwrap_or_else(|_| panic!("the session did not end: {:?}", reports.taken()));
+    assert_eq!(code, crate::exit::INTERRUPTED);
+    let reported = reports.taken();
+    assert!(
+        matches!(reported.first(), Some(SessionEvent::UndoFailed { .. })),
+        "{reported:?}"
+    );
+    assert_eq!(
+        reported.last(),
+        Some(&SessionEvent::TurnEnded {
+            code: crate::exit::INTERRUPTED
+        })
+    );
+}

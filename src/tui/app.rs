@@ -12,7 +12,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::cells::{Cell, Level, ToolOutcome};
-use super::commands::{self, CommandSpec};
 use super::composer::{Composer, ComposerAction};
 use super::context_meter;
 use super::device_login::{DeviceLoginModal, LoginState};
@@ -29,6 +28,7 @@ use crate::protocol::events::RunStatus;
 use crate::session::{COMPACT_STAGE, CompactOutcome, McpView, Op, SessionEvent};
 use crate::settings::RunSettings;
 use crate::usage::format_usd;
+use commands::CommandSpec;
 
 /// Below this size the layout does not fit; a one-line notice is drawn instead.
 const MIN_HEIGHT: u16 = 5;
@@ -77,50 +77,65 @@ impl UsageTotals {
     }
 }
 
+/// Where the session's `/compact` stands, from what it reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compaction {
+    Idle,
+    /// Asked, and not yet answered (started, refused, or ended at once).
+    Asked,
+    /// The session reported the summary request on its way.
+    Running,
+}
+
 pub struct App {
-    pub theme: Theme,
-    pub settings: RunSettings,
-    pub transcript: Transcript,
-    pub composer: Composer,
-    pub pipeline: Pipeline,
+    theme: Theme,
+    settings: RunSettings,
+    transcript: Transcript,
+    composer: Composer,
+    pipeline: Pipeline,
     /// Permission prompts, MCP approvals, `/mcp` and a device-code login: the top one gets
     /// the keys and is drawn last.
     modals: ModalStack,
-    pub commands: Vec<CommandSpec>,
-    pub usage: UsageTotals,
-    pub run: RunState,
-    pub run_id: Option<String>,
-    /// The newest checkpoint `/undo` would restore: run id and sequence.
+    commands: Vec<CommandSpec>,
+    usage: UsageTotals,
+    run: RunState,
+    run_id: Option<String>,
     /// Every checkpoint of the session, oldest first: `/undo` walks back through them, across runs.
-    pub checkpoints: Vec<(String, u32)>,
+    checkpoints: Vec<(String, u32)>,
     /// The cell the model's text or reasoning is streaming into (index, is reasoning); a notice
     /// shown meanwhile lands after it without splitting it.
-    pub streaming: Option<(usize, bool)>,
-    pub now: Instant,
-    pub tick: u64,
-    pub dirty: bool,
-    pub quit: bool,
+    streaming: Option<(usize, bool)>,
+    now: Instant,
+    tick: u64,
+    dirty: bool,
+    quit: bool,
     ctrl_c_armed: bool,
     /// Requests for the loop and operations for the session, carried out in this order (a
     /// server start asked before a request must reach the session before it).
     outgoing: Vec<Outgoing>,
     /// Requests typed while a run was going, oldest first; each starts when the run before it
     /// ends. An interrupt puts them back in the composer instead.
-    pub queued: VecDeque<String>,
-    /// A `/compact` asked of the session and not yet reported ended; requests wait behind it.
-    pub compacting: bool,
+    queued: VecDeque<String>,
+    /// Where `/compact` stands, as the session answered it; requests wait behind it.
+    compaction: Compaction,
     /// The prompt tokens of the session's last request (its conversation's fill), for the
     /// context meter; `None` until the first one, and after the conversation changed shape.
-    pub context_tokens: Option<u64>,
+    context_tokens: Option<u64>,
     /// Project servers not approved this session: `/mcp` can still ask about them.
-    pub mcp_unapproved: Vec<ServerEntry>,
+    mcp_unapproved: Vec<ServerEntry>,
     /// Servers whose failure the transcript already names (since they were last started).
-    pub mcp_failures_shown: std::collections::BTreeSet<String>,
+    mcp_failures_shown: std::collections::BTreeSet<String>,
     /// The session's MCP servers as they are, once the session has started.
     mcp: Option<McpView>,
 }
 
 pub use super::transcript::Transcript;
+
+// Slash commands and the MCP side of the app are the app's own: they reach its state directly.
+#[path = "commands.rs"]
+pub mod commands;
+#[path = "mcp_app.rs"]
+mod mcp_app;
 
 impl App {
     pub fn new(settings: RunSettings, theme: Theme) -> App {
@@ -149,12 +164,113 @@ impl App {
             ctrl_c_armed: false,
             outgoing: Vec::new(),
             queued: VecDeque::new(),
-            compacting: false,
+            compaction: Compaction::Idle,
             context_tokens: None,
             mcp_unapproved: Vec::new(),
             mcp_failures_shown: Default::default(),
             mcp: None,
         }
+    }
+
+    pub fn settings(&self) -> &RunSettings {
+        &self.settings
+    }
+
+    /// Tests set the scene.
+    #[cfg(test)]
+    pub(crate) fn settings_mut(&mut self) -> &mut RunSettings {
+        &mut self.settings
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_theme(&mut self, theme: Theme) {
+        self.theme = theme;
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_run(&mut self, run: RunState) {
+        self.run = run;
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_tick(&mut self, tick: u64) {
+        self.tick = tick;
+    }
+
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    pub fn transcript_mut(&mut self) -> &mut Transcript {
+        self.dirty = true;
+        &mut self.transcript
+    }
+
+    pub fn composer(&self) -> &Composer {
+        &self.composer
+    }
+
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    pub fn usage(&self) -> &UsageTotals {
+        &self.usage
+    }
+
+    /// The context meter's fill: the prompt tokens of the session's last request.
+    pub fn context_tokens(&self) -> Option<u64> {
+        self.context_tokens
+    }
+
+    /// The checkpoints `/undo` can still walk back through, oldest first.
+    pub fn checkpoints(&self) -> &[(String, u32)] {
+        &self.checkpoints
+    }
+
+    /// Project servers not approved this session.
+    pub fn mcp_unapproved(&self) -> &[ServerEntry] {
+        &self.mcp_unapproved
+    }
+
+    /// The app's clock: prompts tell typing from an answer by it.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    pub fn set_now(&mut self, now: Instant) {
+        self.now = now;
+    }
+
+    /// Whether something changed since the last frame.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// The next frame is drawn (the window changed).
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// The person asked to leave.
+    pub fn quitting(&self) -> bool {
+        self.quit
+    }
+
+    /// A reopened session's request, shown as it was.
+    pub fn replay_request(&mut self, text: String) {
+        self.transcript.push(Cell::User(text));
+        self.dirty = true;
+    }
+
+    /// A reopened session is replayed: nothing of it runs now, and the old runs' fill no
+    /// longer applies (an old session is told in prose).
+    pub fn on_resumed(&mut self) {
+        self.context_tokens = None;
+        self.run = RunState::Idle;
+        self.pipeline.settle();
+        self.transcript.settle_open_tools();
+        self.notice(Level::Info, "session resumed");
     }
 
     /// The modals open.
@@ -175,10 +291,7 @@ impl App {
 
     /// The session's servers as they are now; none before it started.
     pub(super) fn mcp_statuses(&self) -> Vec<crate::mcp::ServerStatus> {
-        self.mcp
-            .as_ref()
-            .map(McpView::statuses)
-            .unwrap_or_default()
+        self.mcp.as_ref().map(McpView::statuses).unwrap_or_default()
     }
 
     /// Add a slash command; the composer's popup picks it up.
@@ -235,6 +348,11 @@ impl App {
             std::mem::take(&mut self.outgoing).into_iter().partition(is);
         self.outgoing = kept;
         taken.into_iter()
+    }
+
+    /// A `/compact` asked of the session and not yet reported ended.
+    pub fn compacting(&self) -> bool {
+        self.compaction != Compaction::Idle
     }
 
     pub fn is_running(&self) -> bool {
@@ -315,14 +433,24 @@ impl App {
             SessionEvent::LoginRefused { reason } => self.notice(Level::Error, reason),
             SessionEvent::Warning { message } => self.notice(Level::Warning, message),
             SessionEvent::Login(event) => self.on_login_event(event),
-            SessionEvent::Refused { reason } => self.notice(Level::Warning, reason),
-            SessionEvent::CompactStarted { model } => self.notice(
-                Level::Info,
-                format!(
-                    "compacting: {model} is summarising the earlier part of the conversation \
-                     (Esc cancels)"
-                ),
-            ),
+            SessionEvent::Refused { reason } => {
+                // A `/compact` the session refused (a turn of its own still ending) is over.
+                if self.compaction == Compaction::Asked {
+                    self.compaction = Compaction::Idle;
+                    self.on_run_finished();
+                }
+                self.notice(Level::Warning, reason);
+            }
+            SessionEvent::CompactStarted { model } => {
+                self.compaction = Compaction::Running;
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "compacting: {model} is summarising the earlier part of the \
+                         conversation (Esc cancels)"
+                    ),
+                );
+            }
             SessionEvent::CompactEnded(outcome) => self.on_compacted(outcome),
             SessionEvent::Undone(undone) => {
                 self.undone(&undone.run_id, undone.sequence);
@@ -349,7 +477,7 @@ impl App {
 
     /// The run's task ended: the oldest queued request starts.
     pub fn on_run_finished(&mut self) {
-        if self.is_running() || self.compacting || self.quit {
+        if self.is_running() || self.compacting() || self.quit {
             return;
         }
         if let Some(next) = self.queued.pop_front() {
@@ -363,7 +491,7 @@ impl App {
         self.tick += 1;
         // A prompt's legend changes when its guard ends.
         if self.is_running()
-            || self.compacting
+            || self.compacting()
             || self.modals.has(Kind::Permission)
             || self.modals.has(Kind::McpAsk)
         {
@@ -491,7 +619,7 @@ impl App {
             KeyCode::Esc if self.is_running() && self.composer.suggestions().is_empty() => {
                 self.interrupt();
             }
-            KeyCode::Esc if self.compacting && self.composer.suggestions().is_empty() => {
+            KeyCode::Esc if self.compacting() && self.composer.suggestions().is_empty() => {
                 self.cancel_compaction();
             }
             _ => self.composer_key(key),
@@ -539,21 +667,20 @@ impl App {
     /// `/compact`: the session plans it and sends the summary request; it reports back
     /// ([`App::on_session`]). Requests typed meanwhile wait here.
     pub fn start_compaction(&mut self) {
-        self.compacting = true;
+        self.compaction = Compaction::Asked;
         self.submit_op(Op::Compact);
     }
 
-    /// Esc while compacting: the session drops the summary request (and says so), the
-    /// conversation stays; what was typed meanwhile goes back to the composer.
+    /// Esc while compacting: the session drops the summary request and says so (compacting
+    /// until then), the conversation stays; what was typed meanwhile goes back to the composer.
     fn cancel_compaction(&mut self) {
-        self.compacting = false;
         self.unqueue();
         self.submit_op(Op::Interrupt);
     }
 
     /// The session's `/compact` ended: how, and the requests typed meanwhile start.
     fn on_compacted(&mut self, outcome: CompactOutcome) {
-        self.compacting = false;
+        self.compaction = Compaction::Idle;
         if let Some(report) = &outcome.compacted {
             self.context_tokens = self
                 .context_tokens
@@ -581,7 +708,7 @@ impl App {
         }
         // Behind a run, or behind requests already waiting (the run has ended but its task has
         // not yet been seen to finish): queued, in the order typed.
-        if self.is_running() || !self.queued.is_empty() || self.compacting {
+        if self.is_running() || !self.queued.is_empty() || self.compacting() {
             let behind = if self.is_running() {
                 "the run"
             } else {
@@ -968,7 +1095,7 @@ impl App {
                 ),
             },
         };
-        let (state, style) = match (&self.run, &self.compacting) {
+        let (state, style) = match (&self.run, self.compacting()) {
             (RunState::Running { .. }, _) | (_, false) => (state, style),
             (_, true) => {
                 let spinner =

@@ -2,13 +2,13 @@
 //! package commands) are added with [`App::register_command`]; the composer only ever sees the
 //! names and help texts.
 
-use super::app::{App, Request};
-use super::cells::Level;
-use super::composer::CommandHint;
+use super::{App, Request};
 use crate::permissions::PermissionMode;
 use crate::sanitize::terminal::strip_controls;
 use crate::session::{LoginTarget, Op, RulesOp, RulesReport};
 use crate::settings::Tier;
+use crate::tui::cells::Level;
+use crate::tui::composer::CommandHint;
 
 pub type Handler = fn(&mut App, &str);
 
@@ -310,7 +310,7 @@ fn compact(app: &mut App, _: &str) {
         );
         return;
     }
-    if app.compacting {
+    if app.compacting() {
         app.notice(Level::Info, "already compacting (Esc cancels)");
         return;
     }

@@ -246,7 +246,7 @@ fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) -> Option<Op
         }
         FromRun::Session(event @ (SessionEvent::PermissionAsked(_) | SessionEvent::Login(_))) => {
             // A prompt tells typing from an answer by when it came.
-            app.now = Instant::now();
+            app.set_now(Instant::now());
             app.on_session(event);
         }
         FromRun::Session(event) => app.on_session(event),
@@ -284,7 +284,7 @@ where
 
     // The session owns the conversation and runs the turns; this loop submits operations and
     // shows what comes back.
-    let mut settings = app.settings.clone();
+    let mut settings = app.settings().clone();
     settings.conversation = history;
     let core = Session::spawn(
         settings,
@@ -329,11 +329,11 @@ where
                 Request::Interrupt | Request::Quit => core.submit(Op::Interrupt),
             }
         }
-        if app.quit && turns == 0 {
+        if app.quitting() && turns == 0 {
             break;
         }
         report_session(&mut app, session.as_ref());
-        if app.dirty {
+        if app.is_dirty() {
             if let Err(error) = terminal.draw(|frame| app.render(frame)) {
                 // Nobody can see the turn: it stops, and the session still ends in order.
                 failed = Some(terminal_error(error));
@@ -346,12 +346,12 @@ where
             event = terminal_events.next(), if input_open => match event {
                 Some(Ok(TermEvent::Key(key))) => {
                     // A prompt tells typing from an answer by when keys arrive.
-                    app.now = Instant::now();
+                    app.set_now(Instant::now());
                     app.on_key(key);
                 }
                 Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
                 Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
-                Some(Ok(TermEvent::Resize(..))) => app.dirty = true,
+                Some(Ok(TermEvent::Resize(..))) => app.mark_dirty(),
                 Some(Ok(_)) => {}
                 Some(Err(_)) | None => {
                     // No more input: quit once the run has ended, and stop asking.
@@ -442,7 +442,7 @@ pub fn open_session(
                     memory.flush(conversation);
                     memory.exchange = Some((shown.clone(), String::new()));
                     memory.turn_ended = false;
-                    app.transcript.push(super::cells::Cell::User(shown));
+                    app.replay_request(shown);
                 }
                 Record::Event { run_id, event } => {
                     if let Some((_, answer)) = memory.exchange.as_mut() {
@@ -489,19 +489,14 @@ pub fn open_session(
             }
         }
         memory.flush(conversation);
-        // The old runs' fill no longer applies (an old session is told in prose).
-        app.context_tokens = None;
-        app.run = super::app::RunState::Idle;
-        app.pipeline.settle();
-        app.transcript.settle_open_tools();
-        app.notice(Level::Info, "session resumed");
+        app.on_resumed();
     }
     // The session starts its conversation's records afresh: the next holds all of it,
     // whatever this file had before.
     let log = SessionLog::open(
-        &app.settings.data_dir,
-        &app.settings.session_id,
-        &app.settings.cwd,
+        &app.settings().data_dir,
+        &app.settings().session_id,
+        &app.settings().cwd,
         Redactor::from_env(),
     )?;
     Ok(Opened { log, history })

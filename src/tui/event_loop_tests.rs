@@ -58,7 +58,7 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
         events,
         start: blocking_run(entered_tx, release_rx),
         on_frame: Box::new(move |app| {
-            let _ = frames_tx.send(app.composer.text());
+            let _ = frames_tx.send(app.composer().text());
         }),
     };
     // Types while the run is blocked, notes whether the key reached a frame within 2 s, then
@@ -99,7 +99,7 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
 fn replayed(records: Vec<Record>) -> (App, Conversation, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut app = super::super::snapshot_tests::app();
-    app.settings.data_dir = dir.path().to_path_buf();
+    app.settings_mut().data_dir = dir.path().to_path_buf();
     let opened = open_session(&mut app, Some(records)).unwrap_or_else(|e| panic!("{e}"));
     (app, opened.history, dir)
 }
@@ -158,7 +158,7 @@ fn a_resumed_session_has_its_undo_note_where_the_undo_happened() {
     );
     assert_eq!(texts[3], "user: and now?");
     assert!(
-        app.checkpoints.is_empty(),
+        app.checkpoints().is_empty(),
         "the undone checkpoint is offered again"
     );
 }
@@ -174,7 +174,7 @@ fn a_resumed_session_forgets_what_clear_cleared() {
         ["user: fresh start", "assistant: Hello."],
         "the cleared exchange came back"
     );
-    let shown: Vec<String> = app.transcript.cells().map(|c| format!("{c:?}")).collect();
+    let shown: Vec<String> = app.transcript().cells().map(|c| format!("{c:?}")).collect();
     assert!(
         !shown.iter().any(|c| c.contains("secret plan")),
         "{shown:?}"
@@ -214,11 +214,11 @@ async fn a_model_the_session_refuses_leaves_the_old_one_shown() {
         events,
         start: execute_run(),
         on_frame: Box::new(move |app| {
-            let notice = match app.transcript.last() {
+            let notice = match app.transcript().last() {
                 Some(super::super::cells::Cell::Notice(_, text)) => text.clone(),
                 _ => String::new(),
             };
-            let _ = frames_tx.send((app.settings.provider.model.clone(), notice));
+            let _ = frames_tx.send((app.settings().provider.model.clone(), notice));
         }),
     };
     // Types the command, waits (at most 10 s) for the frame showing the refusal and notes the
@@ -266,7 +266,7 @@ async fn a_model_the_session_refuses_leaves_the_old_one_shown() {
 async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut app = super::super::snapshot_tests::app();
-    app.settings.data_dir = dir.path().to_path_buf();
+    app.settings_mut().data_dir = dir.path().to_path_buf();
     let opened = open_session(&mut app, None).unwrap_or_else(|e| panic!("{e}"));
     // The run answers in the session's conversation, as a real one does.
     let answering: StartRun = Arc::new(|settings, _bus, _input, _stop| {

@@ -2,14 +2,14 @@
 //! `/mcp`, and the hub's notices. The session carries out what these ask (storing an approval,
 //! starting servers); nothing here waits on a server.
 
-use super::app::App;
-use super::cells::Level;
-use super::mcp_approval::{Approval, McpApprovalModal};
-use super::mcp_overlay::McpOverlay;
-use super::mcp_session::Plan;
-use super::modals::Modal;
+use super::App;
 use crate::mcp::HubNotice;
 use crate::session::Op;
+use crate::tui::cells::Level;
+use crate::tui::mcp_approval::{Approval, McpApprovalModal};
+use crate::tui::mcp_overlay::McpOverlay;
+use crate::tui::mcp_session::Plan;
+use crate::tui::modals::Modal;
 
 impl App {
     /// The session opens: its notes said, the approved servers started in the background, and

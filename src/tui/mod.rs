@@ -2,8 +2,8 @@
 //! forwards them to the app loop, and answers permission prompts by keypress.
 
 pub mod app;
+pub use app::commands;
 pub mod cells;
-pub mod commands;
 #[cfg(test)]
 mod compact_tests;
 pub mod composer;
@@ -16,14 +16,13 @@ pub mod highlight;
 #[cfg(test)]
 mod login_snapshot_tests;
 pub mod markdown;
-pub mod mcp_app;
 pub mod mcp_approval;
 pub mod mcp_overlay;
 pub mod mcp_session;
-pub mod modal_frame;
-pub mod modals;
 #[cfg(test)]
 mod mcp_snapshot_tests;
+pub mod modal_frame;
+pub mod modals;
 pub mod permission;
 pub mod picker;
 pub mod pipeline;
@@ -195,7 +194,7 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
     app.hint_missing_key();
     // The session's one hub is its own: it starts these servers in the background and ends
     // them when it ends, whichever way the loop ended.
-    let plan = mcp_session::plan(&app.settings);
+    let plan = mcp_session::plan(app.settings());
     app.open_mcp(plan);
     let input = event_loop::LoopInput {
         app,

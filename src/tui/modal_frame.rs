@@ -61,7 +61,10 @@ impl Fit {
     pub fn new(area: Rect, max_width: u16) -> Fit {
         let bordered = area.height >= 6 && area.width >= 24;
         let width = if bordered {
-            area.width.saturating_sub(4).clamp(20, max_width).min(area.width)
+            area.width
+                .saturating_sub(4)
+                .clamp(20, max_width)
+                .min(area.width)
         } else {
             area.width
         };

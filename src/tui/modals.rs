@@ -283,12 +283,11 @@ mod tests {
             stack.key(key(KeyCode::Char('y')), later),
             Some(ModalKey::ToComposer)
         ));
-        let answer = |stack: &mut ModalStack, at: Instant| match stack
-            .key(key(KeyCode::Char('y')), at)
-        {
-            Some(ModalKey::Closed(Modal::Permission(prompt))) => prompt.question.id,
-            _ => panic!("the prompt was not answered"),
-        };
+        let answer =
+            |stack: &mut ModalStack, at: Instant| match stack.key(key(KeyCode::Char('y')), at) {
+                Some(ModalKey::Closed(Modal::Permission(prompt))) => prompt.question.id,
+                _ => panic!("the prompt was not answered"),
+            };
         let after = later + GUARD * 4;
         assert_eq!(answer(&mut stack, after), "call_1", "the first asked first");
         let last = after + GUARD * 4;
