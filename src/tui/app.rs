@@ -607,7 +607,7 @@ impl App {
                 // Typing meant for the composer reaches it, never the void.
                 ModalKey::ToComposer => self.composer_key(key),
                 ModalKey::Approve(name) => self.ask_again(&name),
-                ModalKey::Closed(modal) => self.on_modal_closed(modal),
+                ModalKey::Closed(modal) => self.on_modal_closed(*modal),
             }
             return;
         }
