@@ -498,7 +498,7 @@ impl App {
             self.dirty = true;
         }
         // `/mcp` follows the servers as they come up or fail.
-        if self.mcp.is_some() {
+        if self.modals.has(Kind::McpOverlay) && self.mcp.is_some() {
             let statuses = self.mcp_statuses();
             if let Some(overlay) = self.modals.mcp_overlay_mut() {
                 overlay.update(statuses);
@@ -647,7 +647,7 @@ impl App {
 
     fn interrupt(&mut self) {
         // The session denies the prompts still open when it takes the interrupt.
-        self.modals.close(Kind::Permission);
+        self.modals.close(Kind::Permission, self.now);
         self.unqueue();
         self.request(Request::Interrupt);
     }
@@ -930,7 +930,7 @@ impl App {
             Event::Final { .. } => {}
             Event::RunEnd { status, exit_code } => {
                 self.run = RunState::Ended { status, exit_code };
-                self.modals.close(Kind::Permission);
+                self.modals.close(Kind::Permission, self.now);
             }
         }
     }

@@ -104,7 +104,7 @@ impl ModalStack {
     pub fn open(&mut self, modal: Modal) {
         let kind = modal.kind();
         if kind.single() {
-            self.close(kind);
+            self.remove(kind);
         }
         let at = self
             .modals
@@ -115,8 +115,18 @@ impl ModalStack {
         self.recount();
     }
 
-    /// Close every modal of `kind`.
-    pub fn close(&mut self, kind: Kind) {
+    /// Close every modal of `kind` at `now`; the one this uncovers starts its guard again.
+    pub fn close(&mut self, kind: Kind, now: Instant) {
+        let top = self.top();
+        self.remove(kind);
+        if self.top() != top
+            && let Some(uncovered) = self.modals.last_mut()
+        {
+            uncovered.reveal(now);
+        }
+    }
+
+    fn remove(&mut self, kind: Kind) {
         self.modals.retain(|m| m.kind() != kind);
         self.recount();
     }
