@@ -88,7 +88,7 @@ fn fill(app: &mut App) {
             },
             _ => Cell::Notice(Level::Warning, format!("warning {i}: retrying")),
         };
-        app.transcript.push(cell);
+        app.transcript_mut().push(cell);
     }
 }
 

@@ -151,7 +151,7 @@ fn main() {
         events,
         start: diffing_run(started_tx, diffs.clone()),
         on_frame: Box::new(move |app: &App| {
-            let _ = frames_tx.send((Instant::now(), app.composer.text().chars().count()));
+            let _ = frames_tx.send((Instant::now(), app.composer().text().chars().count()));
         }),
     };
     let input = LoopInput {
@@ -159,6 +159,7 @@ fn main() {
         prompt: Some("review the change".into()),
         session: None,
         history: Default::default(),
+        mcp: splice::session::McpScope::PerTurn,
     };
 
     // The typist: one key at a time, each timed until the frame that shows it.

@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{CompactOutcome, Frontend, Input, Op, SessionEvent, compact, login, undo};
+use super::{CompactOutcome, Frontend, Input, Op, SessionEvent, compact, login, rules, undo};
 use crate::bus::{Answer, Bus, PermissionAsk};
 use crate::ids::new_run_id;
 use crate::settings::RunSettings;
@@ -123,6 +123,10 @@ impl Core {
             }
         }
         self.mcp_starts.shutdown().await;
+        // No server outlives the session: its hub is the session's own.
+        if let Some(hub) = &self.settings.mcp.hub {
+            hub.shutdown().await;
+        }
         self.last_code
     }
 
@@ -147,7 +151,12 @@ impl Core {
                 self.report(&event);
             }
             Op::CancelLogin => self.login = None,
-            Op::StartMcp(servers) => self.start_mcp(servers),
+            Op::StartMcp { start, unapproved } => {
+                if let Some(hub) = &self.settings.mcp.hub {
+                    hub.record_unapproved(unapproved);
+                }
+                self.start_mcp(start);
+            }
             Op::ApproveMcp(entry) => self.approve_mcp(entry),
             Op::AnswerPermission { id, answer } => {
                 if let Some(reply) = self.waiting.remove(&id) {
@@ -175,6 +184,10 @@ impl Core {
             Op::SetPermissionMode(mode) => {
                 self.settings.policy = self.settings.policy.with_mode(mode);
                 self.report(&SessionEvent::ModeSet(mode));
+            }
+            Op::Rules(op) => {
+                let report = rules::apply(&self.settings.policy, op);
+                self.report(&SessionEvent::Rules(report));
             }
             Op::Shutdown => {}
         }

@@ -9,8 +9,10 @@
 mod compact;
 mod core_loop;
 mod login;
+mod mcp;
 mod model;
 mod ops;
+mod rules;
 mod turn;
 mod undo;
 
@@ -23,8 +25,10 @@ use crate::settings::RunSettings;
 
 pub use compact::{Outcome as CompactOutcome, STAGE as COMPACT_STAGE, fill_after};
 pub use login::LoginTarget;
+pub use mcp::{McpScope, McpView, TimeoutEnvError};
 pub use model::{ModelChoice, missing_key_hint, resolve_model, resolve_model_from_env};
 pub use ops::{Input, Op, SessionEvent};
+pub use rules::{RulesOp, RulesReport};
 pub use turn::{RunFuture, RunTurn, execute_turn};
 pub use undo::Undone;
 
@@ -56,6 +60,8 @@ pub struct Frontend {
     pub asks: bool,
     /// What a turn runs: [`execute_turn`] but in tests.
     pub turn: RunTurn,
+    /// Where the session's MCP servers run.
+    pub mcp: McpScope,
 }
 
 impl Frontend {
@@ -65,6 +71,7 @@ impl Frontend {
             sinks,
             asks: false,
             turn: execute_turn(),
+            mcp: McpScope::PerTurn,
         }
     }
 }
@@ -86,14 +93,19 @@ impl Handle {
 pub struct Session {
     handle: Handle,
     task: tokio::task::JoinHandle<i32>,
+    mcp: Option<McpView>,
 }
 
 impl Session {
     /// Start a session on `settings` in a task of its own. The session owns its conversation:
     /// it starts from a copy of the one in `settings` (a reopened session's, replayed), which
-    /// nothing outside it shares; its changes are reported ([`SessionEvent::Memory`]).
+    /// nothing outside it shares; its changes are reported ([`SessionEvent::Memory`]). With
+    /// [`McpScope::Session`] it builds the hub its turns share, and ends it when it ends.
     pub fn spawn(mut settings: RunSettings, frontend: Frontend) -> Session {
         settings.conversation = settings.conversation.detached();
+        let hub = frontend.mcp.clone().hub();
+        settings.mcp.hub = hub.clone();
+        let mcp = hub.map(McpView::new);
         let (ops, receiver) = mpsc::unbounded_channel();
         let (asks, questions) = if frontend.asks {
             let (asks, questions) = mpsc::unbounded_channel();
@@ -105,7 +117,13 @@ impl Session {
         Session {
             handle: Handle { ops },
             task: tokio::spawn(core.serve(receiver, questions)),
+            mcp,
         }
+    }
+
+    /// The session's MCP servers, when it has a hub of its own ([`McpScope::Session`]).
+    pub fn mcp(&self) -> Option<McpView> {
+        self.mcp.clone()
     }
 
     pub fn submit(&self, op: Op) {
@@ -119,7 +137,7 @@ impl Session {
     /// Wait for the session to end (after [`Op::Shutdown`], or when every handle is gone):
     /// the exit code of its last turn, 0 without one.
     pub async fn ended(self) -> i32 {
-        let Session { handle, task } = self;
+        let Session { handle, task, .. } = self;
         drop(handle);
         task.await.unwrap_or(crate::exit::FAILED)
     }

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use super::{CompactOutcome, LoginTarget, Undone};
+use super::{CompactOutcome, LoginTarget, RulesOp, RulesReport, Undone};
 use crate::bus::{Answer, PermissionQuestion};
 use crate::protocol::input::Prompt;
 use crate::run::RunFailure;
@@ -40,8 +40,12 @@ pub enum Op {
     Undo { run_id: String, sequence: u32 },
     /// The person's answer to the permission question `id` ([`SessionEvent::PermissionAsked`]).
     AnswerPermission { id: String, answer: Answer },
-    /// Start these MCP servers on the session's hub, in the background.
-    StartMcp(Vec<crate::mcp::ServerEntry>),
+    /// Start these MCP servers on the session's hub, in the background, and list the project
+    /// servers not approved (shown in the servers' state, never started unasked).
+    StartMcp {
+        start: Vec<crate::mcp::ServerEntry>,
+        unapproved: Vec<crate::mcp::ServerEntry>,
+    },
     /// The person approved this project server: remember the approval for the project, and
     /// start it.
     ApproveMcp(crate::mcp::ServerEntry),
@@ -60,6 +64,9 @@ pub enum Op {
     SetTier(Tier),
     /// Change the permission mode the next turns use (session rules are kept).
     SetPermissionMode(crate::permissions::PermissionMode),
+    /// List the session's allow rules ("allow always" answers) or remove some; answered by
+    /// [`SessionEvent::Rules`]. A removed rule no longer allows from the next tool call on.
+    Rules(RulesOp),
     /// End the session once the turn in progress has ended (interrupt it first to cut it
     /// short).
     Shutdown,
@@ -127,6 +134,8 @@ pub enum SessionEvent {
     TierSet(Tier),
     /// The permission mode the next turns use, as applied (after `Op::SetPermissionMode`).
     ModeSet(crate::permissions::PermissionMode),
+    /// The session's allow rules, or what an `Op::Rules` changed of them.
+    Rules(RulesReport),
     /// An undo put files back from this checkpoint.
     Undone(Undone),
     /// The checkpoint could not be used.

@@ -220,6 +220,7 @@ fn session_on(settings: RunSettings, turn: RunTurn) -> (Session, Arc<Reports>) {
         sinks: vec![reports.clone() as Arc<dyn Sink>],
         asks: false,
         turn,
+        mcp: McpScope::PerTurn,
     };
     (Session::spawn(settings, frontend), reports)
 }
@@ -725,6 +726,7 @@ fn answering_session() -> (Session, Arc<Reports>) {
         sinks: vec![reports.clone() as Arc<dyn Sink>],
         asks: true,
         turn: asking_turn(),
+        mcp: McpScope::PerTurn,
     };
     let session = Session::spawn(crate::tui::snapshot_tests::settings(), frontend);
     (session, reports)
@@ -764,7 +766,8 @@ async fn without_a_front_end_that_answers_nothing_is_asked() {
 
 /// The front ends drive the core through the session alone: no file of the TUI or of headless
 /// mode (their tests aside) names the provider, checkpoints, compaction, the registry client or
-/// Scribiz.
+/// Scribiz, nor builds or changes an MCP hub or the permission policy's rules (the session owns
+/// them: `Op::StartMcp`, `Op::Rules`).
 #[test]
 fn front_ends_reach_the_core_only_through_the_session() {
     const CORE: [&str; 5] = [
@@ -773,6 +776,15 @@ fn front_ends_reach_the_core_only_through_the_session() {
         "compaction",
         "registry_client",
         "scribiz",
+    ];
+    const OWNED: [&str; 7] = [
+        "McpHub",
+        "mcp::hub",
+        "mcp.hub",
+        ".record_unapproved(",
+        ".launch(",
+        ".add_rule(",
+        ".remove_session_rule(",
     ];
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
@@ -803,6 +815,9 @@ fn front_ends_reach_the_core_only_through_the_session() {
             if line.contains("settings.conversation.") {
                 held.push(format!("{}:{}: {line}", path.display(), n + 1));
             }
+            if OWNED.iter().any(|owned| line.contains(owned)) {
+                reached.push(format!("{}:{}: {line}", path.display(), n + 1));
+            }
             for module in CORE {
                 for prefix in ["crate::", "splice::"] {
                     let named = format!("{prefix}{module}");
@@ -821,4 +836,111 @@ fn front_ends_reach_the_core_only_through_the_session() {
     // Nor do they hold the session's conversation: they hand a reopened session's over when
     // the session starts, and write the session log from what the session reports.
     assert!(held.is_empty(), "{}", held.join("\n"));
+}
+
+fn sleeping_server(name: &str, source: crate::mcp::Source) -> crate::mcp::ServerEntry {
+    crate::mcp::ServerEntry {
+        name: name.into(),
+        config: crate::mcp::ServerConfig::Stdio {
+            command: "sleep".into(),
+            args: vec!["30".into()],
+            env: Default::default(),
+            env_passthrough: Vec::new(),
+        },
+        source,
+    }
+}
+
+/// A session that lives across turns owns its MCP hub: the front end asks for servers by
+/// operation (a project server not approved is listed, never started), reads their state
+/// through the session's view, and the session ends them when it ends. A one-turn session
+/// leaves its servers to its turn and has no hub.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_owns_its_mcp_hub_and_ends_its_servers_with_it() {
+    use crate::mcp::{ServerState, Source};
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut options = crate::mcp::HubOptions::from_vars(dir.path().to_path_buf(), Vec::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    options.startup_timeout = std::time::Duration::from_secs(30);
+    let frontend = Frontend {
+        sinks: vec![Arc::new(Reports::default()) as Arc<dyn Sink>],
+        asks: false,
+        turn: recording_turn(Default::default(), ""),
+        mcp: McpScope::Session(options),
+    };
+    let session = Session::spawn(crate::tui::snapshot_tests::settings(), frontend);
+    let servers = session
+        .mcp()
+        .unwrap_or_else(|| panic!("a session-wide scope has a hub"));
+    session.submit(Op::StartMcp {
+        start: vec![sleeping_server("silent", Source::User)],
+        unapproved: vec![sleeping_server("fresh", Source::Project)],
+    });
+    let states = || -> Vec<(String, ServerState)> {
+        servers
+            .statuses()
+            .into_iter()
+            .map(|s| (s.name, s.state))
+            .collect()
+    };
+    for _ in 0..1000 {
+        if states().len() == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        states(),
+        [
+            ("fresh".to_string(), ServerState::Unapproved),
+            ("silent".to_string(), ServerState::Starting)
+        ]
+    );
+    session.submit(Op::Shutdown);
+    session.ended().await;
+    let ended = servers.statuses();
+    assert_eq!(ended[1].state, ServerState::Failed, "{:?}", ended[1]);
+    assert_eq!(ended[1].last_error.as_deref(), Some("shut down"));
+
+    let headless = Session::spawn(
+        crate::tui::snapshot_tests::settings(),
+        Frontend::headless(Vec::new()),
+    );
+    assert!(headless.mcp().is_none());
+    headless.submit(Op::Shutdown);
+    headless.ended().await;
+}
+
+/// An undo holds the session's loop while it restores (it is short, and nothing else may
+/// change the files meanwhile), but what is submitted during it is taken after it, in order:
+/// the request behind it runs, the interrupt stops it, and the shutdown ends the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_and_a_shutdown_sent_during_an_undo_are_not_lost() {
+    let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut settings = crate::tui::snapshot_tests::settings();
+    settings.data_dir = data.path().to_path_buf();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (session, reports) = session_on(settings, recording_turn(seen.clone(), "long"));
+    session.submit(Op::Undo {
+        run_id: "run_gone".into(),
+        sequence: 1,
+    });
+    session.submit(Op::UserTurn(Input::text("long")));
+    session.submit(Op::Interrupt);
+    session.submit(Op::Shutdown);
+    let code = tokio::time::timeout(std::time::Duration::from_secs(10), session.ended())
+        .await
+        .unwrap_or_else(|_| panic!("the session did not end: {:?}", reports.taken()));
+    assert_eq!(code, crate::exit::INTERRUPTED);
+    let reported = reports.taken();
+    assert!(
+        matches!(reported.first(), Some(SessionEvent::UndoFailed { .. })),
+        "{reported:?}"
+    );
+    assert_eq!(
+        reported.last(),
+        Some(&SessionEvent::TurnEnded {
+            code: crate::exit::INTERRUPTED
+        })
+    );
 }

@@ -12,13 +12,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::cells::{Cell, Level, ToolOutcome};
-use super::commands::{self, CommandSpec};
 use super::composer::{Composer, ComposerAction};
 use super::context_meter;
-use super::device_login::{DeviceLoginModal, LoginKey, LoginState};
-use super::mcp_approval::McpApprovalModal;
-use super::mcp_overlay::{McpOverlay, OverlayKey};
-use super::permission::{KeyOutcome, ModalView, PermissionModal};
+use super::device_login::{DeviceLoginModal, LoginState};
+use super::modals::{Kind, Modal, ModalKey, ModalStack};
+use super::permission::PermissionModal;
 use super::pipeline::{PANEL_WIDTH, Pipeline};
 use super::theme::Theme;
 use super::wrap::truncate;
@@ -27,9 +25,10 @@ use crate::device_login::DeviceLoginEvent;
 use crate::mcp::ServerEntry;
 use crate::protocol::Event;
 use crate::protocol::events::RunStatus;
-use crate::session::{COMPACT_STAGE, CompactOutcome, Op, SessionEvent};
+use crate::session::{COMPACT_STAGE, CompactOutcome, McpView, Op, SessionEvent};
 use crate::settings::RunSettings;
 use crate::usage::format_usd;
+use commands::CommandSpec;
 
 /// Below this size the layout does not fit; a one-line notice is drawn instead.
 const MIN_HEIGHT: u16 = 5;
@@ -78,53 +77,65 @@ impl UsageTotals {
     }
 }
 
+/// Where the session's `/compact` stands, from what it reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compaction {
+    Idle,
+    /// Asked, and not yet answered (started, refused, or ended at once).
+    Asked,
+    /// The session reported the summary request on its way.
+    Running,
+}
+
 pub struct App {
-    pub theme: Theme,
-    pub settings: RunSettings,
-    pub transcript: Transcript,
-    pub composer: Composer,
-    pub pipeline: Pipeline,
-    /// Open permission prompts; the front one is shown, the rest wait in order.
-    pub modals: VecDeque<PermissionModal>,
-    /// A device-code login (`/login`): drawn over everything and given every key while open.
-    pub login: Option<DeviceLoginModal>,
-    pub commands: Vec<CommandSpec>,
-    pub usage: UsageTotals,
-    pub run: RunState,
-    pub run_id: Option<String>,
-    /// The newest checkpoint `/undo` would restore: run id and sequence.
+    theme: Theme,
+    settings: RunSettings,
+    transcript: Transcript,
+    composer: Composer,
+    pipeline: Pipeline,
+    /// Permission prompts, MCP approvals, `/mcp` and a device-code login: the top one gets
+    /// the keys and is drawn last.
+    modals: ModalStack,
+    commands: Vec<CommandSpec>,
+    usage: UsageTotals,
+    run: RunState,
+    run_id: Option<String>,
     /// Every checkpoint of the session, oldest first: `/undo` walks back through them, across runs.
-    pub checkpoints: Vec<(String, u32)>,
+    checkpoints: Vec<(String, u32)>,
     /// The cell the model's text or reasoning is streaming into (index, is reasoning); a notice
     /// shown meanwhile lands after it without splitting it.
-    pub streaming: Option<(usize, bool)>,
-    pub now: Instant,
-    pub tick: u64,
-    pub dirty: bool,
-    pub quit: bool,
+    streaming: Option<(usize, bool)>,
+    now: Instant,
+    tick: u64,
+    dirty: bool,
+    quit: bool,
     ctrl_c_armed: bool,
     /// Requests for the loop and operations for the session, carried out in this order (a
     /// server start asked before a request must reach the session before it).
     outgoing: Vec<Outgoing>,
     /// Requests typed while a run was going, oldest first; each starts when the run before it
     /// ends. An interrupt puts them back in the composer instead.
-    pub queued: VecDeque<String>,
-    /// A `/compact` asked of the session and not yet reported ended; requests wait behind it.
-    pub compacting: bool,
+    queued: VecDeque<String>,
+    /// Where `/compact` stands, as the session answered it; requests wait behind it.
+    compaction: Compaction,
     /// The prompt tokens of the session's last request (its conversation's fill), for the
     /// context meter; `None` until the first one, and after the conversation changed shape.
-    pub context_tokens: Option<u64>,
-    /// Project MCP servers waiting for the person's approval; the front one is shown.
-    pub mcp_asks: VecDeque<McpApprovalModal>,
-    /// `/mcp`, while open.
-    pub mcp_overlay: Option<McpOverlay>,
+    context_tokens: Option<u64>,
     /// Project servers not approved this session: `/mcp` can still ask about them.
-    pub mcp_unapproved: Vec<ServerEntry>,
+    mcp_unapproved: Vec<ServerEntry>,
     /// Servers whose failure the transcript already names (since they were last started).
-    pub mcp_failures_shown: std::collections::BTreeSet<String>,
+    mcp_failures_shown: std::collections::BTreeSet<String>,
+    /// The session's MCP servers as they are, once the session has started.
+    mcp: Option<McpView>,
 }
 
 pub use super::transcript::Transcript;
+
+// Slash commands and the MCP side of the app are the app's own: they reach its state directly.
+#[path = "commands.rs"]
+pub mod commands;
+#[path = "mcp_app.rs"]
+mod mcp_app;
 
 impl App {
     pub fn new(settings: RunSettings, theme: Theme) -> App {
@@ -139,8 +150,7 @@ impl App {
             transcript: Transcript::default(),
             composer,
             pipeline: Pipeline::default(),
-            modals: VecDeque::new(),
-            login: None,
+            modals: ModalStack::default(),
             commands,
             usage: UsageTotals::default(),
             run: RunState::Idle,
@@ -154,13 +164,134 @@ impl App {
             ctrl_c_armed: false,
             outgoing: Vec::new(),
             queued: VecDeque::new(),
-            compacting: false,
+            compaction: Compaction::Idle,
             context_tokens: None,
-            mcp_asks: VecDeque::new(),
-            mcp_overlay: None,
             mcp_unapproved: Vec::new(),
             mcp_failures_shown: Default::default(),
+            mcp: None,
         }
+    }
+
+    pub fn settings(&self) -> &RunSettings {
+        &self.settings
+    }
+
+    /// Tests set the scene.
+    #[cfg(test)]
+    pub(crate) fn settings_mut(&mut self) -> &mut RunSettings {
+        &mut self.settings
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_theme(&mut self, theme: Theme) {
+        self.theme = theme;
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_run(&mut self, run: RunState) {
+        self.run = run;
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_tick(&mut self, tick: u64) {
+        self.tick = tick;
+    }
+
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    pub fn transcript_mut(&mut self) -> &mut Transcript {
+        self.dirty = true;
+        &mut self.transcript
+    }
+
+    pub fn composer(&self) -> &Composer {
+        &self.composer
+    }
+
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    pub fn usage(&self) -> &UsageTotals {
+        &self.usage
+    }
+
+    /// The context meter's fill: the prompt tokens of the session's last request.
+    pub fn context_tokens(&self) -> Option<u64> {
+        self.context_tokens
+    }
+
+    /// The checkpoints `/undo` can still walk back through, oldest first.
+    pub fn checkpoints(&self) -> &[(String, u32)] {
+        &self.checkpoints
+    }
+
+    /// Project servers not approved this session.
+    pub fn mcp_unapproved(&self) -> &[ServerEntry] {
+        &self.mcp_unapproved
+    }
+
+    /// The app's clock: prompts tell typing from an answer by it.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    pub fn set_now(&mut self, now: Instant) {
+        self.now = now;
+    }
+
+    /// Whether something changed since the last frame.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// The next frame is drawn (the window changed).
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// The person asked to leave.
+    pub fn quitting(&self) -> bool {
+        self.quit
+    }
+
+    /// A reopened session's request, shown as it was.
+    pub fn replay_request(&mut self, text: String) {
+        self.transcript.push(Cell::User(text));
+        self.dirty = true;
+    }
+
+    /// A reopened session is replayed: nothing of it runs now, and the old runs' fill no
+    /// longer applies (an old session is told in prose).
+    pub fn on_resumed(&mut self) {
+        self.context_tokens = None;
+        self.run = RunState::Idle;
+        self.pipeline.settle();
+        self.transcript.settle_open_tools();
+        self.notice(Level::Info, "session resumed");
+    }
+
+    /// The modals open.
+    pub fn modals(&self) -> &ModalStack {
+        &self.modals
+    }
+
+    /// Open `modal` over the transcript, in its layer.
+    pub fn open_modal(&mut self, modal: Modal) {
+        self.modals.open(modal);
+        self.dirty = true;
+    }
+
+    /// The session started: `/mcp` shows its servers from now on.
+    pub fn attach_mcp(&mut self, servers: Option<McpView>) {
+        self.mcp = servers;
+    }
+
+    /// The session's servers as they are now; none before it started.
+    pub(super) fn mcp_statuses(&self) -> Vec<crate::mcp::ServerStatus> {
+        self.mcp.as_ref().map(McpView::statuses).unwrap_or_default()
     }
 
     /// Add a slash command; the composer's popup picks it up.
@@ -217,6 +348,11 @@ impl App {
             std::mem::take(&mut self.outgoing).into_iter().partition(is);
         self.outgoing = kept;
         taken.into_iter()
+    }
+
+    /// A `/compact` asked of the session and not yet reported ended.
+    pub fn compacting(&self) -> bool {
+        self.compaction != Compaction::Idle
     }
 
     pub fn is_running(&self) -> bool {
@@ -286,6 +422,10 @@ impl App {
                     format!("permission mode set to {}", mode.as_str()),
                 );
             }
+            SessionEvent::Rules(report) => {
+                let (level, text) = commands::rules_notice(report);
+                self.notice(level, text);
+            }
             SessionEvent::PermissionAsked(question) => self.on_permission(question),
             SessionEvent::LoginStarted { service } => {
                 self.open_login(DeviceLoginModal::new(&service));
@@ -293,14 +433,24 @@ impl App {
             SessionEvent::LoginRefused { reason } => self.notice(Level::Error, reason),
             SessionEvent::Warning { message } => self.notice(Level::Warning, message),
             SessionEvent::Login(event) => self.on_login_event(event),
-            SessionEvent::Refused { reason } => self.notice(Level::Warning, reason),
-            SessionEvent::CompactStarted { model } => self.notice(
-                Level::Info,
-                format!(
-                    "compacting: {model} is summarising the earlier part of the conversation \
-                     (Esc cancels)"
-                ),
-            ),
+            SessionEvent::Refused { reason } => {
+                // A `/compact` the session refused (a turn of its own still ending) is over.
+                if self.compaction == Compaction::Asked {
+                    self.compaction = Compaction::Idle;
+                    self.on_run_finished();
+                }
+                self.notice(Level::Warning, reason);
+            }
+            SessionEvent::CompactStarted { model } => {
+                self.compaction = Compaction::Running;
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "compacting: {model} is summarising the earlier part of the \
+                         conversation (Esc cancels)"
+                    ),
+                );
+            }
             SessionEvent::CompactEnded(outcome) => self.on_compacted(outcome),
             SessionEvent::Undone(undone) => {
                 self.undone(&undone.run_id, undone.sequence);
@@ -327,7 +477,7 @@ impl App {
 
     /// The run's task ended: the oldest queued request starts.
     pub fn on_run_finished(&mut self) {
-        if self.is_running() || self.compacting || self.quit {
+        if self.is_running() || self.compacting() || self.quit {
             return;
         }
         if let Some(next) = self.queued.pop_front() {
@@ -341,20 +491,23 @@ impl App {
         self.tick += 1;
         // A prompt's legend changes when its guard ends.
         if self.is_running()
-            || self.compacting
-            || !self.modals.is_empty()
-            || !self.mcp_asks.is_empty()
+            || self.compacting()
+            || self.modals.has(Kind::Permission)
+            || self.modals.has(Kind::McpAsk)
         {
             self.dirty = true;
         }
         // `/mcp` follows the servers as they come up or fail.
-        if let (Some(overlay), Some(hub)) = (self.mcp_overlay.as_mut(), &self.settings.mcp.hub) {
-            overlay.update(hub.statuses());
-            self.dirty = true;
+        if self.modals.has(Kind::McpOverlay) && self.mcp.is_some() {
+            let statuses = self.mcp_statuses();
+            if let Some(overlay) = self.modals.mcp_overlay_mut() {
+                overlay.update(statuses);
+                self.dirty = true;
+            }
         }
         if self
-            .login
-            .as_ref()
+            .modals
+            .login_mut()
             .is_some_and(|l| l.countdown_changed(now))
         {
             self.dirty = true;
@@ -363,13 +516,12 @@ impl App {
 
     /// Show a device-code login; one already open is cancelled.
     pub fn open_login(&mut self, modal: DeviceLoginModal) {
-        self.login = Some(modal);
-        self.dirty = true;
+        self.open_modal(Modal::Login(modal));
     }
 
     /// The open login's next event (`None`: its producer ended), received at `self.now`.
     pub fn on_login_event(&mut self, event: Option<DeviceLoginEvent>) {
-        let Some(modal) = self.login.as_mut() else {
+        let Some(modal) = self.modals.login_mut() else {
             return;
         };
         let was_pending = modal.is_pending();
@@ -393,32 +545,33 @@ impl App {
         self.notice(note.0, note.1);
     }
 
-    fn login_key(&mut self, key: KeyEvent) {
-        let Some(modal) = self.login.as_mut() else {
-            return;
-        };
-        if let LoginKey::Close { cancelled } = modal.handle_key(key) {
-            let service = modal.service.clone();
-            self.login = None;
-            if cancelled {
-                // The session ends the login's task: nothing is saved.
-                self.submit_op(Op::CancelLogin);
-                self.notice(Level::Info, format!("sign-in to {service} cancelled"));
-            }
-        }
-    }
-
     pub fn on_permission(&mut self, question: PermissionQuestion) {
-        self.modals
-            .push_back(PermissionModal::new(question, self.now));
-        self.update_queue_counts();
-        self.dirty = true;
+        self.open_modal(Modal::Permission(PermissionModal::new(question, self.now)));
     }
 
-    fn update_queue_counts(&mut self) {
-        let waiting = self.modals.len().saturating_sub(1);
-        if let Some(front) = self.modals.front_mut() {
-            front.queued = waiting;
+    /// The top modal closed: a prompt's answer goes to the session, a login cancelled ends.
+    fn on_modal_closed(&mut self, modal: Modal) {
+        match modal {
+            Modal::Permission(prompt) => {
+                if let Some(answer) = prompt.answer {
+                    self.submit_op(Op::AnswerPermission {
+                        id: prompt.question.id,
+                        answer,
+                    });
+                }
+            }
+            Modal::McpAsk(ask) => self.on_mcp_answered(ask),
+            Modal::Login(login) => {
+                // Closed while still going: the session ends the login's task, nothing is saved.
+                if login.is_pending() {
+                    self.submit_op(Op::CancelLogin);
+                    self.notice(
+                        Level::Info,
+                        format!("sign-in to {} cancelled", login.service),
+                    );
+                }
+            }
+            Modal::McpOverlay(_) => {}
         }
     }
 
@@ -448,41 +601,13 @@ impl App {
             return;
         }
         self.ctrl_c_armed = false;
-        if self.login.is_some() {
-            self.login_key(key);
-            return;
-        }
-        if let Some(modal) = self.modals.front_mut() {
-            match modal.handle_key(key, self.now) {
-                KeyOutcome::Answered => {
-                    if let Some(answered) = self.modals.pop_front()
-                        && let Some(answer) = answered.answer
-                    {
-                        self.submit_op(Op::AnswerPermission {
-                            id: answered.question.id,
-                            answer,
-                        });
-                    }
-                    self.update_queue_counts();
-                    if let Some(next) = self.modals.front_mut() {
-                        next.reveal(self.now);
-                    }
-                }
-                KeyOutcome::Handled => {}
+        if let Some(outcome) = self.modals.key(key, self.now) {
+            match outcome {
+                ModalKey::Handled => {}
                 // Typing meant for the composer reaches it, never the void.
-                KeyOutcome::ToComposer => self.composer_key(key),
-            }
-            return;
-        }
-        if !self.mcp_asks.is_empty() {
-            self.mcp_ask_key(key);
-            return;
-        }
-        if let Some(overlay) = self.mcp_overlay.as_mut() {
-            match overlay.handle_key(key) {
-                OverlayKey::Close => self.mcp_overlay = None,
-                OverlayKey::Handled => {}
-                OverlayKey::Approve(name) => self.ask_again(&name),
+                ModalKey::ToComposer => self.composer_key(key),
+                ModalKey::Approve(name) => self.ask_again(&name),
+                ModalKey::Closed(modal) => self.on_modal_closed(*modal),
             }
             return;
         }
@@ -494,7 +619,7 @@ impl App {
             KeyCode::Esc if self.is_running() && self.composer.suggestions().is_empty() => {
                 self.interrupt();
             }
-            KeyCode::Esc if self.compacting && self.composer.suggestions().is_empty() => {
+            KeyCode::Esc if self.compacting() && self.composer.suggestions().is_empty() => {
                 self.cancel_compaction();
             }
             _ => self.composer_key(key),
@@ -522,7 +647,7 @@ impl App {
 
     fn interrupt(&mut self) {
         // The session denies the prompts still open when it takes the interrupt.
-        self.modals.clear();
+        self.modals.close(Kind::Permission, self.now);
         self.unqueue();
         self.request(Request::Interrupt);
     }
@@ -542,21 +667,20 @@ impl App {
     /// `/compact`: the session plans it and sends the summary request; it reports back
     /// ([`App::on_session`]). Requests typed meanwhile wait here.
     pub fn start_compaction(&mut self) {
-        self.compacting = true;
+        self.compaction = Compaction::Asked;
         self.submit_op(Op::Compact);
     }
 
-    /// Esc while compacting: the session drops the summary request (and says so), the
-    /// conversation stays; what was typed meanwhile goes back to the composer.
+    /// Esc while compacting: the session drops the summary request and says so (compacting
+    /// until then), the conversation stays; what was typed meanwhile goes back to the composer.
     fn cancel_compaction(&mut self) {
-        self.compacting = false;
         self.unqueue();
         self.submit_op(Op::Interrupt);
     }
 
     /// The session's `/compact` ended: how, and the requests typed meanwhile start.
     fn on_compacted(&mut self, outcome: CompactOutcome) {
-        self.compacting = false;
+        self.compaction = Compaction::Idle;
         if let Some(report) = &outcome.compacted {
             self.context_tokens = self
                 .context_tokens
@@ -584,7 +708,7 @@ impl App {
         }
         // Behind a run, or behind requests already waiting (the run has ended but its task has
         // not yet been seen to finish): queued, in the order typed.
-        if self.is_running() || !self.queued.is_empty() || self.compacting {
+        if self.is_running() || !self.queued.is_empty() || self.compacting() {
             let behind = if self.is_running() {
                 "the run"
             } else {
@@ -806,7 +930,7 @@ impl App {
             Event::Final { .. } => {}
             Event::RunEnd { status, exit_code } => {
                 self.run = RunState::Ended { status, exit_code };
-                self.modals.clear();
+                self.modals.close(Kind::Permission, self.now);
             }
         }
     }
@@ -872,11 +996,7 @@ impl App {
         };
         self.composer.render(composer, buf, &self.theme, &title);
         self.render_status(status, buf);
-        if self.modals.is_empty()
-            && self.login.is_none()
-            && self.mcp_asks.is_empty()
-            && self.mcp_overlay.is_none()
-        {
+        if self.modals.is_empty() {
             self.composer.render_popup(composer, buf, &self.theme);
         }
         // In a short window the prompt takes the composer's rows too, so its keys stay visible.
@@ -888,25 +1008,17 @@ impl App {
                 ..area
             }
         };
-        let now = self.now;
-        // A run's prompt goes over these: its run is waiting.
-        if let Some(overlay) = self.mcp_overlay.as_mut() {
-            overlay.render(modal_area, buf, &self.theme);
-        }
-        if let Some(ask) = self.mcp_asks.front_mut() {
-            ask.render(modal_area, buf, &self.theme, now);
-        }
-        if let Some(modal) = self.modals.front_mut() {
-            modal.render(modal_area, buf, &self.theme, now);
-        }
-        // Over everything but the status line, which keeps showing a run going on underneath.
-        if let Some(login) = self.login.as_mut() {
-            let above_status = Rect {
-                height: area.height.saturating_sub(1),
-                ..area
-            };
-            login.render(above_status, buf, &self.theme, now);
-        }
+        // A login goes over everything but the status line, which keeps showing a run going on
+        // underneath.
+        let above_status = Rect {
+            height: area.height.saturating_sub(1),
+            ..area
+        };
+        let area_of = |kind| match kind {
+            Kind::Login => above_status,
+            Kind::McpOverlay | Kind::McpAsk | Kind::Permission => modal_area,
+        };
+        self.modals.render(area_of, buf, &self.theme, self.now);
     }
 
     /// The pipeline panel sits on the right when there is room, else above the transcript.
@@ -959,7 +1071,7 @@ impl App {
                 let spinner =
                     ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"][(self.tick as usize) % 10];
                 let secs = self.now.saturating_duration_since(*since).as_secs();
-                let waiting = if self.modals.is_empty() {
+                let waiting = if !self.modals.has(Kind::Permission) {
                     ""
                 } else {
                     " · waiting for you"
@@ -983,7 +1095,7 @@ impl App {
                 ),
             },
         };
-        let (state, style) = match (&self.run, &self.compacting) {
+        let (state, style) = match (&self.run, self.compacting()) {
             (RunState::Running { .. }, _) | (_, false) => (state, style),
             (_, true) => {
                 let spinner =

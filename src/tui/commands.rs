@@ -2,13 +2,13 @@
 //! package commands) are added with [`App::register_command`]; the composer only ever sees the
 //! names and help texts.
 
-use super::app::{App, Request};
-use super::cells::Level;
-use super::composer::CommandHint;
+use super::{App, Request};
 use crate::permissions::PermissionMode;
 use crate::sanitize::terminal::strip_controls;
-use crate::session::{LoginTarget, Op};
+use crate::session::{LoginTarget, Op, RulesOp, RulesReport};
 use crate::settings::Tier;
+use crate::tui::cells::Level;
+use crate::tui::composer::CommandHint;
 
 pub type Handler = fn(&mut App, &str);
 
@@ -189,65 +189,57 @@ fn mode(app: &mut App, args: &str) {
 }
 
 /// `/permissions`: the rules "allow always" added this session, numbered; `remove N` or
-/// `remove RULE` drops one, `clear` all of them. Rules from the config and flags are listed too
-/// but stay: they are changed where they were given.
+/// `remove RULE` drops one, `clear` all of them. Rules from the config and flags are counted
+/// too but stay: they are changed where they were given. The session keeps the rules and
+/// answers ([`rules_notice`]).
 fn permissions(app: &mut App, args: &str) {
-    let policy = app.settings.policy.clone();
-    let session = policy.session_rules();
     let mut words = args.split_whitespace();
-    match (words.next(), words.collect::<Vec<_>>().join(" ")) {
-        (None, _) => {
+    let op = match (words.next(), words.collect::<Vec<_>>().join(" ")) {
+        (None, _) => RulesOp::List,
+        (Some("clear"), rest) if rest.is_empty() => RulesOp::Clear,
+        (Some("remove" | "rm"), which) if !which.is_empty() => RulesOp::Remove(which),
+        _ => {
+            return app.notice(
+                Level::Error,
+                "usage: /permissions, /permissions remove N, /permissions clear",
+            );
+        }
+    };
+    app.submit_op(Op::Rules(op));
+}
+
+/// What the session's answer to `/permissions` says, made safe to show.
+pub fn rules_notice(report: RulesReport) -> (Level, String) {
+    let (level, text) = match report {
+        RulesReport::Listed { session, given } => {
             let mut text = if session.is_empty() {
                 "no session allow rules (\"allow always\" adds them)".to_string()
             } else {
                 let mut text = String::from("session allow rules:");
                 for (n, rule) in session.iter().enumerate() {
-                    text.push_str(&format!("\n  {}. {}", n + 1, rule.render()));
+                    text.push_str(&format!("\n  {}. {rule}", n + 1));
                 }
                 text.push_str("\n/permissions remove N removes one, /permissions clear all");
                 text
             };
-            let given = policy.rules().len() - session.len();
             if given > 0 {
                 text.push_str(&format!(
                     "\n{given} more from the config and flags (change them there)"
                 ));
             }
-            app.notice(Level::Info, strip_controls(&text).into_owned());
+            (Level::Info, text)
         }
-        (Some("clear"), rest) if rest.is_empty() => {
-            for _ in 0..session.len() {
-                policy.remove_session_rule(0);
-            }
-            app.notice(
-                Level::Info,
-                format!("removed {} session allow rules", session.len()),
-            );
-        }
-        (Some("remove" | "rm"), which) if !which.is_empty() => {
-            let index = match which.parse::<usize>() {
-                Ok(n) => n.checked_sub(1),
-                Err(_) => session.iter().position(|r| r.render() == which),
-            };
-            match index.and_then(|i| policy.remove_session_rule(i)) {
-                Some(rule) => app.notice(
-                    Level::Info,
-                    strip_controls(&format!("removed {}", rule.render())).into_owned(),
-                ),
-                None => app.notice(
-                    Level::Error,
-                    strip_controls(&format!(
-                        "no session rule `{which}` (/permissions lists them)"
-                    ))
-                    .into_owned(),
-                ),
-            }
-        }
-        _ => app.notice(
-            Level::Error,
-            "usage: /permissions, /permissions remove N, /permissions clear",
+        RulesReport::Cleared(removed) => (
+            Level::Info,
+            format!("removed {removed} session allow rules"),
         ),
-    }
+        RulesReport::Removed(rule) => (Level::Info, format!("removed {rule}")),
+        RulesReport::NotFound(which) => (
+            Level::Error,
+            format!("no session rule `{which}` (/permissions lists them)"),
+        ),
+    };
+    (level, strip_controls(&text).into_owned())
 }
 
 fn undo(app: &mut App, _: &str) {
@@ -318,7 +310,7 @@ fn compact(app: &mut App, _: &str) {
         );
         return;
     }
-    if app.compacting {
+    if app.compacting() {
         app.notice(Level::Info, "already compacting (Esc cancels)");
         return;
     }

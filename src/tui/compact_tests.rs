@@ -20,8 +20,8 @@ fn app_at(url: &str) -> App {
     provider.base_url = url.to_string();
     provider.api_key = None;
     provider.max_retries = 0;
-    app.settings.provider = provider;
-    app.settings.pricing = PriceTable::builtin();
+    app.settings_mut().provider = provider;
+    app.settings_mut().pricing = PriceTable::builtin();
     app
 }
 
@@ -57,15 +57,16 @@ fn usage(prompt_tokens: u64) -> Event {
 
 /// A session that asked one thing and got an answer after reading six files.
 fn session(app: &mut App) {
-    app.settings.conversation.replace(long_conversation());
-    app.transcript.push(Cell::User("fix the parser".into()));
-    app.transcript
+    app.settings_mut().conversation.replace(long_conversation());
+    app.transcript_mut()
+        .push(Cell::User("fix the parser".into()));
+    app.transcript_mut()
         .push(Cell::Assistant("Fixed the parser.".into()));
     app.on_event("run_1", usage(92_000));
 }
 
 fn last_notice(app: &App) -> (Level, String) {
-    match app.transcript.last() {
+    match app.transcript().last() {
         Some(Cell::Notice(level, text)) => (*level, text.clone()),
         other => panic!("no notice: {other:?}"),
     }
@@ -98,7 +99,7 @@ fn compact_asks_the_session_holds_requests_and_shows_its_report_and_lowers_the_m
     assert_snapshot!("compact_before", draw(&mut app, 100, 12));
 
     app.submit("/compact".into());
-    assert!(app.compacting);
+    assert!(app.compacting());
     assert!(asked_to_compact(&mut app));
     app.on_session(SessionEvent::CompactStarted {
         model: "gpt-4o".into(),
@@ -118,7 +119,7 @@ fn compact_asks_the_session_holds_requests_and_shows_its_report_and_lowers_the_m
     }
     app.on_event("run_c", summary_usage);
     app.on_session(SessionEvent::CompactEnded(compacted()));
-    assert!(!app.compacting);
+    assert!(!app.compacting());
     // The queued request starts now.
     assert_eq!(
         app.take_requests(),
@@ -134,10 +135,10 @@ fn compact_asks_the_session_holds_requests_and_shows_its_report_and_lowers_the_m
     assert_snapshot!("compact_after", draw(&mut app, 100, 12));
 
     // Counted in /cost like any request; the summary's own prompt is not the meter's fill.
-    assert_eq!(app.usage.requests, 2);
-    assert_eq!(app.usage.tokens, 92_200 + 47_300);
+    assert_eq!(app.usage().requests, 2);
+    assert_eq!(app.usage().tokens, 92_200 + 47_300);
     let meter = app
-        .context_tokens
+        .context_tokens()
         .unwrap_or_else(|| panic!("meter unknown"));
     assert!(meter < 92_000 && meter > 40_000, "{meter}");
 }
@@ -159,26 +160,26 @@ fn a_failed_compaction_is_an_error_notice_and_the_meter_stays() {
             "compaction failed: refused; the conversation is unchanged".into()
         )
     );
-    assert!(!app.compacting);
-    assert_eq!(app.context_tokens, Some(92_000));
-    assert_eq!(app.usage.requests, 1);
+    assert!(!app.compacting());
+    assert_eq!(app.context_tokens(), Some(92_000));
+    assert_eq!(app.usage().requests, 1);
 }
 
 #[test]
 fn compact_is_refused_during_a_run_and_while_compacting() {
     let mut app = app_at("http://127.0.0.1:9");
-    app.settings.conversation.replace(long_conversation());
-    app.run = RunState::Running {
+    app.settings_mut().conversation.replace(long_conversation());
+    app.set_run(RunState::Running {
         since: std::time::Instant::now(),
-    };
+    });
     app.submit("/compact".into());
-    assert!(!app.compacting);
+    assert!(!app.compacting());
     assert!(!asked_to_compact(&mut app));
     let (level, text) = last_notice(&app);
     assert_eq!(level, Level::Warning);
     assert!(text.starts_with("wait for the run to end"), "{text}");
 
-    app.run = RunState::Idle;
+    app.set_run(RunState::Idle);
     app.submit("/compact".into());
     assert!(asked_to_compact(&mut app));
     app.submit("/compact".into());
@@ -215,9 +216,9 @@ fn a_runs_compaction_warning_reads_as_such_and_the_meter_waits_for_the_next_requ
                 .into()
         )
     );
-    assert_eq!(app.context_tokens, None);
+    assert_eq!(app.context_tokens(), None);
     app.on_event("run_1", usage(41_000));
-    assert_eq!(app.context_tokens, Some(41_000));
+    assert_eq!(app.context_tokens(), Some(41_000));
 }
 
 #[test]
@@ -232,7 +233,7 @@ fn the_meter_follows_the_model_of_the_session() {
     // The session's part: it resolves the name and reports the model it applied.
     for op in app.take_ops() {
         if let crate::session::Op::SetModel(name) = op {
-            let applied = crate::session::resolve_model_from_env(&app.settings.provider, &name)
+            let applied = crate::session::resolve_model_from_env(&app.settings().provider, &name)
                 .unwrap_or_else(|e| panic!("{e}"));
             app.on_session(crate::session::SessionEvent::ModelSet(applied));
         }
@@ -253,9 +254,10 @@ fn esc_cancels_a_compaction_and_puts_waiting_requests_back_unsent() {
     app.on_key(crossterm::event::KeyEvent::from(
         crossterm::event::KeyCode::Esc,
     ));
-    assert!(!app.compacting);
+    // Compacting until the session says the compaction ended.
+    assert!(app.compacting());
     assert!(app.take_ops().iter().any(|op| matches!(op, Op::Interrupt)));
-    assert_eq!(app.composer.text(), "now run the tests");
+    assert_eq!(app.composer().text(), "now run the tests");
     assert!(app.take_requests().is_empty());
     // The session says it is cancelled.
     app.on_session(SessionEvent::CompactEnded(CompactOutcome {
@@ -270,5 +272,28 @@ fn esc_cancels_a_compaction_and_puts_waiting_requests_back_unsent() {
             "compaction cancelled; the conversation is unchanged".into()
         )
     );
+    assert!(!app.compacting());
     assert!(app.take_requests().is_empty());
+}
+
+/// The app follows the session's answer to `/compact`: one it refuses (its turn still ending
+/// when the run's end was already shown) leaves nothing waiting behind a compaction.
+#[test]
+fn a_compaction_the_session_refuses_holds_no_request() {
+    let mut app = app_at("http://127.0.0.1:9");
+    session(&mut app);
+    app.submit("/compact".into());
+    assert!(app.compacting());
+    app.submit("now run the tests".into());
+    assert!(app.take_requests().is_empty(), "it waits for the answer");
+    app.on_session(SessionEvent::Refused {
+        reason: "wait for the run to end (or press Esc) before /compact: the run is still \
+                 adding to the conversation"
+            .into(),
+    });
+    assert!(!app.compacting());
+    assert_eq!(
+        app.take_requests(),
+        vec![Request::StartRun("now run the tests".into())]
+    );
 }

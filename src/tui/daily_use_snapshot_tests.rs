@@ -246,8 +246,8 @@ fn the_slash_popup_uses_the_width_it_has() {
 #[test]
 fn starting_without_a_provider_key_says_what_to_set() {
     let mut app = app();
-    app.settings.provider.base_url = "https://api.openai.com".into();
-    app.settings.provider.api_key = None;
+    app.settings_mut().provider.base_url = "https://api.openai.com".into();
+    app.settings_mut().provider.api_key = None;
     app.hint_missing_key();
     let screen = draw(&mut app, 100, 14);
     assert!(screen.contains("OPENAI_API_KEY is not set"), "{screen}");
@@ -261,14 +261,14 @@ fn starting_without_a_provider_key_says_what_to_set() {
     ] {
         let mut quiet = app_with(key, base);
         quiet.hint_missing_key();
-        assert!(quiet.transcript.is_empty());
+        assert!(quiet.transcript().is_empty());
     }
 }
 
 fn app_with(key: Option<&str>, base: &str) -> App {
     let mut app = app();
-    app.settings.provider.api_key = key.map(str::to_string);
-    app.settings.provider.base_url = base.into();
+    app.settings_mut().provider.api_key = key.map(str::to_string);
+    app.settings_mut().provider.base_url = base.into();
     app
 }
 
@@ -290,7 +290,7 @@ fn the_transcribe_prompt_says_the_recording_is_uploaded_and_costs_money() {
         rule: "transcribe".into(),
         previews: crate::tools::transcribe::previews("demo.mp4", &input),
     });
-    app.now += GUARD;
+    app.set_now(app.now() + GUARD);
     let screen = draw(&mut app, 100, 20);
     assert!(screen.contains("uploaded to Scribiz"), "{screen}");
     assert!(screen.contains("costs money"), "{screen}");

@@ -9,9 +9,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
-use super::permission::centered;
+use super::modal_frame;
 use super::qr::QrImage;
 use super::theme::Theme;
 use super::wrap::wrap_line;
@@ -329,20 +329,9 @@ impl DeviceLoginModal {
 
     /// A cleared, bordered box of `width` x `height` centred in `area`, titled; its inside.
     fn frame(&self, area: Rect, width: u16, height: u16, buf: &mut Buffer, theme: &Theme) -> Rect {
-        let rect = centered(area, width, height);
-        theme.clear(rect, buf);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .padding(Padding::horizontal(1))
-            .border_style(theme.bold(theme.accent))
-            .title(Span::styled(
-                format!(" {} ", self.title()),
-                theme.bold(theme.text),
-            ));
-        let inner = block.inner(rect);
-        block.render(rect, buf);
-        inner
+        let title = Span::styled(format!(" {} ", self.title()), theme.bold(theme.text));
+        let block = modal_frame::border(title, theme.bold(theme.accent));
+        modal_frame::boxed(area, (width, height), block, buf, theme)
     }
 }
 

@@ -28,7 +28,7 @@ use crate::bus::{Preview, Sink};
 use crate::conversation::Conversation;
 use crate::protocol::Event;
 use crate::sanitize::redact::Redactor;
-use crate::session::{Frontend, Input, Op, Session, SessionEvent};
+use crate::session::{Frontend, Input, McpScope, Op, Session, SessionEvent};
 
 const TICK: Duration = Duration::from_millis(100);
 
@@ -137,6 +137,8 @@ pub struct LoopInput {
     /// The conversation the session starts from (a reopened session's, replayed): handed to
     /// the session, which owns it from then on.
     pub history: Conversation,
+    /// Where the session runs its MCP servers.
+    pub mcp: McpScope,
 }
 
 /// What the loop draws on and reads from: the real terminal, or a test backend and a scripted
@@ -244,7 +246,7 @@ fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) -> Option<Op
         }
         FromRun::Session(event @ (SessionEvent::PermissionAsked(_) | SessionEvent::Login(_))) => {
             // A prompt tells typing from an answer by when it came.
-            app.now = Instant::now();
+            app.set_now(Instant::now());
             app.on_session(event);
         }
         FromRun::Session(event) => app.on_session(event),
@@ -263,6 +265,7 @@ where
         prompt,
         session,
         history,
+        mcp,
     } = input;
     let Screen {
         mut terminal,
@@ -281,7 +284,7 @@ where
 
     // The session owns the conversation and runs the turns; this loop submits operations and
     // shows what comes back.
-    let mut settings = app.settings.clone();
+    let mut settings = app.settings().clone();
     settings.conversation = history;
     let core = Session::spawn(
         settings,
@@ -289,14 +292,17 @@ where
             sinks: vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn Sink>],
             asks: true,
             turn: start,
+            mcp,
         },
     );
+    app.attach_mcp(core.mcp());
     // Turns submitted and not yet reported ended.
     let mut turns = 0usize;
     let mut last_code = crate::exit::SUCCESS;
     let mut input_open = true;
+    let mut failed = None;
     // Before any server starts, so no failure goes unsaid.
-    let mut mcp_notices = app.settings.mcp.hub.as_ref().map(|hub| hub.subscribe());
+    let mut mcp_notices = core.mcp().map(|servers| servers.subscribe());
     if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
         app.submit(prompt);
     }
@@ -323,26 +329,29 @@ where
                 Request::Interrupt | Request::Quit => core.submit(Op::Interrupt),
             }
         }
-        if app.quit && turns == 0 {
+        if app.quitting() && turns == 0 {
             break;
         }
         report_session(&mut app, session.as_ref());
-        if app.dirty {
-            terminal
-                .draw(|frame| app.render(frame))
-                .map_err(terminal_error)?;
+        if app.is_dirty() {
+            if let Err(error) = terminal.draw(|frame| app.render(frame)) {
+                // Nobody can see the turn: it stops, and the session still ends in order.
+                failed = Some(terminal_error(error));
+                core.submit(Op::Interrupt);
+                break;
+            }
             on_frame(&app);
         }
         tokio::select! {
             event = terminal_events.next(), if input_open => match event {
                 Some(Ok(TermEvent::Key(key))) => {
                     // A prompt tells typing from an answer by when keys arrive.
-                    app.now = Instant::now();
+                    app.set_now(Instant::now());
                     app.on_key(key);
                 }
                 Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
                 Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
-                Some(Ok(TermEvent::Resize(..))) => app.dirty = true,
+                Some(Ok(TermEvent::Resize(..))) => app.mark_dirty(),
                 Some(Ok(_)) => {}
                 Some(Err(_)) | None => {
                     // No more input: quit once the run has ended, and stop asking.
@@ -370,8 +379,7 @@ where
         }
     }
     drop(terminal);
-    // The session ends its MCP starts too: the caller shuts the hub down, and no start may
-    // hand it a server after that.
+    // The session ends its MCP servers too, and no start may hand it a server after that.
     core.submit(Op::Shutdown);
     core.ended().await;
     // What the session reported last (a `/clear` just before quitting) still reaches the log.
@@ -382,7 +390,10 @@ where
         // Every record reaches the file before the process ends.
         writer.close();
     }
-    Ok(last_code)
+    match failed {
+        Some(error) => Err(error),
+        None => Ok(last_code),
+    }
 }
 
 /// A resumed session's conversation: as saved (`Record::Memory`, exact: tool calls and their
@@ -431,7 +442,7 @@ pub fn open_session(
                     memory.flush(conversation);
                     memory.exchange = Some((shown.clone(), String::new()));
                     memory.turn_ended = false;
-                    app.transcript.push(super::cells::Cell::User(shown));
+                    app.replay_request(shown);
                 }
                 Record::Event { run_id, event } => {
                     if let Some((_, answer)) = memory.exchange.as_mut() {
@@ -478,19 +489,14 @@ pub fn open_session(
             }
         }
         memory.flush(conversation);
-        // The old runs' fill no longer applies (an old session is told in prose).
-        app.context_tokens = None;
-        app.run = super::app::RunState::Idle;
-        app.pipeline.settle();
-        app.transcript.settle_open_tools();
-        app.notice(Level::Info, "session resumed");
+        app.on_resumed();
     }
     // The session starts its conversation's records afresh: the next holds all of it,
     // whatever this file had before.
     let log = SessionLog::open(
-        &app.settings.data_dir,
-        &app.settings.session_id,
-        &app.settings.cwd,
+        &app.settings().data_dir,
+        &app.settings().session_id,
+        &app.settings().cwd,
         Redactor::from_env(),
     )?;
     Ok(Opened { log, history })

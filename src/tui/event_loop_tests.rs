@@ -58,7 +58,7 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
         events,
         start: blocking_run(entered_tx, release_rx),
         on_frame: Box::new(move |app| {
-            let _ = frames_tx.send(app.composer.text());
+            let _ = frames_tx.send(app.composer().text());
         }),
     };
     // Types while the run is blocked, notes whether the key reached a frame within 2 s, then
@@ -83,6 +83,7 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
         prompt: Some("diff the tree".into()),
         session: None,
         history: Conversation::default(),
+        mcp: crate::session::McpScope::PerTurn,
     };
     let code = drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
     let (entered, drawn) = typist.join().unwrap_or_else(|_| panic!("typist panicked"));
@@ -98,7 +99,7 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
 fn replayed(records: Vec<Record>) -> (App, Conversation, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut app = super::super::snapshot_tests::app();
-    app.settings.data_dir = dir.path().to_path_buf();
+    app.settings_mut().data_dir = dir.path().to_path_buf();
     let opened = open_session(&mut app, Some(records)).unwrap_or_else(|e| panic!("{e}"));
     (app, opened.history, dir)
 }
@@ -157,7 +158,7 @@ fn a_resumed_session_has_its_undo_note_where_the_undo_happened() {
     );
     assert_eq!(texts[3], "user: and now?");
     assert!(
-        app.checkpoints.is_empty(),
+        app.checkpoints().is_empty(),
         "the undone checkpoint is offered again"
     );
 }
@@ -173,7 +174,7 @@ fn a_resumed_session_forgets_what_clear_cleared() {
         ["user: fresh start", "assistant: Hello."],
         "the cleared exchange came back"
     );
-    let shown: Vec<String> = app.transcript.cells().map(|c| format!("{c:?}")).collect();
+    let shown: Vec<String> = app.transcript().cells().map(|c| format!("{c:?}")).collect();
     assert!(
         !shown.iter().any(|c| c.contains("secret plan")),
         "{shown:?}"
@@ -185,13 +186,16 @@ fn a_resumed_session_forgets_what_clear_cleared() {
 #[test]
 fn operations_and_requests_reach_the_loop_in_the_order_asked() {
     let mut app = super::super::snapshot_tests::app();
-    app.submit_op(Op::StartMcp(Vec::new()));
+    app.submit_op(Op::StartMcp {
+        start: Vec::new(),
+        unapproved: Vec::new(),
+    });
     app.submit("run the long operation".into());
     let order: Vec<&str> = app
         .take_outgoing()
         .iter()
         .map(|o| match o {
-            Outgoing::Op(Op::StartMcp(_)) => "start servers",
+            Outgoing::Op(Op::StartMcp { .. }) => "start servers",
             Outgoing::Request(Request::StartRun(_)) => "start run",
             _ => "other",
         })
@@ -210,11 +214,11 @@ async fn a_model_the_session_refuses_leaves_the_old_one_shown() {
         events,
         start: execute_run(),
         on_frame: Box::new(move |app| {
-            let notice = match app.transcript.last() {
+            let notice = match app.transcript().last() {
                 Some(super::super::cells::Cell::Notice(_, text)) => text.clone(),
                 _ => String::new(),
             };
-            let _ = frames_tx.send((app.settings.provider.model.clone(), notice));
+            let _ = frames_tx.send((app.settings().provider.model.clone(), notice));
         }),
     };
     // Types the command, waits (at most 10 s) for the frame showing the refusal and notes the
@@ -244,6 +248,7 @@ async fn a_model_the_session_refuses_leaves_the_old_one_shown() {
         prompt: None,
         session: None,
         history: Conversation::default(),
+        mcp: crate::session::McpScope::PerTurn,
     };
     drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
     let shown = typist.join().unwrap_or_else(|_| panic!("typist panicked"));
@@ -261,7 +266,7 @@ async fn a_model_the_session_refuses_leaves_the_old_one_shown() {
 async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut app = super::super::snapshot_tests::app();
-    app.settings.data_dir = dir.path().to_path_buf();
+    app.settings_mut().data_dir = dir.path().to_path_buf();
     let opened = open_session(&mut app, None).unwrap_or_else(|e| panic!("{e}"));
     // The run answers in the session's conversation, as a real one does.
     let answering: StartRun = Arc::new(|settings, _bus, _input, _stop| {
@@ -289,6 +294,7 @@ async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
         prompt: Some("hello".into()),
         session: Some(opened.log),
         history: opened.history,
+        mcp: crate::session::McpScope::PerTurn,
     };
     drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
     let records =

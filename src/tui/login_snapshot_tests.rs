@@ -49,7 +49,7 @@ impl Feed {
 /// `t0`.
 fn opened(t0: Instant) -> (App, Feed) {
     let mut app = app();
-    app.now = t0;
+    app.set_now(t0);
     app.on_session(SessionEvent::LoginStarted {
         service: "registry http://127.0.0.1:7878".into(),
     });
@@ -93,7 +93,7 @@ fn ended(event: DeviceLoginEvent) -> App {
 fn login_waiting_with_qr_and_countdown() {
     let t0 = Instant::now();
     let mut app = waiting(t0);
-    app.now = t0 + Duration::from_secs(75);
+    app.set_now(t0 + Duration::from_secs(75));
     let (screen, buffer) = draw(&mut app, 80, 24);
     assert!(
         screen.contains("Sign in to registry http://127.0.0.1:7878"),
@@ -122,7 +122,7 @@ fn login_waiting_tall_and_narrow_puts_the_qr_under_the_text() {
 fn login_waiting_on_a_small_terminal_shows_no_qr() {
     let t0 = Instant::now();
     let mut app = waiting(t0);
-    app.now = t0 + Duration::from_secs(599);
+    app.set_now(t0 + Duration::from_secs(599));
     let (screen, buffer) = draw(&mut app, 60, 16);
     assert!(
         modules_on_screen(&buffer).is_none(),
@@ -179,7 +179,7 @@ fn login_countdown_at_zero_says_expired() {
     let t0 = Instant::now();
     let mut app = waiting(t0);
     app.on_tick(t0 + Duration::from_secs(600));
-    assert!(app.dirty);
+    assert!(app.is_dirty());
     let (screen, _) = draw(&mut app, 80, 24);
     assert!(screen.contains("The code has expired"), "{screen}");
 }
@@ -192,9 +192,9 @@ fn keys_go_to_the_login_modal_and_esc_cancels() {
     let t0 = Instant::now();
     let mut app = waiting(t0);
     app.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
-    assert_eq!(app.composer.text(), "");
+    assert_eq!(app.composer().text(), "");
     app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
-    assert!(app.login.is_none());
+    assert!(!app.modals().has(super::modals::Kind::Login));
     let (screen, _) = draw(&mut app, 80, 24);
     assert!(screen.contains("cancelled"), "{screen}");
     assert!(!screen.contains("B C D F"), "{screen}");
@@ -221,7 +221,7 @@ fn a_run_keeps_streaming_under_the_login_modal() {
     use crate::tui::cells::Cell;
     let t0 = Instant::now();
     let mut app = app();
-    app.now = t0;
+    app.set_now(t0);
     app.submit("Explain the parser".into());
     let mut events = Feed::new();
     app.open_login(DeviceLoginModal::new("registry http://127.0.0.1:7878"));
@@ -235,9 +235,9 @@ fn a_run_keeps_streaming_under_the_login_modal() {
     app.on_event("run_1", Event::text("The parser reads "));
     app.on_event("run_1", Event::text("one line at a time."));
     assert!(
-        matches!(app.transcript.last(), Some(Cell::Assistant(text)) if text == "The parser reads one line at a time."),
+        matches!(app.transcript().last(), Some(Cell::Assistant(text)) if text == "The parser reads one line at a time."),
         "{:?}",
-        app.transcript.last()
+        app.transcript().last()
     );
     let (screen, _) = draw(&mut app, 80, 24);
     assert!(screen.contains("Waiting for approval"), "{screen}");
@@ -253,13 +253,14 @@ async fn login_with_an_unsafe_url_is_refused_with_the_reason() {
     app.submit("/login http://registry.example.com".into());
     let (reports, reported) = std::sync::mpsc::channel();
     let session = crate::session::Session::spawn(
-        app.settings.clone(),
+        app.settings().clone(),
         crate::session::Frontend {
             sinks: vec![std::sync::Arc::new(super::snapshot_tests::SessionReports(
                 reports,
             ))],
             asks: false,
             turn: crate::session::execute_turn(),
+            mcp: crate::session::McpScope::PerTurn,
         },
     );
     for op in app.take_ops() {
@@ -272,7 +273,7 @@ async fn login_with_an_unsafe_url_is_refused_with_the_reason() {
         .recv_timeout(Duration::from_secs(10))
         .unwrap_or_else(|e| panic!("{e}"));
     app.on_session(event);
-    assert!(app.login.is_none());
+    assert!(!app.modals().has(super::modals::Kind::Login));
     let (screen, _) = draw(&mut app, 100, 20);
     assert!(screen.contains("must use https://"), "{screen}");
 }

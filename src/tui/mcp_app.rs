@@ -1,15 +1,15 @@
 //! The app's side of the session's MCP servers: the plan it opens with, the approval modals,
-//! `/mcp`, and the hub's notices. The event loop carries out what these request (storing an
-//! approval, starting servers); nothing here waits on a server.
+//! `/mcp`, and the hub's notices. The session carries out what these ask (storing an approval,
+//! starting servers); nothing here waits on a server.
 
-use super::app::App;
-use super::cells::Level;
-use super::mcp_approval::{Approval, McpApprovalModal};
-use super::mcp_overlay::McpOverlay;
-use super::mcp_session::Plan;
-use super::permission::{KeyOutcome, ModalView};
+use super::App;
 use crate::mcp::HubNotice;
 use crate::session::Op;
+use crate::tui::cells::Level;
+use crate::tui::mcp_approval::{Approval, McpApprovalModal};
+use crate::tui::mcp_overlay::McpOverlay;
+use crate::tui::mcp_session::Plan;
+use crate::tui::modals::Modal;
 
 impl App {
     /// The session opens: its notes said, the approved servers started in the background, and
@@ -19,82 +19,47 @@ impl App {
         for (level, text) in notes {
             self.notice(level, text);
         }
-        if let Some(hub) = &self.settings.mcp.hub {
-            // Listed by `/mcp`, never started unasked.
-            hub.record_unapproved(ask.clone());
-        }
-        if !start.is_empty() {
-            self.submit_op(Op::StartMcp(start));
+        if !start.is_empty() || !ask.is_empty() {
+            // The unapproved are listed by `/mcp`, never started unasked.
+            self.submit_op(Op::StartMcp {
+                start,
+                unapproved: ask.clone(),
+            });
         }
         for entry in ask {
             self.mcp_unapproved.push(entry.clone());
-            self.mcp_asks
-                .push_back(McpApprovalModal::new(entry, self.now));
+            self.open_modal(Modal::McpAsk(McpApprovalModal::new(entry, self.now)));
         }
-        self.update_mcp_queue();
         self.dirty = true;
     }
 
-    fn update_mcp_queue(&mut self) {
-        let waiting = self.mcp_asks.len().saturating_sub(1);
-        if let Some(front) = self.mcp_asks.front_mut() {
-            front.queued = waiting;
-        }
-    }
-
-    /// A key while an approval modal is in front.
-    pub(super) fn mcp_ask_key(&mut self, key: crossterm::event::KeyEvent) {
-        let now = self.now;
-        let Some(modal) = self.mcp_asks.front_mut() else {
-            return;
-        };
-        match modal.handle_key(key, now) {
-            KeyOutcome::Answered => {
-                let answer = modal.answer;
-                let Some(modal) = self.mcp_asks.pop_front() else {
-                    return;
-                };
-                let entry = modal.entry;
-                if answer == Some(Approval::Approve) {
-                    self.mcp_unapproved.retain(|e| e.name != entry.name);
-                    self.mcp_failures_shown.remove(&entry.name);
-                    self.notice(
-                        Level::Info,
-                        format!("MCP server `{}` approved; starting it", entry.name),
-                    );
-                    self.submit_op(Op::ApproveMcp(entry));
-                } else {
-                    self.notice(
-                        Level::Info,
-                        format!(
-                            "MCP server `{}` not started; asked again next session \
-                             (/mcp, then a, to approve it now)",
-                            entry.name
-                        ),
-                    );
-                }
-                self.update_mcp_queue();
-                if let Some(next) = self.mcp_asks.front_mut() {
-                    next.reveal(now);
-                }
-            }
-            KeyOutcome::Handled => {}
-            // Typing meant for the composer reaches it, never the void.
-            KeyOutcome::ToComposer => self.composer_key(key),
+    /// An approval modal was answered: an approved server starts, and is no longer asked about.
+    pub(super) fn on_mcp_answered(&mut self, modal: McpApprovalModal) {
+        let entry = modal.entry;
+        if modal.answer == Some(Approval::Approve) {
+            self.mcp_unapproved.retain(|e| e.name != entry.name);
+            self.mcp_failures_shown.remove(&entry.name);
+            self.notice(
+                Level::Info,
+                format!("MCP server `{}` approved; starting it", entry.name),
+            );
+            self.submit_op(Op::ApproveMcp(entry));
+        } else {
+            self.notice(
+                Level::Info,
+                format!(
+                    "MCP server `{}` not started; asked again next session \
+                     (/mcp, then a, to approve it now)",
+                    entry.name
+                ),
+            );
         }
     }
 
     /// `/mcp`: the overlay, with the hub's view of the servers now.
     pub fn open_mcp_overlay(&mut self) {
-        let statuses = self
-            .settings
-            .mcp
-            .hub
-            .as_ref()
-            .map(|hub| hub.statuses())
-            .unwrap_or_default();
-        self.mcp_overlay = Some(McpOverlay::new(statuses));
-        self.dirty = true;
+        let statuses = self.mcp_statuses();
+        self.open_modal(Modal::McpOverlay(McpOverlay::new(statuses)));
     }
 
     /// `a` in `/mcp` on a project server not approved this session: the approval modal again,
@@ -103,12 +68,10 @@ impl App {
         let Some(entry) = self.mcp_unapproved.iter().find(|e| e.name == name).cloned() else {
             return;
         };
-        if self.mcp_asks.iter().any(|m| m.entry.name == name) {
+        if self.modals().mcp_asks().any(|m| m.entry.name == name) {
             return;
         }
-        self.mcp_asks
-            .push_back(McpApprovalModal::new(entry, self.now));
-        self.update_mcp_queue();
+        self.open_modal(Modal::McpAsk(McpApprovalModal::new(entry, self.now)));
     }
 
     /// The hub reports: a failed server is named once in the transcript.

@@ -12,10 +12,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph, Widget};
 
 use super::mcp_overlay::hanging;
-use super::permission::{KeyGuard, KeyOutcome, ModalView, centered};
+use super::modal_frame::{self, Border, Fit, Rows, Scroll};
+use super::permission::{KeyGuard, KeyOutcome, ModalView};
 use super::theme::Theme;
 use super::wrap::wrap_line;
 use crate::mcp::config::PROJECT_FILE;
@@ -38,8 +38,7 @@ pub struct McpApprovalModal {
     /// Keys typed ahead go to the composer.
     guard: KeyGuard,
     /// First body row shown, and the body rows visible at the last draw.
-    scroll: usize,
-    page: usize,
+    scroll: Scroll,
 }
 
 impl McpApprovalModal {
@@ -49,8 +48,7 @@ impl McpApprovalModal {
             queued: 0,
             answer: None,
             guard: KeyGuard::new(now),
-            scroll: 0,
-            page: 1,
+            scroll: Scroll::default(),
         }
     }
 
@@ -174,7 +172,7 @@ impl ModalView for McpApprovalModal {
         }
         // A letter with Ctrl or Alt is some other shortcut, never an answer.
         let plain = (key.modifiers - KeyModifiers::SHIFT).is_empty();
-        let page = isize::try_from(self.page.max(1)).unwrap_or(isize::MAX);
+        let page = self.scroll.page();
         let answer = match key.code {
             KeyCode::Up => return self.scrolled(-1),
             KeyCode::Down => return self.scrolled(1),
@@ -194,73 +192,36 @@ impl ModalView for McpApprovalModal {
     }
 
     fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
-        let bordered = area.height >= 6 && area.width >= 24;
-        let width = if bordered {
-            area.width.saturating_sub(4).clamp(20, 100).min(area.width)
-        } else {
-            area.width
-        };
-        let (frame, pad) = if bordered { (2, 4) } else { (0, 0) };
-        let inner = usize::from(width.saturating_sub(pad)).max(1);
+        let fit = Fit::new(area, 100);
+        let inner = fit.inner;
         let body: Vec<Line<'static>> = self
             .body(theme, inner)
             .iter()
             .flat_map(|l| wrap_line(l, inner))
             .collect();
-        let legend = wrap_line(&self.legend(now, theme), inner);
-        let room = usize::from(area.height).saturating_sub(frame);
-        let legend_rows = legend.len().min(room);
-        let gap = usize::from(bordered);
-        let visible = body.len().min(room.saturating_sub(legend_rows + gap));
-        let max_scroll = body.len() - visible;
-        self.scroll = self.scroll.min(max_scroll);
-        self.page = visible.max(1);
-        let mut rows: Vec<Line<'static>> = body
-            .iter()
-            .skip(self.scroll)
-            .take(visible)
-            .cloned()
-            .collect();
-        if bordered && room > rows.len() + legend_rows {
-            rows.push(Line::default());
-        }
-        rows.extend(legend.into_iter().take(legend_rows));
-        let height = u16::try_from(rows.len() + frame)
-            .unwrap_or(u16::MAX)
-            .min(area.height);
-        let rect = centered(area, width, height);
-        theme.clear(rect, buf);
-        if !bordered {
-            Paragraph::new(rows).render(rect, buf);
-            return;
-        }
-        let mut block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .padding(Padding::horizontal(1))
-            .border_style(Style::default().fg(theme.warning))
-            .title(Span::styled(
-                " Start a project MCP server? ",
-                theme.bold(theme.warning),
-            ));
-        if max_scroll > 0 {
-            block = block.title_bottom(Span::styled(
-                format!(
-                    " {}-{} of {} · ↑/↓ ",
-                    self.scroll + 1,
-                    self.scroll + visible,
-                    body.len()
-                ),
-                theme.dim(),
-            ));
-        }
-        Paragraph::new(rows).block(block).render(rect, buf);
+        modal_frame::draw(
+            (area, buf, theme),
+            fit,
+            Rows {
+                header: None,
+                body: &body,
+                legend: wrap_line(&self.legend(now, theme), inner),
+                follow: None,
+            },
+            Border {
+                title: Span::styled(" Start a project MCP server? ", theme.bold(theme.warning)),
+                keys: None,
+                style: Style::default().fg(theme.warning),
+                scroll_keys: "↑/↓",
+            },
+            &mut self.scroll,
+        );
     }
 }
 
 impl McpApprovalModal {
     fn scrolled(&mut self, rows: isize) -> KeyOutcome {
-        self.scroll = self.scroll.saturating_add_signed(rows);
+        self.scroll.by(rows);
         KeyOutcome::Handled
     }
 }

@@ -7,10 +7,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph, Widget};
 
 use super::mcp_approval::exact;
-use super::permission::centered;
+use super::modal_frame::{self, Border, Fit, Rows, Scroll};
 use super::theme::Theme;
 use super::wrap::wrap_line;
 use crate::mcp::{ServerState, ServerStatus};
@@ -28,8 +27,7 @@ pub struct McpOverlay {
     statuses: Vec<ServerStatus>,
     selected: usize,
     /// First row shown, and the rows visible at the last draw (a page).
-    scroll: usize,
-    page: usize,
+    scroll: Scroll,
 }
 
 impl McpOverlay {
@@ -37,8 +35,7 @@ impl McpOverlay {
         McpOverlay {
             statuses,
             selected: 0,
-            scroll: 0,
-            page: 1,
+            scroll: Scroll::default(),
         }
     }
 
@@ -50,14 +47,14 @@ impl McpOverlay {
 
     pub fn handle_key(&mut self, key: KeyEvent) -> OverlayKey {
         let plain = (key.modifiers - KeyModifiers::SHIFT).is_empty();
-        let page = isize::try_from(self.page.max(1)).unwrap_or(isize::MAX);
+        let page = self.scroll.page();
         match key.code {
             KeyCode::Esc => return OverlayKey::Close,
             KeyCode::Char('q') if plain => return OverlayKey::Close,
             KeyCode::Up => self.select(-1),
             KeyCode::Down => self.select(1),
-            KeyCode::PageUp => self.scroll = self.scroll.saturating_add_signed(-page),
-            KeyCode::PageDown => self.scroll = self.scroll.saturating_add_signed(page),
+            KeyCode::PageUp => self.scroll.by(-page),
+            KeyCode::PageDown => self.scroll.by(page),
             KeyCode::Char('a' | 'A') if plain => {
                 if let Some(status) = self.statuses.get(self.selected)
                     && status.state == ServerState::Unapproved
@@ -74,7 +71,7 @@ impl McpOverlay {
         let last = self.statuses.len().saturating_sub(1);
         self.selected = self.selected.saturating_add_signed(by).min(last);
         // Brought into view when drawn.
-        self.scroll = usize::MAX;
+        self.scroll.first = usize::MAX;
     }
 
     /// Every row, and the first row of the selected server.
@@ -145,39 +142,8 @@ impl McpOverlay {
     }
 
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let bordered = area.height >= 6 && area.width >= 24;
-        let (frame, pad) = if bordered { (2, 4) } else { (0, 0) };
-        let width = if bordered {
-            area.width.saturating_sub(4).clamp(20, 110).min(area.width)
-        } else {
-            area.width
-        };
-        let inner = usize::from(width.saturating_sub(pad)).max(1);
-        let (lines, selected_row) = self.lines(theme, inner);
-        let room = usize::from(area.height).saturating_sub(frame).max(1);
-        let visible = lines.len().min(room);
-        let max_scroll = lines.len() - visible;
-        if self.scroll == usize::MAX {
-            // After a selection move: the selected server's first row in view.
-            self.scroll = selected_row.min(max_scroll);
-        }
-        self.scroll = self.scroll.min(max_scroll);
-        self.page = visible.max(1);
-        let rows: Vec<Line<'static>> = lines
-            .iter()
-            .skip(self.scroll)
-            .take(visible)
-            .cloned()
-            .collect();
-        let height = u16::try_from(rows.len() + frame)
-            .unwrap_or(u16::MAX)
-            .min(area.height);
-        let rect = centered(area, width, height);
-        theme.clear(rect, buf);
-        if !bordered {
-            Paragraph::new(rows).render(rect, buf);
-            return;
-        }
+        let fit = Fit::new(area, 110);
+        let (lines, selected_row) = self.lines(theme, fit.inner);
         let keys = if self
             .statuses
             .iter()
@@ -187,25 +153,24 @@ impl McpOverlay {
         } else {
             " Esc close "
         };
-        let mut block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .padding(Padding::horizontal(1))
-            .border_style(theme.border())
-            .title(Span::styled(" MCP servers ", theme.bold(theme.accent)))
-            .title(Line::from(Span::styled(keys, theme.dim())).right_aligned());
-        if max_scroll > 0 {
-            block = block.title_bottom(Span::styled(
-                format!(
-                    " {}-{} of {} · PgUp/PgDn ",
-                    self.scroll + 1,
-                    self.scroll + visible,
-                    lines.len()
-                ),
-                theme.dim(),
-            ));
-        }
-        Paragraph::new(rows).block(block).render(rect, buf);
+        modal_frame::draw(
+            (area, buf, theme),
+            fit,
+            Rows {
+                header: None,
+                body: &lines,
+                legend: Vec::new(),
+                // After a selection move: the selected server's first row in view.
+                follow: Some(selected_row),
+            },
+            Border {
+                title: Span::styled(" MCP servers ", theme.bold(theme.accent)),
+                keys: Some(Line::from(Span::styled(keys, theme.dim()))),
+                style: theme.border(),
+                scroll_keys: "PgUp/PgDn",
+            },
+            &mut self.scroll,
+        );
     }
 }
 

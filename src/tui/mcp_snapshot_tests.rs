@@ -10,6 +10,7 @@ use serde_json::json;
 use super::app::App;
 use super::mcp_overlay::McpOverlay;
 use super::mcp_session::Plan;
+use super::modals::{Kind, Modal};
 use super::permission::GUARD;
 use super::snapshot_tests::{app, draw};
 use crate::bus::{PermissionQuestion, Preview};
@@ -113,14 +114,14 @@ fn asking(entries: Vec<ServerEntry>) -> App {
         ask: entries,
         notes: vec![],
     });
-    app.now = Instant::now() + GUARD;
+    app.set_now(Instant::now() + GUARD);
     app
 }
 
 #[test]
 fn mcp_overlay_with_each_state() {
     let mut app = app();
-    app.mcp_overlay = Some(McpOverlay::new(statuses()));
+    app.open_modal(Modal::McpOverlay(McpOverlay::new(statuses())));
     let screen = draw(&mut app, 100, 34);
     for needle in [
         "mcp__everything__get-sum",
@@ -143,7 +144,7 @@ fn mcp_overlay_scrolls_when_long() {
     many[0].tools = (0..30)
         .map(|n| format!("mcp__everything__tool-{n}"))
         .collect();
-    app.mcp_overlay = Some(McpOverlay::new(many));
+    app.open_modal(Modal::McpOverlay(McpOverlay::new(many)));
     let screen = draw(&mut app, 80, 20);
     assert!(screen.contains("PgUp/PgDn"), "{screen}");
     assert!(!screen.contains("tool-29"), "{screen}");
@@ -239,21 +240,23 @@ fn answering_the_modals_approves_one_and_leaves_the_other_for_next_session() {
     // The next modal came to the front just now: a second `n` typed at once is the composer's.
     app.on_key(key('n'));
     assert!(approved(&mut app).is_empty());
-    assert_eq!(app.mcp_asks.len(), 1);
-    assert_eq!(app.composer.text(), "n");
-    app.now += GUARD;
+    assert_eq!(app.modals().count(Kind::McpAsk), 1);
+    assert_eq!(app.composer().text(), "n");
+    app.set_now(app.now() + GUARD);
     app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
-    assert!(app.mcp_asks.is_empty());
+    assert!(!app.modals().has(Kind::McpAsk));
     assert!(approved(&mut app).is_empty(), "Esc starts nothing");
-    assert_eq!(app.mcp_unapproved, [http_entry()]);
+    assert_eq!(app.mcp_unapproved(), [http_entry()]);
     // `/mcp` then `a` on it asks again, with the same modal.
-    app.mcp_overlay = Some(McpOverlay::new(overlay_statuses_for("issues")));
+    app.open_modal(Modal::McpOverlay(McpOverlay::new(overlay_statuses_for(
+        "issues",
+    ))));
     app.on_key(key('a'));
-    assert_eq!(app.mcp_asks.len(), 1);
-    app.now += GUARD;
+    assert_eq!(app.modals().count(Kind::McpAsk), 1);
+    app.set_now(app.now() + GUARD);
     app.on_key(key('a'));
     assert_eq!(approved(&mut app), [http_entry()]);
-    assert!(app.mcp_unapproved.is_empty());
+    assert!(app.mcp_unapproved().is_empty());
 }
 
 fn overlay_statuses_for(name: &str) -> Vec<ServerStatus> {
@@ -330,7 +333,7 @@ fn mcp_tool_permission_prompt() {
             input: r#"{"a":2,"b":3}"#.into(),
         }],
     });
-    app.now = Instant::now() + GUARD;
+    app.set_now(Instant::now() + GUARD);
     app.on_key(crossterm::event::KeyEvent::new(
         crossterm::event::KeyCode::Char('a'),
         crossterm::event::KeyModifiers::NONE,

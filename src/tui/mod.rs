@@ -2,8 +2,8 @@
 //! forwards them to the app loop, and answers permission prompts by keypress.
 
 pub mod app;
+pub use app::commands;
 pub mod cells;
-pub mod commands;
 #[cfg(test)]
 mod compact_tests;
 pub mod composer;
@@ -16,12 +16,13 @@ pub mod highlight;
 #[cfg(test)]
 mod login_snapshot_tests;
 pub mod markdown;
-pub mod mcp_app;
 pub mod mcp_approval;
 pub mod mcp_overlay;
 pub mod mcp_session;
 #[cfg(test)]
 mod mcp_snapshot_tests;
+pub mod modal_frame;
+pub mod modals;
 pub mod permission;
 pub mod picker;
 pub mod pipeline;
@@ -48,7 +49,7 @@ pub enum TuiError {
     Session(#[from] session::SessionError),
     /// `SPLICE_MCP_*_TIMEOUT_MS` is not a number of milliseconds.
     #[error(transparent)]
-    McpTimeout(#[from] crate::mcp::hub::TimeoutEnvError),
+    McpTimeout(#[from] crate::session::TimeoutEnvError),
     #[error("terminal: {0}")]
     Terminal(#[from] std::io::Error),
 }
@@ -165,7 +166,7 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
     let theme = theme::Theme::load(options.theme.as_deref().unwrap_or("ansi"))?;
     let mut settings = options.settings;
     // Refused before the terminal is taken over, like a bad theme.
-    let hub_options = crate::mcp::HubOptions::from_env(settings.cwd.clone())?;
+    let mcp = crate::session::McpScope::session_from_env(&settings.cwd)?;
     let records = match find(options.reopen.as_ref(), &settings.data_dir, &settings.cwd)? {
         Opening::Fresh => None,
         Opening::Saved { id, records } => {
@@ -191,21 +192,18 @@ pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
     let mut app = app::App::new(settings, theme);
     let opened = event_loop::open_session(&mut app, records)?;
     app.hint_missing_key();
-    // One hub for the session, shared by its runs; its servers start in the background.
-    let hub = crate::mcp::McpHub::new(hub_options);
-    app.settings.mcp.hub = Some(hub.clone());
-    let plan = mcp_session::plan(&app.settings);
+    // The session's one hub is its own: it starts these servers in the background and ends
+    // them when it ends, whichever way the loop ended.
+    let plan = mcp_session::plan(app.settings());
     app.open_mcp(plan);
     let input = event_loop::LoopInput {
         app,
         prompt: options.prompt,
         session: Some(opened.log),
         history: opened.history,
+        mcp,
     };
-    let code = event_loop::run_loop(input).await;
-    // Whichever way the loop ended, no server outlives the session.
-    hub.shutdown().await;
-    let code = code?;
+    let code = event_loop::run_loop(input).await?;
     // After the terminal is back, as Codex and Claude Code do; a session without a request
     // has nothing to reopen.
     let reopenable = session::load_head(&data_dir, &id).is_ok_and(|r| {

@@ -11,9 +11,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph, Widget};
 use similar::{ChangeTag, TextDiff};
 
+use super::modal_frame::{self, Border, Fit, Rows, Scroll};
 use super::theme::Theme;
 use super::wrap::{str_width, wrap_line};
 use crate::bus::{Answer, PermissionQuestion, Preview};
@@ -64,17 +64,6 @@ impl KeyGuard {
     }
 }
 
-/// A `width` × `height` rectangle centred in `area` (both at most `area`'s).
-pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let (width, height) = (width.min(area.width), height.min(area.height));
-    Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    }
-}
-
 /// What became of a key given to the prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyOutcome {
@@ -107,8 +96,7 @@ pub struct PermissionModal {
     /// `a` was pressed once; a second `a` or Enter grants "allow always".
     pub confirming: bool,
     /// First body row shown, and the body rows visible at the last draw (a page).
-    scroll: usize,
-    page: usize,
+    scroll: Scroll,
     /// The body's lines wrapped to a width (and compact or not), kept between frames: a diff
     /// is computed once.
     body: Option<((usize, bool), Vec<Line<'static>>)>,
@@ -127,8 +115,7 @@ impl PermissionModal {
             answer: None,
             guard: KeyGuard::new(now),
             confirming: false,
-            scroll: 0,
-            page: 1,
+            scroll: Scroll::default(),
             body: None,
         }
     }
@@ -308,7 +295,7 @@ impl ModalView for PermissionModal {
         }
         // A letter with Ctrl or Alt is some other shortcut, never an answer.
         let plain = (key.modifiers - KeyModifiers::SHIFT).is_empty();
-        let page = isize::try_from(self.page.max(1)).unwrap_or(isize::MAX);
+        let page = self.scroll.page();
         let answer = match key.code {
             KeyCode::PageUp => return self.scrolled(-page),
             KeyCode::PageDown => return self.scrolled(page),
@@ -344,23 +331,14 @@ impl ModalView for PermissionModal {
     }
 
     fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
-        // The border goes first when space is short, then the body; the legend stays.
-        let bordered = area.height >= 6 && area.width >= 24;
-        let width = if bordered {
-            area.width.saturating_sub(4).clamp(20, 100).min(area.width)
-        } else {
-            area.width
-        };
+        let fit = Fit::new(area, 100);
         let risk = match self.shown.risk {
             Some(Risk::High) => ("high", theme.error),
             Some(Risk::Medium) => ("medium", theme.warning),
             Some(Risk::Low) => ("low", theme.success),
             None => ("unrated", theme.dim),
         };
-        let frame = if bordered { 2 } else { 0 };
-        let pad = if bordered { 4 } else { 0 };
-        let inner_width = usize::from(width.saturating_sub(pad)).max(1);
-        let height = usize::from(area.height);
+        let inner_width = fit.inner;
         let legend: Vec<Line<'static>> = self
             .legend(now, inner_width, theme)
             .iter()
@@ -379,77 +357,45 @@ impl ModalView for PermissionModal {
             ),
         ]);
         // Cached by width; a tiny window (no border) gets the compact body.
-        let key = (inner_width, bordered);
+        let key = (inner_width, fit.bordered());
         if self.body.as_ref().is_none_or(|(w, _)| *w != key) {
             let wrapped = self
-                .body_lines(theme, !bordered)
+                .body_lines(theme, !fit.bordered())
                 .iter()
                 .flat_map(|l| wrap_line(l, inner_width))
                 .collect();
             self.body = Some((key, wrapped));
         }
         let body = self.body.as_ref().map_or(&[][..], |(_, b)| b.as_slice());
-        let room = height.saturating_sub(frame);
-        let legend_rows = legend.len().min(room);
-        let header_rows = usize::from(room > legend_rows);
-        let gap = usize::from(bordered);
-        let visible = body
-            .len()
-            .min(room.saturating_sub(legend_rows + header_rows + gap));
-        let max_scroll = body.len() - visible;
-        self.scroll = self.scroll.min(max_scroll);
-        self.page = visible.max(1);
-        let mut rows: Vec<Line<'static>> = Vec::new();
-        if header_rows > 0 {
-            rows.push(header);
-        }
-        rows.extend(body.iter().skip(self.scroll).take(visible).cloned());
-        if bordered && room > rows.len() + legend_rows {
-            rows.push(Line::default());
-        }
-        rows.extend(legend.into_iter().take(legend_rows));
-        let rect_height = u16::try_from(rows.len() + frame)
-            .unwrap_or(u16::MAX)
-            .min(area.height);
-        let rect = centered(area, width, rect_height);
-        theme.clear(rect, buf);
-        if !bordered {
-            Paragraph::new(rows).render(rect, buf);
-            return;
-        }
-        let mut block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .padding(Padding::horizontal(1))
-            .border_style(Style::default().fg(risk.1))
-            .title(Span::styled(
-                " Permission needed ",
-                theme.bold(theme.warning),
-            ));
-        if max_scroll > 0 {
-            block = block.title_bottom(Span::styled(
-                format!(
-                    " {}-{} of {} · PgUp/PgDn ",
-                    self.scroll + 1,
-                    self.scroll + visible,
-                    body.len()
-                ),
-                theme.dim(),
-            ));
-        }
-        Paragraph::new(rows).block(block).render(rect, buf);
+        modal_frame::draw(
+            (area, buf, theme),
+            fit,
+            Rows {
+                header: Some(header),
+                body,
+                legend,
+                follow: None,
+            },
+            Border {
+                title: Span::styled(" Permission needed ", theme.bold(theme.warning)),
+                keys: None,
+                style: Style::default().fg(risk.1),
+                scroll_keys: "PgUp/PgDn",
+            },
+            &mut self.scroll,
+        );
     }
 }
 
 impl PermissionModal {
     /// Scrolling is clamped to the body when it is drawn.
     fn scrolled(&mut self, rows: isize) -> KeyOutcome {
-        self.scroll = self.scroll.saturating_add_signed(rows);
+        self.scroll.by(rows);
         KeyOutcome::Handled
     }
 
     fn scrolled_to(&mut self, row: usize) -> KeyOutcome {
-        self.scroll = row;
+        self.scroll.first = row;
         KeyOutcome::Handled
     }
 }

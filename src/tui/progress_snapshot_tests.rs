@@ -192,7 +192,7 @@ fn the_live_view_folds_to_one_line_when_the_result_arrives() {
 #[test]
 fn a_report_for_an_unknown_call_is_ignored() {
     let mut app = transcription_mid_run();
-    let before: Vec<Cell> = app.transcript.cells().cloned().collect();
+    let before: Vec<Cell> = app.transcript().cells().cloned().collect();
     report(
         &mut app,
         "call_unknown",
@@ -200,6 +200,6 @@ fn a_report_for_an_unknown_call_is_ignored() {
         Some(0.9),
         "start",
     );
-    let after: Vec<Cell> = app.transcript.cells().cloned().collect();
+    let after: Vec<Cell> = app.transcript().cells().cloned().collect();
     assert_eq!(before, after);
 }

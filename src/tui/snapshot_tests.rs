@@ -198,29 +198,29 @@ fn permission_prompt_for_a_write_shows_its_diff_and_queues() {
     let second = write_ask();
     app.on_permission(first);
     app.on_permission(second);
-    app.now += GUARD;
+    app.set_now(app.now() + GUARD);
     let screen = draw(&mut app, 90, 26);
     assert!(screen.contains("1 more waiting"), "{screen}");
     assert!(screen.contains("waiting for you"), "{screen}");
     assert_snapshot!(screen);
     // `a` twice answers the first; the second then shows, and Esc denies it once its own
     // guard is over.
-    app.now += GUARD;
+    app.set_now(app.now() + GUARD);
     app.on_key(key('a'));
     app.on_key(key('a'));
     assert_eq!(answered(&mut app), Some(Answer::AllowAlways));
     assert!(answered(&mut app).is_none());
-    assert_eq!(app.modals.len(), 1);
+    assert_eq!(app.modals().count(super::modals::Kind::Permission), 1);
     // A key right after an answer is not taken as the next prompt's answer.
     app.on_key(key('n'));
     assert!(answered(&mut app).is_none());
-    assert_eq!(app.composer.text(), "n");
-    app.now += GUARD;
+    assert_eq!(app.composer().text(), "n");
+    app.set_now(app.now() + GUARD);
     app.on_key(crossterm::event::KeyEvent::from(
         crossterm::event::KeyCode::Esc,
     ));
     assert_eq!(answered(&mut app), Some(Answer::Deny));
-    assert!(app.modals.is_empty());
+    assert!(!app.modals().has(super::modals::Kind::Permission));
 }
 
 /// The next answer the app sent the session, if any.
@@ -251,7 +251,7 @@ fn marker(stage: &str, status: StageStatus, ms: Option<u64>) -> String {
 fn pipeline_app() -> App {
     let mut app = app();
     start(&mut app, "Add input validation");
-    let t0 = app.now;
+    let t0 = app.now();
     app.on_event(
         "run_1",
         Event::reasoning(format!(
@@ -265,8 +265,8 @@ fn pipeline_app() -> App {
         "run_1",
         Event::reasoning(marker("security_auditor", StageStatus::Start, None)),
     );
-    app.now = t0 + Duration::from_millis(2500);
-    app.tick = 3;
+    app.set_now(t0 + Duration::from_millis(2500));
+    app.set_tick(3);
     app
 }
 
@@ -410,11 +410,11 @@ fn scrolled_view_stays_put_while_text_streams() {
     app.on_key(crossterm::event::KeyEvent::from(
         crossterm::event::KeyCode::PageDown,
     ));
-    assert!(app.transcript.scrolled());
+    assert!(app.transcript().scrolled());
     app.on_key(crossterm::event::KeyEvent::from(
         crossterm::event::KeyCode::PageDown,
     ));
-    assert!(!app.transcript.scrolled());
+    assert!(!app.transcript().scrolled());
     let bottom = draw(&mut app, 60, 12);
     assert!(bottom.contains("more text arriving"), "{bottom}");
 }
@@ -456,9 +456,9 @@ fn interrupt_keys() {
         crossterm::event::KeyModifiers::CONTROL,
     );
     app.on_key(ctrl_c);
-    assert!(!app.quit);
+    assert!(!app.quitting());
     app.on_key(ctrl_c);
-    assert!(app.quit);
+    assert!(app.quitting());
 }
 
 #[test]
@@ -536,11 +536,12 @@ async fn undo_walks_back_across_runs() {
     // The event loop's part: the app's operations to a session, its reports back.
     let (reports, reported) = std::sync::mpsc::channel();
     let session = crate::session::Session::spawn(
-        app.settings.clone(),
+        app.settings().clone(),
         crate::session::Frontend {
             sinks: vec![std::sync::Arc::new(SessionReports(reports))],
             asks: false,
             turn: crate::session::execute_turn(),
+            mcp: crate::session::McpScope::PerTurn,
         },
     );
     let undo = |app: &mut App| {
@@ -636,14 +637,14 @@ fn a_resumed_session_whose_run_never_ended_shows_nothing_still_running() {
     let screen = draw(&mut app, 100, 16);
     assert!(!screen.contains("running…"), "{screen}");
     assert!(screen.contains("interrupted"), "{screen}");
-    assert!(!app.pipeline.running(), "a stage is still spinning");
+    assert!(!app.pipeline().running(), "a stage is still spinning");
 }
 
 #[test]
 fn a_themed_background_has_no_holes_under_overlays() {
     let theme = Theme::load("dark").unwrap_or_else(|e| panic!("{e}"));
     let mut app = busy_app();
-    app.theme = theme.clone();
+    app.set_theme(theme.clone());
     let ask = write_ask();
     app.on_permission(ask);
     let mut terminal =
@@ -743,7 +744,7 @@ fn iterations_app() -> App {
     for delta in deltas {
         app.on_event("run_1", Event::reasoning(delta));
     }
-    app.tick = 2;
+    app.set_tick(2);
     app
 }
 
@@ -762,7 +763,7 @@ fn pipeline_panel_keeps_earlier_iterations_and_expands_a_failure() {
     );
     app.on_key(ctrl_t);
     assert_eq!(
-        app.composer.text(),
+        app.composer().text(),
         "",
         "the key is the panel's, not the composer's"
     );
@@ -839,7 +840,7 @@ fn composer_edits_and_draws_clusters_whole() {
     ] {
         app.on_key(crossterm::event::KeyEvent::from(code));
     }
-    assert_eq!(app.composer.text(), format!("ok {FLAG}{THUMB}"));
+    assert_eq!(app.composer().text(), format!("ok {FLAG}{THUMB}"));
     let mut terminal =
         Terminal::new(TestBackend::new(40, 8)).unwrap_or_else(|e| panic!("terminal: {e}"));
     terminal
@@ -894,30 +895,30 @@ fn typing_as_a_prompt_appears_goes_to_the_composer_not_the_prompt() {
     start(&mut app, "Run the tests");
     for c in "I mean".chars() {
         app.on_key(key(c));
-        app.now += Duration::from_millis(60);
+        app.set_now(app.now() + Duration::from_millis(60));
     }
     let ask = command_ask("cargo test", Risk::Medium);
     app.on_permission(ask);
     // The person goes on typing " and then" at 60 ms a key, across the end of the guard.
     for c in " and then".chars() {
-        app.now += Duration::from_millis(60);
+        app.set_now(app.now() + Duration::from_millis(60));
         app.on_key(key(c));
     }
     assert!(
         answered(&mut app).is_none(),
         "a typed key answered the prompt"
     );
-    assert_eq!(app.modals.len(), 1);
-    assert_eq!(app.composer.text(), "I mean and then");
+    assert_eq!(app.modals().count(super::modals::Kind::Permission), 1);
+    assert_eq!(app.composer().text(), "I mean and then");
     let screen = draw(&mut app, 80, 20);
     assert!(screen.contains("keys go to the composer"), "{screen}");
     assert!(screen.contains("I mean and then"), "{screen}");
     assert_snapshot!(screen);
     // After a pause the prompt takes its keys.
-    app.now += GUARD;
+    app.set_now(app.now() + GUARD);
     app.on_key(key('y'));
     assert_eq!(answered(&mut app), Some(Answer::AllowOnce));
-    assert_eq!(app.composer.text(), "I mean and then");
+    assert_eq!(app.composer().text(), "I mean and then");
 }
 
 #[test]
@@ -926,7 +927,7 @@ fn allow_always_asks_for_confirmation_with_the_rule() {
     start(&mut app, "Run the tests");
     let ask = command_ask("cargo test --workspace", Risk::Medium);
     app.on_permission(ask);
-    app.now += GUARD;
+    app.set_now(app.now() + GUARD);
     app.on_key(key('a'));
     assert!(answered(&mut app).is_none(), "one `a` granted allow always");
     let screen = draw(&mut app, 80, 20);
@@ -938,11 +939,11 @@ fn allow_always_asks_for_confirmation_with_the_rule() {
     // Esc goes back to the prompt; `a` then Enter grants.
     press(&mut app, crossterm::event::KeyCode::Esc);
     assert!(answered(&mut app).is_none());
-    assert_eq!(app.modals.len(), 1);
+    assert_eq!(app.modals().count(super::modals::Kind::Permission), 1);
     app.on_key(key('a'));
     press(&mut app, crossterm::event::KeyCode::Enter);
     assert_eq!(answered(&mut app), Some(Answer::AllowAlways));
-    assert!(app.modals.is_empty());
+    assert!(!app.modals().has(super::modals::Kind::Permission));
 }
 
 #[test]
@@ -951,16 +952,16 @@ fn a_high_risk_prompt_offers_no_allow_always() {
     start(&mut app, "Clean up");
     let ask = command_ask("rm -rf build", Risk::High);
     app.on_permission(ask);
-    app.now += GUARD;
+    app.set_now(app.now() + GUARD);
     let screen = draw(&mut app, 80, 20);
     assert!(!screen.contains("allow always"), "{screen}");
     assert!(screen.contains("high risk: no allow-always"), "{screen}");
     assert_snapshot!(screen);
     app.on_key(key('a'));
-    app.now += GUARD;
+    app.set_now(app.now() + GUARD);
     press(&mut app, crossterm::event::KeyCode::Enter);
     assert!(answered(&mut app).is_none(), "high risk was allowed always");
-    assert_eq!(app.modals.len(), 1);
+    assert_eq!(app.modals().count(super::modals::Kind::Permission), 1);
 }
 
 #[test]
@@ -982,7 +983,7 @@ fn a_long_diff_scrolls_before_deciding() {
             after: Some(after),
         }],
     });
-    app.now += GUARD;
+    app.set_now(app.now() + GUARD);
     draw(&mut app, 80, 24);
     press(&mut app, crossterm::event::KeyCode::PageDown);
     press(&mut app, crossterm::event::KeyCode::PageDown);
@@ -1006,7 +1007,7 @@ fn a_tiny_terminal_keeps_the_prompt_keys_visible() {
         start(&mut app, "Run the tests");
         let ask = command_ask("cargo test --workspace --all-features", Risk::Medium);
         app.on_permission(ask);
-        app.now += GUARD;
+        app.set_now(app.now() + GUARD);
         let screen = draw(&mut app, width, height);
         assert!(
             screen.contains("y once") || screen.contains("y allow once"),
@@ -1022,37 +1023,63 @@ fn a_tiny_terminal_keeps_the_prompt_keys_visible() {
     }
 }
 
-#[test]
-fn slash_permissions_lists_and_removes_session_rules() {
+/// `/permissions` asks the session, which keeps the rules; its answer is shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_permissions_lists_and_removes_session_rules() {
     let mut app = app();
     let parse = |text: &str| {
         crate::permissions::Rule::parse(crate::permissions::Effect::Allow, text)
             .unwrap_or_else(|e| panic!("{e}"))
     };
-    app.settings.policy = Policy::new(PermissionMode::Ask, vec![parse("read_file")]);
-    app.settings.policy.add_rule(parse("write_file"));
-    app.settings
+    // The rules as the session holds them: given at start, then two "allow always" answers.
+    let mut settings = app.settings().clone();
+    settings.policy = Policy::new(PermissionMode::Ask, vec![parse("read_file")]);
+    settings.policy.add_rule(parse("write_file"));
+    settings
         .policy
         .add_rule(parse("run_command(cargo test \u{202e}x)"));
-    app.submit("/permissions".into());
+    let policy = settings.policy.clone();
+    let (reports, reported) = std::sync::mpsc::channel();
+    let session = crate::session::Session::spawn(
+        settings,
+        crate::session::Frontend {
+            sinks: vec![std::sync::Arc::new(SessionReports(reports))],
+            asks: false,
+            turn: crate::session::execute_turn(),
+            mcp: crate::session::McpScope::PerTurn,
+        },
+    );
+    let ask = |app: &mut App, command: &str| {
+        app.submit(command.into());
+        for op in app.take_ops() {
+            session.submit(op);
+        }
+        let event = reported
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            matches!(event, crate::session::SessionEvent::Rules(_)),
+            "{event:?}"
+        );
+        app.on_session(event);
+    };
+    ask(&mut app, "/permissions");
     let screen = draw(&mut app, 80, 16);
     assert!(screen.contains("1. write_file"), "{screen}");
     assert!(screen.contains("2. run_command(cargo test x)"), "{screen}");
     assert!(screen.contains("1 more from the config"), "{screen}");
     assert_snapshot!(screen);
-    app.submit("/permissions remove 1".into());
-    let session: Vec<String> = app
-        .settings
-        .policy
-        .session_rules()
-        .iter()
-        .map(|r| r.render())
-        .collect();
-    assert_eq!(session, ["run_command(cargo test \u{202e}x)"]);
-    app.submit("/permissions remove 5".into());
-    app.submit("/permissions clear".into());
-    assert!(app.settings.policy.session_rules().is_empty());
-    assert_eq!(app.settings.policy.rules().len(), 1);
+    ask(&mut app, "/permissions remove 1");
+    let session_rules: Vec<String> = policy.session_rules().iter().map(|r| r.render()).collect();
+    assert_eq!(session_rules, ["run_command(cargo test \u{202e}x)"]);
+    ask(&mut app, "/permissions remove 5");
+    assert!(matches!(
+        app.transcript().last(),
+        Some(super::cells::Cell::Notice(super::cells::Level::Error, text)) if text.starts_with("no session rule `5`")
+    ));
+    ask(&mut app, "/permissions clear");
+    assert!(policy.session_rules().is_empty());
+    assert_eq!(policy.rules().len(), 1);
 }
 
 #[test]
@@ -1069,7 +1096,7 @@ fn a_prompt_never_draws_bidi_overrides_or_controls() {
         after: Some("fn main() {}\u{1b}]0;title\u{7}\n".into()),
     });
     app.on_permission(ask);
-    app.now += GUARD;
+    app.set_now(app.now() + GUARD);
     let screen = draw(&mut app, 80, 24);
     for c in ['\u{202e}', '\u{2066}', '\u{2069}', '\u{1b}', '\u{7}'] {
         assert!(
@@ -1109,9 +1136,9 @@ fn a_new_request_scrolls_the_transcript_back_to_the_bottom() {
     app.on_key(crossterm::event::KeyEvent::from(
         crossterm::event::KeyCode::PageUp,
     ));
-    assert!(app.transcript.scrolled());
+    assert!(app.transcript().scrolled());
     app.submit("And the tests?".into());
-    assert!(!app.transcript.scrolled(), "still scrolled up");
+    assert!(!app.transcript().scrolled(), "still scrolled up");
     let screen = draw(&mut app, 60, 14);
     assert!(screen.contains("And the tests?"), "{screen}");
     assert_snapshot!(screen);
@@ -1126,7 +1153,7 @@ fn a_request_typed_during_a_run_is_queued_and_starts_when_the_run_ends() {
     app.submit("and commit".into());
     assert!(starts(&mut app).is_empty(), "started during the run");
     assert_eq!(
-        app.composer.text(),
+        app.composer().text(),
         "",
         "a queued request leaves the composer"
     );
@@ -1160,7 +1187,7 @@ fn interrupting_a_run_puts_queued_requests_back_in_the_composer_unsent() {
     app.on_key(crossterm::event::KeyEvent::from(
         crossterm::event::KeyCode::Esc,
     ));
-    assert_eq!(app.composer.text(), "then run the tests");
+    assert_eq!(app.composer().text(), "then run the tests");
     app.on_event("run_1", Event::run_end(130));
     app.on_run_finished();
     assert!(
