@@ -49,7 +49,7 @@ pub struct PackageSettings {
 /// The MCP servers a run may use.
 #[derive(Clone, Default)]
 pub struct McpSettings {
-    /// The session's hub (the TUI starts one for the session): used as it is and not ended by
+    /// The session's hub (the session builds one for `McpScope::Session`): used as it is and not ended by
     /// the run. `None`: the run starts its own from the config and ends it.
     pub hub: Option<McpHub>,
     /// The user's configured servers (the config file's `mcpServers`).
