@@ -1,0 +1,221 @@
+//! File tools on FIFOs, huge sparse files and files over the size cap: refused or cheap, and the
+//! run always finishes.
+
+use crate::support;
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::fake_provider::{FakeProvider, Reply, openai};
+use support::{Outcome, Sandbox, parse, stream_json};
+
+/// Longest a run in these tests may take before it counts as hung (a liveness bound, not a
+/// speed check: every run here finishes in well under a second when nothing hangs).
+pub const HUNG: Duration = Duration::from_secs(30);
+
+/// Wait for `child` at most `HUNG`; a process that does not exit is killed and fails the test.
+pub fn finish(mut child: Child, what: &str) -> Outcome {
+    let deadline = Instant::now() + HUNG;
+    // Drain stdout and stderr on threads so a full pipe cannot stall the child.
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let out = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(pipe) = stdout.as_mut() {
+            let _ = pipe.read_to_end(&mut text);
+        }
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(pipe) = stderr.as_mut() {
+            let _ = pipe.read_to_end(&mut text);
+        }
+        text
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: splice did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    parse(std::process::Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}
+
+pub fn spawn(mut command: Command) -> Child {
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    command
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn splice: {e}"))
+}
+
+/// One scripted call, then a closing answer; the run must end on its own.
+pub fn one_call(sandbox: &Sandbox, name: &str, args: Value, flags: &[&str]) -> Outcome {
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("call_1", name, &[&args.to_string()]),
+        openai::answer(&["done"]),
+    ]);
+    one_call_with(sandbox, &provider, flags, |_| {})
+}
+
+pub fn one_call_with(
+    sandbox: &Sandbox,
+    provider: &FakeProvider,
+    flags: &[&str],
+    adjust: impl FnOnce(&mut Command),
+) -> Outcome {
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(flags).arg("do it");
+    adjust(&mut command);
+    let out = finish(spawn(command), "one tool call");
+    out.assert_well_formed();
+    out
+}
+
+pub fn result_of(out: &Outcome) -> (String, String) {
+    let result = out.first("tool_result");
+    (
+        result["status"].as_str().unwrap_or_default().to_string(),
+        result["output"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+pub fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+    assert!(status.success());
+}
+
+#[test]
+fn read_file_on_a_fifo_is_refused_and_the_run_finishes() {
+    let sandbox = Sandbox::new();
+    mkfifo(&sandbox.root.join("pipe"));
+    let out = one_call(&sandbox, "read_file", json!({"path": "pipe"}), &[]);
+    assert_eq!(out.code, 0);
+    let (status, output) = result_of(&out);
+    assert_eq!(status, "error");
+    assert!(output.contains("not a regular file"), "{output}");
+}
+
+#[test]
+fn write_and_edit_on_a_fifo_are_refused() {
+    for (tool, args) in [
+        ("write_file", json!({"path": "pipe", "content": "x"})),
+        (
+            "edit_file",
+            json!({"path": "pipe", "old_string": "a", "new_string": "b"}),
+        ),
+    ] {
+        let sandbox = Sandbox::new();
+        mkfifo(&sandbox.root.join("pipe"));
+        let out = one_call(&sandbox, tool, args, &["--permission-mode", "accept-edits"]);
+        assert_eq!(out.code, 0, "{tool}");
+        let (status, output) = result_of(&out);
+        assert_eq!(status, "error", "{tool}: {output}");
+        assert!(output.contains("not a regular file"), "{tool}: {output}");
+    }
+}
+
+#[test]
+fn sigint_ends_a_run_that_met_a_fifo() {
+    let sandbox = Sandbox::new();
+    mkfifo(&sandbox.root.join("pipe"));
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("call_1", "read_file", &[r#"{"path":"pipe"}"#]),
+        Reply::Hang(vec![openai::text("thinking")]),
+    ]);
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).arg("read the pipe");
+    // Whether the read hangs or not, SIGINT must end the process: sent once the read's
+    // result is out (it is refused, never blocks) and the next answer hangs.
+    let out = support::run_and_signal(command, "INT", |lines| support::wrote(lines, "tool_result"));
+    out.assert_well_formed();
+    assert_eq!(out.code, 130);
+}
+
+/// Peak resident memory of a live process, in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_else(|e| panic!("{e}"));
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmHWM in {status}"))
+}
+
+#[test]
+fn five_lines_of_a_huge_sparse_file_cost_little_memory() {
+    let sandbox = Sandbox::new();
+    let lines: String = (1..=10).map(|n| format!("line {n}\n")).collect();
+    sandbox.write("huge.txt", &lines);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(sandbox.root.join("huge.txt"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    file.set_len(512 * 1024 * 1024)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("call_1", "read_file", &[r#"{"path":"huge.txt","limit":5}"#]),
+        Reply::Hang(vec![openai::text("reading")]),
+    ]);
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).arg("read it");
+    let child = spawn(command);
+    // The second request carries the tool result: the read is over, the process still alive.
+    let deadline = Instant::now() + HUNG;
+    while provider.requests().len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(provider.requests().len(), 2, "the read never finished");
+    let peak = peak_rss_kib(child.id());
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let out = finish(child, "huge read");
+    let (status, output) = result_of(&out);
+    assert_eq!(status, "ok", "{output}");
+    assert!(output.starts_with("line 1\nline 2\nline 3\nline 4\nline 5\n"));
+    assert!(!output.contains("line 6"), "{output}");
+    assert!(peak < 64 * 1024, "peak RSS {peak} KiB for a 5-line read");
+}
+
+#[test]
+fn editing_a_file_over_the_size_cap_is_refused() {
+    let sandbox = Sandbox::new();
+    sandbox.write("big.txt", "needle\n");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(sandbox.root.join("big.txt"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    file.set_len(64 * 1024 * 1024)
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (tool, args) in [
+        (
+            "edit_file",
+            json!({"path": "big.txt", "old_string": "needle", "new_string": "pin"}),
+        ),
+        ("write_file", json!({"path": "big.txt", "content": "small"})),
+    ] {
+        let out = one_call(&sandbox, tool, args, &["--permission-mode", "accept-edits"]);
+        let (status, output) = result_of(&out);
+        assert_eq!(status, "error", "{tool}: {output}");
+        assert!(output.contains("larger than"), "{tool}: {output}");
+        let size = std::fs::metadata(sandbox.root.join("big.txt")).map(|m| m.len());
+        assert_eq!(size.ok(), Some(64 * 1024 * 1024), "{tool} changed the file");
+    }
+}
