@@ -17,9 +17,9 @@ const INSTALL: &str = "cargo install --locked --path . --features registry-serve
 /// `splice` copied alone into a directory of its own under the sandbox.
 fn splice_alone(sandbox: &Sandbox) -> PathBuf {
     let alone = sandbox.dir.path().join("bin-alone");
-    std::fs::create_dir_all(&alone).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&alone).expect("create alone");
     let splice = alone.join("splice");
-    std::fs::copy(env!("CARGO_BIN_EXE_splice"), &splice).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::copy(env!("CARGO_BIN_EXE_splice"), &splice).expect("copy splice beside no launcher");
     splice
 }
 
@@ -127,26 +127,26 @@ fn splice_registry_serve_becomes_the_server_and_a_sigterm_at_once_stops_it_clean
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        .expect("start splice");
+    let stdout = child.stdout.take().expect("no stdout");
     let mut first = String::new();
     BufReader::new(stdout)
         .read_line(&mut first)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("read a line from stdout");
     assert!(first.starts_with("http://127.0.0.1:"), "{first}");
     // The process `splice` started is the server itself (an exec, not a child of it).
     let cmdline =
-        std::fs::read(format!("/proc/{}/cmdline", child.id())).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::read(format!("/proc/{}/cmdline", child.id())).expect("read /proc/<>/cmdline");
     let server = Path::new(env!("CARGO_BIN_EXE_splice")).with_file_name("splice-registry");
     let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
     assert_eq!(argv0, server.as_os_str().as_encoded_bytes());
     // As soon as the URL is out, before any request: the handlers are already in place.
-    let pid = i32::try_from(child.id()).unwrap_or_else(|e| panic!("{e}"));
+    let pid = i32::try_from(child.id()).expect("child as i32");
     rustix::process::kill_process(
         rustix::process::Pid::from_raw(pid).unwrap_or_else(|| panic!("pid {pid}")),
         rustix::process::Signal::TERM,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
+    .expect("signal rustix");
+    let status = child.wait().expect("wait for child");
     assert_eq!(status.code(), Some(0));
 }

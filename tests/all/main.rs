@@ -1,4 +1,8 @@
-//! Integration tests: one binary (one link of the dependency tree) with a module per area.
+//! Integration tests: one binary (one link of the dependency tree) with a module per feature.
+
+// The whole crate is test code: `clippy.toml`'s allow-expect-in-tests covers `#[test]`
+// functions only, and the helpers here fail the test the same way.
+#![allow(clippy::expect_used)]
 
 mod support;
 

@@ -29,7 +29,7 @@ fn restore_refuses_ids_and_checkpoints_that_do_not_name_one() {
         .unwrap_or_default()
         .to_string();
     // `..` would name the data directory itself.
-    std::fs::create_dir_all(sandbox.data.join("checkpoints")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(sandbox.data.join("checkpoints")).expect("create checkpoints");
     for args in [
         vec!["restore", ".."],
         vec!["restore", ""],

@@ -149,12 +149,8 @@ fn a_failed_plan_task_is_rolled_back_before_the_next_task_starts() {
         "{message}"
     );
     // The rollback comes before T2 starts.
-    let position = |wanted: &dyn Fn(&Value) -> bool| {
-        out.lines
-            .iter()
-            .position(wanted)
-            .unwrap_or_else(|| panic!("missing event"))
-    };
+    let position =
+        |wanted: &dyn Fn(&Value) -> bool| out.lines.iter().position(wanted).expect("missing event");
     let rolled = position(&|l| l["code"] == "task_rolled_back");
     let t2_starts = position(&|l| {
         l["type"] == "reasoning"
@@ -291,12 +287,12 @@ fn restore_after_worktree_clean_says_the_worktree_is_gone_and_never_recreates_it
     }
 
     // A stray directory where the worktree was is not the worktree: --force writes nothing there.
-    std::fs::create_dir_all(&worktree).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&worktree).expect("create worktree");
     let undo = restore(&sandbox, &run, &["--force"]);
     assert_eq!(undo.code, 1, "{}", undo.stdout);
     assert_eq!(undo.first("error")["code"], "restore_failed");
     let left: Vec<_> = std::fs::read_dir(&worktree)
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("list worktree")
         .collect();
     assert!(left.is_empty(), "restore wrote into a stray directory");
 }

@@ -73,7 +73,7 @@ fn bad_settings_are_usage_errors_not_silent_defaults() {
 #[test]
 fn a_config_file_named_by_splice_config_must_exist() {
     // A typo in SPLICE_CONFIG must not run with the deny rules that file holds dropped.
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let missing = dir.path().join("confg.json");
     let missing = missing.display().to_string();
     usage_error(&[("SPLICE_CONFIG", missing.as_str())], &[], "confg.json");
@@ -84,8 +84,7 @@ fn an_empty_config_file_is_no_settings() {
     for content in ["", "  \n\t\n"] {
         let provider = FakeProvider::start(vec![openai::answer(&["hello"])]);
         let sandbox = Sandbox::new();
-        std::fs::write(sandbox.dir.path().join("config.json"), content)
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(sandbox.dir.path().join("config.json"), content).expect("write config.json");
         let out = exec_json(&sandbox, &provider, &["--tier", "light", "hi"]);
         assert_eq!(out.code, 0, "{content:?}: {}", out.stdout);
         assert_eq!(out.text(), "hello");
@@ -114,8 +113,7 @@ fn config_values_are_checked_even_when_a_flag_overrides_them() {
     for (config, flags, named) in cases {
         let provider = FakeProvider::start(vec![openai::answer(&["hi"])]);
         let sandbox = Sandbox::new();
-        std::fs::write(sandbox.dir.path().join("config.json"), config)
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(sandbox.dir.path().join("config.json"), config).expect("write config.json");
         let mut command = sandbox.command(&provider.url);
         stream_json(&mut command).args(flags).arg("hello");
         let out = run(command, None);
@@ -141,8 +139,7 @@ fn bad_config_values_are_still_refused_when_a_flag_overrides_them() {
         (r#"{"provider":"acme"}"#, "unknown provider `acme`"),
     ] {
         let sandbox = Sandbox::new();
-        std::fs::write(sandbox.dir.path().join("config.json"), config)
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(sandbox.dir.path().join("config.json"), config).expect("write config.json");
         let mut command = sandbox.command("http://127.0.0.1:9");
         stream_json(&mut command).args([
             "--tier",
@@ -168,7 +165,7 @@ fn broken_config_file_is_a_usage_error() {
         sandbox.dir.path().join("config.json"),
         r#"{"permisionMode":"auto"}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write config.json");
     let mut command = sandbox.command("http://127.0.0.1:9");
     stream_json(&mut command).arg("x");
     let out = run(command, None);
@@ -194,7 +191,7 @@ fn provider_precedence_is_flag_then_config_then_environment() {
         sandbox.dir.path().join("config.json"),
         r#"{"provider":"anthropic","model":"haiku"}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write config.json");
     let start = |flags: &[&str]| {
         let mut command = sandbox.command(&provider.url);
         command
@@ -214,6 +211,6 @@ fn provider_precedence_is_flag_then_config_then_environment() {
         (json!("openai"), json!("mini"))
     );
     // Without settings in the config file, the environment decides.
-    std::fs::write(sandbox.dir.path().join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(sandbox.dir.path().join("config.json"), "{}").expect("write config.json");
     assert_eq!(start(&[]), (json!("openai"), json!("gpt-4o")));
 }

@@ -82,8 +82,7 @@ fn a_model_alias_of_another_provider_is_a_usage_error() {
     for (config, flags) in cases {
         let provider = FakeProvider::start(vec![openai::answer(&["hi"])]);
         let sandbox = Sandbox::new();
-        std::fs::write(sandbox.dir.path().join("config.json"), config)
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(sandbox.dir.path().join("config.json"), config).expect("write config.json");
         let mut command = sandbox.command(&provider.url);
         stream_json(&mut command).args(flags).arg("hello");
         let out = run(command, None);

@@ -41,14 +41,14 @@ impl Outside {
         let dir = tempfile::Builder::new()
             .prefix("attack-git")
             .tempdir_in(support::outside_dir())
-            .unwrap_or_else(|e| panic!("{e}"));
-        let path = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+            .expect("create a directory outside the root");
+        let path = dir.path().canonicalize().expect("canonicalize dir");
         for (kind, tail) in HOOKS {
             let script = path.join(format!("{kind}.sh"));
             let text = format!("#!/bin/sh\ntouch '{}/ran-{kind}'\n{tail}\n", path.display());
-            std::fs::write(&script, text).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(&script, text).expect("write script");
             let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
-            std::fs::set_permissions(&script, mode).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::set_permissions(&script, mode).expect("set the mode of script");
         }
         Outside { _dir: dir, path }
     }
@@ -184,7 +184,7 @@ fn worktree_run_neither_runs_nor_keeps_planted_git_config() {
     let outside = Outside::new();
     let sandbox = project();
     let git_dir = sandbox.root.join(".git");
-    let config_before = std::fs::read(git_dir.join("config")).unwrap_or_else(|e| panic!("{e}"));
+    let config_before = std::fs::read(git_dir.join("config")).expect("read config");
     let hooks_before = listing(&git_dir.join("hooks"));
     let (out, _) = standard_run(&sandbox, &plant(&outside), &["--worktree", "--merge-back"]);
     assert_eq!(
@@ -267,8 +267,8 @@ fn run_id(out: &Outcome) -> String {
 
 /// Replace directory `d` of the root by a symlink to `target`.
 fn swap_for_link(sandbox: &Sandbox, name: &str, target: &Path) {
-    std::fs::remove_dir_all(sandbox.root.join(name)).unwrap_or_else(|e| panic!("{e}"));
-    std::os::unix::fs::symlink(target, sandbox.root.join(name)).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_dir_all(sandbox.root.join(name)).expect("remove name");
+    std::os::unix::fs::symlink(target, sandbox.root.join(name)).expect("link name to target");
 }
 
 #[test]
@@ -294,8 +294,8 @@ fn restore_does_not_follow_a_swapped_in_link_out_of_the_root() {
     assert_eq!(out.code, 0, "{}", out.stdout);
     // A command swaps `d` for a link to $HOME, where files of the same names live.
     swap_for_link(&sandbox, "d", &home.path);
-    std::fs::write(home.path.join("notes.txt"), "notes\n").unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(home.path.join("kept.txt"), "new\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(home.path.join("notes.txt"), "notes\n").expect("write notes.txt");
+    std::fs::write(home.path.join("kept.txt"), "new\n").expect("write kept.txt");
     let id = run_id(&out);
 
     for force in [false, true] {
@@ -336,10 +336,9 @@ fn restore_does_not_follow_a_swapped_in_link_out_of_the_root() {
 /// hooks directory and a link to the config file itself.
 fn linked_repo() -> Sandbox {
     let sandbox = project();
-    std::fs::create_dir_all(sandbox.root.join("docs")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(sandbox.root.join("docs")).expect("create docs");
     let link = |target: &str, name: &str| {
-        std::os::unix::fs::symlink(target, sandbox.root.join(name))
-            .unwrap_or_else(|e| panic!("{e}"))
+        std::os::unix::fs::symlink(target, sandbox.root.join(name)).expect("link name to target")
     };
     link("../.git", "docs/internals");
     link(".git/hooks", "h");
@@ -501,11 +500,11 @@ fn restore_does_not_hang_on_a_fifo_swapped_in() {
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
     let fifo = sandbox.root.join("f.txt");
-    std::fs::remove_file(&fifo).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(&fifo).expect("remove fifo");
     let made = Command::new("mkfifo")
         .arg(&fifo)
         .status()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("run mkfifo");
     assert!(made.success());
     let undo = restore(&sandbox, sandbox.dir.path(), &run_id(&out), false);
     assert_eq!(undo.code, 1, "{}", undo.stdout);
@@ -555,7 +554,7 @@ fn worktree_refuses_a_repository_whose_own_config_defines_filters() {
 fn the_reviewing_diff_reads_new_files_beneath_the_root_only() {
     let home = Outside::new();
     std::fs::write(home.path.join("secret.txt"), "hunter2-private-key\n")
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write secret.txt");
     let sandbox = project();
     let provider = FakeProvider::start(vec![
         call(
@@ -663,7 +662,7 @@ fn file_tools_cannot_assemble_a_git_dir_around_a_planted_config() {
             .args(["-C", "vendor/x", "status"])
             .current_dir(&home.root)
             .output()
-            .unwrap_or_else(|e| panic!("git: {e}"));
+            .expect("git");
         assert!(
             !marker.exists(),
             "#{n}: git ran the planted hook; vendor/x holds {:?}",
@@ -734,7 +733,7 @@ fn restore_does_not_write_through_a_hard_link_into_the_git_dir() {
         .arg("status")
         .current_dir(&home.root)
         .output()
-        .unwrap_or_else(|e| panic!("git: {e}"));
+        .expect("git");
     assert!(!marker.exists(), "git ran the planted hook");
     assert_eq!(
         undone.first("warning")["code"],
@@ -749,7 +748,7 @@ fn restore_does_not_write_through_a_hard_link_into_the_git_dir() {
 fn finish_within(mut child: std::process::Child, what: &str) -> support::Outcome {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
-        if child.try_wait().unwrap_or_else(|e| panic!("{e}")).is_some() {
+        if child.try_wait().expect("poll child").is_some() {
             break;
         }
         if std::time::Instant::now() > deadline {
@@ -759,11 +758,7 @@ fn finish_within(mut child: std::process::Child, what: &str) -> support::Outcome
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    support::parse(
-        child
-            .wait_with_output()
-            .unwrap_or_else(|e| panic!("wait: {e}")),
-    )
+    support::parse(child.wait_with_output().expect("wait"))
 }
 
 /// At the end of a run Splice reads back `.git/hooks` and `info/` to put them back as they
@@ -789,7 +784,7 @@ fn a_fifo_planted_in_the_git_dir_does_not_hang_the_end_of_the_run() {
         .arg("do it")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let child = splice.spawn().unwrap_or_else(|e| panic!("spawn: {e}"));
+    let child = splice.spawn().expect("spawn");
     let out = finish_within(child, "a FIFO in .git/hooks");
     assert_eq!(
         out.first("warning")["code"],

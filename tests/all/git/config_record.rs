@@ -23,14 +23,14 @@ fn slow_git(sandbox: &Sandbox) -> String {
     let real = std::env::split_paths(&path)
         .map(|dir| dir.join("git"))
         .find(|candidate| candidate.is_file())
-        .unwrap_or_else(|| panic!("no git on PATH"));
+        .expect("no git on PATH");
     let bin = sandbox.dir.path().join("slow-bin");
-    std::fs::create_dir_all(&bin).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&bin).expect("create bin");
     let script = bin.join("git");
     let text = format!("#!/bin/sh\nsleep 0.3\nexec '{}' \"$@\"\n", real.display());
-    std::fs::write(&script, text).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&script, text).expect("write script");
     let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
-    std::fs::set_permissions(&script, mode).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&script, mode).expect("set the mode of script");
     format!("{}:{path}", bin.display())
 }
 

@@ -129,7 +129,7 @@ fn a_live_worktree_run_is_never_cleaned_and_an_interrupt_says_how_to_recover() {
         "Fix add",
     ]);
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let child = command.spawn().expect("start command");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while !started.exists() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
@@ -151,9 +151,9 @@ fn a_live_worktree_run_is_never_cleaned_and_an_interrupt_says_how_to_recover() {
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("run kill");
     assert!(status.success());
-    let out = support::parse(child.wait_with_output().unwrap_or_else(|e| panic!("{e}")));
+    let out = support::parse(child.wait_with_output().expect("wait for child"));
     out.assert_well_formed();
     assert_eq!(out.code, 130);
     let run_id = out.lines[0]["runId"]

@@ -19,23 +19,23 @@ fn real_git() -> PathBuf {
     std::env::split_paths(&path)
         .map(|dir| dir.join("git"))
         .find(|candidate| candidate.is_file())
-        .unwrap_or_else(|| panic!("no git on PATH"))
+        .expect("no git on PATH")
 }
 
 /// A `git` that stalls for 30 s on `diff` (as on a huge tree) after writing its pid to
 /// `marker`, and is the real git for everything else.
 fn stalling_git(dir: &Path, marker: &Path) -> PathBuf {
     let bin = dir.join("bin");
-    std::fs::create_dir_all(&bin).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&bin).expect("create bin");
     let script = format!(
         "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = diff ]; then echo $$ > '{}'; exec sleep 30; fi\ndone\nexec '{}' \"$@\"\n",
         marker.display(),
         real_git().display()
     );
     let path = bin.join("git");
-    std::fs::write(&path, script).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, script).expect("write path");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("set the mode of path");
     bin
 }
 
@@ -86,7 +86,7 @@ fn an_interrupt_ends_the_run_while_a_reviewing_stage_waits_on_git_diff() {
         "{found:?}"
     );
     // The stalled git was stopped, not left running: gone, or a zombie waiting for init.
-    let pid = std::fs::read_to_string(&diffing).unwrap_or_else(|e| panic!("{e}"));
+    let pid = std::fs::read_to_string(&diffing).expect("read diffing");
     let stat = Path::new("/proc").join(pid.trim()).join("stat");
     let deadline = Instant::now() + Duration::from_secs(5);
     let running = || {
@@ -131,7 +131,7 @@ fn an_untracked_link_to_a_fifo_does_not_hang_the_review_diff() {
     let fifo = sandbox.dir.path().join("outside-fifo");
     mkfifo(&fifo);
     std::os::unix::fs::symlink(&fifo, sandbox.root.join("notes.txt"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("link notes.txt to fifo");
     let fixed = json!({
         "files": [{"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}],
         "summary": "add"

@@ -167,7 +167,7 @@ fn conflict_leaves_the_source_as_it_was() {
             snap = snapshot_script(&sandbox, "before.txt")
         ),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write script");
     let (out, run_id) = standard_run(&sandbox, &format!("sh {}", script.display()));
     assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
     let warning = out.first("warning");
@@ -181,7 +181,7 @@ fn conflict_leaves_the_source_as_it_was() {
         .arg("-c")
         .arg(snapshot_script(&sandbox, "after.txt"))
         .status()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("run sh");
     assert!(status.success());
     let before = std::fs::read(sandbox.dir.path().join("before.txt")).unwrap_or_default();
     let after = std::fs::read(sandbox.dir.path().join("after.txt")).unwrap_or_default();
@@ -200,7 +200,7 @@ fn git_failure_is_merge_back_failed() {
     // A stale index lock makes `git merge` in the source fail.
     let lock = sandbox.root.join(".git/index.lock");
     let (out, run_id) = standard_run(&sandbox, &format!("touch {}", lock.display()));
-    std::fs::remove_file(&lock).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(&lock).expect("remove lock");
     assert_eq!(out.code, 1, "{}", out.stdout);
     let error = out.first("error");
     assert_eq!(error["code"], "merge_back_failed");
@@ -258,12 +258,12 @@ fn leftover_worktrees_are_listed_recovered_and_cleaned() {
     );
     // What an interrupted run leaves: uncommitted work in the worktree.
     let path = sandbox.data.join("worktrees").join(&run_id);
-    std::fs::write(path.join("notes.txt"), "half done\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(path.join("notes.txt"), "half done\n").expect("write notes.txt");
 
     let splice = |args: &[&str]| {
         let mut command = sandbox.command("http://127.0.0.1:9");
         command.args(args);
-        let output = command.output().unwrap_or_else(|e| panic!("{e}"));
+        let output = command.output().expect("run command");
         (
             output.status.code(),
             String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -364,7 +364,7 @@ fn interrupted_worktree_run_closes_its_stage_and_leaves_a_recoverable_worktree()
         .command("http://127.0.0.1:9")
         .args(["worktree", "list"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("run splice");
     let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
     assert!(
         listed.contains(&run_id) && listed.contains("1 uncommitted change(s), 0 commit(s)"),

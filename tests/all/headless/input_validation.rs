@@ -281,14 +281,14 @@ fn invalid_utf8_names_the_line() {
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let mut child = command.spawn().expect("start command");
     let mut input = format!("{OK}\n").into_bytes();
     input
         .extend_from_slice(b"{\"schemaVersion\":2,\"type\":\"prompt\",\"content\":\"\xff\xfe\"}\n");
     if let Some(mut stdin) = child.stdin.take() {
-        std::io::Write::write_all(&mut stdin, &input).unwrap_or_else(|e| panic!("{e}"));
+        std::io::Write::write_all(&mut stdin, &input).expect("write to mutstdin");
     }
-    let out = support::parse(child.wait_with_output().unwrap_or_else(|e| panic!("{e}")));
+    let out = support::parse(child.wait_with_output().expect("wait for child"));
     out.assert_well_formed();
     assert_eq!(out.code, 2);
     let error = out.first("error");

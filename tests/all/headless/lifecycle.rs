@@ -244,16 +244,16 @@ fn a_reader_that_closes_the_stream_stops_the_run() {
     let mut command = sandbox.command(&provider.url);
     stream_json(&mut command).args(["--tier", "light", "talk"]);
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let mut child = command.spawn().expect("start command");
+    let stdout = child.stdout.take().expect("no stdout");
     let mut reader = BufReader::new(stdout);
     let mut first = String::new();
     reader
         .read_line(&mut first)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("read a line from reader");
     assert!(first.contains("run_start"));
     // Like `splice exec … | head -1`: the reader goes away.
     drop(reader);
-    let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
+    let status = child.wait().expect("wait for child");
     assert_eq!(status.code(), Some(130), "the run went on for nobody");
 }

@@ -35,7 +35,7 @@ fn servers_value(servers: &[ServerEntry]) -> Value {
 fn configure(sandbox: &Sandbox, servers: &[ServerEntry]) {
     let config = json!({"mcpServers": servers_value(servers)});
     std::fs::write(sandbox.dir.path().join("config.json"), config.to_string())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write config.json");
 }
 
 /// The project's `.mcp.json` names these servers.
@@ -571,14 +571,11 @@ fn project_servers_start_only_when_approved_or_trusted() {
     assert!(warnings(&out, "mcp_server_unapproved").is_empty());
     assert_eq!(out.first("tool_result")["status"], "ok");
 
-    std::fs::remove_file(&marker).unwrap_or_else(|e| panic!("{e}"));
-    let root = sandbox
-        .root
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(&marker).expect("remove marker");
+    let root = sandbox.root.canonicalize().expect("canonicalize the root");
     splice::mcp::approval::Approvals::load(&sandbox.data)
         .approve(&root, &server)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("approve the server");
     let out = exec(&sandbox, &provider, "anthropic", &["Hello again."]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(marker.exists(), "an approved project server did not start");
@@ -679,7 +676,7 @@ fn sigint_during_a_long_call_ends_the_servers_process_group() {
         cancelled.contains("interrupted"),
         "no cancel: {cancelled:?}"
     );
-    let pid = std::fs::read_to_string(&pid_file).unwrap_or_else(|e| panic!("{e}"));
+    let pid = std::fs::read_to_string(&pid_file).expect("read pid_file");
     let pid = pid.trim();
     assert!(!pid.is_empty());
     // Reparented to init when its group was killed; reaped there (a bound, not a pause).

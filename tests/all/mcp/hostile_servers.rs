@@ -33,7 +33,7 @@ fn configure(sandbox: &Sandbox, servers: &[(&str, Value)]) {
         sandbox.dir.path().join("config.json"),
         servers_file(servers),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write config.json");
 }
 
 fn exec(sandbox: &Sandbox, provider: &FakeProvider, args: &[&str]) -> Outcome {
@@ -78,9 +78,9 @@ fn a_project_mcp_json_is_read_only_as_a_regular_file_beneath_the_root() {
     let marker = sandbox.dir.path().join("started.marker");
     let outside = sandbox.dir.path().join("elsewhere.json");
     std::fs::write(&outside, servers_file(&[("proj", marker_server(&marker))]))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write outside");
     std::os::unix::fs::symlink(&outside, sandbox.root.join(".mcp.json"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("link .mcp.json to outside");
     let provider = FakeProvider::start(vec![
         anthropic::answer(&["Hi."]),
         anthropic::answer(&["Hi again."]),
@@ -95,11 +95,11 @@ fn a_project_mcp_json_is_read_only_as_a_regular_file_beneath_the_root() {
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert!(failed[0].contains(".mcp.json"), "{failed:?}");
 
-    std::fs::remove_file(sandbox.root.join(".mcp.json")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(sandbox.root.join(".mcp.json")).expect("remove .mcp.json");
     let made = std::process::Command::new("mkfifo")
         .arg(sandbox.root.join(".mcp.json"))
         .status()
-        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+        .expect("mkfifo");
     assert!(made.success());
     // Before the fix the run blocked here for ever, opening the FIFO for a writer.
     let out = exec(&sandbox, &provider, &["Hello."]);
@@ -160,7 +160,7 @@ fn an_http_servers_redirect_does_not_carry_its_headers_to_another_host() {
             );
         }
     }
-    let listed: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let listed: Value = serde_json::from_str(&out.stdout).expect("parse out.stdout as JSON");
     assert_eq!(listed["servers"][0]["state"], "failed", "{listed}");
     assert!(!out.stdout.contains("sekrit") && !out.stderr.contains("sekrit"));
 }
@@ -297,7 +297,7 @@ fn a_server_that_pages_for_ever_is_cut_off_and_ready() {
 /// The descriptors of this (test) process that its children inherit: those without
 /// close-on-exec (`O_CLOEXEC` is 02000000 in `/proc/self/fdinfo`'s octal `flags`).
 fn inheritable_fds() -> std::collections::BTreeSet<String> {
-    let entries = std::fs::read_dir("/proc/self/fdinfo").unwrap_or_else(|e| panic!("{e}"));
+    let entries = std::fs::read_dir("/proc/self/fdinfo").expect("list /proc/self/fdinfo");
     entries
         .filter_map(|entry| {
             let name = entry.ok()?.file_name().to_string_lossy().into_owned();
@@ -474,8 +474,8 @@ fn an_approval_for_a_non_utf8_root_does_not_cover_a_lookalike() {
         .join(std::ffi::OsStr::from_bytes(b"proj\xfe"));
     let file = servers_file(&[("proj", marker_server(&marker))]);
     for root in [&approved_root, &lookalike] {
-        std::fs::create_dir_all(root).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join(".mcp.json"), &file).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root).expect("create root");
+        std::fs::write(root.join(".mcp.json"), &file).expect("write .mcp.json");
     }
     let entry = ServerEntry {
         name: "proj".into(),
@@ -489,7 +489,7 @@ fn an_approval_for_a_non_utf8_root_does_not_cover_a_lookalike() {
     };
     let canonical = approved_root
         .canonicalize()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("canonicalize approved_root");
     // Refused now; before, recorded under the lossy text.
     let _ = splice::mcp::approval::Approvals::load(&sandbox.data).approve(&canonical, &entry);
     let provider = FakeProvider::start(vec![anthropic::answer(&["Hi."])]);

@@ -32,7 +32,8 @@ fn hub_with(cwd: &Path, startup_ms: u64, call_ms: u64, extra: &[(&str, &str)]) -
         "SPLICE_MCP_TOOL_TIMEOUT_MS".into(),
         call_ms.to_string().into(),
     ));
-    let options = HubOptions::from_vars(cwd.to_path_buf(), vars).unwrap_or_else(|e| panic!("{e}"));
+    let options =
+        HubOptions::from_vars(cwd.to_path_buf(), vars).expect("hub options from the variables");
     assert_eq!(options.startup_timeout, Duration::from_millis(startup_ms));
     McpHub::new(options)
 }
@@ -78,14 +79,14 @@ async fn everything_over_stdio_lists_its_tools_and_sums() {
     }
     let sum = call(&hub, "mcp__everything__get-sum", json!({"a": 2, "b": 3}))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("call mcp__everything__get-sum");
     assert!(!sum.is_error);
     assert!(sum.text.contains('5'), "{}", sum.text);
     assert!(!sum.text.contains('6'), "{}", sum.text);
     // A call the server refuses (bad arguments) is a tool error, and the server stays ready.
     let refused = call(&hub, "mcp__everything__get-sum", json!({"a": "two"}))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("call mcp__everything__get-sum");
     assert!(refused.is_error, "{refused:?}");
     assert_eq!(status(&hub, "everything").state, ServerState::Ready);
     hub.shutdown().await;
@@ -110,7 +111,7 @@ async fn progress_notifications_arrive_with_fractions() {
             Box::new(move |p| sink.lock().unwrap_or_else(|e| e.into_inner()).push(p)),
         )
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("call tool");
     assert!(
         out.text.contains("Long running operation completed"),
         "{}",
@@ -141,7 +142,7 @@ async fn images_resource_links_and_structured_content_come_back() {
     hub.start(vec![mcp::everything("everything")]).await;
     let image = call(&hub, "mcp__everything__get-tiny-image", json!({}))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("call mcp__everything__get-tiny-image");
     assert_eq!(image.images.len(), 1, "{image:?}");
     assert_eq!(image.images[0].media_type, "image/png");
     assert!(image.images[0].data.starts_with("iVBORw0KGgo"), "a PNG");
@@ -151,7 +152,7 @@ async fn images_resource_links_and_structured_content_come_back() {
         json!({"count": 2}),
     )
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("call mcp__everything__get-resource-links");
     let link_lines: Vec<&str> = links
         .text
         .lines()
@@ -169,14 +170,14 @@ async fn images_resource_links_and_structured_content_come_back() {
         json!({"location": "Chicago"}),
     )
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("call mcp__everything__get-structured-content");
     assert!(weather.text.contains("temperature"), "{}", weather.text);
     hub.shutdown().await;
 }
 
 #[tokio::test]
 async fn the_memory_server_lists_its_tools() {
-    let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let scratch = tempfile::tempdir().expect("create a temporary directory");
     let hub = hub();
     hub.start(vec![mcp::memory(
         "memory",
@@ -194,11 +195,11 @@ async fn the_memory_server_lists_its_tools() {
         json!({"entities": [{"name": "splice", "entityType": "tool", "observations": ["written in Rust"]}]}),
     )
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("call mcp__memory__create_entities");
     assert!(!created.is_error, "{created:?}");
     let graph = call(&hub, "mcp__memory__read_graph", json!({}))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("call mcp__memory__read_graph");
     assert!(graph.text.contains("written in Rust"), "{}", graph.text);
     hub.shutdown().await;
 }
@@ -226,7 +227,7 @@ async fn everything_over_streamable_http_sums() {
     assert_eq!(web.target, server.url);
     let sum = call(&hub, "mcp__web__get-sum", json!({"a": 2, "b": 3}))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("call mcp__web__get-sum");
     assert!(sum.text.contains('5'), "{}", sum.text);
     assert!(!format!("{:?}", hub.statuses()).contains("secret-header-value"));
     hub.shutdown().await;
@@ -237,7 +238,7 @@ async fn an_http_server_that_is_not_there_fails_alone() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("pick a free loopback port");
     let hub = hub_in(&std::env::temp_dir(), 5_000, 60_000);
     hub.start(vec![
         splice::mcp::ServerEntry {
@@ -292,7 +293,7 @@ async fn garbage_on_stdout_is_skipped_and_the_connection_lives() {
     for word in ["one", "two"] {
         let out = call(&hub, "mcp__noisy__echo", json!({"text": word}))
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("call mcp__noisy__echo");
         assert_eq!(out.text, format!("echo: {word}"));
     }
     hub.shutdown().await;
@@ -323,15 +324,15 @@ async fn a_crash_mid_call_fails_that_server_alone() {
     assert!(hub.tool("mcp__crashy__echo").is_none());
     let notice = tokio::time::timeout(Duration::from_secs(10), notices.recv())
         .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("a notice within 10 s")
+        .expect("the notice channel is open");
     assert!(
         matches!(&notice, HubNotice::ServerFailed { server, .. } if server == "crashy"),
         "{notice:?}"
     );
     let steady = call(&hub, "mcp__steady__echo", json!({"text": "still here"}))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("call mcp__steady__echo");
     assert_eq!(steady.text, "echo: still here");
     hub.shutdown().await;
 }
@@ -342,7 +343,7 @@ async fn a_10_mb_result_is_capped() {
     hub.start(vec![mcp::hostile("big", &["huge"], &[])]).await;
     let out = call(&hub, "mcp__big__huge", json!({}))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("call mcp__big__huge");
     assert!(out.text.len() <= splice::mcp::content::MAX_TEXT_BYTES + 100);
     assert!(out.text.len() >= splice::mcp::content::MAX_TEXT_BYTES);
     assert!(
@@ -356,7 +357,7 @@ async fn a_10_mb_result_is_capped() {
     // The server is still usable afterwards.
     let echo = call(&hub, "mcp__big__echo", json!({"text": "after"}))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("call mcp__big__echo");
     assert_eq!(echo.text, "echo: after");
     hub.shutdown().await;
 }
@@ -391,7 +392,7 @@ fn cancellations(log: &Path) -> Vec<Value> {
 
 #[tokio::test]
 async fn dropping_a_call_sends_the_server_notifications_cancelled() {
-    let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let scratch = tempfile::tempdir().expect("create a temporary directory");
     let log = scratch.path().join("cancelled.jsonl");
     let hub = hub();
     let started_file = scratch.path().join("started").display().to_string();
@@ -434,7 +435,7 @@ async fn dropping_a_call_sends_the_server_notifications_cancelled() {
 
 #[tokio::test]
 async fn a_call_past_the_timeout_is_a_timeout_and_is_cancelled() {
-    let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let scratch = tempfile::tempdir().expect("create a temporary directory");
     let log = scratch.path().join("cancelled.jsonl");
     let hub = hub_in(&std::env::temp_dir(), 30_000, 700);
     hub.start(vec![mcp::hostile(
@@ -471,11 +472,11 @@ async fn tools_list_changed_updates_the_tools() {
     assert!(hub.tool("mcp__grows__extra").is_none());
     call(&hub, "mcp__grows__grow", json!({}))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("call mcp__grows__grow");
     let notice = tokio::time::timeout(Duration::from_secs(10), notices.recv())
         .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("a notice within 10 s")
+        .expect("the notice channel is open");
     assert_eq!(
         notice,
         HubNotice::ToolsChanged {
@@ -518,7 +519,7 @@ async fn a_server_gets_path_home_locale_proxies_its_passed_names_and_its_configu
     hub.start(vec![passing("envy", &[])]).await;
     let out = call(&hub, "mcp__envy__env", json!({}))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("call mcp__envy__env");
     let env: serde_json::Map<String, Value> =
         serde_json::from_str(&out.text).unwrap_or_else(|e| panic!("{e}: {}", out.text));
     assert_eq!(env.get("CONFIGURED"), Some(&json!("yes")));
@@ -603,10 +604,10 @@ async fn forking_hub(scratch: &Path) -> (McpHub, i32) {
     .await;
     assert_eq!(status(&hub, "forks").state, ServerState::Ready);
     let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("read pid_file")
         .trim()
         .parse()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("parse pid_file");
     assert!(
         alive(pid),
         "the grandchild should run while the server does"
@@ -616,7 +617,7 @@ async fn forking_hub(scratch: &Path) -> (McpHub, i32) {
 
 #[tokio::test]
 async fn shutdown_ends_what_a_server_started() {
-    let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let scratch = tempfile::tempdir().expect("create a temporary directory");
     let (hub, pid) = forking_hub(scratch.path()).await;
     hub.shutdown().await;
     assert!(
@@ -627,7 +628,7 @@ async fn shutdown_ends_what_a_server_started() {
 
 #[tokio::test]
 async fn a_hub_dropped_without_shutdown_still_ends_its_servers() {
-    let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let scratch = tempfile::tempdir().expect("create a temporary directory");
     let (hub, pid) = forking_hub(scratch.path()).await;
     let clone = hub.clone();
     drop(hub);
@@ -651,7 +652,7 @@ fn config_path(sandbox: &support::Sandbox) -> std::path::PathBuf {
 }
 
 fn config(sandbox: &support::Sandbox) -> Value {
-    let text = std::fs::read_to_string(config_path(sandbox)).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(config_path(sandbox)).expect("read the config file");
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
@@ -662,7 +663,7 @@ fn mcp_add_then_list_shows_everything_ready_with_get_sum() {
         config_path(&sandbox),
         r#"{"model": "claude-x", "allow": ["read"], "theme": "dark"}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write the config file");
     let (node, args) = mcp::everything_command();
     let mut add = vec![
         "add",
@@ -789,7 +790,7 @@ fn mcp_list_with_a_broken_config_exits_2_naming_the_key() {
         config_path(&sandbox),
         r#"{"mcpServers": {"tools": {"command": "x", "cwd": "/"}}}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write the config file");
     for args in [&["list"][..], &["add", "y", "--", "true"]] {
         let listed = splice_mcp(&sandbox, args);
         assert_eq!(listed.code, 2, "{args:?}: {}", listed.stderr);
@@ -802,7 +803,7 @@ fn mcp_list_with_a_broken_config_exits_2_naming_the_key() {
         assert!(listed.stdout.is_empty(), "{}", listed.stdout);
     }
     let mut timeout = sandbox.command("http://127.0.0.1:9");
-    std::fs::write(config_path(&sandbox), "{}").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(config_path(&sandbox), "{}").expect("write the config file");
     timeout
         .args(["mcp", "list"])
         .env("SPLICE_MCP_STARTUP_TIMEOUT_MS", "soon");
@@ -845,7 +846,7 @@ fn mcp_list_starts_project_servers_only_when_trusted_and_reports_failures() {
     let listed = splice_mcp(&sandbox, &["list", "--json"]);
     assert_eq!(listed.code, 0, "{}", listed.stderr);
     let document: Value =
-        serde_json::from_str(listed.stdout.trim()).unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_str(listed.stdout.trim()).expect("parse listed.stdout as JSON");
     let states: Vec<(String, String)> = document["servers"]
         .as_array()
         .map(|s| {
@@ -898,7 +899,7 @@ fn mcp_list_starts_project_servers_only_when_trusted_and_reports_failures() {
 fn mcp_add_creates_the_named_config_file_owner_only() {
     use std::os::unix::fs::PermissionsExt;
     let sandbox = support::Sandbox::new();
-    std::fs::remove_file(config_path(&sandbox)).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(config_path(&sandbox)).expect("remove the config file");
     let added = splice_mcp(&sandbox, &["add", "local", "--", "true"]);
     assert_eq!(added.code, 0, "{}", added.stderr);
     assert_eq!(
@@ -907,7 +908,7 @@ fn mcp_add_creates_the_named_config_file_owner_only() {
     );
     let mode = std::fs::metadata(config_path(&sandbox))
         .map(|m| m.permissions().mode() & 0o777)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("stat the config file");
     assert_eq!(mode, 0o600);
 }
 

@@ -21,14 +21,14 @@ fn splice(sandbox: &Sandbox, args: &[&str]) -> Outcome {
 }
 
 fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
-    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
-        let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(to).expect("create to");
+    for entry in std::fs::read_dir(from).expect("list from") {
+        let entry = entry.expect("read a tar entry");
         let target = to.join(entry.file_name());
         if entry.path().is_dir() {
             copy_dir(&entry.path(), &target);
         } else {
-            std::fs::copy(entry.path(), &target).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::copy(entry.path(), &target).expect("copy entry to target");
         }
     }
 }
@@ -65,7 +65,7 @@ fn validate_reports_every_violation_with_its_path_and_exits_2() {
     let dir = official_copy(&sandbox, "broken");
     let manifest_path = dir.join("manifest.json");
     let mut manifest: Value =
-        serde_json::from_slice(&read(&manifest_path)).unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_slice(&read(&manifest_path)).expect("parse manifest_path as JSON");
     manifest["name"] = json!("Json");
     manifest["version"] = json!("1");
     manifest["permissions"]["fs"]["read"] = json!(["../secrets"]);
@@ -74,20 +74,20 @@ fn validate_reports_every_violation_with_its_path_and_exits_2() {
     manifest["tools"][1]["entry"] = json!("tools/missing.ts");
     manifest["tools"][1]["timeoutMs"] = json!(0);
     manifest["publisher"] = json!("me");
-    std::fs::write(&manifest_path, manifest.to_string()).unwrap_or_else(|e| panic!("{e}"));
-    let skill = std::fs::read_to_string(dir.join("SKILL.md")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&manifest_path, manifest.to_string()).expect("write manifest_path");
+    let skill = std::fs::read_to_string(dir.join("SKILL.md")).expect("read SKILL.md");
     std::fs::write(
         dir.join("SKILL.md"),
         skill.replace("## Limits", "## Boundaries"),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write SKILL.md");
     std::os::unix::fs::symlink("/etc/passwd", dir.join("tools/passwd.ts"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("link tools/passwd.ts to /etc/passwd");
     std::fs::write(
         dir.join("examples/bad.json"),
         r#"{"tool": "parse", "input": {"text": 5, "extra": 1}}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write examples/bad.json");
 
     let out = splice(&sandbox, &["pkg", "validate", "broken"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
@@ -117,7 +117,7 @@ fn validate_reports_every_violation_with_its_path_and_exits_2() {
 
     let json_out = splice(&sandbox, &["pkg", "validate", "broken", "--json"]);
     assert_eq!(json_out.code, 2);
-    let doc: Value = serde_json::from_str(&json_out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let doc: Value = serde_json::from_str(&json_out.stdout).expect("parse json_out.stdout as JSON");
     assert_eq!(doc["valid"], false);
     let errors = doc["errors"].as_array().cloned().unwrap_or_default();
     assert_eq!(errors.len(), 12);
@@ -144,7 +144,7 @@ fn the_official_json_package_is_valid_and_packs_to_the_same_bytes_after_copy_tou
     let out = splice(&sandbox, &["pkg", "validate", OFFICIAL, "--json"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
-        serde_json::from_str::<Value>(&out.stdout).unwrap_or_else(|e| panic!("{e}")),
+        serde_json::from_str::<Value>(&out.stdout).expect("parse out.stdout as JSON"),
         json!({"valid": true, "errors": []})
     );
     let first = pack(&sandbox, Path::new(OFFICIAL), &sandbox.root.join("a.tgz"));
@@ -159,24 +159,25 @@ fn the_official_json_package_is_valid_and_packs_to_the_same_bytes_after_copy_tou
         let handle = std::fs::File::options()
             .write(true)
             .open(copy.join(file))
-            .unwrap_or_else(|e| panic!("{e}"));
-        handle.set_modified(stamp).unwrap_or_else(|e| panic!("{e}"));
+            .expect("open file for writing");
+        handle.set_modified(stamp).expect("set the mtime of handle");
     }
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(
         copy.join("tools/query.ts"),
         std::fs::Permissions::from_mode(0o755),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("set the mode of tools/query.ts");
     std::fs::set_permissions(
         copy.join("examples"),
         std::fs::Permissions::from_mode(0o700),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(copy.join(".env"), "SECRET=1").unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(copy.join("node_modules/x")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(copy.join("node_modules/x/index.js"), "").unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(copy.join("tools/.cache")).unwrap_or_else(|e| panic!("{e}"));
+    .expect("set the mode of examples");
+    std::fs::write(copy.join(".env"), "SECRET=1").expect("write .env");
+    std::fs::create_dir_all(copy.join("node_modules/x")).expect("create node_modules/x");
+    std::fs::write(copy.join("node_modules/x/index.js"), "")
+        .expect("write node_modules/x/index.js");
+    std::fs::create_dir_all(copy.join("tools/.cache")).expect("create tools/.cache");
     let third = pack(&sandbox, &copy, &sandbox.root.join("c.tgz"));
     assert_eq!(
         first, third,
@@ -188,7 +189,7 @@ fn the_official_json_package_is_valid_and_packs_to_the_same_bytes_after_copy_tou
         &sandbox,
         &["pkg", "pack", "copy", "--out", "d.tgz", "--json"],
     );
-    let line: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let line: Value = serde_json::from_str(&out.stdout).expect("parse out.stdout as JSON");
     assert_eq!(line["path"], "d.tgz");
     assert_eq!(line["size"], first.len());
     assert_eq!(line["sha256"], archive::sha256_hex(&first));
@@ -207,28 +208,24 @@ fn the_official_json_package_is_valid_and_packs_to_the_same_bytes_after_copy_tou
 fn archive_headers_are_normalised_sorted_and_the_gzip_header_carries_no_time_or_name() {
     let sandbox = Sandbox::new();
     let dir = official_copy(&sandbox, "pkg");
-    std::fs::write(dir.join(".hidden"), "x").unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(dir.join("tools/node_modules")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join(".hidden"), "x").expect("write .hidden");
+    std::fs::create_dir_all(dir.join("tools/node_modules")).expect("create tools/node_modules");
     // A long path: ustar splits it into prefix and name, deterministically.
     let long_dir = format!("tests/{}", "d".repeat(90));
-    std::fs::create_dir_all(dir.join(&long_dir)).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.join(&long_dir)).expect("create long_dir");
     std::fs::write(dir.join(&long_dir).join("f".repeat(60)), "long")
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write a file in the long directory");
     let bytes = pack(&sandbox, &dir, &sandbox.root.join("p.tgz"));
     // ID1 ID2 CM=deflate FLG=0 (no name, comment or extra) MTIME=0 XFL=0 OS=255.
     assert_eq!(bytes[..10], [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
     let mut tar_bytes = Vec::new();
     flate2::read::GzDecoder::new(bytes.as_slice())
         .read_to_end(&mut tar_bytes)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("gunzip the archive");
     let mut archive = tar::Archive::new(tar_bytes.as_slice());
     let mut names = Vec::new();
-    for entry in archive
-        .entries()
-        .unwrap_or_else(|e| panic!("{e}"))
-        .raw(true)
-    {
-        let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+    for entry in archive.entries().expect("list the tar entries").raw(true) {
+        let entry = entry.expect("read a tar entry");
         let header = entry.header();
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         assert!(header.as_ustar().is_some(), "{name}: not a ustar header");
@@ -274,7 +271,7 @@ fn archive_headers_are_normalised_sorted_and_the_gzip_header_carries_no_time_or_
 
     // What unpacks is what was packed, and packs again to the same bytes.
     let unpacked = sandbox.root.join("unpacked");
-    archive::unpack(bytes.as_slice(), &unpacked, archive::LIMITS).unwrap_or_else(|e| panic!("{e}"));
+    archive::unpack(bytes.as_slice(), &unpacked, archive::LIMITS).expect("unpack into unpacked");
     assert_eq!(
         read(&unpacked.join("tools/parse.ts")),
         read(&dir.join("tools/parse.ts"))
@@ -288,7 +285,7 @@ fn archive_headers_are_normalised_sorted_and_the_gzip_header_carries_no_time_or_
     // A path beyond ustar's 100 + 155 bytes is refused with its path, not spilled into an
     // extension header.
     let too_long = format!("tests/{}", "e".repeat(160));
-    std::fs::create_dir_all(dir.join(&too_long)).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.join(&too_long)).expect("create too_long");
     let out = splice(&sandbox, &["pkg", "pack", "pkg", "--out", "r.tgz"]);
     assert_eq!(out.code, 2);
     assert!(
@@ -304,8 +301,8 @@ fn pack_and_validate_refuse_links_and_special_files_with_their_path() {
     let sandbox = Sandbox::new();
     let dir = official_copy(&sandbox, "pkg");
     std::os::unix::fs::symlink("../../outside", dir.join("examples/link"))
-        .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(sandbox.root.join("outside"), "secret").unwrap_or_else(|e| panic!("{e}"));
+        .expect("link examples/link to ../../outside");
+    std::fs::write(sandbox.root.join("outside"), "secret").expect("write outside");
     rustix::fs::mknodat(
         rustix::fs::CWD,
         dir.join("tools/fifo"),
@@ -313,7 +310,7 @@ fn pack_and_validate_refuse_links_and_special_files_with_their_path() {
         rustix::fs::Mode::from_raw_mode(0o644),
         0,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("make the FIFO tools/fifo");
     let out = splice(&sandbox, &["pkg", "pack", "pkg", "--out", "p.tgz"]);
     assert_eq!(out.code, 2);
     assert!(
@@ -354,7 +351,7 @@ fn new_writes_a_skeleton_that_validates_and_refuses_a_non_empty_directory() {
     }
     let manifest: Value =
         serde_json::from_slice(&read(&sandbox.root.join("skills/hello/manifest.json")))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("parse skills/hello/manifest.json as JSON");
     assert_eq!(
         (manifest["namespace"].as_str(), manifest["name"].as_str()),
         (Some("acme"), Some("hello"))
@@ -371,7 +368,7 @@ fn new_writes_a_skeleton_that_validates_and_refuses_a_non_empty_directory() {
         assert!(out.stderr.contains(step), "{step}: {}", out.stderr);
     }
     let test_file = std::fs::read_to_string(sandbox.root.join("skills/hello/tests/greet.test.ts"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("read skills/hello/tests/greet.test.ts");
     assert!(test_file.contains("from \"node:test\"") && test_file.contains("node:assert"));
     let valid = splice(&sandbox, &["pkg", "validate", "skills/hello"]);
     assert_eq!(valid.code, 0, "{}", valid.stderr);
@@ -425,12 +422,12 @@ fn hostile(entries: &[(&[u8], EntryType, &[u8])]) -> Vec<u8> {
         };
         builder
             .append(&header, body)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("append an entry to the tar");
     }
     builder
         .into_inner()
         .and_then(|g| g.finish())
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("finish the gzip stream")
 }
 
 /// Unpack into `sandbox/out/pkg` and check that it is refused, mentions `why`, and leaves
@@ -438,7 +435,7 @@ fn hostile(entries: &[(&[u8], EntryType, &[u8])]) -> Vec<u8> {
 fn assert_refused(bytes: &[u8], why: &str, limits: Limits) {
     let sandbox = Sandbox::new();
     let parent = sandbox.root.join("out");
-    std::fs::create_dir_all(&parent).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&parent).expect("create parent");
     let target = parent.join("pkg");
     let result = archive::unpack(bytes, &target, limits);
     let message = match result {
@@ -447,12 +444,10 @@ fn assert_refused(bytes: &[u8], why: &str, limits: Limits) {
     };
     assert!(message.contains(why), "{message:?} does not say {why:?}");
     assert!(!target.exists());
-    let left: Vec<_> = std::fs::read_dir(&parent)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .collect();
+    let left: Vec<_> = std::fs::read_dir(&parent).expect("list parent").collect();
     assert!(left.is_empty(), "left behind: {left:?}");
     let around: Vec<_> = std::fs::read_dir(&sandbox.root)
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("list the root")
         .filter_map(Result::ok)
         .map(|e| e.file_name())
         .collect();
@@ -603,8 +598,8 @@ fn unpack_refuses_gzip_bombs_and_too_many_entries() {
 fn unpack_never_replaces_an_existing_target() {
     let sandbox = Sandbox::new();
     let target = sandbox.root.join("pkg");
-    std::fs::create_dir_all(&target).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(target.join("keep"), "mine").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&target).expect("create target");
+    std::fs::write(target.join("keep"), "mine").expect("write keep");
     let bytes = hostile(&[(b"a.ts", EntryType::Regular, b"x")]);
     let result = archive::unpack(bytes.as_slice(), &target, archive::LIMITS);
     assert!(result.is_err_and(|e| e.to_string().contains("already exists")));
@@ -612,14 +607,13 @@ fn unpack_never_replaces_an_existing_target() {
         std::fs::read_to_string(target.join("keep")).ok().as_deref(),
         Some("mine")
     );
-    let mut file =
-        std::fs::File::create(sandbox.root.join("ok.tgz")).unwrap_or_else(|e| panic!("{e}"));
-    file.write_all(&bytes).unwrap_or_else(|e| panic!("{e}"));
+    let mut file = std::fs::File::create(sandbox.root.join("ok.tgz")).expect("create ok.tgz");
+    file.write_all(&bytes).expect("write to file");
     archive::unpack(
         bytes.as_slice(),
         &sandbox.root.join("fresh"),
         archive::LIMITS,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("unpack into fresh");
     assert_eq!(read(&sandbox.root.join("fresh/a.ts")), b"x");
 }

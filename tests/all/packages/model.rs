@@ -21,14 +21,14 @@ fn splice(sandbox: &Sandbox, args: &[&str]) -> Outcome {
 }
 
 fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
-    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
-        let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(to).expect("create to");
+    for entry in std::fs::read_dir(from).expect("list from") {
+        let entry = entry.expect("read a tar entry");
         let target = to.join(entry.file_name());
         if entry.path().is_dir() {
             copy_dir(&entry.path(), &target);
         } else {
-            std::fs::copy(entry.path(), &target).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::copy(entry.path(), &target).expect("copy entry to target");
         }
     }
 }
@@ -43,10 +43,10 @@ fn package_copy(sandbox: &Sandbox, dir_name: &str, version: &str) -> PathBuf {
 
 fn edit_manifest(dir: &Path, edit: impl FnOnce(&mut Value)) {
     let path = dir.join("manifest.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-    let mut manifest: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&path).expect("read path");
+    let mut manifest: Value = serde_json::from_str(&text).expect("parse text as JSON");
     edit(&mut manifest);
-    std::fs::write(&path, manifest.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, manifest.to_string()).expect("write path");
 }
 
 fn json_line(outcome: &Outcome) -> Value {
@@ -70,8 +70,8 @@ fn install_from_a_directory_places_only_packed_files_read_only() {
     let sandbox = Sandbox::new();
     let dir = package_copy(&sandbox, "json", "0.1.0");
     // Hidden files and node_modules are never packed, so never installed either.
-    std::fs::write(dir.join(".env"), "SECRET=1").unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(dir.join("node_modules/x")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join(".env"), "SECRET=1").expect("write .env");
+    std::fs::create_dir_all(dir.join("node_modules/x")).expect("create node_modules/x");
     let out = install(&sandbox, &dir, &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let line = json_line(&out);
@@ -99,13 +99,13 @@ fn install_from_a_directory_places_only_packed_files_read_only() {
     assert!(!dest.join(".env").exists());
     assert!(!dest.join("node_modules").exists());
     let mode = std::fs::metadata(dest.join("tools/parse.ts"))
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("stat tools/parse.ts")
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o444);
     // Nothing is left behind beside the destinations.
     let root: Vec<String> = std::fs::read_dir(sandbox.data.join("packages"))
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("list packages")
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .collect();
     assert_eq!(root, ["splice"]);
@@ -144,13 +144,13 @@ fn install_from_an_archive_then_reinstall_same_is_unchanged_and_other_contents_n
     assert_eq!(conflict.code, 1, "{}", conflict.stderr);
     assert!(conflict.stderr.contains("--force"), "{}", conflict.stderr);
     let installed = std::fs::read_to_string(installed_dir(&sandbox, "0.2.0").join("manifest.json"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("read manifest.json");
     assert!(!installed.contains("changed without"));
     let forced = install(&sandbox, &dir, &["--force"]);
     assert_eq!(forced.code, 0, "{}", forced.stderr);
     assert_eq!(json_line(&forced)["status"], "replaced");
     let installed = std::fs::read_to_string(installed_dir(&sandbox, "0.2.0").join("manifest.json"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("read manifest.json");
     assert!(installed.contains("changed without"));
 }
 
@@ -164,20 +164,20 @@ fn install_refuses_an_invalid_package_and_a_hostile_archive_leaving_nothing() {
     assert!(out.stderr.contains("name"), "{}", out.stderr);
     // An archive with an entry escaping its target is refused before anything is placed.
     let hostile = sandbox.dir.path().join("hostile.tgz");
-    let file = std::fs::File::create(&hostile).unwrap_or_else(|e| panic!("{e}"));
+    let file = std::fs::File::create(&hostile).expect("create hostile");
     let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
     let mut tar = tar::Builder::new(gz);
     let mut header = tar::Header::new_gnu();
     let name = b"../../escaped.txt";
-    header.as_gnu_mut().unwrap_or_else(|| panic!("gnu")).name[..name.len()].copy_from_slice(name);
+    header.as_gnu_mut().expect("gnu").name[..name.len()].copy_from_slice(name);
     header.set_size(2);
     header.set_mode(0o644);
     header.set_cksum();
     tar.append(&header, &b"hi"[..])
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("append an entry to the tar");
     tar.into_inner()
         .and_then(|gz| gz.finish())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("finish the gzip stream");
     let out = install(&sandbox, &hostile, &[]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(!sandbox.data.join("escaped.txt").exists());
@@ -460,7 +460,7 @@ fn a_pipeline_code_writer_gets_package_tools_and_the_reviewing_stages_do_not() {
         .of_type("tool_call")
         .into_iter()
         .find(|c| c["id"] == "cw_call")
-        .unwrap_or_else(|| panic!("no call"));
+        .expect("no call");
     assert_eq!(call["name"], "splice.json.query");
     // The acceptance verifier has the read-only tools: no package tool, no guidance, and a
     // call of one anyway is an unknown tool.
@@ -499,8 +499,8 @@ export default async function (input: { text: string }, ctx: { paths: { project:
 }
 "#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(sandbox.root.join("out")).unwrap_or_else(|e| panic!("{e}"));
+    .expect("write tool");
+    std::fs::create_dir_all(sandbox.root.join("out")).expect("create out");
     dir
 }
 
@@ -572,7 +572,7 @@ fn allow_and_deny_rules_name_package_tools_by_their_dotted_name() {
             .as_deref(),
         Some("[1,2]")
     );
-    std::fs::remove_file(sandbox.root.join("out/marker.txt")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(sandbox.root.join("out/marker.txt")).expect("remove out/marker.txt");
     // A deny rule wins over the allow rule and over the mode; so does one with a pattern over
     // the input JSON.
     for deny in [
@@ -659,9 +659,9 @@ fn only_offered_wire_names_reach_a_package() {
 /// Make an installed file writable again and rewrite it, as someone editing the data dir would.
 fn tamper(path: &Path, edit: impl FnOnce(String) -> String) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(path, edit(text)).unwrap_or_else(|e| panic!("{e}"));
+        .expect("set the mode of path");
+    let text = std::fs::read_to_string(path).expect("read path");
+    std::fs::write(path, edit(text)).expect("write path");
 }
 
 #[test]
@@ -728,7 +728,7 @@ fn a_package_whose_writes_reach_the_git_dir_is_blocked() {
     let sandbox = Sandbox::new();
     support::git(&sandbox.root, &["init", "-q", "-b", "main"]);
     let config_before =
-        std::fs::read_to_string(sandbox.root.join(".git/config")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::read_to_string(sandbox.root.join(".git/config")).expect("read .git/config");
     let dir = package_copy(&sandbox, "json-git", "0.1.0");
     edit_manifest(&dir, |m| m["permissions"]["fs"]["write"] = json!(["."]));
     std::fs::write(
@@ -745,7 +745,7 @@ export default async function (input: { text: string }, ctx: { paths: { project:
 }
 "##,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write tools/parse.ts");
     assert_eq!(install(&sandbox, &dir, &[]).code, 0);
     let node = node();
     let (out, _) = model_run(
@@ -776,7 +776,7 @@ export default async function (input: { text: string }, ctx: { paths: { project:
         Some(config_before.as_str())
     );
     // Through a link too: `out -> .git` declared as the write path.
-    std::os::unix::fs::symlink(".git", sandbox.root.join("out")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(".git", sandbox.root.join("out")).expect("link out to .git");
     let linked = writing_package(&sandbox);
     let out = install(&sandbox, &linked, &["--force"]);
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -44,7 +44,7 @@ impl Called {
 fn sandbox() -> (Sandbox, PathBuf) {
     let sandbox = Sandbox::new();
     let base = sandbox.root.parent().map(Path::to_path_buf);
-    let package = base.unwrap_or_else(|| panic!("no base")).join("pkg");
+    let package = base.expect("no base").join("pkg");
     (sandbox, package)
 }
 
@@ -94,8 +94,8 @@ fn assert_error(called: &Called, code: &str, exit: i32) {
 fn a_read_outside_the_declared_paths_is_refused() {
     let (sandbox, package) = sandbox();
     let secret = sandbox.root.parent().map(|b| b.join("secret.txt"));
-    let secret = secret.unwrap_or_else(|| panic!("no base"));
-    std::fs::write(&secret, "the-secret-text").unwrap_or_else(|e| panic!("{e}"));
+    let secret = secret.expect("no base");
+    std::fs::write(&secret, "the-secret-text").expect("write secret");
     sandbox.write("data/visible.txt", "visible-text");
     sandbox.write("private/hidden.txt", "hidden-text");
     let source = r#"import fs from 'node:fs';
@@ -187,7 +187,7 @@ export default async function (input: { path: string }) {
         &manifest(json!({"fs": {"write": ["out"]}}), &[("write", 5000)]),
         &[("write", source)],
     );
-    std::fs::create_dir_all(sandbox.root.join("out")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(sandbox.root.join("out")).expect("create out");
     let control = call(&sandbox, &package, "write", r#"{"path":"out/a.txt"}"#);
     ok_output(&control);
     assert_eq!(sandbox.read("out/a.txt").as_deref(), Some("written"));
@@ -321,10 +321,10 @@ fn connected(listener: &std::net::TcpListener) -> bool {
 #[test]
 fn the_network_is_refused_unless_declared() {
     let (sandbox, package) = sandbox();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("pick a free loopback port");
     listener
         .set_nonblocking(true)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("make listener non-blocking");
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
     let source = r#"import net from 'node:net';
 export default async function (input: { port: number, how: string }) {
@@ -445,7 +445,7 @@ fn killing_splice_mid_call_ends_the_tool() {
         .args(["spin", "{}", "--json"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let mut child = command.spawn().expect("start command");
     assert!(
         eventually(|| !processes_mentioning(&marker).is_empty()),
         "the tool never started"
@@ -584,7 +584,7 @@ export default async function () { fs.writeFileSync('out/ran', '1'); return {}; 
         "additionalProperties": false
     });
     write_package(&package, &m, &[("strict", source)]);
-    std::fs::create_dir_all(sandbox.root.join("out")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(sandbox.root.join("out")).expect("create out");
     let bad = call(
         &sandbox,
         &package,
@@ -630,8 +630,8 @@ fn a_missing_or_old_node_is_named() {
         .filter(|n| version(n).is_some_and(|v| v < (22, 18, 0)))
         .unwrap_or_else(|| {
             let fake = sandbox.root.parent().map(|b| b.join("node20"));
-            let fake = fake.unwrap_or_else(|| panic!("no base"));
-            std::fs::write(&fake, "#!/bin/sh\necho v20.19.0\n").unwrap_or_else(|e| panic!("{e}"));
+            let fake = fake.expect("no base");
+            std::fs::write(&fake, "#!/bin/sh\necho v20.19.0\n").expect("write fake");
             let _ = Command::new("chmod").arg("755").arg(&fake).status();
             fake
         });
@@ -669,7 +669,8 @@ fn an_installed_package_runs_by_its_id() {
     ]);
     let outcome = run_raw(command, None);
     assert_eq!(outcome.code, 0, "{} {}", outcome.stdout, outcome.stderr);
-    let line: Value = serde_json::from_str(outcome.stdout.trim()).unwrap_or_else(|e| panic!("{e}"));
+    let line: Value =
+        serde_json::from_str(outcome.stdout.trim()).expect("parse outcome.stdout as JSON");
     assert_eq!(line["output"], json!({"value": [1, 2], "type": "array"}));
     assert!(line["ms"].is_u64());
     let mut unknown = self::command(&sandbox);
@@ -684,14 +685,14 @@ fn an_installed_package_runs_by_its_id() {
 }
 
 fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
-    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
-        let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(to).expect("create to");
+    for entry in std::fs::read_dir(from).expect("list from") {
+        let entry = entry.expect("read a tar entry");
         let target = to.join(entry.file_name());
         if entry.path().is_dir() {
             copy_dir(&entry.path(), &target);
         } else {
-            std::fs::copy(entry.path(), &target).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::copy(entry.path(), &target).expect("copy entry to target");
         }
     }
 }
@@ -733,7 +734,7 @@ fn a_tool_cannot_signal_processes_outside_its_sandbox() {
     let mut victim = Command::new("sleep")
         .arg("300")
         .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("start sleep");
     let input = json!({ "pid": victim.id() }).to_string();
     let called = call(&sandbox, &package, "kill", &input);
     let alive = victim.try_wait().map(|s| s.is_none()).unwrap_or(false);
@@ -795,10 +796,10 @@ fn pkg_test_fails_on_a_wrong_example_a_failing_test_and_an_invalid_package() {
         &manifest(json!({}), &[("double", 5000)]),
         &[("double", source)],
     );
-    std::fs::create_dir_all(package.join("examples")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(package.join("tests")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(package.join("examples")).expect("create examples");
+    std::fs::create_dir_all(package.join("tests")).expect("create tests");
     let write = |name: &str, text: &str| {
-        std::fs::write(package.join(name), text).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(package.join(name), text).expect("write name");
     };
     write(
         "examples/right.json",
@@ -821,7 +822,7 @@ fn pkg_test_fails_on_a_wrong_example_a_failing_test_and_an_invalid_package() {
         "{}",
         wrong.stdout
     );
-    std::fs::remove_file(package.join("examples/wrong.json")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(package.join("examples/wrong.json")).expect("remove examples/wrong.json");
     write(
         "tests/broken.test.ts",
         "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('fails', () => assert.equal(1, 2));\n",
@@ -834,7 +835,8 @@ fn pkg_test_fails_on_a_wrong_example_a_failing_test_and_an_invalid_package() {
         failing.stdout
     );
     // The tests run in the tools' sandbox: no child processes, nothing written.
-    std::fs::remove_file(package.join("tests/broken.test.ts")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(package.join("tests/broken.test.ts"))
+        .expect("remove tests/broken.test.ts");
     write(
         "tests/escape.test.ts",
         "import { test } from 'node:test';\nimport fs from 'node:fs';\ntest('writes', () => fs.writeFileSync('planted.txt', 'x'));\n",
@@ -865,17 +867,17 @@ export default async function (input: { n: number }): Promise<{ text: string }> 
         &manifest(json!({}), &[("calc", 5000)]),
         &[("calc", source)],
     );
-    std::fs::create_dir_all(package.join("tools/lib")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(package.join("tools/lib")).expect("create tools/lib");
     std::fs::write(
         package.join("tools/lib/math.ts"),
         "export function twice(n: number): number { return n * 2; }\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write tools/lib/math.ts");
     std::fs::write(
         package.join("tools/lib/label.mts"),
         "type Label = string;\nexport const label = (n: number): Label => `n=${n}`;\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write tools/lib/label.mts");
     for _ in 0..2 {
         let called = call(&sandbox, &package, "calc", r#"{"n":21}"#);
         assert_eq!(ok_output(&called)["text"], "n=42");
@@ -885,7 +887,7 @@ export default async function (input: { n: number }): Promise<{ text: string }> 
         package.join("tools/lib/math.ts"),
         "export function twice(n: number): number { return n * 3; }\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write tools/lib/math.ts");
     let called = call(&sandbox, &package, "calc", r#"{"n":21}"#);
     assert_eq!(ok_output(&called)["text"], "n=63");
 }
@@ -901,7 +903,7 @@ fn a_write_grant_reaching_splices_data_is_refused() {
             &manifest(json!({"fs": {"write": [grant]}}), &[("noop", 5000)]),
             &[("noop", source)],
         );
-        std::fs::create_dir_all(sandbox.root.join("state/cache")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(sandbox.root.join("state/cache")).expect("create state/cache");
         let mut inside = command(&sandbox);
         inside.env("SPLICE_DATA_DIR", sandbox.root.join("state"));
         let refused = call_with(inside, &dir, "noop", "{}");
@@ -923,9 +925,9 @@ fn a_node_replaced_at_the_same_path_is_checked_again() {
         &[("version", source)],
     );
     let base = sandbox.root.parent().map(Path::to_path_buf);
-    let wrapper = base.unwrap_or_else(|| panic!("no base")).join("node");
+    let wrapper = base.expect("no base").join("node");
     let write_script = |body: String| {
-        std::fs::write(&wrapper, body).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&wrapper, body).expect("write wrapper");
         let _ = Command::new("chmod").arg("755").arg(&wrapper).status();
     };
     write_script(format!("#!/bin/sh\nexec '{}' \"$@\"\n", node22().display()));
@@ -971,9 +973,9 @@ export default async function () {
 fn splice_without_its_launcher_binary_beside_it_still_sandboxes_tools() {
     let (sandbox, package) = sandbox();
     let alone = package.with_file_name("bin-alone");
-    std::fs::create_dir_all(&alone).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&alone).expect("create alone");
     let splice = alone.join("splice");
-    std::fs::copy(env!("CARGO_BIN_EXE_splice"), &splice).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::copy(env!("CARGO_BIN_EXE_splice"), &splice).expect("copy splice to splice");
     assert!(!alone.join("splice-pkg-launch").exists());
     let template = command(&sandbox);
     let copied = || {
@@ -989,10 +991,10 @@ fn splice_without_its_launcher_binary_beside_it_still_sandboxes_tools() {
         }
         copied
     };
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("pick a free loopback port");
     listener
         .set_nonblocking(true)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("make listener non-blocking");
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
     let source = r#"import net from 'node:net';
 export default async function (input: { port: number }) {

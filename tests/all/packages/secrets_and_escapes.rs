@@ -255,17 +255,16 @@ fn listing(dir: &Path) -> Vec<String> {
 fn declared_paths_that_links_carry_out_of_the_project_are_refused() {
     let (sandbox, package) = sandbox();
     let elsewhere = sandbox.dir.path().join("elsewhere");
-    std::fs::create_dir_all(elsewhere.join("deeper")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(elsewhere.join("secret.txt"), "outside-secret-text")
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(elsewhere.join("deeper")).expect("create deeper");
+    std::fs::write(elsewhere.join("secret.txt"), "outside-secret-text").expect("write secret.txt");
     let link = |name: &str| {
         std::os::unix::fs::symlink(&elsewhere, sandbox.root.join(name))
-            .unwrap_or_else(|e| panic!("{e}"))
+            .expect("link name to elsewhere")
     };
     link("out");
     link("sub");
     link("data");
-    std::fs::create_dir_all(sandbox.root.join("real_out")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(sandbox.root.join("real_out")).expect("create real_out");
 
     // Control: a real directory of the project is written.
     writer(&package, json!({"fs": {"write": ["real_out"]}}));
@@ -386,7 +385,7 @@ export default async function (input: { fail?: boolean }) {
     }
     // The output JSON still reads back as what the tool returned.
     let out = pkg_run(&sandbox, &package, "evil", "{}", &[]);
-    let output: Value = serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}"));
+    let output: Value = serde_json::from_str(out.stdout.trim()).expect("parse out.stdout as JSON");
     assert!(
         output["text"]
             .as_str()
@@ -408,19 +407,19 @@ fn pkg_test_prints_no_escape_sequences_from_the_package() {
         &manifest(json!({}), &[("evil", 5000)]),
         &[("evil", source)],
     );
-    std::fs::create_dir_all(package.join("examples")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(package.join("examples")).expect("create examples");
     std::fs::write(
         package.join("examples/evil.json"),
         json!({"tool": "evil", "input": {}}).to_string(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(package.join("tests")).unwrap_or_else(|e| panic!("{e}"));
+    .expect("write examples/evil.json");
+    std::fs::create_dir_all(package.join("tests")).expect("create tests");
     std::fs::write(
         package.join("tests/evil.test.ts"),
         "import test from 'node:test';\n\
          test('name \\x1b]0;pwned\\x07', () => { console.log('\\x1b]52;c;eA==\\x07\\u009b2J'); });\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write tests/evil.test.ts");
     let mut command = command(&sandbox, "http://127.0.0.1:9");
     command.args(["pkg", "test"]).arg(&package);
     let out = run_raw(command, None);
@@ -506,10 +505,10 @@ fn installing_from_a_registry_names_the_secrets_a_package_asks_for() {
     assert_eq!(done.code, 0, "{}", done.stderr);
     let dir = package(&sandbox, "0.1.0");
     let path = dir.join("manifest.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-    let mut m: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&path).expect("read path");
+    let mut m: Value = serde_json::from_str(&text).expect("parse text as JSON");
     m["permissions"]["env"] = json!(["GH_TOKEN", "LANG"]);
-    std::fs::write(&path, m.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, m.to_string()).expect("write path");
     let published = publish(&sandbox, &server, &dir);
     assert_eq!(published.code, 0, "{}", published.stderr);
     let installed = splice(
@@ -547,9 +546,9 @@ fn publish_prints_a_packages_violations_without_escape_sequences() {
         &[("x", "export default async () => ({});")],
     );
     std::fs::write(package.join("evil\x1b]0;pwned\x07\x1b[2J.bin"), [0u8, 1, 2])
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write evilx1b]0;pwnedx07x1b[2J.bin");
     std::os::unix::fs::symlink("/etc/passwd", package.join("link\x1b]52;c;eA==\x07"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("link linkx1b]52;c;eA==x07 to /etc/passwd");
     let mut command = command(&sandbox, "http://127.0.0.1:9");
     command.args(["publish", "--dry-run"]).arg(&package);
     let out = run_raw(command, None);

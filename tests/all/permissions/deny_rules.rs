@@ -31,7 +31,7 @@ fn assert_all_denied(out: &Outcome, commands: &[String], remote: &Path) {
 #[test]
 fn bash_syntax_that_sh_reads_differently_does_not_hide_a_denied_command() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let dodges = [
@@ -58,7 +58,7 @@ fn bash_syntax_that_sh_reads_differently_does_not_hide_a_denied_command() {
 #[test]
 fn an_allow_rule_is_not_stretched_by_bash_syntax_that_sh_reads_differently() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let dodges = [
@@ -98,7 +98,7 @@ fn deeply_nested_commands_are_refused_without_crashing() {
 #[test]
 fn commands_hidden_in_git_options_and_arithmetic_do_not_get_past_a_deny_rule() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let url = remote.display();
@@ -126,7 +126,7 @@ fn commands_hidden_in_git_options_and_arithmetic_do_not_get_past_a_deny_rule() {
 #[test]
 fn commands_hidden_in_variable_names_and_pager_variables_do_not_get_past_a_deny_rule() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let dodges = [
@@ -151,7 +151,7 @@ fn commands_hidden_in_variable_names_and_pager_variables_do_not_get_past_a_deny_
 #[test]
 fn words_after_a_redirection_do_not_hide_a_denied_command() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let dodges = [
@@ -175,7 +175,7 @@ fn words_after_a_redirection_do_not_hide_a_denied_command() {
 #[test]
 fn a_shell_reading_its_script_from_a_stdin_path_is_refused() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let dodges = [
@@ -199,7 +199,7 @@ fn a_shell_reading_its_script_from_a_stdin_path_is_refused() {
 #[test]
 fn programs_that_run_shell_commands_from_their_input_are_refused() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let dodges = [
@@ -223,7 +223,7 @@ fn programs_that_run_shell_commands_from_their_input_are_refused() {
 #[test]
 fn git_run_by_its_dashed_name_is_still_git() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let exec_path = git(&sandbox.root, &["--exec-path"]);
@@ -247,7 +247,7 @@ fn git_run_by_its_dashed_name_is_still_git() {
 #[test]
 fn substitutions_in_patterns_and_nested_backticks_are_seen() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let dodges = [
@@ -272,7 +272,7 @@ fn substitutions_in_patterns_and_nested_backticks_are_seen() {
 #[test]
 fn substitutions_in_here_documents_are_seen() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let dodges = [
@@ -296,7 +296,7 @@ fn substitutions_in_here_documents_are_seen() {
 #[test]
 fn words_the_grammar_splits_or_leaves_unread_are_refused() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let dodges = [
@@ -320,7 +320,7 @@ fn words_the_grammar_splits_or_leaves_unread_are_refused() {
 #[test]
 fn command_variables_set_by_for_or_read_are_seen() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let dodges = [
@@ -346,7 +346,7 @@ fn command_variables_set_by_for_or_read_are_seen() {
 #[test]
 fn a_deny_rule_on_git_push_holds_against_every_spelling() {
     let sandbox = sandbox_outside_tmp();
-    let remote_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let remote_dir = tempfile::tempdir().expect("tempdir");
     let remote = remote_dir.path().join("remote.git");
     repository_with_remote(&sandbox, &remote);
     let dodges = [
@@ -448,7 +448,7 @@ fn a_rule_naming_an_unknown_tool_is_a_usage_error() {
         sandbox.dir.path().join("config.json"),
         r#"{"deny":["run_comand(git push*)"]}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write config.json");
     let mut command = sandbox.command("http://127.0.0.1:9");
     stream_json(&mut command).arg("hi");
     let out = run(command, None);

@@ -217,7 +217,7 @@ fn rules_from_the_config_file_apply() {
         sandbox.dir.path().join("config.json"),
         r#"{"permissionMode":"auto","deny":["write_file"]}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write config.json");
     let args = json!({"path": "x.txt", "content": "x"});
     let (out, _) = one_call(&sandbox, "write_file", args, &[]);
     assert_eq!(
@@ -338,7 +338,7 @@ fn outside_dir() -> OutsideDir {
             .map(|d| d.as_nanos())
             .unwrap_or(0)
     ));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&dir).expect("create dir");
     OutsideDir(dir)
 }
 
@@ -391,8 +391,7 @@ fn a_dangling_symlink_cannot_carry_a_write_out_of_the_root() {
     let sandbox = Sandbox::new();
     let outside_parent = outside_dir();
     let outside = outside_parent.join("pwned.txt");
-    std::os::unix::fs::symlink(&outside, sandbox.root.join("evil"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&outside, sandbox.root.join("evil")).expect("link evil to outside");
     let args = json!({"path": "evil", "content": "escaped"});
     let (out, _) = one_call(
         &sandbox,

@@ -721,12 +721,12 @@ fn splices_own_test_command_runs_unasked_even_with_backslashes_and_operators() {
         .of_type("tool_call")
         .into_iter()
         .find(|c| c["args"]["command"] == command)
-        .unwrap_or_else(|| panic!("the test command did not run"));
+        .expect("the test command did not run");
     let result = out
         .of_type("tool_result")
         .into_iter()
         .find(|r| r["id"] == call["id"])
-        .unwrap_or_else(|| panic!("no result"));
+        .expect("no result");
     assert_eq!(result["status"], "ok");
     assert_eq!(sandbox.read("test_runs.log").as_deref(), Some("ran\n"));
 }

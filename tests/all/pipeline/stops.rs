@@ -313,12 +313,12 @@ fn an_analyzer_that_cannot_run_is_not_shown_to_the_model() {
     sandbox.write("calc.txt", "minus\n");
     support::commit_all(&sandbox.root);
     let bin = sandbox.dir.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&bin).expect("create bin");
     let git = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
         .map(|dir| dir.join("git"))
         .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("no git on PATH"));
-    std::os::unix::fs::symlink(git, bin.join("git")).unwrap_or_else(|e| panic!("{e}"));
+        .expect("no git on PATH");
+    std::os::unix::fs::symlink(git, bin.join("git")).expect("link git to git");
     let provider = FakeProvider::start(vec![
         submit(
             "cw1",

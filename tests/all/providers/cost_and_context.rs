@@ -124,7 +124,7 @@ pub fn small_window_model(sandbox: &Sandbox, window: u64) {
     let data = json!({"source": "test", "asOf": "2026-01-01", "models": {
         "openai/tiny-window": {"input": 1.0, "output": 2.0, "contextWindow": window}}});
     std::fs::write(sandbox.dir.path().join("pricing.json"), data.to_string())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write pricing.json");
 }
 
 /// Files of 28,000 characters (about 7,000 tokens each, under the 30 KiB tool output cap).

@@ -226,7 +226,7 @@ fn unreachable_provider_is_retried_then_reported() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("pick a free loopback port");
     let sandbox = Sandbox::new();
     let mut command = sandbox.command(&format!("http://127.0.0.1:{port}/v1"));
     command.env("SPLICE_MAX_RETRIES", "1");
@@ -305,7 +305,7 @@ fn user_pricing_file_overrides_the_builtin_table() {
         sandbox.dir.path().join("pricing.json"),
         r#"{"source":"team sheet","asOf":"2026-11-01","models":{"openai/llama3.2:3b":{"input":1.0,"output":2.0}}}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write pricing.json");
     let mut command = sandbox.command(&provider.url);
     stream_json(&mut command).args(["--model", "llama3.2:3b", "hi"]);
     let out = run(command, None);
@@ -698,8 +698,8 @@ fn a_plain_http_endpoint_runs_without_a_certificate_store() {
     let sandbox = Sandbox::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")));
     let provider = FakeProvider::start(vec![openai::answer(&["Hello."])]);
     let empty = sandbox.dir.path().join("no-certs");
-    std::fs::create_dir_all(&empty).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(empty.join("none.pem"), "").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&empty).expect("create empty");
+    std::fs::write(empty.join("none.pem"), "").expect("write none.pem");
     let mut command = sandbox.command(&provider.url);
     command
         .env("SSL_CERT_FILE", empty.join("none.pem"))

@@ -145,7 +145,7 @@ fn a_build_metadata_version_already_in_the_index_is_never_resolved() {
             .clone()
             .unwrap_or_else(|| db::default_url(&registry.data));
         block(async {
-            let index = Db::open(&url).await.unwrap_or_else(|e| panic!("{e}"));
+            let index = Db::open(&url).await.expect("open the registry database");
             let row = VersionRow {
                 id: id.clone(),
                 version: "1.0.1+evil".into(),
@@ -158,7 +158,7 @@ fn a_build_metadata_version_already_in_the_index_is_never_resolved() {
                 yanked: false,
             };
             let done = index.insert_version(&row, &ns, "r1", "The real one").await;
-            assert_eq!(done.unwrap_or_else(|e| panic!("{e}")), Inserted::Done);
+            assert_eq!(done.expect("a request of the burst"), Inserted::Done);
         });
         assert_eq!(listed_versions(&registry, &id), ["1.0.1+evil", "1.0.0"]);
 

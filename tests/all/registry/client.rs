@@ -90,12 +90,12 @@ impl Server {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("registry serve: {e}"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+            .expect("registry serve");
+        let stdout = child.stdout.take().expect("no stdout");
         let mut first = String::new();
         BufReader::new(stdout)
             .read_line(&mut first)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("read a line from stdout");
         let url = first.trim().to_string();
         let server = Server {
             child,
@@ -171,7 +171,7 @@ fn pg(url: &str, statement: &str) {
             .max_connections(1)
             .connect(url)
             .await
-            .unwrap_or_else(|e| panic!("PostgreSQL at SPLICE_TEST_POSTGRES_URL: {e}"));
+            .expect("PostgreSQL at SPLICE_TEST_POSTGRES_URL");
         sqlx::query(statement)
             .execute(&pool)
             .await
@@ -214,12 +214,12 @@ pub fn login_with(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("login: {e}"));
-    let mut stdout = BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("no stdout")));
+        .expect("login");
+    let mut stdout = BufReader::new(child.stdout.take().expect("no stdout"));
     let mut first = String::new();
     stdout
         .read_line(&mut first)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("read a line from stdout");
     let code: Value =
         serde_json::from_str(&first).unwrap_or_else(|e| panic!("not JSON ({e}): {first}"));
     assert_eq!(code["type"], "device_code", "{first}");
@@ -235,7 +235,7 @@ pub fn login_with(
         }
         None => {}
     }
-    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let output = child.wait_with_output().expect("wait for child");
     let mut rest = String::new();
     let _ = std::io::Read::read_to_string(&mut stdout, &mut rest);
     let lines: Vec<Value> = rest
@@ -252,14 +252,14 @@ pub fn login_with(
 }
 
 fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
-    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
-        let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(to).expect("create to");
+    for entry in std::fs::read_dir(from).expect("list from") {
+        let entry = entry.expect("read a tar entry");
         let target = to.join(entry.file_name());
         if entry.path().is_dir() {
             copy_dir(&entry.path(), &target);
         } else {
-            std::fs::copy(entry.path(), &target).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::copy(entry.path(), &target).expect("copy entry to target");
         }
     }
 }
@@ -269,15 +269,14 @@ pub fn package(sandbox: &Sandbox, version: &str) -> PathBuf {
     let dir = sandbox.dir.path().join(format!("json-{version}"));
     copy_dir(Path::new(OFFICIAL), &dir);
     let path = dir.join("manifest.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-    let mut manifest: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&path).expect("read path");
+    let mut manifest: Value = serde_json::from_str(&text).expect("parse text as JSON");
     manifest["namespace"] = json!("acme");
     manifest["version"] = json!(version);
-    std::fs::write(&path, manifest.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, manifest.to_string()).expect("write path");
     let skill = dir.join("SKILL.md");
-    let text = std::fs::read_to_string(&skill).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(&skill, text.replacen("# splice/json", "# acme/json", 1))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&skill).expect("read skill");
+    std::fs::write(&skill, text.replacen("# splice/json", "# acme/json", 1)).expect("write skill");
     dir
 }
 
@@ -325,13 +324,12 @@ fn login_publish_info_search_install_run_yank_logout_on(database: Option<&str>) 
     // The token: in the file, mode 0600, and nowhere in the output.
     let creds = credentials_path(&sandbox);
     let mode = std::fs::metadata(&creds)
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("stat creds")
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o600);
-    let saved: Value =
-        serde_json::from_str(&std::fs::read_to_string(&creds).unwrap_or_else(|e| panic!("{e}")))
-            .unwrap_or_else(|e| panic!("{e}"));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&creds).expect("read creds"))
+        .expect("parse creds as JSON");
     let token = saved[&url]["token"]
         .as_str()
         .unwrap_or_default()
@@ -399,8 +397,8 @@ fn login_publish_info_search_install_run_yank_logout_on(database: Option<&str>) 
     assert_eq!(installed["sha256"], info["sha256"]);
     let source = sandbox.data.join("package-sources/acme/json/0.1.0.json");
     let source: Value =
-        serde_json::from_str(&std::fs::read_to_string(&source).unwrap_or_else(|e| panic!("{e}")))
-            .unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_str(&std::fs::read_to_string(&source).expect("read source"))
+            .expect("parse source as JSON");
     assert_eq!(source["registry"], json!(url));
     // The same version again changes nothing.
     let twice = splice(
@@ -458,9 +456,8 @@ fn login_publish_info_search_install_run_yank_logout_on(database: Option<&str>) 
     assert!(!source.exists(), "pkg remove left the source record");
 
     // Logging out revokes the token on the registry too: it no longer works there.
-    let saved: Value =
-        serde_json::from_str(&std::fs::read_to_string(&creds).unwrap_or_else(|e| panic!("{e}")))
-            .unwrap_or_else(|e| panic!("{e}"));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&creds).expect("read creds"))
+        .expect("parse creds as JSON");
     let token = saved[&url]["token"]
         .as_str()
         .unwrap_or_default()
@@ -473,7 +470,7 @@ fn login_publish_info_search_install_run_yank_logout_on(database: Option<&str>) 
                 .send()
                 .await
                 .map(|r| r.status().as_u16())
-                .unwrap_or_else(|e| panic!("{e}"))
+                .expect("GET <url>/api/v1/me")
         })
     };
     assert_eq!(me(&token), 200, "the saved token works before logout");
@@ -641,7 +638,7 @@ fn no_registry_is_a_usage_error_naming_the_ways_to_set_one() {
         sandbox.dir.path().join("config.json"),
         r#"{"registry":"ftp://nope"}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write config.json");
     let out = splice(&sandbox, &["pkg", "search", "json"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("http"), "{}", out.stderr);
@@ -703,9 +700,9 @@ fn the_first_login_is_the_default_registry() {
     let found = splice(&sandbox, &["pkg", "search", "json", "--json"]);
     assert_eq!(json_of(&found)["packages"], json!([]), "{}", found.stdout);
     let saved: Value = serde_json::from_str(
-        &std::fs::read_to_string(credentials_path(&sandbox)).unwrap_or_else(|e| panic!("{e}")),
+        &std::fs::read_to_string(credentials_path(&sandbox)).expect("read the credentials file"),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("parse the credentials file as JSON");
     assert!(saved[&url].get("default").is_none(), "{saved}");
     assert_eq!(saved[&second.url]["default"], json!(true), "{saved}");
 
@@ -719,7 +716,7 @@ fn the_first_login_is_the_default_registry() {
         sandbox.dir.path().join("config.json"),
         json!({ "registry": url }).to_string(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write config.json");
     let found = splice(&sandbox, &["pkg", "search", "json", "--json"]);
     assert_eq!(json_of(&found)["packages"][0]["id"], "acme/json");
 }
@@ -805,18 +802,17 @@ fn refused_publishes_name_their_reason_on(database: Option<&str>) {
 
     let theirs = package(&sandbox, "0.1.0");
     let path = theirs.join("manifest.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(&path, text.replace("\"acme\"", "\"other\"")).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&path).expect("read path");
+    std::fs::write(&path, text.replace("\"acme\"", "\"other\"")).expect("write path");
     let skill = theirs.join("SKILL.md");
-    let text = std::fs::read_to_string(&skill).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(&skill, text.replacen("# acme/json", "# other/json", 1))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&skill).expect("read skill");
+    std::fs::write(&skill, text.replacen("# acme/json", "# other/json", 1)).expect("write skill");
     let out = publish(&sandbox, &server, &theirs);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(out.stderr.contains("`other`"), "{}", out.stderr);
 
     let broken = package(&sandbox, "0.2.0");
-    std::fs::remove_file(broken.join("SKILL.md")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(broken.join("SKILL.md")).expect("remove SKILL.md");
     let out = publish(&sandbox, &server, &broken);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("SKILL.md"), "{}", out.stderr);
@@ -824,10 +820,10 @@ fn refused_publishes_name_their_reason_on(database: Option<&str>) {
     // A token the registry does not know (revoked, or another registry's).
     let creds = credentials_path(&sandbox);
     let mut saved: Value =
-        serde_json::from_str(&std::fs::read_to_string(&creds).unwrap_or_else(|e| panic!("{e}")))
-            .unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_str(&std::fs::read_to_string(&creds).expect("read creds"))
+            .expect("parse creds as JSON");
     saved[&server.url]["token"] = json!("not-a-token-the-registry-issued");
-    std::fs::write(&creds, saved.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&creds, saved.to_string()).expect("write creds");
     let out = publish(&sandbox, &server, &package(&sandbox, "0.3.0"));
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(
@@ -856,12 +852,12 @@ fn login_for_a_person_shows_the_link_and_code_on(database: Option<&str>) {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("login: {e}"));
-    let mut stderr = BufReader::new(child.stderr.take().unwrap_or_else(|| panic!("no stderr")));
+        .expect("login");
+    let mut stderr = BufReader::new(child.stderr.take().expect("no stderr"));
     let mut first = String::new();
     stderr
         .read_line(&mut first)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("read a line from stderr");
     assert!(
         first.contains(&format!("{}/device?user_code=", server.url)),
         "{first}"
@@ -874,7 +870,7 @@ fn login_for_a_person_shows_the_link_and_code_on(database: Option<&str>) {
         .to_string();
     let approved = server.admin(&["approve", &user_code, "--user", "alice"]);
     assert_eq!(approved.code, 0, "{}", approved.stderr);
-    let output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let output = child.wait_with_output().expect("wait for child");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(

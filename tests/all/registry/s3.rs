@@ -78,10 +78,7 @@ fn a_published_archive_lives_in_the_bucket_under_its_sha256_and_installs_verifie
         .read(&bucket, &key(&sha256))
         .unwrap_or_else(|| panic!("no object {} in {bucket}", key(&sha256)));
     assert_eq!(sha256_hex(&stored), sha256);
-    assert_eq!(
-        stored,
-        archive::pack(&dir).unwrap_or_else(|e| panic!("{e}")).bytes
-    );
+    assert_eq!(stored, archive::pack(&dir).expect("pack dir").bytes);
     // And not on disk: --data holds the index only.
     assert_eq!(find_file_containing(&server.data, &sha256), None);
     assert!(!server.data.join("blobs").exists());
@@ -115,7 +112,7 @@ fn an_archive_altered_in_the_bucket_installs_nothing() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let sha256 = published_sha256(&sandbox, &server, "0.1.0");
     let other = archive::pack(&package(&sandbox, "0.2.0"))
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("pack version 0.2.0")
         .bytes;
     assert_ne!(sha256_hex(&other), sha256);
     moto.write(&bucket, &key(&sha256), other.clone());
@@ -140,7 +137,7 @@ fn a_taken_key_is_never_overwritten_and_counts_as_stored_only_when_it_holds_the_
     let sandbox = Sandbox::new();
     let (moto, bucket, server) = started(&sandbox);
     let dir = package(&sandbox, "0.1.0");
-    let sha256 = sha256_hex(&archive::pack(&dir).unwrap_or_else(|e| panic!("{e}")).bytes);
+    let sha256 = sha256_hex(&archive::pack(&dir).expect("pack dir").bytes);
     let squatter = b"not the archive".to_vec();
     moto.write(&bucket, &key(&sha256), squatter.clone());
 
@@ -164,7 +161,7 @@ fn a_taken_key_is_never_overwritten_and_counts_as_stored_only_when_it_holds_the_
     // A key already holding the very archive (left by an earlier registry on this bucket):
     // the put finds it taken, reads it, and takes it as stored.
     let dir = package(&sandbox, "0.2.0");
-    let bytes = archive::pack(&dir).unwrap_or_else(|e| panic!("{e}")).bytes;
+    let bytes = archive::pack(&dir).expect("pack dir").bytes;
     moto.write(&bucket, &key(&sha256_hex(&bytes)), bytes.clone());
     let out = publish(&sandbox, &server, &dir);
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -86,12 +86,12 @@ impl Registry {
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
-        let mut child = command.spawn().unwrap_or_else(|e| panic!("spawn: {e}"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let mut child = command.spawn().expect("spawn");
+        let stdout = child.stdout.take().expect("no stdout");
         let mut first = String::new();
         BufReader::new(stdout)
             .read_line(&mut first)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("read a line from stdout");
         registry.url = first.trim_end().to_string();
         registry.child = Some(child);
         assert!(
@@ -181,7 +181,7 @@ impl Registry {
                 .get(format!("{}{path}", self.url))
                 .send()
                 .await
-                .unwrap_or_else(|e| panic!("{e}"));
+                .expect("GET <><path>");
             let status = response.status();
             (status, response.bytes().await.unwrap_or_default().to_vec())
         })
@@ -221,8 +221,8 @@ impl Registry {
     }
 
     pub fn wait(&mut self) -> std::process::ExitStatus {
-        let mut child = self.child.take().unwrap_or_else(|| panic!("not running"));
-        child.wait().unwrap_or_else(|e| panic!("{e}"))
+        let mut child = self.child.take().expect("not running");
+        child.wait().expect("wait for child")
     }
 }
 
@@ -243,7 +243,7 @@ pub fn block<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("build the tokio runtime")
         .block_on(future)
 }
 
@@ -252,7 +252,7 @@ fn send(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
 }
 
 async fn receive(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-    let response = request.send().await.unwrap_or_else(|e| panic!("{e}"));
+    let response = request.send().await.expect("send the request");
     let status = response.status();
     let text = response.text().await.unwrap_or_default();
     let value = serde_json::from_str(&text).unwrap_or_else(|_| json!({ "text": text }));
@@ -262,14 +262,14 @@ async fn receive(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
 // ---- packages -------------------------------------------------------------------------------
 
 fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
-    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
-        let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(to).expect("create to");
+    for entry in std::fs::read_dir(from).expect("list from") {
+        let entry = entry.expect("read a tar entry");
         let target = to.join(entry.file_name());
         if entry.path().is_dir() {
             copy_dir(&entry.path(), &target);
         } else {
-            std::fs::copy(entry.path(), &target).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::copy(entry.path(), &target).expect("copy entry to target");
         }
     }
 }
@@ -285,15 +285,15 @@ pub fn package(
     let dir = sandbox.root.join(unique("pkg"));
     copy_dir(Path::new(OFFICIAL), &dir);
     let path = dir.join("manifest.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-    let mut manifest: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&path).expect("read path");
+    let mut manifest: Value = serde_json::from_str(&text).expect("parse text as JSON");
     manifest["namespace"] = json!(ns);
     manifest["name"] = json!(name);
     manifest["version"] = json!(version);
     manifest["description"] = json!(description);
-    let text = serde_json::to_string_pretty(&manifest).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
-    archive::pack(&dir).unwrap_or_else(|e| panic!("{e}")).bytes
+    let text = serde_json::to_string_pretty(&manifest).expect("serialise manifest");
+    std::fs::write(&path, text).expect("write path");
+    archive::pack(&dir).expect("pack dir").bytes
 }
 
 /// A `.tar.gz` of raw headers, names written as is (the tar crate's setters refuse `..`).
@@ -314,12 +314,12 @@ fn hostile(entries: &[(&[u8], EntryType, &[u8])]) -> Vec<u8> {
         let body: &[u8] = if link { b"" } else { data };
         builder
             .append(&header, body)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("append an entry to the tar");
     }
     builder
         .into_inner()
         .and_then(|g| g.finish())
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("finish the gzip stream")
 }
 
 /// The same tar, gzipped again at another level: same files, other bytes.
@@ -327,10 +327,10 @@ fn regzipped(bytes: &[u8]) -> Vec<u8> {
     let mut tar = Vec::new();
     flate2::read::GzDecoder::new(bytes)
         .read_to_end(&mut tar)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("gunzip the archive");
     let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    gzip.write_all(&tar).unwrap_or_else(|e| panic!("{e}"));
-    gzip.finish().unwrap_or_else(|e| panic!("{e}"))
+    gzip.write_all(&tar).expect("write to gzip");
+    gzip.finish().expect("finish the gzip stream")
 }
 
 fn blob_count(data: &Path) -> usize {
@@ -403,8 +403,8 @@ fn device_login_pending_then_slow_down_then_approved_by_the_cli_spends_the_code(
         if database.is_none() {
             // Neither the token nor the password is stored as such.
             let mut stored = Vec::new();
-            for entry in std::fs::read_dir(&registry.data).unwrap_or_else(|e| panic!("{e}")) {
-                let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+            for entry in std::fs::read_dir(&registry.data).expect("list registry.data") {
+                let path = entry.expect("read a tar entry").path();
                 if path.is_file() {
                     stored.extend(std::fs::read(&path).unwrap_or_default());
                 }
@@ -444,7 +444,7 @@ fn form(registry: &Registry, fields: &[(&str, &str)]) -> (StatusCode, String) {
             .body(urlencoded(fields))
             .send()
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("POST <>/device");
         let status = response.status();
         (status, response.text().await.unwrap_or_default())
     })
@@ -462,11 +462,7 @@ fn the_device_page_approves_with_the_password_only_and_denies() {
             let url = code["verification_uri_complete"]
                 .as_str()
                 .unwrap_or_default();
-            let response = client()
-                .get(url)
-                .send()
-                .await
-                .unwrap_or_else(|e| panic!("{e}"));
+            let response = client().get(url).send().await.expect("GET url");
             let headers = response.headers().clone();
             (headers, response.text().await.unwrap_or_default())
         });
@@ -658,7 +654,7 @@ fn failed_sign_ins_on_the_device_page_are_throttled_per_user() {
             ]))
             .send()
             .await
-            .unwrap_or_else(|e| panic!("{e}"))
+            .expect("POST <>/device")
             .headers()
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
@@ -1060,8 +1056,8 @@ fn sigterm_stops_the_server_cleanly_with_exit_0() {
         let mut registry = Registry::start(None);
         assert_eq!(registry.get("/api/v1/search?q=").0, StatusCode::OK);
         let pid = rustix::process::Pid::from_raw(i32::try_from(registry.pid()).unwrap_or(0))
-            .unwrap_or_else(|| panic!("no pid"));
-        rustix::process::kill_process(pid, signal).unwrap_or_else(|e| panic!("{e}"));
+            .expect("no pid");
+        rustix::process::kill_process(pid, signal).expect("signal pid");
         let status = registry.wait();
         assert_eq!(status.code(), Some(0), "{signal:?}: {status:?}");
     }
@@ -1117,7 +1113,7 @@ fn load_concurrent_reads_downloads_and_publishes_lose_and_change_nothing() {
             .worker_threads(2)
             .enable_all()
             .build()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("build the tokio runtime");
         let (metas, downloads, publishes) = runtime.block_on(async {
             let client = client();
             let semaphore = std::sync::Arc::new(tokio::sync::Semaphore::new(50));
@@ -1145,7 +1141,7 @@ fn load_concurrent_reads_downloads_and_publishes_lose_and_change_nothing() {
                     .clone()
                     .acquire_owned()
                     .await
-                    .unwrap_or_else(|e| panic!("{e}"));
+                    .expect("acquire a semaphore permit");
                 let client = client.clone();
                 let (meta, download, base) = (meta.clone(), download.clone(), base.clone());
                 let publish = (kind == 2).then(|| fresh[i].clone());
@@ -1155,11 +1151,7 @@ fn load_concurrent_reads_downloads_and_publishes_lose_and_change_nothing() {
                     let started = std::time::Instant::now();
                     let ok = match (kind, publish) {
                         (0, _) => {
-                            let r = client
-                                .get(&meta)
-                                .send()
-                                .await
-                                .unwrap_or_else(|e| panic!("{e}"));
+                            let r = client.get(&meta).send().await.expect("GET meta");
                             let status = r.status();
                             let body: Value =
                                 serde_json::from_slice(&r.bytes().await.unwrap_or_default())
@@ -1168,11 +1160,7 @@ fn load_concurrent_reads_downloads_and_publishes_lose_and_change_nothing() {
                                 && body["sha256"] == json!(archive::sha256_hex(&base))
                         }
                         (1, _) => {
-                            let r = client
-                                .get(&download)
-                                .send()
-                                .await
-                                .unwrap_or_else(|e| panic!("{e}"));
+                            let r = client.get(&download).send().await.expect("GET download");
                             r.status() == StatusCode::OK
                                 && r.bytes().await.unwrap_or_default() == base
                         }
@@ -1183,7 +1171,7 @@ fn load_concurrent_reads_downloads_and_publishes_lose_and_change_nothing() {
                                 .body(bytes)
                                 .send()
                                 .await
-                                .unwrap_or_else(|e| panic!("{e}"));
+                                .expect("PUT <put>/<version>");
                             r.status() == StatusCode::CREATED
                         }
                         _ => false,
@@ -1194,7 +1182,7 @@ fn load_concurrent_reads_downloads_and_publishes_lose_and_change_nothing() {
             }
             let (mut metas, mut downloads, mut publishes) = (Vec::new(), Vec::new(), Vec::new());
             while let Some(done) = tasks.join_next().await {
-                let (kind, i, ok, took) = done.unwrap_or_else(|e| panic!("{e}"));
+                let (kind, i, ok, took) = done.expect("a request of the burst");
                 assert!(ok, "request {kind}/{i} failed");
                 [&mut metas, &mut downloads, &mut publishes][usize::from(kind)].push(took);
             }

@@ -159,7 +159,7 @@ fn a_detached_grandchild_dies_when_splice_is_interrupted_or_killed() {
         let status = Command::new("kill")
             .args([format!("-{signal}"), child.id().to_string()])
             .status()
-            .unwrap_or_else(|e| panic!("kill: {e}"));
+            .expect("kill");
         assert!(status.success());
         let _ = finish(child, "signalled run");
         assert_nothing_outlived(&sandbox, &marker, &format!("SIG{signal}"));

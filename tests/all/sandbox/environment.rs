@@ -16,8 +16,7 @@ use crate::tools::special_files::{finish, one_call_with, result_of, spawn};
 fn command_env(flags: &[&str], config: Option<&str>) -> String {
     let sandbox = Sandbox::new();
     if let Some(config) = config {
-        std::fs::write(sandbox.dir.path().join("config.json"), config)
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(sandbox.dir.path().join("config.json"), config).expect("write config.json");
     }
     let provider = FakeProvider::start(vec![
         openai::tool_call("call_1", "run_command", &[r#"{"command":"env"}"#]),
@@ -66,7 +65,7 @@ fn as_nobody(sandbox: &Sandbox, command: &Command) -> Command {
         .args(["-R", "a+rwX"])
         .arg(sandbox.dir.path())
         .status()
-        .unwrap_or_else(|e| panic!("chmod: {e}"));
+        .expect("chmod");
     assert!(status.success());
     let mut setpriv = Command::new("setpriv");
     setpriv.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);

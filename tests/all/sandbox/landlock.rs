@@ -140,7 +140,7 @@ fn a_confined_command_cannot_plant_programs_where_they_would_run_later() {
         ".cache/pip",
         ".npm/_npx",
     ] {
-        std::fs::create_dir_all(home.join(dir)).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(home.join(dir)).expect("create dir");
     }
     let command = "for d in .cargo/bin .cargo/registry .cache/pre-commit .cache/pip .npm/_npx; \
                    do echo planted > \"$HOME/$d/x\" 2>/dev/null; done; true";

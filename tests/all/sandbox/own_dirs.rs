@@ -79,7 +79,7 @@ fn auto_as(sandbox: &Sandbox, commands: &[String], nobody: bool, home: Option<&P
             .args(["-R", "a+rwX"])
             .arg(sandbox.dir.path())
             .status()
-            .unwrap_or_else(|e| panic!("chmod: {e}"));
+            .expect("chmod");
         assert!(opened.success());
         let mut setpriv = std::process::Command::new("setpriv");
         setpriv.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
@@ -110,7 +110,8 @@ fn assert_config_untouched(sandbox: &Sandbox, before: Option<&str>) {
 /// A second run's command connects to a Unix socket outside the sandbox: still refused, as
 /// with the original config.
 fn assert_sockets_still_refused(sandbox: &Sandbox) {
-    let outside = tempfile::tempdir_in(support::outside_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let outside = tempfile::tempdir_in(support::outside_dir())
+        .expect("create a temporary directory in support::outside_dir");
     let path = outside.path().join("outside.sock");
     let listener = Listener::at_path(&path);
     let connect = format!(
@@ -162,8 +163,8 @@ fn a_command_cannot_modify_the_config_file_or_plant_a_link_in_its_place() {
     let sandbox = home_under_tmp();
     let config = config_file(&sandbox);
     std::fs::create_dir_all(config.parent().unwrap_or(Path::new("/")))
-        .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(&config, "{}").unwrap_or_else(|e| panic!("{e}"));
+        .expect("create the config directory");
+    std::fs::write(&config, "{}").expect("write config");
     let attacks = [
         format!("cd ~/.config/splice && printf '%s' '{PAYLOAD}' > config.json"),
         format!(
@@ -194,8 +195,8 @@ fn a_command_cannot_rename_the_config_directory_away_and_plant_another() {
     let sandbox = home_under_tmp();
     let config = config_file(&sandbox);
     std::fs::create_dir_all(config.parent().unwrap_or(Path::new("/")))
-        .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(&config, "{}").unwrap_or_else(|e| panic!("{e}"));
+        .expect("create the config directory");
+    std::fs::write(&config, "{}").expect("write config");
     let attack = format!(
         "cd ~ && mv .config .config-old && mkdir -p .config/splice && \
          printf '%s' '{PAYLOAD}' > .config/splice/config.json"
@@ -216,7 +217,8 @@ fn a_command_cannot_rename_the_config_directory_away_and_plant_another() {
 #[test]
 fn a_command_cannot_approve_a_project_mcp_server() {
     let sandbox = home_under_tmp();
-    let outside = tempfile::tempdir_in(support::outside_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let outside = tempfile::tempdir_in(support::outside_dir())
+        .expect("create a temporary directory in support::outside_dir");
     let marker = outside.path().join("started.marker");
     let server = json!({"command": "sh", "args": ["-c", format!("touch '{}'", marker.display())]});
     sandbox.write(
@@ -234,13 +236,10 @@ fn a_command_cannot_approve_a_project_mcp_server() {
         source: splice::mcp::Source::Project,
     };
     let prepared = outside.path().join("prepared");
-    let root = sandbox
-        .root
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let root = sandbox.root.canonicalize().expect("canonicalize the root");
     splice::mcp::approval::Approvals::load(&prepared)
         .approve(&root, &entry)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("approve the entry");
     let file = splice::mcp::approval::FILE;
     let attack = format!(
         "mkdir -p ~/.local/share/splice; cp '{}' ~/.local/share/splice/{file}; \
@@ -278,7 +277,7 @@ fn a_command_cannot_change_an_installed_package() {
     assert_eq!(installed.code, 0, "{}", installed.stderr);
     let package = data_dir(&sandbox).join("packages/test/hostile/0.1.0");
     let entry = package.join("tools/echo.ts");
-    let before = std::fs::read_to_string(&entry).unwrap_or_else(|e| panic!("{e}"));
+    let before = std::fs::read_to_string(&entry).expect("read entry");
     let dir = package.display();
     let attacks = [
         format!("cd '{dir}/tools' && echo 'evil()' >> echo.ts"),
@@ -311,13 +310,13 @@ export default async function (input: { path: string, text?: string }) {
 }"#;
     let home = sandbox.root.clone();
     let config = home.join(".config/splice");
-    std::fs::create_dir_all(&config).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(config.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&config).expect("create config");
+    std::fs::write(config.join("config.json"), "{}").expect("write config.json");
     std::fs::write(
         config.join("credentials.json"),
         r#"{"r": {"token": "cred-marker"}}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write credentials.json");
     let call = |grants: serde_json::Value, input: serde_json::Value| {
         let manifest = support::package::manifest(grants, &[("tool", 5000)]);
         support::package::write_package(&source, &manifest, &[("tool", code)]);
@@ -355,10 +354,10 @@ export default async function (input: { path: string, text?: string }) {
 fn a_link_planted_in_place_of_the_config_directory_refuses_commands() {
     let sandbox = home_under_tmp();
     let planted = sandbox.dir.path().join("planted");
-    std::fs::create_dir_all(&planted).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(home(&sandbox).join(".config")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&planted).expect("create planted");
+    std::fs::create_dir_all(home(&sandbox).join(".config")).expect("create .config");
     std::os::unix::fs::symlink(&planted, home(&sandbox).join(".config/splice"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("link .config/splice to planted");
     let out = auto(&sandbox, &["echo ran > ran.txt".into()]);
     let (status, output) = &results(&out)[0];
     assert_eq!(status, "error", "{output}");
@@ -434,14 +433,14 @@ fn as_another_user_the_config_directory_cannot_be_planted_or_renamed() {
 /// With `nobody`, as a user who is not root (see [`auto_as`]).
 fn assert_home_kept(sandbox: &Sandbox, home: &Path, nobody: bool) {
     let bashrc = home.join(".bashrc");
-    std::fs::write(&bashrc, "# original\n").unwrap_or_else(|e| panic!("{e}"));
-    let elsewhere = tempfile::tempdir_in("/tmp").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&bashrc, "# original\n").expect("write bashrc");
+    let elsewhere = tempfile::tempdir_in("/tmp").expect("create a temporary directory in /tmp");
     assert!(!elsewhere.path().starts_with(home));
     if nobody {
         use std::os::unix::fs::PermissionsExt;
         for dir in [elsewhere.path(), home] {
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777))
-                .unwrap_or_else(|e| panic!("{e}"));
+                .expect("set the mode of dir");
         }
     }
     let dir = home.display();
@@ -490,11 +489,8 @@ fn as_another_user_a_command_cannot_write_home() {
 #[test]
 fn a_command_cannot_write_home_with_the_project_elsewhere() {
     let sandbox = home_under_tmp();
-    let other = tempfile::tempdir_in("/tmp").unwrap_or_else(|e| panic!("{e}"));
-    let home = other
-        .path()
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let other = tempfile::tempdir_in("/tmp").expect("create a temporary directory in /tmp");
+    let home = other.path().canonicalize().expect("canonicalize other");
     assert!(!sandbox.root.starts_with(&home));
     assert_home_kept(&sandbox, &home, false);
 }

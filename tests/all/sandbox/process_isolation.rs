@@ -28,7 +28,7 @@ fn configure_server(sandbox: &Sandbox, name: &str, modes: &[&str], env: &[(&str,
     };
     let config = json!({"mcpServers": {name: {"command": command, "args": args, "env": env}}});
     std::fs::write(sandbox.dir.path().join("config.json"), config.to_string())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write config.json");
 }
 
 fn mcp_exec(sandbox: &Sandbox, provider: &FakeProvider, args: &[&str]) -> std::process::Command {
@@ -150,9 +150,9 @@ fn scribiz_setup() -> (Sandbox, PathBuf) {
     let pricing = json!({"source": "tests", "asOf": "2026-01-01", "models": {
         "openai/priced-model": {"input": 1.0, "output": 2.0, "contextWindow": 128000}}});
     std::fs::write(sandbox.dir.path().join("pricing.json"), pricing.to_string())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write pricing.json");
     let tmp = sandbox.dir.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&tmp).expect("create tmp");
     (sandbox, tmp)
 }
 

@@ -14,7 +14,7 @@ fn a_confined_command_cannot_read_the_saved_registry_token() {
     let sandbox = support::attack::sandbox_outside_tmp();
     let config_dir = support::attack::saved_login(&sandbox, TOKEN);
     std::fs::write(config_dir.join("notes.txt"), "neighbour-is-readable\n")
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write notes.txt");
 
     let command = "cat ~/.config/splice/notes.txt; cat ~/.config/splice/credentials.json; \
                    cp ~/.config/splice/credentials.json stolen.json; ls ~/.config/splice";
@@ -39,7 +39,7 @@ fn saved_logins_in_a_writable_place_without_a_mount_namespace_keep_commands_from
     let sandbox = support::Sandbox::new();
     let credentials = sandbox.dir.path().join("credentials.json");
     let saved = json!({"http://127.0.0.1:7878": {"token": TOKEN, "user": "cred-marker-user"}});
-    std::fs::write(&credentials, saved.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&credentials, saved.to_string()).expect("write credentials");
     let args = json!({ "command": "cat ../credentials.json; echo ran > ran.txt" }).to_string();
     let provider = FakeProvider::start(vec![
         openai::tool_call("call_1", "run_command", &[&args]),

@@ -39,9 +39,9 @@ fn on_a_terminal(
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("script: {e}"));
+    let mut child = command.spawn().expect("script");
     let keyboard = child.stdin.take();
-    let status = child.wait().unwrap_or_else(|e| panic!("script: {e}"));
+    let status = child.wait().expect("script");
     drop(keyboard);
     assert!(status.success(), "the terminal session failed: {status}");
 }

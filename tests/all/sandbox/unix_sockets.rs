@@ -70,8 +70,7 @@ fn a_confined_command_cannot_connect_to_an_abstract_socket() {
 #[test]
 fn allow_all_unix_sockets_in_the_config_lets_the_command_connect() {
     let sandbox = sandbox_outside_tmp();
-    std::fs::write(sandbox.dir.path().join("config.json"), ALLOW_ALL)
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(sandbox.dir.path().join("config.json"), ALLOW_ALL).expect("write config.json");
     let path = socket_path(&sandbox);
     let listener = Listener::at_path(&path);
     let out = auto(
@@ -90,7 +89,7 @@ fn a_per_path_socket_list_is_a_config_error() {
     let sandbox = sandbox_outside_tmp();
     let config = json!({"sandbox": {"allowUnixSockets": ["/var/run/docker.sock"]}});
     std::fs::write(sandbox.dir.path().join("config.json"), config.to_string())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write config.json");
     let path = socket_path(&sandbox);
     let listener = Listener::at_path(&path);
     let provider = FakeProvider::start(Vec::new());
@@ -177,8 +176,7 @@ fn a_read_only_package_tool_cannot_connect_to_a_unix_socket() {
     assert!(message.contains("EACCES"), "{refused}");
     assert_eq!(listener.received(), None, "the tool reached the socket");
     // The control: lifted in the config file, the same tool connects and writes.
-    std::fs::write(sandbox.dir.path().join("config.json"), ALLOW_ALL)
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(sandbox.dir.path().join("config.json"), ALLOW_ALL).expect("write config.json");
     let allowed = pkg_run(&sandbox, &package, &path);
     assert_eq!(allowed["ok"], true, "{allowed}");
     assert_eq!(listener.received().as_deref(), Some("pwned"));
@@ -412,13 +410,13 @@ impl NetlinkListener {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("python3: {e}"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+            .expect("python3");
+        let stdout = child.stdout.take().expect("no stdout");
         let mut reader = BufReader::new(stdout);
         let mut port = String::new();
         reader
             .read_line(&mut port)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("read a line from reader");
         let port = port
             .trim()
             .parse()
@@ -427,14 +425,12 @@ impl NetlinkListener {
     }
 
     fn received(mut self) -> String {
-        let mut stdin = self.0.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-        stdin
-            .write_all(b"check\n")
-            .unwrap_or_else(|e| panic!("{e}"));
+        let mut stdin = self.0.stdin.take().expect("no stdin");
+        stdin.write_all(b"check\n").expect("write to stdin");
         let mut line = String::new();
         self.1
             .read_line(&mut line)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("read a line from self.1");
         let _ = self.0.wait();
         line.trim().to_string()
     }
@@ -479,7 +475,7 @@ fn allowing_unix_sockets_does_not_open_the_other_families() {
         sandbox.dir.path().join("config.json"),
         r#"{"sandbox":{"allowAllUnixSockets":true}}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write config.json");
     let path = sandbox.dir.path().join("agent.sock");
     let listener = Listener::at_path(&path);
     let unix = format!(
@@ -517,7 +513,7 @@ fn an_i386_system_call_does_not_make_a_unix_socket() {
     let control = Command::new("python3")
         .arg(sandbox.root.join("i386.py"))
         .output()
-        .unwrap_or_else(|e| panic!("python3: {e}"));
+        .expect("python3");
     let control = String::from_utf8_lossy(&control.stdout).into_owned();
     let made: i64 = control
         .trim()

@@ -35,10 +35,10 @@ struct Fake {
 
 impl Fake {
     fn new() -> Fake {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let record = dir.path().join("record.jsonl");
         let tmp = dir.path().join("tmp");
-        std::fs::create_dir_all(&tmp).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&tmp).expect("create tmp");
         Fake { dir, record, tmp }
     }
 
@@ -96,7 +96,7 @@ impl Fake {
             limits,
             media,
         })
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("start the Scribiz job")
     }
 
     fn transcribe_args(&self) -> Vec<OsString> {
@@ -104,7 +104,7 @@ impl Fake {
             self.dir.path().join("talk.mp3").as_os_str(),
             &self.dir.path().join("out.json"),
         )
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("transcribe arguments")
     }
 
     /// What the fake recorded: argv and env first, then stdin lines and events.
@@ -138,7 +138,7 @@ impl Fake {
                 .and_then(|r| r["pid"].as_i64())
         };
         let pid = found.unwrap_or_else(|| panic!("no {event} pid in {records:?}"));
-        i32::try_from(pid).unwrap_or_else(|e| panic!("{e}"))
+        i32::try_from(pid).expect("pid as i32")
     }
 }
 
@@ -249,9 +249,9 @@ async fn every_line_type_reaches_the_caller_and_what_is_not_protocol_is_skipped(
             Line::Warning(w) => w.message.clone(),
             _ => None,
         })
-        .unwrap_or_else(|| panic!("no warning message"));
+        .expect("no warning message");
     assert_eq!(warning.as_str(), "one\u{2028}two\u{2029}three");
-    let outcome = ended.outcome.unwrap_or_else(|e| panic!("{e}"));
+    let outcome = ended.outcome.expect("ended outcome");
     assert_eq!(outcome.exit_code, 0);
     let Some(ResultLine::Context(ContextResult {
         context: Some(context),
@@ -272,7 +272,7 @@ async fn the_child_gets_a_clean_environment_and_the_documented_arguments() {
         Limits::default(),
     );
     let ended = job.finish().await;
-    let outcome = ended.outcome.unwrap_or_else(|e| panic!("{e}"));
+    let outcome = ended.outcome.expect("ended outcome");
     let first = &fake.records()[0];
     let env = first["env"]
         .as_object()
@@ -321,7 +321,7 @@ async fn the_child_gets_a_clean_environment_and_the_documented_arguments() {
         panic!("no context path: {outcome:?}")
     };
     assert_eq!(path, &out);
-    let written = std::fs::read(&out).unwrap_or_else(|e| panic!("{e}"));
+    let written = std::fs::read(&out).expect("read out");
     assert_eq!(written.len() as u64, *bytes);
 }
 
@@ -333,7 +333,7 @@ async fn a_context_announced_in_a_temp_file_is_reported_by_path() {
         fake.transcribe_args(),
         Limits::default(),
     );
-    let outcome = job.finish().await.outcome.unwrap_or_else(|e| panic!("{e}"));
+    let outcome = job.finish().await.outcome.expect("job outcome");
     let Some(ResultLine::Context(ContextResult {
         path: Some(path), ..
     })) = outcome.result()
@@ -349,14 +349,14 @@ async fn a_context_announced_in_a_temp_file_is_reported_by_path() {
 async fn a_batch_reports_each_item_and_its_summary() {
     let fake = Fake::new();
     let folder = fake.dir.path().join("contexts");
-    std::fs::create_dir_all(&folder).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&folder).expect("create folder");
     let args = ["a.mp3", "b.mp3", "--json", "--out-file"]
         .iter()
         .map(OsString::from)
         .chain([folder.clone().into_os_string()])
         .collect();
     let job = fake.start(fake.env("batch", &[]), args, Limits::default());
-    let outcome = job.finish().await.outcome.unwrap_or_else(|e| panic!("{e}"));
+    let outcome = job.finish().await.outcome.expect("job outcome");
     // The exit code is the first failure's; the batch is still reported item by item.
     assert_eq!(outcome.exit_code, 4);
     assert!(matches!(
@@ -373,7 +373,7 @@ async fn a_batch_reports_each_item_and_its_summary() {
         outcome.item_errors[0].error.code.as_str(),
         "SOURCE_NOT_FOUND"
     );
-    let summary = outcome.summary.unwrap_or_else(|| panic!("no summary"));
+    let summary = outcome.summary.expect("no summary");
     assert_eq!((summary.succeeded, summary.failed), (Some(1), Some(1)));
 }
 
@@ -432,7 +432,7 @@ async fn each_exit_code_is_mapped_with_the_error_fields_kept() {
         fake.transcribe_args(),
         Limits::default(),
     );
-    let outcome = job.finish().await.outcome.unwrap_or_else(|e| panic!("{e}"));
+    let outcome = job.finish().await.outcome.expect("job outcome");
     assert_eq!(outcome.exit_code, 0);
 }
 
@@ -576,7 +576,7 @@ async fn dropping_the_job_ends_the_cli() {
         assert_gone(grandchild, "the CLI's child");
     })
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("join the blocking check");
     assert!(fake.got_cancel());
 }
 
@@ -601,12 +601,12 @@ async fn a_cancel_is_heard_while_the_caller_is_not_reading() {
         }
         false
     });
-    assert!(flooded.await.unwrap_or_else(|e| panic!("{e}")));
+    assert!(flooded.await.expect("the flooded job"));
     job.cancel();
     let cli = fake.pid("self");
     tokio::task::spawn_blocking(move || assert_gone(cli, "the CLI"))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("join the blocking check");
     assert!(fake.got_cancel());
     let ended = job.finish().await;
     assert_eq!(failure_of(&ended).kind, FailureKind::Cancelled);
@@ -737,7 +737,7 @@ async fn media_requests_are_answered_concurrently_by_id_and_a_cancelled_one_neve
         .find(|r| r["event"] == "media-checked")
         .unwrap_or_else(|| panic!("the fake did not finish its checks: {:?}", fake.records()));
     assert_eq!(checked["problems"], json!([]));
-    ended.outcome.unwrap_or_else(|e| panic!("{e}"));
+    ended.outcome.expect("ended outcome");
     let stdin = fake.stdin();
     let answered: Vec<u64> = stdin
         .iter()
@@ -765,7 +765,8 @@ async fn media_requests_are_answered_concurrently_by_id_and_a_cancelled_one_neve
 #[tokio::test]
 async fn the_login_task_sends_the_code_then_the_account_or_the_failure() {
     let fake = Fake::new();
-    let mut task = login::start(fake.env("login-ok", &[])).unwrap_or_else(|e| panic!("{e}"));
+    let mut task =
+        login::start(fake.env("login-ok", &[])).expect("start the Scribiz login (login-ok)");
     let mut events = Vec::new();
     while let Some(event) = task.events.recv().await {
         events.push(event);
@@ -788,7 +789,8 @@ async fn the_login_task_sends_the_code_then_the_account_or_the_failure() {
     assert_eq!(fake.records()[0]["argv"], json!(["login", "--json"]));
 
     let fake = Fake::new();
-    let mut task = login::start(fake.env("login-denied", &[])).unwrap_or_else(|e| panic!("{e}"));
+    let mut task = login::start(fake.env("login-denied", &[]))
+        .expect("start the Scribiz login (login-denied)");
     let mut last = None;
     while let Some(event) = task.events.recv().await {
         last = Some(event);
@@ -801,7 +803,8 @@ async fn the_login_task_sends_the_code_then_the_account_or_the_failure() {
 
     // Cancel while waiting for a person: the CLI is told and ends.
     let fake = Fake::new();
-    let mut task = login::start(fake.env("login-wait", &[])).unwrap_or_else(|e| panic!("{e}"));
+    let mut task =
+        login::start(fake.env("login-wait", &[])).expect("start the Scribiz login (login-wait)");
     let code = task.events.recv().await;
     assert!(matches!(code, Some(LoginEvent::Code { .. })), "{code:?}");
     task.cancel();

@@ -33,10 +33,10 @@ impl Setup {
         let pricing = json!({"source": "tests", "asOf": "2026-01-01", "models": {
             "openai/priced-model": {"input": 1.0, "output": 2.0, "contextWindow": 128000}}});
         std::fs::write(sandbox.dir.path().join("pricing.json"), pricing.to_string())
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("write pricing.json");
         let record = sandbox.dir.path().join("record.jsonl");
         let tmp = sandbox.dir.path().join("tmp");
-        std::fs::create_dir_all(&tmp).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&tmp).expect("create tmp");
         Setup {
             sandbox,
             record,
@@ -106,7 +106,7 @@ impl Setup {
                 .and_then(|r| r["pid"].as_i64()),
         };
         let pid = found.unwrap_or_else(|| panic!("no {event:?} pid in {records:?}"));
-        i32::try_from(pid).unwrap_or_else(|e| panic!("{e}"))
+        i32::try_from(pid).expect("pid as i32")
     }
 }
 
@@ -241,7 +241,7 @@ fn a_transcript_reaches_the_model_with_progress_cost_and_nothing_left_behind() {
     let context: Value = serde_json::from_str(
         &std::fs::read_to_string(keep.join("call_1.json")).unwrap_or_default(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("parse call_1.json as JSON");
     assert_eq!(context["schema"], 1);
 
     // The CLI was run as the issue says, the Context going to Splice's own file; the media it
@@ -347,7 +347,7 @@ fn a_context_announced_in_the_temp_folder_is_kept_in_the_run_data_and_deleted_th
         .iter()
         .find(|r| r["event"] == "temp")
         .and_then(|r| r["path"].as_str().map(PathBuf::from))
-        .unwrap_or_else(|| panic!("the fake announced no temp file"));
+        .expect("the fake announced no temp file");
     assert!(announced.starts_with(&setup.tmp), "{}", announced.display());
     assert!(
         !announced.exists(),
@@ -437,7 +437,7 @@ fn a_path_outside_the_root_or_into_git_is_blocked() {
     ] {
         let setup = Setup::new();
         std::fs::write(setup.sandbox.dir.path().join("outside.mp3"), "x")
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("write outside.mp3");
         setup.sandbox.write(".git/demo.mp3", "x");
         let provider = FakeProvider::start(vec![transcribe_call(path), openai::answer(&["ok"])]);
         let mut command = setup.command(&provider, "transcribe", &[]);
@@ -620,16 +620,16 @@ fn transcribe_refuses_links_and_spellings_out_of_the_root_or_into_git() {
     ] {
         let sandbox = Sandbox::new();
         let outside = sandbox.dir.path().join("outside.mp3");
-        std::fs::write(&outside, "x").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&outside, "x").expect("write outside");
         sandbox.write(".git/demo.mp3", "x");
         sandbox.write("sub/keep.txt", "x");
         let root = &sandbox.root;
         std::os::unix::fs::symlink(&outside, root.join("link.mp3"))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("link link.mp3 to outside");
         std::os::unix::fs::symlink(sandbox.dir.path(), root.join("outdir"))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("link outdir to sandbox.dir");
         std::os::unix::fs::symlink(root.join(".git"), root.join("gitlink"))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("link gitlink to .git");
         let record = sandbox.dir.path().join("record.jsonl");
         let provider = FakeProvider::start(vec![
             openai::call_json("call_1", "transcribe", json!({ "path": path })),

@@ -40,17 +40,15 @@ impl Setup {
         let sandbox = Sandbox::new();
         let base = sandbox.dir.path().to_path_buf();
         let secret = base.join("id_rsa");
-        std::fs::write(&secret, SECRET).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&secret, SECRET).expect("write secret");
         let secret_dir = base.join("ssh");
-        std::fs::create_dir_all(&secret_dir).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(secret_dir.join("media.wav"), SECRET).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(sandbox.root.join(".git")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(sandbox.root.join(".git/config"), GIT_CONFIG)
-            .unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(sandbox.root.join("media.wav"), MEDIA).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(sandbox.root.join("clips")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(sandbox.root.join("clips/media.wav"), MEDIA)
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&secret_dir).expect("create secret_dir");
+        std::fs::write(secret_dir.join("media.wav"), SECRET).expect("write media.wav");
+        std::fs::create_dir_all(sandbox.root.join(".git")).expect("create .git");
+        std::fs::write(sandbox.root.join(".git/config"), GIT_CONFIG).expect("write .git/config");
+        std::fs::write(sandbox.root.join("media.wav"), MEDIA).expect("write media.wav");
+        std::fs::create_dir_all(sandbox.root.join("clips")).expect("create clips");
+        std::fs::write(sandbox.root.join("clips/media.wav"), MEDIA).expect("write clips/media.wav");
         Setup {
             record: base.join("record.jsonl"),
             sandbox,
@@ -112,7 +110,7 @@ impl Setup {
 
 fn unhex(hex: &str) -> Vec<u8> {
     (0..hex.len() / 2)
-        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or_else(|e| panic!("{e}")))
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("parse a hex byte"))
         .collect()
 }
 

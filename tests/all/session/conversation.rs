@@ -19,7 +19,7 @@ use support::fake_provider::{FakeProvider, openai};
 /// A session's settings against the fake provider at `url` (also used by `session_ops`).
 pub(crate) fn settings(sandbox: &Sandbox, url: &str, tier: Tier) -> RunSettings {
     let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("provider config for the fake provider");
     provider.base_url = normalize_base_url(url);
     provider.api_key = Some("sk-test".into());
     RunSettings {

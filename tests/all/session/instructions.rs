@@ -17,9 +17,9 @@ fn system_prompt(provider: &FakeProvider) -> String {
 
 #[test]
 fn project_instructions_are_not_read_through_links_out_of_the_root() {
-    let secret_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let secret_dir = tempfile::tempdir().expect("create a temporary directory");
     let secret = secret_dir.path().join("secret.txt");
-    std::fs::write(&secret, "TOP-SECRET-OUTSIDE").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&secret, "TOP-SECRET-OUTSIDE").expect("write secret");
     for target in [
         secret.display().to_string(),
         "/proc/self/environ".to_string(),
@@ -27,7 +27,7 @@ fn project_instructions_are_not_read_through_links_out_of_the_root() {
         let provider = FakeProvider::start(vec![openai::answer(&["ok"])]);
         let sandbox = Sandbox::new();
         std::os::unix::fs::symlink(&target, sandbox.root.join("SPLICE.md"))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("link SPLICE.md to target");
         sandbox.write("AGENTS.md", "Run `make check`.");
         let mut command = sandbox.command(&provider.url);
         command.env("MARKER_ENV_VALUE", "ENVIRONMENT-LEAKED");
@@ -56,7 +56,7 @@ fn a_fifo_as_project_instructions_does_not_hang_the_run() {
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
-        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+        .expect("mkfifo");
     assert!(made.success());
     let mut command = sandbox.command(&provider.url);
     stream_json(&mut command).args(["--tier", "light", "hi"]);

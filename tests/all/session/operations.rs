@@ -127,7 +127,7 @@ async fn a_session_runs_turns_compacts_undoes_and_is_interrupted_through_operati
         }
         _ => None,
     });
-    let (run_id, sequence) = checkpoint.unwrap_or_else(|| panic!("no checkpoint"));
+    let (run_id, sequence) = checkpoint.expect("no checkpoint");
 
     // A compaction: the first exchange is summarised, the request counted by the meter.
     session.submit(Op::Compact);

@@ -13,14 +13,14 @@ use support::{Sandbox, run_raw};
 /// A saved session as the TUI writes it: its header record and one prompt.
 fn saved_session(sandbox: &Sandbox, id: &str, cwd: &Path, prompt: &str) {
     let dir = sandbox.data.join("sessions");
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&dir).expect("create dir");
     let header = serde_json::json!({"kind": "session", "sessionId": id, "cwd": cwd});
     let prompt = serde_json::json!({"kind": "prompt", "text": prompt});
     std::fs::write(
         dir.join(format!("{id}.jsonl")),
         format!("{header}\n{prompt}\n"),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write <id>.jsonl");
 }
 
 /// Two saved sessions, one started here and a newer one elsewhere; a provider that would answer

@@ -118,7 +118,7 @@ pub fn python() -> String {
             let output = Command::new("python3")
                 .args(["-c", "import sys; print(sys.executable)"])
                 .output()
-                .unwrap_or_else(|e| panic!("the hostile MCP server needs python3: {e}"));
+                .expect("the hostile MCP server needs python3");
             let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
             assert!(!path.is_empty(), "python3 did not say where it is");
             path
@@ -145,7 +145,7 @@ impl EverythingHttp {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("pick a free loopback port");
         let script = packages_dir().join("server-everything/dist/index.js");
         let child = Command::new(node())
             .arg(script)
@@ -155,7 +155,7 @@ impl EverythingHttp {
             .stderr(std::process::Stdio::null())
             .process_group(0)
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start server-everything streamableHttp: {e}"));
+            .expect("cannot start server-everything streamableHttp");
         let server = EverythingHttp {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),

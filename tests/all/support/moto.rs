@@ -98,8 +98,8 @@ impl Moto {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("moto_server: {e}"));
-        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+            .expect("moto_server");
+        let stderr = child.stderr.take().expect("no stderr");
         // Werkzeug names its port on stderr, then logs each request there: the rest is
         // drained on a thread so that moto never blocks on a full pipe.
         let (found, endpoint) = std::sync::mpsc::channel();
@@ -161,7 +161,7 @@ impl Moto {
             .with_region(REGION)
             .with_bucket_name(bucket)
             .build()
-            .unwrap_or_else(|e| panic!("{e}"))
+            .expect("build the S3 client for moto")
     }
 
     /// The object at `key`, or `None` when there is none.
@@ -169,7 +169,12 @@ impl Moto {
         let store = self.bucket(bucket);
         block(async {
             match store.get(&Key::from(key)).await {
-                Ok(got) => Some(got.bytes().await.unwrap_or_else(|e| panic!("{e}")).to_vec()),
+                Ok(got) => Some(
+                    got.bytes()
+                        .await
+                        .expect("read the object from moto")
+                        .to_vec(),
+                ),
                 Err(object_store::Error::NotFound { .. }) => None,
                 Err(e) => panic!("read {key}: {e}"),
             }
@@ -179,7 +184,7 @@ impl Moto {
     /// Replace (or create) the object at `key`, as someone with write access to the bucket.
     pub fn write(&self, bucket: &str, key: &str, bytes: Vec<u8>) {
         let store = self.bucket(bucket);
-        block(store.put(&Key::from(key), bytes.into())).unwrap_or_else(|e| panic!("{e}"));
+        block(store.put(&Key::from(key), bytes.into())).expect("put key in moto");
     }
 }
 
@@ -194,6 +199,6 @@ fn block<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("build the tokio runtime")
         .block_on(future)
 }

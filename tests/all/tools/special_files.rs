@@ -37,7 +37,7 @@ pub fn finish(mut child: Child, what: &str) -> Outcome {
         text
     });
     let status = loop {
-        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+        if let Some(status) = child.try_wait().expect("poll child") {
             break status;
         }
         if Instant::now() > deadline {
@@ -56,9 +56,7 @@ pub fn finish(mut child: Child, what: &str) -> Outcome {
 
 pub fn spawn(mut command: Command) -> Child {
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    command
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn splice: {e}"))
+    command.spawn().expect("spawn splice")
 }
 
 /// One scripted call, then a closing answer; the run must end on its own.
@@ -93,10 +91,7 @@ pub fn result_of(out: &Outcome) -> (String, String) {
 }
 
 pub fn mkfifo(path: &Path) {
-    let status = Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo");
     assert!(status.success());
 }
 
@@ -150,7 +145,7 @@ fn sigint_ends_a_run_that_met_a_fifo() {
 /// Peak resident memory of a live process, in KiB.
 fn peak_rss_kib(pid: u32) -> u64 {
     let status =
-        std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/<pid>/status");
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
@@ -166,9 +161,9 @@ fn five_lines_of_a_huge_sparse_file_cost_little_memory() {
     let file = std::fs::OpenOptions::new()
         .write(true)
         .open(sandbox.root.join("huge.txt"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("open huge.txt for writing");
     file.set_len(512 * 1024 * 1024)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("set the length of file");
     let provider = FakeProvider::start(vec![
         openai::tool_call("call_1", "read_file", &[r#"{"path":"huge.txt","limit":5}"#]),
         Reply::Hang(vec![openai::text("reading")]),
@@ -201,9 +196,9 @@ fn editing_a_file_over_the_size_cap_is_refused() {
     let file = std::fs::OpenOptions::new()
         .write(true)
         .open(sandbox.root.join("big.txt"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("open big.txt for writing");
     file.set_len(64 * 1024 * 1024)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("set the length of file");
     for (tool, args) in [
         (
             "edit_file",

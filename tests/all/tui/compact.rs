@@ -36,7 +36,7 @@ fn compact_in_the_tui_summarises_without_tools_and_the_next_run_continues_from_t
         r#"{"source":"tests","asOf":"2026-01-01","models":{"openai/gpt-4.1":
             {"input":2.0,"output":8.0,"contextWindow":100000}}}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write pricing.json");
     let home = sandbox.dir.path();
     let shell = splice_shell(
         &sandbox,

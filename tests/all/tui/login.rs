@@ -40,12 +40,12 @@ impl Server {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("registry serve: {e}"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+            .expect("registry serve");
+        let stdout = child.stdout.take().expect("no stdout");
         let mut first = String::new();
         BufReader::new(stdout)
             .read_line(&mut first)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("read a line from stdout");
         let url = first.trim().to_string();
         assert!(url.starts_with("http://127.0.0.1:"), "first line: {first}");
         Server { child, url, data }
@@ -67,7 +67,7 @@ impl Server {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("build the tokio runtime");
         runtime.block_on(async {
             let pool = sqlx::SqlitePool::connect(&url)
                 .await
@@ -77,7 +77,7 @@ impl Server {
                     .bind(user_code)
                     .fetch_optional(&pool)
                     .await
-                    .unwrap_or_else(|e| panic!("{e}"));
+                    .expect("query device_codes");
             pool.close().await;
             row
         })
@@ -162,8 +162,8 @@ fn login_in_the_tui_shows_the_code_and_saves_the_approved_login() {
         .mode();
     assert_eq!(mode & 0o777, 0o600, "{mode:o}");
     let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}")))
-            .unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("read path"))
+            .expect("parse path as JSON");
     assert_eq!(saved[&server.url]["user"], "alice", "{saved}");
     let token = saved[&server.url]["token"].as_str().unwrap_or_default();
     assert!(!token.is_empty(), "{saved}");

@@ -77,11 +77,11 @@ fn an_approved_project_server_starts_lists_its_tools_and_is_gone_after_quit() {
     let listed = tmux.wait_for("splice", "mcp__everything__get-sum");
     assert!(listed.contains("MCP servers"), "{listed}");
     assert!(listed.contains("everything  project  ready"), "{listed}");
-    let pid = std::fs::read_to_string(&pid_file).unwrap_or_else(|e| panic!("{e}"));
+    let pid = std::fs::read_to_string(&pid_file).expect("read pid_file");
     let pid = pid.trim();
     assert!(alive(pid), "the server runs while the session does");
     let approvals = std::fs::read_to_string(sandbox.data.join("mcp-approvals.json"))
-        .unwrap_or_else(|e| panic!("the approval was not stored: {e}"));
+        .expect("the approval was not stored");
     assert!(approvals.contains("everything"), "{approvals}");
 
     tmux.keys("splice", &["Escape"]);
@@ -145,7 +145,7 @@ fn a_user_server_that_fails_is_named_in_the_transcript_and_in_mcp() {
         }})
         .to_string(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write config.json");
     let provider = FakeProvider::start(vec![]);
     let home = sandbox.dir.path();
     let tmux = Tmux::new("mcp-failed");
@@ -196,7 +196,7 @@ fn an_mcp_tool_call_is_prompted_for_and_its_progress_shows_in_its_cell() {
         serde_json::json!({"mcpServers": {"everything": {"command": command, "args": args}}})
             .to_string(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write config.json");
     let wire = "mcp__everything__trigger-long-running-operation";
     let provider = FakeProvider::start(vec![
         openai::tool_call("call_1", wire, &[r#"{"duration":6,"steps":3}"#]),
@@ -253,7 +253,7 @@ fn an_approval_that_cannot_be_saved_is_a_warning_and_the_server_still_starts_thi
     );
     // A directory where the approvals file goes: the write's rename fails (even for root).
     let blocker = sandbox.data.join("mcp-approvals.json");
-    std::fs::create_dir_all(blocker.join("in-the-way")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(blocker.join("in-the-way")).expect("create in-the-way");
     let provider = FakeProvider::start(vec![]);
     let tmux = Tmux::new("mcp-unsaved");
     tmux.start(
@@ -274,8 +274,7 @@ fn an_approval_that_cannot_be_saved_is_a_warning_and_the_server_still_starts_thi
 
 /// The parent pid of a live process, from `/proc/<pid>/stat` (the field after the state).
 fn parent_of(pid: &str) -> i32 {
-    let stat =
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_else(|e| panic!("{e}"));
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read /proc/<pid>/stat");
     let (_, rest) = stat.rsplit_once(')').unwrap_or_else(|| panic!("{stat}"));
     rest.split_whitespace()
         .nth(1)
@@ -298,7 +297,7 @@ fn sigterm_to_the_tui_ends_its_servers_before_it_exits() {
         serde_json::json!({"mcpServers": {"everything": {"command": "sh", "args": ["-c", command]}}})
             .to_string(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("write config.json");
     let provider = FakeProvider::start(vec![]);
     let tmux = Tmux::new("mcp-sigterm");
     tmux.start(
@@ -310,14 +309,13 @@ fn sigterm_to_the_tui_ends_its_servers_before_it_exits() {
     tmux.type_text("splice", "/mcp");
     tmux.keys("splice", &["Enter"]);
     tmux.wait_for("splice", "mcp__everything__get-sum");
-    let pid = std::fs::read_to_string(&pid_file).unwrap_or_else(|e| panic!("{e}"));
+    let pid = std::fs::read_to_string(&pid_file).expect("read pid_file");
     let pid = pid.trim().to_string();
     // The server runs under its supervisor, Splice's own child: the signal goes to Splice only.
     let supervisor = parent_of(&pid);
     let splice = parent_of(&supervisor.to_string());
     let splice = rustix::process::Pid::from_raw(splice).unwrap_or_else(|| panic!("pid {splice}"));
-    rustix::process::kill_process(splice, rustix::process::Signal::TERM)
-        .unwrap_or_else(|e| panic!("{e}"));
+    rustix::process::kill_process(splice, rustix::process::Signal::TERM).expect("signal splice");
     tmux.wait_for("splice", "SPLICE_EXIT=");
     assert!(!alive(&pid), "server {pid} outlived the TUI");
 }

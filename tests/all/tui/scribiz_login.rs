@@ -51,7 +51,7 @@ fn login_scribiz_shows_the_clis_code_and_the_signed_in_account() {
     let argv = records(&record)
         .into_iter()
         .find_map(|r| r.get("argv").cloned())
-        .unwrap_or_else(|| panic!("the fake recorded no argv"));
+        .expect("the fake recorded no argv");
     assert!(argv.to_string().contains("login"), "{argv}");
     assert!(argv.to_string().contains("--json"), "{argv}");
     tmux.keys("splice", &["Enter"]);
