@@ -1,5 +1,5 @@
 //! MCP servers for the tests: the pinned npm reference servers (`server-everything`,
-//! `server-memory`), installed once into `target/mcp-servers` under a lock and run by Node 22,
+//! `server-memory`), installed once into `target/mcp-servers` and run by Node 22,
 //! and our own hostile server (`tests/mcp_hostile/server.py`). A test that cannot get them
 //! fails with the reason; it is never skipped.
 
@@ -10,58 +10,21 @@ use std::sync::OnceLock;
 
 use splice::mcp::{ServerConfig, ServerEntry, Source};
 
-use super::node;
+use super::{deps, node};
 
-/// The pinned packages (also in `.ci/run`).
-pub const PACKAGES: [&str; 2] = [
-    "@modelcontextprotocol/server-everything@2026.8.31",
-    "@modelcontextprotocol/server-memory@2026.8.31",
-];
-
-/// `target/mcp-servers/node_modules/@modelcontextprotocol`, installed if missing.
+/// `target/mcp-servers/node_modules/@modelcontextprotocol`, installed if missing (by
+/// `scripts/test_deps.py`, which pins their versions, with the Node the tests use).
 pub fn packages_dir() -> PathBuf {
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     FOUND
-        .get_or_init(install)
+        .get_or_init(|| {
+            deps::fetch(
+                "mcp-servers",
+                &[("SPLICE_NODE", node::node22().as_os_str())],
+            )
+        })
         .clone()
         .unwrap_or_else(|why| panic!("the MCP tests need the reference servers: {why}"))
-}
-
-fn installed(scope: &Path) -> bool {
-    ["server-everything", "server-memory"].iter().all(|p| {
-        std::fs::read_to_string(scope.join(p).join("package.json"))
-            .is_ok_and(|text| text.contains("\"version\": \"2026.8.31\""))
-    })
-}
-
-fn install() -> Result<PathBuf, String> {
-    let prefix = node::target_dir().join("mcp-servers");
-    let scope = prefix.join("node_modules").join("@modelcontextprotocol");
-    std::fs::create_dir_all(&prefix)
-        .map_err(|e| format!("cannot create {}: {e}", prefix.display()))?;
-    // Other test processes (and `.ci/run`) may be installing too.
-    let lock = std::fs::File::create(prefix.join(".lock"))
-        .map_err(|e| format!("cannot create the lock: {e}"))?;
-    lock.lock()
-        .map_err(|e| format!("cannot take the lock: {e}"))?;
-    if installed(&scope) {
-        return Ok(scope);
-    }
-    let output = Command::new("npm")
-        .args(["install", "--prefix"])
-        .arg(&prefix)
-        .args(["--no-audit", "--no-fund"])
-        .args(PACKAGES)
-        .output()
-        .map_err(|e| format!("cannot run npm: {e}"))?;
-    if !output.status.success() || !installed(&scope) {
-        return Err(format!(
-            "`npm install {}` failed: {}",
-            PACKAGES.join(" "),
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    Ok(scope)
 }
 
 fn node() -> String {

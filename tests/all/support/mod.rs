@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod attack;
+pub mod deps;
 pub mod fake_provider;
 pub mod markers;
 pub mod mcp;

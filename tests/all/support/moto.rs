@@ -1,10 +1,9 @@
 //! A real S3 wire implementation on loopback for the registry's object storage: moto's server
-//! (PyPI `moto[server]`, pinned), installed once into a venv under the target directory
-//! (`target/moto/venv`, under a lock; `.ci/run` does the same) unless `SPLICE_MOTO_SERVER`
-//! names one. A test that cannot get it fails with the reason; it is never skipped.
+//! (PyPI `moto[server]`, pinned in `scripts/test_deps.py`), installed once into a venv under
+//! the target directory (`target/moto/venv`) unless `SPLICE_MOTO_SERVER` names one. A test that cannot get it fails with the reason; it is never skipped.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
@@ -12,8 +11,6 @@ use object_store::ObjectStoreExt;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as Key;
 
-/// The moto release the tests are written against.
-pub const MOTO_VERSION: &str = "5.2.5";
 pub const ACCESS_KEY: &str = "splice-test-key";
 pub const SECRET_KEY: &str = "splice-test-secret";
 pub const REGION: &str = "us-east-1";
@@ -31,48 +28,7 @@ fn find() -> Result<PathBuf, String> {
     if let Some(named) = std::env::var_os("SPLICE_MOTO_SERVER").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(named));
     }
-    install(&super::node::target_dir().join("moto"))
-}
-
-/// `python3 -m venv DIR/venv` and `pip install moto[server]==MOTO_VERSION`, once: a marker
-/// file written after pip succeeded says it is done.
-fn install(dir: &Path) -> Result<PathBuf, String> {
-    let venv = dir.join("venv");
-    let server = venv.join("bin").join("moto_server");
-    let marker = venv.join(format!(".splice-moto-{MOTO_VERSION}"));
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    // Other test processes (and `.ci/run`) may be installing too.
-    let lock = std::fs::File::create(dir.join(".lock"))
-        .map_err(|e| format!("cannot create the lock: {e}"))?;
-    lock.lock()
-        .map_err(|e| format!("cannot take the lock: {e}"))?;
-    if marker.exists() && server.exists() {
-        return Ok(server);
-    }
-    let _ = std::fs::remove_dir_all(&venv);
-    let made = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .output()
-        .map_err(|e| format!("cannot run python3 (needed for a moto venv): {e}"))?;
-    if !made.status.success() {
-        return Err(format!(
-            "`python3 -m venv` failed (install python3-venv): {}",
-            String::from_utf8_lossy(&made.stderr)
-        ));
-    }
-    let pip = Command::new(venv.join("bin").join("pip"))
-        .args(["install", "-q", &format!("moto[server]=={MOTO_VERSION}")])
-        .output()
-        .map_err(|e| format!("cannot run the venv's pip: {e}"))?;
-    if !pip.status.success() {
-        return Err(format!(
-            "`pip install moto[server]=={MOTO_VERSION}` failed: {}",
-            String::from_utf8_lossy(&pip.stderr)
-        ));
-    }
-    std::fs::write(&marker, MOTO_VERSION).map_err(|e| e.to_string())?;
-    Ok(server)
+    super::deps::fetch("moto", &[])
 }
 
 /// A running moto server on 127.0.0.1 (a free port), killed and reaped when dropped.
