@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
+use support::process::Start;
 use support::{Outcome, Sandbox, run, run_raw, stream_json};
 
 const INSTALL: &str = "cargo install --locked --path . --features registry-server";
@@ -126,7 +127,7 @@ fn splice_registry_serve_becomes_the_server_and_a_sigterm_at_once_stops_it_clean
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .spawn()
+        .start()
         .expect("start splice");
     let stdout = child.stdout.take().expect("no stdout");
     let mut first = String::new();

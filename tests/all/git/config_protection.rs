@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use serde_json::{Value, json};
 use support::fake_provider::openai::call_json as call;
 use support::fake_provider::{FakeProvider, Reply, openai};
+use support::process::{Running, Start};
 use support::{Outcome, Sandbox, git, outside_dir, run, stream_json};
 
 const BUGGY: &str = "def add(a, b):\n    return a - b\n";
@@ -745,7 +746,7 @@ fn restore_does_not_write_through_a_hard_link_into_the_git_dir() {
 
 /// Wait for `child` at most 30 s (a liveness bound: the run takes well under a second when
 /// nothing hangs); one that does not exit is killed and fails the test.
-fn finish_within(mut child: std::process::Child, what: &str) -> support::Outcome {
+fn finish_within(mut child: Running, what: &str) -> support::Outcome {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         if child.try_wait().expect("poll child").is_some() {
@@ -784,7 +785,7 @@ fn a_fifo_planted_in_the_git_dir_does_not_hang_the_end_of_the_run() {
         .arg("do it")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let child = splice.spawn().expect("spawn");
+    let child = splice.start().expect("start splice");
     let out = finish_within(child, "a FIFO in .git/hooks");
     assert_eq!(
         out.first("warning")["code"],

@@ -5,6 +5,7 @@ use crate::support;
 
 use serde_json::{Value, json};
 use support::fake_provider::{FakeProvider, Reply, openai};
+use support::process::Start;
 use support::{Sandbox, git, run, run_raw, stream_json};
 
 pub const BUGGY: &str = "def add(a, b):\n    return a - b\n";
@@ -129,7 +130,7 @@ fn a_live_worktree_run_is_never_cleaned_and_an_interrupt_says_how_to_recover() {
         "Fix add",
     ]);
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let child = command.spawn().expect("start command");
+    let child = command.start().expect("start command");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while !started.exists() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));

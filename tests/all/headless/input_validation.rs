@@ -7,6 +7,7 @@ use crate::support;
 use base64::Engine;
 use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
+use support::process::Start;
 use support::{Sandbox, run};
 
 const OK: &str = r#"{"schemaVersion":2,"type":"prompt","content":"hello"}"#;
@@ -281,7 +282,7 @@ fn invalid_utf8_names_the_line() {
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let mut child = command.spawn().expect("start command");
+    let mut child = command.start().expect("start command");
     let mut input = format!("{OK}\n").into_bytes();
     input
         .extend_from_slice(b"{\"schemaVersion\":2,\"type\":\"prompt\",\"content\":\"\xff\xfe\"}\n");

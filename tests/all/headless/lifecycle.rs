@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use support::fake_provider::{FakeProvider, Reply, openai};
+use support::process::Start;
 use support::{Sandbox, run, stream_json};
 
 #[test]
@@ -244,7 +245,7 @@ fn a_reader_that_closes_the_stream_stops_the_run() {
     let mut command = sandbox.command(&provider.url);
     stream_json(&mut command).args(["--tier", "light", "talk"]);
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = command.spawn().expect("start command");
+    let mut child = command.start().expect("start command");
     let stdout = child.stdout.take().expect("no stdout");
     let mut reader = BufReader::new(stdout);
     let mut first = String::new();

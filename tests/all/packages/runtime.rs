@@ -10,6 +10,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 use support::node::{node22, path_node, version};
 use support::package::{manifest, write_package};
+use support::process::Start;
 use support::{Sandbox, run_raw};
 
 struct Called {
@@ -445,7 +446,7 @@ fn killing_splice_mid_call_ends_the_tool() {
         .args(["spin", "{}", "--json"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let mut child = command.spawn().expect("start command");
+    let mut child = command.start().expect("start command");
     assert!(
         eventually(|| !processes_mentioning(&marker).is_empty()),
         "the tool never started"
@@ -733,7 +734,7 @@ fn a_tool_cannot_signal_processes_outside_its_sandbox() {
     );
     let mut victim = Command::new("sleep")
         .arg("300")
-        .spawn()
+        .start()
         .expect("start sleep");
     let input = json!({ "pid": victim.id() }).to_string();
     let called = call(&sandbox, &package, "kill", &input);

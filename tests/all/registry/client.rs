@@ -10,12 +10,13 @@ use crate::support;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use support::{Outcome, Sandbox, run_raw};
 
 use crate::registry::server::{block, databases, unique};
+use support::process::{Running, Start};
 
 const OFFICIAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/packages/json");
 
@@ -43,7 +44,7 @@ impl Backend {
 
 /// A registry server on a free loopback port, stopped when dropped.
 pub struct Server {
-    child: Child,
+    child: Running,
     pub url: String,
     pub data: PathBuf,
     /// `--database URL` for the server and its admin commands (PostgreSQL only).
@@ -89,7 +90,7 @@ impl Server {
         let mut child = serve
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .spawn()
+            .start()
             .expect("registry serve");
         let stdout = child.stdout.take().expect("no stdout");
         let mut first = String::new();
@@ -127,9 +128,8 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
         // The schema goes after the server that used it.
+        self.child.end();
         drop(self.schema.take());
     }
 }
@@ -213,7 +213,7 @@ pub fn login_with(
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
+        .start()
         .expect("login");
     let mut stdout = BufReader::new(child.stdout.take().expect("no stdout"));
     let mut first = String::new();
@@ -851,7 +851,7 @@ fn login_for_a_person_shows_the_link_and_code_on(database: Option<&str>) {
         .args(["login", "--registry", &server.url])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
+        .start()
         .expect("login");
     let mut stderr = BufReader::new(child.stderr.take().expect("no stderr"));
     let mut first = String::new();

@@ -7,11 +7,12 @@ use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use splice::packages::archive;
+use support::process::{Running, Start};
 use support::{Outcome, Sandbox, run_raw};
 use tar::{EntryType, Header};
 
@@ -56,7 +57,7 @@ pub struct Registry {
     pub url: String,
     pub data: PathBuf,
     pub database: Option<String>,
-    child: Option<Child>,
+    child: Option<Running>,
 }
 
 impl Registry {
@@ -86,7 +87,7 @@ impl Registry {
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
-        let mut child = command.spawn().expect("spawn");
+        let mut child = command.start().expect("start the registry server");
         let stdout = child.stdout.take().expect("no stdout");
         let mut first = String::new();
         BufReader::new(stdout)
@@ -217,21 +218,12 @@ impl Registry {
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.as_ref().map_or(0, Child::id)
+        self.child.as_ref().map_or(0, |child| child.id())
     }
 
     pub fn wait(&mut self) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("not running");
         child.wait().expect("wait for child")
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
     }
 }
 

@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
+use support::process::Start;
 use support::{Sandbox, outside_dir};
 
 /// Run `line` (a shell line) on a fresh pseudo-terminal, as a user's shell would run Splice:
@@ -39,7 +40,7 @@ fn on_a_terminal(
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let mut child = command.spawn().expect("script");
+    let mut child = command.start().expect("start script");
     let keyboard = child.stdin.take();
     let status = child.wait().expect("script");
     drop(keyboard);

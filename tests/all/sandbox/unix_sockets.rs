@@ -15,6 +15,7 @@ use support::attack::{run_commands, sandbox_outside_tmp, through};
 use support::fake_provider::{FakeProvider, openai};
 use support::node::node22;
 use support::package::{manifest, write_package};
+use support::process::{Running, Start};
 use support::sockets::{Listener, results};
 use support::{Outcome, Sandbox, run_raw};
 
@@ -394,7 +395,7 @@ fn a_package_tool_runs_when_splice_inherited_fd_3() {
 
 /// A process outside the sandbox bound to a `NETLINK_USERSOCK` port (the test's helper): what
 /// a confined command sent it, checked once the run is over.
-struct NetlinkListener(std::process::Child, BufReader<std::process::ChildStdout>);
+struct NetlinkListener(Running, BufReader<std::process::ChildStdout>);
 
 impl NetlinkListener {
     const SCRIPT: &str = "import socket, sys\n\
@@ -409,7 +410,7 @@ impl NetlinkListener {
             .args(["-c", Self::SCRIPT])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .spawn()
+            .start()
             .expect("python3");
         let stdout = child.stdout.take().expect("no stdout");
         let mut reader = BufReader::new(stdout);

@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 
 use splice::mcp::{ServerConfig, ServerEntry, Source};
 
+use super::process::Running;
 use super::{deps, node};
 
 /// `target/mcp-servers/node_modules/@modelcontextprotocol`, installed if missing (by
@@ -98,27 +99,27 @@ pub fn hostile(name: &str, modes: &[&str], env: &[(&str, &str)]) -> ServerEntry 
 
 /// server-everything in streamable HTTP mode on a free port; ended (its group) on drop.
 pub struct EverythingHttp {
-    child: std::process::Child,
+    /// Its own process group: whatever it started goes with it.
+    child: Running,
     pub url: String,
 }
 
 impl EverythingHttp {
     pub fn start() -> EverythingHttp {
-        use std::os::unix::process::CommandExt;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
             .expect("pick a free loopback port");
         let script = packages_dir().join("server-everything/dist/index.js");
-        let child = Command::new(node())
-            .arg(script)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("cannot start server-everything streamableHttp");
+        let child = Running::start_group(
+            Command::new(node())
+                .arg(script)
+                .arg("streamableHttp")
+                .env("PORT", port.to_string())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null()),
+        )
+        .expect("cannot start server-everything streamableHttp");
         let server = EverythingHttp {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
@@ -131,18 +132,5 @@ impl EverythingHttp {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         panic!("server-everything streamableHttp did not listen on {port}");
-    }
-}
-
-impl Drop for EverythingHttp {
-    fn drop(&mut self) {
-        // Its own group (`process_group(0)`): whatever it started goes too.
-        if let Some(pid) = i32::try_from(self.child.id())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-        let _ = self.child.wait();
     }
 }

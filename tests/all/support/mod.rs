@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod moto;
 pub mod node;
 pub mod package;
+pub mod process;
 pub mod sockets;
 pub mod tmux;
 
@@ -17,6 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use process::Start;
 use serde_json::Value;
 
 pub const TEST_KEY: &str = "sk-test-fake-provider-key-0123456789";
@@ -253,7 +255,7 @@ fn spawn_and_wait(mut command: Command, stdin: Option<&str>) -> std::process::Ou
         command.stdin(Stdio::piped());
     }
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = command.spawn().expect("spawn splice");
+    let mut child = command.start().expect("spawn splice");
     if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
         // A child that exits before reading all input closes the pipe; that is its answer.
         let _ = pipe.write_all(input.as_bytes());
@@ -271,7 +273,7 @@ pub fn run_and_signal(
     ready: impl Fn(&[Value]) -> bool,
 ) -> Outcome {
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = command.spawn().expect("spawn splice");
+    let mut child = command.start().expect("spawn splice");
     let stdout = child.stdout.take().expect("no stdout");
     let mut stderr = child.stderr.take().expect("no stderr");
     let errors = std::thread::spawn(move || {

@@ -4,9 +4,10 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
+use super::process::{Running, Start};
 use object_store::ObjectStoreExt;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as Key;
@@ -33,7 +34,7 @@ fn find() -> Result<PathBuf, String> {
 
 /// A running moto server on 127.0.0.1 (a free port), killed and reaped when dropped.
 pub struct Moto {
-    child: Child,
+    child: Running,
     /// `http://127.0.0.1:PORT`.
     pub endpoint: String,
 }
@@ -53,7 +54,7 @@ impl Moto {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .spawn()
+            .start()
             .expect("moto_server");
         let stderr = child.stderr.take().expect("no stderr");
         // Werkzeug names its port on stderr, then logs each request there: the rest is
@@ -72,14 +73,11 @@ impl Moto {
             let _ = found.send(Err(seen.join("\n")));
             for _ in lines {}
         });
-        let moto = |child: Child, endpoint: String| Moto { child, endpoint };
+        let moto = |child: Running, endpoint: String| Moto { child, endpoint };
         match endpoint.recv() {
             Ok(Ok(endpoint)) => moto(child, endpoint),
-            other => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("moto_server did not start: {other:?}");
-            }
+            // `child` is ended as the panic drops it.
+            other => panic!("moto_server did not start: {other:?}"),
         }
     }
 
@@ -141,13 +139,6 @@ impl Moto {
     pub fn write(&self, bucket: &str, key: &str, bytes: Vec<u8>) {
         let store = self.bucket(bucket);
         block(store.put(&Key::from(key), bytes.into())).expect("put key in moto");
-    }
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

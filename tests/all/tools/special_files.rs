@@ -5,11 +5,12 @@ use crate::support;
 
 use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::fake_provider::{FakeProvider, Reply, openai};
+use support::process::{Running, Start};
 use support::{Outcome, Sandbox, parse, stream_json};
 
 /// Longest a run in these tests may take before it counts as hung (a liveness bound, not a
@@ -17,7 +18,7 @@ use support::{Outcome, Sandbox, parse, stream_json};
 pub const HUNG: Duration = Duration::from_secs(30);
 
 /// Wait for `child` at most `HUNG`; a process that does not exit is killed and fails the test.
-pub fn finish(mut child: Child, what: &str) -> Outcome {
+pub fn finish(mut child: Running, what: &str) -> Outcome {
     let deadline = Instant::now() + HUNG;
     // Drain stdout and stderr on threads so a full pipe cannot stall the child.
     let mut stdout = child.stdout.take();
@@ -54,9 +55,9 @@ pub fn finish(mut child: Child, what: &str) -> Outcome {
     })
 }
 
-pub fn spawn(mut command: Command) -> Child {
+pub fn spawn(mut command: Command) -> Running {
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    command.spawn().expect("spawn splice")
+    command.start().expect("spawn splice")
 }
 
 /// One scripted call, then a closing answer; the run must end on its own.

@@ -8,16 +8,18 @@ use crate::support;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use support::process::{Running, Start};
 use support::tmux::{Tmux, quote, splice_shell};
 use support::{Outcome, Sandbox, run_raw};
 
 /// A registry server on a free loopback port (polls every 1 s), `alice` owning `acme`;
 /// stopped when dropped.
 struct Server {
-    child: Child,
+    /// Ended and reaped when the server is dropped.
+    _process: Running,
     url: String,
     data: PathBuf,
 }
@@ -39,7 +41,7 @@ impl Server {
             .arg(&data)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .spawn()
+            .start()
             .expect("registry serve");
         let stdout = child.stdout.take().expect("no stdout");
         let mut first = String::new();
@@ -48,7 +50,11 @@ impl Server {
             .expect("read a line from stdout");
         let url = first.trim().to_string();
         assert!(url.starts_with("http://127.0.0.1:"), "first line: {first}");
-        Server { child, url, data }
+        Server {
+            _process: child,
+            url,
+            data,
+        }
     }
 
     fn admin(&self, args: &[&str]) -> Outcome {
@@ -81,13 +87,6 @@ impl Server {
             pool.close().await;
             row
         })
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
