@@ -6,7 +6,7 @@
 //! runtime alone), and `node -e 0`. Prints the medians and the ratios; the bar is 1.3×.
 //!
 //! Node: `SPLICE_NODE`, else `node` on PATH if 22.18+, else `target/node22` (which the tests and
-//! `.ci/run` fetch). Run: `cargo bench --bench package_call` (optionally `-- 50` for the rounds).
+//! `scripts/test` fetch). Run: `cargo bench --bench package_call` (optionally `-- 50` for the rounds).
 
 // A benchmark is test code: a failed step fails it with a message saying what failed.
 #![allow(clippy::expect_used)]
@@ -156,6 +156,6 @@ fn find_node() -> PathBuf {
         return fetched;
     }
     panic!(
-        "no Node 22.18+: set SPLICE_NODE, or run the package tests (or .ci/run) once to fetch it into target/node22"
+        "no Node 22.18+: set SPLICE_NODE, or run `python3 scripts/test_deps.py node` once to fetch it into target/node22"
     );
 }

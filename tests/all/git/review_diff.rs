@@ -11,7 +11,8 @@ use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
 use support::{Sandbox, stream_json};
 
-use crate::tools::special_files::{mkfifo, one_call_with};
+use support::mkfifo;
+use support::one_call::one_call_with;
 
 /// The real git, found on PATH as Splice finds it.
 fn real_git() -> PathBuf {

@@ -10,7 +10,8 @@ use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
 use support::{Sandbox, outside_dir, stream_json};
 
-use crate::tools::special_files::{HUNG, finish, one_call, result_of, spawn};
+use support::one_call::{one_call, result_of};
+use support::process::{HUNG, finish, spawn};
 
 /// The supervisor ends whatever a command leaves behind, but it runs as the same user as the
 /// command: a command that left a detached process behind and then killed its supervisor

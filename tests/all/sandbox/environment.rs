@@ -9,7 +9,8 @@ use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
 use support::{Sandbox, outside_dir, stream_json};
 
-use crate::tools::special_files::{finish, one_call_with, result_of, spawn};
+use support::one_call::{one_call_with, result_of};
+use support::process::{finish, spawn};
 
 /// What `env` shows a command in a run with `flags`, with a secret-named variable set
 /// (`MY_SERVICE_TOKEN=abc`: too short for the redactor, so the output shows it if it is there).

@@ -7,7 +7,7 @@ use serde_json::json;
 use support::Sandbox;
 use support::fake_provider::{FakeProvider, openai};
 
-use crate::tools::special_files::{one_call, one_call_with, result_of};
+use support::one_call::{one_call, one_call_with, result_of};
 
 #[test]
 fn without_landlock_an_auto_command_is_asked_about_not_run_unconfined() {

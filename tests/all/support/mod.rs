@@ -9,6 +9,7 @@ pub mod markers;
 pub mod mcp;
 pub mod moto;
 pub mod node;
+pub mod one_call;
 pub mod package;
 pub mod process;
 pub mod sockets;
@@ -417,4 +418,9 @@ pub fn git(root: &Path, args: &[&str]) -> String {
 
 pub fn exists(root: &Path, path: &str) -> bool {
     root.join(path).exists()
+}
+
+pub fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(status.success());
 }

@@ -4,10 +4,13 @@
 //! return leaves nothing running. Commands run to completion with `.output()`/`.status()`
 //! need no handle: those wait. tmux's server is not a child of the test; `Tmux` ends it.
 
-use std::io;
+use std::io::{self, Read};
 use std::ops::{Deref, DerefMut};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{Outcome, parse};
 
 pub struct Running {
     /// `None` once `wait_with_output` took it (and reaped it).
@@ -96,4 +99,52 @@ impl Start for Command {
     fn start(&mut self) -> io::Result<Running> {
         Running::start(self)
     }
+}
+
+/// Longest a run in these tests may take before it counts as hung (a liveness bound, not a
+/// speed check: every run here finishes in well under a second when nothing hangs).
+pub const HUNG: Duration = Duration::from_secs(30);
+
+/// Wait for `child` at most `HUNG`; a process that does not exit is killed and fails the test.
+pub fn finish(mut child: Running, what: &str) -> Outcome {
+    let deadline = Instant::now() + HUNG;
+    // Drain stdout and stderr on threads so a full pipe cannot stall the child.
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let out = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(pipe) = stdout.as_mut() {
+            let _ = pipe.read_to_end(&mut text);
+        }
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(pipe) = stderr.as_mut() {
+            let _ = pipe.read_to_end(&mut text);
+        }
+        text
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("poll child") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: splice did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    parse(std::process::Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}
+
+/// Start `command` with its output piped, for `finish`.
+pub fn spawn(mut command: Command) -> Running {
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    command.start().expect("spawn splice")
 }

@@ -3,98 +3,14 @@
 
 use crate::support;
 
-use std::io::Read;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use support::fake_provider::{FakeProvider, Reply, openai};
-use support::process::{Running, Start};
-use support::{Outcome, Sandbox, parse, stream_json};
-
-/// Longest a run in these tests may take before it counts as hung (a liveness bound, not a
-/// speed check: every run here finishes in well under a second when nothing hangs).
-pub const HUNG: Duration = Duration::from_secs(30);
-
-/// Wait for `child` at most `HUNG`; a process that does not exit is killed and fails the test.
-pub fn finish(mut child: Running, what: &str) -> Outcome {
-    let deadline = Instant::now() + HUNG;
-    // Drain stdout and stderr on threads so a full pipe cannot stall the child.
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
-    let out = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        if let Some(pipe) = stdout.as_mut() {
-            let _ = pipe.read_to_end(&mut text);
-        }
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        if let Some(pipe) = stderr.as_mut() {
-            let _ = pipe.read_to_end(&mut text);
-        }
-        text
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("poll child") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: splice did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    parse(std::process::Output {
-        status,
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-    })
-}
-
-pub fn spawn(mut command: Command) -> Running {
-    command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    command.start().expect("spawn splice")
-}
-
-/// One scripted call, then a closing answer; the run must end on its own.
-pub fn one_call(sandbox: &Sandbox, name: &str, args: Value, flags: &[&str]) -> Outcome {
-    let provider = FakeProvider::start(vec![
-        openai::tool_call("call_1", name, &[&args.to_string()]),
-        openai::answer(&["done"]),
-    ]);
-    one_call_with(sandbox, &provider, flags, |_| {})
-}
-
-pub fn one_call_with(
-    sandbox: &Sandbox,
-    provider: &FakeProvider,
-    flags: &[&str],
-    adjust: impl FnOnce(&mut Command),
-) -> Outcome {
-    let mut command = sandbox.command(&provider.url);
-    stream_json(&mut command).args(flags).arg("do it");
-    adjust(&mut command);
-    let out = finish(spawn(command), "one tool call");
-    out.assert_well_formed();
-    out
-}
-
-pub fn result_of(out: &Outcome) -> (String, String) {
-    let result = out.first("tool_result");
-    (
-        result["status"].as_str().unwrap_or_default().to_string(),
-        result["output"].as_str().unwrap_or_default().to_string(),
-    )
-}
-
-pub fn mkfifo(path: &Path) {
-    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo");
-    assert!(status.success());
-}
+use support::one_call::{one_call, result_of};
+use support::process::{HUNG, finish, spawn};
+use support::{Sandbox, mkfifo, stream_json};
 
 #[test]
 fn read_file_on_a_fifo_is_refused_and_the_run_finishes() {
