@@ -7,7 +7,7 @@ use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
 use support::{Outcome, Sandbox, run, run_raw, stream_json};
 
-use crate::headless::output::exec_text;
+use support::exec_text;
 
 #[test]
 fn restore_refuses_ids_and_checkpoints_that_do_not_name_one() {

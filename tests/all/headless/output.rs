@@ -7,9 +7,10 @@ use crate::support;
 use serde_json::json;
 use support::attack::sandbox_outside_tmp;
 use support::fake_provider::{FakeProvider, Reply, openai};
-use support::{Outcome, Sandbox, run, run_raw, stream_json};
+use support::{Sandbox, run, run_raw, stream_json};
 
-use crate::pipeline::code_writer::{FIXED, code, exec_json, fix_calc, project, verdict};
+use crate::pipeline::code_writer::{FIXED, code, fix_calc, project, verdict};
+use support::{exec_json, exec_text};
 
 const HOSTILE: &str =
     "\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZWNobyBoaQ==\u{7}\u{1b}[31mred\u{1b}[0m\u{1b}[2J";
@@ -113,12 +114,6 @@ fn text_output_strips_bidirectional_overrides() {
         );
     }
     assert!(out.stdout.contains("safe txt.exe x"), "{:?}", out.stdout);
-}
-
-pub fn exec_text(sandbox: &Sandbox, provider: &FakeProvider, args: &[&str]) -> Outcome {
-    let mut command = sandbox.command(&provider.url);
-    command.args(["exec", "--output-format", "text"]).args(args);
-    run_raw(command, None)
 }
 
 #[test]

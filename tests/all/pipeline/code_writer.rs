@@ -4,12 +4,13 @@
 //! empty config file and `--help`.
 
 use crate::support;
+use support::exec_json;
 
 use serde_json::json;
 use support::fake_provider::openai::call_json as submit;
 use support::fake_provider::{FakeProvider, Reply, openai};
 use support::markers::{assert_well_formed, compact, markers};
-use support::{Outcome, Sandbox, run, stream_json};
+use support::{Outcome, Sandbox};
 
 pub(crate) const BUGGY: &str = "def add(a, b):\n    return a - b\n";
 
@@ -60,14 +61,6 @@ pub(crate) fn verdict(id: &str) -> Reply {
         "submit_verdict",
         json!({"accepted": true, "reasons": ["add adds"]}),
     )
-}
-
-pub fn exec_json(sandbox: &Sandbox, provider: &FakeProvider, args: &[&str]) -> Outcome {
-    let mut command = sandbox.command(&provider.url);
-    stream_json(&mut command).args(args);
-    let out = run(command, None);
-    out.assert_well_formed();
-    out
 }
 
 pub(crate) fn reasoning(out: &Outcome) -> String {

@@ -7,7 +7,7 @@ use serde_json::json;
 use support::fake_provider::FakeProvider;
 use support::{run, stream_json};
 
-use crate::git::merge_back_and_cleanup::{BUGGY, FIXED, fixing_run, project, submit};
+use support::fixing_run::{BUGGY, FIXED, fixing_run, project, submit};
 
 /// Images given to a pipeline tier are not silently dropped: a `warning` says so.
 #[test]

@@ -5,6 +5,7 @@
 pub mod attack;
 pub mod deps;
 pub mod fake_provider;
+pub mod fixing_run;
 pub mod markers;
 pub mod mcp;
 pub mod moto;
@@ -423,4 +424,28 @@ pub fn exists(root: &Path, path: &str) -> bool {
 pub fn mkfifo(path: &Path) {
     let status = Command::new("mkfifo").arg(path).status().expect("mkfifo");
     assert!(status.success());
+}
+
+/// `splice exec` in stream-json with `args` against `provider`; the stream must be well formed.
+pub fn exec_json(
+    sandbox: &Sandbox,
+    provider: &fake_provider::FakeProvider,
+    args: &[&str],
+) -> Outcome {
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(args);
+    let out = run(command, None);
+    out.assert_well_formed();
+    out
+}
+
+/// `splice exec --output-format text` with `args` against `provider`.
+pub fn exec_text(
+    sandbox: &Sandbox,
+    provider: &fake_provider::FakeProvider,
+    args: &[&str],
+) -> Outcome {
+    let mut command = sandbox.command(&provider.url);
+    command.args(["exec", "--output-format", "text"]).args(args);
+    run_raw(command, None)
 }
