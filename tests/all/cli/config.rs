@@ -6,9 +6,7 @@ use crate::support;
 
 use serde_json::json;
 use support::fake_provider::{FakeProvider, openai};
-use support::{Sandbox, run, stream_json};
-
-use support::exec_json;
+use support::{Sandbox, exec_json, run, stream_json};
 
 /// A headless run with `env` overrides and extra flags that must stop before any request.
 fn usage_error(env: &[(&str, &str)], flags: &[&str], expected: &str) {

@@ -3,6 +3,6 @@
 
 mod config_protection;
 mod config_record;
-pub mod merge_back_and_cleanup;
+mod merge_back_and_cleanup;
 mod review_diff;
 mod worktree;

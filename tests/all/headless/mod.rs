@@ -3,4 +3,4 @@
 
 mod input_validation;
 mod lifecycle;
-pub mod output;
+mod output;

@@ -7,10 +7,9 @@ use crate::support;
 use serde_json::json;
 use support::attack::sandbox_outside_tmp;
 use support::fake_provider::{FakeProvider, Reply, openai};
-use support::{Sandbox, run, run_raw, stream_json};
+use support::{Sandbox, exec_json, exec_text, run, run_raw, stream_json};
 
 use crate::pipeline::code_writer::{FIXED, code, fix_calc, project, verdict};
-use support::{exec_json, exec_text};
 
 const HOSTILE: &str =
     "\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZWNobyBoaQ==\u{7}\u{1b}[31mred\u{1b}[0m\u{1b}[2J";
