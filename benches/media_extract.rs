@@ -4,6 +4,9 @@
 //!
 //! Run: `cargo bench --bench media_extract` (optionally `-- 20` for the number of runs).
 
+// A benchmark is test code: a failed step fails it with a message saying what failed.
+#![allow(clippy::expect_used)]
+
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -12,7 +15,7 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(10);
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let dir = tempfile::tempdir().expect("tempdir");
     let input = dir.path().join("in.wav");
     let (rate, seconds) = (44_100u32, 60usize);
     let frames = rate as usize * seconds;
@@ -39,13 +42,13 @@ fn main() {
             bytes.extend_from_slice(&v.to_le_bytes());
         }
     }
-    std::fs::write(&input, &bytes).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&input, &bytes).expect("write input");
     let out = dir.path().join("out.wav");
     let never = AtomicBool::new(false);
     let run = || {
         let started = Instant::now();
-        let secs = splice::media::extract_wav(&input, &out, &mut |_| {}, &never)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let secs =
+            splice::media::extract_wav(&input, &out, &mut |_| {}, &never).expect("extract the WAV");
         let took = started.elapsed();
         assert_eq!(secs, seconds as f64);
         let len = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);

@@ -4,6 +4,9 @@
 //!
 //! Run: `cargo bench --bench pack` (optionally `-- 50` for the number of runs).
 
+// A benchmark is test code: a failed step fails it with a message saying what failed.
+#![allow(clippy::expect_used)]
+
 use std::time::{Duration, Instant};
 
 use splice::packages::archive;
@@ -13,25 +16,24 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(30);
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
     let mut bytes = 0usize;
     for d in 0..100 {
         let sub = root.join(format!("tools/group{d:03}"));
-        std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&sub).expect("create sub");
         for f in 0..10 {
             let line = format!("export const value{d}_{f} = \"{}\";\n", "x".repeat(40 + f));
             let content = line.repeat(16 + (d * 10 + f) % 48);
             bytes += content.len();
-            std::fs::write(sub.join(format!("file{f}.ts")), content)
-                .unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(sub.join(format!("file{f}.ts")), content).expect("write file<f>.ts");
         }
     }
-    let first = archive::pack(root).unwrap_or_else(|e| panic!("{e}"));
+    let first = archive::pack(root).expect("pack root");
     let mut times: Vec<Duration> = Vec::with_capacity(runs);
     for _ in 0..runs {
         let started = Instant::now();
-        let packed = archive::pack(root).unwrap_or_else(|e| panic!("{e}"));
+        let packed = archive::pack(root).expect("pack root");
         times.push(started.elapsed());
         assert_eq!(packed.sha256, first.sha256, "packing is not deterministic");
     }

@@ -6,7 +6,10 @@
 //! runtime alone), and `node -e 0`. Prints the medians and the ratios; the bar is 1.3×.
 //!
 //! Node: `SPLICE_NODE`, else `node` on PATH if 22.18+, else `target/node22` (which the tests and
-//! `.ci/run` fetch). Run: `cargo bench --bench package_call` (optionally `-- 50` for the rounds).
+//! `scripts/test` fetch). Run: `cargo bench --bench package_call` (optionally `-- 50` for the rounds).
+
+// A benchmark is test code: a failed step fails it with a message saying what failed.
+#![allow(clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -25,13 +28,13 @@ fn main() {
     // The runtime keeps its cache in the data directory: a scratch one, never yours. Set in a
     // child run of this bench (setting it here would need `unsafe`).
     if std::env::var_os(DATA_ENV).is_none() {
-        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let me = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
+        let data = tempfile::tempdir().expect("create a temporary directory");
+        let me = std::env::current_exe().expect("find the bench's own executable");
         let status = Command::new(me)
             .args(std::env::args_os().skip(1))
             .env(DATA_ENV, data.path())
             .status()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("run me");
         std::process::exit(status.code().unwrap_or(1));
     }
     let rounds: usize = std::env::args()
@@ -39,14 +42,14 @@ fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(30);
     let node_path = find_node();
-    let node = runtime::find_node(Some(&node_path)).unwrap_or_else(|e| panic!("{e}"));
+    let node = runtime::find_node(Some(&node_path)).expect("find Node 22");
     sandbox::set_launcher(PathBuf::from(SPLICE));
     let package = Package::load(Path::new(OFFICIAL)).unwrap_or_else(|e| panic!("{e:?}"));
-    let project = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let project = tempfile::tempdir().expect("create a temporary directory");
     let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("build the tokio runtime");
     let library = || {
         let started = Instant::now();
         let outcome = tokio.block_on(runtime::call(CallRequest {
@@ -107,7 +110,7 @@ fn pkg_run(node: &NodeBinary) -> Duration {
         .env("SPLICE_NODE", &node.path)
         .stdin(Stdio::null())
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("run splice");
     let took = started.elapsed();
     assert!(
         output.status.success(),
@@ -123,7 +126,7 @@ fn node_e0(node: &NodeBinary) -> Duration {
         .args(["-e", "0"])
         .stdin(Stdio::null())
         .status()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("run node");
     let took = started.elapsed();
     assert!(status.success());
     took
@@ -153,6 +156,6 @@ fn find_node() -> PathBuf {
         return fetched;
     }
     panic!(
-        "no Node 22.18+: set SPLICE_NODE, or run the package tests (or .ci/run) once to fetch it into target/node22"
+        "no Node 22.18+: set SPLICE_NODE, or run `python3 scripts/test_deps.py node` once to fetch it into target/node22"
     );
 }

@@ -14,6 +14,9 @@
 //!
 //! Run: `cargo bench --bench prompt_cache`.
 
+// A benchmark is test code: a failed step fails it with a message saying what failed.
+#![allow(clippy::expect_used)]
+
 #[path = "../tests/all/support/fake_provider.rs"]
 mod fake_provider;
 
@@ -39,7 +42,7 @@ struct Rates {
 
 fn rates() -> Rates {
     let text = include_str!("../assets/pricing.json");
-    let table: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}"));
+    let table: Value = serde_json::from_str(text).expect("parse text as JSON");
     let price = &table["models"]["anthropic/claude-sonnet-4-5"];
     let rate = |key: &str| price[key].as_f64().unwrap_or_else(|| panic!("no {key}"));
     Rates {
@@ -60,7 +63,7 @@ fn repository(root: &std::path::Path) {
             ));
             line += 1;
         }
-        std::fs::write(root.join(format!("module_{i}.rs")), text).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join(format!("module_{i}.rs")), text).expect("write module_<i>.rs");
     }
 }
 
@@ -140,8 +143,8 @@ fn bill(body: &Value, cache: &mut HashSet<String>) -> Bill {
 }
 
 fn main() {
-    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let work = tempfile::tempdir().expect("create a temporary directory");
+    let data = tempfile::tempdir().expect("create a temporary directory");
     repository(work.path());
     let mut replies = Vec::new();
     for turn in 0..TURNS - 1 {
@@ -176,7 +179,7 @@ fn main() {
         .current_dir(work.path())
         .stdin(Stdio::null())
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("run splice");
     let events = String::from_utf8_lossy(&output.stdout);
     let tail: Vec<&str> = events.lines().rev().take(4).collect();
     assert!(output.status.success(), "the scripted run failed: {tail:?}");

@@ -3,6 +3,9 @@
 //! p50/p99/max per kind and whether metadata p99 is under 50 ms; any failed request fails the
 //! bench. Run: `cargo bench --bench registry_burst` (a release build of server and client).
 
+// A benchmark is test code: a failed step fails it with a message saying what failed.
+#![allow(clippy::expect_used)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -25,13 +28,11 @@ fn splice(data: &Path, args: &[&str], stdin: &str) -> String {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("start splice");
     if let Some(mut input) = child.stdin.take() {
-        input
-            .write_all(stdin.as_bytes())
-            .unwrap_or_else(|e| panic!("{e}"));
+        input.write_all(stdin.as_bytes()).expect("write to input");
     }
-    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let out = child.wait_with_output().expect("wait for child");
     assert!(out.status.success(), "registry {args:?} failed");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -46,7 +47,7 @@ fn figures(mut times: Vec<Duration>) -> (f64, f64, f64) {
 }
 
 fn main() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let data = dir.path().join("registry");
     splice(
         &data,
@@ -74,18 +75,18 @@ fn main() {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("start splice");
     let mut url = String::new();
-    BufReader::new(server.stdout.take().unwrap_or_else(|| panic!("no stdout")))
+    BufReader::new(server.stdout.take().expect("no stdout"))
         .read_line(&mut url)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("read a line from server's stdout");
     let url = url.trim().to_string();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("build the tokio runtime");
     let bytes = archive::pack(Path::new(OFFICIAL))
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("pack the official package")
         .bytes;
     let manifest: Value = serde_json::from_slice(
         &std::fs::read(Path::new(OFFICIAL).join("manifest.json")).unwrap_or_default(),
@@ -105,7 +106,7 @@ fn main() {
                 .post(format!("{url}/api/v1/device/code"))
                 .send()
                 .await
-                .unwrap_or_else(|e| panic!("{e}"))
+                .expect("POST <url>/api/v1/device/code")
                 .bytes()
                 .await
                 .unwrap_or_default(),
@@ -128,7 +129,7 @@ fn main() {
                 .body(json!({"device_code": code["device_code"]}).to_string())
                 .send()
                 .await
-                .unwrap_or_else(|e| panic!("{e}"))
+                .expect("POST <url>/api/v1/device/token")
                 .bytes()
                 .await
                 .unwrap_or_default(),
@@ -147,7 +148,7 @@ fn main() {
             .body(bytes.clone())
             .send()
             .await
-            .unwrap_or_else(|e| panic!("{e}"))
+            .expect("PUT meta")
             .status()
     });
     assert_eq!(status.as_u16(), 201, "publish failed");
@@ -160,7 +161,7 @@ fn main() {
                 .clone()
                 .acquire_owned()
                 .await
-                .unwrap_or_else(|e| panic!("{e}"));
+                .expect("acquire a semaphore permit");
             let (client, meta, bytes) = (client.clone(), meta.clone(), bytes.clone());
             // One download in six, spread through the burst.
             let download = i % 6 == 5;
@@ -171,11 +172,7 @@ fn main() {
                 } else {
                     meta
                 };
-                let response = client
-                    .get(target)
-                    .send()
-                    .await
-                    .unwrap_or_else(|e| panic!("{e}"));
+                let response = client.get(target).send().await.expect("GET target");
                 let ok = response.status().is_success();
                 let body = response.bytes().await.unwrap_or_default();
                 assert!(ok && (!download || body == bytes), "request {i} failed");
@@ -185,7 +182,7 @@ fn main() {
         }
         let (mut metas, mut downloads) = (Vec::new(), Vec::new());
         while let Some(done) = tasks.join_next().await {
-            let (download, took) = done.unwrap_or_else(|e| panic!("{e}"));
+            let (download, took) = done.expect("a request of the burst");
             if download {
                 downloads.push(took)
             } else {

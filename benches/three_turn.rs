@@ -4,6 +4,9 @@
 //!
 //! Run: `cargo bench --bench three_turn` (optionally `-- 50` for the number of runs).
 
+// A benchmark is test code: a failed step fails it with a message saying what failed.
+#![allow(clippy::expect_used)]
+
 #[path = "../tests/all/support/fake_provider.rs"]
 mod fake_provider;
 
@@ -53,17 +56,17 @@ fn one_run(work: &std::path::Path, data: &std::path::Path) -> Sample {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap_or_else(|e| panic!("spawn: {e}"));
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("no stdout");
     let mut first_event = None;
     let mut lines = 0;
     for line in BufReader::new(stdout).lines() {
-        let line = line.unwrap_or_else(|e| panic!("read: {e}"));
+        let line = line.expect("read");
         first_event.get_or_insert_with(|| started.elapsed());
         lines += 1;
         assert!(line.contains("\"schemaVersion\":2"));
     }
-    let status = child.wait().unwrap_or_else(|e| panic!("wait: {e}"));
+    let status = child.wait().expect("wait");
     let wall = started.elapsed();
     assert!(status.success(), "run failed");
     assert!(
@@ -103,13 +106,13 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(30);
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let work = dir.path().join("repo");
     let data = dir.path().join("data");
-    std::fs::create_dir_all(&work).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(&data).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(data.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(work.join("input.txt"), "copied\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&work).expect("create work");
+    std::fs::create_dir_all(&data).expect("create data");
+    std::fs::write(data.join("config.json"), "{}").expect("write config.json");
+    std::fs::write(work.join("input.txt"), "copied\n").expect("write input.txt");
     // One warm-up run so the binary is in the page cache.
     one_run(&work, &data);
     let samples: Vec<Sample> = (0..runs).map(|_| one_run(&work, &data)).collect();

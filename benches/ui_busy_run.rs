@@ -5,6 +5,9 @@
 //!
 //! Run: `cargo bench --bench ui_busy_run` (optionally `-- 300` for the number of keypresses).
 
+// A benchmark is test code: a failed step fails it with a message saying what failed.
+#![allow(clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc as std_mpsc;
@@ -36,7 +39,7 @@ fn git(root: &Path, args: &[&str]) {
         .arg(root)
         .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("git: {e}"));
+        .expect("git");
     assert!(status.status.success(), "git {args:?} failed");
 }
 
@@ -44,9 +47,9 @@ fn git(root: &Path, args: &[&str]) {
 fn repository(root: &Path) {
     for i in 0..FILES {
         let dir = root.join(format!("src/m{}", i / 100));
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&dir).expect("create dir");
         let body: String = (0..20).map(|l| format!("line {l} of file {i}\n")).collect();
-        std::fs::write(dir.join(format!("f{i}.txt")), body).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.join(format!("f{i}.txt")), body).expect("write f<i>.txt");
     }
     git(root, &["init", "-q", "-b", "main"]);
     git(root, &["add", "-A"]);
@@ -66,17 +69,17 @@ fn repository(root: &Path) {
     for i in 0..FILES {
         let path = root.join(format!("src/m{}/f{i}.txt", i / 100));
         let body: String = (0..20).map(|l| format!("LINE {l} of file {i}\n")).collect();
-        std::fs::write(path, body).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(path, body).expect("write path");
     }
     let big: Vec<u8> = (0..UNTRACKED_BYTES)
         .map(|i| b'a' + (i % 26) as u8)
         .collect();
-    std::fs::write(root.join("big.log"), big).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(root.join("big.log"), big).expect("write big.log");
 }
 
 fn settings(root: PathBuf) -> RunSettings {
     let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("provider config for the fake provider");
     provider.api_key = None;
     RunSettings {
         session_id: "session_bench".into(),
@@ -130,13 +133,13 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(300);
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let root = dir
         .path()
         .canonicalize()
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("canonicalize dir")
         .join("repo");
-    std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&root).expect("create root");
     repository(&root);
 
     let (started_tx, started_rx) = std_mpsc::channel();
@@ -147,7 +150,7 @@ fn main() {
         rx.recv().await.map(|event| (event, rx))
     }));
     let screen = Screen {
-        terminal: Terminal::new(TestBackend::new(120, 40)).unwrap_or_else(|e| panic!("{e}")),
+        terminal: Terminal::new(TestBackend::new(120, 40)).expect("create the test terminal"),
         events,
         start: diffing_run(started_tx, diffs.clone()),
         on_frame: Box::new(move |app: &App| {
@@ -166,7 +169,7 @@ fn main() {
     let typist = std::thread::spawn(move || {
         started_rx
             .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|e| panic!("the run never started: {e}"));
+            .expect("the run never started");
         let mut samples = Vec::with_capacity(presses);
         for typed in 1..=presses {
             std::thread::sleep(TYPING_GAP);
@@ -190,10 +193,10 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("build the tokio runtime");
     let code = runtime
         .block_on(drive(input, screen))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("drive the UI");
     runtime.shutdown_background();
     let mut samples = typist.join().unwrap_or_else(|_| panic!("typist panicked"));
     samples.sort();

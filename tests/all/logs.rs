@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::support::fake_provider::{FakeProvider, Reply, openai};
+use crate::support::process::Start;
 use crate::support::{Outcome, Sandbox, TEST_KEY, run, stream_json};
 
 fn log_file(sandbox: &Sandbox) -> PathBuf {
@@ -59,7 +60,7 @@ fn a_failed_run_logs_the_failed_request_and_command_privately_without_the_key() 
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o600, "log mode {mode:o}");
-    let log = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let log = std::fs::read_to_string(&path).expect("read the log");
     let lines =
         |needle: &str| -> Vec<&str> { log.lines().filter(|l| l.contains(needle)).collect() };
     // Each request: the first answered 200, then 500 on the first try and on the retry.
@@ -130,8 +131,8 @@ fn stdout_is_the_protocol_alone_with_everything_logged() {
 fn a_log_that_cannot_be_written_does_not_fail_the_run() {
     let sandbox = Sandbox::new();
     // A file where the log's directory would be.
-    std::fs::create_dir_all(&sandbox.data).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(sandbox.data.join("log"), "").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&sandbox.data).expect("create the data dir");
+    std::fs::write(sandbox.data.join("log"), "").expect("write a file where the log dir goes");
     let out = logged_run(&sandbox, vec![openai::answer(&["done"])], None);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.text(), "done");
@@ -147,14 +148,14 @@ fn a_log_that_cannot_be_written_does_not_fail_the_run() {
 fn the_registry_server_logs_each_request_on_stderr_without_its_headers() {
     let sandbox = Sandbox::new();
     let stderr_path = sandbox.dir.path().join("server.stderr");
-    let stderr = std::fs::File::create(&stderr_path).unwrap_or_else(|e| panic!("{e}"));
+    let stderr = std::fs::File::create(&stderr_path).expect("create server.stderr");
     let mut command = sandbox.command("http://127.0.0.1:9");
     command
         .args(["registry", "serve", "--addr", "127.0.0.1:0", "--data"])
         .arg(sandbox.dir.path().join("registry"))
         .stdout(std::process::Stdio::piped())
         .stderr(stderr);
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("spawn: {e}"));
+    let mut child = command.start().expect("start splice registry serve");
     let mut url = String::new();
     if let Some(stdout) = child.stdout.take() {
         let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut url);
@@ -166,8 +167,7 @@ fn the_registry_server_logs_each_request_on_stderr_without_its_headers() {
             "Bearer splice-secret-token-12345",
         )
     });
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     let answer = answer.unwrap_or_else(|| panic!("no address: {url:?}"));
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let log = std::fs::read_to_string(&stderr_path).unwrap_or_default();
@@ -183,14 +183,14 @@ fn the_registry_server_logs_each_request_on_stderr_without_its_headers() {
 /// One HTTP/1.1 GET with an Authorization header; the whole answer.
 fn get(addr: &str, path: &str, authorization: &str) -> String {
     use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect to the registry");
     let request = format!(
         "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {authorization}\r\n\
          Connection: close\r\n\r\n"
     );
     stream
         .write_all(request.as_bytes())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("send the request");
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
     answer

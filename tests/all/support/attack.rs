@@ -20,7 +20,7 @@ pub fn sandbox_outside_tmp() -> Sandbox {
 /// A repository with one commit whose `origin` is an empty bare repository in `/tmp`, where a
 /// confined command can write: a push that gets past the rules lands there.
 pub fn repository_with_remote(sandbox: &Sandbox, remote: &Path) {
-    std::fs::create_dir_all(remote).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(remote).expect("create remote");
     git(remote, &["init", "-q", "--bare"]);
     git(&sandbox.root, &["init", "-q", "-b", "main"]);
     git(&sandbox.root, &["config", "user.email", "t@example.com"]);
@@ -56,13 +56,13 @@ pub fn run_commands(sandbox: &Sandbox, commands: &[String], flags: &[&str]) -> O
 /// is `cred-marker-user`; the directory.
 pub fn saved_login(sandbox: &Sandbox, token: &str) -> PathBuf {
     let config_dir = sandbox.dir.path().join(".config/splice");
-    std::fs::create_dir_all(&config_dir).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(config_dir.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&config_dir).expect("create config_dir");
+    std::fs::write(config_dir.join("config.json"), "{}").expect("write config.json");
     let credentials = config_dir.join("credentials.json");
     let saved = json!({"http://127.0.0.1:7878": {"token": token, "user": "cred-marker-user"}});
-    std::fs::write(&credentials, saved.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&credentials, saved.to_string()).expect("write credentials");
     std::fs::set_permissions(&credentials, std::fs::Permissions::from_mode(0o600))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("set the mode of credentials");
     config_dir
 }
 

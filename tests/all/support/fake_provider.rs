@@ -58,13 +58,8 @@ pub struct FakeProvider {
 
 impl FakeProvider {
     pub fn start(replies: Vec<Reply>) -> FakeProvider {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind: {e}"));
-        let url = format!(
-            "http://{}",
-            listener
-                .local_addr()
-                .unwrap_or_else(|e| panic!("addr: {e}"))
-        );
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
         let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (queue, log) = (replies.clone(), requests.clone());

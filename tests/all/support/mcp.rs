@@ -1,5 +1,5 @@
 //! MCP servers for the tests: the pinned npm reference servers (`server-everything`,
-//! `server-memory`), installed once into `target/mcp-servers` under a lock and run by Node 22,
+//! `server-memory`), installed once into `target/mcp-servers` and run by Node 22,
 //! and our own hostile server (`tests/mcp_hostile/server.py`). A test that cannot get them
 //! fails with the reason; it is never skipped.
 
@@ -10,58 +10,22 @@ use std::sync::OnceLock;
 
 use splice::mcp::{ServerConfig, ServerEntry, Source};
 
-use super::node;
+use super::process::Running;
+use super::{deps, node};
 
-/// The pinned packages (also in `.ci/run`).
-pub const PACKAGES: [&str; 2] = [
-    "@modelcontextprotocol/server-everything@2026.8.31",
-    "@modelcontextprotocol/server-memory@2026.8.31",
-];
-
-/// `target/mcp-servers/node_modules/@modelcontextprotocol`, installed if missing.
+/// `target/mcp-servers/node_modules/@modelcontextprotocol`, installed if missing (by
+/// `scripts/test_deps.py`, which pins their versions, with the Node the tests use).
 pub fn packages_dir() -> PathBuf {
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     FOUND
-        .get_or_init(install)
+        .get_or_init(|| {
+            deps::fetch(
+                "mcp-servers",
+                &[("SPLICE_NODE", node::node22().as_os_str())],
+            )
+        })
         .clone()
         .unwrap_or_else(|why| panic!("the MCP tests need the reference servers: {why}"))
-}
-
-fn installed(scope: &Path) -> bool {
-    ["server-everything", "server-memory"].iter().all(|p| {
-        std::fs::read_to_string(scope.join(p).join("package.json"))
-            .is_ok_and(|text| text.contains("\"version\": \"2026.8.31\""))
-    })
-}
-
-fn install() -> Result<PathBuf, String> {
-    let prefix = node::target_dir().join("mcp-servers");
-    let scope = prefix.join("node_modules").join("@modelcontextprotocol");
-    std::fs::create_dir_all(&prefix)
-        .map_err(|e| format!("cannot create {}: {e}", prefix.display()))?;
-    // Other test processes (and `.ci/run`) may be installing too.
-    let lock = std::fs::File::create(prefix.join(".lock"))
-        .map_err(|e| format!("cannot create the lock: {e}"))?;
-    lock.lock()
-        .map_err(|e| format!("cannot take the lock: {e}"))?;
-    if installed(&scope) {
-        return Ok(scope);
-    }
-    let output = Command::new("npm")
-        .args(["install", "--prefix"])
-        .arg(&prefix)
-        .args(["--no-audit", "--no-fund"])
-        .args(PACKAGES)
-        .output()
-        .map_err(|e| format!("cannot run npm: {e}"))?;
-    if !output.status.success() || !installed(&scope) {
-        return Err(format!(
-            "`npm install {}` failed: {}",
-            PACKAGES.join(" "),
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    Ok(scope)
 }
 
 fn node() -> String {
@@ -118,7 +82,7 @@ pub fn python() -> String {
             let output = Command::new("python3")
                 .args(["-c", "import sys; print(sys.executable)"])
                 .output()
-                .unwrap_or_else(|e| panic!("the hostile MCP server needs python3: {e}"));
+                .expect("the hostile MCP server needs python3");
             let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
             assert!(!path.is_empty(), "python3 did not say where it is");
             path
@@ -135,27 +99,27 @@ pub fn hostile(name: &str, modes: &[&str], env: &[(&str, &str)]) -> ServerEntry 
 
 /// server-everything in streamable HTTP mode on a free port; ended (its group) on drop.
 pub struct EverythingHttp {
-    child: std::process::Child,
+    /// Its own process group: whatever it started goes with it.
+    child: Running,
     pub url: String,
 }
 
 impl EverythingHttp {
     pub fn start() -> EverythingHttp {
-        use std::os::unix::process::CommandExt;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("pick a free loopback port");
         let script = packages_dir().join("server-everything/dist/index.js");
-        let child = Command::new(node())
-            .arg(script)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start server-everything streamableHttp: {e}"));
+        let child = Running::start_group(
+            Command::new(node())
+                .arg(script)
+                .arg("streamableHttp")
+                .env("PORT", port.to_string())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null()),
+        )
+        .expect("cannot start server-everything streamableHttp");
         let server = EverythingHttp {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
@@ -168,18 +132,5 @@ impl EverythingHttp {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         panic!("server-everything streamableHttp did not listen on {port}");
-    }
-}
-
-impl Drop for EverythingHttp {
-    fn drop(&mut self) {
-        // Its own group (`process_group(0)`): whatever it started goes too.
-        if let Some(pid) = i32::try_from(self.child.id())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-        let _ = self.child.wait();
     }
 }

@@ -3,12 +3,16 @@
 #![allow(dead_code)]
 
 pub mod attack;
+pub mod deps;
 pub mod fake_provider;
+pub mod fixing_run;
 pub mod markers;
 pub mod mcp;
 pub mod moto;
 pub mod node;
+pub mod one_call;
 pub mod package;
+pub mod process;
 pub mod sockets;
 pub mod tmux;
 
@@ -16,6 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use process::Start;
 use serde_json::Value;
 
 pub const TEST_KEY: &str = "sk-test-fake-provider-key-0123456789";
@@ -35,28 +40,28 @@ impl Sandbox {
     /// A sandbox under `parent`: under the build's own temporary directory, HOME is outside
     /// everything a confined command may write (`/tmp` is writable).
     pub fn new_in(parent: &Path) -> Sandbox {
-        let dir = tempfile::tempdir_in(parent).unwrap_or_else(|e| panic!("tempdir: {e}"));
-        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir_in(parent).expect("tempdir");
+        let base = dir.path().canonicalize().expect("canonicalize dir");
         let root = base.join("repo");
         let data = base.join("data");
-        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&root).expect("create root");
         // SPLICE_CONFIG must name a file that exists; tests that need settings overwrite it.
-        std::fs::write(base.join("config.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(base.join("config.json"), "{}").expect("write config.json");
         // SPLICE_PRICING_FILE too; this one adds no prices to the built-in table.
         std::fs::write(
             base.join("pricing.json"),
             r#"{"source":"tests","asOf":"2026-01-01","models":{}}"#,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write pricing.json");
         Sandbox { dir, root, data }
     }
 
     pub fn write(&self, path: &str, content: &str) {
         let full = self.root.join(path);
         if let Some(parent) = full.parent() {
-            std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::create_dir_all(parent).expect("create parent");
         }
-        std::fs::write(full, content).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(full, content).expect("write full");
     }
 
     pub fn read(&self, path: &str) -> Option<String> {
@@ -122,7 +127,7 @@ impl Outcome {
     /// The decoded `final.text`.
     pub fn final_result(&self) -> Value {
         let text = self.first("final")["text"].as_str().unwrap_or_default();
-        serde_json::from_str(text).unwrap_or_else(|e| panic!("final.text is not JSON: {e}"))
+        serde_json::from_str(text).expect("final.text is not JSON")
     }
 
     /// The invariants every stream must keep: each line is schema 2 JSON with type and runId,
@@ -252,16 +257,12 @@ fn spawn_and_wait(mut command: Command, stdin: Option<&str>) -> std::process::Ou
         command.stdin(Stdio::piped());
     }
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = command
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn splice: {e}"));
+    let mut child = command.start().expect("spawn splice");
     if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
         // A child that exits before reading all input closes the pipe; that is its answer.
         let _ = pipe.write_all(input.as_bytes());
     }
-    child
-        .wait_with_output()
-        .unwrap_or_else(|e| panic!("wait: {e}"))
+    child.wait_with_output().expect("wait")
 }
 
 /// Start the command and send it `signal` (TERM, INT, HUP) as soon as `ready` holds for the
@@ -274,11 +275,9 @@ pub fn run_and_signal(
     ready: impl Fn(&[Value]) -> bool,
 ) -> Outcome {
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = command
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn splice: {e}"));
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-    let mut stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let mut child = command.start().expect("spawn splice");
+    let stdout = child.stdout.take().expect("no stdout");
+    let mut stderr = child.stderr.take().expect("no stderr");
     let errors = std::thread::spawn(move || {
         let mut text = String::new();
         let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
@@ -321,7 +320,7 @@ pub fn run_and_signal(
     let status = Command::new("kill")
         .args([format!("-{signal}"), child.id().to_string()])
         .status()
-        .unwrap_or_else(|e| panic!("kill: {e}"));
+        .expect("kill");
     assert!(status.success());
     // A liveness bound: a run that does not end after the signal is killed and fails the test.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -338,11 +337,7 @@ pub fn run_and_signal(
             }
         }
     }
-    let code = child
-        .wait()
-        .unwrap_or_else(|e| panic!("wait: {e}"))
-        .code()
-        .unwrap_or(-1);
+    let code = child.wait().expect("wait").code().unwrap_or(-1);
     let outcome = Outcome {
         code,
         stdout: raw,
@@ -385,7 +380,7 @@ pub fn stream_json(command: &mut Command) -> &mut Command {
 /// else (changing the source, leaving a mark in the sandbox) runs with this one.
 pub fn home_beside(sandbox: &Sandbox) -> PathBuf {
     let home = sandbox.dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&home).expect("create home");
     home
 }
 
@@ -395,7 +390,7 @@ pub fn home_beside(sandbox: &Sandbox) -> PathBuf {
 pub fn outside_dir() -> PathBuf {
     let base = PathBuf::from("/var/tmp/splice-tests");
     std::fs::create_dir_all(&base).unwrap_or_else(|e| panic!("{}: {e}", base.display()));
-    let base = base.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let base = base.canonicalize().expect("canonicalize base");
     let temp = std::env::temp_dir();
     assert!(
         !base.starts_with("/tmp") && !base.starts_with(&temp),
@@ -413,7 +408,7 @@ pub fn git(root: &Path, args: &[&str]) -> String {
         .arg(root)
         .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("git: {e}"));
+        .expect("git");
     assert!(
         output.status.success(),
         "git {args:?}: {}",
@@ -424,4 +419,33 @@ pub fn git(root: &Path, args: &[&str]) -> String {
 
 pub fn exists(root: &Path, path: &str) -> bool {
     root.join(path).exists()
+}
+
+pub fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(status.success());
+}
+
+/// `splice exec` in stream-json with `args` against `provider`; the stream must be well formed.
+pub fn exec_json(
+    sandbox: &Sandbox,
+    provider: &fake_provider::FakeProvider,
+    args: &[&str],
+) -> Outcome {
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args(args);
+    let out = run(command, None);
+    out.assert_well_formed();
+    out
+}
+
+/// `splice exec --output-format text` with `args` against `provider`.
+pub fn exec_text(
+    sandbox: &Sandbox,
+    provider: &fake_provider::FakeProvider,
+    args: &[&str],
+) -> Outcome {
+    let mut command = sandbox.command(&provider.url);
+    command.args(["exec", "--output-format", "text"]).args(args);
+    run_raw(command, None)
 }

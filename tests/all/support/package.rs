@@ -36,9 +36,9 @@ pub fn manifest(permissions: Value, tools: &[(&str, u64)]) -> Value {
 
 /// Write the package into `dir`: `manifest.json`, `SKILL.md`, `tools/<name>.ts` per source.
 pub fn write_package(dir: &Path, manifest: &Value, sources: &[(&str, &str)]) {
-    std::fs::create_dir_all(dir.join("tools")).unwrap_or_else(|e| panic!("{e}"));
-    let text = serde_json::to_string_pretty(manifest).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.join("manifest.json"), text).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.join("tools")).expect("create tools");
+    let text = serde_json::to_string_pretty(manifest).expect("serialise manifest");
+    std::fs::write(dir.join("manifest.json"), text).expect("write manifest.json");
     let names: Vec<String> = manifest["tools"]
         .as_array()
         .map(|tools| {
@@ -54,9 +54,8 @@ pub fn write_package(dir: &Path, manifest: &Value, sources: &[(&str, &str)]) {
          ## Permissions and security boundaries\n\nWhat the manifest declares.\n",
         names.join("\n")
     );
-    std::fs::write(dir.join("SKILL.md"), skill).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("SKILL.md"), skill).expect("write SKILL.md");
     for (name, source) in sources {
-        std::fs::write(dir.join("tools").join(format!("{name}.ts")), source)
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.join("tools").join(format!("{name}.ts")), source).expect("write tools");
     }
 }

@@ -18,16 +18,16 @@ impl Listener {
     }
 
     pub fn abstract_named(name: &str) -> Listener {
-        let addr =
-            SocketAddr::from_abstract_name(name.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        let addr = SocketAddr::from_abstract_name(name.as_bytes())
+            .expect("make the abstract socket address");
         Listener::ready(UnixListener::bind_addr(&addr))
     }
 
     fn ready(bound: std::io::Result<UnixListener>) -> Listener {
-        let listener = bound.unwrap_or_else(|e| panic!("bind: {e}"));
+        let listener = bound.expect("bind");
         listener
             .set_nonblocking(true)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("make listener non-blocking");
         Listener(listener)
     }
 
@@ -37,10 +37,10 @@ impl Listener {
         let (mut stream, _) = self.0.accept().ok()?;
         stream
             .set_nonblocking(false)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("make stream non-blocking");
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("set a read timeout on stream");
         let mut text = String::new();
         let _ = stream.read_to_string(&mut text);
         Some(text)

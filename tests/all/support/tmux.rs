@@ -21,7 +21,7 @@ impl Tmux {
         if let Err(error) = Command::new("tmux").arg("-V").output() {
             panic!(
                 "this test drives the TUI in a real terminal through tmux, which is not installed \
-                 ({error}); the README's set-up (and .ci/run) installs it"
+                 ({error}); `scripts/test` installs it"
             );
         }
         Tmux {

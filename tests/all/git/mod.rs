@@ -1,0 +1,8 @@
+//! Splice's own git calls: the protection of `.git`, the recorded git config, the reviewing diff
+//! and `--worktree` runs.
+
+mod config_protection;
+mod config_record;
+mod merge_back_and_cleanup;
+mod review_diff;
+mod worktree;

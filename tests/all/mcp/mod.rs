@@ -1,0 +1,5 @@
+//! MCP servers as tools: the hub, headless runs with MCP tools, and hostile servers.
+
+mod headless_run;
+mod hostile_servers;
+mod servers;

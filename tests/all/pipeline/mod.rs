@@ -1,0 +1,7 @@
+//! The pipeline: stages, iterations, how it stops, and the panel drawn from its markers.
+
+pub mod code_writer;
+mod panel;
+mod runs;
+mod stops;
+mod tiers;

@@ -1,0 +1,11 @@
+//! The sandbox around confined commands and package tools: Unix sockets, Splice's own directories,
+//! saved logins, the environment, Landlock and the processes Splice starts.
+
+mod detached_processes;
+mod environment;
+mod landlock;
+mod own_dirs;
+mod process_isolation;
+mod saved_logins;
+mod terminal;
+mod unix_sockets;
