@@ -17,9 +17,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::confine::beneath;
+use crate::confine::change::FileChange;
 use crate::protocol::events::{CheckpointInfo, RestoreInfo};
-use crate::tools::beneath;
-use crate::tools::fs::FileChange;
 
 #[derive(Debug, Error)]
 pub enum CheckpointError {
@@ -415,13 +415,13 @@ mod tests {
             .save("write_file", &first)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(info.sequence, 1);
-        crate::tools::fs::apply(root, &first).unwrap_or_else(|e| panic!("{e}"));
+        crate::confine::change::apply(root, &first).unwrap_or_else(|e| panic!("{e}"));
         let second = vec![change(root, "c.txt", Some("c1"))];
         assert_eq!(
             store.save("edit_file", &second).map(|i| i.sequence).ok(),
             Some(2)
         );
-        crate::tools::fs::apply(root, &second).unwrap_or_else(|e| panic!("{e}"));
+        crate::confine::change::apply(root, &second).unwrap_or_else(|e| panic!("{e}"));
         // Someone edits c.txt after Splice did.
         std::fs::write(root.join("c.txt"), "human").unwrap_or_else(|e| panic!("{e}"));
 
@@ -454,7 +454,7 @@ mod tests {
             store
                 .save("submit_code", &changes)
                 .unwrap_or_else(|e| panic!("{e}"));
-            crate::tools::fs::apply(root, &changes).unwrap_or_else(|e| panic!("{e}"));
+            crate::confine::change::apply(root, &changes).unwrap_or_else(|e| panic!("{e}"));
         };
         write("run_t1", "one.txt");
         write("run_t2", "two.txt");

@@ -7,6 +7,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod compaction;
 pub mod config;
+pub mod confine;
 pub mod conversation;
 pub mod device_login;
 pub mod exit;

@@ -205,7 +205,7 @@ pub fn load_project(root: &std::path::Path) -> Result<Vec<ServerEntry>, McpConfi
     // A file Splice reads on its own: beneath the root, a regular file, bounded, so a link out
     // of the repository, a FIFO or `/dev/zero` can neither choose the servers nor hang the run.
     let path = root.join(PROJECT_FILE);
-    let bytes = match crate::tools::beneath::read_at_most(root, &path, MAX_PROJECT_FILE_BYTES) {
+    let bytes = match crate::confine::beneath::read_at_most(root, &path, MAX_PROJECT_FILE_BYTES) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {

@@ -463,12 +463,13 @@ async fn undo_restores_the_checkpoint_and_tells_the_model() {
     let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let root_path = root.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-    let change = |name: &str, before: Option<&str>, after: &str| crate::tools::fs::FileChange {
-        path: root_path.join(name),
-        shown: name.to_string(),
-        before: before.map(|b| b.as_bytes().to_vec()),
-        after: Some(after.as_bytes().to_vec()),
-    };
+    let change =
+        |name: &str, before: Option<&str>, after: &str| crate::confine::change::FileChange {
+            path: root_path.join(name),
+            shown: name.to_string(),
+            before: before.map(|b| b.as_bytes().to_vec()),
+            after: Some(after.as_bytes().to_vec()),
+        };
     std::fs::write(root_path.join("old.txt"), "before\n").unwrap_or_else(|e| panic!("{e}"));
     let changes = [
         change("old.txt", Some("before\n"), "after\n"),

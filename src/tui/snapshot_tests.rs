@@ -501,7 +501,7 @@ impl crate::bus::Sink for SessionReports {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_walks_back_across_runs() {
     use crate::checkpoint::CheckpointStore;
-    use crate::tools::fs::{FileChange, apply};
+    use crate::confine::change::{FileChange, apply};
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let root = dir.path().join("repo");
     let data = dir.path().join("data");
