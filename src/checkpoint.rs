@@ -362,6 +362,30 @@ pub fn restore(
     Ok(reports)
 }
 
+/// Why a restore left files alone, `None` when it left none: the one wording of a restore's
+/// report, for `splice restore`'s `restore_skipped` warning and the TUI's `/undo`.
+pub fn left_alone(reports: &[RestoreInfo]) -> Option<String> {
+    let escaped: Vec<String> = reports.iter().flat_map(|r| r.escaped.clone()).collect();
+    let changed: Vec<String> = reports
+        .iter()
+        .flat_map(|r| r.skipped.iter().filter(|f| !r.escaped.contains(f)).cloned())
+        .collect();
+    let mut why = Vec::new();
+    if !escaped.is_empty() {
+        why.push(format!(
+            "{} now lead(s) outside the working root or into .git (a link was swapped in, or the file has other hard links) and were left alone, even with --force",
+            escaped.join(", ")
+        ));
+    }
+    if !changed.is_empty() {
+        why.push(format!(
+            "{} changed after Splice wrote them and were left alone; use --force to restore them too",
+            changed.join(", ")
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
 /// The highest sequence of a run's checkpoints not yet restored (`None`: all are spent).
 pub fn highest_sequence(data_dir: &Path, run_id: &str) -> Result<Option<u32>, CheckpointError> {
     // Manifests come newest first.

@@ -5,6 +5,7 @@ pub mod blocking;
 pub mod bus;
 pub mod checkpoint;
 pub mod cli;
+pub mod commands;
 pub mod compaction;
 pub mod config;
 pub mod confine;

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use splice::cli::registry::RegistryArgs;
 use splice::exit;
-use splice::registry::args::RegistryArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -36,12 +36,12 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("splice registry: cannot start the async runtime: {error}");
-            return exit::process_code(exit::FAILED);
+            return exit::FAILED.process();
         }
     };
     let code = runtime.block_on(splice::registry::command::run(&cli.registry));
     // A blocking task stuck in a system call must not keep the process alive after the server
     // stopped.
     runtime.shutdown_background();
-    exit::process_code(code)
+    code.process()
 }

@@ -9,6 +9,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use thiserror::Error;
 
+use crate::config::ConfigFile;
+
 /// The project file a repository names its servers in.
 pub const PROJECT_FILE: &str = ".mcp.json";
 /// Largest `.mcp.json` read; a bigger one is an error.
@@ -118,6 +120,14 @@ pub fn passthrough_name(name: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The user's servers: the config file's `mcpServers` section, in name order.
+pub fn user_servers(config: &ConfigFile) -> Result<Vec<ServerEntry>, McpConfigError> {
+    match &config.mcp_servers {
+        Some(servers) => parse_servers(servers, Source::User),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// The servers of an `mcpServers` value, in name order.

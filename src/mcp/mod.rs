@@ -6,7 +6,6 @@
 
 pub mod approval;
 mod client;
-pub mod command;
 pub mod config;
 mod connect;
 pub mod content;

@@ -1,10 +1,8 @@
 //! The package registry server (`splice registry serve`, run by the `splice-registry` binary),
 //! its index (SQLite or PostgreSQL through sqlx), its content-addressed archive store, accounts,
-//! tokens and the device-code login. Only the arguments are compiled without the
-//! `registry-server` feature: `splice` parses them and starts `splice-registry` (see
-//! `launch`). The client side lives elsewhere; both follow the HTTP contract in the README.
+//! tokens and the device-code login. Only `launch` is compiled without the `registry-server`
+//! feature: `splice` parses the arguments (`cli::registry`) and starts `splice-registry`. The client side lives elsewhere; both follow the HTTP contract in the README.
 
-pub mod args;
 pub mod launch;
 
 #[cfg(feature = "registry-server")]

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::bus::Sink;
+use crate::exit::Exit;
 use crate::settings::RunSettings;
 
 pub use compact::{Outcome as CompactOutcome, STAGE as COMPACT_STAGE, fill_after};
@@ -85,7 +86,7 @@ impl Handle {
 /// A running session.
 pub struct Session {
     handle: Handle,
-    task: tokio::task::JoinHandle<i32>,
+    task: tokio::task::JoinHandle<Exit>,
 }
 
 impl Session {
@@ -118,7 +119,7 @@ impl Session {
 
     /// Wait for the session to end (after [`Op::Shutdown`], or when every handle is gone):
     /// the exit code of its last turn, 0 without one.
-    pub async fn ended(self) -> i32 {
+    pub async fn ended(self) -> Exit {
         let Session { handle, task } = self;
         drop(handle);
         task.await.unwrap_or(crate::exit::FAILED)

@@ -205,7 +205,7 @@ fn recording_turn(seen: Arc<Mutex<Vec<(String, Tier)>>>, blocks: &'static str) -
                 let _ = stopped.await;
                 return crate::exit::INTERRUPTED;
             }
-            0
+            crate::exit::Exit::Success
         })
     })
 }
@@ -500,6 +500,7 @@ async fn undo_restores_the_checkpoint_and_tells_the_model() {
             files: vec!["old.txt".into(), "new.txt".into()],
             deleted: vec!["new.txt".into()],
             skipped: vec![],
+            left_alone: None,
         })
     );
     assert!(!root_path.join("new.txt").exists());
@@ -523,7 +524,7 @@ fn talking_turn(models: Arc<Mutex<Vec<String>>>) -> RunTurn {
                 models.push(settings.provider.model.clone());
             }
             settings.conversation.push_exchange(&text, "ok");
-            0
+            crate::exit::Exit::Success
         })
     })
 }
@@ -644,7 +645,7 @@ async fn operations_apply_in_order_and_shutdown_waits_for_the_turn() {
     session.submit(Op::SetTier(Tier::Full));
     session.submit(Op::UserTurn(Input::text("second")));
     session.submit(Op::Shutdown);
-    assert_eq!(session.ended().await, 0);
+    assert_eq!(session.ended().await, crate::exit::Exit::Success);
     let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert_eq!(seen[0].0, "first");
@@ -657,8 +658,12 @@ async fn operations_apply_in_order_and_shutdown_waits_for_the_turn() {
             .filter(|e| !matches!(e, SessionEvent::TierSet(_)))
             .collect::<Vec<_>>(),
         vec![
-            SessionEvent::TurnEnded { code: 0 },
-            SessionEvent::TurnEnded { code: 0 }
+            SessionEvent::TurnEnded {
+                code: crate::exit::Exit::Success
+            },
+            SessionEvent::TurnEnded {
+                code: crate::exit::Exit::Success
+            }
         ]
     );
 }
@@ -704,9 +709,9 @@ fn asking_turn() -> RunTurn {
                 previews: vec![],
             };
             match bus.ask(question).await {
-                Some(Answer::AllowOnce) => 1,
-                Some(Answer::Deny) => 2,
-                _ => 3,
+                Some(Answer::AllowOnce) => crate::exit::Exit::Failed,
+                Some(Answer::Deny) => crate::exit::Exit::Usage,
+                _ => crate::exit::Exit::Provider,
             }
         })
     })
@@ -741,7 +746,7 @@ async fn a_permission_question_is_reported_and_answered_by_an_operation() {
         answer: Answer::AllowOnce,
     });
     session.submit(Op::Shutdown);
-    assert_eq!(session.ended().await, 1);
+    assert_eq!(session.ended().await, crate::exit::Exit::Failed);
 }
 
 #[tokio::test]
@@ -751,7 +756,7 @@ async fn an_interrupt_denies_the_question_waiting() {
     reports.until(asked).await;
     session.submit(Op::Interrupt);
     session.submit(Op::Shutdown);
-    assert_eq!(session.ended().await, 2);
+    assert_eq!(session.ended().await, crate::exit::Exit::Usage);
 }
 
 #[tokio::test]
@@ -759,8 +764,13 @@ async fn without_a_front_end_that_answers_nothing_is_asked() {
     let (session, reports) = session(asking_turn());
     session.submit(Op::UserTurn(Input::text("test it")));
     session.submit(Op::Shutdown);
-    assert_eq!(session.ended().await, 3);
-    assert_eq!(reports.taken(), vec![SessionEvent::TurnEnded { code: 3 }]);
+    assert_eq!(session.ended().await, crate::exit::Exit::Provider);
+    assert_eq!(
+        reports.taken(),
+        vec![SessionEvent::TurnEnded {
+            code: crate::exit::Exit::Provider
+        }]
+    );
 }
 
 /// The front ends drive the core through the session alone: no file of the TUI or of headless

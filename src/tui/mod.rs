@@ -38,6 +38,7 @@ pub mod wrap;
 
 use thiserror::Error;
 
+use crate::exit::Exit;
 use crate::settings::RunSettings;
 
 #[derive(Debug, Error)]
@@ -161,7 +162,7 @@ pub struct TuiOptions {
 }
 
 /// Open the TUI and run it until the user quits; returns the exit code of the last run.
-pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
+pub async fn run(options: TuiOptions) -> Result<Exit, TuiError> {
     let theme = theme::Theme::load(options.theme.as_deref().unwrap_or("ansi"))?;
     let mut settings = options.settings;
     // Refused before the terminal is taken over, like a bad theme.

@@ -118,8 +118,18 @@ async fn a_session_runs_turns_compacts_undoes_and_is_interrupted_through_operati
     // Two turns: the first writes a file (a checkpoint), the second answers.
     session.submit(Op::UserTurn(Input::text("write the notes")));
     session.submit(Op::UserTurn(Input::text("and then?")));
-    assert_eq!(seen.nth(0).await, SessionEvent::TurnEnded { code: 0 });
-    assert_eq!(seen.nth(1).await, SessionEvent::TurnEnded { code: 0 });
+    assert_eq!(
+        seen.nth(0).await,
+        SessionEvent::TurnEnded {
+            code: splice::exit::Exit::Success
+        }
+    );
+    assert_eq!(
+        seen.nth(1).await,
+        SessionEvent::TurnEnded {
+            code: splice::exit::Exit::Success
+        }
+    );
     assert_eq!(sandbox.read("notes.txt").as_deref(), Some("new\n"));
     let checkpoint = seen.all().into_iter().find_map(|r| match r {
         Report::Event(run_id, Event::Checkpoint { checkpoint }) => {
@@ -186,7 +196,7 @@ async fn a_session_runs_turns_compacts_undoes_and_is_interrupted_through_operati
     // The next turn goes on from the compacted conversation, told of the undo.
     session.submit(Op::UserTurn(Input::text("still there?")));
     session.submit(Op::Shutdown);
-    assert_eq!(session.ended().await, 0);
+    assert_eq!(session.ended().await, splice::exit::Exit::Success);
     let last = provider.requests()[5].body["messages"].to_string();
     assert!(last.contains(SUMMARY), "{last}");
     assert!(last.contains("the user ran /undo"), "{last}");

@@ -1,5 +1,5 @@
-//! `splice registry serve|user add|approve|deny`: the arguments. Compiled into `splice` too,
-//! which parses them (its `--help` and usage errors) before it starts `splice-registry`.
+//! `splice registry serve|user add|approve|deny`: the arguments, parsed by `splice-registry`
+//! and by `splice` too (its `--help` and usage errors) before it starts `splice-registry`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
