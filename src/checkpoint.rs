@@ -394,21 +394,6 @@ pub fn highest_sequence(data_dir: &Path, run_id: &str) -> Result<Option<u32>, Ch
         .map(|(_, m)| m.sequence))
 }
 
-/// Runs that have checkpoints, newest last by name.
-pub fn list_runs(data_dir: &Path) -> Vec<String> {
-    let mut runs: Vec<String> = std::fs::read_dir(checkpoints_dir(data_dir))
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| e.path().is_dir())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    runs.sort();
-    runs
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

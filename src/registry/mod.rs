@@ -3,32 +3,32 @@
 //! tokens and the device-code login. Only `launch` is compiled without the `registry-server`
 //! feature: `splice` parses the arguments (`cli::registry`) and starts `splice-registry`. The client side lives elsewhere; both follow the HTTP contract in the README.
 
-pub mod launch;
+pub(crate) mod launch;
 
 #[cfg(feature = "registry-server")]
-pub mod accounts;
+pub(crate) mod accounts;
 #[cfg(feature = "registry-server")]
 pub mod command;
 #[cfg(feature = "registry-server")]
 pub mod db;
 #[cfg(feature = "registry-server")]
-pub mod device;
+pub(crate) mod device;
 #[cfg(feature = "registry-server")]
-pub mod error;
+pub(crate) mod error;
 #[cfg(feature = "registry-server")]
-pub mod html;
+pub(crate) mod html;
 #[cfg(feature = "registry-server")]
-pub mod publish;
+pub(crate) mod publish;
 #[cfg(feature = "registry-server")]
-pub mod s3;
+pub(crate) mod s3;
 #[cfg(feature = "registry-server")]
-pub mod server;
+pub(crate) mod server;
 #[cfg(feature = "registry-server")]
-pub mod storage;
+pub(crate) mod storage;
 #[cfg(feature = "registry-server")]
-pub mod throttle;
+pub(crate) mod throttle;
 #[cfg(feature = "registry-server")]
-pub mod time;
+pub(crate) mod time;
 
 /// Archives larger than this are refused with 413 before they are read whole.
 #[cfg(feature = "registry-server")]

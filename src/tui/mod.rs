@@ -3,38 +3,38 @@
 
 pub mod app;
 pub mod cells;
-pub mod commands;
+pub(crate) mod commands;
 #[cfg(test)]
 mod compact_tests;
-pub mod composer;
-pub mod context_meter;
+pub(crate) mod composer;
+pub(crate) mod context_meter;
 #[cfg(test)]
 mod daily_use_snapshot_tests;
-pub mod device_login;
+pub(crate) mod device_login;
 pub mod event_loop;
-pub mod highlight;
+pub(crate) mod highlight;
 #[cfg(test)]
 mod login_snapshot_tests;
-pub mod markdown;
-pub mod mcp_app;
-pub mod mcp_approval;
-pub mod mcp_overlay;
-pub mod mcp_session;
+pub(crate) mod markdown;
+pub(crate) mod mcp_app;
+pub(crate) mod mcp_approval;
+pub(crate) mod mcp_overlay;
+pub(crate) mod mcp_session;
 #[cfg(test)]
 mod mcp_snapshot_tests;
-pub mod permission;
-pub mod picker;
+pub(crate) mod permission;
+pub(crate) mod picker;
 pub mod pipeline;
-pub mod progress;
+pub(crate) mod progress;
 #[cfg(test)]
 mod progress_snapshot_tests;
-pub mod qr;
-pub mod session;
+pub(crate) mod qr;
+pub(crate) mod session;
 #[cfg(test)]
 pub(crate) mod snapshot_tests;
 pub mod theme;
-pub mod transcript;
-pub mod wrap;
+pub(crate) mod transcript;
+pub(crate) mod wrap;
 
 use thiserror::Error;
 
