@@ -409,6 +409,38 @@ mod tests {
     }
 
     #[test]
+    fn left_alone_words_escaped_and_changed_files_apart() {
+        let report = |skipped: &[&str], escaped: &[&str]| RestoreInfo {
+            sequence: 1,
+            files_restored: vec!["a.txt".into()],
+            files_deleted: vec![],
+            skipped: skipped.iter().map(|f| f.to_string()).collect(),
+            escaped: escaped.iter().map(|f| f.to_string()).collect(),
+        };
+        assert_eq!(left_alone(&[report(&[], &[])]), None);
+        assert_eq!(
+            left_alone(&[report(&["b.txt"], &[])]).as_deref(),
+            Some(
+                "b.txt changed after Splice wrote them and were left alone; use --force to \
+                 restore them too"
+            )
+        );
+        let both = left_alone(&[report(&["b.txt", "l"], &["l"]), report(&["c.txt"], &[])])
+            .unwrap_or_default();
+        assert!(
+            both.starts_with("l now lead(s) outside the working root or into .git"),
+            "{both}"
+        );
+        assert!(
+            both.ends_with(
+                "; b.txt, c.txt changed after Splice wrote them and were left alone; use --force \
+                 to restore them too"
+            ),
+            "{both}"
+        );
+    }
+
+    #[test]
     fn restores_content_deletes_new_files_and_skips_later_edits() {
         let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

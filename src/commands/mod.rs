@@ -41,6 +41,62 @@ impl Io {
     }
 }
 
+/// What a command wrote to an [`Io`] made by [`Io::captured`].
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub(crate) struct Captured {
+    out: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    err: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+#[cfg(test)]
+impl Captured {
+    pub(crate) fn out(&self) -> String {
+        self.out
+            .lock()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn err(&self) -> String {
+        self.err
+            .lock()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+#[cfg(test)]
+impl Write for Shared {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut buffer) = self.0.lock() {
+            buffer.extend_from_slice(bytes);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+impl Io {
+    /// Writers a test reads back, standard output not a terminal.
+    pub(crate) fn captured() -> (Io, Captured) {
+        let captured = Captured::default();
+        let io = Io {
+            out: Box::new(Shared(captured.out.clone())),
+            err: Box::new(Shared(captured.err.clone())),
+            out_is_terminal: false,
+        };
+        (io, captured)
+    }
+}
+
 /// A failure a command could not report itself; `main` prints it on stderr.
 #[derive(Debug, Error)]
 pub enum Error {

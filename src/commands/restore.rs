@@ -88,3 +88,38 @@ fn check_args(data_dir: &Path, args: &RestoreArgs) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(run_id: &str, to: u32) -> RestoreArgs {
+        RestoreArgs {
+            run_id: run_id.into(),
+            to,
+            force: false,
+            output_format: None,
+        }
+    }
+
+    /// Lines of stream-json output, as JSON.
+    fn lines(out: &str) -> Vec<serde_json::Value> {
+        out.lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+            .collect()
+    }
+
+    #[test]
+    fn a_bad_run_id_is_a_usage_error_in_a_whole_stream_on_its_io() {
+        let (io, captured) = Io::captured();
+        let exit = run(&args("not-a-run", 1), io).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(exit, Exit::Usage);
+        let lines = lines(&captured.out());
+        let types: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
+        assert_eq!(types, ["run_start", "error", "run_end"]);
+        assert_eq!(lines[1]["code"], "usage_error");
+        assert_eq!(lines[2]["exitCode"], 2);
+        assert_eq!(lines[2]["runId"], "not-a-run");
+        assert!(captured.err().is_empty());
+    }
+}
