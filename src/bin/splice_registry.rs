@@ -6,28 +6,14 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
-use splice::cli::registry::RegistryArgs;
+use splice::cli::registry::ServerCli;
 use splice::exit;
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "splice-registry",
-    version,
-    about = "The Splice package registry: serve it, add users, approve or deny device logins \
-             (also `splice registry`)."
-)]
-struct Cli {
-    #[command(flatten)]
-    registry: RegistryArgs,
-}
 
 fn main() -> ExitCode {
     // As `splice` itself: no other process of the user reads its environment (database URL,
     // object-store keys) through /proc or a debugger.
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
-    let cli = Cli::parse();
+    let cli = ServerCli::from_env();
     // The server answers many clients at once: worker threads.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

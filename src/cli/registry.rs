@@ -4,7 +4,27 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Subcommand};
+use clap::{Args, Parser, Subcommand};
+
+/// `splice-registry ARGS`: the server binary's own command line (the same as `splice registry`).
+#[derive(Debug, Parser)]
+#[command(
+    name = "splice-registry",
+    version,
+    about = "The Splice package registry: serve it, add users, approve or deny device logins \
+             (also `splice registry`)."
+)]
+pub struct ServerCli {
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+impl ServerCli {
+    /// The process's arguments; clap prints help or a usage error and exits on its own.
+    pub fn from_env() -> ServerCli {
+        ServerCli::parse()
+    }
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct RegistryArgs {
