@@ -358,7 +358,7 @@ impl Core {
     }
 
     fn report(&self, event: &SessionEvent) {
-        for sink in &self.frontend.sinks {
+        for sink in &self.frontend.reports {
             sink.session(event);
         }
     }

@@ -48,10 +48,18 @@ pub fn compaction_outcome(message: &str) -> &str {
         .unwrap_or(message)
 }
 
+/// Where the session's own reports go besides runs' events (a turn's end, a `/compact`'s
+/// outcome): a front end that shows them. Not events of the protocol: the writers take none.
+pub trait ReportSink: Send + Sync {
+    fn session(&self, event: &SessionEvent);
+}
+
 /// How a front end attaches to a session.
 pub struct Frontend {
-    /// Every run's events, and the session's own.
+    /// Every run's events.
     pub sinks: Vec<Arc<dyn Sink>>,
+    /// The session's own reports.
+    pub reports: Vec<Arc<dyn ReportSink>>,
     /// Whether the front end answers permission prompts ([`SessionEvent::PermissionAsked`]);
     /// without it they are denied as headless.
     pub asks: bool,
@@ -60,10 +68,11 @@ pub struct Frontend {
 }
 
 impl Frontend {
-    /// Sinks alone, real runs, prompts denied: headless mode.
+    /// Sinks alone (the session's reports go nowhere), real runs, prompts denied: headless mode.
     pub fn headless(sinks: Vec<Arc<dyn Sink>>) -> Frontend {
         Frontend {
             sinks,
+            reports: Vec::new(),
             asks: false,
             turn: execute_turn(),
         }

@@ -25,6 +25,9 @@ impl Sink for Reports {
             events.push(event.clone());
         }
     }
+}
+
+impl ReportSink for Reports {
     fn session(&self, event: &SessionEvent) {
         if let Ok(mut reports) = self.session.lock() {
             reports.push(event.clone());
@@ -218,6 +221,7 @@ fn session_on(settings: RunSettings, turn: RunTurn) -> (Session, Arc<Reports>) {
     let reports = Arc::new(Reports::default());
     let frontend = Frontend {
         sinks: vec![reports.clone() as Arc<dyn Sink>],
+        reports: vec![reports.clone() as Arc<dyn ReportSink>],
         asks: false,
         turn,
     };
@@ -729,6 +733,7 @@ fn answering_session() -> (Session, Arc<Reports>) {
     let reports = Arc::new(Reports::default());
     let frontend = Frontend {
         sinks: vec![reports.clone() as Arc<dyn Sink>],
+        reports: vec![reports.clone() as Arc<dyn ReportSink>],
         asks: true,
         turn: asking_turn(),
     };

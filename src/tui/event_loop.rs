@@ -29,7 +29,7 @@ use crate::conversation::Conversation;
 use crate::exit::Exit;
 use crate::protocol::Event;
 use crate::sanitize::redact::Redactor;
-use crate::session::{Frontend, Input, Op, Session, SessionEvent};
+use crate::session::{Frontend, Input, Op, ReportSink, Session, SessionEvent};
 
 const TICK: Duration = Duration::from_millis(100);
 
@@ -67,7 +67,9 @@ impl Sink for TuiSink {
             changes: changes.to_vec(),
         });
     }
+}
 
+impl ReportSink for TuiSink {
     fn session(&self, event: &SessionEvent) {
         let _ = self.0.send(FromRun::Session(event.clone()));
     }
@@ -288,6 +290,7 @@ where
         settings,
         Frontend {
             sinks: vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn Sink>],
+            reports: vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn ReportSink>],
             asks: true,
             turn: start,
         },

@@ -491,8 +491,7 @@ fn tiny_terminals_never_panic() {
 /// Records what the session reports, for a test that plays the event loop.
 pub(super) struct SessionReports(pub(super) std::sync::mpsc::Sender<crate::session::SessionEvent>);
 
-impl crate::bus::Sink for SessionReports {
-    fn emit(&self, _run_id: &str, _event: &Event) {}
+impl crate::session::ReportSink for SessionReports {
     fn session(&self, event: &crate::session::SessionEvent) {
         let _ = self.0.send(event.clone());
     }
@@ -538,7 +537,8 @@ async fn undo_walks_back_across_runs() {
     let session = crate::session::Session::spawn(
         app.settings.clone(),
         crate::session::Frontend {
-            sinks: vec![std::sync::Arc::new(SessionReports(reports))],
+            sinks: vec![],
+            reports: vec![std::sync::Arc::new(SessionReports(reports))],
             asks: false,
             turn: crate::session::execute_turn(),
         },

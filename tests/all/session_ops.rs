@@ -12,7 +12,7 @@ use splice::permissions::{PermissionMode, Policy};
 use splice::protocol::Event;
 use splice::provider::Message;
 use splice::run::{RunSettings, Tier};
-use splice::session::{Frontend, Input, Op, Session, SessionEvent};
+use splice::session::{Frontend, Input, Op, ReportSink, Session, SessionEvent};
 use support::Sandbox;
 use support::fake_provider::{FakeProvider, Reply, openai};
 
@@ -34,7 +34,9 @@ impl Sink for Seen {
             seen.push(Report::Event(run_id.to_string(), event.clone()));
         }
     }
+}
 
+impl ReportSink for Seen {
     fn session(&self, event: &SessionEvent) {
         if let Ok(mut seen) = self.0.lock() {
             seen.push(Report::Session(event.clone()));
@@ -112,7 +114,10 @@ async fn a_session_runs_turns_compacts_undoes_and_is_interrupted_through_operati
     let seen = Arc::new(Seen::default());
     let session = Session::spawn(
         settings(&sandbox, &provider.url),
-        Frontend::headless(vec![seen.clone() as Arc<dyn Sink>]),
+        Frontend {
+            reports: vec![seen.clone() as Arc<dyn ReportSink>],
+            ..Frontend::headless(vec![seen.clone() as Arc<dyn Sink>])
+        },
     );
 
     // Two turns: the first writes a file (a checkpoint), the second answers.
