@@ -110,7 +110,7 @@ fn diffing_run(started: std_mpsc::Sender<()>, diffs: Arc<Mutex<Vec<Duration>>>) 
             loop {
                 let begun = Instant::now();
                 tokio::select! {
-                    _ = &mut stop => return 130,
+                    _ = &mut stop => return splice::exit::Exit::Interrupted,
                     text = splice::pipeline::diff::change(&settings.cwd) => {
                         if let Ok(mut diffs) = diffs.lock() {
                             diffs.push(begun.elapsed());

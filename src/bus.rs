@@ -16,10 +16,6 @@ pub trait Sink: Send + Sync {
     /// transcript shows a submission's diff). Not an event of the protocol: other sinks ignore
     /// it.
     fn changes(&self, _run_id: &str, _id: &str, _changes: &[Preview]) {}
-
-    /// What the session reports besides runs' events (a turn's end, a `/compact`'s outcome),
-    /// for a front end that shows it. Not an event of the protocol: the writers ignore it.
-    fn session(&self, _event: &crate::session::SessionEvent) {}
 }
 
 /// What a permission prompt shows besides the tool name.

@@ -17,9 +17,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::confine::beneath;
+use crate::confine::change::FileChange;
 use crate::protocol::events::{CheckpointInfo, RestoreInfo};
-use crate::tools::beneath;
-use crate::tools::fs::FileChange;
 
 #[derive(Debug, Error)]
 pub enum CheckpointError {
@@ -362,27 +362,36 @@ pub fn restore(
     Ok(reports)
 }
 
+/// Why a restore left files alone, `None` when it left none: the one wording of a restore's
+/// report, for `splice restore`'s `restore_skipped` warning and the TUI's `/undo`.
+pub fn left_alone(reports: &[RestoreInfo]) -> Option<String> {
+    let escaped: Vec<String> = reports.iter().flat_map(|r| r.escaped.clone()).collect();
+    let changed: Vec<String> = reports
+        .iter()
+        .flat_map(|r| r.skipped.iter().filter(|f| !r.escaped.contains(f)).cloned())
+        .collect();
+    let mut why = Vec::new();
+    if !escaped.is_empty() {
+        why.push(format!(
+            "{} now lead(s) outside the working root or into .git (a link was swapped in, or the file has other hard links) and were left alone, even with --force",
+            escaped.join(", ")
+        ));
+    }
+    if !changed.is_empty() {
+        why.push(format!(
+            "{} changed after Splice wrote them and were left alone; use --force to restore them too",
+            changed.join(", ")
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
 /// The highest sequence of a run's checkpoints not yet restored (`None`: all are spent).
 pub fn highest_sequence(data_dir: &Path, run_id: &str) -> Result<Option<u32>, CheckpointError> {
     // Manifests come newest first.
     Ok(manifests_of(data_dir, run_id)?
         .first()
         .map(|(_, m)| m.sequence))
-}
-
-/// Runs that have checkpoints, newest last by name.
-pub fn list_runs(data_dir: &Path) -> Vec<String> {
-    let mut runs: Vec<String> = std::fs::read_dir(checkpoints_dir(data_dir))
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| e.path().is_dir())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    runs.sort();
-    runs
 }
 
 #[cfg(test)]
@@ -397,6 +406,38 @@ mod tests {
             shown: path.to_string(),
             path: full,
         }
+    }
+
+    #[test]
+    fn left_alone_words_escaped_and_changed_files_apart() {
+        let report = |skipped: &[&str], escaped: &[&str]| RestoreInfo {
+            sequence: 1,
+            files_restored: vec!["a.txt".into()],
+            files_deleted: vec![],
+            skipped: skipped.iter().map(|f| f.to_string()).collect(),
+            escaped: escaped.iter().map(|f| f.to_string()).collect(),
+        };
+        assert_eq!(left_alone(&[report(&[], &[])]), None);
+        assert_eq!(
+            left_alone(&[report(&["b.txt"], &[])]).as_deref(),
+            Some(
+                "b.txt changed after Splice wrote them and were left alone; use --force to \
+                 restore them too"
+            )
+        );
+        let both = left_alone(&[report(&["b.txt", "l"], &["l"]), report(&["c.txt"], &[])])
+            .unwrap_or_default();
+        assert!(
+            both.starts_with("l now lead(s) outside the working root or into .git"),
+            "{both}"
+        );
+        assert!(
+            both.ends_with(
+                "; b.txt, c.txt changed after Splice wrote them and were left alone; use --force \
+                 to restore them too"
+            ),
+            "{both}"
+        );
     }
 
     #[test]
@@ -415,13 +456,13 @@ mod tests {
             .save("write_file", &first)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(info.sequence, 1);
-        crate::tools::fs::apply(root, &first).unwrap_or_else(|e| panic!("{e}"));
+        crate::confine::change::apply(root, &first).unwrap_or_else(|e| panic!("{e}"));
         let second = vec![change(root, "c.txt", Some("c1"))];
         assert_eq!(
             store.save("edit_file", &second).map(|i| i.sequence).ok(),
             Some(2)
         );
-        crate::tools::fs::apply(root, &second).unwrap_or_else(|e| panic!("{e}"));
+        crate::confine::change::apply(root, &second).unwrap_or_else(|e| panic!("{e}"));
         // Someone edits c.txt after Splice did.
         std::fs::write(root.join("c.txt"), "human").unwrap_or_else(|e| panic!("{e}"));
 
@@ -454,7 +495,7 @@ mod tests {
             store
                 .save("submit_code", &changes)
                 .unwrap_or_else(|e| panic!("{e}"));
-            crate::tools::fs::apply(root, &changes).unwrap_or_else(|e| panic!("{e}"));
+            crate::confine::change::apply(root, &changes).unwrap_or_else(|e| panic!("{e}"));
         };
         write("run_t1", "one.txt");
         write("run_t2", "two.txt");

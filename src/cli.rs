@@ -1,5 +1,7 @@
 //! Command-line arguments and their resolution into run settings.
 
+pub mod registry;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -76,7 +78,7 @@ pub enum Command {
     /// Validate, pack and upload a package directory to a registry.
     Publish(PublishArgs),
     /// The package registry: serve it, add users, approve or deny device logins.
-    Registry(crate::registry::args::RegistryArgs),
+    Registry(registry::RegistryArgs),
     /// The Scribiz CLI that Splice hosts (`SCRIBIZ_BIN`, else `scribiz` on PATH).
     Scribiz(ScribizArgs),
     /// MCP servers: add one to your config, remove one, list them (started, with their tools).
@@ -488,7 +490,7 @@ impl RunArgs {
     /// A `run_start` for a run whose settings could not be resolved, so that even a usage
     /// error's stream starts with `run_start`.
     pub fn fallback_start(&self, session_id: &str) -> Event {
-        let config = ConfigFile::load_user().unwrap_or_default();
+        let config = crate::settings::load_config().unwrap_or_default();
         let provider = self.provider_name(&config);
         let model = self.model_name(&config).unwrap_or_else(|| {
             ProviderKind::parse(&provider)
@@ -513,7 +515,8 @@ impl RunArgs {
 
     /// Flags over config file over environment over defaults; every bad value is a usage error.
     pub fn resolve(&self, session_id: Option<String>) -> Result<RunSettings, RunFailure> {
-        let config = ConfigFile::load_user().map_err(|e| RunFailure::usage(e.to_string()))?;
+        let config =
+            crate::settings::load_config().map_err(|e| RunFailure::usage(e.to_string()))?;
         check_config(&config)?;
         let provider_name = self.provider_name(&config);
         let kind = ProviderKind::parse(&provider_name).ok_or_else(|| {
@@ -603,7 +606,8 @@ impl RunArgs {
             },
             mcp: crate::settings::McpSettings {
                 hub: None,
-                servers: config.mcp_servers(),
+                // Checked when the config was loaded.
+                servers: crate::mcp::config::user_servers(&config).unwrap_or_default(),
                 trust_project: self.trust_project_mcp,
             },
         })
@@ -684,6 +688,51 @@ fn default_provider() -> ProviderKind {
         ProviderKind::Anthropic
     } else {
         ProviderKind::OpenAi
+    }
+}
+
+impl Cli {
+    /// The arguments (the program's name first), or why clap refused them.
+    pub fn parse_args(raw: &[String]) -> Result<Cli, ParseFailure> {
+        Cli::try_parse_from(raw).map_err(ParseFailure)
+    }
+}
+
+/// Arguments clap refused, or a request for `--help` or `--version`.
+#[derive(Debug)]
+pub struct ParseFailure(clap::Error);
+
+impl ParseFailure {
+    /// `--help` or `--version`: not a failure.
+    pub fn is_help(&self) -> bool {
+        matches!(
+            self.0.kind(),
+            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+        )
+    }
+
+    /// Clap's rendering: help on stdout, an error on stderr.
+    pub fn print(&self) {
+        let _ = self.0.print();
+    }
+
+    /// Clap's message without its `error:` label and the usage block: the part up to the
+    /// first blank line, on one line (`the following required arguments were not provided:
+    /// --worktree`).
+    pub fn message(&self) -> String {
+        let rendered = self.0.to_string();
+        let message: Vec<&str> = rendered
+            .lines()
+            .take_while(|line| !line.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        let message = message.join(" ");
+        let message = message.strip_prefix("error: ").unwrap_or(&message);
+        if message.is_empty() {
+            "invalid arguments".to_string()
+        } else {
+            message.to_string()
+        }
     }
 }
 

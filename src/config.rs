@@ -28,10 +28,11 @@ pub struct ConfigFile {
     pub pass_env: Vec<String>,
     /// The Node that runs package tools (after `SPLICE_NODE`, before `node` on PATH).
     pub node: Option<PathBuf>,
-    /// The default package registry URL (after `--registry` and `SPLICE_REGISTRY`).
+    /// The default package registry URL (after `--registry` and `SPLICE_REGISTRY`), raw:
+    /// `registry_client` checks it.
     pub registry: Option<String>,
-    /// MCP servers (`{ "<name>": { "command", "args", "env" } | { "url", "headers" } }`),
-    /// checked when the file is loaded; see [`crate::mcp::config`].
+    /// MCP servers (`{ "<name>": { "command", "args", "env" } | { "url", "headers" } }`), raw:
+    /// `mcp::config` checks them.
     pub mcp_servers: Option<serde_json::Value>,
     /// What confined commands and package tools may reach beyond the defaults.
     #[serde(default)]
@@ -67,6 +68,16 @@ pub enum ConfigError {
     Parse { path: String, message: String },
 }
 
+impl ConfigError {
+    /// A section of the file at `path` that its feature refused, and why.
+    pub fn invalid(path: &Path, message: String) -> ConfigError {
+        ConfigError::Parse {
+            path: path.display().to_string(),
+            message,
+        }
+    }
+}
+
 /// An environment variable's value; unset, empty and blank all count as not set.
 pub fn env_value(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
@@ -100,6 +111,18 @@ pub fn user_pricing_path() -> Result<Option<PathBuf>, ConfigError> {
     }
 }
 
+/// The user's config file: the one `SPLICE_CONFIG` names, which must exist (a typo there must
+/// not silently drop the deny rules it holds), else the default file, which may be absent.
+pub fn user_config_path() -> Result<Option<PathBuf>, ConfigError> {
+    match env_path("SPLICE_CONFIG") {
+        Some(path) if !path.exists() => Err(ConfigError::Read {
+            path: path.display().to_string(),
+            message: "no such file (named by SPLICE_CONFIG)".into(),
+        }),
+        named => Ok(named.or_else(config_path)),
+    }
+}
+
 pub fn data_dir() -> PathBuf {
     env_path("SPLICE_DATA_DIR")
         .or_else(|| dirs::data_dir().map(|d| d.join("splice")))
@@ -107,20 +130,14 @@ pub fn data_dir() -> PathBuf {
 }
 
 impl ConfigFile {
-    /// The user's config: the file `SPLICE_CONFIG` names, which must exist (a typo there must
-    /// not silently drop the deny rules it holds), else the default file, which may be absent.
+    /// The user's config file (see [`user_config_path`]), its feature sections unchecked.
     pub fn load_user() -> Result<ConfigFile, ConfigError> {
-        match env_path("SPLICE_CONFIG") {
-            Some(path) if !path.exists() => Err(ConfigError::Read {
-                path: path.display().to_string(),
-                message: "no such file (named by SPLICE_CONFIG)".into(),
-            }),
-            named => ConfigFile::load(named.or_else(config_path).as_deref()),
-        }
+        ConfigFile::load(user_config_path()?.as_deref())
     }
 
     /// Load the config file; a missing or empty (blank) file is an empty config, a broken one
-    /// an error.
+    /// an error. Sections that belong to a feature (`registry`, `mcpServers`) are kept raw: the
+    /// feature checks its own (see `settings::load_config`).
     pub fn load(path: Option<&Path>) -> Result<ConfigFile, ConfigError> {
         let Some(path) = path else {
             return Ok(ConfigFile::default());
@@ -159,37 +176,13 @@ impl ConfigFile {
                 });
             }
         }
-        if let Some(url) = &config.registry
-            && let Err(why) = crate::registry_client::normalize_url(url)
-        {
-            return Err(ConfigError::Parse {
-                path: path.display().to_string(),
-                message: format!("`registry`: {why}"),
-            });
-        }
         if !config.sandbox.allow_unix_sockets.is_empty() {
             return Err(ConfigError::Parse {
                 path: path.display().to_string(),
                 message: PER_SOCKET_REFUSED.into(),
             });
         }
-        if let Some(servers) = &config.mcp_servers
-            && let Err(why) = crate::mcp::config::parse_servers(servers, crate::mcp::Source::User)
-        {
-            return Err(ConfigError::Parse {
-                path: path.display().to_string(),
-                message: why.to_string(),
-            });
-        }
         Ok(config)
-    }
-
-    /// The user's MCP servers (already checked by [`ConfigFile::load`]).
-    pub fn mcp_servers(&self) -> Vec<crate::mcp::ServerEntry> {
-        self.mcp_servers
-            .as_ref()
-            .and_then(|v| crate::mcp::config::parse_servers(v, crate::mcp::Source::User).ok())
-            .unwrap_or_default()
     }
 }
 

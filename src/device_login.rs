@@ -120,6 +120,7 @@ impl DeviceLogin {
     }
 
     /// An event already waiting, if any.
+    #[cfg(test)]
     pub fn try_next(&mut self) -> Option<DeviceLoginEvent> {
         self.events.try_recv().ok()
     }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::tools::beneath;
+use crate::confine::beneath;
 
 /// The files read, in order of preference; the first one present wins.
 pub const FILES: [&str; 2] = ["SPLICE.md", "AGENTS.md"];

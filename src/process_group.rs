@@ -36,10 +36,6 @@ impl GroupGuard {
         }
     }
 
-    pub fn pid(&self) -> Option<Pid> {
-        self.pid
-    }
-
     /// Ask for a graceful end: SIGTERM to the group (a supervisor passes it on to its
     /// program's group). Harmless when it is already gone (ESRCH).
     pub fn terminate(&self) {
@@ -77,11 +73,6 @@ impl GroupGuard {
         } else {
             self.kill();
         }
-    }
-
-    /// Whether the child is a supervisor (it must then never get SIGKILL: see the module).
-    pub fn is_supervisor(&self) -> bool {
-        self.supervisor
     }
 
     /// The group was killed and its leader reaped: its id may be reused, so never signal it again.

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
 use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
-use crate::exit;
+use crate::exit::{self, Exit};
 use crate::git::snapshot::Snapshot;
 use crate::mcp::run::{Plan, RunServers};
 use crate::pipeline::plan::{self, PlanEnd};
@@ -37,11 +37,11 @@ const AGENT_PROMPT: &str = include_str!("../assets/prompts/agent.md");
 pub struct RunFailure {
     pub code: ErrorCode,
     pub message: String,
-    pub exit_code: i32,
+    pub exit_code: Exit,
 }
 
 impl RunFailure {
-    pub fn new(code: ErrorCode, message: impl Into<String>, exit_code: i32) -> RunFailure {
+    pub fn new(code: ErrorCode, message: impl Into<String>, exit_code: Exit) -> RunFailure {
         RunFailure {
             code,
             message: message.into(),
@@ -100,7 +100,7 @@ pub fn run_start(settings: &RunSettings) -> Event {
 
 /// Run one request from start to end and return the exit code. `prompt` resolves the input
 /// (it may read stdin); `interrupt` completes on SIGINT/SIGTERM/SIGHUP or a user's Ctrl-C.
-pub async fn execute<P, I>(settings: &RunSettings, bus: &Bus, prompt: P, interrupt: I) -> i32
+pub async fn execute<P, I>(settings: &RunSettings, bus: &Bus, prompt: P, interrupt: I) -> Exit
 where
     P: Future<Output = Result<Prompt, RunFailure>>,
     I: Future<Output = ()>,
@@ -174,7 +174,7 @@ where
 
 /// Put back what the run changed in the repository's git config, hooks and attributes, saying
 /// so; the exit code, made a failure when they could not be put back.
-fn put_back_git_dir(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
+fn put_back_git_dir(bus: &Bus, shared: &Shared, exit: Exit) -> Exit {
     let Some(guard) = shared.git_guard.lock().ok().and_then(|mut g| g.take()) else {
         return exit;
     };
@@ -198,13 +198,13 @@ fn put_back_git_dir(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
                     "the run changed the git config or hooks in {dir} and Splice could not put them back ({error}): check them before running git there"
                 ),
             ));
-            exit::as_failure(exit)
+            exit.as_failure()
         }
     }
 }
 
 /// Write the `final` a run held back, failed when `exit` says the run failed after all.
-fn release_final(bus: &Bus, shared: &Shared, exit: i32) -> i32 {
+fn release_final(bus: &Bus, shared: &Shared, exit: Exit) -> Exit {
     shared.hold_final.store(false, Ordering::SeqCst);
     let held = shared.held_final.lock().ok().and_then(|mut h| h.take());
     if let Some((mut status, reason)) = held {
@@ -226,7 +226,7 @@ fn set_slot<T>(slot: &Mutex<Option<T>>, value: Option<T>) {
     }
 }
 
-fn report(bus: &Bus, failure: &RunFailure) -> i32 {
+fn report(bus: &Bus, failure: &RunFailure) -> Exit {
     bus.emit(Event::error(failure.code, failure.message.clone()));
     failure.exit_code
 }
@@ -268,7 +268,7 @@ fn write_final(bus: &Bus, shared: &Shared, status: ResultStatus, abort_reason: O
     });
 }
 
-async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Prompt) -> i32 {
+async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Prompt) -> Exit {
     let provider = match Provider::new(settings.provider.clone()) {
         Ok(provider) => provider,
         Err(e) => {
@@ -418,7 +418,7 @@ async fn run_work(
     prompt: Prompt,
     tier: Tier,
     tools: Tools,
-) -> i32 {
+) -> Exit {
     let instructions = crate::instructions::read(&settings.cwd);
     for skipped in instructions.skipped {
         bus.emit(Event::warning(WarningCode::InstructionsSkipped, skipped));
@@ -522,7 +522,7 @@ async fn mcp_servers(
 
 /// Report a pipeline's end: an error when it did not complete, the human summary, `final`.
 /// Returns the exit code and the summary.
-fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (i32, String) {
+fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (Exit, String) {
     let (status, reason, exit) = match end {
         PipelineEnd::Completed => (ResultStatus::Completed, None, exit::SUCCESS),
         PipelineEnd::Answered(answer) => {
@@ -578,7 +578,7 @@ fn error_code(error: &AgentError) -> ErrorCode {
 }
 
 /// The result status, abort reason and exit code of a run that an agent error stopped.
-fn stop_status(error: &AgentError) -> (ResultStatus, Option<String>, i32) {
+fn stop_status(error: &AgentError) -> (ResultStatus, Option<String>, Exit) {
     match error {
         AgentError::Provider(_) => (ResultStatus::Failed, None, exit::PROVIDER),
         AgentError::TurnLimit(_) => (ResultStatus::Failed, None, exit::FAILED),
@@ -614,7 +614,7 @@ async fn run_plan(
     agent: &Agent<'_>,
     request: &str,
     tier: Tier,
-) -> i32 {
+) -> Exit {
     let ctx = Ctx::new(settings, bus, agent, &shared.log);
     let end = plan::run(&ctx, request, tier, &shared.plan).await;
     let (status, reason, exit) = match end {
@@ -672,7 +672,7 @@ async fn run_light(
     shared: &Shared,
     agent: &Agent<'_>,
     prompt: Prompt,
-) -> i32 {
+) -> Exit {
     shared.log.set_iterations(1);
     let system = crate::instructions::system_prompt(
         AGENT_PROMPT,

@@ -1,9 +1,10 @@
 //! What a run is started with, resolved from flags, config and environment before it starts.
 //! Both the run lifecycle and the pipeline read it; it depends on neither.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::config::{ConfigError, ConfigFile};
 use crate::conversation::Conversation;
 use crate::mcp::{McpHub, ServerEntry};
 use crate::packages::package::Package;
@@ -15,6 +16,24 @@ use crate::usage::Budget;
 pub use crate::protocol::tier::Tier;
 
 pub const DEFAULT_MAX_ITERATIONS: u32 = 3;
+
+/// The user's config file as a run or a command reads it: the file read into its raw sections
+/// (see [`ConfigFile::load`]), then each feature's section checked by that feature.
+pub fn load_config() -> Result<ConfigFile, ConfigError> {
+    load_config_at(crate::config::user_config_path()?.as_deref())
+}
+
+/// The config file at `path` read and checked as [`load_config`] does.
+pub fn load_config_at(path: Option<&Path>) -> Result<ConfigFile, ConfigError> {
+    let config = ConfigFile::load(path)?;
+    let Some(path) = path else {
+        return Ok(config);
+    };
+    crate::registry_client::check_config(&config).map_err(|why| ConfigError::invalid(path, why))?;
+    crate::mcp::config::user_servers(&config)
+        .map_err(|why| ConfigError::invalid(path, why.to_string()))?;
+    Ok(config)
+}
 
 /// Everything a run needs, resolved from flags, config and environment before it starts.
 #[derive(Clone)]
@@ -78,5 +97,39 @@ impl Default for PipelineSettings {
             merge_back: false,
             design_plan: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_raw_config_keeps_feature_sections_and_each_feature_checks_its_own() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("config.json");
+        let check = |text: &str| {
+            std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+            assert!(ConfigFile::load(Some(&path)).is_ok(), "raw: {text}");
+            load_config_at(Some(&path))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        let error = check(r#"{"registry":"ftp://example.com"}"#);
+        assert!(error.starts_with("invalid config file "), "{error}");
+        assert!(error.contains("`registry`: registry URL"), "{error}");
+        let error = check(r#"{"mcpServers":{"a__b":{"command":"x"}}}"#);
+        assert!(error.starts_with("invalid config file "), "{error}");
+        assert!(error.contains("a__b"), "{error}");
+        std::fs::write(
+            &path,
+            r#"{"registry":"https://example.com/","mcpServers":{"docs":{"command":"x"}}}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let config = load_config_at(Some(&path)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(config.registry.as_deref(), Some("https://example.com/"));
+        let servers = crate::mcp::config::user_servers(&config).unwrap_or_default();
+        assert_eq!(servers.len(), 1);
     }
 }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::bus::Bus;
+use crate::exit::Exit;
 use crate::git::snapshot::Snapshot;
 use crate::git::{Access, DIFF_FLAGS, GitError};
 use crate::protocol::{ErrorCode, Event, WarningCode};
@@ -368,9 +369,9 @@ pub fn finish(
     worktree: &Worktree,
     merge_back: bool,
     request: &str,
-    exit: i32,
+    exit: Exit,
     guard: Option<&Snapshot>,
-) -> i32 {
+) -> Exit {
     let exit = finish_run(bus, data_dir, worktree, merge_back, request, exit, guard);
     release_live_lock(data_dir, &worktree.run_id);
     exit
@@ -382,9 +383,9 @@ fn finish_run(
     worktree: &Worktree,
     merge_back: bool,
     request: &str,
-    exit: i32,
+    exit: Exit,
     guard: Option<&Snapshot>,
-) -> i32 {
+) -> Exit {
     let title = request
         .lines()
         .next()
@@ -406,7 +407,7 @@ fn finish_run(
             ErrorCode::MergeBackFailed,
             format!("{error}; {kept}"),
         ));
-        return crate::exit::as_failure(exit);
+        return exit.as_failure();
     }
     // A run that changed how git runs programs in the user's repository is not merged (fail
     // closed): its branch waits for the user to look at it.
@@ -429,7 +430,7 @@ fn finish_run(
                     "the run changed the git config or hooks of {source} and Splice could not put them back ({error}): check them before running git there; {kept}"
                 ),
             ));
-            return crate::exit::as_failure(exit);
+            return exit.as_failure();
         }
     }
     if let (GitDir::Restored(_), true, crate::exit::SUCCESS) = (&git_dir, merge_back, exit) {
@@ -489,7 +490,7 @@ fn finish_run(
                 ErrorCode::MergeBackFailed,
                 format!("{message}; {kept}"),
             ));
-            crate::exit::as_failure(exit)
+            exit.as_failure()
         }
     }
 }
@@ -525,7 +526,7 @@ pub fn command(
     run_id: Option<&str>,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     let all = recorded(data_dir);
     let chosen: Vec<&Worktree> = all
         .iter()

@@ -6,28 +6,14 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
+use splice::cli::registry::ServerCli;
 use splice::exit;
-use splice::registry::args::RegistryArgs;
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "splice-registry",
-    version,
-    about = "The Splice package registry: serve it, add users, approve or deny device logins \
-             (also `splice registry`)."
-)]
-struct Cli {
-    #[command(flatten)]
-    registry: RegistryArgs,
-}
 
 fn main() -> ExitCode {
     // As `splice` itself: no other process of the user reads its environment (database URL,
     // object-store keys) through /proc or a debugger.
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
-    let cli = Cli::parse();
+    let cli = ServerCli::from_env();
     // Its requests and failures on stderr (`SPLICE_LOG` picks what), as servers do.
     splice::logging::init_stderr();
     // The server answers many clients at once: worker threads.
@@ -38,12 +24,12 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("splice registry: cannot start the async runtime: {error}");
-            return exit::process_code(exit::FAILED);
+            return exit::FAILED.process();
         }
     };
     let code = runtime.block_on(splice::registry::command::run(&cli.registry));
     // A blocking task stuck in a system call must not keep the process alive after the server
     // stopped.
     runtime.shutdown_background();
-    exit::process_code(code)
+    code.process()
 }

@@ -32,10 +32,6 @@ impl<W: Write + Send> StreamJsonSink<W> {
         self.reader_gone = Some(gone);
         self
     }
-
-    pub fn into_inner(self) -> Option<W> {
-        self.out.into_inner().ok().map(|(out, _)| out)
-    }
 }
 
 /// Render one event as its output line (without the newline), redacted.

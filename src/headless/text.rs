@@ -470,7 +470,7 @@ mod tests {
             },
             Event::text("There are two files."),
             usage(0.00002),
-            Event::run_end(0),
+            Event::run_end(crate::exit::Exit::Success),
         ] {
             sink.emit("run_t", &event);
         }
@@ -506,7 +506,7 @@ mod tests {
                 marker(StageStatus::Done, Some(2400), Some("wrote calc.py")).encode(),
                 marker(StageStatus::Skipped, None, None).encode()
             )),
-            Event::run_end(0),
+            Event::run_end(crate::exit::Exit::Success),
         ] {
             sink.emit("run_t", &event);
         }
@@ -552,7 +552,7 @@ mod tests {
                 changed_files: None,
                 display: None,
             },
-            Event::run_end(0),
+            Event::run_end(crate::exit::Exit::Success),
         ] {
             sink.emit("run_t", &event);
         }

@@ -9,6 +9,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use thiserror::Error;
 
+use crate::config::ConfigFile;
+
 /// The project file a repository names its servers in.
 pub const PROJECT_FILE: &str = ".mcp.json";
 /// Largest `.mcp.json` read; a bigger one is an error.
@@ -120,6 +122,14 @@ pub fn passthrough_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The user's servers: the config file's `mcpServers` section, in name order.
+pub fn user_servers(config: &ConfigFile) -> Result<Vec<ServerEntry>, McpConfigError> {
+    match &config.mcp_servers {
+        Some(servers) => parse_servers(servers, Source::User),
+        None => Ok(Vec::new()),
+    }
+}
+
 /// The servers of an `mcpServers` value, in name order.
 pub fn parse_servers(value: &Value, source: Source) -> Result<Vec<ServerEntry>, McpConfigError> {
     let Some(object) = value.as_object() else {
@@ -205,7 +215,7 @@ pub fn load_project(root: &std::path::Path) -> Result<Vec<ServerEntry>, McpConfi
     // A file Splice reads on its own: beneath the root, a regular file, bounded, so a link out
     // of the repository, a FIFO or `/dev/zero` can neither choose the servers nor hang the run.
     let path = root.join(PROJECT_FILE);
-    let bytes = match crate::tools::beneath::read_at_most(root, &path, MAX_PROJECT_FILE_BYTES) {
+    let bytes = match crate::confine::beneath::read_at_most(root, &path, MAX_PROJECT_FILE_BYTES) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {

@@ -6,17 +6,16 @@
 
 pub mod approval;
 mod client;
-pub mod command;
-pub mod config;
+pub(crate) mod config;
 mod connect;
 pub mod content;
-pub mod hub;
+pub(crate) mod hub;
 mod listing;
-pub mod run;
+pub(crate) mod run;
 mod secrets;
 mod stdio;
 mod supervise;
-pub mod tool;
+pub(crate) mod tool;
 
 pub use config::{ServerConfig, ServerEntry, Source};
 pub use hub::{

@@ -93,10 +93,6 @@ impl RunServers {
         }
     }
 
-    pub fn hub(&self) -> &McpHub {
-        &self.hub
-    }
-
     /// End what the run started: its hub's servers (closed, their process groups ended and
     /// reaped). A session's hub is left running. Idempotent through the slot it is taken from.
     pub async fn close(self) {

@@ -33,7 +33,7 @@
 
 mod extract;
 mod probe;
-pub mod resample;
+pub(crate) mod resample;
 mod source;
 mod wav_out;
 

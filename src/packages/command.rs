@@ -8,12 +8,13 @@ use serde_json::json;
 
 use super::validate::{Report, check_dir};
 use super::{Issue, archive, skeleton};
+use crate::exit::Exit;
 
-const EXIT_FAILED: i32 = 1;
-const EXIT_INVALID: i32 = 2;
+const EXIT_FAILED: Exit = Exit::Failed;
+const EXIT_INVALID: Exit = Exit::Usage;
 
 /// `pkg validate DIR [--json]`: `{"valid":bool,"errors":[{"path","message"}]}` with `--json`.
-pub fn validate(dir: &Path, as_json: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+pub fn validate(dir: &Path, as_json: bool, out: &mut dyn Write, err: &mut dyn Write) -> Exit {
     let report = check_dir(dir);
     print_issues(&report.issues, err);
     if as_json {
@@ -21,7 +22,11 @@ pub fn validate(dir: &Path, as_json: bool, out: &mut dyn Write, err: &mut dyn Wr
     } else if report.valid() {
         let _ = writeln!(err, "{}: valid", dir.display());
     }
-    if report.valid() { 0 } else { EXIT_INVALID }
+    if report.valid() {
+        Exit::Success
+    } else {
+        EXIT_INVALID
+    }
 }
 
 /// `pkg pack DIR [--out FILE] [--json]`: validate, pack, write FILE (default
@@ -33,7 +38,7 @@ pub fn pack(
     as_json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     let report = check_dir(dir);
     let Some(manifest) = report.manifest.as_ref().filter(|_| report.valid()) else {
         print_issues(&report.issues, err);
@@ -71,7 +76,7 @@ pub fn pack(
     } else {
         let _ = writeln!(out, "{shown}  {size} bytes  sha256:{}", packed.sha256);
     }
-    0
+    Exit::Success
 }
 
 /// `pkg new DIR --namespace NS [--name NAME]`: NAME defaults to DIR's last component.
@@ -81,7 +86,7 @@ pub fn new(
     name: Option<&str>,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     let name = match name {
         Some(name) => name.to_string(),
         None => dir
@@ -96,7 +101,7 @@ pub fn new(
                 let _ = writeln!(out, "{}", dir.join(file).display());
             }
             let _ = write!(err, "{}", next_steps(dir, namespace, &name));
-            0
+            Exit::Success
         }
         Err(skeleton::SkeletonError::Refused(message)) => {
             let _ = writeln!(err, "splice: {message}");

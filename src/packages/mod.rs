@@ -3,25 +3,25 @@
 //! `pkg validate|pack|new` commands. The runtime and install build on these.
 
 pub mod archive;
-pub mod command;
-pub mod install;
-pub mod installed;
-pub mod inventory;
-pub mod manifest;
-pub mod names;
-pub mod offer;
+pub(crate) mod command;
+pub(crate) mod install;
+pub(crate) mod installed;
+pub(crate) mod inventory;
+pub(crate) mod manifest;
+pub(crate) mod names;
+pub(crate) mod offer;
 pub mod package;
-pub mod run;
+pub(crate) mod run;
 pub mod runtime;
-pub mod schema;
-pub mod secrets;
-pub mod skeleton;
-pub mod skill_md;
-pub mod spec;
-pub mod store_command;
-pub mod testing;
-pub mod validate;
-pub mod version;
+pub(crate) mod schema;
+pub(crate) mod secrets;
+pub(crate) mod skeleton;
+pub(crate) mod skill_md;
+pub(crate) mod spec;
+pub(crate) mod store_command;
+pub(crate) mod testing;
+pub(crate) mod validate;
+pub(crate) mod version;
 
 use serde::{Deserialize, Serialize};
 

@@ -16,10 +16,11 @@ use super::installed;
 use super::package::Package;
 use super::runtime::{self, CallError, CallErrorCode, CallRequest};
 use super::secrets;
+use crate::exit::Exit;
 use crate::sanitize::terminal::strip_controls;
 
-const EXIT_FAILED: i32 = 1;
-const EXIT_USAGE: i32 = 2;
+const EXIT_FAILED: Exit = Exit::Failed;
+const EXIT_USAGE: Exit = Exit::Usage;
 
 pub struct RunArgs<'a> {
     pub package: &'a str,
@@ -36,7 +37,7 @@ struct Usage {
     message: String,
 }
 
-pub async fn run(args: RunArgs<'_>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+pub async fn run(args: RunArgs<'_>, out: &mut dyn Write, err: &mut dyn Write) -> Exit {
     let prepared = match prepare(&args) {
         Ok(prepared) => prepared,
         Err(usage) => {
@@ -80,7 +81,7 @@ pub async fn run(args: RunArgs<'_>, out: &mut dyn Write, err: &mut dyn Write) ->
                 print_logs(&outcome.logs, err);
                 let _ = writeln!(out, "{}", terminal_safe_json(&output));
             }
-            0
+            Exit::Success
         }
         Err(error) => {
             report_call_error(args.json, &error, &outcome.logs, out, err);

@@ -115,6 +115,7 @@ pub struct Schema {
 }
 
 /// Compile `value` (found at `path`) into a schema, or report every problem with its path.
+#[cfg(test)]
 pub fn compile(value: &Value, path: &str) -> Result<Schema, Vec<Issue>> {
     let mut issues = Vec::new();
     let schema = compile_at(value, path, 0, &mut issues);

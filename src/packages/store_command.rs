@@ -11,9 +11,10 @@ use super::install::{self, InstallError, RemoveError};
 use super::installed::{ResolveError, package_dir};
 use super::inventory;
 use super::package::Package;
+use crate::exit::Exit;
 
-const EXIT_FAILED: i32 = 1;
-const EXIT_INVALID: i32 = 2;
+const EXIT_FAILED: Exit = Exit::Failed;
+const EXIT_INVALID: Exit = Exit::Usage;
 
 /// `pkg install SOURCE [--force] [--json]`: prints `installed ID VERSION PATH sha256:HEX` (or
 /// `unchanged`, `replaced`), with `--json` `{"id","version","path","sha256","status"}`.
@@ -24,7 +25,7 @@ pub fn install(
     as_json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     match install::install_path(data_dir, source, force) {
         Ok(done) => {
             if let Some(text) = super::secrets::install_notice(&done.path) {
@@ -50,7 +51,7 @@ pub fn install(
                     done.sha256
                 );
             }
-            0
+            Exit::Success
         }
         Err(InstallError::Invalid(issues)) => {
             super::command::print_issues(&issues, err);
@@ -112,7 +113,7 @@ fn describe(data_dir: &Path, ns: &str, name: &str, version: &str) -> Value {
 /// `pkg list [--json]`: every installed version, `ID VERSION  tools: a, b` a line (an invalid
 /// one says so: it is never offered to the model), or `{"packages":[{"id","version","path",
 /// "tools","valid","errors"?}]}`.
-pub fn list(data_dir: &Path, as_json: bool, out: &mut dyn Write) -> i32 {
+pub fn list(data_dir: &Path, as_json: bool, out: &mut dyn Write) -> Exit {
     let mut packages = Vec::new();
     for (ns, name) in inventory::ids(data_dir) {
         for version in inventory::versions(data_dir, &ns, &name) {
@@ -121,7 +122,7 @@ pub fn list(data_dir: &Path, as_json: bool, out: &mut dyn Write) -> i32 {
     }
     if as_json {
         let _ = writeln!(out, "{}", json!({ "packages": packages }));
-        return 0;
+        return Exit::Success;
     }
     for entry in &packages {
         let text = |key: &str| entry[key].as_str().unwrap_or_default().to_string();
@@ -141,7 +142,7 @@ pub fn list(data_dir: &Path, as_json: bool, out: &mut dyn Write) -> i32 {
         };
         let _ = writeln!(out, "{} {}  {status}", text("id"), text("version"));
     }
-    0
+    Exit::Success
 }
 
 /// `pkg remove NS/NAME[@VERSION] [--json]`: every version when none is given; prints `removed
@@ -152,7 +153,7 @@ pub fn remove(
     as_json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     match install::remove(data_dir, spec) {
         Ok(install::Removed { spec, versions }) => {
             let id = spec.id();
@@ -163,7 +164,7 @@ pub fn remove(
                     let _ = writeln!(out, "removed {id} {version}");
                 }
             }
-            0
+            Exit::Success
         }
         Err(RemoveError::Resolve(e @ ResolveError::BadSpec { .. })) => {
             let _ = writeln!(err, "splice: {e}");

@@ -13,13 +13,14 @@ use serde_json::Value;
 
 use super::package::Package;
 use super::runtime::{self, CallRequest};
+use crate::exit::Exit;
 use crate::sanitize::terminal::strip_controls;
 
-const EXIT_FAILED: i32 = 1;
-const EXIT_INVALID: i32 = 2;
+const EXIT_FAILED: Exit = Exit::Failed;
+const EXIT_INVALID: Exit = Exit::Usage;
 const TEST_SUFFIXES: [&str; 4] = [".test.ts", ".test.mts", ".test.js", ".test.mjs"];
 
-pub async fn test(dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+pub async fn test(dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> Exit {
     let package = match Package::load(dir) {
         Ok(package) => package,
         Err(issues) => {
@@ -85,7 +86,7 @@ pub async fn test(dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         if tests_passed { "passed" } else { "FAILED" }
     );
     if failed == 0 && tests_passed {
-        0
+        Exit::Success
     } else {
         EXIT_FAILED
     }

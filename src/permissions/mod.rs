@@ -1,16 +1,16 @@
 //! Who may do what: permission modes, rules, command risk, and the sandbox for commands nobody
 //! approved.
 
-pub mod descriptors;
-pub mod helper;
-pub mod hidden;
-pub mod mask;
-pub mod own;
-pub mod policy;
-pub mod risk;
+pub(crate) mod descriptors;
+pub(crate) mod helper;
+pub(crate) mod hidden;
+pub(crate) mod mask;
+pub(crate) mod own;
+pub(crate) mod policy;
+pub(crate) mod risk;
 pub mod sandbox;
-pub mod seccomp;
-pub mod shell;
+pub(crate) mod seccomp;
+pub(crate) mod shell;
 pub mod supervisor;
 
 pub use policy::{Effect, Origin, PermissionMode, Policy, Rule, Verdict};

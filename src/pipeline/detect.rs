@@ -18,7 +18,7 @@ const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 /// root or a FIFO reads as absent).
 fn read(root: &Path, name: &str) -> Option<String> {
     let bytes =
-        crate::tools::beneath::read_prefix(root, &root.join(name), MAX_MANIFEST_BYTES).ok()?;
+        crate::confine::beneath::read_prefix(root, &root.join(name), MAX_MANIFEST_BYTES).ok()?;
     String::from_utf8(bytes).ok()
 }
 

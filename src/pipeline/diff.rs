@@ -95,7 +95,7 @@ fn with_new_files(
             break;
         }
         let content =
-            crate::tools::beneath::read_prefix(root, &root.join(path.as_ref()), room as u64)
+            crate::confine::beneath::read_prefix(root, &root.join(path.as_ref()), room as u64)
                 .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
                 .unwrap_or_else(|e| format!("(not read: {e})"));
         text.push_str(&format!("new file {path}:\n{content}\n"));

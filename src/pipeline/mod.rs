@@ -1,14 +1,14 @@
 //! The typed execution pipeline: tiers schedule stages, stages run in iterations until one
 //! passes or `--max-iterations` is spent, design plans run several pipelines in order.
 
-pub mod detect;
+pub(crate) mod detect;
 pub mod diff;
-pub mod plan;
-pub mod progress;
-pub mod runner;
-pub mod schema;
-pub mod stages;
-pub mod tiers;
+pub(crate) mod plan;
+pub(crate) mod progress;
+pub(crate) mod runner;
+pub(crate) mod schema;
+pub(crate) mod stages;
+pub(crate) mod tiers;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::codes::{ErrorCode, WarningCode};
-use crate::exit;
+use crate::exit::{self, Exit};
 
 pub const SCHEMA_VERSION: u64 = 2;
 
@@ -65,8 +65,8 @@ pub enum RunStatus {
 
 impl RunStatus {
     /// The status `run_end` carries for a process exit code (DECISIONS.md).
-    pub fn for_exit_code(code: i32) -> RunStatus {
-        match code {
+    pub fn for_exit(exit: Exit) -> RunStatus {
+        match exit {
             exit::SUCCESS => RunStatus::Success,
             exit::FAILED => RunStatus::Failed,
             exit::INTERRUPTED => RunStatus::Interrupted,
@@ -314,10 +314,10 @@ impl Event {
         }
     }
 
-    pub fn run_end(exit_code: i32) -> Event {
+    pub fn run_end(exit: Exit) -> Event {
         Event::RunEnd {
-            status: RunStatus::for_exit_code(exit_code),
-            exit_code,
+            status: RunStatus::for_exit(exit),
+            exit_code: exit.code(),
         }
     }
 }
@@ -432,11 +432,11 @@ mod tests {
     #[test]
     fn run_end_status_follows_exit_code() {
         assert_eq!(
-            line(&Event::run_end(130)),
+            line(&Event::run_end(Exit::Interrupted)),
             json!({"schemaVersion":2,"type":"run_end","runId":"run_1","status":"interrupted","exitCode":130})
         );
-        assert_eq!(line(&Event::run_end(3))["status"], "error");
-        assert_eq!(line(&Event::run_end(1))["status"], "failed");
+        assert_eq!(line(&Event::run_end(Exit::Provider))["status"], "error");
+        assert_eq!(line(&Event::run_end(Exit::Failed))["status"], "failed");
     }
 
     #[test]

@@ -1,13 +1,13 @@
 //! The contract with every consumer of Splice: output events, stream-json input, stage markers
 //! and the final-result documents. No I/O and no async here.
 
-pub mod codes;
+pub(crate) mod codes;
 pub mod events;
 pub mod input;
-pub mod marker;
-pub mod result;
-pub mod stage;
-pub mod tier;
+pub(crate) mod marker;
+pub(crate) mod result;
+pub(crate) mod stage;
+pub(crate) mod tier;
 
 pub use codes::{ErrorCode, WarningCode};
 pub use events::{Event, SideEffect, ToolStatus};

@@ -96,6 +96,7 @@ pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
 }
 
 /// Most `cache_control` breakpoints the API accepts in one request.
+#[cfg(test)]
 pub const MAX_CACHE_BREAKPOINTS: usize = 4;
 
 /// Prompt caching: a breakpoint on the stable prefix (the system prompt, which the cache

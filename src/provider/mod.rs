@@ -2,8 +2,8 @@
 //! speaks it) and Anthropic Messages. Wire formats live in their own modules; this one holds the
 //! provider-neutral conversation types, errors, and the retry policy.
 
-pub mod anthropic;
-pub mod openai;
+pub(crate) mod anthropic;
+pub(crate) mod openai;
 pub mod pricing;
 mod sse;
 

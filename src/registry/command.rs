@@ -5,17 +5,17 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::accounts::{NO_PASSWORD, hash_password};
-use super::args::{RegistryAction, RegistryArgs, Store, UserAction};
 use super::db::{self, Db};
 use super::device::{DeviceSettings, normalize_user_code};
 use super::s3::{S3BlobStore, parse_url};
 use super::server::{AppState, router};
 use super::storage::{BlobStore, FsBlobStore};
 use super::time::now_ms;
-use crate::exit;
+use crate::cli::registry::{RegistryAction, RegistryArgs, Store, UserAction};
+use crate::exit::{self, Exit};
 use crate::packages::names::name_problem;
 
-pub async fn run(args: &RegistryArgs) -> i32 {
+pub async fn run(args: &RegistryArgs) -> Exit {
     let result = match &args.action {
         RegistryAction::Serve {
             store,
@@ -61,7 +61,7 @@ pub async fn run(args: &RegistryArgs) -> i32 {
     }
 }
 
-type Failure = (i32, String);
+type Failure = (Exit, String);
 
 fn failed(e: impl std::fmt::Display) -> Failure {
     (exit::FAILED, e.to_string())

@@ -170,15 +170,6 @@ impl S3BlobStore {
             Err(e) => Err(self.failed(&key)(e)),
         }
     }
-
-    async fn has(&self, sha256: &str) -> Result<bool, BlobError> {
-        let key = self.key(sha256)?;
-        match self.store.head(&key).await {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(self.failed(&key)(e)),
-        }
-    }
 }
 
 impl BlobStore for S3BlobStore {
@@ -188,10 +179,6 @@ impl BlobStore for S3BlobStore {
 
     fn get<'a>(&'a self, sha256: &'a str) -> BlobFuture<'a, Option<Bytes>> {
         Box::pin(self.read(sha256))
-    }
-
-    fn exists<'a>(&'a self, sha256: &'a str) -> BlobFuture<'a, bool> {
-        Box::pin(self.has(sha256))
     }
 
     fn describe(&self) -> String {

@@ -40,7 +40,6 @@ pub trait BlobStore: Send + Sync {
     fn put<'a>(&'a self, sha256: &'a str, bytes: Bytes) -> BlobFuture<'a, ()>;
     /// The bytes, or `None` when absent.
     fn get<'a>(&'a self, sha256: &'a str) -> BlobFuture<'a, Option<Bytes>>;
-    fn exists<'a>(&'a self, sha256: &'a str) -> BlobFuture<'a, bool>;
     /// Where the archives live, for the start-up log line.
     fn describe(&self) -> String;
 }
@@ -114,11 +113,6 @@ impl BlobStore for FsBlobStore {
                 Err(e) => Err(io(&path)(e)),
             }
         }))
-    }
-
-    fn exists<'a>(&'a self, sha256: &'a str) -> BlobFuture<'a, bool> {
-        let path = self.path(sha256);
-        Box::pin(blocking(move || Ok(path?.exists())))
     }
 
     fn describe(&self) -> String {

@@ -11,11 +11,11 @@ use super::http::{Registry, clean};
 use super::install::{RegistrySpec, Want};
 use super::publish::{self, PrepareError};
 use super::{RegistryError, credentials, install, login, registry_url};
-use crate::exit;
+use crate::exit::{self, Exit};
 use crate::registry::api::{ErrorCode, SearchResults, VersionMeta, Yanked};
 
 /// Print a failure on stderr; its exit code.
-fn fail(error: &RegistryError, err: &mut dyn Write) -> i32 {
+fn fail(error: &RegistryError, err: &mut dyn Write) -> Exit {
     let _ = writeln!(err, "splice: {error}");
     if let RegistryError::Refused { issues, .. } = error {
         for issue in issues {
@@ -41,7 +41,7 @@ pub async fn login(
     as_json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     let result = async {
         let url = registry_url(flag)?;
         let saved = login::login_and_save(&url, make_default, |code| {
@@ -112,7 +112,7 @@ pub async fn login(
 /// `splice logout [--registry URL]`: revokes the token on the registry and removes the saved
 /// login. The local login goes even when the registry cannot be reached (then it says the
 /// token stays valid there); exit 0 either way.
-pub async fn logout(flag: Option<&str>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+pub async fn logout(flag: Option<&str>, out: &mut dyn Write, err: &mut dyn Write) -> Exit {
     let url = match registry_url(flag) {
         Ok(url) => url,
         Err(error) => return fail(&error, err),
@@ -165,7 +165,7 @@ pub async fn publish(
     as_json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     let prepared = match publish::prepare(dir) {
         Ok(prepared) => prepared,
         Err(PrepareError::Invalid(issues)) => {
@@ -278,7 +278,7 @@ pub async fn info(
     as_json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     let result = async {
         let spec = spec(text)?;
         let registry = Registry::new(&registry_url(flag)?, None)?;
@@ -331,7 +331,7 @@ pub async fn search(
     as_json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     let result = async {
         let registry = Registry::new(&registry_url(flag)?, None)?;
         registry
@@ -361,7 +361,12 @@ pub async fn search(
 }
 
 /// `splice pkg yank ID@VERSION [--registry URL]`: needs the saved login of a namespace owner.
-pub async fn yank(text: &str, flag: Option<&str>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+pub async fn yank(
+    text: &str,
+    flag: Option<&str>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Exit {
     let result = async {
         let spec = spec(text)?;
         let Want::Exact(version) = &spec.want else {
@@ -402,7 +407,7 @@ pub async fn install(
     as_json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> i32 {
+) -> Exit {
     let result = async {
         let spec = spec(text)?;
         // SOURCE was no path here: say so, in case a path was meant.

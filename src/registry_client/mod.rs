@@ -13,7 +13,8 @@ pub mod publish;
 
 use thiserror::Error;
 
-use crate::exit;
+use crate::config::{ConfigError, ConfigFile};
+use crate::exit::{self, Exit};
 use crate::packages::Issue;
 use crate::registry::api::ErrorCode;
 
@@ -48,7 +49,7 @@ pub enum RegistryError {
 }
 
 impl RegistryError {
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> Exit {
         match self {
             RegistryError::Usage(_) => exit::USAGE,
             RegistryError::Refused { .. } | RegistryError::Failed(_) => exit::FAILED,
@@ -67,11 +68,7 @@ impl RegistryError {
 /// usage error that says how to set one. Normalised without a trailing slash (the key of its
 /// saved login).
 pub fn registry_url(flag: Option<&str>) -> Result<String, RegistryError> {
-    let from_config = || {
-        crate::config::ConfigFile::load_user()
-            .map(|c| c.registry)
-            .map_err(|e| RegistryError::Usage(e.to_string()))
-    };
+    let from_config = || configured_registry().map_err(|e| RegistryError::Usage(e.to_string()));
     let chosen = match flag
         .map(str::to_string)
         .or_else(|| crate::config::env_value("SPLICE_REGISTRY"))
@@ -112,6 +109,26 @@ pub enum UrlProblem {
     QueryOrSpaces,
     #[error("must use https:// (plain http:// only for localhost, 127.0.0.0/8 or [::1])")]
     PlainHttp,
+}
+
+/// The config file's `registry`, refused as an invalid config file when it is not a registry URL.
+fn configured_registry() -> Result<Option<String>, ConfigError> {
+    let path = crate::config::user_config_path()?;
+    let config = ConfigFile::load(path.as_deref())?;
+    if let Some(path) = &path {
+        check_config(&config).map_err(|why| ConfigError::invalid(path, why))?;
+    }
+    Ok(config.registry)
+}
+
+/// The config file's section of the registry client, `registry`: a registry URL.
+pub fn check_config(config: &ConfigFile) -> Result<(), String> {
+    match &config.registry {
+        Some(url) => normalize_url(url)
+            .map(drop)
+            .map_err(|why| format!("`registry`: {why}")),
+        None => Ok(()),
+    }
 }
 
 /// `http(s)://host[:port][/path]` without a trailing slash; no user info, query or fragment

@@ -205,7 +205,7 @@ mod tests {
         out.extend(r.push(&Event::text(
             "retvalue123 and that is all there is to say about it, really.",
         )));
-        out.extend(r.push(&Event::run_end(0)));
+        out.extend(r.push(&Event::run_end(crate::exit::Exit::Success)));
         let pieces = texts(&out);
         assert_eq!(
             pieces.concat(),

@@ -16,7 +16,7 @@ use super::launch::{Env, Limits, locate, login_args};
 use super::login::{account, expires_in, login_result};
 use super::media::NoHostMedia;
 use super::protocol::{DeviceCode, Line, LoginResult};
-use crate::exit;
+use crate::exit::{self, Exit};
 
 fn line(out: &mut dyn Write, value: &Value) {
     let _ = writeln!(out, "{value}");
@@ -29,7 +29,7 @@ pub async fn login(
     out: &mut dyn Write,
     err: &mut dyn Write,
     interrupt: impl Future<Output = ()>,
-) -> i32 {
+) -> Exit {
     let started = locate(&env).and_then(|program| {
         Job::start(JobOptions {
             program,
@@ -134,7 +134,7 @@ fn signed_in(result: &LoginResult, as_json: bool, out: &mut dyn Write) {
 }
 
 /// The failure on stderr (and as an `error` line with `--json`); its exit code.
-fn failed(error: &ScribizError, as_json: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+fn failed(error: &ScribizError, as_json: bool, out: &mut dyn Write, err: &mut dyn Write) -> Exit {
     let code = exit_code(error);
     if as_json {
         line(out, &json!({"type": "error", "error": error_body(error)}));
@@ -145,7 +145,7 @@ fn failed(error: &ScribizError, as_json: bool, out: &mut dyn Write, err: &mut dy
 
 /// Splice's exit code: 3 for a credential problem (an expired or denied code among them), 130
 /// for a cancel, 1 for everything else (no CLI found included).
-pub fn exit_code(error: &ScribizError) -> i32 {
+pub fn exit_code(error: &ScribizError) -> Exit {
     match error.failure().map(|f| f.kind) {
         Some(FailureKind::Credentials) => exit::PROVIDER,
         Some(FailureKind::Cancelled) => exit::INTERRUPTED,

@@ -3,13 +3,13 @@
 //! lines, a cancel, media requests answered by the host), the device-code login as events, and
 //! `splice scribiz login`.
 
-pub mod command;
+pub(crate) mod command;
 pub mod error;
 pub mod job;
 pub mod launch;
 pub mod login;
 pub mod media;
-pub mod progress;
+pub(crate) mod progress;
 pub mod protocol;
 
 pub use error::{Failure, FailureKind, ScribizError};

@@ -7,6 +7,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{CompactOutcome, Frontend, Input, Op, SessionEvent, compact, login, rules, undo};
 use crate::bus::{Answer, Bus, PermissionAsk};
+use crate::exit::Exit;
 use crate::ids::new_run_id;
 use crate::settings::RunSettings;
 
@@ -20,7 +21,7 @@ enum Queued {
 
 /// A turn in progress: its task and the sender that interrupts it.
 struct Running {
-    task: tokio::task::JoinHandle<i32>,
+    task: tokio::task::JoinHandle<Exit>,
     stop: Option<oneshot::Sender<()>>,
 }
 
@@ -31,7 +32,7 @@ pub(super) struct Core {
     running: Option<Running>,
     compacting: Option<compact::PendingCompaction>,
     queued: VecDeque<Queued>,
-    last_code: i32,
+    last_code: Exit,
     /// Where runs ask permission questions, when the front end answers them.
     asks: Option<mpsc::UnboundedSender<PermissionAsk>>,
     /// Questions asked and not yet answered, by id.
@@ -66,7 +67,7 @@ impl Core {
         mut self,
         mut ops: mpsc::UnboundedReceiver<Op>,
         mut questions: Option<mpsc::UnboundedReceiver<PermissionAsk>>,
-    ) -> i32 {
+    ) -> Exit {
         let mut shutting_down = false;
         let mut open = true;
         loop {
@@ -371,7 +372,7 @@ impl Core {
     }
 
     fn report(&self, event: &SessionEvent) {
-        for sink in &self.frontend.sinks {
+        for sink in &self.frontend.reports {
             sink.session(event);
         }
     }
@@ -398,7 +399,7 @@ async fn next_question(
 }
 
 /// The turn's exit code when its task ends (a turn that panicked failed), or never without one.
-async fn turn_end(running: &mut Option<Running>) -> i32 {
+async fn turn_end(running: &mut Option<Running>) -> Exit {
     match running {
         Some(running) => (&mut running.task).await.unwrap_or(crate::exit::FAILED),
         None => std::future::pending().await,

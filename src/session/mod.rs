@@ -21,6 +21,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::bus::Sink;
+use crate::exit::Exit;
 use crate::settings::RunSettings;
 
 pub use compact::{Outcome as CompactOutcome, STAGE as COMPACT_STAGE, fill_after};
@@ -51,10 +52,18 @@ pub fn compaction_outcome(message: &str) -> &str {
         .unwrap_or(message)
 }
 
+/// Where the session's own reports go besides runs' events (a turn's end, a `/compact`'s
+/// outcome): a front end that shows them. Not events of the protocol: the writers take none.
+pub trait ReportSink: Send + Sync {
+    fn session(&self, event: &SessionEvent);
+}
+
 /// How a front end attaches to a session.
 pub struct Frontend {
-    /// Every run's events, and the session's own.
+    /// Every run's events.
     pub sinks: Vec<Arc<dyn Sink>>,
+    /// The session's own reports.
+    pub reports: Vec<Arc<dyn ReportSink>>,
     /// Whether the front end answers permission prompts ([`SessionEvent::PermissionAsked`]);
     /// without it they are denied as headless.
     pub asks: bool,
@@ -65,10 +74,11 @@ pub struct Frontend {
 }
 
 impl Frontend {
-    /// Sinks alone, real runs, prompts denied: headless mode.
+    /// Sinks alone (the session's reports go nowhere), real runs, prompts denied: headless mode.
     pub fn headless(sinks: Vec<Arc<dyn Sink>>) -> Frontend {
         Frontend {
             sinks,
+            reports: Vec::new(),
             asks: false,
             turn: execute_turn(),
             mcp: McpScope::PerTurn,
@@ -92,7 +102,7 @@ impl Handle {
 /// A running session.
 pub struct Session {
     handle: Handle,
-    task: tokio::task::JoinHandle<i32>,
+    task: tokio::task::JoinHandle<Exit>,
     mcp: Option<McpView>,
 }
 
@@ -136,7 +146,7 @@ impl Session {
 
     /// Wait for the session to end (after [`Op::Shutdown`], or when every handle is gone):
     /// the exit code of its last turn, 0 without one.
-    pub async fn ended(self) -> i32 {
+    pub async fn ended(self) -> Exit {
         let Session { handle, task, .. } = self;
         drop(handle);
         task.await.unwrap_or(crate::exit::FAILED)

@@ -6,6 +6,7 @@ use std::pin::Pin;
 
 use super::{CompactOutcome, LoginTarget, RulesOp, RulesReport, Undone};
 use crate::bus::{Answer, PermissionQuestion};
+use crate::exit::Exit;
 use crate::protocol::input::Prompt;
 use crate::run::RunFailure;
 use crate::settings::Tier;
@@ -103,7 +104,7 @@ impl Op {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionEvent {
     /// A turn ended, after all its events, with its exit code.
-    TurnEnded { code: i32 },
+    TurnEnded { code: Exit },
     /// A request queued behind a turn was dropped by an interrupt, never started.
     TurnDropped,
     /// A tool call waits for the person's permission: answer with [`Op::AnswerPermission`]

@@ -25,6 +25,9 @@ impl Sink for Reports {
             events.push(event.clone());
         }
     }
+}
+
+impl ReportSink for Reports {
     fn session(&self, event: &SessionEvent) {
         if let Ok(mut reports) = self.session.lock() {
             reports.push(event.clone());
@@ -205,7 +208,7 @@ fn recording_turn(seen: Arc<Mutex<Vec<(String, Tier)>>>, blocks: &'static str) -
                 let _ = stopped.await;
                 return crate::exit::INTERRUPTED;
             }
-            0
+            crate::exit::Exit::Success
         })
     })
 }
@@ -218,6 +221,7 @@ fn session_on(settings: RunSettings, turn: RunTurn) -> (Session, Arc<Reports>) {
     let reports = Arc::new(Reports::default());
     let frontend = Frontend {
         sinks: vec![reports.clone() as Arc<dyn Sink>],
+        reports: vec![reports.clone() as Arc<dyn ReportSink>],
         asks: false,
         turn,
         mcp: McpScope::PerTurn,
@@ -464,12 +468,13 @@ async fn undo_restores_the_checkpoint_and_tells_the_model() {
     let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let root_path = root.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-    let change = |name: &str, before: Option<&str>, after: &str| crate::tools::fs::FileChange {
-        path: root_path.join(name),
-        shown: name.to_string(),
-        before: before.map(|b| b.as_bytes().to_vec()),
-        after: Some(after.as_bytes().to_vec()),
-    };
+    let change =
+        |name: &str, before: Option<&str>, after: &str| crate::confine::change::FileChange {
+            path: root_path.join(name),
+            shown: name.to_string(),
+            before: before.map(|b| b.as_bytes().to_vec()),
+            after: Some(after.as_bytes().to_vec()),
+        };
     std::fs::write(root_path.join("old.txt"), "before\n").unwrap_or_else(|e| panic!("{e}"));
     let changes = [
         change("old.txt", Some("before\n"), "after\n"),
@@ -500,6 +505,7 @@ async fn undo_restores_the_checkpoint_and_tells_the_model() {
             files: vec!["old.txt".into(), "new.txt".into()],
             deleted: vec!["new.txt".into()],
             skipped: vec![],
+            left_alone: None,
         })
     );
     assert!(!root_path.join("new.txt").exists());
@@ -523,7 +529,7 @@ fn talking_turn(models: Arc<Mutex<Vec<String>>>) -> RunTurn {
                 models.push(settings.provider.model.clone());
             }
             settings.conversation.push_exchange(&text, "ok");
-            0
+            crate::exit::Exit::Success
         })
     })
 }
@@ -644,7 +650,7 @@ async fn operations_apply_in_order_and_shutdown_waits_for_the_turn() {
     session.submit(Op::SetTier(Tier::Full));
     session.submit(Op::UserTurn(Input::text("second")));
     session.submit(Op::Shutdown);
-    assert_eq!(session.ended().await, 0);
+    assert_eq!(session.ended().await, crate::exit::Exit::Success);
     let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert_eq!(seen[0].0, "first");
@@ -657,8 +663,12 @@ async fn operations_apply_in_order_and_shutdown_waits_for_the_turn() {
             .filter(|e| !matches!(e, SessionEvent::TierSet(_)))
             .collect::<Vec<_>>(),
         vec![
-            SessionEvent::TurnEnded { code: 0 },
-            SessionEvent::TurnEnded { code: 0 }
+            SessionEvent::TurnEnded {
+                code: crate::exit::Exit::Success
+            },
+            SessionEvent::TurnEnded {
+                code: crate::exit::Exit::Success
+            }
         ]
     );
 }
@@ -704,9 +714,9 @@ fn asking_turn() -> RunTurn {
                 previews: vec![],
             };
             match bus.ask(question).await {
-                Some(Answer::AllowOnce) => 1,
-                Some(Answer::Deny) => 2,
-                _ => 3,
+                Some(Answer::AllowOnce) => crate::exit::Exit::Failed,
+                Some(Answer::Deny) => crate::exit::Exit::Usage,
+                _ => crate::exit::Exit::Provider,
             }
         })
     })
@@ -724,6 +734,7 @@ fn answering_session() -> (Session, Arc<Reports>) {
     let reports = Arc::new(Reports::default());
     let frontend = Frontend {
         sinks: vec![reports.clone() as Arc<dyn Sink>],
+        reports: vec![reports.clone() as Arc<dyn ReportSink>],
         asks: true,
         turn: asking_turn(),
         mcp: McpScope::PerTurn,
@@ -742,7 +753,7 @@ async fn a_permission_question_is_reported_and_answered_by_an_operation() {
         answer: Answer::AllowOnce,
     });
     session.submit(Op::Shutdown);
-    assert_eq!(session.ended().await, 1);
+    assert_eq!(session.ended().await, crate::exit::Exit::Failed);
 }
 
 #[tokio::test]
@@ -752,7 +763,7 @@ async fn an_interrupt_denies_the_question_waiting() {
     reports.until(asked).await;
     session.submit(Op::Interrupt);
     session.submit(Op::Shutdown);
-    assert_eq!(session.ended().await, 2);
+    assert_eq!(session.ended().await, crate::exit::Exit::Usage);
 }
 
 #[tokio::test]
@@ -760,8 +771,13 @@ async fn without_a_front_end_that_answers_nothing_is_asked() {
     let (session, reports) = session(asking_turn());
     session.submit(Op::UserTurn(Input::text("test it")));
     session.submit(Op::Shutdown);
-    assert_eq!(session.ended().await, 3);
-    assert_eq!(reports.taken(), vec![SessionEvent::TurnEnded { code: 3 }]);
+    assert_eq!(session.ended().await, crate::exit::Exit::Provider);
+    assert_eq!(
+        reports.taken(),
+        vec![SessionEvent::TurnEnded {
+            code: crate::exit::Exit::Provider
+        }]
+    );
 }
 
 /// The front ends drive the core through the session alone: no file of the TUI or of headless
@@ -863,7 +879,8 @@ async fn the_session_owns_its_mcp_hub_and_ends_its_servers_with_it() {
         .unwrap_or_else(|e| panic!("{e}"));
     options.startup_timeout = std::time::Duration::from_secs(30);
     let frontend = Frontend {
-        sinks: vec![Arc::new(Reports::default()) as Arc<dyn Sink>],
+        sinks: vec![],
+        reports: vec![Arc::new(Reports::default()) as Arc<dyn ReportSink>],
         asks: false,
         turn: recording_turn(Default::default(), ""),
         mcp: McpScope::Session(options),

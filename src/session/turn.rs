@@ -9,11 +9,12 @@ use tokio::sync::oneshot;
 
 use super::Input;
 use crate::bus::Bus;
+use crate::exit::Exit;
 use crate::run;
 use crate::settings::RunSettings;
 
 /// A turn in progress: its exit code when it ends.
-pub type RunFuture = Pin<Box<dyn Future<Output = i32> + Send>>;
+pub type RunFuture = Pin<Box<dyn Future<Output = Exit> + Send>>;
 
 /// Starts a turn of `input` on `bus`; it ends early when `stop` receives.
 pub type RunTurn =

@@ -15,6 +15,8 @@ pub struct Undone {
     /// Files left alone: changed since Splice wrote them, or now leading outside the root or
     /// into `.git`.
     pub skipped: Vec<String>,
+    /// Why files were left alone, worded as `splice restore` words it.
+    pub left_alone: Option<String>,
 }
 
 /// Put back the files of `run_id` from checkpoint `sequence` on (without force: files changed
@@ -28,6 +30,7 @@ pub(super) fn restore(data_dir: &Path, run_id: &str, sequence: u32) -> Result<Un
         files: Vec::new(),
         deleted: Vec::new(),
         skipped: Vec::new(),
+        left_alone: crate::checkpoint::left_alone(&reports),
     };
     for report in reports {
         undone.files.extend(report.files_restored);

@@ -1,24 +1,16 @@
 //! File tools: reading, and writes planned as a list of changes before they are applied, so the
 //! permission prompt can show the diff and the checkpoint can save what is about to change.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::beneath;
+use crate::confine::beneath;
+use crate::confine::change::FileChange;
+
 use super::paths::{display, resolve, resolve_for_write};
 use super::{EditArgs, MAX_OUTPUT_BYTES, ReadArgs, ToolError, WriteArgs};
 
 /// Default number of lines `read_file` returns without a `limit`.
 const DEFAULT_READ_LINES: usize = 2000;
-
-/// One file about to change: `after == None` deletes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileChange {
-    pub path: PathBuf,
-    /// Relative to the root, forward slashes.
-    pub shown: String,
-    pub before: Option<Vec<u8>>,
-    pub after: Option<Vec<u8>>,
-}
 
 fn read_existing(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
     match beneath::read(root, path) {
@@ -205,20 +197,13 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<Vec<FileChange>, ToolEr
 
 /// Write or delete every planned file, each opened beneath `root` by the kernel.
 pub fn apply(root: &Path, changes: &[FileChange]) -> Result<(), ToolError> {
-    for change in changes {
-        match &change.after {
-            Some(bytes) => beneath::write(root, &change.path, bytes)
-                .map_err(|e| ToolError::Failed(format!("cannot write {}: {e}", change.shown)))?,
-            None => beneath::remove(root, &change.path)
-                .map_err(|e| ToolError::Failed(format!("cannot delete {}: {e}", change.shown)))?,
-        }
-    }
-    Ok(())
+    crate::confine::change::apply(root, changes).map_err(|e| ToolError::Failed(e.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn root() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

@@ -1,7 +1,6 @@
 //! The real tools a model can call: their names, argument schemas, side effects and errors.
 //! Execution with events, permissions and checkpoints is in [`runner`].
 
-pub mod beneath;
 pub mod command;
 pub mod fs;
 pub mod paths;

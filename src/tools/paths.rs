@@ -3,7 +3,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::ToolError;
-use super::beneath::{self, Escape};
+use crate::confine::beneath::{self, Escape};
 
 /// Resolve a path argument against `root`, refusing anything that lands outside it, through
 /// `..` or through a symlink. The file itself need not exist.

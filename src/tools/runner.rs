@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::fs::{FileChange, apply, plan_edit, plan_write, read_file};
+use super::fs::{apply, plan_edit, plan_write, read_file};
 use super::search::{list_files, search_files};
 use super::transcribe::{self, TranscribeArgs, Transcriber};
 use super::{MAX_OUTPUT_BYTES, ToolError, ToolId, ToolName, cap_output, command, parse_args};
 use crate::bus::{Answer, Bus, PermissionQuestion, Preview};
 use crate::checkpoint::CheckpointStore;
+use crate::confine::change::FileChange;
 use crate::packages::offer::{Offered, PackageTool, write_reaching_git_dir};
 use crate::packages::runtime::{self, CallErrorCode, CallRequest};
 use crate::permissions::policy::{Subject, exact_pattern};

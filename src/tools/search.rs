@@ -6,9 +6,9 @@ use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
 use regex::Regex;
 
-use super::beneath;
 use super::paths::{display, resolve};
 use super::{ListArgs, SearchArgs, ToolError};
+use crate::confine::beneath;
 
 const MAX_LISTED: usize = 2000;
 const MAX_MATCHES: usize = 500;

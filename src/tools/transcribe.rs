@@ -15,10 +15,10 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::beneath::{self, Escape};
 use super::staged_copy::StagedCopy;
 use super::{MAX_OUTPUT_BYTES, ToolError, cap_output, paths};
 use crate::bus::Bus;
+use crate::confine::beneath::{self, Escape};
 use crate::protocol::Event;
 use crate::provider::ToolSpec;
 use crate::scribiz::error::{Failure, FailureKind};

@@ -455,11 +455,9 @@ impl App {
             SessionEvent::Undone(undone) => {
                 self.undone(&undone.run_id, undone.sequence);
                 let mut text = commands::undo_text(&undone.files, &undone.deleted);
-                if !undone.skipped.is_empty() {
-                    text.push_str(&format!(
-                        "\nleft alone (changed since Splice wrote them, or now leading outside the root or into .git): {}",
-                        undone.skipped.join(", ")
-                    ));
+                if let Some(why) = &undone.left_alone {
+                    text.push('\n');
+                    text.push_str(why);
                 }
                 self.notice(Level::Info, text);
             }

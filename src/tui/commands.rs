@@ -380,6 +380,7 @@ mod tests {
             files: vec!["old.txt".into(), "new.txt".into()],
             deleted: vec!["new.txt".into()],
             skipped: vec![],
+            left_alone: None,
         }));
         assert_eq!(
             last_notice(&app),

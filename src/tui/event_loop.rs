@@ -26,9 +26,10 @@ use super::cells::Level;
 use super::session::{Record, SessionLog, SessionWriter};
 use crate::bus::{Preview, Sink};
 use crate::conversation::Conversation;
+use crate::exit::Exit;
 use crate::protocol::Event;
 use crate::sanitize::redact::Redactor;
-use crate::session::{Frontend, Input, McpScope, Op, Session, SessionEvent};
+use crate::session::{Frontend, Input, McpScope, Op, ReportSink, Session, SessionEvent};
 
 const TICK: Duration = Duration::from_millis(100);
 
@@ -66,7 +67,9 @@ impl Sink for TuiSink {
             changes: changes.to_vec(),
         });
     }
+}
 
+impl ReportSink for TuiSink {
     fn session(&self, event: &SessionEvent) {
         let _ = self.0.send(FromRun::Session(event.clone()));
     }
@@ -170,7 +173,7 @@ async fn mcp_notice(
 }
 
 /// Run the TUI until the user quits; the exit code of the last run, or 0.
-pub async fn run_loop(input: LoopInput) -> std::io::Result<i32> {
+pub async fn run_loop(input: LoopInput) -> std::io::Result<Exit> {
     let guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.clear()?;
@@ -222,7 +225,7 @@ fn deliver(app: &mut App, log: &impl Fn(Record), run_id: String, event: Event) {
 /// What the session sent: an event is delivered, a write's changes go to the transcript, a
 /// turn's end lets the next request start. Returns `Some` when the session is done with a
 /// turn: its exit code when it ran, `None` when an interrupt dropped it unstarted.
-fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) -> Option<Option<i32>> {
+fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) -> Option<Option<Exit>> {
     match from_run {
         FromRun::Event(run_id, event) => deliver(app, log, run_id, *event),
         FromRun::Changes { id, changes } => app.on_changes(&id, changes),
@@ -255,7 +258,7 @@ fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) -> Option<Op
 }
 
 /// The loop itself, on any screen.
-pub async fn drive<B, E>(input: LoopInput, screen: Screen<B, E>) -> std::io::Result<i32>
+pub async fn drive<B, E>(input: LoopInput, screen: Screen<B, E>) -> std::io::Result<Exit>
 where
     B: Backend,
     E: Stream<Item = std::io::Result<TermEvent>> + Unpin,
@@ -290,6 +293,7 @@ where
         settings,
         Frontend {
             sinks: vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn Sink>],
+            reports: vec![Arc::new(TuiSink(event_tx.clone())) as Arc<dyn ReportSink>],
             asks: true,
             turn: start,
             mcp,

@@ -42,7 +42,7 @@ fn blocking_run(entered: std_mpsc::Sender<()>, release: std_mpsc::Receiver<()>) 
             if let Ok(release) = release.lock() {
                 let _ = release.recv_timeout(Duration::from_secs(10));
             }
-            0
+            crate::exit::Exit::Success
         })
     })
 }
@@ -92,7 +92,7 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
         drawn,
         "the key was not drawn within 2 s while the run was blocked"
     );
-    assert_eq!(code, 0);
+    assert_eq!(code, crate::exit::Exit::Success);
 }
 
 /// The app and the conversation replayed from `records`.
@@ -272,7 +272,7 @@ async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
     let answering: StartRun = Arc::new(|settings, _bus, _input, _stop| {
         Box::pin(async move {
             settings.conversation.push_exchange("hello", "Hi.");
-            0
+            crate::exit::Exit::Success
         })
     });
     let (keys, events) = scripted();

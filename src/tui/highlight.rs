@@ -76,11 +76,6 @@ pub fn highlight(code: &str, lang: &str, theme: &Theme) -> Vec<Line<'static>> {
     out
 }
 
-/// The language token for a path, from its extension.
-pub fn lang_for_path(path: &str) -> &str {
-    path.rsplit_once('.').map_or("", |(_, ext)| ext)
-}
-
 /// The ANSI colour closest in hue to an RGB colour, so highlighting respects the palette.
 fn nearest_ansi(r: u8, g: u8, b: u8) -> Color {
     let (r, g, b) = (f32::from(r), f32::from(g), f32::from(b));

@@ -255,7 +255,8 @@ async fn login_with_an_unsafe_url_is_refused_with_the_reason() {
     let session = crate::session::Session::spawn(
         app.settings().clone(),
         crate::session::Frontend {
-            sinks: vec![std::sync::Arc::new(super::snapshot_tests::SessionReports(
+            sinks: vec![],
+            reports: vec![std::sync::Arc::new(super::snapshot_tests::SessionReports(
                 reports,
             ))],
             asks: false,

@@ -6,39 +6,40 @@ pub use app::commands;
 pub mod cells;
 #[cfg(test)]
 mod compact_tests;
-pub mod composer;
-pub mod context_meter;
+pub(crate) mod composer;
+pub(crate) mod context_meter;
 #[cfg(test)]
 mod daily_use_snapshot_tests;
-pub mod device_login;
+pub(crate) mod device_login;
 pub mod event_loop;
-pub mod highlight;
+pub(crate) mod highlight;
 #[cfg(test)]
 mod login_snapshot_tests;
-pub mod markdown;
-pub mod mcp_approval;
-pub mod mcp_overlay;
-pub mod mcp_session;
+pub(crate) mod markdown;
+pub(crate) mod mcp_approval;
+pub(crate) mod mcp_overlay;
+pub(crate) mod mcp_session;
 #[cfg(test)]
 mod mcp_snapshot_tests;
-pub mod modal_frame;
-pub mod modals;
-pub mod permission;
-pub mod picker;
+pub(crate) mod modal_frame;
+pub(crate) mod modals;
+pub(crate) mod permission;
+pub(crate) mod picker;
 pub mod pipeline;
-pub mod progress;
+pub(crate) mod progress;
 #[cfg(test)]
 mod progress_snapshot_tests;
-pub mod qr;
-pub mod session;
+pub(crate) mod qr;
+pub(crate) mod session;
 #[cfg(test)]
 pub(crate) mod snapshot_tests;
 pub mod theme;
-pub mod transcript;
-pub mod wrap;
+pub(crate) mod transcript;
+pub(crate) mod wrap;
 
 use thiserror::Error;
 
+use crate::exit::Exit;
 use crate::settings::RunSettings;
 
 #[derive(Debug, Error)]
@@ -162,7 +163,7 @@ pub struct TuiOptions {
 }
 
 /// Open the TUI and run it until the user quits; returns the exit code of the last run.
-pub async fn run(options: TuiOptions) -> Result<i32, TuiError> {
+pub async fn run(options: TuiOptions) -> Result<Exit, TuiError> {
     let theme = theme::Theme::load(options.theme.as_deref().unwrap_or("ansi"))?;
     let mut settings = options.settings;
     // Refused before the terminal is taken over, like a bad theme.

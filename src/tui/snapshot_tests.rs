@@ -343,7 +343,7 @@ fn error_and_run_end() {
             "the provider refused the API key (401)",
         ),
     );
-    app.on_event("run_1", Event::run_end(3));
+    app.on_event("run_1", Event::run_end(crate::exit::Exit::Provider));
     let screen = draw(&mut app, 80, 12);
     assert!(screen.contains("exit 3"), "{screen}");
     assert_snapshot!(screen);
@@ -450,7 +450,7 @@ fn interrupt_keys() {
         crossterm::event::KeyCode::Esc,
     ));
     assert_eq!(app.take_requests(), vec![super::app::Request::Interrupt]);
-    app.on_event("run_1", Event::run_end(130));
+    app.on_event("run_1", Event::run_end(crate::exit::Exit::Interrupted));
     let ctrl_c = crossterm::event::KeyEvent::new(
         crossterm::event::KeyCode::Char('c'),
         crossterm::event::KeyModifiers::CONTROL,
@@ -491,8 +491,7 @@ fn tiny_terminals_never_panic() {
 /// Records what the session reports, for a test that plays the event loop.
 pub(super) struct SessionReports(pub(super) std::sync::mpsc::Sender<crate::session::SessionEvent>);
 
-impl crate::bus::Sink for SessionReports {
-    fn emit(&self, _run_id: &str, _event: &Event) {}
+impl crate::session::ReportSink for SessionReports {
     fn session(&self, event: &crate::session::SessionEvent) {
         let _ = self.0.send(event.clone());
     }
@@ -501,7 +500,7 @@ impl crate::bus::Sink for SessionReports {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_walks_back_across_runs() {
     use crate::checkpoint::CheckpointStore;
-    use crate::tools::fs::{FileChange, apply};
+    use crate::confine::change::{FileChange, apply};
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let root = dir.path().join("repo");
     let data = dir.path().join("data");
@@ -538,7 +537,8 @@ async fn undo_walks_back_across_runs() {
     let session = crate::session::Session::spawn(
         app.settings().clone(),
         crate::session::Frontend {
-            sinks: vec![std::sync::Arc::new(SessionReports(reports))],
+            sinks: vec![],
+            reports: vec![std::sync::Arc::new(SessionReports(reports))],
             asks: false,
             turn: crate::session::execute_turn(),
             mcp: crate::session::McpScope::PerTurn,
@@ -1043,7 +1043,8 @@ async fn slash_permissions_lists_and_removes_session_rules() {
     let session = crate::session::Session::spawn(
         settings,
         crate::session::Frontend {
-            sinks: vec![std::sync::Arc::new(SessionReports(reports))],
+            sinks: vec![],
+            reports: vec![std::sync::Arc::new(SessionReports(reports))],
             asks: false,
             turn: crate::session::execute_turn(),
             mcp: crate::session::McpScope::PerTurn,
@@ -1131,7 +1132,7 @@ fn a_new_request_scrolls_the_transcript_back_to_the_bottom() {
     let mut app = app();
     start(&mut app, "List the files");
     app.on_event("run_1", Event::text("a line of the answer\n\n".repeat(30)));
-    app.on_event("run_1", Event::run_end(0));
+    app.on_event("run_1", Event::run_end(crate::exit::Exit::Success));
     draw(&mut app, 60, 14);
     app.on_key(crossterm::event::KeyEvent::from(
         crossterm::event::KeyCode::PageUp,
@@ -1160,20 +1161,20 @@ fn a_request_typed_during_a_run_is_queued_and_starts_when_the_run_ends() {
     let screen = draw(&mut app, 70, 14);
     assert!(screen.contains("2 queued"), "{screen}");
     assert_snapshot!(screen);
-    app.on_event("run_1", Event::run_end(0));
+    app.on_event("run_1", Event::run_end(crate::exit::Exit::Success));
     // Typed after the run ended but before its task was seen to finish: still behind the queue.
     app.submit("and push".into());
     assert!(starts(&mut app).is_empty(), "jumped the queue");
     app.on_run_finished();
     assert_eq!(starts(&mut app), ["then run the tests"]);
     assert!(app.is_running());
-    app.on_event("run_2", Event::run_end(0));
+    app.on_event("run_2", Event::run_end(crate::exit::Exit::Success));
     app.on_run_finished();
     assert_eq!(starts(&mut app), ["and commit"]);
-    app.on_event("run_3", Event::run_end(0));
+    app.on_event("run_3", Event::run_end(crate::exit::Exit::Success));
     app.on_run_finished();
     assert_eq!(starts(&mut app), ["and push"]);
-    app.on_event("run_4", Event::run_end(0));
+    app.on_event("run_4", Event::run_end(crate::exit::Exit::Success));
     app.on_run_finished();
     assert!(starts(&mut app).is_empty());
 }
@@ -1188,7 +1189,7 @@ fn interrupting_a_run_puts_queued_requests_back_in_the_composer_unsent() {
         crossterm::event::KeyCode::Esc,
     ));
     assert_eq!(app.composer().text(), "then run the tests");
-    app.on_event("run_1", Event::run_end(130));
+    app.on_event("run_1", Event::run_end(crate::exit::Exit::Interrupted));
     app.on_run_finished();
     assert!(
         starts(&mut app).is_empty(),

@@ -374,8 +374,8 @@ fn beneath_root(root: &Path, field: &str, paths: &[String]) -> Result<Vec<PathBu
     paths
         .iter()
         .map(|path| {
-            crate::tools::beneath::resolve_beneath(root, Path::new(path)).map_err(|e| {
-                let why = match crate::tools::beneath::Escape::of(&e) {
+            crate::confine::beneath::resolve_beneath(root, Path::new(path)).map_err(|e| {
+                let why = match crate::confine::beneath::Escape::of(&e) {
                     Some(_) => "leads out of the project root (through a link or `..`)".to_string(),
                     None => format!("cannot be resolved beneath the project root: {e}"),
                 };

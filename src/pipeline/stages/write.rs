@@ -3,6 +3,7 @@
 
 use super::{StageCall, StageOutcome, Submitted, not_submitted, submit};
 use crate::agent::AgentError;
+use crate::confine::change::FileChange;
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
 use crate::pipeline::schema::{FilesSubmission, SubmitTool, SubmittedFile};
@@ -10,7 +11,7 @@ use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;
 use crate::protocol::stage::Stage;
 use crate::tools::ToolName;
-use crate::tools::fs::{FileChange, plan_file};
+use crate::tools::fs::plan_file;
 
 const CODE_PROMPT: &str = include_str!("../../../assets/prompts/code_writer.md");
 const TESTS_PROMPT: &str = include_str!("../../../assets/prompts/test_generator.md");

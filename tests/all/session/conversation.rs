@@ -39,7 +39,7 @@ pub(crate) fn settings(sandbox: &Sandbox, url: &str, tier: Tier) -> RunSettings 
     }
 }
 
-async fn ask(settings: &RunSettings, text: &str) -> i32 {
+async fn ask(settings: &RunSettings, text: &str) -> splice::exit::Exit {
     let recorder: Arc<dyn Sink> = Arc::new(Recorder::default());
     let bus = Bus::new("run_test", vec![recorder]);
     let prompt = async { Ok(Prompt::from_text(text)) };
@@ -56,8 +56,14 @@ async fn second_request_sees_the_first_exchange_with_its_tool_result() {
     let sandbox = Sandbox::new();
     sandbox.write("notes.txt", "hi\n");
     let settings = settings(&sandbox, &provider.url, Tier::Light);
-    assert_eq!(ask(&settings, "What do the notes say?").await, 0);
-    assert_eq!(ask(&settings, "What did I ask before?").await, 0);
+    assert_eq!(
+        ask(&settings, "What do the notes say?").await,
+        splice::exit::Exit::Success
+    );
+    assert_eq!(
+        ask(&settings, "What did I ask before?").await,
+        splice::exit::Exit::Success
+    );
     let third = &provider.requests()[2].body;
     let roles: Vec<&str> = third["messages"]
         .as_array()
@@ -83,7 +89,10 @@ async fn second_request_sees_the_first_exchange_with_its_tool_result() {
         },
         ..settings.clone()
     };
-    assert_eq!(ask(&fresh, "Anything before?").await, 0);
+    assert_eq!(
+        ask(&fresh, "Anything before?").await,
+        splice::exit::Exit::Success
+    );
     assert_eq!(
         provider.requests()[0].body["messages"]
             .as_array()
@@ -98,9 +107,9 @@ async fn a_failed_request_leaves_the_conversation_as_it_was() {
     let sandbox = Sandbox::new();
     let mut settings = settings(&sandbox, &provider.url, Tier::Light);
     settings.provider.max_retries = 0;
-    assert_eq!(ask(&settings, "one").await, 0);
+    assert_eq!(ask(&settings, "one").await, splice::exit::Exit::Success);
     let before = settings.conversation.messages();
     // No scripted reply left: the fake provider answers 500.
-    assert_eq!(ask(&settings, "two").await, 3);
+    assert_eq!(ask(&settings, "two").await, splice::exit::Exit::Provider);
     assert_eq!(settings.conversation.messages(), before);
 }

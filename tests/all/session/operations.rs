@@ -12,7 +12,7 @@ use splice::permissions::{PermissionMode, Policy};
 use splice::protocol::Event;
 use splice::provider::Message;
 use splice::run::{RunSettings, Tier};
-use splice::session::{Frontend, Input, Op, Session, SessionEvent};
+use splice::session::{Frontend, Input, Op, ReportSink, Session, SessionEvent};
 use support::Sandbox;
 use support::fake_provider::{FakeProvider, Reply, openai};
 
@@ -34,7 +34,9 @@ impl Sink for Seen {
             seen.push(Report::Event(run_id.to_string(), event.clone()));
         }
     }
+}
 
+impl ReportSink for Seen {
     fn session(&self, event: &SessionEvent) {
         if let Ok(mut seen) = self.0.lock() {
             seen.push(Report::Session(event.clone()));
@@ -112,14 +114,27 @@ async fn a_session_runs_turns_compacts_undoes_and_is_interrupted_through_operati
     let seen = Arc::new(Seen::default());
     let session = Session::spawn(
         settings(&sandbox, &provider.url),
-        Frontend::headless(vec![seen.clone() as Arc<dyn Sink>]),
+        Frontend {
+            reports: vec![seen.clone() as Arc<dyn ReportSink>],
+            ..Frontend::headless(vec![seen.clone() as Arc<dyn Sink>])
+        },
     );
 
     // Two turns: the first writes a file (a checkpoint), the second answers.
     session.submit(Op::UserTurn(Input::text("write the notes")));
     session.submit(Op::UserTurn(Input::text("and then?")));
-    assert_eq!(seen.nth(0).await, SessionEvent::TurnEnded { code: 0 });
-    assert_eq!(seen.nth(1).await, SessionEvent::TurnEnded { code: 0 });
+    assert_eq!(
+        seen.nth(0).await,
+        SessionEvent::TurnEnded {
+            code: splice::exit::Exit::Success
+        }
+    );
+    assert_eq!(
+        seen.nth(1).await,
+        SessionEvent::TurnEnded {
+            code: splice::exit::Exit::Success
+        }
+    );
     assert_eq!(sandbox.read("notes.txt").as_deref(), Some("new\n"));
     let checkpoint = seen.all().into_iter().find_map(|r| match r {
         Report::Event(run_id, Event::Checkpoint { checkpoint }) => {
@@ -186,7 +201,7 @@ async fn a_session_runs_turns_compacts_undoes_and_is_interrupted_through_operati
     // The next turn goes on from the compacted conversation, told of the undo.
     session.submit(Op::UserTurn(Input::text("still there?")));
     session.submit(Op::Shutdown);
-    assert_eq!(session.ended().await, 0);
+    assert_eq!(session.ended().await, splice::exit::Exit::Success);
     let last = provider.requests()[5].body["messages"].to_string();
     assert!(last.contains(SUMMARY), "{last}");
     assert!(last.contains("the user ran /undo"), "{last}");

@@ -1,10 +1,30 @@
-//! `splice registry serve|user add|approve|deny`: the arguments. Compiled into `splice` too,
-//! which parses them (its `--help` and usage errors) before it starts `splice-registry`.
+//! `splice registry serve|user add|approve|deny`: the arguments, parsed by `splice-registry`
+//! and by `splice` too (its `--help` and usage errors) before it starts `splice-registry`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Subcommand};
+use clap::{Args, Parser, Subcommand};
+
+/// `splice-registry ARGS`: the server binary's own command line (the same as `splice registry`).
+#[derive(Debug, Parser)]
+#[command(
+    name = "splice-registry",
+    version,
+    about = "The Splice package registry: serve it, add users, approve or deny device logins \
+             (also `splice registry`)."
+)]
+pub struct ServerCli {
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+impl ServerCli {
+    /// The process's arguments; clap prints help or a usage error and exits on its own.
+    pub fn from_env() -> ServerCli {
+        ServerCli::parse()
+    }
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct RegistryArgs {

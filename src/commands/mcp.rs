@@ -7,15 +7,18 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::approval::{self, Approvals, Selection, canonical_root};
-use super::config::{self, Source, valid_name};
-use super::hub::{HubOptions, McpHub, ServerState, ServerStatus};
-use crate::cli::McpAction;
-use crate::config::{ConfigFile, config_path, data_dir};
-use crate::exit;
+use super::{Error, Io};
+use crate::cli::{McpAction, McpArgs};
+use crate::config::{config_path, data_dir};
+use crate::exit::Exit;
+use crate::mcp::approval::{self, Approvals, Selection, canonical_root};
+use crate::mcp::config::{self, Source, valid_name};
+use crate::mcp::hub::{HubOptions, McpHub, ServerState, ServerStatus};
 
-pub async fn run(action: &McpAction, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let done = match action {
+/// `splice mcp add|remove|list`.
+pub async fn run(args: &McpArgs, mut io: Io) -> Result<Exit, Error> {
+    let (out, err) = (&mut *io.out, &mut *io.err);
+    let done = match &args.action {
         McpAction::Add {
             name,
             env,
@@ -41,10 +44,10 @@ pub async fn run(action: &McpAction, out: &mut dyn Write, err: &mut dyn Write) -
         } => list(*json, *trust_project_mcp, out).await,
     };
     match done {
-        Ok(()) => exit::SUCCESS,
+        Ok(()) => Ok(Exit::Success),
         Err(message) => {
             let _ = writeln!(err, "splice: {message}");
-            exit::USAGE
+            Ok(Exit::Usage)
         }
     }
 }
@@ -167,7 +170,7 @@ fn remove(name: &str, out: &mut dyn Write) -> Result<(), String> {
 /// a run, a file `SPLICE_CONFIG` names may be missing: `add` creates it.
 fn read_config() -> Result<(PathBuf, Value), String> {
     let path = config_path().ok_or("no config directory: set SPLICE_CONFIG")?;
-    ConfigFile::load(Some(&path)).map_err(|e| e.to_string())?;
+    crate::settings::load_config_at(Some(&path)).map_err(|e| e.to_string())?;
     let document = match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)
             .map_err(|e| format!("invalid config file {}: {e}", path.display()))?,
@@ -222,7 +225,7 @@ fn write_config(path: &Path, document: &Value) -> Result<(), String> {
 }
 
 async fn list(as_json: bool, trust_project: bool, out: &mut dyn Write) -> Result<(), String> {
-    let user = ConfigFile::load_user().map_err(|e| e.to_string())?;
+    let user = crate::settings::load_config().map_err(|e| e.to_string())?;
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current dir: {e}"))?;
     let root = canonical_root(&cwd);
     let project = config::load_project(&root)
@@ -233,7 +236,12 @@ async fn list(as_json: bool, trust_project: bool, out: &mut dyn Write) -> Result
         start,
         unapproved,
         shadowed,
-    } = approval::select(user.mcp_servers(), project, &root, approvals.as_ref());
+    } = approval::select(
+        config::user_servers(&user).unwrap_or_default(),
+        project,
+        &root,
+        approvals.as_ref(),
+    );
     let hub = McpHub::new(options);
     hub.start(start).await;
     hub.record_unapproved(unapproved);
