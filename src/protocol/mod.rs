@@ -10,5 +10,5 @@ pub mod stage;
 pub mod tier;
 
 pub use codes::{ErrorCode, WarningCode};
-pub use events::{Event, SideEffect, ToolStatus};
+pub use events::{Event, SideEffect, ToolStatus, WarningDetail};
 pub use tier::Tier;

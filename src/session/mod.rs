@@ -40,13 +40,6 @@ pub fn context_window(settings: &RunSettings) -> u64 {
         .context_window(settings.provider.kind.name(), &settings.provider.api_model)
 }
 
-/// What a `context_compacted` warning says was done, without its preamble.
-pub fn compaction_outcome(message: &str) -> &str {
-    message
-        .strip_prefix(crate::compaction::FILLING)
-        .unwrap_or(message)
-}
-
 /// How a front end attaches to a session.
 pub struct Frontend {
     /// Every run's events, and the session's own.

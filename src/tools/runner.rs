@@ -38,6 +38,9 @@ pub struct ToolReply {
     pub status: ToolStatus,
     /// Images the tool returned (an MCP tool's), for the model; `content` names each.
     pub images: Vec<crate::protocol::input::Image>,
+    /// A command's exit code (`run_command`), when it exited rather than timed out or was
+    /// killed by a signal.
+    pub exit_code: Option<i32>,
 }
 
 /// The outcome of asking the policy about one call.
@@ -378,14 +381,18 @@ impl ToolRunner {
                 };
                 // A timed-out or signalled command has no exit code: no `display`, never null.
                 let display = outcome.exit_code.map(|code| json!({"exitCode": code}));
-                Ok(self.finish(
+                let reply = self.finish(
                     id,
                     status,
                     outcome.render(timeout),
                     outcome.truncated,
                     None,
                     display,
-                ))
+                );
+                Ok(ToolReply {
+                    exit_code: outcome.exit_code,
+                    ..reply
+                })
             }
         }
     }
@@ -645,6 +652,7 @@ impl ToolRunner {
             is_error: status != ToolStatus::Ok,
             status,
             images: Vec::new(),
+            exit_code: None,
         }
     }
 }

@@ -44,7 +44,7 @@ pub async fn static_analyzer(
             continue;
         }
         let status_line = reply.content.lines().next().unwrap_or("");
-        if let Some(why) = cannot_run(status_line).filter(|_| reply.is_error) {
+        if let Some(why) = cannot_run(reply.exit_code).filter(|_| reply.is_error) {
             // Not installed, or refused by the sandbox: nothing for the model to triage, and
             // a "finding" about it would fail every iteration the same way.
             unrunnable.push(format!("`{command}` ({status_line}: {why})"));

@@ -62,7 +62,7 @@ pub async fn test_runner(ctx: &Ctx<'_>, it: &mut Iteration) -> StageOutcome {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .to_string();
-    if let Some(why) = cannot_run(&status_line) {
+    if let Some(why) = cannot_run(reply.exit_code) {
         // The shell could not run the command (the sandbox refused it, it is not executable,
         // it is not installed): no change to the code mends that, so no iteration is spent.
         return StageOutcome::Stuck {
