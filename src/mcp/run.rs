@@ -334,9 +334,11 @@ mod tests {
             .events()
             .into_iter()
             .filter_map(|e| match e {
-                Event::Warning { code, message, .. } if code == WarningCode::McpServerFailed => {
-                    Some(message)
-                }
+                Event::Warning {
+                    code: WarningCode::McpServerFailed,
+                    message,
+                    ..
+                } => Some(message),
                 _ => None,
             })
             .collect();

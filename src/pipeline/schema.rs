@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::protocol::Builtin;
 use crate::provider::ToolSpec;
 
 /// The typed submit tools: a stage's (DECISIONS.md, Pipeline) and the design plan's.
@@ -21,14 +22,19 @@ pub enum SubmitTool {
 
 impl SubmitTool {
     pub fn as_str(self) -> &'static str {
+        self.builtin().as_str()
+    }
+
+    /// The built-in this submit tool is, by which its name is spelt once.
+    pub fn builtin(self) -> Builtin {
         match self {
-            SubmitTool::Code => "submit_code",
-            SubmitTool::Tests => "submit_tests",
-            SubmitTool::Analysis => "submit_analysis",
-            SubmitTool::Audit => "submit_audit",
-            SubmitTool::Verdict => "submit_verdict",
-            SubmitTool::Plan => "submit_plan",
-            SubmitTool::Critique => "submit_critique",
+            SubmitTool::Code => Builtin::SubmitCode,
+            SubmitTool::Tests => Builtin::SubmitTests,
+            SubmitTool::Analysis => Builtin::SubmitAnalysis,
+            SubmitTool::Audit => Builtin::SubmitAudit,
+            SubmitTool::Verdict => Builtin::SubmitVerdict,
+            SubmitTool::Plan => Builtin::SubmitPlan,
+            SubmitTool::Critique => Builtin::SubmitCritique,
         }
     }
 }

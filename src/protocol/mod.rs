@@ -8,7 +8,9 @@ pub mod marker;
 pub mod result;
 pub mod stage;
 pub mod tier;
+pub mod tool;
 
 pub use codes::{ErrorCode, WarningCode};
 pub use events::{Event, SideEffect, ToolStatus, WarningDetail};
 pub use tier::Tier;
+pub use tool::{Builtin, ToolIdentity};

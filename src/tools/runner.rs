@@ -20,7 +20,7 @@ use crate::permissions::sandbox;
 use crate::permissions::shell;
 use crate::permissions::{Effect, Policy, Rule, Verdict};
 use crate::protocol::events::{Block, Risk, ToolStatus};
-use crate::protocol::{Event, SideEffect};
+use crate::protocol::{Builtin, Event, SideEffect, ToolIdentity};
 use crate::provider::ToolCallRequest;
 
 mod mcp;
@@ -193,7 +193,7 @@ impl ToolRunner {
         if let Permit::Refused(status, reason) = self
             .permit(
                 id,
-                &tool.dotted,
+                &ToolId::Package(tool).identity(),
                 tool.side_effect,
                 &[input_text],
                 risk,
@@ -278,7 +278,7 @@ impl ToolRunner {
         if let Permit::Refused(status, reason) = self
             .permit(
                 id,
-                transcribe::NAME,
+                &ToolId::Transcribe.identity(),
                 SideEffect::Network,
                 std::slice::from_ref(&args.path),
                 Risk::Medium,
@@ -311,7 +311,7 @@ impl ToolRunner {
                 if let Permit::Refused(status, reason) = self
                     .permit(
                         id,
-                        tool.as_str(),
+                        &tool.builtin().into(),
                         SideEffect::Read,
                         &[target],
                         Risk::Low,
@@ -342,7 +342,7 @@ impl ToolRunner {
                         plan_edit(root, &parse_args(args)?)
                     }
                 })?;
-                match self.write_changes(id, tool.as_str(), &changes).await {
+                match self.write_changes(id, tool.builtin(), &changes).await {
                     Ok(changed) => {
                         let summary = format!("wrote {}", changed.join(", "));
                         Ok(self.finish(id, ToolStatus::Ok, summary, false, Some(changed), None))
@@ -358,7 +358,7 @@ impl ToolRunner {
                 let permit = self
                     .permit(
                         id,
-                        tool.as_str(),
+                        &tool.builtin().into(),
                         SideEffect::Execute,
                         &targets,
                         risk,
@@ -402,7 +402,7 @@ impl ToolRunner {
     pub async fn write_changes(
         &self,
         id: &str,
-        tool: &str,
+        tool: Builtin,
         changes: &[FileChange],
     ) -> Result<Vec<String>, (ToolStatus, String)> {
         let targets: Vec<String> = changes.iter().map(|c| c.shown.clone()).collect();
@@ -429,7 +429,14 @@ impl ToolRunner {
         // there all the same.
         let shown = previews.clone();
         if let Permit::Refused(status, reason) = self
-            .permit(id, tool, SideEffect::Write, &targets, risk, previews)
+            .permit(
+                id,
+                &tool.into(),
+                SideEffect::Write,
+                &targets,
+                risk,
+                previews,
+            )
             .await
         {
             return Err((status, reason));
@@ -439,7 +446,7 @@ impl ToolRunner {
         crate::blocking::atomic(|| {
             let info = self
                 .checkpoints
-                .save(tool, changes)
+                .save(tool.as_str(), changes)
                 .map_err(|e| (ToolStatus::Error, e.to_string()))?;
             self.bus.emit(Event::Checkpoint { checkpoint: info });
             apply(&self.root, changes).map_err(|e| (ToolStatus::Error, e.to_string()))
@@ -451,7 +458,7 @@ impl ToolRunner {
     async fn permit(
         &self,
         id: &str,
-        tool: &str,
+        tool: &ToolIdentity,
         side_effect: SideEffect,
         targets: &[String],
         risk: Risk,
@@ -462,8 +469,8 @@ impl ToolRunner {
             side_effect,
             targets,
             risk,
-            // Only MCP tools have such names: their side effects are their servers' claims.
-            claimed: tool.starts_with(crate::mcp::tool::WIRE_PREFIX),
+            // An MCP tool's side effect is its server's claim.
+            claimed: matches!(tool, ToolIdentity::Mcp(_)),
         });
         // A command allowed only because it would be confined must not run unconfined: when
         // the sandbox is unavailable, a person has to approve it (headless: denied).
@@ -660,12 +667,12 @@ impl ToolRunner {
 /// The rules "allow always" adds: the tool, or for a command each of its simple commands
 /// exactly (glob characters escaped), so approving `ls *.py` does not approve `ls x; rm y`. A
 /// command with substitutions gets none: no rule could judge it.
-fn always_rules(tool: &str, targets: &[String]) -> Vec<String> {
-    match (tool, targets.first()) {
-        ("run_command", Some(command)) => shell::split(command)
+fn always_rules(tool: &ToolIdentity, targets: &[String]) -> Vec<String> {
+    match targets.first() {
+        Some(command) if tool.is(Builtin::RunCommand) => shell::split(command)
             .unwrap_or_default()
             .iter()
-            .map(|part| format!("run_command({})", exact_pattern(&part.text)))
+            .map(|part| format!("{tool}({})", exact_pattern(&part.text)))
             .collect(),
         _ => vec![tool.to_string()],
     }
@@ -677,14 +684,15 @@ mod tests {
 
     #[test]
     fn allow_always_rules_are_exact_and_per_part() {
-        let rules = always_rules("run_command", &["ls *.py && wc -l a.txt".to_string()]);
+        let command = Builtin::RunCommand.into();
+        let rules = always_rules(&command, &["ls *.py && wc -l a.txt".to_string()]);
         assert_eq!(
             rules,
             ["run_command(ls \\*.py)", "run_command(wc -l a.txt)"]
         );
-        assert!(always_rules("run_command", &["echo $(id)".to_string()]).is_empty());
+        assert!(always_rules(&command, &["echo $(id)".to_string()]).is_empty());
         assert_eq!(
-            always_rules("write_file", &["a.txt".to_string()]),
+            always_rules(&Builtin::WriteFile.into(), &["a.txt".to_string()]),
             ["write_file"]
         );
     }
@@ -715,7 +723,7 @@ mod tests {
             let permit = runner
                 .permit(
                     "c1",
-                    "run_command",
+                    &Builtin::RunCommand.into(),
                     SideEffect::Execute,
                     &[command.to_string()],
                     risk,
@@ -762,7 +770,7 @@ mod tests {
             after: Some(b"new\n".to_vec()),
         };
         let written = runner
-            .write_changes("call_0", "submit_code", &[change])
+            .write_changes("call_0", Builtin::SubmitCode, &[change])
             .await
             .unwrap_or_else(|(_, e)| panic!("{e}"));
         assert_eq!(written, ["a.txt"]);

@@ -30,7 +30,7 @@ use crate::scribiz::protocol::{Line, Plan, ResultLine, UsageDelta};
 use crate::scribiz::{HostMedia, NoHostMedia, ScribizError};
 use crate::usage::{ExternalUsage, UsageMeter, format_usd};
 
-pub const NAME: &str = "transcribe";
+pub const NAME: &str = crate::protocol::Builtin::Transcribe.as_str();
 /// Most bytes of a Context or a text file read back from the CLI.
 const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 

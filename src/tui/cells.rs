@@ -445,14 +445,19 @@ fn diff_counts(before: &str, after: &str) -> (usize, usize) {
 /// package tool) compact JSON.
 fn args_summary(name: &str, args: &Value) -> String {
     let get = |key: &str| args.get(key).and_then(Value::as_str);
-    match name {
-        "run_command" => get("command").map(|c| format!("$ {c}")),
-        "search_files" => get("pattern").map(|p| match get("path") {
-            Some(path) => format!("{p:?} in {path}"),
-            None => format!("{p:?}"),
-        }),
+    use crate::protocol::{Builtin, ToolIdentity};
+    match ToolIdentity::parse(name) {
+        Some(ToolIdentity::Builtin(Builtin::RunCommand)) => {
+            get("command").map(|c| format!("$ {c}"))
+        }
+        Some(ToolIdentity::Builtin(Builtin::SearchFiles)) => {
+            get("pattern").map(|p| match get("path") {
+                Some(path) => format!("{p:?} in {path}"),
+                None => format!("{p:?}"),
+            })
+        }
         // A package tool (`namespace.name.tool`): its keys mean what the package says.
-        _ if name.contains('.') => None,
+        Some(ToolIdentity::Package(_)) => None,
         _ => get("path").map(str::to_string),
     }
     .unwrap_or_else(|| match args {

@@ -35,7 +35,7 @@ pub async fn static_analyzer(
     for command in &commands {
         let call = ToolCallRequest {
             id: ctx.call_id("static_analyzer"),
-            name: "run_command".into(),
+            name: ToolName::RunCommand.as_str().into(),
             arguments: json!({"command": command, "timeout_ms": 600_000}).to_string(),
         };
         let reply = runner.execute(&call, &[ToolName::RunCommand]).await;

@@ -34,7 +34,7 @@ pub async fn test_runner(ctx: &Ctx<'_>, it: &mut Iteration) -> StageOutcome {
     let runner = ctx.runner_allowing(std::slice::from_ref(&command));
     let call = ToolCallRequest {
         id: ctx.call_id("test_runner"),
-        name: "run_command".into(),
+        name: ToolName::RunCommand.as_str().into(),
         arguments: json!({"command": command, "timeout_ms": 600_000}).to_string(),
     };
     let reply = runner.execute(&call, &[ToolName::RunCommand]).await;
