@@ -1,7 +1,6 @@
 //! One model ⇄ tools conversation: ask the model, run the tools it calls, hand back the results,
 //! until it answers without calling a tool, submits its typed output, or runs out of turns.
 
-use serde_json::Value;
 use thiserror::Error;
 
 use crate::bus::Bus;
@@ -319,9 +318,4 @@ fn without_nul(text: String) -> String {
     } else {
         text
     }
-}
-
-/// Parse a submit call's arguments, for stages that validate them further.
-pub fn submitted_json(raw: &str) -> Result<Value, String> {
-    serde_json::from_str(raw).map_err(|e| format!("submitted arguments are not valid JSON: {e}"))
 }

@@ -163,7 +163,9 @@ impl Core {
                         self.settings.provider = provider.clone();
                         SessionEvent::ModelSet(provider)
                     }
-                    Err(reason) => SessionEvent::Refused { reason },
+                    Err(error) => SessionEvent::Refused {
+                        reason: error.to_string(),
+                    },
                 };
                 self.report(&event);
             }

@@ -28,7 +28,17 @@ mod mcp;
 /// Opened once the run may use its tools, with why it may not if so: a run in a repository
 /// first records the git config and hooks it puts back at its end, and records them while its
 /// first model request is under way rather than before it.
-pub type ToolGate = Arc<tokio::sync::SetOnce<Result<(), String>>>;
+pub type ToolGate = Arc<tokio::sync::SetOnce<Result<(), GateClosed>>>;
+
+/// Why a run's tools stay shut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum GateClosed {
+    /// Fail closed: without the record nothing could be put back.
+    #[error(
+        "Splice could not record the repository's git config and hooks before running tools, so it runs none"
+    )]
+    GitNotRecorded,
+}
 
 /// What goes back to the model for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +126,14 @@ impl ToolRunner {
         if let Some(gate) = &self.gate
             && let Err(why) = gate.wait().await
         {
-            return self.finish(&call.id, ToolStatus::Error, why.clone(), false, None, None);
+            return self.finish(
+                &call.id,
+                ToolStatus::Error,
+                why.to_string(),
+                false,
+                None,
+                None,
+            );
         }
         let tool = match tool {
             ToolId::Builtin(tool) => tool,
@@ -832,7 +849,7 @@ mod tests {
             assert!(dir.path().join("a.txt").exists());
         });
         let refused: ToolGate = Arc::new(tokio::sync::SetOnce::new());
-        let _ = refused.set(Err("no guard".into()));
+        let _ = refused.set(Err(GateClosed::GitNotRecorded));
         let runner = ToolRunner {
             gate: Some(refused),
             ..runner
@@ -840,7 +857,12 @@ mod tests {
         std::fs::remove_file(dir.path().join("a.txt")).unwrap_or_else(|e| panic!("{e}"));
         let reply = runtime.block_on(runner.execute(&write("c2"), &ToolName::ALL));
         assert_eq!(reply.status, ToolStatus::Error);
-        assert!(reply.content.contains("no guard"), "{}", reply.content);
+        assert_eq!(reply.content, GateClosed::GitNotRecorded.to_string());
+        assert!(
+            reply
+                .content
+                .starts_with("Splice could not record the repository's git config")
+        );
         assert!(!dir.path().join("a.txt").exists());
     }
 }

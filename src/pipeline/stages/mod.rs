@@ -256,7 +256,7 @@ pub async fn submit<T: DeserializeOwned>(
     };
     Ok(match decode::<T>(&spec, &raw) {
         Ok(value) => Submitted::Valid(id, value),
-        Err(detail) => Submitted::Malformed(detail),
+        Err(error) => Submitted::Malformed(error.to_string()),
     })
 }
 
