@@ -78,7 +78,7 @@ pub fn unix_sockets_allowed() -> bool {
 }
 
 /// Why a command cannot be confined here, or why confining it failed (then it is not run).
-#[derive(Debug, Clone, Error, PartialEq, Eq)]
+#[derive(Debug, Error)]
 pub enum SandboxError {
     #[error("the sandbox is unavailable ({} is set)", NO_LANDLOCK_ENV)]
     TurnedOff,
@@ -87,8 +87,8 @@ pub enum SandboxError {
     #[error("the sandbox is unavailable: no launcher")]
     NoLauncher,
     /// A file to hide cannot be (see `hidden.rs`).
-    #[error("{0}")]
-    Hidden(String),
+    #[error(transparent)]
+    Hidden(#[from] super::hidden::HiddenError),
     #[error("cannot confine the command: {0}")]
     Confine(String),
     #[error("Landlock did not enforce the rules")]
@@ -111,19 +111,22 @@ pub fn available() -> Result<(), SandboxError> {
     if std::env::var_os(NO_LANDLOCK_ENV).is_some_and(|v| !v.is_empty()) {
         return Err(SandboxError::TurnedOff);
     }
-    static PROBE: OnceLock<Result<(), SandboxError>> = OnceLock::new();
-    PROBE
-        .get_or_init(|| {
-            // Creating (not enforcing) a ruleset that requires the minimum ABI's rights tells
-            // whether this kernel can enforce them, without confining Splice itself.
-            Ruleset::default()
-                .set_compatibility(CompatLevel::HardRequirement)
-                .handle_access(AccessFs::from_all(MINIMUM_ABI))
-                .and_then(|ruleset| ruleset.create())
-                .map(drop)
-                .map_err(|error| SandboxError::NoLandlock(error.to_string()))
-        })
-        .clone()
+    // Why this kernel cannot confine, probed once.
+    static MISSING: OnceLock<Option<String>> = OnceLock::new();
+    let missing = MISSING.get_or_init(|| {
+        // Creating (not enforcing) a ruleset that requires the minimum ABI's rights tells
+        // whether this kernel can enforce them, without confining Splice itself.
+        Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessFs::from_all(MINIMUM_ABI))
+            .and_then(|ruleset| ruleset.create())
+            .err()
+            .map(|error| error.to_string())
+    });
+    match missing {
+        Some(why) => Err(SandboxError::NoLandlock(why.clone())),
+        None => Ok(()),
+    }
 }
 
 /// The shell commands run in, by its absolute path: a command may write directories on PATH
@@ -248,7 +251,7 @@ pub fn shell_command(
 /// never runs unconfined.
 pub fn confine_self(writable: &[PathBuf], hidden: &[PathBuf]) -> Result<(), SandboxError> {
     available()?;
-    let readable = super::hidden::readable_roots(hidden, writable).map_err(SandboxError::Hidden)?;
+    let readable = super::hidden::readable_roots(hidden, writable)?;
     let status = Ruleset::default()
         .handle_access(AccessFs::from_all(ABI_VERSION))
         // No signal to a process outside the domain (the supervisor, Splice, your other

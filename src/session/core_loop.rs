@@ -141,7 +141,9 @@ impl Core {
                         self.login = Some(login);
                         SessionEvent::LoginStarted { service }
                     }
-                    Err(reason) => SessionEvent::LoginRefused { reason },
+                    Err(error) => SessionEvent::LoginRefused {
+                        reason: error.to_string(),
+                    },
                 };
                 self.report(&event);
             }
@@ -297,7 +299,7 @@ impl Core {
                 run_id,
                 sequence,
                 error: match failed {
-                    Some(Err(error)) => error,
+                    Some(Err(error)) => error.to_string(),
                     _ => "the restore stopped".into(),
                 },
             },

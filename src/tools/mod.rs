@@ -35,9 +35,6 @@ pub enum ToolError {
     Failed(String),
     #[error("unknown tool `{0}`")]
     Unknown(String),
-    /// A command that was to be confined and cannot be: it is not run.
-    #[error(transparent)]
-    Sandbox(#[from] crate::permissions::sandbox::SandboxError),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -307,7 +307,7 @@ impl ToolRunner {
         }
         match transcriber.run(&self.bus, &self.root, id, &input).await {
             Ok((text, truncated)) => self.finish(id, ToolStatus::Ok, text, truncated, None, None),
-            Err(why) => fail(why),
+            Err(why) => fail(why.to_string()),
         }
     }
 
