@@ -1,7 +1,7 @@
 //! The `code` of `error` and `warning` events: a closed list (README, Codes), so a misspelt
-//! code does not compile and an error code cannot be sent as a warning's. Events carry these
-//! enums; on the wire each is its string.
+//! code does not compile and an error code cannot be sent as a warning's.
 
+// Events carry these enums; on the wire each is its string.
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -23,7 +23,7 @@ use crate::settings::RunSettings;
 
 pub use compact::{Outcome as CompactOutcome, STAGE as COMPACT_STAGE, fill_after};
 pub use login::LoginTarget;
-pub use model::{ModelChoice, ModelError, missing_key_hint, resolve_model, resolve_model_from_env};
+pub use model::{ModelChoice, missing_key_hint, resolve_model, resolve_model_from_env};
 pub use ops::{Input, Op, SessionEvent};
 pub use turn::{RunFuture, RunTurn, execute_turn};
 pub use undo::Undone;
