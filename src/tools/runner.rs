@@ -475,19 +475,20 @@ impl ToolRunner {
     async fn permit(
         &self,
         id: &str,
-        tool: &ToolIdentity,
+        identity: &ToolIdentity,
         side_effect: SideEffect,
         targets: &[String],
         risk: Risk,
         previews: Vec<Preview>,
     ) -> Permit {
+        let tool = identity.name();
         let mut verdict = self.policy.judge(&Subject {
-            tool,
+            tool: identity,
             side_effect,
             targets,
             risk,
             // An MCP tool's side effect is its server's claim.
-            claimed: matches!(tool, ToolIdentity::Mcp(_)),
+            claimed: matches!(identity, ToolIdentity::Mcp(_)),
         });
         // A command allowed only because it would be confined must not run unconfined: when
         // the sandbox is unavailable, a person has to approve it (headless: denied).
@@ -527,7 +528,7 @@ impl ToolRunner {
                     reason: reason.clone(),
                     risk: shown_risk,
                 });
-                let rules = always_rules(tool, targets);
+                let rules = always_rules(identity, targets);
                 let question = PermissionQuestion {
                     id: id.to_string(),
                     tool: tool.to_string(),
