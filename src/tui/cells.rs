@@ -444,8 +444,8 @@ fn diff_counts(before: &str, after: &str) -> (usize, usize) {
 /// The argument a reader cares about: the path, the command, the pattern; else (and for a
 /// package tool) compact JSON.
 fn args_summary(name: &str, args: &Value) -> String {
-    let get = |key: &str| args.get(key).and_then(Value::as_str);
     use crate::protocol::{Builtin, ToolIdentity};
+    let get = |key: &str| args.get(key).and_then(Value::as_str);
     match ToolIdentity::parse(name) {
         Some(ToolIdentity::Builtin(Builtin::RunCommand)) => {
             get("command").map(|c| format!("$ {c}"))
