@@ -273,10 +273,7 @@ impl Agent<'_> {
             Err(error) => Err(error),
         };
         let report = plan.apply(messages, summary, system, tools_chars);
-        self.bus.emit(Event::warning(
-            WarningCode::ContextCompacted,
-            report.message(),
-        ));
+        self.bus.emit(report.warning());
         // What the provider last reported no longer describes this conversation.
         *context = ContextGauge::default();
         match self.meter.over_budget() {

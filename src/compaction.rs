@@ -7,6 +7,7 @@
 //! without its result or the other way round. The current request (the newest user message) is
 //! always kept word for word.
 
+use crate::protocol::{Event, WarningCode, WarningDetail};
 use crate::provider::{Message, ModelRequest, Provider, ProviderError};
 
 /// Compact before a request whose prompt would pass this share of the window.
@@ -190,9 +191,20 @@ pub struct Compacted {
 }
 
 /// How the `context_compacted` warning of a run starts; what follows is [`Compacted::outcome`].
-pub const FILLING: &str = "the conversation was filling the model's context window: ";
+const FILLING: &str = "the conversation was filling the model's context window: ";
 
 impl Compacted {
+    /// The `context_compacted` warning, with the outcome as data for front ends.
+    pub fn warning(&self) -> Event {
+        Event::warning_with(
+            WarningCode::ContextCompacted,
+            self.message(),
+            WarningDetail::Compacted {
+                outcome: self.outcome(),
+            },
+        )
+    }
+
     /// The `context_compacted` warning's message.
     pub fn message(&self) -> String {
         format!("{FILLING}{}", self.outcome())

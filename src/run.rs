@@ -21,7 +21,7 @@ use crate::protocol::result::{DesignPlanResult, PipelineResult, ResultStatus};
 use crate::protocol::{ErrorCode, Event, ToolStatus, WarningCode};
 use crate::provider::{Message, Provider};
 use crate::tools::ToolName;
-use crate::tools::runner::{ToolGate, ToolRunner};
+use crate::tools::runner::{GateClosed, ToolGate, ToolRunner};
 use crate::tools::transcribe::Settling;
 use crate::usage::UsageMeter;
 use crate::worktree::{self, Worktree, WorktreeError};
@@ -318,11 +318,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
                     Ok(())
                 }
                 // Fail closed: without the record nothing could be put back.
-                None => Err(concat!(
-                    "Splice could not record the repository's git config and hooks before ",
-                    "running tools, so it runs none"
-                )
-                .to_string()),
+                None => Err(GateClosed::GitNotRecorded),
             };
             let _ = gate.set(opened);
         };

@@ -3,6 +3,8 @@
 
 use std::sync::Mutex;
 
+use thiserror::Error;
+
 use crate::bus::Bus;
 use crate::protocol::Event;
 use crate::protocol::events::{CostStatus, UsageEvent};
@@ -38,6 +40,16 @@ pub struct ExternalUsage {
     pub reasoning_tokens: Option<u64>,
     /// `None`: the program reported no price; the event is then unpriced, never 0.
     pub cost_usd: Option<f64>,
+}
+
+/// The run's spend so far is not known (an unpriced model), so `--max-cost-usd` (`max`)
+/// cannot be checked.
+#[derive(Debug, Clone, Copy, PartialEq, Error)]
+#[error(
+    "the cost budget cannot be checked: the run's spend so far is not known (--max-cost-usd {max})"
+)]
+pub struct SpendUnknown {
+    pub max: f64,
 }
 
 pub struct UsageMeter {
@@ -152,15 +164,12 @@ impl UsageMeter {
 
     /// What is left of `--max-cost-usd`: `None` without one, an error when the spend so far is
     /// not known (an unpriced model), so a caller fails closed.
-    pub fn remaining_usd(&self) -> Option<Result<f64, String>> {
+    pub fn remaining_usd(&self) -> Option<Result<f64, SpendUnknown>> {
         let max = self.budget.max_cost_usd?;
         let totals = self.totals();
         Some(match totals.cost_usd {
             Some(spent) => Ok(max - spent),
-            None => Err(format!(
-                "the cost budget cannot be checked: the run's spend so far is not known \
-                 (--max-cost-usd {max})"
-            )),
+            None => Err(SpendUnknown { max }),
         })
     }
 
@@ -344,7 +353,15 @@ mod tests {
             },
         );
         assert_eq!(blind.totals().cost_usd, None);
-        assert!(matches!(blind.remaining_usd(), Some(Err(_))));
+        let unknown = blind.remaining_usd().and_then(Result::err);
+        assert_eq!(
+            unknown.map(|e| e.to_string()),
+            Some(format!(
+                "the cost budget cannot be checked: the run's spend so far is not known \
+                 (--max-cost-usd {})",
+                budget.max_cost_usd.unwrap_or_default()
+            ))
+        );
     }
 
     #[test]

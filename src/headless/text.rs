@@ -263,7 +263,7 @@ fn progress_line(event: &Event) -> Option<String> {
             };
             Some(format!("checkpoint {}: {parts}\n", checkpoint.sequence))
         }
-        Event::Warning { code, message } => Some(format!("warning [{code}]: {message}\n")),
+        Event::Warning { code, message, .. } => Some(format!("warning [{code}]: {message}\n")),
         Event::Error { code, message, .. } => Some(format!("error [{code}]: {message}\n")),
         _ => None,
     }

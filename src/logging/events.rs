@@ -91,10 +91,10 @@ impl EventLog {
                 message,
                 recoverable,
             } => {
-                tracing::error!(target: RUN, run, code = ?code, recoverable, detail = first_line(message), "error")
+                tracing::error!(target: RUN, run, code = code.as_str(), recoverable, detail = first_line(message), "error")
             }
-            Event::Warning { code, message } => {
-                tracing::warn!(target: RUN, run, code = ?code, detail = first_line(message), "warning");
+            Event::Warning { code, message, .. } => {
+                tracing::warn!(target: RUN, run, code = code.as_str(), detail = first_line(message), "warning");
             }
             Event::Checkpoint { .. } => tracing::debug!(target: RUN, run, "checkpoint"),
             Event::Restore { .. } => tracing::info!(target: RUN, run, "restore"),

@@ -104,20 +104,15 @@ pub fn valid_name(name: &str) -> bool {
 /// A name `envPassthrough` may list: a variable name (letters, digits, `_`; not starting with a
 /// digit) that does not say secret. A secret is given to one server on purpose, in its `env`,
 /// never taken from Splice's environment by name (where the provider keys live).
-pub fn passthrough_name(name: &str) -> Result<(), String> {
+pub fn passthrough_name(name: &str) -> Result<(), PassthroughError> {
     let shaped = name.len() <= 128 && crate::packages::names::env_name_problem(name).is_none();
     if !shaped {
-        return Err(format!(
-            "`envPassthrough` names variables (letters, digits and `_`), not `{}`",
-            crate::sanitize::terminal::strip_controls(name)
+        return Err(PassthroughError::NotAName(
+            crate::sanitize::terminal::strip_controls(name).into_owned(),
         ));
     }
     if crate::sanitize::redact::is_secret_name(name) {
-        return Err(format!(
-            "`envPassthrough` cannot pass `{name}`: its name says secret (it contains KEY, \
-             TOKEN, SECRET, PASSWORD or CREDENTIAL), and no secret of Splice's environment \
-             reaches a server; give the server its own value in `env` instead"
-        ));
+        return Err(PassthroughError::Secret(name.to_string()));
     }
     Ok(())
 }
@@ -128,6 +123,19 @@ pub fn user_servers(config: &ConfigFile) -> Result<Vec<ServerEntry>, McpConfigEr
         Some(servers) => parse_servers(servers, Source::User),
         None => Ok(Vec::new()),
     }
+}
+
+/// Why `envPassthrough` cannot list a name.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PassthroughError {
+    #[error("`envPassthrough` names variables (letters, digits and `_`), not `{0}`")]
+    NotAName(String),
+    #[error(
+        "`envPassthrough` cannot pass `{0}`: its name says secret (it contains KEY, TOKEN, \
+         SECRET, PASSWORD or CREDENTIAL), and no secret of Splice's environment reaches a \
+         server; give the server its own value in `env` instead"
+    )]
+    Secret(String),
 }
 
 /// The servers of an `mcpServers` value, in name order.
@@ -159,7 +167,7 @@ pub fn parse_servers(value: &Value, source: Source) -> Result<Vec<ServerEntry>, 
                     return Err(server("`command` is empty".into()));
                 }
                 for variable in &raw.env_passthrough {
-                    passthrough_name(variable).map_err(&server)?;
+                    passthrough_name(variable).map_err(|e| server(e.to_string()))?;
                 }
                 ServerConfig::Stdio {
                     command,
@@ -253,6 +261,26 @@ pub fn merge(user: Vec<ServerEntry>, project: Vec<ServerEntry>) -> (Vec<ServerEn
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The typed refusals read as the messages they replaced.
+    #[test]
+    fn passthrough_refusals_keep_their_words() {
+        assert_eq!(
+            passthrough_name("GITHUB_TOKEN").map_err(|e| e.to_string()),
+            Err(
+                "`envPassthrough` cannot pass `GITHUB_TOKEN`: its name says secret (it contains \
+                 KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL), and no secret of Splice's \
+                 environment reaches a server; give the server its own value in `env` instead"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            passthrough_name("A B").map_err(|e| e.to_string()),
+            Err(
+                "`envPassthrough` names variables (letters, digits and `_`), not `A B`".to_string()
+            )
+        );
+    }
     use serde_json::json;
 
     #[test]

@@ -9,11 +9,53 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+use thiserror::Error;
+
 use super::client::Client;
 use super::config::{ServerConfig, ServerEntry};
 use super::hub::HubOptions;
 use super::stdio::{self, ServerProcess};
 use crate::sanitize::terminal::strip_controls;
+
+/// Why a server did not start or did not answer in time; the text is the reason its
+/// `mcp_server_failed` warning gives.
+#[derive(Debug, Error)]
+pub enum ConnectError {
+    #[error("cannot start `{command}`: {error}")]
+    Start {
+        command: String,
+        error: std::io::Error,
+    },
+    #[error("the server's process has no pipes")]
+    NoPipes,
+    #[error("initialize failed: {0}")]
+    Initialize(String),
+    #[error("tools/list failed: {0}")]
+    ListTools(String),
+    #[error("{}", not_in_time(*.0))]
+    NotInTime(Duration),
+    /// A stdio server that did not start in time: the variables it got (names only).
+    #[error("{}; {}", not_in_time(*.timeout), what_it_got(.given))]
+    StdioNotInTime {
+        timeout: Duration,
+        given: Vec<String>,
+    },
+    #[error("invalid header name `{0}`")]
+    HeaderName(String),
+    #[error("the value of header `{0}` is not valid")]
+    HeaderValue(String),
+    #[error("cannot make an HTTP client: {0}")]
+    HttpClient(reqwest::Error),
+    /// An HTTP server's failure as [`http_error`] words it.
+    #[error("{0}")]
+    Http(String),
+    /// A stdio server's failure, then what it last wrote to stderr.
+    #[error("{why}; its stderr ends: {tail}")]
+    WithStderr {
+        why: Box<ConnectError>,
+        tail: String,
+    },
+}
 
 pub struct Connection {
     pub service: RunningService<RoleClient, Client>,
@@ -23,7 +65,10 @@ pub struct Connection {
     pub tools: Vec<rmcp::model::Tool>,
 }
 
-pub async fn connect(entry: &ServerEntry, options: &HubOptions) -> Result<Connection, String> {
+pub async fn connect(
+    entry: &ServerEntry,
+    options: &HubOptions,
+) -> Result<Connection, ConnectError> {
     let client = Client::default();
     let timeout = options.startup_timeout;
     match &entry.config {
@@ -52,9 +97,15 @@ pub async fn connect(entry: &ServerEntry, options: &HubOptions) -> Result<Connec
                     process.end().await;
                     let why = match failed {
                         Ok(Err(why)) => why,
-                        _ => format!("{}; {}", not_in_time(timeout), what_it_got(&given)),
+                        _ => ConnectError::StdioNotInTime { timeout, given },
                     };
-                    Err(with_stderr(why, &process))
+                    Err(match process.stderr().quote() {
+                        Some(tail) => ConnectError::WithStderr {
+                            why: Box::new(why),
+                            tail,
+                        },
+                        None => why,
+                    })
                 }
             }
         }
@@ -62,10 +113,10 @@ pub async fn connect(entry: &ServerEntry, options: &HubOptions) -> Result<Connec
             let mut custom = HashMap::new();
             for (name, value) in headers {
                 let header_name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|_| format!("invalid header name `{}`", strip_controls(name)))?;
+                    .map_err(|_| ConnectError::HeaderName(strip_controls(name).into_owned()))?;
                 // The value is a secret as often as not: never quoted.
                 let header_value = reqwest::header::HeaderValue::from_str(value)
-                    .map_err(|_| format!("the value of header `{header_name}` is not valid"))?;
+                    .map_err(|_| ConnectError::HeaderValue(header_name.to_string()))?;
                 custom.insert(header_name, header_value);
             }
             let http = reqwest::Client::builder()
@@ -74,7 +125,7 @@ pub async fn connect(entry: &ServerEntry, options: &HubOptions) -> Result<Connec
                 // drops only `Authorization` and cookies across hosts): none is followed.
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
-                .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
+                .map_err(ConnectError::HttpClient)?;
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             config.custom_headers = custom;
             let transport = StreamableHttpClientTransport::with_client(http, config);
@@ -85,8 +136,11 @@ pub async fn connect(entry: &ServerEntry, options: &HubOptions) -> Result<Connec
                     client,
                     tools,
                 }),
-                Ok(Err(why)) => Err(http_error(&why, &target(&entry.config))),
-                Err(_) => Err(not_in_time(timeout)),
+                Ok(Err(why)) => Err(ConnectError::Http(http_error(
+                    &why.to_string(),
+                    &target(&entry.config),
+                ))),
+                Err(_) => Err(ConnectError::NotInTime(timeout)),
             }
         }
     }
@@ -95,7 +149,7 @@ pub async fn connect(entry: &ServerEntry, options: &HubOptions) -> Result<Connec
 async fn handshake<T, E, A>(
     client: Client,
     transport: T,
-) -> Result<(RunningService<RoleClient, Client>, Vec<rmcp::model::Tool>), String>
+) -> Result<(RunningService<RoleClient, Client>, Vec<rmcp::model::Tool>), ConnectError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -103,10 +157,10 @@ where
     let service = client
         .serve(transport)
         .await
-        .map_err(|e| format!("initialize failed: {}", strip_controls(&e.to_string())))?;
+        .map_err(|e| ConnectError::Initialize(strip_controls(&e.to_string()).into_owned()))?;
     let tools = super::listing::list_bounded(service.peer())
         .await
-        .map_err(|e| format!("tools/list failed: {}", strip_controls(&e.to_string())))?;
+        .map_err(|e| ConnectError::ListTools(strip_controls(&e.to_string()).into_owned()))?;
     Ok((service, tools))
 }
 

@@ -10,7 +10,7 @@ use super::approval::{self, Approvals, Selection, canonical_root};
 use super::config::{self, PROJECT_FILE, ServerEntry};
 use super::hub::{HubNotice, HubOptions, McpHub, ServerState};
 use crate::bus::Bus;
-use crate::protocol::{Event, WarningCode};
+use crate::protocol::{Event, WarningCode, WarningDetail};
 
 /// What a run does with the configured servers.
 #[derive(Debug, Default, PartialEq)]
@@ -202,9 +202,12 @@ fn report_failure(bus: &Bus, reported: &Mutex<BTreeSet<String>>, server: &str, w
         .map(|mut r| r.insert(server.to_string()))
         .unwrap_or(true);
     if first {
-        bus.emit(Event::warning(
+        bus.emit(Event::warning_with(
             WarningCode::McpServerFailed,
             format!("MCP server `{server}` failed: {why}; the run goes on without its tools"),
+            WarningDetail::McpServer {
+                server: server.to_string(),
+            },
         ));
     }
 }
@@ -327,7 +330,11 @@ mod tests {
             .events()
             .into_iter()
             .filter_map(|e| match e {
-                Event::Warning { code, message } if code == "mcp_server_failed" => Some(message),
+                Event::Warning {
+                    code: WarningCode::McpServerFailed,
+                    message,
+                    ..
+                } => Some(message),
                 _ => None,
             })
             .collect();

@@ -13,6 +13,7 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
+use super::connect::ConnectError;
 use crate::permissions::helper::helper;
 use crate::process_group::GroupGuard;
 use crate::sanitize::redact::is_secret_name;
@@ -158,9 +159,11 @@ pub fn spawn(
     args: &[String],
     env: Vec<(OsString, OsString)>,
     cwd: &Path,
-) -> Result<Started, String> {
-    let cannot_start =
-        |e: std::io::Error| format!("cannot start `{}`: {e}", strip_controls(command));
+) -> Result<Started, ConnectError> {
+    let cannot_start = |error: std::io::Error| ConnectError::Start {
+        command: strip_controls(command).into_owned(),
+        error,
+    };
     // Under the supervisor: no capabilities, and whatever it starts ends with it.
     let mut helper =
         helper(std::ffi::OsStr::new(command), args, &env, cwd).map_err(cannot_start)?;
@@ -176,7 +179,7 @@ pub fn spawn(
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        return Err("the server's process has no pipes".into());
+        return Err(ConnectError::NoPipes);
     };
     let tail = StderrTail::default();
     let sink = tail.clone();

@@ -37,9 +37,9 @@ pub(super) async fn supervise(
         tools,
     } = match connected {
         Ok(connection) => connection,
-        Err(message) => {
+        Err(error) => {
             if let Some(hub) = hub.upgrade() {
-                hub.fail(&name, message);
+                hub.fail(&name, error.to_string());
             }
             let _ = ready.send(());
             return;

@@ -8,7 +8,7 @@ use crate::protocol::events::Risk;
 use crate::provider::ToolSpec;
 
 /// How every MCP tool's wire name starts (and no other tool's).
-pub const WIRE_PREFIX: &str = "mcp__";
+pub const WIRE_PREFIX: &str = crate::protocol::tool::MCP_PREFIX;
 
 /// Most characters of a wire name: the strictest provider (OpenAI) takes 64.
 pub const MAX_WIRE_NAME: usize = 64;
@@ -91,7 +91,7 @@ pub fn wire_name(server: &str, tool: &str) -> String {
             })
             .collect()
     };
-    let full = format!("mcp__{}__{}", clean(server), clean(tool));
+    let full = format!("{WIRE_PREFIX}{}__{}", clean(server), clean(tool));
     if full.len() <= MAX_WIRE_NAME {
         return full;
     }

@@ -8,12 +8,22 @@
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+use thiserror::Error;
+
+/// Why the inherited descriptors could not all be marked; the program must not run.
+#[derive(Debug, Error)]
+pub enum DescriptorError {
+    #[error("cannot list the inherited descriptors: {0}")]
+    List(std::io::Error),
+    #[error("cannot close inherited descriptor {fd}: {errno}")]
+    Mark { fd: i32, errno: Errno },
+}
 
 /// Mark every open descriptor from `first` up close-on-exec; the program this process becomes
 /// keeps `0..first`. The error says why not; the caller then must not run the program.
-pub fn close_on_exec_from(first: i32) -> Result<(), String> {
+pub fn close_on_exec_from(first: i32) -> Result<(), DescriptorError> {
     let open: Vec<i32> = std::fs::read_dir("/proc/self/fd")
-        .map_err(|e| format!("cannot list the inherited descriptors: {e}"))?
+        .map_err(DescriptorError::List)?
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
         .filter(|fd| *fd >= first)
         .collect();
@@ -21,7 +31,7 @@ pub fn close_on_exec_from(first: i32) -> Result<(), String> {
         match fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)) {
             // The listing's own descriptor, closed since.
             Ok(_) | Err(Errno::EBADF) => {}
-            Err(e) => return Err(format!("cannot close inherited descriptor {fd}: {e}")),
+            Err(errno) => return Err(DescriptorError::Mark { fd, errno }),
         }
     }
     Ok(())

@@ -6,6 +6,30 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use thiserror::Error;
+
+/// Why the files to hide cannot be carved out; the command is then not run.
+#[derive(Debug, Error)]
+pub enum HiddenError {
+    #[error(
+        "{} cannot be kept from the command: it is inside {}, where confined commands may \
+         write; keep Splice's config directory (SPLICE_CONFIG) outside the working root and \
+         the temporary directories",
+        .path.display(),
+        .place.display()
+    )]
+    InWritable { path: PathBuf, place: PathBuf },
+    #[error("cannot resolve {}: {error}", .path.display())]
+    CurrentDir {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("cannot resolve {}", .0.display())]
+    Unresolved(PathBuf),
+    #[error("cannot list {}: {error}", .dir.display())]
+    List { dir: PathBuf, error: std::io::Error },
+}
+
 /// Files no confined command may read.
 pub fn hidden_files() -> Vec<PathBuf> {
     crate::registry_client::credentials::path()
@@ -16,7 +40,10 @@ pub fn hidden_files() -> Vec<PathBuf> {
 /// The subtrees a confined command may read files in: `/` with each of `hidden` carved out.
 /// A hidden file that exists inside a place the command may write cannot be hidden (write
 /// access includes reading): that is an error, so the command is not run.
-pub fn readable_roots(hidden: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub fn readable_roots(
+    hidden: &[PathBuf],
+    writable: &[PathBuf],
+) -> Result<Vec<PathBuf>, HiddenError> {
     let mut roots = vec![PathBuf::from("/")];
     for path in hidden {
         let target = resolved(path)?;
@@ -25,13 +52,10 @@ pub fn readable_roots(hidden: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<Pa
             .find(|w| target.starts_with(w.canonicalize().unwrap_or_else(|_| w.to_path_buf())));
         if let Some(place) = inside {
             if target.exists() {
-                return Err(format!(
-                    "{} cannot be kept from the command: it is inside {}, where confined \
-                     commands may write; keep Splice's config directory (SPLICE_CONFIG) outside \
-                     the working root and the temporary directories",
-                    path.display(),
-                    place.display()
-                ));
+                return Err(HiddenError::InWritable {
+                    path: path.clone(),
+                    place: place.clone(),
+                });
             }
             continue;
         }
@@ -43,12 +67,15 @@ pub fn readable_roots(hidden: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<Pa
 /// `path` made absolute with its links resolved: the real file when it exists, else the
 /// deepest existing ancestor (resolved) joined with the next name down (which a later file
 /// would take).
-fn resolved(path: &Path) -> Result<PathBuf, String> {
+fn resolved(path: &Path) -> Result<PathBuf, HiddenError> {
     let absolute = if path.is_absolute() {
         path.to_path_buf()
     } else {
         std::env::current_dir()
-            .map_err(|e| format!("cannot resolve {}: {e}", path.display()))?
+            .map_err(|error| HiddenError::CurrentDir {
+                path: path.to_path_buf(),
+                error,
+            })?
             .join(path)
     };
     if let Ok(real) = absolute.canonicalize() {
@@ -58,7 +85,7 @@ fn resolved(path: &Path) -> Result<PathBuf, String> {
     let mut at = absolute.as_path();
     loop {
         let Some(parent) = at.parent() else {
-            return Err(format!("cannot resolve {}", path.display()));
+            return Err(HiddenError::Unresolved(path.to_path_buf()));
         };
         below.push(at.file_name().map(PathBuf::from).unwrap_or_default());
         if let Ok(real) = parent.canonicalize() {
@@ -70,7 +97,7 @@ fn resolved(path: &Path) -> Result<PathBuf, String> {
 }
 
 /// Replace the root that holds `target` by its siblings' subtrees on every level down to it.
-fn carve(roots: &mut Vec<PathBuf>, target: &Path) -> Result<(), String> {
+fn carve(roots: &mut Vec<PathBuf>, target: &Path) -> Result<(), HiddenError> {
     if let Some(exact) = roots.iter().position(|r| r == target) {
         roots.remove(exact);
         return Ok(());
@@ -90,10 +117,12 @@ fn carve(roots: &mut Vec<PathBuf>, target: &Path) -> Result<(), String> {
         Err(_) => return Ok(()),
     };
     for name in names {
-        let entries =
-            std::fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+        let cannot_list = |error| HiddenError::List {
+            dir: dir.clone(),
+            error,
+        };
+        for entry in std::fs::read_dir(&dir).map_err(cannot_list)? {
+            let entry = entry.map_err(cannot_list)?;
             // Links get no rule: a rule follows its link, and one to an ancestor of `target`
             // would grant it back. What a link points at is readable through its own rule.
             let link = entry.file_type().is_ok_and(|t| t.is_symlink());
@@ -166,7 +195,17 @@ mod tests {
         let (_dir, base) = tree();
         let hidden = base.join("home/.config/splice/credentials.json");
         let refused = readable_roots(std::slice::from_ref(&hidden), &[base.join("home")]);
-        assert!(refused.is_err_and(|e| e.contains("SPLICE_CONFIG")));
+        let refused = refused.err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(
+            refused,
+            format!(
+                "{} cannot be kept from the command: it is inside {}, where confined commands \
+                 may write; keep Splice's config directory (SPLICE_CONFIG) outside the working \
+                 root and the temporary directories",
+                hidden.display(),
+                base.join("home").display()
+            )
+        );
         // Not there yet: nothing to hide, and nothing refused.
         let absent = base.join("home/.config/splice/none.json");
         assert!(readable_roots(&[absent], &[base.join("home")]).is_ok());

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use thiserror::Error;
 
 use super::shell::{self, Analysis, Word};
-use crate::protocol::SideEffect;
 use crate::protocol::events::Risk;
+use crate::protocol::{Builtin, SideEffect, ToolIdentity};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PermissionMode {
@@ -68,40 +68,20 @@ pub struct Rule {
     pub origin: Origin,
 }
 
-/// Tools a rule may name: the built-in tools, the pipeline's submit tools, `transcribe`, and
-/// `*` for all.
-const TOOLS: [&str; 13] = [
-    "*",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_files",
-    "search_files",
-    "run_command",
-    "submit_code",
-    "submit_tests",
-    "submit_analysis",
-    "submit_audit",
-    "submit_verdict",
-    "transcribe",
-];
-
-/// A misspelt tool would make a rule that never applies, so only these shapes are accepted:
-/// the names above, MCP tools `mcp__server__tool` and package tools `namespace.package.tool`
-/// (either may end in a glob such as `mcp__everything__*`).
+/// A misspelt tool would make a rule that never applies, so only these are accepted: `*` for
+/// all, a tool whose calls the policy judges (built-ins by name), MCP tools `mcp__server__tool`
+/// and package tools `namespace.package.tool` (either may end in a glob such as
+/// `mcp__everything__*`).
 fn known_tool(tool: &str) -> bool {
-    let segment = |s: &str| !s.is_empty() && !s.contains('.');
-    if TOOLS.contains(&tool) {
-        return true;
+    match ToolIdentity::parse(tool) {
+        Some(ToolIdentity::Builtin(builtin)) => builtin.is_judged(),
+        Some(_) => true,
+        None => tool == ALL_TOOLS,
     }
-    if let Some(rest) = tool.strip_prefix("mcp__") {
-        return rest
-            .split_once("__")
-            .is_some_and(|(server, name)| segment(server) && segment(name));
-    }
-    let parts: Vec<&str> = tool.split('.').collect();
-    parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && !p.contains("__"))
 }
+
+/// The rule tool that names every tool.
+const ALL_TOOLS: &str = "*";
 
 #[derive(Debug, Error, PartialEq, Eq)]
 #[error("invalid permission rule `{rule}`: {reason}")]
@@ -139,10 +119,18 @@ impl Rule {
             ));
         }
         if !known_tool(tool) {
+            let names: Vec<&str> = std::iter::once(ALL_TOOLS)
+                .chain(
+                    Builtin::ALL
+                        .into_iter()
+                        .filter(|b| b.is_judged())
+                        .map(Builtin::as_str),
+                )
+                .collect();
             return Err(error(&format!(
                 "unknown tool `{tool}` (expected one of {}, `mcp__SERVER__TOOL` or \
                  `NAMESPACE.PACKAGE.TOOL`)",
-                TOOLS.join(", ")
+                names.join(", ")
             )));
         }
         Ok(Rule {
@@ -161,8 +149,8 @@ impl Rule {
     }
 
     /// Whether the rule is about `tool`: `*` and other globs (`mcp__everything__*`) name several.
-    fn names(&self, tool: &str) -> bool {
-        glob_match(&self.tool, tool)
+    fn names(&self, tool: &ToolIdentity) -> bool {
+        glob_match(&self.tool, tool.name())
     }
 
     fn matches(&self, subject: &Subject<'_>, analyses: &mut Option<Vec<Analysis>>) -> bool {
@@ -176,7 +164,7 @@ impl Rule {
         if subjects.is_empty() {
             return false;
         }
-        if tool != "run_command" {
+        if !tool.is(Builtin::RunCommand) {
             return subjects.iter().all(|s| glob_match(pattern, s));
         }
         match self.origin {
@@ -198,7 +186,7 @@ impl Rule {
             return None;
         }
         let denied = || format!("denied by rule `{}`", self.render());
-        if subject.tool != "run_command" {
+        if !subject.tool.is(Builtin::RunCommand) {
             return self.matches(subject, analyses).then(denied);
         }
         let Some(pattern) = &self.pattern else {
@@ -421,7 +409,7 @@ pub enum Verdict {
 
 /// A call to be judged.
 pub struct Subject<'a> {
-    pub tool: &'a str,
+    pub tool: &'a ToolIdentity,
     pub side_effect: SideEffect,
     /// The command, or the paths written.
     pub targets: &'a [String],
@@ -588,10 +576,14 @@ fn claimed_verdict(mode: PermissionMode) -> Verdict {
 mod tests {
     use super::*;
 
+    fn identity(tool: &str) -> ToolIdentity {
+        ToolIdentity::parse(tool).unwrap_or_else(|| panic!("no tool is named {tool}"))
+    }
+
     fn judge(policy: &Policy, tool: &str, effect: SideEffect, target: &str, risk: Risk) -> Verdict {
         let targets = vec![target.to_string()];
         policy.judge(&Subject {
-            tool,
+            tool: &identity(tool),
             side_effect: effect,
             targets: &targets,
             risk,
@@ -602,7 +594,7 @@ mod tests {
     fn judge_mcp(policy: &Policy, tool: &str, effect: SideEffect, risk: Risk) -> Verdict {
         let targets = vec![r#"{"a":2,"b":3}"#.to_string()];
         policy.judge(&Subject {
-            tool,
+            tool: &identity(tool),
             side_effect: effect,
             targets: &targets,
             risk,
@@ -1137,6 +1129,24 @@ mod tests {
             ),
             Verdict::Allow { .. }
         ));
+    }
+
+    /// The list of tools an unknown one is told is the one rules accepted before tools had a
+    /// type: the design plan's submit tools, never judged, are not in it.
+    #[test]
+    fn an_unknown_tool_is_told_the_known_ones() {
+        let error = Rule::parse(Effect::Allow, "bash(ls)").map(|r| r.render());
+        assert_eq!(
+            error.map_err(|e| e.to_string()),
+            Err(
+                "invalid permission rule `bash(ls)`: unknown tool `bash` (expected one of *, \
+                 read_file, write_file, edit_file, list_files, search_files, run_command, \
+                 submit_code, submit_tests, submit_analysis, submit_audit, submit_verdict, \
+                 transcribe, `mcp__SERVER__TOOL` or `NAMESPACE.PACKAGE.TOOL`)"
+                    .to_string()
+            )
+        );
+        assert!(Rule::parse(Effect::Allow, "submit_plan").is_err());
     }
 
     #[test]

@@ -21,6 +21,8 @@ use landlock::{
     RulesetStatus, Scope, path_beneath_rules,
 };
 
+use thiserror::Error;
+
 use crate::sanitize::redact::is_secret_name;
 
 /// The hidden first argument of the supervisor.
@@ -75,31 +77,56 @@ pub fn unix_sockets_allowed() -> bool {
     UNIX_SOCKETS.get().copied().unwrap_or(false)
 }
 
+/// Why a command cannot be confined here, or why confining it failed (then it is not run).
+#[derive(Debug, Error)]
+pub enum SandboxError {
+    #[error("the sandbox is unavailable ({} is set)", NO_LANDLOCK_ENV)]
+    TurnedOff,
+    #[error("the sandbox is unavailable: this kernel lacks Landlock ABI 3 (Linux 6.2+): {0}")]
+    NoLandlock(String),
+    #[error("the sandbox is unavailable: no launcher")]
+    NoLauncher,
+    /// A file to hide cannot be (see `hidden.rs`).
+    #[error(transparent)]
+    Hidden(#[from] super::hidden::HiddenError),
+    #[error("cannot confine the command: {0}")]
+    Confine(String),
+    #[error("Landlock did not enforce the rules")]
+    NotEnforced,
+    #[error("cannot set no_new_privs: {0}")]
+    NoNewPrivs(rustix::io::Errno),
+    #[error("cannot read capabilities: {0}")]
+    ReadCapabilities(rustix::io::Errno),
+    #[error("cannot empty the bounding set: {0}")]
+    BoundingSet(rustix::io::Errno),
+    #[error("cannot drop capabilities: {0}")]
+    DropCapabilities(rustix::io::Errno),
+    #[error("capabilities remain after dropping them")]
+    CapabilitiesRemain,
+}
+
 /// Whether a command can be confined here; the error says why not. Checked before a command
 /// that would run confined, so one that cannot be is asked about instead (fail closed).
-pub fn available() -> Result<(), String> {
+pub fn available() -> Result<(), SandboxError> {
     if std::env::var_os(NO_LANDLOCK_ENV).is_some_and(|v| !v.is_empty()) {
-        return Err(format!(
-            "the sandbox is unavailable ({NO_LANDLOCK_ENV} is set)"
-        ));
+        return Err(SandboxError::TurnedOff);
     }
-    static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
-    PROBE
-        .get_or_init(|| {
-            // Creating (not enforcing) a ruleset that requires the minimum ABI's rights tells
-            // whether this kernel can enforce them, without confining Splice itself.
-            Ruleset::default()
-                .set_compatibility(CompatLevel::HardRequirement)
-                .handle_access(AccessFs::from_all(MINIMUM_ABI))
-                .and_then(|ruleset| ruleset.create())
-                .map(drop)
-                .map_err(|error| {
-                    format!(
-                        "the sandbox is unavailable: this kernel lacks Landlock ABI 3 (Linux 6.2+): {error}"
-                    )
-                })
-        })
-        .clone()
+    // Why this kernel cannot confine, probed once.
+    static MISSING: OnceLock<Option<String>> = OnceLock::new();
+    let missing = MISSING.get_or_init(|| {
+        // Creating (not enforcing) a ruleset that requires the minimum ABI's rights tells
+        // whether this kernel can enforce them, without confining Splice itself.
+        Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessFs::from_all(MINIMUM_ABI))
+            .and_then(|ruleset| ruleset.create())
+            .err()
+            .map(|error| error.to_string())
+    });
+    match missing {
+        Some(why) => Err(SandboxError::NoLandlock(why.clone())),
+        None => Ok(()),
+    }
 }
 
 /// The shell commands run in, by its absolute path: a command may write directories on PATH
@@ -167,7 +194,7 @@ pub fn shell_command(
     extra: &[PathBuf],
     command: &str,
     confine: bool,
-) -> Result<(tokio::process::Command, bool), String> {
+) -> Result<(tokio::process::Command, bool), SandboxError> {
     if confine {
         available()?;
     }
@@ -201,7 +228,7 @@ pub fn shell_command(
             process.args(["--", SHELL, "-c", command]);
             process
         }
-        None if confine => return Err("the sandbox is unavailable: no launcher".into()),
+        None if confine => return Err(SandboxError::NoLauncher),
         None => {
             let mut process = tokio::process::Command::new(SHELL);
             process.arg("-c").arg(command);
@@ -222,7 +249,7 @@ pub fn shell_command(
 /// everywhere but in `hidden` (see `hidden.rs`), lists every directory, and writes only in
 /// `writable`. Fails unless the kernel enforces the rules: a command that was to be confined
 /// never runs unconfined.
-pub fn confine_self(writable: &[PathBuf], hidden: &[PathBuf]) -> Result<(), String> {
+pub fn confine_self(writable: &[PathBuf], hidden: &[PathBuf]) -> Result<(), SandboxError> {
     available()?;
     let readable = super::hidden::readable_roots(hidden, writable)?;
     let status = Ruleset::default()
@@ -245,11 +272,11 @@ pub fn confine_self(writable: &[PathBuf], hidden: &[PathBuf]) -> Result<(), Stri
             ))
         })
         .and_then(|r| r.restrict_self())
-        .map_err(|error| format!("cannot confine the command: {error}"))?;
+        .map_err(|error| SandboxError::Confine(error.to_string()))?;
     // Partly enforced means rights newer than the kernel's ABI (at least 3, checked above) are
     // missing: writes, removals and truncation are still governed.
     match status.ruleset {
-        RulesetStatus::NotEnforced => Err("Landlock did not enforce the rules".into()),
+        RulesetStatus::NotEnforced => Err(SandboxError::NotEnforced),
         RulesetStatus::FullyEnforced | RulesetStatus::PartiallyEnforced => drop_capabilities(),
     }
 }
@@ -261,7 +288,7 @@ pub fn confine_self(writable: &[PathBuf], hidden: &[PathBuf]) -> Result<(), Stri
 /// keys, though it is not dumpable) and the shell's that started it. Without them root is an
 /// ordinary user to those checks (and, under Landlock, its ptrace rule applies). A user without
 /// capabilities has nothing to drop.
-pub fn drop_capabilities() -> Result<(), String> {
+pub fn drop_capabilities() -> Result<(), SandboxError> {
     use rustix::thread::{
         CapabilitySet, CapabilitySets, capabilities, capability_is_in_bounding_set,
         clear_ambient_capability_set, remove_capability_from_bounding_set, set_capabilities,
@@ -272,8 +299,8 @@ pub fn drop_capabilities() -> Result<(), String> {
         permitted: CapabilitySet::empty(),
         inheritable: CapabilitySet::empty(),
     };
-    set_no_new_privs(true).map_err(|e| format!("cannot set no_new_privs: {e}"))?;
-    let held = capabilities(None).map_err(|e| format!("cannot read capabilities: {e}"))?;
+    set_no_new_privs(true).map_err(SandboxError::NoNewPrivs)?;
+    let held = capabilities(None).map_err(SandboxError::ReadCapabilities)?;
     if held == none() {
         return Ok(());
     }
@@ -286,7 +313,7 @@ pub fn drop_capabilities() -> Result<(), String> {
             let capability = CapabilitySet::from_bits_retain(1 << bit);
             match capability_is_in_bounding_set(capability) {
                 Ok(true) => remove_capability_from_bounding_set(capability)
-                    .map_err(|e| format!("cannot empty the bounding set: {e}"))?,
+                    .map_err(SandboxError::BoundingSet)?,
                 Ok(false) => {}
                 Err(_) => break,
             }
@@ -294,10 +321,10 @@ pub fn drop_capabilities() -> Result<(), String> {
     }
     clear_ambient_capability_set()
         .and_then(|()| set_capabilities(None, none()))
-        .map_err(|e| format!("cannot drop capabilities: {e}"))?;
+        .map_err(SandboxError::DropCapabilities)?;
     match capabilities(None) {
         Ok(left) if left == none() => Ok(()),
-        _ => Err("capabilities remain after dropping them".into()),
+        _ => Err(SandboxError::CapabilitiesRemain),
     }
 }
 
@@ -321,6 +348,23 @@ mod tests {
         );
         let vouched = writable_paths(&root, &[PathBuf::from("/repo/.git")]);
         assert!(vouched.contains(&PathBuf::from("/repo/.git")));
+    }
+
+    /// The errors read as the strings they replaced.
+    #[test]
+    fn sandbox_errors_keep_their_words() {
+        assert_eq!(
+            SandboxError::TurnedOff.to_string(),
+            "the sandbox is unavailable (SPLICE_TEST_NO_LANDLOCK is set)"
+        );
+        assert_eq!(
+            SandboxError::NoLauncher.to_string(),
+            "the sandbox is unavailable: no launcher"
+        );
+        assert_eq!(
+            SandboxError::NoNewPrivs(rustix::io::Errno::PERM).to_string(),
+            format!("cannot set no_new_privs: {}", rustix::io::Errno::PERM)
+        );
     }
 
     #[test]

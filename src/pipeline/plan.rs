@@ -396,7 +396,7 @@ fn tasks_json(tasks: &[PlannedTask]) -> serde_json::Value {
 }
 
 /// Check ids and dependencies and put the tasks in dependency order (stable otherwise).
-pub fn order(tasks: Vec<PlannedTask>) -> Result<Vec<PlannedTask>, String> {
+fn order(tasks: Vec<PlannedTask>) -> Result<Vec<PlannedTask>, String> {
     if tasks.is_empty() {
         return Err("the plan has no tasks".into());
     }

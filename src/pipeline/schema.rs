@@ -4,7 +4,9 @@
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use thiserror::Error;
 
+use crate::protocol::Builtin;
 use crate::provider::ToolSpec;
 
 /// The typed submit tools: a stage's (DECISIONS.md, Pipeline) and the design plan's.
@@ -21,14 +23,19 @@ pub enum SubmitTool {
 
 impl SubmitTool {
     pub fn as_str(self) -> &'static str {
+        self.builtin().as_str()
+    }
+
+    /// The built-in this submit tool is, by which its name is spelt once.
+    pub fn builtin(self) -> Builtin {
         match self {
-            SubmitTool::Code => "submit_code",
-            SubmitTool::Tests => "submit_tests",
-            SubmitTool::Analysis => "submit_analysis",
-            SubmitTool::Audit => "submit_audit",
-            SubmitTool::Verdict => "submit_verdict",
-            SubmitTool::Plan => "submit_plan",
-            SubmitTool::Critique => "submit_critique",
+            SubmitTool::Code => Builtin::SubmitCode,
+            SubmitTool::Tests => Builtin::SubmitTests,
+            SubmitTool::Analysis => Builtin::SubmitAnalysis,
+            SubmitTool::Audit => Builtin::SubmitAudit,
+            SubmitTool::Verdict => Builtin::SubmitVerdict,
+            SubmitTool::Plan => Builtin::SubmitPlan,
+            SubmitTool::Critique => Builtin::SubmitCritique,
         }
     }
 }
@@ -128,7 +135,7 @@ fn object(properties: Value, required: &[&str]) -> Value {
 
 /// Check `value` against `schema` (type, properties, required, additionalProperties, items,
 /// enum, minimum). Returns the first violation with its JSON path.
-pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
+fn validate(schema: &Value, value: &Value) -> Result<(), String> {
     check(schema, value, "$")
 }
 
@@ -204,13 +211,39 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
+/// Why a submission cannot be used; the text is the stage's detail.
+#[derive(Debug, Error)]
+pub enum SubmissionError {
+    #[error("{tool} arguments are not valid JSON: {error}")]
+    NotJson {
+        tool: String,
+        error: serde_json::Error,
+    },
+    /// `violation`: the first, with its JSON path.
+    #[error("{tool} arguments do not match its schema: {violation}")]
+    Schema { tool: String, violation: String },
+    #[error("{tool} arguments: {error}")]
+    Decode {
+        tool: String,
+        error: serde_json::Error,
+    },
+}
+
 /// Parse raw submitted arguments, validate them against the tool's schema and decode them.
-pub fn decode<T: DeserializeOwned>(spec: &ToolSpec, raw: &str) -> Result<T, String> {
-    let value: Value = serde_json::from_str(raw)
-        .map_err(|e| format!("{} arguments are not valid JSON: {e}", spec.name))?;
-    validate(&spec.parameters, &value)
-        .map_err(|e| format!("{} arguments do not match its schema: {e}", spec.name))?;
-    serde_json::from_value(value).map_err(|e| format!("{} arguments: {e}", spec.name))
+pub fn decode<T: DeserializeOwned>(spec: &ToolSpec, raw: &str) -> Result<T, SubmissionError> {
+    let tool = || spec.name.clone();
+    let value: Value = serde_json::from_str(raw).map_err(|error| SubmissionError::NotJson {
+        tool: tool(),
+        error,
+    })?;
+    validate(&spec.parameters, &value).map_err(|violation| SubmissionError::Schema {
+        tool: tool(),
+        violation,
+    })?;
+    serde_json::from_value(value).map_err(|error| SubmissionError::Decode {
+        tool: tool(),
+        error,
+    })
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -308,7 +341,7 @@ mod tests {
             r#"{"files":[{"content":"x"}],"summary":"s"}"#,
         );
         assert_eq!(
-            bad.err().as_deref(),
+            bad.err().map(|e| e.to_string()).as_deref(),
             Some(
                 "submit_code arguments do not match its schema: $.files[0]: missing required field `path`"
             )
@@ -319,6 +352,7 @@ mod tests {
         );
         assert!(
             bad.err()
+                .map(|e| e.to_string())
                 .unwrap_or_default()
                 .contains("$.findings[0].severity")
         );
@@ -328,6 +362,7 @@ mod tests {
         );
         assert!(
             bad.err()
+                .map(|e| e.to_string())
                 .unwrap_or_default()
                 .contains("expected boolean, got string")
         );
@@ -335,8 +370,18 @@ mod tests {
             &spec(SubmitTool::Verdict),
             r#"{"accepted":true,"reasons":[],"x":1}"#,
         );
-        assert!(bad.err().unwrap_or_default().contains("unknown field `x`"));
+        assert!(
+            bad.err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+                .contains("unknown field `x`")
+        );
         let bad = decode::<Verdict>(&spec(SubmitTool::Verdict), "{\"accepted\":");
-        assert!(bad.err().unwrap_or_default().contains("not valid JSON"));
+        assert!(
+            bad.err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+                .contains("not valid JSON")
+        );
     }
 }

@@ -1,6 +1,11 @@
 //! The `code` of `error` and `warning` events: a closed list (docs/stream-json.md, Codes), so a
 //! misspelt code does not compile and an error code cannot be sent as a warning's.
 
+// Events carry these enums; on the wire each is its string.
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 /// `error.code`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
@@ -129,6 +134,36 @@ impl WarningCode {
     }
 }
 
+/// Serde and `Display` as the code's string, for both enums.
+macro_rules! code_as_str {
+    ($code:ident, $what:literal) => {
+        impl fmt::Display for $code {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $code {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $code {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(deserializer)?;
+                $code::ALL
+                    .into_iter()
+                    .find(|code| code.as_str() == text)
+                    .ok_or_else(|| serde::de::Error::custom(format!("unknown {} `{text}`", $what)))
+            }
+        }
+    };
+}
+
+code_as_str!(ErrorCode, "error code");
+code_as_str!(WarningCode, "warning code");
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +183,21 @@ mod tests {
                 "{name} not in docs/stream-json.md"
             );
         }
+    }
+
+    /// On the wire a code is exactly its string, and reads back as the same code.
+    #[test]
+    fn codes_serialise_as_their_strings() {
+        for code in ErrorCode::ALL {
+            let text = serde_json::to_string(&code).unwrap_or_default();
+            assert_eq!(text, format!("\"{}\"", code.as_str()));
+            assert_eq!(serde_json::from_str::<ErrorCode>(&text).ok(), Some(code));
+        }
+        for code in WarningCode::ALL {
+            let text = serde_json::to_string(&code).unwrap_or_default();
+            assert_eq!(text, format!("\"{code}\""));
+            assert_eq!(serde_json::from_str::<WarningCode>(&text).ok(), Some(code));
+        }
+        assert!(serde_json::from_str::<WarningCode>("\"interrupted\"").is_err());
     }
 }

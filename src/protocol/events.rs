@@ -151,6 +151,16 @@ pub struct UsageEvent {
     pub unpriced_reason: Option<String>,
 }
 
+/// The data behind a warning's words, for front ends (the TUI words some warnings its own
+/// way); never serialised.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WarningDetail {
+    /// `context_compacted`: what was summarised (or dropped), and the size before and after.
+    Compacted { outcome: String },
+    /// `mcp_server_failed` about one configured server.
+    McpServer { server: String },
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -249,11 +259,14 @@ pub enum Event {
         checkpoint: RestoreInfo,
     },
     Warning {
-        code: String,
+        code: WarningCode,
         message: String,
+        /// What a front end needs of the warning besides its words; not on the wire.
+        #[serde(skip)]
+        detail: Option<WarningDetail>,
     },
     Error {
-        code: String,
+        code: ErrorCode,
         message: String,
         recoverable: bool,
     },
@@ -301,14 +314,28 @@ impl Event {
 
     pub fn warning(code: WarningCode, message: impl Into<String>) -> Event {
         Event::Warning {
-            code: code.as_str().to_string(),
+            code,
             message: message.into(),
+            detail: None,
+        }
+    }
+
+    /// A warning with what a front end needs of it as data, so none parses its message.
+    pub fn warning_with(
+        code: WarningCode,
+        message: impl Into<String>,
+        detail: WarningDetail,
+    ) -> Event {
+        Event::Warning {
+            code,
+            message: message.into(),
+            detail: Some(detail),
         }
     }
 
     pub fn error(code: ErrorCode, message: impl Into<String>) -> Event {
         Event::Error {
-            code: code.as_str().to_string(),
+            code,
             message: message.into(),
             recoverable: false,
         }
@@ -452,5 +479,30 @@ mod tests {
             value["checkpoint"],
             json!({"sequence":1,"tool":"submit_code","files":["README.md"]})
         );
+    }
+
+    /// The codes are enums in the event and today's strings on the wire; a warning's detail is
+    /// for front ends only.
+    #[test]
+    fn codes_are_their_strings_and_details_stay_off_the_wire() {
+        let warning = Event::warning_with(
+            WarningCode::McpServerFailed,
+            "MCP server `a` failed",
+            WarningDetail::McpServer { server: "a".into() },
+        );
+        assert_eq!(
+            serde_json::to_string(&envelope("run_1", &warning)).unwrap_or_default(),
+            r#"{"schemaVersion":2,"type":"warning","runId":"run_1","code":"mcp_server_failed","message":"MCP server `a` failed"}"#
+        );
+        assert_eq!(
+            line(&Event::error(ErrorCode::Interrupted, "stopped")),
+            json!({"schemaVersion":2,"type":"error","runId":"run_1","code":"interrupted",
+                "message":"stopped","recoverable":false})
+        );
+        let read: Event = serde_json::from_value(json!(
+            {"type":"warning","code":"context_compacted","message":"m"}
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(read, Event::warning(WarningCode::ContextCompacted, "m"));
     }
 }

@@ -8,7 +8,9 @@ pub(crate) mod marker;
 pub(crate) mod result;
 pub(crate) mod stage;
 pub(crate) mod tier;
+pub mod tool;
 
 pub use codes::{ErrorCode, WarningCode};
-pub use events::{Event, SideEffect, ToolStatus};
+pub use events::{Event, SideEffect, ToolStatus, WarningDetail};
 pub use tier::Tier;
+pub use tool::{Builtin, ToolIdentity};

@@ -339,7 +339,7 @@ mod tests {
                 text: String::new(),
                 tool_calls: vec![ToolCallRequest {
                     id: "a".into(),
-                    name: "run_command".into(),
+                    name: crate::protocol::Builtin::RunCommand.as_str().into(),
                     arguments: "{\"command\":\"true\"}".into(),
                 }],
             },

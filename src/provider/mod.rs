@@ -134,7 +134,7 @@ pub struct ProviderConfig {
 }
 
 /// A provider setting that cannot be used as given (a usage error, exit 2).
-#[derive(Debug, Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{0}")]
 pub struct InvalidSetting(pub String);
 

@@ -88,9 +88,7 @@ pub fn router(state: AppState) -> Router {
 }
 
 async fn not_found() -> ApiError {
-    ApiError::not_found(
-        "no such endpoint: the API is under /api/v1 (see docs/registry.md)",
-    )
+    ApiError::not_found("no such endpoint: the API is under /api/v1 (see docs/registry.md)")
 }
 
 /// The token of `Authorization: Bearer TOKEN`.

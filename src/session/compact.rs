@@ -4,9 +4,11 @@
 //! conversation is still the one that was summarised. The request is counted by a usage meter
 //! and checked against the budget like a run's.
 
+use thiserror::Error;
+
 use crate::bus::Bus;
 use crate::compaction::{self, Compacted, Compaction};
-use crate::provider::{Message, ModelResponse, Provider};
+use crate::provider::{Message, ModelResponse, Provider, ProviderError};
 use crate::settings::RunSettings;
 use crate::usage::UsageMeter;
 
@@ -20,7 +22,7 @@ pub(super) struct PendingCompaction {
     plan: Option<Compaction>,
     /// The conversation as it was planned from.
     messages: Vec<Message>,
-    task: tokio::task::JoinHandle<Result<ModelResponse, String>>,
+    task: tokio::task::JoinHandle<Result<ModelResponse, ProviderError>>,
     /// Counts the request, on the model it went to.
     meter: UsageMeter,
 }
@@ -30,6 +32,15 @@ impl Drop for PendingCompaction {
         // A cancelled or discarded compaction leaves no request behind.
         self.task.abort();
     }
+}
+
+/// Why the summary request brought no summary.
+#[derive(Debug, Error)]
+pub(super) enum SummaryError {
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error("the summary request stopped: {0}")]
+    Stopped(#[from] tokio::task::JoinError),
 }
 
 /// Why `/compact` did not start: an info (nothing to do) or an error.
@@ -61,11 +72,7 @@ pub(super) fn start(settings: &RunSettings) -> Result<PendingCompaction, NotStar
         .and_then(|p| p.check_credentials().map(|()| p))
         .map_err(|e| NotStarted::Failed(format!("cannot compact: {e}")))?;
     let request = plan.summary_request(&messages);
-    let task = tokio::spawn(async move {
-        compaction::summarise(&provider, &request)
-            .await
-            .map_err(|e| e.to_string())
-    });
+    let task = tokio::spawn(async move { compaction::summarise(&provider, &request).await });
     Ok(PendingCompaction {
         plan: Some(plan),
         messages,
@@ -83,12 +90,9 @@ pub(super) fn start(settings: &RunSettings) -> Result<PendingCompaction, NotStar
 /// The summary request's answer, or never while none is pending.
 pub(super) async fn finished(
     pending: &mut Option<PendingCompaction>,
-) -> Result<ModelResponse, String> {
+) -> Result<ModelResponse, SummaryError> {
     match pending.as_mut() {
-        Some(pending) => match (&mut pending.task).await {
-            Ok(result) => result,
-            Err(e) => Err(format!("the summary request stopped: {e}")),
-        },
+        Some(pending) => Ok((&mut pending.task).await??),
         None => std::future::pending().await,
     }
 }
@@ -127,7 +131,7 @@ impl Outcome {
 /// changes. An answered request's `usage` goes out on `bus` either way.
 pub(super) fn finish(
     pending: PendingCompaction,
-    result: Result<ModelResponse, String>,
+    result: Result<ModelResponse, SummaryError>,
     settings: &RunSettings,
     bus: &Bus,
 ) -> Outcome {
@@ -148,7 +152,7 @@ pub(super) fn finish(
             return failed("the summary was empty".into());
         }
         Ok(response) => response.text,
-        Err(why) => return failed(why),
+        Err(why) => return failed(why.to_string()),
     };
     if settings.conversation.messages() != pending.messages {
         return Outcome::nothing(

@@ -147,7 +147,9 @@ impl Core {
                         self.login = Some(login);
                         SessionEvent::LoginStarted { service }
                     }
-                    Err(reason) => SessionEvent::LoginRefused { reason },
+                    Err(error) => SessionEvent::LoginRefused {
+                        reason: error.to_string(),
+                    },
                 };
                 self.report(&event);
             }
@@ -174,7 +176,9 @@ impl Core {
                         self.settings.provider = provider.clone();
                         SessionEvent::ModelSet(provider)
                     }
-                    Err(reason) => SessionEvent::Refused { reason },
+                    Err(error) => SessionEvent::Refused {
+                        reason: error.to_string(),
+                    },
                 };
                 self.report(&event);
             }
@@ -310,7 +314,7 @@ impl Core {
                 run_id,
                 sequence,
                 error: match failed {
-                    Some(Err(error)) => error,
+                    Some(Err(error)) => error.to_string(),
                     _ => "the restore stopped".into(),
                 },
             },

@@ -1,8 +1,23 @@
 //! `Op::Login`: a device-code login to the package registry (`splice login`'s) or the
 //! Scribiz CLI's own, started by the session; its events are reported as they come.
 
+use thiserror::Error;
+
 use crate::device_login::DeviceLogin;
 use crate::sanitize::terminal::strip_controls;
+
+/// Why a login does not start; the text is shown to the person.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum LoginError {
+    #[error(
+        "no registry to sign in to: give one with /login URL, or set SPLICE_REGISTRY or \
+         `registry` in the config file"
+    )]
+    NoRegistry,
+    /// The registry's address or the Scribiz CLI refused; made safe for a terminal.
+    #[error("{0}")]
+    Refused(String),
+}
 
 /// What to sign in to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,17 +30,16 @@ pub enum LoginTarget {
 
 /// Start the login: what it signs in to (shown to the person) and its events, or why it
 /// cannot start.
-pub(super) fn start(target: &LoginTarget) -> Result<(String, DeviceLogin), String> {
+pub(super) fn start(target: &LoginTarget) -> Result<(String, DeviceLogin), LoginError> {
     match target {
         LoginTarget::Registry(given) => {
             let url = crate::registry_client::registry_url(given.as_deref()).map_err(|error| {
                 let text = error.to_string();
+                // The registry client has no variant of its own for this yet.
                 if given.is_none() && text.starts_with("no registry") {
-                    "no registry to sign in to: give one with /login URL, or set SPLICE_REGISTRY \
-                     or `registry` in the config file"
-                        .to_string()
+                    LoginError::NoRegistry
                 } else {
-                    strip_controls(&text).into_owned()
+                    LoginError::Refused(strip_controls(&text).into_owned())
                 }
             })?;
             let login = crate::registry_client::login::start(url.clone());
@@ -33,7 +47,9 @@ pub(super) fn start(target: &LoginTarget) -> Result<(String, DeviceLogin), Strin
         }
         LoginTarget::Scribiz => {
             let mut task = crate::scribiz::login::start(crate::scribiz::launch::own_env())
-                .map_err(|error| strip_controls(&error.to_string()).into_owned())?;
+                .map_err(|error| {
+                    LoginError::Refused(strip_controls(&error.to_string()).into_owned())
+                })?;
             // Dropping the login aborts this forwarder, which drops the task: the CLI is
             // cancelled and reaped.
             let login = DeviceLogin::spawn(|sender| async move {

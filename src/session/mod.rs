@@ -45,13 +45,6 @@ pub fn context_window(settings: &RunSettings) -> u64 {
         .context_window(settings.provider.kind.name(), &settings.provider.api_model)
 }
 
-/// What a `context_compacted` warning says was done, without its preamble.
-pub fn compaction_outcome(message: &str) -> &str {
-    message
-        .strip_prefix(crate::compaction::FILLING)
-        .unwrap_or(message)
-}
-
 /// Where the session's own reports go besides runs' events (a turn's end, a `/compact`'s
 /// outcome): a front end that shows them. Not events of the protocol: the writers take none.
 pub trait ReportSink: Send + Sync {

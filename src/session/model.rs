@@ -1,10 +1,39 @@
 //! The session's model: which provider and model a name picks (`/model`), and what to say
 //! when the provider's key is missing.
 
-use crate::provider::{ProviderConfig, ProviderKind, alias_owner};
+use thiserror::Error;
 
-/// What `/model NAME` comes to: the provider to use, or the message saying why not.
-pub type ModelChoice = Result<ProviderConfig, String>;
+use crate::provider::{InvalidSetting, ProviderConfig, ProviderKind, alias_owner};
+
+/// What `/model NAME` comes to: the provider to use, or why not.
+pub type ModelChoice = Result<ProviderConfig, ModelError>;
+
+/// Why `/model NAME` changes nothing; its text is the message to show.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ModelError {
+    #[error("unknown provider `{0}`")]
+    UnknownProvider(String),
+    /// The provider cannot be set up; `owner` is the other provider that `model` (an alias)
+    /// belongs to, whose key is not set.
+    #[error("{error}{}", owner_hint(*owner, model))]
+    Unusable {
+        error: InvalidSetting,
+        owner: Option<ProviderKind>,
+        model: String,
+    },
+}
+
+/// How to name the provider an alias belongs to, when its key is what is missing.
+fn owner_hint(owner: Option<ProviderKind>, model: &str) -> String {
+    match owner {
+        Some(owner) => format!(
+            " ({} is not set; /model {}/{model} names the provider)",
+            owner.key_var(),
+            owner.name()
+        ),
+        None => String::new(),
+    }
+}
 
 /// The provider for `name` (`MODEL`, an alias, or `PROVIDER/MODEL`) from `current`: an alias
 /// of another provider switches to it when `has_key` says its key is set, and is refused with
@@ -18,23 +47,17 @@ pub fn resolve_model(
     let (kind, model) = match name.split_once('/') {
         Some((provider, model)) => match ProviderKind::parse(provider) {
             Some(kind) => (kind, model),
-            None => return Err(format!("unknown provider `{provider}`")),
+            None => return Err(ModelError::UnknownProvider(provider.to_string())),
         },
         None => match alias_owner(name) {
             Some(owner) if owner != current.kind && has_key(owner) => (owner, name),
             _ => (current.kind, name),
         },
     };
-    ProviderConfig::from_env(kind, Some(model)).map_err(|error| {
-        let hint = match alias_owner(model) {
-            Some(owner) if owner != kind => format!(
-                " ({} is not set; /model {}/{model} names the provider)",
-                owner.key_var(),
-                owner.name()
-            ),
-            _ => String::new(),
-        };
-        format!("{error}{hint}")
+    ProviderConfig::from_env(kind, Some(model)).map_err(|error| ModelError::Unusable {
+        error,
+        owner: alias_owner(model).filter(|owner| *owner != kind),
+        model: model.to_string(),
     })
 }
 

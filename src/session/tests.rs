@@ -630,9 +630,21 @@ fn an_alias_of_another_provider_switches_to_it_only_with_its_key() {
     let current = crate::tui::snapshot_tests::settings().provider;
     let refused = resolve_model(&current, "sonnet", |_| false)
         .err()
-        .unwrap_or_else(|| panic!("sonnet resolved without its key"));
+        .unwrap_or_else(|| panic!("sonnet resolved without its key"))
+        .to_string();
     assert!(refused.contains("belongs to anthropic"), "{refused}");
     assert!(refused.contains("ANTHROPIC_API_KEY"), "{refused}");
+    assert!(
+        refused.ends_with(
+            " (ANTHROPIC_API_KEY is not set; /model anthropic/sonnet names the provider)"
+        ),
+        "{refused}"
+    );
+    let unknown = resolve_model(&current, "acme/x", |_| true).map(|p| p.model);
+    assert_eq!(
+        unknown.map_err(|e| e.to_string()),
+        Err("unknown provider `acme`".to_string())
+    );
     let switched = resolve_model(&current, "sonnet", |kind| kind == ProviderKind::Anthropic)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(switched.kind, ProviderKind::Anthropic);

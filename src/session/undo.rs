@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use crate::checkpoint::CheckpointError;
+
 /// What an undo put back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Undone {
@@ -21,9 +23,12 @@ pub struct Undone {
 
 /// Put back the files of `run_id` from checkpoint `sequence` on (without force: files changed
 /// since are left alone).
-pub(super) fn restore(data_dir: &Path, run_id: &str, sequence: u32) -> Result<Undone, String> {
-    let reports =
-        crate::checkpoint::restore(data_dir, run_id, sequence, false).map_err(|e| e.to_string())?;
+pub(super) fn restore(
+    data_dir: &Path,
+    run_id: &str,
+    sequence: u32,
+) -> Result<Undone, CheckpointError> {
+    let reports = crate::checkpoint::restore(data_dir, run_id, sequence, false)?;
     let mut undone = Undone {
         run_id: run_id.to_string(),
         sequence,

@@ -64,8 +64,8 @@ pub async fn run(
     confine: bool,
     writable: &[PathBuf],
 ) -> Result<CommandOutcome, ToolError> {
-    let (mut process, supervised) =
-        shell_command(root, writable, command, confine).map_err(ToolError::Failed)?;
+    let (mut process, supervised) = shell_command(root, writable, command, confine)
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
     process
         .current_dir(root)
         // Python decides a cached .pyc is fresh by mtime (in seconds) and size, so a file the

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use thiserror::Error;
 
 use crate::packages::offer::PackageTool;
-use crate::protocol::SideEffect;
+use crate::protocol::{Builtin, SideEffect, ToolIdentity};
 use crate::provider::ToolSpec;
 
 /// Most bytes of tool output handed back to the model and printed in events.
@@ -57,17 +57,25 @@ impl ToolName {
     ];
 
     pub fn parse(name: &str) -> Option<ToolName> {
-        ToolName::ALL.into_iter().find(|tool| tool.as_str() == name)
+        let builtin = Builtin::parse(name)?;
+        ToolName::ALL
+            .into_iter()
+            .find(|tool| tool.builtin() == builtin)
     }
 
     pub fn as_str(self) -> &'static str {
+        self.builtin().as_str()
+    }
+
+    /// The built-in this real tool is, by which its name is spelt once.
+    pub fn builtin(self) -> Builtin {
         match self {
-            ToolName::ReadFile => "read_file",
-            ToolName::WriteFile => "write_file",
-            ToolName::EditFile => "edit_file",
-            ToolName::ListFiles => "list_files",
-            ToolName::SearchFiles => "search_files",
-            ToolName::RunCommand => "run_command",
+            ToolName::ReadFile => Builtin::ReadFile,
+            ToolName::WriteFile => Builtin::WriteFile,
+            ToolName::EditFile => Builtin::EditFile,
+            ToolName::ListFiles => Builtin::ListFiles,
+            ToolName::SearchFiles => Builtin::SearchFiles,
+            ToolName::RunCommand => Builtin::RunCommand,
         }
     }
 
@@ -160,6 +168,16 @@ impl ToolId<'_> {
             ToolId::Package(tool) => &tool.dotted,
             ToolId::Transcribe => transcribe::NAME,
             ToolId::Mcp(tool) => &tool.wire,
+        }
+    }
+
+    /// Who the tool is, for the permission policy.
+    pub fn identity(&self) -> ToolIdentity {
+        match self {
+            ToolId::Builtin(tool) => tool.builtin().into(),
+            ToolId::Package(tool) => ToolIdentity::Package(tool.dotted.clone()),
+            ToolId::Transcribe => Builtin::Transcribe.into(),
+            ToolId::Mcp(tool) => ToolIdentity::Mcp(tool.wire.clone()),
         }
     }
 

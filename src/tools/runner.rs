@@ -21,7 +21,7 @@ use crate::permissions::sandbox;
 use crate::permissions::shell;
 use crate::permissions::{Effect, Policy, Rule, Verdict};
 use crate::protocol::events::{Block, Risk, ToolStatus};
-use crate::protocol::{Event, SideEffect};
+use crate::protocol::{Builtin, Event, SideEffect, ToolIdentity};
 use crate::provider::ToolCallRequest;
 
 mod mcp;
@@ -29,7 +29,17 @@ mod mcp;
 /// Opened once the run may use its tools, with why it may not if so: a run in a repository
 /// first records the git config and hooks it puts back at its end, and records them while its
 /// first model request is under way rather than before it.
-pub type ToolGate = Arc<tokio::sync::SetOnce<Result<(), String>>>;
+pub type ToolGate = Arc<tokio::sync::SetOnce<Result<(), GateClosed>>>;
+
+/// Why a run's tools stay shut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum GateClosed {
+    /// Fail closed: without the record nothing could be put back.
+    #[error(
+        "Splice could not record the repository's git config and hooks before running tools, so it runs none"
+    )]
+    GitNotRecorded,
+}
 
 /// What goes back to the model for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +49,9 @@ pub struct ToolReply {
     pub status: ToolStatus,
     /// Images the tool returned (an MCP tool's), for the model; `content` names each.
     pub images: Vec<crate::protocol::input::Image>,
+    /// A command's exit code (`run_command`), when it exited rather than timed out or was
+    /// killed by a signal.
+    pub exit_code: Option<i32>,
 }
 
 /// The outcome of asking the policy about one call.
@@ -114,7 +127,14 @@ impl ToolRunner {
         if let Some(gate) = &self.gate
             && let Err(why) = gate.wait().await
         {
-            return self.finish(&call.id, ToolStatus::Error, why.clone(), false, None, None);
+            return self.finish(
+                &call.id,
+                ToolStatus::Error,
+                why.to_string(),
+                false,
+                None,
+                None,
+            );
         }
         let tool = match tool {
             ToolId::Builtin(tool) => tool,
@@ -191,7 +211,7 @@ impl ToolRunner {
         if let Permit::Refused(status, reason) = self
             .permit(
                 id,
-                &tool.dotted,
+                &ToolId::Package(tool).identity(),
                 tool.side_effect,
                 &[input_text],
                 risk,
@@ -276,7 +296,7 @@ impl ToolRunner {
         if let Permit::Refused(status, reason) = self
             .permit(
                 id,
-                transcribe::NAME,
+                &ToolId::Transcribe.identity(),
                 SideEffect::Network,
                 std::slice::from_ref(&args.path),
                 Risk::Medium,
@@ -288,7 +308,7 @@ impl ToolRunner {
         }
         match transcriber.run(&self.bus, &self.root, id, &input).await {
             Ok((text, truncated)) => self.finish(id, ToolStatus::Ok, text, truncated, None, None),
-            Err(why) => fail(why),
+            Err(why) => fail(why.to_string()),
         }
     }
 
@@ -309,7 +329,7 @@ impl ToolRunner {
                 if let Permit::Refused(status, reason) = self
                     .permit(
                         id,
-                        tool.as_str(),
+                        &tool.builtin().into(),
                         SideEffect::Read,
                         &[target],
                         Risk::Low,
@@ -340,7 +360,7 @@ impl ToolRunner {
                         plan_edit(root, &parse_args(args)?)
                     }
                 })?;
-                match self.write_changes(id, tool.as_str(), &changes).await {
+                match self.write_changes(id, tool.builtin(), &changes).await {
                     Ok(changed) => {
                         let summary = format!("wrote {}", changed.join(", "));
                         Ok(self.finish(id, ToolStatus::Ok, summary, false, Some(changed), None))
@@ -356,7 +376,7 @@ impl ToolRunner {
                 let permit = self
                     .permit(
                         id,
-                        tool.as_str(),
+                        &tool.builtin().into(),
                         SideEffect::Execute,
                         &targets,
                         risk,
@@ -379,14 +399,18 @@ impl ToolRunner {
                 };
                 // A timed-out or signalled command has no exit code: no `display`, never null.
                 let display = outcome.exit_code.map(|code| json!({"exitCode": code}));
-                Ok(self.finish(
+                let reply = self.finish(
                     id,
                     status,
                     outcome.render(timeout),
                     outcome.truncated,
                     None,
                     display,
-                ))
+                );
+                Ok(ToolReply {
+                    exit_code: outcome.exit_code,
+                    ..reply
+                })
             }
         }
     }
@@ -396,7 +420,7 @@ impl ToolRunner {
     pub async fn write_changes(
         &self,
         id: &str,
-        tool: &str,
+        tool: Builtin,
         changes: &[FileChange],
     ) -> Result<Vec<String>, (ToolStatus, String)> {
         let targets: Vec<String> = changes.iter().map(|c| c.shown.clone()).collect();
@@ -423,7 +447,14 @@ impl ToolRunner {
         // there all the same.
         let shown = previews.clone();
         if let Permit::Refused(status, reason) = self
-            .permit(id, tool, SideEffect::Write, &targets, risk, previews)
+            .permit(
+                id,
+                &tool.into(),
+                SideEffect::Write,
+                &targets,
+                risk,
+                previews,
+            )
             .await
         {
             return Err((status, reason));
@@ -433,7 +464,7 @@ impl ToolRunner {
         crate::blocking::atomic(|| {
             let info = self
                 .checkpoints
-                .save(tool, changes)
+                .save(tool.as_str(), changes)
                 .map_err(|e| (ToolStatus::Error, e.to_string()))?;
             self.bus.emit(Event::Checkpoint { checkpoint: info });
             apply(&self.root, changes).map_err(|e| (ToolStatus::Error, e.to_string()))
@@ -445,19 +476,20 @@ impl ToolRunner {
     async fn permit(
         &self,
         id: &str,
-        tool: &str,
+        identity: &ToolIdentity,
         side_effect: SideEffect,
         targets: &[String],
         risk: Risk,
         previews: Vec<Preview>,
     ) -> Permit {
+        let tool = identity.name();
         let mut verdict = self.policy.judge(&Subject {
-            tool,
+            tool: identity,
             side_effect,
             targets,
             risk,
-            // Only MCP tools have such names: their side effects are their servers' claims.
-            claimed: tool.starts_with(crate::mcp::tool::WIRE_PREFIX),
+            // An MCP tool's side effect is its server's claim.
+            claimed: matches!(identity, ToolIdentity::Mcp(_)),
         });
         // A command allowed only because it would be confined must not run unconfined: when
         // the sandbox is unavailable, a person has to approve it (headless: denied).
@@ -500,7 +532,7 @@ impl ToolRunner {
                     reason: reason.clone(),
                     risk: shown_risk,
                 });
-                let rules = always_rules(tool, targets);
+                let rules = always_rules(identity, targets);
                 let question = PermissionQuestion {
                     id: id.to_string(),
                     tool: tool.to_string(),
@@ -649,6 +681,7 @@ impl ToolRunner {
             is_error: status != ToolStatus::Ok,
             status,
             images: Vec::new(),
+            exit_code: None,
         }
     }
 }
@@ -656,12 +689,12 @@ impl ToolRunner {
 /// The rules "allow always" adds: the tool, or for a command each of its simple commands
 /// exactly (glob characters escaped), so approving `ls *.py` does not approve `ls x; rm y`. A
 /// command with substitutions gets none: no rule could judge it.
-fn always_rules(tool: &str, targets: &[String]) -> Vec<String> {
-    match (tool, targets.first()) {
-        ("run_command", Some(command)) => shell::split(command)
+fn always_rules(tool: &ToolIdentity, targets: &[String]) -> Vec<String> {
+    match targets.first() {
+        Some(command) if tool.is(Builtin::RunCommand) => shell::split(command)
             .unwrap_or_default()
             .iter()
-            .map(|part| format!("run_command({})", exact_pattern(&part.text)))
+            .map(|part| format!("{tool}({})", exact_pattern(&part.text)))
             .collect(),
         _ => vec![tool.to_string()],
     }
@@ -673,14 +706,15 @@ mod tests {
 
     #[test]
     fn allow_always_rules_are_exact_and_per_part() {
-        let rules = always_rules("run_command", &["ls *.py && wc -l a.txt".to_string()]);
+        let command = Builtin::RunCommand.into();
+        let rules = always_rules(&command, &["ls *.py && wc -l a.txt".to_string()]);
         assert_eq!(
             rules,
             ["run_command(ls \\*.py)", "run_command(wc -l a.txt)"]
         );
-        assert!(always_rules("run_command", &["echo $(id)".to_string()]).is_empty());
+        assert!(always_rules(&command, &["echo $(id)".to_string()]).is_empty());
         assert_eq!(
-            always_rules("write_file", &["a.txt".to_string()]),
+            always_rules(&Builtin::WriteFile.into(), &["a.txt".to_string()]),
             ["write_file"]
         );
     }
@@ -711,7 +745,7 @@ mod tests {
             let permit = runner
                 .permit(
                     "c1",
-                    "run_command",
+                    &Builtin::RunCommand.into(),
                     SideEffect::Execute,
                     &[command.to_string()],
                     risk,
@@ -758,7 +792,7 @@ mod tests {
             after: Some(b"new\n".to_vec()),
         };
         let written = runner
-            .write_changes("call_0", "submit_code", &[change])
+            .write_changes("call_0", Builtin::SubmitCode, &[change])
             .await
             .unwrap_or_else(|(_, e)| panic!("{e}"));
         assert_eq!(written, ["a.txt"]);
@@ -820,7 +854,7 @@ mod tests {
             assert!(dir.path().join("a.txt").exists());
         });
         let refused: ToolGate = Arc::new(tokio::sync::SetOnce::new());
-        let _ = refused.set(Err("no guard".into()));
+        let _ = refused.set(Err(GateClosed::GitNotRecorded));
         let runner = ToolRunner {
             gate: Some(refused),
             ..runner
@@ -828,7 +862,12 @@ mod tests {
         std::fs::remove_file(dir.path().join("a.txt")).unwrap_or_else(|e| panic!("{e}"));
         let reply = runtime.block_on(runner.execute(&write("c2"), &ToolName::ALL));
         assert_eq!(reply.status, ToolStatus::Error);
-        assert!(reply.content.contains("no guard"), "{}", reply.content);
+        assert_eq!(reply.content, GateClosed::GitNotRecorded.to_string());
+        assert!(
+            reply
+                .content
+                .starts_with("Splice could not record the repository's git config")
+        );
         assert!(!dir.path().join("a.txt").exists());
     }
 }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::json;
+use thiserror::Error;
 
 use super::staged_copy::StagedCopy;
 use super::{MAX_OUTPUT_BYTES, ToolError, cap_output, paths};
@@ -30,7 +31,49 @@ use crate::scribiz::protocol::{Line, Plan, ResultLine, UsageDelta};
 use crate::scribiz::{HostMedia, NoHostMedia, ScribizError};
 use crate::usage::{ExternalUsage, UsageMeter, format_usd};
 
-pub const NAME: &str = "transcribe";
+/// Why a transcription brought no text; its words go back to the model as the call's error.
+#[derive(Debug, Error)]
+pub enum TranscribeError {
+    #[error("cannot create {}: {error}", .dir.display())]
+    KeepDir { dir: PathBuf, error: std::io::Error },
+    #[error("cannot copy {shown} for Scribiz: {error}")]
+    Copy {
+        shown: String,
+        error: std::io::Error,
+    },
+    #[error("the file was not copied")]
+    NotCopied,
+    #[error("cannot write {}: {error}", .path.display())]
+    Write {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// Splice cancelled the job itself: the estimate or the spend passed the budget.
+    #[error("{0}")]
+    Cancelled(String),
+    /// The CLI could not start or failed, in its words.
+    #[error("{0}")]
+    Cli(String),
+    #[error("cannot format the transcript: {0}")]
+    Format(String),
+    #[error("cannot read the file Scribiz announced ({shown}): {error}")]
+    Announced {
+        shown: String,
+        error: std::io::Error,
+    },
+    #[error("{0}")]
+    Context(serde_json::Error),
+    #[error("Scribiz's result holds no Context")]
+    NoContext,
+    #[error("Scribiz ended without a Context result")]
+    NoContextResult,
+    #[error("Scribiz's format result holds no text")]
+    NoText,
+    #[error("`scribiz format` ended without a format result")]
+    NoFormatResult,
+}
+
+pub const NAME: &str = crate::protocol::Builtin::Transcribe.as_str();
 /// Most bytes of a Context or a text file read back from the CLI.
 const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -200,10 +243,14 @@ impl Transcriber {
         root: &Path,
         id: &str,
         input: &Input,
-    ) -> Result<(String, bool), String> {
+    ) -> Result<(String, bool), TranscribeError> {
         let keep_dir = self.keep_dir.clone();
-        crate::blocking::atomic(|| private_dir(&keep_dir))
-            .map_err(|e| format!("cannot create {}: {e}", self.keep_dir.display()))?;
+        crate::blocking::atomic(|| private_dir(&keep_dir)).map_err(|error| {
+            TranscribeError::KeepDir {
+                dir: self.keep_dir.clone(),
+                error,
+            }
+        })?;
         let stem = file_stem(id);
         let context_file = self.keep_dir.join(format!("{stem}.json"));
         let text_file = self.keep_dir.join(format!("{stem}.txt"));
@@ -213,18 +260,16 @@ impl Transcriber {
             Input::File(media) => Some(
                 StagedCopy::create(&media.file, &self.keep_dir, &stem, media.path.extension())
                     .await
-                    .map_err(|e| {
-                        format!(
-                            "cannot copy {} for Scribiz: {e}",
-                            paths::display(root, &media.path)
-                        )
+                    .map_err(|error| TranscribeError::Copy {
+                        shown: paths::display(root, &media.path),
+                        error,
                     })?,
             ),
         };
         let input_arg: OsString = match (input, &staged) {
             (Input::Link(link), _) => link.into(),
             (Input::File(_), Some(copy)) => copy.path().into(),
-            (Input::File(_), None) => return Err("the file was not copied".into()),
+            (Input::File(_), None) => return Err(TranscribeError::NotCopied),
         };
         let transcribed = self
             .transcribe(bus, root, id, &input_arg, &context_file)
@@ -235,8 +280,10 @@ impl Transcriber {
             return Err(why);
         }
         let text = self.format_text(root, &context_file).await?;
-        std::fs::write(&text_file, &text)
-            .map_err(|e| format!("cannot write {}: {e}", text_file.display()))?;
+        std::fs::write(&text_file, &text).map_err(|error| TranscribeError::Write {
+            path: text_file.clone(),
+            error,
+        })?;
         let shown = match input {
             Input::Link(link) => link.clone(),
             Input::File(media) => paths::display(root, &media.path),
@@ -260,9 +307,10 @@ impl Transcriber {
         id: &str,
         input_arg: &std::ffi::OsStr,
         context_file: &Path,
-    ) -> Result<(), String> {
+    ) -> Result<(), TranscribeError> {
         let _ = std::fs::remove_file(context_file);
-        let args = launch::transcribe_args(input_arg, context_file).map_err(|e| describe(&e))?;
+        let args = launch::transcribe_args(input_arg, context_file)
+            .map_err(|e| TranscribeError::Cli(describe(&e)))?;
         let mut job = self.start(root, args, Arc::new(NativeMedia))?;
         // Why Splice cancelled the job itself, when it did.
         let mut refusal: Option<String> = None;
@@ -298,15 +346,21 @@ impl Transcriber {
         }
         let ended = job.finish().await;
         if let Some(why) = refusal {
-            return Err(why);
+            return Err(TranscribeError::Cancelled(why));
         }
-        let outcome = ended.outcome.map_err(|e| describe(&e))?;
+        let outcome = ended
+            .outcome
+            .map_err(|e| TranscribeError::Cli(describe(&e)))?;
         match outcome.result() {
             Some(ResultLine::Context(context)) => {
                 if let Some(inline) = &context.context {
-                    let bytes = serde_json::to_vec(&inline.0).map_err(|e| e.to_string())?;
-                    return std::fs::write(context_file, bytes)
-                        .map_err(|e| format!("cannot write {}: {e}", context_file.display()));
+                    let bytes = serde_json::to_vec(&inline.0).map_err(TranscribeError::Context)?;
+                    return std::fs::write(context_file, bytes).map_err(|error| {
+                        TranscribeError::Write {
+                            path: context_file.to_path_buf(),
+                            error,
+                        }
+                    });
                 }
                 match &context.path {
                     Some(path) if path == context_file => Ok(()),
@@ -314,23 +368,30 @@ impl Transcriber {
                         // A file the CLI chose (its temp folder): moved into the run's data,
                         // deleted as the document asks the host to.
                         let bytes = self.take_file(path)?;
-                        std::fs::write(context_file, bytes)
-                            .map_err(|e| format!("cannot write {}: {e}", context_file.display()))
+                        std::fs::write(context_file, bytes).map_err(|error| {
+                            TranscribeError::Write {
+                                path: context_file.to_path_buf(),
+                                error,
+                            }
+                        })
                     }
-                    None => Err("Scribiz's result holds no Context".into()),
+                    None => Err(TranscribeError::NoContext),
                 }
             }
-            _ => Err("Scribiz ended without a Context result".into()),
+            _ => Err(TranscribeError::NoContextResult),
         }
     }
 
     /// `scribiz format <context_file> --format text --json`: the transcript as plain text.
-    async fn format_text(&self, root: &Path, context_file: &Path) -> Result<String, String> {
+    async fn format_text(
+        &self,
+        root: &Path,
+        context_file: &Path,
+    ) -> Result<String, TranscribeError> {
         let args = launch::format_text_args(context_file);
         let job = self.start(root, args, Arc::new(NoHostMedia))?;
         let Ended { outcome, .. } = job.finish().await;
-        let outcome =
-            outcome.map_err(|e| format!("cannot format the transcript: {}", describe(&e)))?;
+        let outcome = outcome.map_err(|e| TranscribeError::Format(describe(&e)))?;
         match outcome.result() {
             Some(ResultLine::Format(format)) => match (&format.text, &format.path) {
                 (Some(text), _) => Ok(text.as_str().to_string()),
@@ -339,9 +400,9 @@ impl Transcriber {
                     let text = String::from_utf8_lossy(&bytes);
                     Ok(crate::sanitize::terminal::strip_controls(&text).into_owned())
                 }
-                (None, None) => Err("Scribiz's format result holds no text".into()),
+                (None, None) => Err(TranscribeError::NoText),
             },
-            _ => Err("`scribiz format` ended without a format result".into()),
+            _ => Err(TranscribeError::NoFormatResult),
         }
     }
 
@@ -350,7 +411,7 @@ impl Transcriber {
         root: &Path,
         args: Vec<OsString>,
         media: Arc<dyn HostMedia>,
-    ) -> Result<Owned, String> {
+    ) -> Result<Owned, TranscribeError> {
         let job = Job::start(JobOptions {
             program: self.program.clone(),
             args,
@@ -359,7 +420,7 @@ impl Transcriber {
             limits: self.limits,
             media,
         })
-        .map_err(|e| describe(&e))?;
+        .map_err(|e| TranscribeError::Cli(describe(&e)))?;
         Ok(Owned {
             job: Some(job),
             settling: self.settling.clone(),
@@ -368,16 +429,15 @@ impl Transcriber {
 
     /// Read a file the CLI announced; delete it when it is in the temp folder (the CLI's own
     /// file there), never elsewhere.
-    fn take_file(&self, path: &Path) -> Result<Vec<u8>, String> {
+    fn take_file(&self, path: &Path) -> Result<Vec<u8>, TranscribeError> {
         use std::io::Read;
         let mut bytes = Vec::new();
         std::fs::File::open(path)
             .and_then(|f| f.take(MAX_FILE_BYTES).read_to_end(&mut bytes))
-            .map_err(|e| {
-                format!(
-                    "cannot read the file Scribiz announced ({}): {e}",
-                    crate::sanitize::terminal::strip_controls(&path.display().to_string())
-                )
+            .map_err(|error| TranscribeError::Announced {
+                shown: crate::sanitize::terminal::strip_controls(&path.display().to_string())
+                    .into_owned(),
+                error,
             })?;
         if self.in_temp_folder(path) {
             let _ = std::fs::remove_file(path);

@@ -900,25 +900,24 @@ impl App {
             Event::Restore { checkpoint } => {
                 let mut files = checkpoint.files_restored;
                 files.extend(checkpoint.files_deleted.iter().cloned());
-                let text = super::commands::undo_text(&files, &checkpoint.files_deleted);
-                // The same words as `/undo`'s, without its prefix.
-                let text = text.strip_prefix("undo: ").unwrap_or(&text).to_string();
+                let text = super::commands::restore_text(&files, &checkpoint.files_deleted);
                 self.notice(Level::Info, text);
             }
-            Event::Warning { code, message }
-                if code == crate::protocol::WarningCode::ContextCompacted.as_str() =>
-            {
-                let outcome = crate::session::compaction_outcome(&message);
+            Event::Warning {
+                detail: Some(crate::protocol::WarningDetail::Compacted { outcome }),
+                ..
+            } => {
                 self.notice(Level::Warning, format!("context compacted: {outcome}"));
                 // The last report was the summary request's; the next request's tells.
                 self.context_tokens = None;
             }
-            Event::Warning { code, message }
-                if code == crate::protocol::WarningCode::McpServerFailed.as_str()
-                    && self.mcp_failure_already_shown(&message) => {}
+            Event::Warning {
+                detail: Some(crate::protocol::WarningDetail::McpServer { server }),
+                ..
+            } if self.mcp_failures_shown.contains(&server) => {}
             Event::Warning { message, .. } => self.notice(Level::Warning, message),
             Event::Error { code, message, .. } => {
-                let level = if code == "interrupted" {
+                let level = if code == crate::protocol::ErrorCode::Interrupted {
                     Level::Warning
                 } else {
                     Level::Error

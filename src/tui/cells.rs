@@ -444,15 +444,20 @@ fn diff_counts(before: &str, after: &str) -> (usize, usize) {
 /// The argument a reader cares about: the path, the command, the pattern; else (and for a
 /// package tool) compact JSON.
 fn args_summary(name: &str, args: &Value) -> String {
+    use crate::protocol::{Builtin, ToolIdentity};
     let get = |key: &str| args.get(key).and_then(Value::as_str);
-    match name {
-        "run_command" => get("command").map(|c| format!("$ {c}")),
-        "search_files" => get("pattern").map(|p| match get("path") {
-            Some(path) => format!("{p:?} in {path}"),
-            None => format!("{p:?}"),
-        }),
+    match ToolIdentity::parse(name) {
+        Some(ToolIdentity::Builtin(Builtin::RunCommand)) => {
+            get("command").map(|c| format!("$ {c}"))
+        }
+        Some(ToolIdentity::Builtin(Builtin::SearchFiles)) => {
+            get("pattern").map(|p| match get("path") {
+                Some(path) => format!("{p:?} in {path}"),
+                None => format!("{p:?}"),
+            })
+        }
         // A package tool (`namespace.name.tool`): its keys mean what the package says.
-        _ if name.contains('.') => None,
+        Some(ToolIdentity::Package(_)) => None,
         _ => get("path").map(str::to_string),
     }
     .unwrap_or_else(|| match args {

@@ -262,6 +262,11 @@ fn undo(app: &mut App, _: &str) {
 /// The transcript's line for an `/undo`, live and replayed: of `files`, those in `deleted`
 /// did not exist at the checkpoint (the change created them), so the undo removed them.
 pub fn undo_text(files: &[String], deleted: &[String]) -> String {
+    format!("undo: {}", restore_text(files, deleted))
+}
+
+/// What a restore did, in [`undo_text`]'s words without its `undo: ` (a `restore` event's).
+pub fn restore_text(files: &[String], deleted: &[String]) -> String {
     let restored: Vec<&str> = files
         .iter()
         .filter(|f| !deleted.contains(f))
@@ -278,9 +283,9 @@ pub fn undo_text(files: &[String], deleted: &[String]) -> String {
         ));
     }
     if parts.is_empty() {
-        "undo: no file needed restoring".to_string()
+        "no file needed restoring".to_string()
     } else {
-        format!("undo: {}", parts.join("; "))
+        parts.join("; ")
     }
 }
 

@@ -200,13 +200,7 @@ fn a_runs_compaction_warning_reads_as_such_and_the_meter_waits_for_the_next_requ
         tokens_after: 40_000,
         fallback: None,
     };
-    app.on_event(
-        "run_1",
-        Event::warning(
-            crate::protocol::WarningCode::ContextCompacted,
-            report.message(),
-        ),
-    );
+    app.on_event("run_1", report.warning());
     assert_eq!(
         last_notice(&app),
         (

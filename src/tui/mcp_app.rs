@@ -89,11 +89,4 @@ impl App {
             );
         }
     }
-
-    /// A run's `mcp_server_failed` warning about a server the transcript already named.
-    pub(super) fn mcp_failure_already_shown(&self, message: &str) -> bool {
-        self.mcp_failures_shown
-            .iter()
-            .any(|server| message.contains(&format!("`{server}`")))
-    }
 }

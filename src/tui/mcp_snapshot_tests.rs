@@ -280,12 +280,13 @@ fn a_failed_server_is_named_once_in_the_transcript() {
     // The run's own warning about the same server adds nothing.
     app.on_event(
         "run_1",
-        Event::Warning {
-            code: crate::protocol::WarningCode::McpServerFailed
-                .as_str()
-                .into(),
-            message: "MCP server `broken` failed: exited with status 1".into(),
-        },
+        Event::warning_with(
+            crate::protocol::WarningCode::McpServerFailed,
+            "MCP server `broken` failed: exited with status 1",
+            crate::protocol::WarningDetail::McpServer {
+                server: "broken".into(),
+            },
+        ),
     );
     let screen = draw(&mut app, 80, 10);
     assert_eq!(screen.matches("broken").count(), 1, "{screen}");

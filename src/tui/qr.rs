@@ -134,7 +134,7 @@ pub fn modules_on_screen(buf: &Buffer) -> Option<(usize, Vec<bool>)> {
 /// (finder patterns, quiet zone), not read off a grid that is already known. Round the code
 /// the picture is dark, as a dark terminal is: only the drawn quiet zone separates them.
 #[cfg(test)]
-pub fn decode(size: usize, dark: &[bool]) -> Result<String, String> {
+pub fn decode(size: usize, dark: &[bool]) -> Result<String, DecodeError> {
     const SCALE: usize = 4;
     let margin = 6 * SCALE;
     let pixels = size * SCALE + 2 * margin;
@@ -143,10 +143,20 @@ pub fn decode(size: usize, dark: &[bool]) -> Result<String, String> {
         !(inside(x) && inside(y)) || dark[(y - margin) / SCALE * size + (x - margin) / SCALE]
     });
     let grids = image.detect_grids();
-    let grid = grids.first().ok_or("no QR code found")?;
+    let grid = grids.first().ok_or(DecodeError::NotFound)?;
     grid.decode()
         .map(|(_, text)| text)
-        .map_err(|e| e.to_string())
+        .map_err(|e| DecodeError::Unreadable(e.to_string()))
+}
+
+/// Why a drawn code did not read.
+#[cfg(test)]
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("no QR code found")]
+    NotFound,
+    #[error("{0}")]
+    Unreadable(String),
 }
 
 #[cfg(test)]
@@ -185,7 +195,7 @@ mod tests {
         assert_ne!(decode(size, &swapped).as_deref(), Ok(url));
         // Every finder pattern gone: nothing to find.
         let blank = vec![false; size * size];
-        assert!(decode(size, &blank).is_err());
+        assert_eq!(decode(size, &blank), Err(DecodeError::NotFound));
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub async fn static_analyzer(
     for command in &commands {
         let call = ToolCallRequest {
             id: ctx.call_id("static_analyzer"),
-            name: "run_command".into(),
+            name: ToolName::RunCommand.as_str().into(),
             arguments: json!({"command": command, "timeout_ms": 600_000}).to_string(),
         };
         let reply = runner.execute(&call, &[ToolName::RunCommand]).await;
@@ -44,7 +44,7 @@ pub async fn static_analyzer(
             continue;
         }
         let status_line = reply.content.lines().next().unwrap_or("");
-        if let Some(why) = cannot_run(status_line).filter(|_| reply.is_error) {
+        if let Some(why) = cannot_run(reply.exit_code).filter(|_| reply.is_error) {
             // Not installed, or refused by the sandbox: nothing for the model to triage, and
             // a "finding" about it would fail every iteration the same way.
             unrunnable.push(format!("`{command}` ({status_line}: {why})"));

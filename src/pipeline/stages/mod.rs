@@ -74,15 +74,11 @@ impl Stuck {
     }
 }
 
-/// Why a command whose status line is `status_line` could not run at all, by the shell's
-/// conventions: 126, found but not runnable (also the sandbox's refusal), and 127, not found.
-pub fn cannot_run(status_line: &str) -> Option<&'static str> {
-    match status_line
-        .strip_prefix("exit code ")?
-        .trim()
-        .parse::<i32>()
-        .ok()?
-    {
+/// Why a command that exited with `exit_code` (a tool reply's) could not run at all, by the
+/// shell's conventions: 126, found but not runnable (also the sandbox's refusal), and 127, not
+/// found.
+pub fn cannot_run(exit_code: Option<i32>) -> Option<&'static str> {
+    match exit_code? {
         crate::permissions::supervisor::CANNOT_RUN => {
             Some("the command could not be run: refused by the sandbox or not executable")
         }
@@ -260,7 +256,7 @@ pub async fn submit<T: DeserializeOwned>(
     };
     Ok(match decode::<T>(&spec, &raw) {
         Ok(value) => Submitted::Valid(id, value),
-        Err(detail) => Submitted::Malformed(detail),
+        Err(error) => Submitted::Malformed(error.to_string()),
     })
 }
 
@@ -270,9 +266,9 @@ mod tests {
 
     #[test]
     fn only_126_and_127_mean_the_command_cannot_run() {
-        assert!(cannot_run("exit code 126").is_some());
-        assert_eq!(cannot_run("exit code 127"), Some("command not found"));
-        assert_eq!(cannot_run("exit code 1"), None);
-        assert_eq!(cannot_run("timed out after 5 ms"), None);
+        assert!(cannot_run(Some(126)).is_some());
+        assert_eq!(cannot_run(Some(127)), Some("command not found"));
+        assert_eq!(cannot_run(Some(1)), None);
+        assert_eq!(cannot_run(None), None);
     }
 }

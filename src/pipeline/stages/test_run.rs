@@ -34,7 +34,7 @@ pub async fn test_runner(ctx: &Ctx<'_>, it: &mut Iteration) -> StageOutcome {
     let runner = ctx.runner_allowing(std::slice::from_ref(&command));
     let call = ToolCallRequest {
         id: ctx.call_id("test_runner"),
-        name: "run_command".into(),
+        name: ToolName::RunCommand.as_str().into(),
         arguments: json!({"command": command, "timeout_ms": 600_000}).to_string(),
     };
     let reply = runner.execute(&call, &[ToolName::RunCommand]).await;
@@ -62,7 +62,7 @@ pub async fn test_runner(ctx: &Ctx<'_>, it: &mut Iteration) -> StageOutcome {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .to_string();
-    if let Some(why) = cannot_run(&status_line) {
+    if let Some(why) = cannot_run(reply.exit_code) {
         // The shell could not run the command (the sandbox refused it, it is not executable,
         // it is not installed): no change to the code mends that, so no iteration is spent.
         return StageOutcome::Stuck {

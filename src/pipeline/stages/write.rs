@@ -125,7 +125,7 @@ async fn write_stage(
     match ctx
         .agent
         .runner
-        .write_changes(&id, submit_tool.as_str(), &changes)
+        .write_changes(&id, submit_tool.builtin(), &changes)
         .await
     {
         Ok(written) => Ok(Ok((submitted.summary, written))),

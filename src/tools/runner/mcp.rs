@@ -8,9 +8,9 @@ use serde_json::Value;
 use super::{Permit, ToolReply, ToolRunner};
 use crate::bus::Preview;
 use crate::mcp::{CallError, McpOutput, McpTool};
-use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;
 use crate::protocol::input::{IMAGE_MEDIA_TYPES, Image, MAX_IMAGE_BYTES};
+use crate::protocol::{Event, ToolIdentity};
 use crate::tools::{MAX_OUTPUT_BYTES, cap_output};
 
 /// Most images of one result handed to the model; the rest are named and left out.
@@ -28,7 +28,7 @@ impl ToolRunner {
         if let Permit::Refused(status, reason) = self
             .permit(
                 id,
-                &tool.wire,
+                &ToolIdentity::Mcp(tool.wire.clone()),
                 tool.side_effect(),
                 &[input_text],
                 tool.risk(),
@@ -295,7 +295,7 @@ mod tests {
             let permit = runner
                 .permit(
                     "c1",
-                    wire,
+                    &ToolIdentity::Mcp(wire.into()),
                     SideEffect::Read,
                     &[r#"{"a":2,"b":3}"#.to_string()],
                     Risk::Low,
