@@ -116,18 +116,13 @@ use Label::{Allow, Netlink, Next, Pair, Refuse, Socket};
 
 /// The filter program, or why there is none for this architecture. `allow_unix`: the person
 /// lifted the block on Unix sockets (`socket(AF_UNIX)` and every kind of pair are allowed).
-pub fn program(allow_unix: bool) -> Result<Vec<sock_filter>, String> {
+pub fn program(allow_unix: bool) -> Result<Vec<sock_filter>, SeccompError> {
     let (unix, datagram_pair) = if allow_unix {
         (Allow, Allow)
     } else {
         (Refuse, Refuse)
     };
-    let arch = ARCH.ok_or_else(|| {
-        format!(
-            "Unix sockets cannot be refused on {} (no seccomp filter for it)",
-            std::env::consts::ARCH
-        )
-    })?;
+    let arch = ARCH.ok_or(SeccompError::Architecture(std::env::consts::ARCH))?;
     let mut ops = vec![
         Op::Load(ARCH_OFFSET),
         Op::Jeq(arch, Next, Refuse),
@@ -167,7 +162,7 @@ pub fn program(allow_unix: bool) -> Result<Vec<sock_filter>, String> {
 }
 
 /// Resolve the labels into relative jumps.
-fn assemble(ops: &[Op]) -> Result<Vec<sock_filter>, String> {
+fn assemble(ops: &[Op]) -> Result<Vec<sock_filter>, SeccompError> {
     let mut places = Vec::new();
     let mut count = 0usize;
     for op in ops {
@@ -179,19 +174,19 @@ fn assemble(ops: &[Op]) -> Result<Vec<sock_filter>, String> {
     let mut program = Vec::with_capacity(count);
     for op in ops {
         let at = program.len();
-        let offset = |label: Label| -> Result<u8, String> {
+        let offset = |label: Label| -> Result<u8, SeccompError> {
             let target = match label {
                 Label::Next => at + 1,
                 label => places
                     .iter()
                     .find(|(l, _)| *l == label)
                     .map(|(_, place)| *place)
-                    .ok_or_else(|| format!("seccomp filter: no place for {label:?}"))?,
+                    .ok_or_else(|| SeccompError::Assemble(format!("no place for {label:?}")))?,
             };
             target
                 .checked_sub(at + 1)
                 .and_then(|jump| u8::try_from(jump).ok())
-                .ok_or_else(|| format!("seccomp filter: cannot jump to {label:?}"))
+                .ok_or_else(|| SeccompError::Assemble(format!("cannot jump to {label:?}")))
         };
         let (code, k, jt, jf) = match *op {
             Op::Here(_) => continue,
@@ -214,15 +209,26 @@ pub fn pretend_unavailable() -> bool {
 /// Install the filter on the calling thread (and so on what it starts and execs). Sets
 /// `no_new_privs`. The error says why it could not be installed; the caller then must not run
 /// the command. `allow_unix`: see [`program`]; `unavailable` (the test hook) fails it on purpose.
-pub fn install(allow_unix: bool, unavailable: bool) -> Result<(), String> {
+pub fn install(allow_unix: bool, unavailable: bool) -> Result<(), SeccompError> {
     if unavailable {
-        return Err(format!(
-            "cannot install the filter that refuses Unix sockets ({NO_SECCOMP_ENV} is set)"
-        ));
+        return Err(SeccompError::Unavailable);
     }
     let program = program(allow_unix)?;
-    seccompiler::apply_filter(&program)
-        .map_err(|error| format!("cannot install the filter that refuses Unix sockets: {error}"))
+    seccompiler::apply_filter(&program).map_err(|error| SeccompError::Install(error.to_string()))
+}
+
+/// Why the filter that refuses Unix sockets is not in place (the command must not run).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SeccompError {
+    #[error("Unix sockets cannot be refused on {0} (no seccomp filter for it)")]
+    Architecture(&'static str),
+    #[error("cannot install the filter that refuses Unix sockets ({NO_SECCOMP_ENV} is set)")]
+    Unavailable,
+    #[error("cannot install the filter that refuses Unix sockets: {0}")]
+    Install(String),
+    /// A filter this module wrote wrongly (a bug, caught before it is installed).
+    #[error("seccomp filter: {0}")]
+    Assemble(String),
 }
 
 #[cfg(test)]
@@ -416,7 +422,7 @@ mod tests {
             let pair = std::os::unix::net::UnixStream::pair().is_ok();
             let datagram_pair = std::os::unix::net::UnixDatagram::pair().is_ok();
             let udp = std::net::UdpSocket::bind("127.0.0.1:0").is_ok();
-            Ok::<_, String>((kind, pair, datagram_pair, udp))
+            Ok::<_, SeccompError>((kind, pair, datagram_pair, udp))
         })
         .join()
         .unwrap_or_else(|_| panic!("the thread panicked"))

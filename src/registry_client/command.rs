@@ -88,7 +88,7 @@ pub async fn login(
         }
         Err(error) if as_json => {
             let code = match &error {
-                RegistryError::Usage(_) => "INPUT_UNSUPPORTED",
+                RegistryError::Usage(_) | RegistryError::NoRegistry => "INPUT_UNSUPPORTED",
                 RegistryError::Unreachable { .. } | RegistryError::BadResponse { .. } => "SERVICE",
                 RegistryError::Failed(_) | RegistryError::Refused { .. } => "FAILED",
                 _ => "AUTH",

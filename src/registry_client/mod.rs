@@ -22,6 +22,13 @@ use crate::registry::api::ErrorCode;
 pub enum RegistryError {
     #[error("{0}")]
     Usage(String),
+    /// No registry given, configured or saved as the default (a usage error).
+    #[error(
+        "no registry: pass --registry URL, set SPLICE_REGISTRY, set `registry` in the config \
+         file, or log in once with `splice login --registry URL` (the first login becomes the \
+         default)"
+    )]
+    NoRegistry,
     #[error("not logged in to {registry}: run `splice login --registry {registry}`")]
     NotLoggedIn { registry: String },
     #[error(
@@ -51,7 +58,7 @@ pub enum RegistryError {
 impl RegistryError {
     pub fn exit_code(&self) -> Exit {
         match self {
-            RegistryError::Usage(_) => exit::USAGE,
+            RegistryError::Usage(_) | RegistryError::NoRegistry => exit::USAGE,
             RegistryError::Refused { .. } | RegistryError::Failed(_) => exit::FAILED,
             RegistryError::NotLoggedIn { .. }
             | RegistryError::Unauthenticated { .. }
@@ -76,14 +83,7 @@ pub fn registry_url(flag: Option<&str>) -> Result<String, RegistryError> {
         Some(url) => url,
         None => match from_config()? {
             Some(url) => url,
-            None => credentials::default_registry()?.ok_or_else(|| {
-                RegistryError::Usage(
-                    "no registry: pass --registry URL, set SPLICE_REGISTRY, set `registry` in \
-                     the config file, or log in once with `splice login --registry URL` (the \
-                     first login becomes the default)"
-                        .into(),
-                )
-            })?,
+            None => credentials::default_registry()?.ok_or(RegistryError::NoRegistry)?,
         },
     };
     normalize_url(&chosen).map_err(|e| RegistryError::Usage(e.to_string()))

@@ -34,12 +34,11 @@ pub(super) fn start(target: &LoginTarget) -> Result<(String, DeviceLogin), Login
     match target {
         LoginTarget::Registry(given) => {
             let url = crate::registry_client::registry_url(given.as_deref()).map_err(|error| {
-                let text = error.to_string();
-                // The registry client has no variant of its own for this yet.
-                if given.is_none() && text.starts_with("no registry") {
-                    LoginError::NoRegistry
-                } else {
-                    LoginError::Refused(strip_controls(&text).into_owned())
+                match error {
+                    crate::registry_client::RegistryError::NoRegistry if given.is_none() => {
+                        LoginError::NoRegistry
+                    }
+                    other => LoginError::Refused(strip_controls(&other.to_string()).into_owned()),
                 }
             })?;
             let login = crate::registry_client::login::start(url.clone());

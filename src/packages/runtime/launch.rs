@@ -135,7 +135,7 @@ fn outer(request: &Request) -> i32 {
     // No Unix sockets for the inner stage and Node (Node's permission model does not check
     // connecting to one): installed here, where a failure can still be reported as the result.
     if let Err(why) = seccomp::install(request.allow_unix_sockets, request.no_seccomp) {
-        return refuse(&why);
+        return refuse(&why.to_string());
     }
     let logs = match std::io::stderr().as_fd().try_clone_to_owned() {
         Ok(fd) => fd,
