@@ -34,7 +34,7 @@ mod tests {
         assert_eq!(atomic(|| 1), 1);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("build");
         assert_eq!(runtime.block_on(async { atomic(|| 2) }), 2);
     }
 

@@ -442,31 +442,29 @@ mod tests {
 
     #[test]
     fn restores_content_deletes_new_files_and_skips_later_edits() {
-        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let data = tempfile::tempdir().expect("create a temporary directory");
+        let work = tempfile::tempdir().expect("create a temporary directory");
         let root = work.path();
-        std::fs::write(root.join("a.txt"), "old").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("c.txt"), "c0").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("a.txt"), "old").expect("write a.txt");
+        std::fs::write(root.join("c.txt"), "c0").expect("write c.txt");
         let store = CheckpointStore::new(data.path(), "run_t", root);
         let first = vec![
             change(root, "a.txt", Some("new")),
             change(root, "b.txt", Some("b")),
         ];
-        let info = store
-            .save("write_file", &first)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let info = store.save("write_file", &first).expect("save write_file");
         assert_eq!(info.sequence, 1);
-        crate::confine::change::apply(root, &first).unwrap_or_else(|e| panic!("{e}"));
+        crate::confine::change::apply(root, &first).expect("apply root");
         let second = vec![change(root, "c.txt", Some("c1"))];
         assert_eq!(
             store.save("edit_file", &second).map(|i| i.sequence).ok(),
             Some(2)
         );
-        crate::confine::change::apply(root, &second).unwrap_or_else(|e| panic!("{e}"));
+        crate::confine::change::apply(root, &second).expect("apply root");
         // Someone edits c.txt after Splice did.
-        std::fs::write(root.join("c.txt"), "human").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("c.txt"), "human").expect("write c.txt");
 
-        let reports = restore(data.path(), "run_t", 1, false).unwrap_or_else(|e| panic!("{e}"));
+        let reports = restore(data.path(), "run_t", 1, false).expect("restore data");
         assert_eq!(reports.len(), 2);
         assert_eq!(reports[0].sequence, 2);
         assert_eq!(reports[0].skipped, vec!["c.txt".to_string()]);
@@ -485,8 +483,8 @@ mod tests {
 
     #[test]
     fn a_plan_tasks_checkpoints_restore_by_the_tasks_id_alone() {
-        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let data = tempfile::tempdir().expect("create a temporary directory");
+        let work = tempfile::tempdir().expect("create a temporary directory");
         let root = work.path();
         let store = CheckpointStore::new(data.path(), "run_plan", root);
         let write = |task: &str, path: &str| {
@@ -494,24 +492,24 @@ mod tests {
             let changes = vec![change(root, path, Some(task))];
             store
                 .save("submit_code", &changes)
-                .unwrap_or_else(|e| panic!("{e}"));
-            crate::confine::change::apply(root, &changes).unwrap_or_else(|e| panic!("{e}"));
+                .expect("save submit_code");
+            crate::confine::change::apply(root, &changes).expect("apply root");
         };
         write("run_t1", "one.txt");
         write("run_t2", "two.txt");
         store.begin_task(None);
         assert_eq!(highest_sequence(data.path(), "run_t1").ok(), Some(Some(1)));
-        let reports = restore(data.path(), "run_t1", 1, false).unwrap_or_else(|e| panic!("{e}"));
+        let reports = restore(data.path(), "run_t1", 1, false).expect("restore data");
         assert_eq!(reports.len(), 1);
         assert_eq!(reports[0].files_deleted, vec!["one.txt".to_string()]);
         assert!(!root.join("one.txt").exists() && root.join("two.txt").exists());
         // The plan's id restores what is left.
-        let reports = restore(data.path(), "run_plan", 1, false).unwrap_or_else(|e| panic!("{e}"));
+        let reports = restore(data.path(), "run_plan", 1, false).expect("restore data");
         assert_eq!(reports.len(), 1);
         assert!(!root.join("two.txt").exists());
         // A link that names anything but a run id is not followed.
         let link = checkpoints_dir(data.path()).join("run_t2").join(PART_OF);
-        std::fs::write(&link, "../elsewhere").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&link, "../elsewhere").expect("write link");
         assert!(matches!(
             restore(data.path(), "run_t2", 1, false),
             Err(CheckpointError::Corrupt { .. })
@@ -520,16 +518,14 @@ mod tests {
 
     #[test]
     fn a_root_that_is_gone_is_an_error_and_nothing_is_written() {
-        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let data = tempfile::tempdir().expect("create a temporary directory");
+        let work = tempfile::tempdir().expect("create a temporary directory");
         let root = work.path().join("gone");
-        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&root).expect("create root");
         let store = CheckpointStore::new(data.path(), "run_g", &root);
         let changes = vec![change(&root, "a.txt", Some("a"))];
-        store
-            .save("write_file", &changes)
-            .unwrap_or_else(|e| panic!("{e}"));
-        std::fs::remove_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        store.save("write_file", &changes).expect("save write_file");
+        std::fs::remove_dir_all(&root).expect("remove root");
         assert!(matches!(
             restore(data.path(), "run_g", 1, true),
             Err(CheckpointError::RootGone(_))
@@ -539,7 +535,7 @@ mod tests {
 
     #[test]
     fn unknown_run_is_an_error() {
-        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let data = tempfile::tempdir().expect("create a temporary directory");
         assert!(matches!(
             restore(data.path(), "run_x", 1, false),
             Err(CheckpointError::UnknownRun(_))

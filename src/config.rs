@@ -192,14 +192,13 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_rejected_and_missing_file_is_empty() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let path = dir.path().join("config.json");
         assert_eq!(
             ConfigFile::load(Some(&path)).ok(),
             Some(ConfigFile::default())
         );
-        std::fs::write(&path, r#"{"provider":"openai","colour":"red"}"#)
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&path, r#"{"provider":"openai","colour":"red"}"#).expect("write path");
         let error = ConfigFile::load(Some(&path))
             .err()
             .map(|e| e.to_string())
@@ -209,7 +208,7 @@ mod tests {
             &path,
             r#"{"provider":"anthropic","allow":["run_command(cargo test)"]}"#,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write path");
         let config = ConfigFile::load(Some(&path)).unwrap_or_default();
         assert_eq!(config.provider.as_deref(), Some("anthropic"));
         assert_eq!(config.allow, vec!["run_command(cargo test)".to_string()]);
@@ -217,18 +216,16 @@ mod tests {
 
     #[test]
     fn unix_sockets_are_allowed_all_at_once_and_a_per_path_list_is_refused() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let path = dir.path().join("config.json");
         let load = |text: &str| {
-            std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(&path, text).expect("write path");
             ConfigFile::load(Some(&path))
         };
-        let config =
-            load(r#"{"sandbox":{"allowAllUnixSockets":true}}"#).unwrap_or_else(|e| panic!("{e}"));
+        let config = load(r#"{"sandbox":{"allowAllUnixSockets":true}}"#).expect("load");
         assert!(config.sandbox.allow_all_unix_sockets);
         assert!(!ConfigFile::default().sandbox.allow_all_unix_sockets);
-        let empty =
-            load(r#"{"sandbox":{"allowUnixSockets":[]}}"#).unwrap_or_else(|e| panic!("{e}"));
+        let empty = load(r#"{"sandbox":{"allowUnixSockets":[]}}"#).expect("load");
         assert!(!empty.sandbox.allow_all_unix_sockets);
         for text in [
             r#"{"sandbox":{"allowUnixSockets":["/var/run/docker.sock"]}}"#,

@@ -287,8 +287,8 @@ mod tests {
         let replayed = Conversation::default();
         let mut after_first = Vec::new();
         for (n, record) in [first, second, third].into_iter().enumerate() {
-            let text = serde_json::to_string(&record).unwrap_or_else(|e| panic!("{e}"));
-            replayed.apply(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}")));
+            let text = serde_json::to_string(&record).expect("serialise record");
+            replayed.apply(serde_json::from_str(&text).expect("parse text"));
             if n == 0 {
                 after_first = replayed.messages();
             }

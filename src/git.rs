@@ -283,30 +283,29 @@ mod tests {
     /// repository) in the directory or a parent, or a link that may lead to one, asks git.
     #[test]
     fn git_is_asked_wherever_a_repository_could_be() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let plain = dir.path().join("plain/deep");
-        std::fs::create_dir_all(&plain).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&plain).expect("create plain");
         if !may_find_repository(&plain) {
             assert_eq!(common_dir(&plain), None);
         }
         let below = |marker: &str| {
             let top = dir.path().join(marker.replace(['/', '.'], "_"));
             let inner = top.join("a/b");
-            std::fs::create_dir_all(&inner).unwrap_or_else(|e| panic!("{e}"));
-            std::fs::write(top.join(marker), "").unwrap_or_else(|e| panic!("{e}"));
+            std::fs::create_dir_all(&inner).expect("create inner");
+            std::fs::write(top.join(marker), "").expect("write marker");
             inner
         };
         assert!(may_find_repository(&below(".git")));
         assert!(may_find_repository(&below("HEAD")));
         // A dangling `.git` link is still something git would look at.
         let linked = dir.path().join("linked");
-        std::fs::create_dir_all(&linked).unwrap_or_else(|e| panic!("{e}"));
-        std::os::unix::fs::symlink("/nonexistent", linked.join(".git"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&linked).expect("create linked");
+        std::os::unix::fs::symlink("/nonexistent", linked.join(".git")).expect("link .git");
         assert!(may_find_repository(&linked));
         // Parents are those of the real path: a link into a repository finds it.
         let via = dir.path().join("via");
-        std::os::unix::fs::symlink(below(".git"), &via).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(below(".git"), &via).expect("link via");
         assert!(may_find_repository(&via));
     }
 
@@ -327,7 +326,7 @@ mod tests {
             "protocol.file.allow".to_string(),
             "core.bare".to_string(),
         ];
-        let read = neutralise(&keys, Access::Read).unwrap_or_else(|e| panic!("{e}"));
+        let read = neutralise(&keys, Access::Read).expect("neutralise keys");
         let has = |k: &str, v: &str| read.iter().any(|(a, b)| a == k && b == v);
         assert!(has("filter.a=b.c.clean", ""));
         assert!(has("filter.a=b.c.process", ""));

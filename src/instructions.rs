@@ -66,17 +66,16 @@ mod tests {
 
     #[test]
     fn splice_md_wins_over_agents_md_and_empty_files_are_skipped() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         assert_eq!(section(dir.path()), None);
-        std::fs::write(dir.path().join("AGENTS.md"), "Run `make check`.")
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("AGENTS.md"), "Run `make check`.").expect("write AGENTS.md");
         assert!(
             section(dir.path())
                 .is_some_and(|s| s.contains("AGENTS.md") && s.contains("make check"))
         );
-        std::fs::write(dir.path().join("SPLICE.md"), "  \n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("SPLICE.md"), "  \n").expect("write SPLICE.md");
         assert!(section(dir.path()).is_some_and(|s| s.contains("AGENTS.md")));
-        std::fs::write(dir.path().join("SPLICE.md"), "Use tabs.").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("SPLICE.md"), "Use tabs.").expect("write SPLICE.md");
         assert!(
             section(dir.path()).is_some_and(|s| s.contains("SPLICE.md") && s.contains("Use tabs."))
         );
@@ -84,29 +83,29 @@ mod tests {
 
     #[test]
     fn links_out_of_the_root_and_non_files_are_skipped_with_a_reason() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let root = dir.path().join("root");
-        std::fs::create_dir_all(root.join("docs")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(dir.path().join("outside.md"), "outside").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("docs")).expect("create docs");
+        std::fs::write(dir.path().join("outside.md"), "outside").expect("write outside.md");
         std::os::unix::fs::symlink("../outside.md", root.join("SPLICE.md"))
-            .unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir(root.join("AGENTS.md")).unwrap_or_else(|e| panic!("{e}"));
+            .expect("link SPLICE.md");
+        std::fs::create_dir(root.join("AGENTS.md")).expect("create AGENTS.md");
         let found = read(&root);
         assert_eq!(found.section, None);
         assert_eq!(found.skipped.len(), 2, "{:?}", found.skipped);
         // A link that stays inside the root is an ordinary file.
-        std::fs::remove_file(root.join("SPLICE.md")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("docs/agents.md"), "inside").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_file(root.join("SPLICE.md")).expect("remove SPLICE.md");
+        std::fs::write(root.join("docs/agents.md"), "inside").expect("write docs/agents.md");
         std::os::unix::fs::symlink("docs/agents.md", root.join("SPLICE.md"))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("link SPLICE.md");
         assert!(section(&root).is_some_and(|s| s.contains("inside")));
     }
 
     #[test]
     fn a_long_file_is_cut_at_the_limit() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         std::fs::write(dir.path().join("AGENTS.md"), "é".repeat(32 * 1024))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("write AGENTS.md");
         let text = section(dir.path()).unwrap_or_default();
         assert!(text.len() < 32 * 1024 + 200, "{}", text.len());
     }

@@ -106,10 +106,10 @@ mod tests {
 
     #[test]
     fn the_raw_config_keeps_feature_sections_and_each_feature_checks_its_own() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let path = dir.path().join("config.json");
         let check = |text: &str| {
-            std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(&path, text).expect("write path");
             assert!(ConfigFile::load(Some(&path)).is_ok(), "raw: {text}");
             load_config_at(Some(&path))
                 .err()
@@ -126,8 +126,8 @@ mod tests {
             &path,
             r#"{"registry":"https://example.com/","mcpServers":{"docs":{"command":"x"}}}"#,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let config = load_config_at(Some(&path)).unwrap_or_else(|e| panic!("{e}"));
+        .expect("write path");
+        let config = load_config_at(Some(&path)).expect("load config at");
         assert_eq!(config.registry.as_deref(), Some("https://example.com/"));
         let servers = crate::mcp::config::user_servers(&config).unwrap_or_default();
         assert_eq!(servers.len(), 1);

@@ -622,10 +622,10 @@ mod tests {
 
     #[test]
     fn a_held_lock_is_live_until_released() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(worktrees_dir(dir.path())).unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        std::fs::create_dir_all(worktrees_dir(dir.path())).expect("create");
         assert!(!is_live(dir.path(), "run_a"));
-        hold_live_lock(dir.path(), "run_a").unwrap_or_else(|e| panic!("{e}"));
+        hold_live_lock(dir.path(), "run_a").expect("hold live lock dir");
         assert!(is_live(dir.path(), "run_a"));
         assert!(!is_live(dir.path(), "run_b"));
         release_live_lock(dir.path(), "run_a");

@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn a_bad_run_id_is_a_usage_error_in_a_whole_stream_on_its_io() {
         let (io, captured) = Io::captured();
-        let exit = run(&args("not-a-run", 1), io).unwrap_or_else(|e| panic!("{e}"));
+        let exit = run(&args("not-a-run", 1), io).expect("run");
         assert_eq!(exit, Exit::Usage);
         let lines = lines(&captured.out());
         let types: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();

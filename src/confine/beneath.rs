@@ -594,28 +594,27 @@ mod tests {
     use super::*;
 
     fn root() -> (tempfile::TempDir, std::path::PathBuf) {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let root = dir.path().join("root");
-        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&root).expect("create root");
         (dir, root)
     }
 
     #[test]
     fn writes_inside_and_follows_links_that_stay_inside() {
         let (_dir, root) = root();
-        write(&root, &root.join("a/b/c.txt"), b"hi").unwrap_or_else(|e| panic!("{e}"));
+        write(&root, &root.join("a/b/c.txt"), b"hi").expect("write root");
         assert_eq!(
             std::fs::read(root.join("a/b/c.txt")).ok().as_deref(),
             Some(&b"hi"[..])
         );
-        std::os::unix::fs::symlink("a/b/c.txt", root.join("link"))
-            .unwrap_or_else(|e| panic!("{e}"));
-        write(&root, &root.join("link"), b"via link").unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("a/b/c.txt", root.join("link")).expect("link link");
+        write(&root, &root.join("link"), b"via link").expect("write root");
         assert_eq!(
             read(&root, &root.join("a/b/c.txt")).ok().as_deref(),
             Some(&b"via link"[..])
         );
-        remove(&root, &root.join("a/b/c.txt")).unwrap_or_else(|e| panic!("{e}"));
+        remove(&root, &root.join("a/b/c.txt")).expect("remove root");
         assert!(!root.join("a/b/c.txt").exists());
     }
 
@@ -623,16 +622,16 @@ mod tests {
     fn declared_paths_resolve_beneath_the_root_or_are_refused() {
         let (dir, root) = root();
         let outside = dir.path().join("elsewhere");
-        std::fs::create_dir_all(&outside).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(root.join("build/out")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&outside).expect("create outside");
+        std::fs::create_dir_all(root.join("build/out")).expect("create build/out");
         let link = |target: &Path, name: &str| {
-            std::os::unix::fs::symlink(target, root.join(name)).unwrap_or_else(|e| panic!("{e}"))
+            std::os::unix::fs::symlink(target, root.join(name)).expect("link name")
         };
         link(&outside, "out");
         link(Path::new("../elsewhere"), "up");
         link(Path::new("build"), "inner");
         link(Path::new("missing-target"), "dangling");
-        let real = root.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let real = root.canonicalize().expect("canonicalize root");
         let resolve = |p: &str| resolve_beneath(&root, Path::new(p));
         assert_eq!(resolve(".").ok(), Some(real.clone()));
         assert_eq!(resolve("./build").ok(), Some(real.join("build")));
@@ -669,19 +668,18 @@ mod tests {
     fn git_dirs_are_judged_where_links_lead() {
         let (_dir, root) = root();
         let link = |target: &str, name: &str| {
-            std::os::unix::fs::symlink(target, root.join(name)).unwrap_or_else(|e| panic!("{e}"))
+            std::os::unix::fs::symlink(target, root.join(name)).expect("link name")
         };
         // A `.git` file pointing at a git dir inside the root, holding only a config.
-        std::fs::create_dir_all(root.join("store")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("store/config"), "[core]\n").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join(".git"), "gitdir: store\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("store")).expect("create store");
+        std::fs::write(root.join("store/config"), "[core]\n").expect("write store/config");
+        std::fs::write(root.join(".git"), "gitdir: store\n").expect("write .git");
         link("store", "s");
         // Anything shaped like a git dir, whatever its name.
         for part in ["bare/objects", "bare/refs"] {
-            std::fs::create_dir_all(root.join(part)).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::create_dir_all(root.join(part)).expect("create part");
         }
-        std::fs::write(root.join("bare/HEAD"), "ref: refs/heads/main\n")
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("bare/HEAD"), "ref: refs/heads/main\n").expect("write bare/HEAD");
         // A chain of file links ending in a git dir, and one ending at a dangling name there.
         link("b", "a");
         link("store/config", "b");
@@ -703,20 +701,19 @@ mod tests {
         assert!(!root.join("store/new").exists());
         assert!(!root.join("bare/hooks").exists());
         // Removing a link that leads into one removes the link, not what it leads to.
-        remove(&root, &root.join("b")).unwrap_or_else(|e| panic!("{e}"));
+        remove(&root, &root.join("b")).expect("remove root");
         assert!(root.join("store/config").exists());
         // Elsewhere, writes go through.
-        write(&root, &root.join("src/main.rs"), b"fn main() {}").unwrap_or_else(|e| panic!("{e}"));
+        write(&root, &root.join("src/main.rs"), b"fn main() {}").expect("write root");
         assert!(check_write(&root, &root.join("src/new/lib.rs")).is_ok());
     }
 
     #[test]
     fn no_write_completes_a_git_dir() {
         let (_dir, root) = root();
-        std::fs::create_dir_all(root.join("p/objects")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("p/config"), "[core]\n").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("p/HEAD"), "ref: refs/heads/main\n")
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("p/objects")).expect("create p/objects");
+        std::fs::write(root.join("p/config"), "[core]\n").expect("write p/config");
+        std::fs::write(root.join("p/HEAD"), "ref: refs/heads/main\n").expect("write p/HEAD");
         // The missing `refs/` would make `p` a git dir: refused when planned and when written,
         // and the directory is not left behind.
         assert!(protected(check_write(&root, &root.join("p/refs/heads/x"))));
@@ -724,20 +721,19 @@ mod tests {
         assert!(!root.join("p/refs").exists());
         // A `commondir` file makes a git dir of `HEAD` alone.
         assert!(protected(write(&root, &root.join("p/commondir"), b"..")));
-        std::fs::create_dir_all(root.join("q/refs")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(root.join("q/objects")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("q/refs")).expect("create q/refs");
+        std::fs::create_dir_all(root.join("q/objects")).expect("create q/objects");
         assert!(protected(write(&root, &root.join("q/HEAD"), b"x")));
         // A file called HEAD elsewhere, or a directory called refs, is fine.
-        write(&root, &root.join("docs/HEAD"), b"x").unwrap_or_else(|e| panic!("{e}"));
-        write(&root, &root.join("docs/refs/a.md"), b"x").unwrap_or_else(|e| panic!("{e}"));
+        write(&root, &root.join("docs/HEAD"), b"x").expect("write root");
+        write(&root, &root.join("docs/refs/a.md"), b"x").expect("write root");
     }
 
     #[test]
     fn no_write_goes_through_a_hard_link() {
         let (_dir, root) = root();
-        std::fs::write(root.join("a.txt"), "mine\n").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::hard_link(root.join("a.txt"), root.join("b.txt"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("a.txt"), "mine\n").expect("write a.txt");
+        std::fs::hard_link(root.join("a.txt"), root.join("b.txt")).expect("hard link a.txt");
         let linked =
             |r: io::Result<()>| r.as_ref().err().and_then(Escape::of) == Some(Escape::HardLinked);
         assert!(linked(check_write(&root, &root.join("b.txt"))));
@@ -747,14 +743,14 @@ mod tests {
             Some("mine\n")
         );
         // Removing one name is harmless, and then the other is an ordinary file again.
-        remove(&root, &root.join("b.txt")).unwrap_or_else(|e| panic!("{e}"));
-        write(&root, &root.join("a.txt"), b"x").unwrap_or_else(|e| panic!("{e}"));
+        remove(&root, &root.join("b.txt")).expect("remove root");
+        write(&root, &root.join("a.txt"), b"x").expect("write root");
     }
 
     #[test]
     fn reads_a_prefix_of_files_only() {
         let (_dir, root) = root();
-        std::fs::write(root.join("big.txt"), "0123456789").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("big.txt"), "0123456789").expect("write big.txt");
         assert_eq!(
             read_prefix(&root, &root.join("big.txt"), 4).ok().as_deref(),
             Some(&b"0123"[..])
@@ -764,7 +760,7 @@ mod tests {
             root.join("fifo"),
             Mode::from_raw_mode(0o600),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("mkfifoat");
         assert!(read_prefix(&root, &root.join("fifo"), 4).is_err());
         assert!(write(&root, &root.join("fifo"), b"x").is_err());
     }
@@ -773,7 +769,7 @@ mod tests {
     fn uploads_open_only_single_named_files_beneath_the_root_and_out_of_git() {
         let (dir, root) = root();
         let link = |target: &Path, name: &str| {
-            std::os::unix::fs::symlink(target, root.join(name)).unwrap_or_else(|e| panic!("{e}"))
+            std::os::unix::fs::symlink(target, root.join(name)).expect("link name")
         };
         let open = |name: &str| {
             let mut bytes = Vec::new();
@@ -782,22 +778,21 @@ mod tests {
                 .map(|_| bytes)
         };
         let refused = |name: &str| open(name).err().as_ref().and_then(Escape::of);
-        std::fs::write(root.join("talk.wav"), "media").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(dir.path().join("id_rsa"), "key").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(root.join(".git")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join(".git/config"), "token").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("talk.wav"), "media").expect("write talk.wav");
+        std::fs::write(dir.path().join("id_rsa"), "key").expect("write id_rsa");
+        std::fs::create_dir_all(root.join(".git")).expect("create .git");
+        std::fs::write(root.join(".git/config"), "token").expect("write .git/config");
         // A `.git` that is not shaped like a git dir, reached through a directory link.
-        std::fs::create_dir_all(root.join("sub/.git")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("sub/.git/x.wav"), "x").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("sub/.git")).expect("create sub/.git");
+        std::fs::write(root.join("sub/.git/x.wav"), "x").expect("write sub/.git/x.wav");
         link(Path::new("talk.wav"), "rel.wav");
         link(&root.join("talk.wav"), "abs.wav");
         link(&dir.path().join("id_rsa"), "key.wav");
         link(Path::new(".git/config"), "config.wav");
         link(Path::new("sub/.git"), "g");
         link(Path::new("../id_rsa"), "up.wav");
-        std::fs::write(root.join("one.wav"), "one").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::hard_link(root.join("one.wav"), root.join("two.wav"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("one.wav"), "one").expect("write one.wav");
+        std::fs::hard_link(root.join("one.wav"), root.join("two.wav")).expect("hard link one.wav");
         for name in ["talk.wav", "rel.wav", "abs.wav"] {
             assert_eq!(open(name).ok().as_deref(), Some(&b"media"[..]), "{name}");
         }
@@ -814,7 +809,7 @@ mod tests {
             root.join("fifo.wav"),
             Mode::from_raw_mode(0o600),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("mkfifoat");
         assert_eq!(
             open("fifo.wav").err().map(|e| e.kind()),
             Some(io::ErrorKind::InvalidInput)
@@ -829,8 +824,8 @@ mod tests {
     fn a_link_out_of_the_root_is_refused_by_the_kernel() {
         let (dir, root) = root();
         let outside = dir.path().join("outside.txt");
-        std::os::unix::fs::symlink(&outside, root.join("evil")).unwrap_or_else(|e| panic!("{e}"));
-        std::os::unix::fs::symlink(dir.path(), root.join("up")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&outside, root.join("evil")).expect("link evil");
+        std::os::unix::fs::symlink(dir.path(), root.join("up")).expect("link up");
         let error = write(&root, &root.join("evil"), b"x").err();
         assert_eq!(
             error.map(|e| e.kind()),
@@ -839,7 +834,7 @@ mod tests {
         assert!(write(&root, &root.join("up/new.txt"), b"x").is_err());
         assert!(!outside.exists());
         assert!(!dir.path().join("new.txt").exists());
-        std::fs::write(&outside, "secret").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&outside, "secret").expect("write outside");
         assert!(read(&root, &root.join("evil")).is_err());
     }
 }

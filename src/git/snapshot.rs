@@ -165,29 +165,27 @@ mod tests {
 
     #[test]
     fn puts_back_changed_added_and_removed_entries_without_following_links() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let git = dir.path().join("git");
         let outside = dir.path().join("outside");
-        std::fs::create_dir_all(git.join("hooks")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(&outside).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(git.join("config"), "[core]\n").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(git.join("hooks/x.sample"), "#!/bin/sh\n").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(outside.join("keep"), "mine").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(git.join("hooks")).expect("create hooks");
+        std::fs::create_dir_all(&outside).expect("create outside");
+        std::fs::write(git.join("config"), "[core]\n").expect("write config");
+        std::fs::write(git.join("hooks/x.sample"), "#!/bin/sh\n").expect("write hooks/x.sample");
+        std::fs::write(outside.join("keep"), "mine").expect("write keep");
         let snapshot = Snapshot::take(&git);
         assert_eq!(
-            snapshot.restore().unwrap_or_else(|e| panic!("{e}")),
+            snapshot.restore().expect("restore snapshot"),
             Vec::<String>::new()
         );
 
-        std::fs::write(git.join("config"), "[core]\n\tfsmonitor = x\n")
-            .unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(git.join("info")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(git.join("info/attributes"), "* filter=x\n")
-            .unwrap_or_else(|e| panic!("{e}"));
-        std::fs::remove_dir_all(git.join("hooks")).unwrap_or_else(|e| panic!("{e}"));
-        std::os::unix::fs::symlink(&outside, git.join("hooks")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(git.join("config"), "[core]\n\tfsmonitor = x\n").expect("write config");
+        std::fs::create_dir_all(git.join("info")).expect("create info");
+        std::fs::write(git.join("info/attributes"), "* filter=x\n").expect("write info/attributes");
+        std::fs::remove_dir_all(git.join("hooks")).expect("remove hooks");
+        std::os::unix::fs::symlink(&outside, git.join("hooks")).expect("link hooks");
 
-        let changed = snapshot.restore().unwrap_or_else(|e| panic!("{e}"));
+        let changed = snapshot.restore().expect("restore snapshot");
         assert_eq!(
             changed,
             [
@@ -215,43 +213,43 @@ mod tests {
 
     #[test]
     fn a_fifo_is_removed_without_being_opened() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let git = dir.path().join("git");
-        std::fs::create_dir_all(git.join("hooks")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(git.join("hooks")).expect("create hooks");
         let snapshot = Snapshot::take(&git);
         let made = std::process::Command::new("mkfifo")
             .arg(git.join("hooks/pre-commit"))
             .status()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("run");
         assert!(made.success());
-        let changed = snapshot.restore().unwrap_or_else(|e| panic!("{e}"));
+        let changed = snapshot.restore().expect("restore snapshot");
         assert_eq!(changed, ["hooks/pre-commit"]);
         assert!(!git.join("hooks/pre-commit").exists());
     }
 
     #[test]
     fn touches_nothing_through_a_swapped_git_dir_or_a_swapped_info_dir() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let git = dir.path().join("git");
         let home = dir.path().join("home");
-        std::fs::create_dir_all(git.join("info")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(git.join("config"), "[core]\n").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(home.join("config"), "Host *\n").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(home.join("attributes"), "mine\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(git.join("info")).expect("create info");
+        std::fs::create_dir_all(&home).expect("create home");
+        std::fs::write(git.join("config"), "[core]\n").expect("write config");
+        std::fs::write(home.join("config"), "Host *\n").expect("write config");
+        std::fs::write(home.join("attributes"), "mine\n").expect("write attributes");
         let snapshot = Snapshot::take(&git);
 
         // `info` swapped for a link to a directory holding an `attributes` of the user's.
-        std::fs::remove_dir_all(git.join("info")).unwrap_or_else(|e| panic!("{e}"));
-        std::os::unix::fs::symlink(&home, git.join("info")).unwrap_or_else(|e| panic!("{e}"));
-        let changed = snapshot.restore().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_dir_all(git.join("info")).expect("remove info");
+        std::os::unix::fs::symlink(&home, git.join("info")).expect("link info");
+        let changed = snapshot.restore().expect("restore snapshot");
         assert_eq!(changed, ["info"]);
         assert!(git.join("info").is_dir() && !git.join("info").is_symlink());
         assert!(home.join("attributes").exists());
 
         // The whole git dir swapped for a link to a directory holding a `config`.
-        std::fs::rename(&git, dir.path().join("moved")).unwrap_or_else(|e| panic!("{e}"));
-        std::os::unix::fs::symlink(&home, &git).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::rename(&git, dir.path().join("moved")).expect("rename git");
+        std::os::unix::fs::symlink(&home, &git).expect("link git");
         assert!(snapshot.restore().is_err());
         assert_eq!(
             std::fs::read_to_string(home.join("config")).ok().as_deref(),

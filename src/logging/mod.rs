@@ -311,7 +311,7 @@ mod tests {
 
     #[test]
     fn the_file_is_owner_only_redacted_and_rotated() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let path = dir.path().join("log").join("splice.log");
         let mut log = LogFile::new(path.clone(), false);
         log.redactor = Redactor::from_vars([("X_API_KEY".into(), "very-secret-value".into())]);
@@ -336,9 +336,9 @@ mod tests {
 
     #[test]
     fn a_log_that_cannot_open_drops_events() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let blocker = dir.path().join("file");
-        std::fs::write(&blocker, "").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&blocker, "").expect("write blocker");
         let log = LogFile::new(blocker.join("splice.log"), false);
         log.append(b"line\n");
         assert!(matches!(log.state.lock().as_deref(), Ok(State::Failed)));
@@ -346,11 +346,11 @@ mod tests {
 
     #[test]
     fn a_link_in_the_logs_place_is_not_followed() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let elsewhere = dir.path().join("elsewhere");
-        std::fs::write(&elsewhere, "").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&elsewhere, "").expect("write elsewhere");
         let path = dir.path().join("splice.log");
-        std::os::unix::fs::symlink(&elsewhere, &path).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&elsewhere, &path).expect("link path");
         LogFile::new(path, false).append(b"line\n");
         assert_eq!(
             std::fs::read_to_string(&elsewhere).ok().as_deref(),

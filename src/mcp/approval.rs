@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn an_approval_is_for_one_root_and_one_exact_config() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let entry = |command: &str| ServerEntry {
             name: "tools".into(),
             config: ServerConfig::Stdio {
@@ -179,7 +179,7 @@ mod tests {
         assert!(!approvals.is_approved(root, &entry("node")));
         approvals
             .approve(root, &entry("node"))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("approve root");
         let again = Approvals::load(dir.path());
         assert!(again.is_approved(root, &entry("node")));
         assert!(!again.is_approved(root, &entry("sh")), "a changed command");

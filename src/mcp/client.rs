@@ -114,7 +114,7 @@ mod tests {
         serde_json::from_value(serde_json::json!({
             "progressToken": 1, "progress": progress, "total": total, "message": message
         }))
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("parse")
     }
 
     #[test]

@@ -292,7 +292,7 @@ mod tests {
             }),
             Source::User,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("parse servers");
         assert_eq!(servers[0].name, "everything");
         assert!(matches!(&servers[0].config, ServerConfig::Stdio { args, .. } if args.len() == 2));
         assert!(
@@ -302,7 +302,7 @@ mod tests {
             &json!({"s": {"command": "npx", "envPassthrough": ["PIP_INDEX_URL", "_X1"]}}),
             Source::User,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("parse servers");
         assert!(matches!(
             &passing[0].config,
             ServerConfig::Stdio { env_passthrough, .. } if env_passthrough == &["PIP_INDEX_URL", "_X1"]

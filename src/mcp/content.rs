@@ -155,7 +155,7 @@ mod tests {
     use serde_json::json;
 
     fn result(value: serde_json::Value) -> CallToolResult {
-        serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"))
+        serde_json::from_value(value).expect("parse value")
     }
 
     #[test]

@@ -679,9 +679,9 @@ mod tests {
     /// them). A server that never answers still ends with the hub.
     #[tokio::test]
     async fn launched_servers_are_starting_before_launch_returns() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let mut options = HubOptions::from_vars(dir.path().to_path_buf(), Vec::new())
-            .unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let mut options =
+            HubOptions::from_vars(dir.path().to_path_buf(), Vec::new()).expect("from vars");
         options.startup_timeout = Duration::from_secs(30);
         let hub = McpHub::new(options);
         let entry = ServerEntry {

@@ -156,7 +156,7 @@ mod tests {
     use super::*;
 
     fn listed(tools: serde_json::Value) -> Vec<rmcp::model::Tool> {
-        serde_json::from_value(tools).unwrap_or_else(|e| panic!("{e}"))
+        serde_json::from_value(tools).expect("parse tools")
     }
 
     #[test]

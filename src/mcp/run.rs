@@ -240,16 +240,16 @@ mod tests {
     }
 
     fn project(root: &Path, json: &str) {
-        std::fs::write(root.join(PROJECT_FILE), json).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join(PROJECT_FILE), json).expect("write");
     }
 
     /// A project's servers start only when approved for this root and config, or trusted; the
     /// rest are named in one warning that says how to allow them.
     #[test]
     fn project_servers_start_only_approved_or_trusted() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let (root, data) = (dir.path().join("repo"), dir.path().join("data"));
-        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&root).expect("create root");
         project(
             &root,
             r#"{"mcpServers": {"a": {"command": "touch"}, "b": {"command": "rm"}}}"#,
@@ -263,10 +263,10 @@ mod tests {
         assert_eq!(*code, WarningCode::McpServerUnapproved);
         assert!(message.contains("`a`, `b`"), "{message}");
         assert!(message.contains("--trust-project-mcp"), "{message}");
-        let canonical = root.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let canonical = root.canonicalize().expect("canonicalize root");
         Approvals::load(&data)
             .approve(&canonical, &entry("a", "touch", Source::Project))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("approve canonical");
         let plan = Plan::make(user.clone(), &root, &data, false);
         let started: Vec<&str> = plan.start.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(started, ["mine", "a"]);
@@ -279,7 +279,7 @@ mod tests {
     /// A broken `.mcp.json` is a warning naming the file; the user's servers still start.
     #[test]
     fn a_broken_project_file_is_a_warning_and_the_rest_goes_on() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         project(dir.path(), "{ not json");
         let user = vec![entry("mine", "node", Source::User)];
         let plan = Plan::make(user.clone(), dir.path(), dir.path(), true);
@@ -294,7 +294,7 @@ mod tests {
     /// Nothing configured: nothing to start, nothing to say.
     #[test]
     fn no_servers_no_plan() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let plan = Plan::make(Vec::new(), dir.path(), dir.path(), false);
         assert!(plan.is_empty());
         assert!(plan.warnings.is_empty());
@@ -307,7 +307,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("build");
         let recorder = Arc::new(crate::bus::Recorder::default());
         let bus = Bus::new("run_t", vec![recorder.clone()]);
         let (notices, receiver) = tokio::sync::broadcast::channel(8);
@@ -324,7 +324,7 @@ mod tests {
             let _ = notices.send(failed("a"));
             let _ = notices.send(failed("c"));
             let _ = stop.send(());
-            watcher.await.unwrap_or_else(|e| panic!("{e}"));
+            watcher.await.expect("finish watcher");
         });
         let messages: Vec<String> = recorder
             .events()
@@ -346,7 +346,7 @@ mod tests {
     /// A project server with a user server's name is left out: the user's config wins.
     #[test]
     fn a_project_server_cannot_take_a_user_servers_name() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         project(
             dir.path(),
             r#"{"mcpServers": {"mine": {"command": "evil"}}}"#,

@@ -42,12 +42,12 @@ fn write_wav(path: &Path, rate: u32, frames: usize, channels: &[&dyn Fn(f64) -> 
             bytes.extend_from_slice(&v.to_le_bytes());
         }
     }
-    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(path, bytes).expect("write path");
 }
 
 /// Reads back a WAV written by extract_wav, checking every header field exactly.
 fn read_output(path: &Path) -> Vec<f64> {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{e}"));
+    let bytes = std::fs::read(path).expect("read path");
     let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
     let u32_at =
         |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
@@ -110,9 +110,9 @@ fn zero_crossing_frequency(samples: &[f64]) -> f64 {
 
 fn entries(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("list dir")
         .map(|e| {
-            e.unwrap_or_else(|e| panic!("{e}"))
+            e.expect("read a directory entry")
                 .file_name()
                 .to_string_lossy()
                 .into_owned()
@@ -124,13 +124,13 @@ fn entries(dir: &Path) -> Vec<String> {
 
 #[test]
 fn stereo_44k1_wav_is_mixed_to_mono_16k_sample_by_sample() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = dir.path().join("in.wav");
     let left = |t: f64| 0.4 * (2.0 * PI * 440.0 * t).sin();
     let right = |t: f64| 0.3 * (2.0 * PI * 1000.0 * t).sin();
     write_wav(&input, 44_100, 44_100 * 2, &[&left, &right]);
     let out = dir.path().join("out.wav");
-    let seconds = extract(&input, &out).unwrap_or_else(|e| panic!("{e}"));
+    let seconds = extract(&input, &out).expect("extract input");
     assert_eq!(seconds, 2.0);
     let samples = read_output(&out);
     assert_eq!(samples.len(), 32_000);
@@ -145,14 +145,14 @@ fn stereo_44k1_wav_is_mixed_to_mono_16k_sample_by_sample() {
 fn a_48k_two_channel_wav_with_an_alias_bait_keeps_only_the_band() {
     // Left carries 1 kHz; right carries 1 kHz plus 12 kHz, which naive decimation would fold
     // to 4 kHz.
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = dir.path().join("in.wav");
     let left = |t: f64| 0.5 * (2.0 * PI * 1000.0 * t).sin();
     let right =
         |t: f64| 0.5 * (2.0 * PI * 1000.0 * t).sin() + 0.4 * (2.0 * PI * 12_000.0 * t).sin();
     write_wav(&input, 48_000, 48_000, &[&left, &right]);
     let out = dir.path().join("out.wav");
-    extract(&input, &out).unwrap_or_else(|e| panic!("{e}"));
+    extract(&input, &out).expect("extract input");
     let samples = read_output(&out);
     assert_eq!(samples.len(), 16_000);
     let worst = worst_error(&samples, |t| 0.5 * (2.0 * PI * 1000.0 * t).sin());
@@ -165,14 +165,14 @@ fn a_48k_two_channel_wav_with_an_alias_bait_keeps_only_the_band() {
 
 #[test]
 fn a_16k_mono_wav_passes_through_bit_exact() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = dir.path().join("in.wav");
     let signal = |t: f64| 0.7 * (2.0 * PI * 300.0 * t).sin() * (2.0 * PI * 3.0 * t).cos();
     write_wav(&input, 16_000, 12_345, &[&signal]);
     let out = dir.path().join("out.wav");
-    extract(&input, &out).unwrap_or_else(|e| panic!("{e}"));
-    let input_bytes = std::fs::read(&input).unwrap_or_else(|e| panic!("{e}"));
-    let output_bytes = std::fs::read(&out).unwrap_or_else(|e| panic!("{e}"));
+    extract(&input, &out).expect("extract input");
+    let input_bytes = std::fs::read(&input).expect("read input");
+    let output_bytes = std::fs::read(&out).expect("read out");
     assert_eq!(output_bytes.len(), input_bytes.len());
     let first_difference = output_bytes
         .iter()
@@ -187,15 +187,15 @@ fn a_16k_mono_wav_passes_through_bit_exact() {
 #[test]
 fn two_aac_tracks_are_mixed_with_equal_weight() {
     // Track 1: 440 Hz stereo at 0.5; track 2: 1 kHz mono at 0.5 (see make_fixtures.sh).
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = fixture("two_tracks.m4a");
-    let p = probe(&input).unwrap_or_else(|e| panic!("{e}"));
+    let p = probe(&input).expect("probe input");
     assert!(p.has_audio && !p.has_video);
     // Within one AAC frame (probe) and two (decoded: the priming frame is kept).
     let frame = 1024.0 / 44_100.0;
     assert!((p.duration_seconds - 1.0).abs() <= frame + 1e-9, "{p:?}");
     let out = dir.path().join("out.wav");
-    let seconds = extract(&input, &out).unwrap_or_else(|e| panic!("{e}"));
+    let seconds = extract(&input, &out).expect("extract input");
     assert!((seconds - 1.0).abs() <= 2.0 * frame + 1e-9, "{seconds}");
     let samples = read_output(&out);
     let a440 = tone_amplitude(&samples, 440.0);
@@ -206,16 +206,16 @@ fn two_aac_tracks_are_mixed_with_equal_weight() {
 
 #[test]
 fn lossless_flac_matches_the_sine_sample_by_sample() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = fixture("sine440.flac");
-    let p = probe(&input).unwrap_or_else(|e| panic!("{e}"));
+    let p = probe(&input).expect("probe input");
     assert_eq!(p.duration_seconds, 1.0);
     assert_eq!(
         p.result_json().to_string(),
         r#"{"durationSeconds":1.0,"hasAudio":true,"hasVideo":false}"#
     );
     let out = dir.path().join("out.wav");
-    assert_eq!(extract(&input, &out).unwrap_or_else(|e| panic!("{e}")), 1.0);
+    assert_eq!(extract(&input, &out).expect("extract input"), 1.0);
     let samples = read_output(&out);
     assert_eq!(samples.len(), 16_000);
     let worst = worst_error(&samples, |t| {
@@ -228,7 +228,7 @@ fn lossless_flac_matches_the_sine_sample_by_sample() {
 /// AAC's priming frame stays in, as MP4 edit lists are not applied), the tone at its frequency
 /// and amplitude.
 fn check_lossy(name: &str, frame_seconds: f64, slack: f64) {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = fixture(name);
     let p = probe(&input).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(p.has_audio && !p.has_video, "{name}: {p:?}");
@@ -276,9 +276,9 @@ fn aac_in_m4a_decodes_to_the_known_sine() {
 
 #[test]
 fn probe_reports_the_video_track_of_an_mp4_and_extract_takes_its_audio() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = fixture("video16.mp4");
-    let p = probe(&input).unwrap_or_else(|e| panic!("{e}"));
+    let p = probe(&input).expect("probe input");
     assert!(p.has_audio && p.has_video, "{p:?}");
     assert_eq!((p.width, p.height), (Some(16), Some(16)));
     let json = p.result_json();
@@ -293,19 +293,18 @@ fn probe_reports_the_video_track_of_an_mp4_and_extract_takes_its_audio() {
     );
     assert!((p.duration_seconds - 1.0).abs() < 0.05, "{p:?}");
     let out = dir.path().join("out.wav");
-    extract(&input, &out).unwrap_or_else(|e| panic!("{e}"));
+    extract(&input, &out).expect("extract input");
     let samples = read_output(&out);
     assert!((tone_amplitude(&samples, FIXTURE_FREQ) - FIXTURE_AMP).abs() < 0.05);
 }
 
 #[test]
 fn text_and_directories_are_unsupported_and_leave_nothing() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let text = dir.path().join("notes.mp3");
-    std::fs::write(&text, "just some notes, not audio\n".repeat(200))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&text, "just some notes, not audio\n".repeat(200)).expect("write text");
     let sub = dir.path().join("sub.wav");
-    std::fs::create_dir(&sub).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir(&sub).expect("create sub");
     for input in [&text, &sub, &dir.path().join("missing.wav")] {
         assert!(
             matches!(probe(input), Err(MediaError::Unsupported(_))),
@@ -322,20 +321,20 @@ fn text_and_directories_are_unsupported_and_leave_nothing() {
 
 #[test]
 fn a_cut_off_wav_is_decoded_up_to_where_it_ends() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = dir.path().join("in.wav");
     let signal = |t: f64| 0.5 * (2.0 * PI * 440.0 * t).sin();
     write_wav(&input, 44_100, 44_100, &[&signal]);
     // Keep the header (which still says 1 s) and the first 0.5 s, plus half a sample.
-    let bytes = std::fs::read(&input).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(&input, &bytes[..44 + 44_100 + 1]).unwrap_or_else(|e| panic!("{e}"));
-    let p = probe(&input).unwrap_or_else(|e| panic!("{e}"));
+    let bytes = std::fs::read(&input).expect("read input");
+    std::fs::write(&input, &bytes[..44 + 44_100 + 1]).expect("write input");
+    let p = probe(&input).expect("probe input");
     assert_eq!(
         p.duration_seconds, 1.0,
         "probe reports what the header states"
     );
     let out = dir.path().join("out.wav");
-    let seconds = extract(&input, &out).unwrap_or_else(|e| panic!("{e}"));
+    let seconds = extract(&input, &out).expect("extract input");
     assert!((seconds - 0.5).abs() < 0.01, "{seconds}");
     let samples = read_output(&out);
     let worst = worst_error(&samples, signal);
@@ -344,12 +343,12 @@ fn a_cut_off_wav_is_decoded_up_to_where_it_ends() {
 
 #[test]
 fn a_cut_off_mp3_is_decoded_up_to_where_it_ends() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let bytes = std::fs::read(fixture("sine440.mp3")).unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
+    let bytes = std::fs::read(fixture("sine440.mp3")).expect("read");
     let input = dir.path().join("cut.mp3");
-    std::fs::write(&input, &bytes[..bytes.len() / 2 + 17]).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&input, &bytes[..bytes.len() / 2 + 17]).expect("write input");
     let out = dir.path().join("out.wav");
-    let seconds = extract(&input, &out).unwrap_or_else(|e| panic!("{e}"));
+    let seconds = extract(&input, &out).expect("extract input");
     assert!(seconds > 0.3 && seconds < 0.7, "{seconds}");
     let samples = read_output(&out);
     assert!((zero_crossing_frequency(&samples) - FIXTURE_FREQ).abs() < 2.0);
@@ -358,7 +357,7 @@ fn a_cut_off_mp3_is_decoded_up_to_where_it_ends() {
 /// A fixture with `range` (fractions of its length) overwritten by a fixed pseudo-random
 /// sequence, sparing the bytes `keep` says to keep.
 fn damaged_copy(name: &str, range: (f64, f64), keep: impl Fn(&[u8], usize) -> bool) -> Vec<u8> {
-    let mut bytes = std::fs::read(fixture(name)).unwrap_or_else(|e| panic!("{e}"));
+    let mut bytes = std::fs::read(fixture(name)).expect("read");
     let original = bytes.clone();
     let (from, to) = (
         (bytes.len() as f64 * range.0) as usize,
@@ -387,10 +386,10 @@ fn in_mp3_header(bytes: &[u8], i: usize) -> bool {
 fn an_mp3_with_damaged_frame_data_fails_and_leaves_nothing() {
     // Frame headers intact (the demuxer finds every frame), the audio data of half of them
     // scrambled: the decoder rejects them.
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = dir.path().join("damaged.mp3");
     let bytes = damaged_copy("sine440.mp3", (0.25, 0.75), in_mp3_header);
-    std::fs::write(&input, bytes).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&input, bytes).expect("write input");
     let out = dir.path().join("out.wav");
     let result = extract(&input, &out);
     assert!(matches!(result, Err(MediaError::Failed(_))), "{result:?}");
@@ -401,10 +400,10 @@ fn an_mp3_with_damaged_frame_data_fails_and_leaves_nothing() {
 fn a_flac_with_damaged_frames_fails_as_a_gap_in_the_timeline() {
     // FLAC frames carry checksums: the demuxer drops the damaged ones, and the timestamps of
     // the next good frame show the hole.
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = dir.path().join("damaged.flac");
     let bytes = damaged_copy("sine440.flac", (0.4, 0.5), |_, _| false);
-    std::fs::write(&input, bytes).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&input, bytes).expect("write input");
     assert!(probe(&input).is_ok(), "the header is intact");
     let out = dir.path().join("out.wav");
     let result = extract(&input, &out);
@@ -414,7 +413,7 @@ fn a_flac_with_damaged_frames_fails_as_a_gap_in_the_timeline() {
 
 #[test]
 fn wav_headers_that_cannot_be_read_are_unsupported_and_a_zero_rate_is_failed() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let header = |channels: u16, rate: u32, bits: u16| {
         let block = channels * bits.div_ceil(8);
         let mut h = b"RIFF".to_vec();
@@ -439,7 +438,7 @@ fn wav_headers_that_cannot_be_read_are_unsupported_and_a_zero_rate_is_failed() {
         ("cut-in-header.wav", header(1, 16_000, 16)[..30].to_vec()),
     ] {
         let input = dir.path().join(name);
-        std::fs::write(&input, bytes).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&input, bytes).expect("write input");
         assert!(
             matches!(probe(&input), Err(MediaError::Unsupported(_))),
             "{name}"
@@ -450,7 +449,7 @@ fn wav_headers_that_cannot_be_read_are_unsupported_and_a_zero_rate_is_failed() {
         );
     }
     let input = dir.path().join("zero-rate.wav");
-    std::fs::write(&input, header(1, 0, 16)).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&input, header(1, 0, 16)).expect("write input");
     assert!(matches!(probe(&input), Err(MediaError::Failed(_))));
     assert!(matches!(extract(&input, &out), Err(MediaError::Failed(_))));
     assert!(!out.exists());
@@ -458,7 +457,7 @@ fn wav_headers_that_cannot_be_read_are_unsupported_and_a_zero_rate_is_failed() {
 
 #[test]
 fn cancel_midway_leaves_no_file() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = dir.path().join("in.wav");
     let signal = |t: f64| 0.5 * (2.0 * PI * 440.0 * t).sin();
     write_wav(&input, 44_100, 44_100 * 5, &[&signal]);
@@ -483,7 +482,7 @@ fn cancel_midway_leaves_no_file() {
 
 #[test]
 fn progress_rises_to_one() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = dir.path().join("in.wav");
     let signal = |t: f64| 0.5 * (2.0 * PI * 440.0 * t).sin();
     write_wav(&input, 22_050, 22_050 * 3, &[&signal]);
@@ -494,7 +493,7 @@ fn progress_rises_to_one() {
         &mut |f| seen.push(f),
         &AtomicBool::new(false),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("extract wav input");
     assert!(seen.len() >= 10, "{seen:?}");
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
     assert!(seen[0] > 0.0 && seen[0] <= 0.05, "{seen:?}");
@@ -503,20 +502,20 @@ fn progress_rises_to_one() {
 
 #[test]
 fn a_symlink_at_out_is_replaced_not_followed() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = dir.path().join("in.wav");
     let signal = |t: f64| 0.5 * (2.0 * PI * 440.0 * t).sin();
     write_wav(&input, 16_000, 1600, &[&signal]);
     let victim = dir.path().join("victim.txt");
-    std::fs::write(&victim, "keep me").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&victim, "keep me").expect("write victim");
     let out = dir.path().join("out.wav");
-    std::os::unix::fs::symlink(&victim, &out).unwrap_or_else(|e| panic!("{e}"));
-    extract(&input, &out).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&victim, &out).expect("link out");
+    extract(&input, &out).expect("extract input");
     assert_eq!(
-        std::fs::read_to_string(&victim).unwrap_or_else(|e| panic!("{e}")),
+        std::fs::read_to_string(&victim).expect("read victim"),
         "keep me"
     );
-    let meta = std::fs::symlink_metadata(&out).unwrap_or_else(|e| panic!("{e}"));
+    let meta = std::fs::symlink_metadata(&out).expect("lstat out");
     assert!(meta.file_type().is_file(), "out is now a regular file");
     assert_eq!(read_output(&out).len(), 1600);
     assert_eq!(entries(dir.path()), ["in.wav", "out.wav", "victim.txt"]);
@@ -524,7 +523,7 @@ fn a_symlink_at_out_is_replaced_not_followed() {
 
 #[test]
 fn an_unwritable_out_is_unsupported_and_the_input_is_untouched() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let input = dir.path().join("in.wav");
     let signal = |t: f64| 0.5 * (2.0 * PI * 440.0 * t).sin();
     write_wav(&input, 16_000, 1600, &[&signal]);

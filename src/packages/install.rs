@@ -323,8 +323,8 @@ mod tests {
     /// A download whose bytes are not the ones the registry vouched for places nothing.
     #[test]
     fn an_archive_is_installed_only_with_the_expected_sha256() {
-        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let packed = archive::pack(Path::new(OFFICIAL)).unwrap_or_else(|e| panic!("{e}"));
+        let data = tempfile::tempdir().expect("create a temporary directory");
+        let packed = archive::pack(Path::new(OFFICIAL)).expect("pack");
         let wrong = "0".repeat(64);
         let refused = install_archive(data.path(), &packed.bytes, Some(&wrong), false);
         assert!(
@@ -333,12 +333,12 @@ mod tests {
         );
         assert!(!data.path().join("packages/splice").exists());
         let done = install_archive(data.path(), &packed.bytes, Some(&packed.sha256), false)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("install archive data");
         assert_eq!(done.outcome, Outcome::Installed);
         assert_eq!(done.sha256, packed.sha256);
         assert!(done.path.join("manifest.json").is_file());
         let left: Vec<_> = std::fs::read_dir(data.path().join("packages"))
-            .unwrap_or_else(|e| panic!("{e}"))
+            .expect("list packages")
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
             .collect();
         assert_eq!(left, ["splice"], "no staging directory left");
@@ -348,8 +348,8 @@ mod tests {
     /// --force over the other package's installed version.
     #[test]
     fn an_archive_holding_another_package_than_expected_is_not_placed() {
-        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let packed = archive::pack(Path::new(OFFICIAL)).unwrap_or_else(|e| panic!("{e}"));
+        let data = tempfile::tempdir().expect("create a temporary directory");
+        let packed = archive::pack(Path::new(OFFICIAL)).expect("pack");
         let expect = Identity {
             namespace: "acme",
             name: "json",
@@ -367,7 +367,7 @@ mod tests {
             "{refused:?}"
         );
         let left: Vec<_> = std::fs::read_dir(data.path().join("packages"))
-            .unwrap_or_else(|e| panic!("{e}"))
+            .expect("list packages")
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
             .collect();
         assert!(left.is_empty(), "{left:?}");

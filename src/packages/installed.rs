@@ -57,10 +57,10 @@ mod tests {
 
     #[test]
     fn resolves_the_highest_release_or_the_version_asked_for() {
-        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let data = tempfile::tempdir().expect("create a temporary directory");
         for version in ["0.9.0", "0.10.0", "0.10.1-rc.1", "not-a-version"] {
             std::fs::create_dir_all(package_dir(data.path(), "splice", "json", version))
-                .unwrap_or_else(|e| panic!("{e}"));
+                .expect("create");
         }
         let dir = |v: &str| package_dir(data.path(), "splice", "json", v);
         assert_eq!(resolve(data.path(), "splice/json"), Ok(dir("0.10.0")));

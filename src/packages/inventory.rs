@@ -73,16 +73,14 @@ mod tests {
 
     #[test]
     fn versions_ids_and_the_offered_version() {
-        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let data = tempfile::tempdir().expect("create a temporary directory");
         for v in ["0.9.0", "0.10.0", "0.11.0-rc.1"] {
-            std::fs::create_dir_all(package_dir(data.path(), "splice", "json", v))
-                .unwrap_or_else(|e| panic!("{e}"));
+            std::fs::create_dir_all(package_dir(data.path(), "splice", "json", v)).expect("create");
         }
         std::fs::create_dir_all(package_dir(data.path(), "acme", "pre", "1.0.0-rc.1"))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("create");
         for stray in ["splice/json/.staging", ".staging-x/a", "Bad/name"] {
-            std::fs::create_dir_all(packages_root(data.path()).join(stray))
-                .unwrap_or_else(|e| panic!("{e}"));
+            std::fs::create_dir_all(packages_root(data.path()).join(stray)).expect("create");
         }
         assert_eq!(
             versions(data.path(), "splice", "json"),

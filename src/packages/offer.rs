@@ -284,7 +284,7 @@ mod tests {
 
     #[test]
     fn writes_reaching_the_git_dir_are_found() {
-        let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = tempfile::tempdir().expect("create a temporary directory");
         let root = root.path();
         let writes = |paths: &[&str]| Permissions {
             fs_write: paths.iter().map(|p| p.to_string()).collect(),
@@ -292,7 +292,7 @@ mod tests {
         };
         // No git dir: nothing to reach.
         assert_eq!(write_reaching_git_dir(root, &writes(&["."])), None);
-        std::fs::create_dir_all(root.join(".git/hooks")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join(".git/hooks")).expect("create .git/hooks");
         for reaching in [".", ".git", ".git/hooks", "./.git/config"] {
             assert_eq!(
                 write_reaching_git_dir(root, &writes(&["out", reaching])).as_deref(),
@@ -303,7 +303,7 @@ mod tests {
             write_reaching_git_dir(root, &writes(&["out", ".github"])),
             None
         );
-        std::os::unix::fs::symlink(".git", root.join("out")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(".git", root.join("out")).expect("link out");
         assert_eq!(
             write_reaching_git_dir(root, &writes(&["out/hooks"])).as_deref(),
             Some("out/hooks")

@@ -63,8 +63,8 @@ mod tests {
         assert_eq!(package.id(), "splice/json");
         assert!(package.tool("parse").is_some());
         assert!(package.tool("nope").is_none());
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(dir.path().join("manifest.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        std::fs::write(dir.path().join("manifest.json"), "{}").expect("write manifest.json");
         let issues = Package::load(dir.path()).err().unwrap_or_default();
         assert!(!issues.is_empty());
     }

@@ -91,7 +91,7 @@ mod tests {
             let spec: PackageSpec = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(spec.to_string(), text);
         }
-        let spec: PackageSpec = "acme/json@1.0.0".parse().unwrap_or_else(|e| panic!("{e}"));
+        let spec: PackageSpec = "acme/json@1.0.0".parse().expect("parse");
         assert_eq!(spec.id(), "acme/json");
         assert_eq!(spec.version.as_deref(), Some("1.0.0"));
         assert_eq!("json".parse::<PackageSpec>(), Err(SpecError::NoSlash));

@@ -45,11 +45,11 @@ mod tests {
     #[test]
     fn an_inheritable_descriptor_becomes_close_on_exec() {
         use rustix::io::{FdFlags, fcntl_getfd, fcntl_setfd};
-        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap_or_else(|e| panic!("{e}"));
-        fcntl_setfd(&a, FdFlags::empty()).unwrap_or_else(|e| panic!("{e}"));
+        let (a, _b) = std::os::unix::net::UnixStream::pair().expect("pair");
+        fcntl_setfd(&a, FdFlags::empty()).expect("fcntl setfd a");
         let fd = std::os::fd::AsRawFd::as_raw_fd(&a);
-        close_on_exec_from(fd).unwrap_or_else(|e| panic!("{e}"));
-        let flags = fcntl_getfd(&a).unwrap_or_else(|e| panic!("{e}"));
+        close_on_exec_from(fd).expect("close on exec from fd");
+        let flags = fcntl_getfd(&a).expect("fcntl getfd a");
         assert!(flags.contains(FdFlags::CLOEXEC));
     }
 }

@@ -103,14 +103,14 @@ mod tests {
 
     #[test]
     fn finds_programs_as_exec_would() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let tool = dir.path().join("tool");
-        std::fs::write(&tool, "#!/bin/sh\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&tool, "#!/bin/sh\n").expect("write tool");
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("set the permissions of tool");
         let path = std::env::join_paths(["relative", &dir.path().display().to_string()])
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("join paths");
         let found = find(OsStr::new("tool"), Some(&path), Path::new("/"));
         assert_eq!(found.ok(), Some(tool.clone()));
         assert_eq!(

@@ -140,17 +140,17 @@ mod tests {
     use super::*;
 
     fn tree() -> (tempfile::TempDir, PathBuf) {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let base = dir.path().canonicalize().expect("canonicalize dir");
         let conf = base.join("home/.config/splice");
-        std::fs::create_dir_all(&conf).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(base.join("home/src")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&conf).expect("create conf");
+        std::fs::create_dir_all(base.join("home/src")).expect("create home/src");
         for file in ["home/.config/splice/config.json", "home/.bashrc"] {
-            std::fs::write(base.join(file), "x").unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(base.join(file), "x").expect("write file");
         }
-        std::fs::write(conf.join("credentials.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(conf.join("credentials.json"), "{}").expect("write credentials.json");
         std::os::unix::fs::symlink(base.join("home"), base.join("home/loop"))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("link home/loop");
         (dir, base)
     }
 
@@ -158,8 +158,7 @@ mod tests {
     fn the_hidden_file_is_under_no_root_and_its_neighbours_are() {
         let (_dir, base) = tree();
         let hidden = base.join("home/.config/splice/credentials.json");
-        let roots =
-            readable_roots(std::slice::from_ref(&hidden), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let roots = readable_roots(std::slice::from_ref(&hidden), &[]).expect("readable roots");
         let covered = |p: &Path| roots.iter().any(|r| p.starts_with(r));
         assert!(!covered(&hidden), "{roots:?}");
         for readable in [
@@ -180,8 +179,7 @@ mod tests {
     fn a_hidden_file_that_does_not_exist_yet_is_carved_out_by_name() {
         let (_dir, base) = tree();
         let later = base.join("home/.config/other/credentials.json");
-        let roots =
-            readable_roots(std::slice::from_ref(&later), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let roots = readable_roots(std::slice::from_ref(&later), &[]).expect("readable roots");
         assert!(!roots.iter().any(|r| later.starts_with(r)), "{roots:?}");
         assert!(
             roots

@@ -362,9 +362,9 @@ mod tests {
 
     #[test]
     fn files_outside_writable_places_are_left_to_landlock_without_a_namespace() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let file = dir.path().join("credentials.json");
-        std::fs::write(&file, "{}").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&file, "{}").expect("write file");
         let absent = dir.path().join("none.json");
         let elsewhere = vec![PathBuf::from("/nonexistent-writable")];
         let rest = protect_writable(
@@ -372,7 +372,7 @@ mod tests {
             &[file.clone(), absent.clone()],
             &elsewhere,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("protect writable");
         assert_eq!(rest, [file, absent.clone()]);
         // Not there yet: nothing to mask, even inside a writable place.
         let rest = protect_writable(
@@ -380,29 +380,29 @@ mod tests {
             std::slice::from_ref(&absent),
             &[dir.path().to_path_buf()],
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("protect writable");
         assert_eq!(rest, [absent]);
     }
 
     #[test]
     fn a_file_with_another_hard_link_is_refused() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let file = dir.path().join("credentials.json");
-        std::fs::write(&file, "{}").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::hard_link(&file, dir.path().join("copy")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&file, "{}").expect("write file");
+        std::fs::hard_link(&file, dir.path().join("copy")).expect("hard link file");
         let refused = protect_writable(&OwnPlaces::default(), &[file], &[dir.path().to_path_buf()]);
         assert!(refused.is_err_and(|e| e.contains("2 hard links")));
     }
 
     #[test]
     fn own_places_outside_writable_places_are_left_to_landlock() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let own = OwnPlaces {
             dirs: vec![dir.path().join("config/splice")],
             files: vec![dir.path().join("config.json")],
         };
         let elsewhere = vec![PathBuf::from("/nonexistent-writable")];
-        let rest = protect_writable(&own, &[], &elsewhere).unwrap_or_else(|e| panic!("{e}"));
+        let rest = protect_writable(&own, &[], &elsewhere).expect("protect writable own");
         assert!(rest.is_empty());
         // Nothing created where nothing had to be protected.
         assert!(!dir.path().join("config").exists());
@@ -410,10 +410,10 @@ mod tests {
 
     #[test]
     fn an_own_place_inside_another_is_kept_on_its_own_when_a_writable_place_lies_between() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let base = dir.path().canonicalize().expect("canonicalize dir");
         let (home, project) = (base.join("home"), base.join("home/project"));
-        std::fs::create_dir_all(&project).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&project).expect("create project");
         // Inner ones listed first: the order found must not matter.
         let own = OwnPlaces {
             dirs: vec![home.join(".config/splice"), home.clone()],
@@ -421,24 +421,24 @@ mod tests {
         };
         let places = [base.clone(), project.clone()];
         let inside = |path: &Path| places.iter().any(|place| path.starts_with(place));
-        let planned = plan_read_only(&own, &places, &inside).unwrap_or_else(|e| panic!("{e}"));
+        let planned = plan_read_only(&own, &places, &inside).expect("plan read only own");
         let reals: Vec<&PathBuf> = planned.iter().map(|(_, real)| real).collect();
         assert_eq!(reals, [&home, &project.join("splice.json")]);
     }
 
     #[test]
     fn an_own_place_that_is_a_writable_place_or_a_link_in_one_is_refused() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let base = dir.path().canonicalize().expect("canonicalize dir");
         let own = OwnPlaces {
             dirs: vec![base.clone()],
             files: vec![],
         };
         let refused = protect_writable(&own, &[], std::slice::from_ref(&base));
         assert!(refused.is_err_and(|e| e.contains("itself a place")));
-        std::fs::create_dir(base.join("elsewhere")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir(base.join("elsewhere")).expect("create elsewhere");
         std::os::unix::fs::symlink(base.join("elsewhere"), base.join(".config"))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("link .config");
         let own = OwnPlaces {
             dirs: vec![base.join(".config/splice")],
             files: vec![],
@@ -446,8 +446,8 @@ mod tests {
         let refused = protect_writable(&own, &[], std::slice::from_ref(&base));
         assert!(refused.is_err_and(|e| e.contains("symbolic link")));
         let linked = base.join("elsewhere/config.json");
-        std::fs::write(&linked, "{}").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::hard_link(&linked, base.join("copy.json")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&linked, "{}").expect("write linked");
+        std::fs::hard_link(&linked, base.join("copy.json")).expect("hard link linked");
         let own = OwnPlaces {
             dirs: vec![],
             files: vec![linked],

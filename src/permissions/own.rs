@@ -112,8 +112,8 @@ mod tests {
 
     #[test]
     fn home_is_exposed_only_strictly_inside_a_writable_place() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let base = dir.path().canonicalize().expect("canonicalize dir");
         let home = base.join("home");
         let inside = [base.clone(), home.join("project")];
         assert_eq!(exposed(home.clone(), &inside), Some(home.clone()));
@@ -124,11 +124,10 @@ mod tests {
 
     #[test]
     fn a_missing_path_resolves_through_its_existing_ancestors() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let real = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir(real.join("target")).unwrap_or_else(|e| panic!("{e}"));
-        std::os::unix::fs::symlink(real.join("target"), real.join("link"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let real = dir.path().canonicalize().expect("canonicalize dir");
+        std::fs::create_dir(real.join("target")).expect("create target");
+        std::os::unix::fs::symlink(real.join("target"), real.join("link")).expect("link link");
         assert_eq!(
             resolved(&real.join("link/a/b")),
             real.join("target").join("a").join("b")

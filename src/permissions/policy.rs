@@ -678,7 +678,7 @@ mod tests {
     }
 
     fn rule(effect: Effect, text: &str) -> Rule {
-        Rule::parse(effect, text).unwrap_or_else(|e| panic!("{e}"))
+        Rule::parse(effect, text).expect("parse effect")
     }
 
     /// A network-declaring package tool asks in ask and accept-edits mode (saying why), runs in

@@ -334,11 +334,11 @@ mod tests {
 
     #[test]
     fn a_git_file_in_the_root_widens_nothing() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let root = dir.path().join("wt");
-        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&root).expect("create root");
         // A command in the run could write this file: it must not open up `/`.
-        std::fs::write(root.join(".git"), "gitdir: /x/y\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join(".git"), "gitdir: /x/y\n").expect("write .git");
         let paths = writable_paths(&root, &[]);
         assert!(paths.contains(&root));
         assert!(
@@ -370,7 +370,7 @@ mod tests {
     #[test]
     fn without_a_launcher_the_shell_runs_directly_and_nothing_is_confined() {
         let (command, supervised) =
-            shell_command(Path::new("/"), &[], "true", false).unwrap_or_else(|e| panic!("{e}"));
+            shell_command(Path::new("/"), &[], "true", false).expect("shell command");
         assert!(!supervised);
         assert_eq!(command.as_std().get_program(), SHELL);
         assert!(shell_command(Path::new("/"), &[], "true", true).is_err());

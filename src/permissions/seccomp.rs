@@ -264,7 +264,7 @@ mod tests {
     }
 
     fn check(arch: u32, nr: libc::c_long, args: [u64; 3]) -> u32 {
-        let program = program(false).unwrap_or_else(|e| panic!("{e}"));
+        let program = program(false).expect("program false");
         verdict(&program, arch, word(nr), args)
     }
 
@@ -338,7 +338,7 @@ mod tests {
 
     #[test]
     fn allowing_unix_sockets_lifts_that_part_only() {
-        let program = program(true).unwrap_or_else(|e| panic!("{e}"));
+        let program = program(true).expect("program true");
         let (unix, stream) = (libc::AF_UNIX as u64, libc::SOCK_STREAM as u64);
         let socket = word(libc::SYS_socket);
         let pair = word(libc::SYS_socketpair);
@@ -394,11 +394,11 @@ mod tests {
         // Another architecture's syscalls (i386's `socketcall` is 102), whatever their number.
         const AUDIT_ARCH_I386: u32 = 0x4000_0003;
         for nr in [0, 102, 359] {
-            let program = program(false).unwrap_or_else(|e| panic!("{e}"));
+            let program = program(false).expect("program false");
             assert_eq!(verdict(&program, AUDIT_ARCH_I386, nr, [0, 0, 0]), REFUSED);
         }
         // x32 numbers: the native number with bit 30 set.
-        let program = program(false).unwrap_or_else(|e| panic!("{e}"));
+        let program = program(false).expect("program false");
         let x32_socket = word(libc::SYS_socket) | X32_BIT;
         let x32_read = word(libc::SYS_read) | X32_BIT;
         assert_eq!(verdict(&program, native(), x32_socket, [1, 1, 0]), REFUSED);
@@ -426,7 +426,7 @@ mod tests {
         })
         .join()
         .unwrap_or_else(|_| panic!("the thread panicked"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("unwrap or else");
         assert_eq!(
             outcome,
             (

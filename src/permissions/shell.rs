@@ -707,7 +707,7 @@ mod tests {
         let analyses = std::thread::Builder::new()
             .stack_size(512 * 1024)
             .spawn(move || [analyze(&deep), analyze(&nested)])
-            .unwrap_or_else(|e| panic!("{e}"))
+            .expect("spawn")
             .join()
             .unwrap_or_else(|_| panic!("the analysis panicked"));
         let [deep, nested] = analyses;

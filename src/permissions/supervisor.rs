@@ -387,8 +387,8 @@ mod tests {
         let mut child = std::process::Command::new("sleep")
             .arg("5")
             .spawn()
-            .unwrap_or_else(|e| panic!("{e}"));
-        let pid = i32::try_from(child.id()).unwrap_or_else(|e| panic!("{e}"));
+            .expect("spawn");
+        let pid = i32::try_from(child.id()).expect("convert");
         assert!(children().contains(&pid));
         assert_eq!(parent_of(pid), Some(getpid().as_raw_nonzero().get()));
         let _ = child.kill();

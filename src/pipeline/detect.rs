@@ -119,41 +119,40 @@ mod tests {
 
     #[test]
     fn detects_python_and_rust_projects() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let root = dir.path();
         assert_eq!(test_command(root), None);
         assert!(analyzers(root).is_empty());
-        std::fs::create_dir_all(root.join("pkg")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("pkg/mod.py"), "x = 1\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("pkg")).expect("create pkg");
+        std::fs::write(root.join("pkg/mod.py"), "x = 1\n").expect("write pkg/mod.py");
         assert_eq!(
             test_command(root).as_deref(),
             Some("python3 -m unittest discover -v")
         );
         assert_eq!(analyzers(root).len(), 1);
-        std::fs::write(root.join("Cargo.toml"), "[package]\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("Cargo.toml"), "[package]\n").expect("write Cargo.toml");
         assert_eq!(test_command(root).as_deref(), Some("cargo test"));
         assert!(analyzers(root)[0].starts_with("cargo clippy"));
     }
 
     #[test]
     fn a_makefile_test_rule_counts_on_any_line_and_links_out_are_not_read() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let root = dir.path().join("root");
-        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("Makefile"), "test:\n\tpython3 t.py\n")
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&root).expect("create root");
+        std::fs::write(root.join("Makefile"), "test:\n\tpython3 t.py\n").expect("write Makefile");
         assert_eq!(test_command(&root).as_deref(), Some("make test"));
         std::fs::write(root.join("Makefile"), "build:\n\tcc x.c\ntests:\n\ttrue\n")
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("write Makefile");
         assert_eq!(test_command(&root), None);
         // A package.json that points out of the root is not read.
         std::fs::write(
             dir.path().join("outside.json"),
             r#"{"scripts":{"test":"x"}}"#,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("write outside.json");
         std::os::unix::fs::symlink("../outside.json", root.join("package.json"))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("link package.json");
         assert_eq!(test_command(&root), None);
     }
 }

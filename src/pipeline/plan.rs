@@ -452,8 +452,8 @@ mod tests {
 
     #[test]
     fn orders_by_dependency_and_rejects_cycles() {
-        let ordered = order(vec![task("T2", &["T1"]), task("T1", &[]), task("T3", &[])])
-            .unwrap_or_else(|e| panic!("{e}"));
+        let ordered =
+            order(vec![task("T2", &["T1"]), task("T1", &[]), task("T3", &[])]).expect("order");
         let positions = ids(&ordered);
         assert!(positions["T1"] < positions["T2"]);
         assert!(order(vec![task("A", &["B"]), task("B", &["A"])]).is_err());

@@ -328,8 +328,7 @@ mod tests {
     #[test]
     fn valid_code_submission_decodes() {
         let raw = r#"{"files":[{"path":"a.py","content":"x = 1\n"},{"path":"b.py","delete":true}],"summary":"s"}"#;
-        let decoded: FilesSubmission =
-            decode(&spec(SubmitTool::Code), raw).unwrap_or_else(|e| panic!("{e}"));
+        let decoded: FilesSubmission = decode(&spec(SubmitTool::Code), raw).expect("decode");
         assert_eq!(decoded.files.len(), 2);
         assert!(decoded.files[1].delete);
     }

@@ -502,7 +502,7 @@ mod tests {
         let read: Event = serde_json::from_value(json!(
             {"type":"warning","code":"context_compacted","message":"m"}
         ))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("parse");
         assert_eq!(read, Event::warning(WarningCode::ContextCompacted, "m"));
     }
 }

@@ -217,14 +217,14 @@ mod tests {
 
     #[test]
     fn user_file_overrides_builtin() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let path = dir.path().join("pricing.json");
         std::fs::write(
             &path,
             r#"{"source":"mine","asOf":"2026-01-01","models":{"openai/llama3":{"input":1.0,"output":1.0}}}"#,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let table = PriceTable::load(Some(&path)).unwrap_or_else(|e| panic!("{e}"));
+        .expect("write path");
+        let table = PriceTable::load(Some(&path)).expect("load");
         let mut event = usage_event("openai");
         let usage = TokenUsage {
             prompt_tokens: 1_000_000,

@@ -70,14 +70,14 @@ mod tests {
 
     #[test]
     fn a_password_verifies_and_another_does_not() {
-        let stored = hash_password("correct horse").unwrap_or_else(|e| panic!("{e}"));
+        let stored = hash_password("correct horse").expect("hash password correct horse");
         assert!(stored.starts_with("$argon2id$"));
         assert!(verify_password("correct horse", &stored));
         assert!(!verify_password("correct horsE", &stored));
         assert!(!verify_password("correct horse", "not a hash"));
         assert!(!verify_password("", NO_PASSWORD));
         assert!(!verify_password("correct horse", NO_PASSWORD));
-        let again = hash_password("correct horse").unwrap_or_else(|e| panic!("{e}"));
+        let again = hash_password("correct horse").expect("hash password correct horse");
         assert_ne!(stored, again, "salted");
     }
 

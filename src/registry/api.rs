@@ -283,7 +283,7 @@ mod tests {
     /// `T` and written back, byte for byte.
     fn round_trip<T: Serialize + DeserializeOwned>(body: &str) {
         let parsed: T = serde_json::from_str(body).unwrap_or_else(|e| panic!("{body}: {e}"));
-        let written = serde_json::to_string(&parsed).unwrap_or_else(|e| panic!("{e}"));
+        let written = serde_json::to_string(&parsed).expect("serialise parsed");
         assert_eq!(written, body);
     }
 
@@ -359,12 +359,11 @@ mod tests {
             assert_eq!(code.status(), status, "{name}");
             let json = serde_json::to_string(code).unwrap_or_default();
             assert_eq!(json, format!("\"{name}\""));
-            let back: ErrorCode = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+            let back: ErrorCode = serde_json::from_str(&json).expect("parse json");
             assert_eq!(&back, code);
         }
         // A newer registry's code is kept as sent, and written back the same.
-        let other: ErrorCode =
-            serde_json::from_str(r#""rate_limited""#).unwrap_or_else(|e| panic!("{e}"));
+        let other: ErrorCode = serde_json::from_str(r#""rate_limited""#).expect("parse");
         assert_eq!(other, ErrorCode::Other("rate_limited".into()));
         assert_eq!(other.to_string(), "rate_limited");
     }
@@ -375,19 +374,18 @@ mod tests {
         let code: DeviceCodeResponse = serde_json::from_str(
             r#"{"device_code":"d","user_code":"U","verification_uri":"v","verification_uri_complete":"c","expires_in":60}"#,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("parse");
         assert_eq!(code.interval, 5);
         assert!(serde_json::from_str::<DeviceCodeResponse>(r#"{"device_code":"d"}"#).is_err());
-        let token: DeviceToken = serde_json::from_str(r#"{"access_token":"t","user":"u"}"#)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let token: DeviceToken =
+            serde_json::from_str(r#"{"access_token":"t","user":"u"}"#).expect("parse");
         assert_eq!(token.token_type, "");
-        let error: ErrorBody = serde_json::from_str(r#"{"error":{"code":"not_found"}}"#)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let error: ErrorBody =
+            serde_json::from_str(r#"{"error":{"code":"not_found"}}"#).expect("parse");
         assert_eq!(error.error.message, "");
         assert!(serde_json::from_str::<ErrorBody>(r#"{"error":"slow_down"}"#).is_err());
         let package: PackageVersions =
-            serde_json::from_str(r#"{"versions":[{"version":"1.0.0"}]}"#)
-                .unwrap_or_else(|e| panic!("{e}"));
+            serde_json::from_str(r#"{"versions":[{"version":"1.0.0"}]}"#).expect("parse");
         assert!(!package.versions[0].yanked);
     }
 }

@@ -55,7 +55,7 @@ mod tests {
 
     #[test]
     fn a_missing_server_says_where_it_was_looked_for_and_how_to_install_it() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let splice = dir.path().join("splice");
         let error = exec_server(&splice, &[]);
         assert!(matches!(error, LaunchError::Missing { .. }), "{error:?}");

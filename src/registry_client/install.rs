@@ -271,14 +271,14 @@ mod tests {
         ]
         .into_iter()
         .map(|(v, yanked)| Listed {
-            version: version::parse(v).unwrap_or_else(|e| panic!("{e}")),
+            version: version::parse(v).expect("parse v"),
             yanked,
         })
         .collect()
     }
 
     fn pick_for(spec: &str) -> Option<String> {
-        let spec = RegistrySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
+        let spec = RegistrySpec::parse(spec).expect("parse spec");
         pick(&versions(), &spec.want).map(|v| v.to_string())
     }
 
@@ -303,11 +303,11 @@ mod tests {
             {"version": "1.0.0+evil", "yanked": false},
             {"version": "1.0.1+evil", "yanked": false},
         ]}))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("parse");
         let versions = listed(&package);
         assert_eq!(versions.len(), 1, "{versions:?}");
         for spec in ["acme/x", "acme/x@^1.0", "acme/x@1.0.0", "acme/x@>=1.0.0"] {
-            let spec = RegistrySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
+            let spec = RegistrySpec::parse(spec).expect("parse spec");
             assert_eq!(
                 pick(&versions, &spec.want)
                     .map(|v| v.to_string())

@@ -295,7 +295,7 @@ mod tests {
             "verification_uri_complete": "http://r/device?user_code=ABCD-EFGH",
             "expires_in": 600, "interval": 0
         });
-        let code = parse(value).unwrap_or_else(|e| panic!("{e}"));
+        let code = parse(value).expect("parse value");
         assert_eq!(code.interval, MIN_INTERVAL);
         let line = code.json_line();
         assert_eq!(line["type"], "device_code");
@@ -324,7 +324,7 @@ mod tests {
             "device_code": "dc", "user_code": "C", "verification_uri": "u",
             "verification_uri_complete": "u", "expires_in": u64::MAX, "interval": u64::MAX
         });
-        let code = parse(value).unwrap_or_else(|e| panic!("{e}"));
+        let code = parse(value).expect("parse value");
         assert!(code.expires_in <= MAX_EXPIRY && code.interval <= MAX_INTERVAL);
         let _ = Instant::now() + Duration::from_secs(code.expires_in);
     }

@@ -232,12 +232,12 @@ mod tests {
 
     #[test]
     fn a_named_binary_that_is_missing_is_not_replaced_by_path() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let on_path = dir.path().join("scribiz");
-        std::fs::write(&on_path, "#!/bin/sh\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&on_path, "#!/bin/sh\n").expect("write on path");
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&on_path, std::fs::Permissions::from_mode(0o755))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("set the permissions of on path");
         let path = dir.path().to_string_lossy().into_owned();
         assert_eq!(locate(&env(&[("PATH", &path)])).ok(), Some(on_path.clone()));
         assert!(locate(&env(&[("PATH", &path), (BIN_ENV, "/nowhere/scribiz")])).is_err());
@@ -247,8 +247,8 @@ mod tests {
     #[test]
     fn an_input_like_a_flag_is_refused() {
         assert!(transcribe_args(OsStr::new("--help"), Path::new("/o.json")).is_err());
-        let args = transcribe_args(OsStr::new("/m/a.mp3"), Path::new("/o.json"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let args =
+            transcribe_args(OsStr::new("/m/a.mp3"), Path::new("/o.json")).expect("transcribe args");
         assert_eq!(args[4], "--media-prep");
         assert_eq!(args[5], "stdio,ffmpeg");
     }

@@ -233,7 +233,7 @@ mod tests {
         assert!((seconds - 1.0).abs() < 0.1, "{probed}");
         assert_eq!(probed["hasAudio"], true);
         assert_eq!(probed["hasVideo"], false);
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let out = dir.path().join("out.wav");
         let mut fractions = Vec::new();
         let extracted = NativeMedia
@@ -249,11 +249,11 @@ mod tests {
                 .as_f64()
                 .is_some_and(|d| d > 0.9)
         );
-        let wav = std::fs::read(&out).unwrap_or_else(|e| panic!("{e}"));
+        let wav = std::fs::read(&out).expect("read out");
         assert_eq!(&wav[..4], b"RIFF");
         assert!(!fractions.is_empty());
         let text = dir.path().join("notes.txt");
-        std::fs::write(&text, "not media").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&text, "not media").expect("write text");
         assert!(matches!(
             NativeMedia.probe(&text),
             Err(MediaFailure::Unsupported(_))

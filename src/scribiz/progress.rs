@@ -128,7 +128,7 @@ mod tests {
     use super::*;
 
     fn line(json: &str) -> Line {
-        super::super::protocol::decode(json.as_bytes()).unwrap_or_else(|e| panic!("{e}"))
+        super::super::protocol::decode(json.as_bytes()).expect("decode")
     }
 
     fn of(json: &str) -> Report {

@@ -33,14 +33,17 @@ pub enum LoginTarget {
 pub(super) fn start(target: &LoginTarget) -> Result<(String, DeviceLogin), LoginError> {
     match target {
         LoginTarget::Registry(given) => {
-            let url = crate::registry_client::registry_url(given.as_deref()).map_err(|error| {
-                match error {
-                    crate::registry_client::RegistryError::NoRegistry if given.is_none() => {
-                        LoginError::NoRegistry
-                    }
-                    other => LoginError::Refused(strip_controls(&other.to_string()).into_owned()),
-                }
-            })?;
+            let url =
+                crate::registry_client::registry_url(given.as_deref()).map_err(
+                    |error| match error {
+                        crate::registry_client::RegistryError::NoRegistry if given.is_none() => {
+                            LoginError::NoRegistry
+                        }
+                        other => {
+                            LoginError::Refused(strip_controls(&other.to_string()).into_owned())
+                        }
+                    },
+                )?;
             let login = crate::registry_client::login::start(url.clone());
             Ok((format!("registry {url}"), login))
         }

@@ -66,20 +66,17 @@ async fn fake_openai_after(
 ) -> (String, tokio::task::JoinHandle<Value>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("bind 127.0.0.1:0");
     let url = format!(
         "http://{}",
-        listener.local_addr().unwrap_or_else(|e| panic!("{e}"))
+        listener.local_addr().expect("local addr listener")
     );
     let served = tokio::spawn(async move {
-        let (mut stream, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+        let (mut stream, _) = listener.accept().await.expect("accept listener");
         let mut received = Vec::new();
         let mut buf = [0u8; 16 * 1024];
         let body = loop {
-            let n = stream
-                .read(&mut buf)
-                .await
-                .unwrap_or_else(|e| panic!("{e}"));
+            let n = stream.read(&mut buf).await.expect("read buf");
             assert!(n > 0, "the request ended early");
             received.extend_from_slice(&buf[..n]);
             let Some(end) = received.windows(4).position(|w| w == b"\r\n\r\n") else {
@@ -102,12 +99,9 @@ async fn fake_openai_after(
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{}",
             sse_answer(text)
         );
-        stream
-            .write_all(reply.as_bytes())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        stream.write_all(reply.as_bytes()).await.expect("write all");
         let _ = stream.shutdown().await;
-        serde_json::from_slice(&body).unwrap_or_else(|e| panic!("{e}"))
+        serde_json::from_slice(&body).expect("parse body")
     });
     (url, served)
 }
@@ -233,8 +227,8 @@ fn session_on(settings: RunSettings, turn: RunTurn) -> (Session, Arc<Reports>) {
 /// conversation.
 fn settings_at(url: &str) -> RunSettings {
     let mut settings = crate::tui::snapshot_tests::settings();
-    let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4o"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut provider =
+        ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4o")).expect("from env");
     provider.base_url = url.to_string();
     provider.api_key = None;
     provider.max_retries = 0;
@@ -275,7 +269,7 @@ async fn compact_summarises_without_tools_and_counts_the_request_with_the_meter(
     );
 
     // The summary request: no tools, the summariser's system prompt, the old part told.
-    let body = served.await.unwrap_or_else(|e| panic!("{e}"));
+    let body = served.await.expect("finish served");
     assert!(
         body.get("tools")
             .is_none_or(|t| t.as_array().is_some_and(Vec::is_empty)),
@@ -345,11 +339,8 @@ async fn a_compaction_past_the_budget_is_not_used_and_says_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_summary_request_changes_nothing_and_counts_nothing() {
     // A port that was open a moment ago: the connection is refused.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-    let url = format!(
-        "http://{}",
-        closed.local_addr().unwrap_or_else(|e| panic!("{e}"))
-    );
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let url = format!("http://{}", closed.local_addr().expect("local addr closed"));
     drop(closed);
     let settings = settings_at(&url);
     let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
@@ -430,11 +421,8 @@ async fn an_interrupt_cancels_a_compaction_and_a_request_sent_meanwhile_waits_fo
     // Accepts connections (the kernel's backlog) and never answers.
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let url = format!(
-        "http://{}",
-        silent.local_addr().unwrap_or_else(|e| panic!("{e}"))
-    );
+        .expect("bind 127.0.0.1:0");
+    let url = format!("http://{}", silent.local_addr().expect("local addr silent"));
     let seen = Arc::new(Mutex::new(Vec::new()));
     let settings = settings_at(&url);
     let (session, reports) = session_on(settings, recording_turn(seen.clone(), ""));
@@ -465,9 +453,9 @@ async fn an_interrupt_cancels_a_compaction_and_a_request_sent_meanwhile_waits_fo
 /// change created was deleted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_restores_the_checkpoint_and_tells_the_model() {
-    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let root_path = root.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let root = tempfile::tempdir().expect("create a temporary directory");
+    let data = tempfile::tempdir().expect("create a temporary directory");
+    let root_path = root.path().canonicalize().expect("canonicalize root");
     let change =
         |name: &str, before: Option<&str>, after: &str| crate::confine::change::FileChange {
             path: root_path.join(name),
@@ -475,17 +463,16 @@ async fn undo_restores_the_checkpoint_and_tells_the_model() {
             before: before.map(|b| b.as_bytes().to_vec()),
             after: Some(after.as_bytes().to_vec()),
         };
-    std::fs::write(root_path.join("old.txt"), "before\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(root_path.join("old.txt"), "before\n").expect("write old.txt");
     let changes = [
         change("old.txt", Some("before\n"), "after\n"),
         change("new.txt", None, "created\n"),
     ];
     crate::checkpoint::CheckpointStore::new(data.path(), "run_1", &root_path)
         .save("write_file", &changes)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("save write_file");
     for c in &changes {
-        std::fs::write(&c.path, c.after.as_deref().unwrap_or_default())
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&c.path, c.after.as_deref().unwrap_or_default()).expect("write");
     }
     let mut settings = crate::tui::snapshot_tests::settings();
     settings.cwd = root_path.clone();
@@ -646,7 +633,7 @@ fn an_alias_of_another_provider_switches_to_it_only_with_its_key() {
         Err("unknown provider `acme`".to_string())
     );
     let switched = resolve_model(&current, "sonnet", |kind| kind == ProviderKind::Anthropic)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("resolve model current");
     assert_eq!(switched.kind, ProviderKind::Anthropic);
     assert_eq!(switched.api_model, "claude-sonnet-4-5");
     // OpenAI's alias without OpenAI's key: refused, the model in use stays.
@@ -819,8 +806,8 @@ fn front_ends_reach_the_core_only_through_the_session() {
     for front_end in ["tui", "headless"] {
         let mut dirs = vec![root.join(front_end)];
         while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{e}")) {
-                let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+            for entry in std::fs::read_dir(&dir).expect("list dir") {
+                let path = entry.expect("read a directory entry").path();
                 if path.is_dir() {
                     dirs.push(path);
                 } else if path.extension().is_some_and(|e| e == "rs")
@@ -834,7 +821,7 @@ fn front_ends_reach_the_core_only_through_the_session() {
     assert!(files.len() > 10, "{files:?}");
     let (mut reached, mut held) = (Vec::new(), Vec::new());
     for path in files {
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+        let text = std::fs::read_to_string(&path).expect("read path");
         // A file's own unit tests may build what they check.
         let code = text
             .split_once("\n#[cfg(test)]\nmod tests {")
@@ -886,9 +873,9 @@ fn sleeping_server(name: &str, source: crate::mcp::Source) -> crate::mcp::Server
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_session_owns_its_mcp_hub_and_ends_its_servers_with_it() {
     use crate::mcp::{ServerState, Source};
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let mut options = crate::mcp::HubOptions::from_vars(dir.path().to_path_buf(), Vec::new())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
+    let mut options =
+        crate::mcp::HubOptions::from_vars(dir.path().to_path_buf(), Vec::new()).expect("from vars");
     options.startup_timeout = std::time::Duration::from_secs(30);
     let frontend = Frontend {
         sinks: vec![],
@@ -945,7 +932,7 @@ async fn the_session_owns_its_mcp_hub_and_ends_its_servers_with_it() {
 /// the request behind it runs, the interrupt stops it, and the shutdown ends the session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_and_a_shutdown_sent_during_an_undo_are_not_lost() {
-    let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = tempfile::tempdir().expect("create a temporary directory");
     let mut settings = crate::tui::snapshot_tests::settings();
     settings.data_dir = data.path().to_path_buf();
     let seen = Arc::new(Mutex::new(Vec::new()));

@@ -218,7 +218,7 @@ mod tests {
 
     #[tokio::test]
     async fn captures_exit_code_and_both_streams() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let outcome = run(
             dir.path(),
             "echo out; echo err >&2; exit 3",
@@ -227,19 +227,19 @@ mod tests {
             &[],
         )
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("run dir");
         assert_eq!(outcome.exit_code, Some(3));
         assert_eq!(outcome.output, "out\nerr");
     }
 
     #[tokio::test]
     async fn timeout_kills_the_group() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let marker = dir.path().join("late");
         let command = format!("(sleep 1; touch {}) & sleep 5", marker.display());
         let outcome = run(dir.path(), &command, Duration::from_millis(200), false, &[])
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("run dir");
         assert!(outcome.timed_out);
         assert_eq!(outcome.exit_code, None);
         tokio::time::sleep(Duration::from_millis(1300)).await;
@@ -248,7 +248,7 @@ mod tests {
 
     #[tokio::test]
     async fn timeout_keeps_what_was_printed() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let outcome = run(
             dir.path(),
             "echo started; sleep 5",
@@ -257,14 +257,14 @@ mod tests {
             &[],
         )
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("run dir");
         assert!(outcome.timed_out);
         assert_eq!(outcome.output, "started");
     }
 
     #[tokio::test]
     async fn background_child_holding_the_pipe_does_not_stall() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let outcome = run(
             dir.path(),
             "sleep 3 & echo done",
@@ -273,7 +273,7 @@ mod tests {
             &[],
         )
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("run dir");
         assert!(!outcome.timed_out, "waited for the background child");
         assert_eq!(outcome.exit_code, Some(0));
         assert_eq!(outcome.output, "done");
@@ -281,7 +281,7 @@ mod tests {
 
     #[tokio::test]
     async fn large_output_is_capped() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let outcome = run(
             dir.path(),
             "yes line | head -c 200000",
@@ -290,7 +290,7 @@ mod tests {
             &[],
         )
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("run dir");
         assert!(outcome.truncated);
         assert!(outcome.output.len() < MAX_OUTPUT_BYTES + 100);
     }

@@ -206,8 +206,8 @@ mod tests {
     use std::path::PathBuf;
 
     fn root() -> (tempfile::TempDir, PathBuf) {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let root = dir.path().canonicalize().expect("canonicalize dir");
         (dir, root)
     }
 
@@ -223,7 +223,7 @@ mod tests {
     #[test]
     fn edit_requires_exactly_one_match() {
         let (_dir, root) = root();
-        std::fs::write(root.join("a.txt"), "x y x").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("a.txt"), "x y x").expect("write a.txt");
         let missing = plan_edit(&root, &edit("a.txt", "z", "q", false));
         assert!(matches!(missing, Err(ToolError::Failed(m)) if m.contains("not found")));
         let twice = plan_edit(&root, &edit("a.txt", "x", "q", false));
@@ -235,7 +235,7 @@ mod tests {
     #[test]
     fn read_pages_with_offset_and_limit() {
         let (_dir, root) = root();
-        std::fs::write(root.join("a.txt"), "1\n2\n3\n4\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("a.txt"), "1\n2\n3\n4\n").expect("write a.txt");
         let args = ReadArgs {
             path: "a.txt".into(),
             offset: Some(2),
@@ -252,7 +252,7 @@ mod tests {
         let long = "x".repeat(1024 * 1024);
         let text = format!("{long}\nshort\n{long}\nlast\n");
         let reader = std::io::BufReader::with_capacity(64, text.as_bytes());
-        let page = read_lines(reader, 2, 10, 100).unwrap_or_else(|e| panic!("{e}"));
+        let page = read_lines(reader, 2, 10, 100).expect("read lines reader");
         assert!(page.cut);
         assert_eq!(page.lines, 1);
         assert_eq!(page.bytes.len(), 100);
@@ -262,9 +262,9 @@ mod tests {
             "kept {}",
             page.bytes.capacity()
         );
-        let page = read_lines(&b"a\nb\nc"[..], 1, 2, 100).unwrap_or_else(|e| panic!("{e}"));
+        let page = read_lines(&b"a\nb\nc"[..], 1, 2, 100).expect("read lines");
         assert_eq!((page.bytes.as_slice(), page.more), (&b"a\nb\n"[..], true));
-        let page = read_lines(&b"a\nb"[..], 1, 2, 100).unwrap_or_else(|e| panic!("{e}"));
+        let page = read_lines(&b"a\nb"[..], 1, 2, 100).expect("read lines");
         assert_eq!((page.bytes.as_slice(), page.more), (&b"a\nb"[..], false));
     }
 
@@ -277,7 +277,7 @@ mod tests {
         };
         let plan = plan_write(&root, &args).unwrap_or_default();
         assert_eq!(plan[0].before, None);
-        apply(&root, &plan).unwrap_or_else(|e| panic!("{e}"));
+        apply(&root, &plan).expect("apply root");
         assert_eq!(
             std::fs::read_to_string(root.join("deep/new.txt"))
                 .ok()

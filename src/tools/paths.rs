@@ -131,8 +131,8 @@ mod tests {
 
     #[test]
     fn refuses_escapes_and_accepts_inside() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let root = dir.path().canonicalize().expect("canonicalize dir");
         assert!(resolve(&root, "src/../a.txt").is_ok());
         assert!(resolve(&root, "../a.txt").is_err());
         assert!(resolve(&root, "/etc/passwd").is_err());
@@ -142,12 +142,12 @@ mod tests {
 
     #[test]
     fn refuses_dangling_symlinks_out_of_root_and_follows_ones_inside() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let base = dir.path().canonicalize().expect("canonicalize dir");
         let root = base.join("root");
-        std::fs::create_dir_all(root.join("sub")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("sub")).expect("create sub");
         let link = |target: &Path, name: &str| {
-            std::os::unix::fs::symlink(target, root.join(name)).unwrap_or_else(|e| panic!("{e}"))
+            std::os::unix::fs::symlink(target, root.join(name)).expect("link name")
         };
         // Targets that do not exist yet: a write would create them.
         link(&base.join("outside.txt"), "evil");
@@ -162,9 +162,9 @@ mod tests {
 
     #[test]
     fn refuses_symlink_out_of_root() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-        std::os::unix::fs::symlink("/tmp", root.join("link")).unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let root = dir.path().canonicalize().expect("canonicalize dir");
+        std::os::unix::fs::symlink("/tmp", root.join("link")).expect("link link");
         assert!(resolve(&root, "link/x").is_err());
     }
 }

@@ -729,7 +729,7 @@ mod tests {
                 let _ = ask.reply.send(Answer::AllowAlways);
             }
         });
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let runner = ToolRunner {
             root: dir.path().to_path_buf(),
             policy: Policy::new(crate::permissions::PermissionMode::Ask, vec![]),
@@ -772,8 +772,8 @@ mod tests {
             }
         }
         let shown = Arc::new(Shown::default());
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(dir.path().join("a.txt"), "old\n").unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        std::fs::write(dir.path().join("a.txt"), "old\n").expect("write a.txt");
         let runner = ToolRunner {
             root: dir.path().to_path_buf(),
             policy: Policy::new(crate::permissions::PermissionMode::AcceptEdits, vec![]),
@@ -817,8 +817,8 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .unwrap_or_else(|e| panic!("{e}"));
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            .expect("build");
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let gate: ToolGate = Arc::new(tokio::sync::SetOnce::new());
         let runner = ToolRunner {
             root: dir.path().to_path_buf(),
@@ -859,7 +859,7 @@ mod tests {
             gate: Some(refused),
             ..runner
         };
-        std::fs::remove_file(dir.path().join("a.txt")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_file(dir.path().join("a.txt")).expect("remove a.txt");
         let reply = runtime.block_on(runner.execute(&write("c2"), &ToolName::ALL));
         assert_eq!(reply.status, ToolStatus::Error);
         assert_eq!(reply.content, GateClosed::GitNotRecorded.to_string());

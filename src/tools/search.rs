@@ -115,14 +115,14 @@ mod tests {
     use super::*;
 
     fn tree() -> (tempfile::TempDir, std::path::PathBuf) {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let root = dir.path().canonicalize().expect("canonicalize dir");
         let write = |p: &str, c: &str| {
             let path = root.join(p);
             if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
+                std::fs::create_dir_all(parent).expect("create parent");
             }
-            std::fs::write(path, c).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(path, c).expect("write path");
         };
         write(".gitignore", "target/\n");
         write("src/main.rs", "fn main() {\n    println!(\"hi\");\n}\n");

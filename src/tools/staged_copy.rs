@@ -110,21 +110,21 @@ mod tests {
     fn runtime() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
             .build()
-            .unwrap_or_else(|e| panic!("{e}"))
+            .expect("build")
     }
 
     #[test]
     fn copies_the_opened_file_privately_and_removes_the_copy_when_dropped() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let original = dir.path().join("talk.m4a");
         // More than one chunk, and not a multiple of it.
         let bytes: Vec<u8> = (0..CHUNK * 2 + 17).map(|i| (i % 251) as u8).collect();
-        std::fs::write(&original, &bytes).unwrap_or_else(|e| panic!("{e}"));
-        let source = File::open(&original).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&original, &bytes).expect("write original");
+        let source = File::open(&original).expect("open original");
         // What the path names later does not matter: the descriptor was opened.
-        std::fs::remove_file(&original).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(&original, b"swapped").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_file(&original).expect("remove original");
+        std::fs::write(&original, b"swapped").expect("write original");
         let staged = runtime()
             .block_on(StagedCopy::create(
                 &source,
@@ -132,7 +132,7 @@ mod tests {
                 "call_1",
                 Some(OsStr::new("m4a")),
             ))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("block on");
         let path = staged.path().to_path_buf();
         assert_eq!(path.parent(), Some(dir.path()));
         assert_eq!(path.extension(), Some(OsStr::new("m4a")));
@@ -144,7 +144,7 @@ mod tests {
         assert_eq!(std::fs::read(&path).ok(), Some(bytes));
         let mode = std::fs::metadata(&path)
             .map(|m| m.permissions().mode() & 0o777)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("map");
         assert_eq!(mode, 0o600);
         drop(staged);
         assert!(!path.exists());

@@ -610,11 +610,11 @@ mod tests {
 
     #[test]
     fn inputs_are_links_or_files_beneath_the_root() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("a.mp3"), b"x").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(root.join(".git")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join(".git/x.mp3"), b"x").unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let root = dir.path().canonicalize().expect("canonicalize dir");
+        std::fs::write(root.join("a.mp3"), b"x").expect("write a.mp3");
+        std::fs::create_dir_all(root.join(".git")).expect("create .git");
+        std::fs::write(root.join(".git/x.mp3"), b"x").expect("write .git/x.mp3");
         assert!(matches!(
             input(&root, "a.mp3"),
             Ok(Input::File(Media { path, .. })) if path == root.join("a.mp3")

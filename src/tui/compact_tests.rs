@@ -15,8 +15,8 @@ use crate::session::{CompactOutcome, Op, SessionEvent};
 /// An app on gpt-4o (a 128,000-token window) whose requests go to `url`.
 fn app_at(url: &str) -> App {
     let mut app = app();
-    let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4o"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut provider =
+        ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4o")).expect("from env");
     provider.base_url = url.to_string();
     provider.api_key = None;
     provider.max_retries = 0;
@@ -228,7 +228,7 @@ fn the_meter_follows_the_model_of_the_session() {
     for op in app.take_ops() {
         if let crate::session::Op::SetModel(name) = op {
             let applied = crate::session::resolve_model_from_env(&app.settings().provider, &name)
-                .unwrap_or_else(|e| panic!("{e}"));
+                .expect("resolve model from env");
             app.on_session(crate::session::SessionEvent::ModelSet(applied));
         }
     }

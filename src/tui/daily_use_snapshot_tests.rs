@@ -275,11 +275,9 @@ fn app_with(key: Option<&str>, base: &str) -> App {
 /// The `transcribe` prompt shows a tool call and says the recording is uploaded and paid for.
 #[test]
 fn the_transcribe_prompt_says_the_recording_is_uploaded_and_costs_money() {
-    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(root.path().join("demo.mp4"), b"not really a video")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let input =
-        crate::tools::transcribe::input(root.path(), "demo.mp4").unwrap_or_else(|e| panic!("{e}"));
+    let root = tempfile::tempdir().expect("create a temporary directory");
+    std::fs::write(root.path().join("demo.mp4"), b"not really a video").expect("write demo.mp4");
+    let input = crate::tools::transcribe::input(root.path(), "demo.mp4").expect("input root");
     let mut app = started("Transcribe demo.mp4");
     app.on_permission(PermissionQuestion {
         id: "call_1".into(),

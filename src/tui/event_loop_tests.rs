@@ -54,7 +54,7 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
     let (frames_tx, frames_rx) = std_mpsc::channel::<String>();
     let (keys, events) = scripted();
     let screen = Screen {
-        terminal: Terminal::new(TestBackend::new(80, 20)).unwrap_or_else(|e| panic!("{e}")),
+        terminal: Terminal::new(TestBackend::new(80, 20)).expect("build"),
         events,
         start: blocking_run(entered_tx, release_rx),
         on_frame: Box::new(move |app| {
@@ -85,7 +85,7 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
         history: Conversation::default(),
         mcp: crate::session::McpScope::PerTurn,
     };
-    let code = drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
+    let code = drive(input, screen).await.expect("drive input");
     let (entered, drawn) = typist.join().unwrap_or_else(|_| panic!("typist panicked"));
     assert!(entered, "the run never started");
     assert!(
@@ -97,10 +97,10 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
 
 /// The app and the conversation replayed from `records`.
 fn replayed(records: Vec<Record>) -> (App, Conversation, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let mut app = super::super::snapshot_tests::app();
     app.settings_mut().data_dir = dir.path().to_path_buf();
-    let opened = open_session(&mut app, Some(records)).unwrap_or_else(|e| panic!("{e}"));
+    let opened = open_session(&mut app, Some(records)).expect("open session app");
     (app, opened.history, dir)
 }
 
@@ -210,7 +210,7 @@ async fn a_model_the_session_refuses_leaves_the_old_one_shown() {
     let (frames_tx, frames_rx) = std_mpsc::channel::<(String, String)>();
     let (keys, events) = scripted();
     let screen = Screen {
-        terminal: Terminal::new(TestBackend::new(100, 20)).unwrap_or_else(|e| panic!("{e}")),
+        terminal: Terminal::new(TestBackend::new(100, 20)).expect("build"),
         events,
         start: execute_run(),
         on_frame: Box::new(move |app| {
@@ -250,7 +250,7 @@ async fn a_model_the_session_refuses_leaves_the_old_one_shown() {
         history: Conversation::default(),
         mcp: crate::session::McpScope::PerTurn,
     };
-    drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
+    drive(input, screen).await.expect("drive input");
     let shown = typist.join().unwrap_or_else(|_| panic!("typist panicked"));
     assert_eq!(
         shown.as_deref(),
@@ -264,10 +264,10 @@ async fn a_model_the_session_refuses_leaves_the_old_one_shown() {
 /// empty.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let mut app = super::super::snapshot_tests::app();
     app.settings_mut().data_dir = dir.path().to_path_buf();
-    let opened = open_session(&mut app, None).unwrap_or_else(|e| panic!("{e}"));
+    let opened = open_session(&mut app, None).expect("open session app");
     // The run answers in the session's conversation, as a real one does.
     let answering: StartRun = Arc::new(|settings, _bus, _input, _stop| {
         Box::pin(async move {
@@ -277,7 +277,7 @@ async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
     });
     let (keys, events) = scripted();
     let screen = Screen {
-        terminal: Terminal::new(TestBackend::new(80, 20)).unwrap_or_else(|e| panic!("{e}")),
+        terminal: Terminal::new(TestBackend::new(80, 20)).expect("build"),
         events,
         start: answering,
         on_frame: Box::new(|_| {}),
@@ -296,9 +296,8 @@ async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
         history: opened.history,
         mcp: crate::session::McpScope::PerTurn,
     };
-    drive(input, screen).await.unwrap_or_else(|e| panic!("{e}"));
-    let records =
-        super::super::session::load(dir.path(), "session_test").unwrap_or_else(|e| panic!("{e}"));
+    drive(input, screen).await.expect("drive input");
+    let records = super::super::session::load(dir.path(), "session_test").expect("load dir");
     let kinds: Vec<&str> = records
         .iter()
         .filter_map(|r| match r {

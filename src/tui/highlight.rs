@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn rust_code_gets_several_colours_and_keeps_its_text() {
-        let theme = Theme::load("dark").unwrap_or_else(|e| panic!("{e}"));
+        let theme = Theme::load("dark").expect("load dark");
         let lines = highlight("fn main() {\n    let x = 1;\n}\n", "rust", &theme);
         assert_eq!(lines.len(), 3);
         let text: String = lines[1].spans.iter().map(|s| s.content.as_ref()).collect();

@@ -272,7 +272,7 @@ async fn login_with_an_unsafe_url_is_refused_with_the_reason() {
     }
     let event = reported
         .recv_timeout(Duration::from_secs(10))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("recv timeout");
     app.on_session(event);
     assert!(!app.modals().has(super::modals::Kind::Login));
     let (screen, _) = draw(&mut app, 100, 20);

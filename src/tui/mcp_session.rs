@@ -76,17 +76,16 @@ mod tests {
 
     #[test]
     fn only_user_and_approved_project_servers_start_and_a_changed_entry_is_asked_again() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let root = dir.path().join("repo");
-        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&root).expect("create root");
         let write_project = |command: &str| {
             let text = serde_json::json!({"mcpServers": {
                 "approved": {"command": command},
                 "fresh": {"command": "node", "args": ["x.js"]},
                 "mine": {"command": "evil"},
             }});
-            std::fs::write(root.join(PROJECT_FILE), text.to_string())
-                .unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(root.join(PROJECT_FILE), text.to_string()).expect("write");
         };
         write_project("node");
         let mut settings = super::super::snapshot_tests::settings();
@@ -98,7 +97,7 @@ mod tests {
             &root,
             &stdio("approved", "node", Source::Project),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("approve");
 
         let plan = plan(&settings);
         let names = |list: &[ServerEntry]| list.iter().map(|e| e.name.clone()).collect::<Vec<_>>();
@@ -119,9 +118,8 @@ mod tests {
 
     #[test]
     fn a_broken_project_file_starts_none_of_its_servers_and_says_so() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(dir.path().join(PROJECT_FILE), "{not json")
-            .unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        std::fs::write(dir.path().join(PROJECT_FILE), "{not json").expect("write");
         let mut settings = super::super::snapshot_tests::settings();
         settings.cwd = dir.path().to_path_buf();
         settings.data_dir = dir.path().join("data");

@@ -264,17 +264,17 @@ mod find_tests {
     use crate::sanitize::redact::Redactor;
 
     fn saved(data: &Path, id: &str, cwd: &str) {
-        let mut log = SessionLog::open(data, id, Path::new(cwd), Redactor::from_vars([]))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let mut log =
+            SessionLog::open(data, id, Path::new(cwd), Redactor::from_vars([])).expect("open data");
         log.append(&Record::Prompt {
             text: format!("request in {id}"),
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("append log");
     }
 
     #[test]
     fn resume_without_an_id_picks_among_this_directorys_sessions_only() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let data = dir.path();
         saved(data, "session_here", "/repo/a");
         saved(data, "session_there", "/repo/b");

@@ -350,7 +350,7 @@ mod tests {
 
     #[test]
     fn records_round_trip_and_latest_filters_by_cwd() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let data = dir.path();
         let mut log = SessionLog::open(
             data,
@@ -358,16 +358,16 @@ mod tests {
             Path::new("/repo/a"),
             Redactor::from_vars([]),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("open data");
         log.append(&Record::Prompt {
             text: "hi\u{1b}]0;owned\u{7}\n  there".into(),
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("append log");
         log.append(&Record::Event {
             run_id: "run_1".into(),
             event: Box::new(Event::text("hello")),
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("append log");
         drop(log);
         SessionLog::open(
             data,
@@ -375,8 +375,8 @@ mod tests {
             Path::new("/repo/b"),
             Redactor::from_vars([]),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let records = load(data, "session_a").unwrap_or_else(|e| panic!("{e}"));
+        .expect("open data");
+        let records = load(data, "session_a").expect("load data");
         assert_eq!(records.len(), 3);
         assert!(matches!(&records[1], Record::Prompt { text } if text.starts_with("hi")));
         assert_eq!(
@@ -403,19 +403,19 @@ mod tests {
 
     #[test]
     fn the_head_of_a_session_ends_at_its_first_prompt() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let mut log = SessionLog::open(
             dir.path(),
             "session_h",
             Path::new("/repo"),
             Redactor::from_vars([]),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("open dir");
         for text in ["first", "second"] {
             log.append(&Record::Prompt { text: text.into() })
-                .unwrap_or_else(|e| panic!("{e}"));
+                .expect("append log");
         }
-        let head = load_head(dir.path(), "session_h").unwrap_or_else(|e| panic!("{e}"));
+        let head = load_head(dir.path(), "session_h").expect("load head dir");
         assert_eq!(head.len(), 2);
         assert_eq!(started_in(&head), Some("/repo"));
         assert_eq!(
@@ -430,22 +430,22 @@ mod tests {
 
     #[test]
     fn the_writer_thread_keeps_order_and_writes_everything_before_close_returns() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let log = SessionLog::open(
             dir.path(),
             "session_w",
             Path::new("/repo"),
             Redactor::from_vars([]),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let writer = SessionWriter::spawn(log).unwrap_or_else(|e| panic!("{e}"));
+        .expect("open dir");
+        let writer = SessionWriter::spawn(log).expect("spawn log");
         for i in 0..200 {
             writer.append(Record::Prompt {
                 text: format!("prompt {i}"),
             });
         }
         writer.close();
-        let records = load(dir.path(), "session_w").unwrap_or_else(|e| panic!("{e}"));
+        let records = load(dir.path(), "session_w").expect("load dir");
         let prompts: Vec<Record> = records.into_iter().skip(1).collect();
         let expected: Vec<Record> = (0..200)
             .map(|i| Record::Prompt {

@@ -22,8 +22,8 @@ use crate::settings::{RunSettings, Tier};
 use crate::usage::Budget;
 
 pub fn settings() -> RunSettings {
-    let mut provider = ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut provider =
+        ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4.1")).expect("from env");
     provider.api_key = None;
     RunSettings {
         session_id: "session_test".into(),
@@ -422,7 +422,7 @@ fn scrolled_view_stays_put_while_text_streams() {
 #[test]
 fn themes_render_with_their_colours() {
     for name in ["dark", "light", "high-contrast"] {
-        let theme = Theme::load(name).unwrap_or_else(|e| panic!("{e}"));
+        let theme = Theme::load(name).expect("load name");
         let mut app = App::new(settings(), theme.clone());
         start(&mut app, "hi");
         let mut terminal =
@@ -501,10 +501,10 @@ impl crate::session::ReportSink for SessionReports {
 async fn undo_walks_back_across_runs() {
     use crate::checkpoint::CheckpointStore;
     use crate::confine::change::{FileChange, apply};
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let root = dir.path().join("repo");
     let data = dir.path().join("data");
-    std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&root).expect("create root");
     let write = |run: &str, store: &CheckpointStore, path: &str, content: &str| {
         let full = root.join(path);
         let change = FileChange {
@@ -515,8 +515,8 @@ async fn undo_walks_back_across_runs() {
         };
         let info = store
             .save("write_file", std::slice::from_ref(&change))
-            .unwrap_or_else(|e| panic!("{e}"));
-        apply(&root, &[change]).unwrap_or_else(|e| panic!("{e}"));
+            .expect("save write_file");
+        apply(&root, &[change]).expect("apply root");
         (run.to_string(), Event::Checkpoint { checkpoint: info })
     };
     let mut settings = settings();
@@ -553,7 +553,7 @@ async fn undo_walks_back_across_runs() {
         loop {
             let event = reported
                 .recv_timeout(Duration::from_secs(10))
-                .unwrap_or_else(|e| panic!("{e}"));
+                .expect("recv timeout");
             let done = matches!(
                 event,
                 crate::session::SessionEvent::Undone(_)
@@ -604,7 +604,7 @@ fn a_notice_during_streaming_does_not_split_the_answer() {
 #[test]
 fn a_resumed_session_whose_run_never_ended_shows_nothing_still_running() {
     use crate::tui::session::Record;
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
     let mut settings = settings();
     settings.data_dir = dir.path().to_path_buf();
     let mut app = App::new(settings, Theme::ansi());
@@ -633,7 +633,7 @@ fn a_resumed_session_whose_run_never_ended_shows_nothing_still_running() {
             side_effect: SideEffect::Read,
         }),
     ];
-    super::event_loop::open_session(&mut app, Some(records)).unwrap_or_else(|e| panic!("{e}"));
+    super::event_loop::open_session(&mut app, Some(records)).expect("open session app");
     let screen = draw(&mut app, 100, 16);
     assert!(!screen.contains("running…"), "{screen}");
     assert!(screen.contains("interrupted"), "{screen}");
@@ -642,7 +642,7 @@ fn a_resumed_session_whose_run_never_ended_shows_nothing_still_running() {
 
 #[test]
 fn a_themed_background_has_no_holes_under_overlays() {
-    let theme = Theme::load("dark").unwrap_or_else(|e| panic!("{e}"));
+    let theme = Theme::load("dark").expect("load dark");
     let mut app = busy_app();
     app.set_theme(theme.clone());
     let ask = write_ask();
@@ -1028,8 +1028,7 @@ fn a_tiny_terminal_keeps_the_prompt_keys_visible() {
 async fn slash_permissions_lists_and_removes_session_rules() {
     let mut app = app();
     let parse = |text: &str| {
-        crate::permissions::Rule::parse(crate::permissions::Effect::Allow, text)
-            .unwrap_or_else(|e| panic!("{e}"))
+        crate::permissions::Rule::parse(crate::permissions::Effect::Allow, text).expect("parse")
     };
     // The rules as the session holds them: given at start, then two "allow always" answers.
     let mut settings = app.settings().clone();
@@ -1057,7 +1056,7 @@ async fn slash_permissions_lists_and_removes_session_rules() {
         }
         let event = reported
             .recv_timeout(Duration::from_secs(10))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .expect("recv timeout");
         assert!(
             matches!(event, crate::session::SessionEvent::Rules(_)),
             "{event:?}"

@@ -276,12 +276,12 @@ mod tests {
 
     #[test]
     fn the_launcher_binary_beside_splice_is_preferred_and_splice_serves_without_it() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let splice = dir.path().join("splice");
-        std::fs::write(&splice, "").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&splice, "").expect("write splice");
         assert_eq!(launcher_beside(&splice), splice);
         let own = dir.path().join(LAUNCHER_BIN);
-        std::fs::write(&own, "").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&own, "").expect("write own");
         assert_eq!(launcher_beside(&splice), own);
     }
 

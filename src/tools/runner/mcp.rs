@@ -209,7 +209,7 @@ mod tests {
     async fn the_prompt_shows_an_mcp_call_as_a_tool_call() {
         use crate::bus::Preview;
         let (tx, seen) = denying_responder();
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let runner = asking_runner(dir.path(), tx);
         let tool = McpTool {
             server: "everything".into(),
@@ -240,10 +240,9 @@ mod tests {
         use crate::bus::Preview;
         use std::sync::Arc;
         let (tx, seen) = denying_responder();
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let pkg_dir = dir.path().join("pkg");
-        crate::packages::skeleton::create(&pkg_dir, "acme", "hello")
-            .unwrap_or_else(|e| panic!("{e}"));
+        crate::packages::skeleton::create(&pkg_dir, "acme", "hello").expect("create pkg dir");
         let package =
             crate::packages::package::Package::load(&pkg_dir).unwrap_or_else(|e| panic!("{e:?}"));
         let tool = crate::packages::offer::PackageTool {
@@ -288,7 +287,7 @@ mod tests {
                 let _ = ask.reply.send(Answer::AllowAlways);
             }
         });
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("create a temporary directory");
         let runner = asking_runner(dir.path(), tx);
         let wire = "mcp__everything__get-sum";
         for _ in 0..2 {
