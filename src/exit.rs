@@ -18,13 +18,6 @@ pub enum Exit {
     Interrupted,
 }
 
-/// The codes by their short names, as the commands spell them.
-pub const SUCCESS: Exit = Exit::Success;
-pub const FAILED: Exit = Exit::Failed;
-pub const USAGE: Exit = Exit::Usage;
-pub const PROVIDER: Exit = Exit::Provider;
-pub const INTERRUPTED: Exit = Exit::Interrupted;
-
 impl Exit {
     /// The number, as a process exits with it and `run_end.exitCode` reports it.
     pub const fn code(self) -> i32 {

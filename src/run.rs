@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
 use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
-use crate::exit::{self, Exit};
+use crate::exit::Exit;
 use crate::git::snapshot::Snapshot;
 use crate::mcp::run::{Plan, RunServers};
 use crate::pipeline::plan::{self, PlanEnd};
@@ -50,11 +50,11 @@ impl RunFailure {
     }
 
     pub fn protocol(message: impl Into<String>) -> RunFailure {
-        RunFailure::new(ErrorCode::ProtocolError, message, exit::USAGE)
+        RunFailure::new(ErrorCode::ProtocolError, message, Exit::Usage)
     }
 
     pub fn usage(message: impl Into<String>) -> RunFailure {
-        RunFailure::new(ErrorCode::UsageError, message, exit::USAGE)
+        RunFailure::new(ErrorCode::UsageError, message, Exit::Usage)
     }
 }
 
@@ -152,7 +152,7 @@ where
             // The servers the run started end first: they are not sandboxed, and what they
             // might still write to the git dir must be over before it is put back.
             crate::mcp::run::close(&shared.mcp).await;
-            crate::blocking::atomic(|| put_back_git_dir(bus, &shared, exit::INTERRUPTED));
+            crate::blocking::atomic(|| put_back_git_dir(bus, &shared, Exit::Interrupted));
             if let Some(note) = shared.worktree_note.lock().ok().and_then(|mut n| n.take()) {
                 crate::worktree::release_live_lock(&settings.data_dir, bus.run_id());
                 bus.emit(Event::warning(WarningCode::WorktreeInterrupted, note));
@@ -162,7 +162,7 @@ where
             shared.settling.wait(SETTLE_LIMIT).await;
             bus.emit(Event::error(ErrorCode::Interrupted, "the run was interrupted"));
             write_final(bus, &shared, ResultStatus::Aborted, Some("interrupted".into()));
-            exit::INTERRUPTED
+            Exit::Interrupted
         }
         code = work => code,
     };
@@ -208,7 +208,7 @@ fn release_final(bus: &Bus, shared: &Shared, exit: Exit) -> Exit {
     shared.hold_final.store(false, Ordering::SeqCst);
     let held = shared.held_final.lock().ok().and_then(|mut h| h.take());
     if let Some((mut status, reason)) = held {
-        if exit != exit::SUCCESS && status == ResultStatus::Completed {
+        if exit != Exit::Success && status == ResultStatus::Completed {
             status = ResultStatus::Failed;
         }
         write_final(bus, shared, status, reason);
@@ -274,14 +274,14 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         Err(e) => {
             return report(
                 bus,
-                &RunFailure::new(ErrorCode::InternalError, e.to_string(), exit::FAILED),
+                &RunFailure::new(ErrorCode::InternalError, e.to_string(), Exit::Failed),
             );
         }
     };
     if let Err(e) = provider.check_credentials() {
         return report(
             bus,
-            &RunFailure::new(e.code(), e.to_string(), exit::PROVIDER),
+            &RunFailure::new(e.code(), e.to_string(), Exit::Provider),
         );
     }
     let tier = match settings.tier {
@@ -352,7 +352,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         Err(error) => {
             return report(
                 bus,
-                &RunFailure::new(ErrorCode::ToolError, error.to_string(), exit::FAILED),
+                &RunFailure::new(ErrorCode::ToolError, error.to_string(), Exit::Failed),
             );
         }
     };
@@ -520,7 +520,7 @@ async fn mcp_servers(
 /// Returns the exit code and the summary.
 fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (Exit, String) {
     let (status, reason, exit) = match end {
-        PipelineEnd::Completed => (ResultStatus::Completed, None, exit::SUCCESS),
+        PipelineEnd::Completed => (ResultStatus::Completed, None, Exit::Success),
         PipelineEnd::Answered(answer) => {
             // Nothing to change: the code writer's answer is the run's, as a light run's is.
             let mut answer = answer.replace('\u{0}', "");
@@ -530,7 +530,7 @@ fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (Exit, Strin
             bus.emit(Event::text(answer.clone()));
             set_answer(shared, &answer);
             emit_final(bus, shared, ResultStatus::Completed, None);
-            return (exit::SUCCESS, answer);
+            return (Exit::Success, answer);
         }
         PipelineEnd::Stuck { detail, cause } => {
             bus.emit(Event::error(
@@ -540,7 +540,7 @@ fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (Exit, Strin
                     shared.log.iterations()
                 ),
             ));
-            (ResultStatus::Failed, None, exit::FAILED)
+            (ResultStatus::Failed, None, Exit::Failed)
         }
         PipelineEnd::Failed(detail) | PipelineEnd::Refused(detail) => {
             bus.emit(Event::error(
@@ -550,7 +550,7 @@ fn finish_pipeline(bus: &Bus, shared: &Shared, end: PipelineEnd) -> (Exit, Strin
                     shared.log.iterations()
                 ),
             ));
-            (ResultStatus::Failed, None, exit::FAILED)
+            (ResultStatus::Failed, None, Exit::Failed)
         }
         PipelineEnd::Stopped(error) => {
             let (status, reason, exit) = stop_status(&error);
@@ -576,9 +576,9 @@ fn error_code(error: &AgentError) -> ErrorCode {
 /// The result status, abort reason and exit code of a run that an agent error stopped.
 fn stop_status(error: &AgentError) -> (ResultStatus, Option<String>, Exit) {
     match error {
-        AgentError::Provider(_) => (ResultStatus::Failed, None, exit::PROVIDER),
-        AgentError::TurnLimit(_) => (ResultStatus::Failed, None, exit::FAILED),
-        AgentError::Budget(reason) => (ResultStatus::Aborted, Some(reason.clone()), exit::FAILED),
+        AgentError::Provider(_) => (ResultStatus::Failed, None, Exit::Provider),
+        AgentError::TurnLimit(_) => (ResultStatus::Failed, None, Exit::Failed),
+        AgentError::Budget(reason) => (ResultStatus::Aborted, Some(reason.clone()), Exit::Failed),
     }
 }
 
@@ -616,7 +616,7 @@ async fn run_plan(
     let (status, reason, exit) = match end {
         PlanEnd::Invalid(detail) => {
             bus.emit(Event::error(ErrorCode::DesignPlanInvalid, detail));
-            (ResultStatus::Failed, None, exit::FAILED)
+            (ResultStatus::Failed, None, Exit::Failed)
         }
         PlanEnd::Stopped(error) => {
             bus.emit(Event::error(error_code(&error), error.to_string()));
@@ -626,7 +626,7 @@ async fn run_plan(
             let result = shared.plan.lock().ok().and_then(|p| p.clone());
             match result {
                 Some(r) if r.failed.is_empty() && r.skipped.is_empty() => {
-                    (ResultStatus::Completed, None, exit::SUCCESS)
+                    (ResultStatus::Completed, None, Exit::Success)
                 }
                 other => {
                     // As for a single pipeline: a run that did not complete says so.
@@ -637,7 +637,7 @@ async fn run_plan(
                         ErrorCode::DesignPlanFailed,
                         format!("tasks failed: [{failed}]; skipped: [{skipped}]"),
                     ));
-                    (ResultStatus::Failed, None, exit::FAILED)
+                    (ResultStatus::Failed, None, Exit::Failed)
                 }
             }
         }
@@ -645,7 +645,7 @@ async fn run_plan(
     let text = match shared.plan.lock().ok().and_then(|p| p.clone()) {
         Some(r) => format!(
             "Design plan {}: {} completed, {} failed, {} skipped.\n",
-            if exit == exit::SUCCESS {
+            if exit == Exit::Success {
                 "completed"
             } else {
                 "did not complete"
@@ -695,7 +695,7 @@ async fn run_light(
             set_answer(shared, &outcome.text.replace('\u{0}', ""));
             settings.conversation.replace(messages);
             emit_final(bus, shared, ResultStatus::Completed, None);
-            exit::SUCCESS
+            Exit::Success
         }
         Err(error) => {
             let (status, reason, exit) = stop_status(&error);

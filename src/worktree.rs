@@ -433,10 +433,10 @@ fn finish_run(
             return exit.as_failure();
         }
     }
-    if let (GitDir::Restored(_), true, crate::exit::SUCCESS) = (&git_dir, merge_back, exit) {
+    if let (GitDir::Restored(_), true, crate::exit::Exit::Success) = (&git_dir, merge_back, exit) {
         return exit;
     }
-    if !merge_back || exit != crate::exit::SUCCESS {
+    if !merge_back || exit != crate::exit::Exit::Success {
         let text = match worktree.commits() {
             Ok(0) => {
                 let _ = worktree.remove(data_dir, true);
@@ -534,13 +534,13 @@ pub fn command(
         .collect();
     if let (Some(id), true) = (run_id, chosen.is_empty()) {
         let _ = writeln!(err, "no leftover worktree of run {id}");
-        return crate::exit::USAGE;
+        return crate::exit::Exit::Usage;
     }
     if chosen.is_empty() {
         let _ = writeln!(out, "no leftover worktrees");
-        return crate::exit::SUCCESS;
+        return crate::exit::Exit::Success;
     }
-    let mut code = crate::exit::SUCCESS;
+    let mut code = crate::exit::Exit::Success;
     for worktree in chosen {
         let live = is_live(data_dir, &worktree.run_id);
         let line = match action {
@@ -558,7 +558,7 @@ pub fn command(
             }
             Err(error) => {
                 let _ = writeln!(err, "{}: {error}", worktree.run_id);
-                code = crate::exit::FAILED;
+                code = crate::exit::Exit::Failed;
             }
         }
     }

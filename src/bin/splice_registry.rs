@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("splice registry: cannot start the async runtime: {error}");
-            return exit::FAILED.process();
+            return exit::Exit::Failed.process();
         }
     };
     let code = runtime.block_on(splice::registry::command::run(&cli.registry));

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::codes::{ErrorCode, WarningCode};
-use crate::exit::{self, Exit};
+use crate::exit::Exit;
 
 pub const SCHEMA_VERSION: u64 = 2;
 
@@ -67,9 +67,9 @@ impl RunStatus {
     /// The status `run_end` carries for a process exit code (DECISIONS.md).
     pub fn for_exit(exit: Exit) -> RunStatus {
         match exit {
-            exit::SUCCESS => RunStatus::Success,
-            exit::FAILED => RunStatus::Failed,
-            exit::INTERRUPTED => RunStatus::Interrupted,
+            Exit::Success => RunStatus::Success,
+            Exit::Failed => RunStatus::Failed,
+            Exit::Interrupted => RunStatus::Interrupted,
             _ => RunStatus::Error,
         }
     }

@@ -12,7 +12,7 @@ use super::server::{AppState, router};
 use super::storage::{BlobStore, FsBlobStore};
 use super::time::now_ms;
 use crate::cli::registry::{RegistryAction, RegistryArgs, Store, UserAction};
-use crate::exit::{self, Exit};
+use crate::exit::Exit;
 use crate::packages::names::name_problem;
 
 pub async fn run(args: &RegistryArgs) -> Exit {
@@ -53,7 +53,7 @@ pub async fn run(args: &RegistryArgs) -> Exit {
         RegistryAction::Deny { user_code, store } => decide(store, user_code, None).await,
     };
     match result {
-        Ok(()) => exit::SUCCESS,
+        Ok(()) => Exit::Success,
         Err((code, message)) => {
             eprintln!("splice registry: {message}");
             code
@@ -64,7 +64,7 @@ pub async fn run(args: &RegistryArgs) -> Exit {
 type Failure = (Exit, String);
 
 fn failed(e: impl std::fmt::Display) -> Failure {
-    (exit::FAILED, e.to_string())
+    (Exit::Failed, e.to_string())
 }
 
 async fn open(store: &Store) -> Result<Db, Failure> {
@@ -83,7 +83,7 @@ async fn blob_store(store: &Store, blobs: Option<&str>) -> Result<Arc<dyn BlobSt
     let Some(url) = blobs else {
         return Ok(Arc::new(FsBlobStore::new(&store.data).map_err(failed)?));
     };
-    let s3 = S3BlobStore::new(url).map_err(|e| (exit::USAGE, e.to_string()))?;
+    let s3 = S3BlobStore::new(url).map_err(|e| (Exit::Usage, e.to_string()))?;
     s3.check().await.map_err(|e| {
         // One line: the store's reply (an XML error document) included.
         let e = e.to_string().replace(['\r', '\n'], " ");
@@ -103,7 +103,7 @@ async fn serve(
 ) -> Result<(), Failure> {
     // A malformed --blobs is found before anything is opened.
     if let Some(url) = blobs {
-        parse_url(url).map_err(|e| (exit::USAGE, e.to_string()))?;
+        parse_url(url).map_err(|e| (Exit::Usage, e.to_string()))?;
     }
     let db = open(store).await?;
     let blobs = blob_store(store, blobs).await?;
@@ -170,7 +170,7 @@ async fn user_add(
 ) -> Result<(), Failure> {
     for (what, value) in [("user name", name), ("namespace", namespace)] {
         if let Some(why) = name_problem(value) {
-            return Err((exit::USAGE, format!("the {what} `{value}` {why}")));
+            return Err((Exit::Usage, format!("the {what} `{value}` {why}")));
         }
     }
     let db = open(store).await?;
@@ -183,7 +183,7 @@ async fn user_add(
         let password = read_password()?;
         if password.is_empty() {
             return Err((
-                exit::USAGE,
+                Exit::Usage,
                 "the password is empty (for a user without one, pass --no-password)".to_string(),
             ));
         }
@@ -240,7 +240,7 @@ async fn decide(store: &Store, user_code: &str, user: Option<&String>) -> Result
         && !db.user_exists(user).await.map_err(failed)?
     {
         return Err((
-            exit::USAGE,
+            Exit::Usage,
             format!("no user {user}: add it with `splice registry user add {user} --namespace NS`"),
         ));
     }
@@ -251,7 +251,7 @@ async fn decide(store: &Store, user_code: &str, user: Option<&String>) -> Result
         .map_err(failed)?
     {
         return Err((
-            exit::FAILED,
+            Exit::Failed,
             format!("no pending login has the code {code} (expired, already handled, or mistyped)"),
         ));
     }

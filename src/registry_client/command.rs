@@ -11,7 +11,7 @@ use super::http::{Registry, clean};
 use super::install::{RegistrySpec, Want};
 use super::publish::{self, PrepareError};
 use super::{RegistryError, credentials, install, login, registry_url};
-use crate::exit::{self, Exit};
+use crate::exit::Exit;
 use crate::registry::api::{ErrorCode, SearchResults, VersionMeta, Yanked};
 
 /// Print a failure on stderr; its exit code.
@@ -84,7 +84,7 @@ pub async fn login(
                     );
                 }
             }
-            exit::SUCCESS
+            Exit::Success
         }
         Err(error) if as_json => {
             let code = match &error {
@@ -137,11 +137,11 @@ pub async fn logout(flag: Option<&str>, out: &mut dyn Write, err: &mut dyn Write
                     let _ = writeln!(out, "Logged out of {url} (the token is revoked)");
                 }
             }
-            exit::SUCCESS
+            Exit::Success
         }
         Ok((false, url)) => {
             let _ = writeln!(out, "Not logged in to {url}: nothing to remove");
-            exit::SUCCESS
+            Exit::Success
         }
         Err(error) => fail(&error, err),
     }
@@ -174,11 +174,11 @@ pub async fn publish(
             if as_json {
                 line(out, &json!({"valid": false, "errors": issues}));
             }
-            return exit::USAGE;
+            return Exit::Usage;
         }
         Err(error @ PrepareError::Pack(_)) => {
             let _ = writeln!(err, "splice: {error}");
-            return exit::FAILED;
+            return Exit::Failed;
         }
     };
     let (id, version, size) = (
@@ -200,7 +200,7 @@ pub async fn publish(
                 prepared.sha256
             );
         }
-        return exit::SUCCESS;
+        return Exit::Success;
     }
     let uploaded = match registry_url(flag) {
         Ok(url) => publish::upload(&url, &prepared)
@@ -223,7 +223,7 @@ pub async fn publish(
                     prepared.sha256
                 );
             }
-            exit::SUCCESS
+            Exit::Success
         }
         Err(RegistryError::Refused {
             code: code @ ErrorCode::VersionExists,
@@ -238,7 +238,7 @@ pub async fn publish(
                 format!("{named} is already published and a version never changes: {message}")
             };
             let _ = writeln!(err, "splice: {message} ({code})");
-            exit::FAILED
+            Exit::Failed
         }
         Err(RegistryError::Refused {
             code: code @ ErrorCode::NamespaceForbidden,
@@ -250,7 +250,7 @@ pub async fn publish(
                 "splice: you may not publish to the namespace `{}`: {message} ({code})",
                 prepared.namespace
             );
-            exit::FAILED
+            Exit::Failed
         }
         Err(error) => fail(&error, err),
     }
@@ -302,7 +302,7 @@ pub async fn info(
     match result {
         Ok(info) if as_json => {
             line(out, &info);
-            exit::SUCCESS
+            Exit::Success
         }
         Ok(Info { meta, description }) => {
             let _ = writeln!(out, "{}@{}", clean(&meta.id), clean(&meta.version));
@@ -317,7 +317,7 @@ pub async fn info(
             ] {
                 let _ = writeln!(out, "  {key}: {value}");
             }
-            exit::SUCCESS
+            Exit::Success
         }
         Err(error) => fail(&error, err),
     }
@@ -342,7 +342,7 @@ pub async fn search(
     match result {
         Ok(found) if as_json => {
             line(out, &found);
-            exit::SUCCESS
+            Exit::Success
         }
         Ok(found) => {
             for package in found.packages {
@@ -354,7 +354,7 @@ pub async fn search(
                     clean(&package.description)
                 );
             }
-            exit::SUCCESS
+            Exit::Success
         }
         Err(error) => fail(&error, err),
     }
@@ -391,7 +391,7 @@ pub async fn yank(
     match result {
         Ok(message) => {
             let _ = writeln!(out, "{message}");
-            exit::SUCCESS
+            Exit::Success
         }
         Err(error) => fail(&error, err),
     }
@@ -444,7 +444,7 @@ pub async fn install(
                     done.sha256
                 );
             }
-            exit::SUCCESS
+            Exit::Success
         }
         Err(error) => fail(&error, err),
     }

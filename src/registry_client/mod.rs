@@ -14,7 +14,7 @@ pub mod publish;
 use thiserror::Error;
 
 use crate::config::{ConfigError, ConfigFile};
-use crate::exit::{self, Exit};
+use crate::exit::Exit;
 use crate::packages::Issue;
 use crate::registry::api::ErrorCode;
 
@@ -58,14 +58,14 @@ pub enum RegistryError {
 impl RegistryError {
     pub fn exit_code(&self) -> Exit {
         match self {
-            RegistryError::Usage(_) | RegistryError::NoRegistry => exit::USAGE,
-            RegistryError::Refused { .. } | RegistryError::Failed(_) => exit::FAILED,
+            RegistryError::Usage(_) | RegistryError::NoRegistry => Exit::Usage,
+            RegistryError::Refused { .. } | RegistryError::Failed(_) => Exit::Failed,
             RegistryError::NotLoggedIn { .. }
             | RegistryError::Unauthenticated { .. }
             | RegistryError::Unreachable { .. }
             | RegistryError::BadResponse { .. }
             | RegistryError::LoginDenied
-            | RegistryError::LoginExpired => exit::PROVIDER,
+            | RegistryError::LoginExpired => Exit::Provider,
         }
     }
 }

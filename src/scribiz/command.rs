@@ -16,7 +16,7 @@ use super::launch::{Env, Limits, locate, login_args};
 use super::login::{account, expires_in, login_result};
 use super::media::NoHostMedia;
 use super::protocol::{DeviceCode, Line, LoginResult};
-use crate::exit::{self, Exit};
+use crate::exit::Exit;
 
 fn line(out: &mut dyn Write, value: &Value) {
     let _ = writeln!(out, "{value}");
@@ -64,7 +64,7 @@ pub async fn login(
         Ok(outcome) => match login_result(&outcome.results) {
             Some(result) => {
                 signed_in(result, as_json, out);
-                exit::SUCCESS
+                Exit::Success
             }
             None => failed(
                 &ScribizError::Protocol("it ended without a login result".into()),
@@ -147,9 +147,9 @@ fn failed(error: &ScribizError, as_json: bool, out: &mut dyn Write, err: &mut dy
 /// for a cancel, 1 for everything else (no CLI found included).
 pub fn exit_code(error: &ScribizError) -> Exit {
     match error.failure().map(|f| f.kind) {
-        Some(FailureKind::Credentials) => exit::PROVIDER,
-        Some(FailureKind::Cancelled) => exit::INTERRUPTED,
-        _ => exit::FAILED,
+        Some(FailureKind::Credentials) => Exit::Provider,
+        Some(FailureKind::Cancelled) => Exit::Interrupted,
+        _ => Exit::Failed,
     }
 }
 

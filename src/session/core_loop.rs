@@ -59,7 +59,7 @@ impl Core {
             running: None,
             compacting: None,
             queued: VecDeque::new(),
-            last_code: crate::exit::SUCCESS,
+            last_code: crate::exit::Exit::Success,
         }
     }
 
@@ -405,7 +405,9 @@ async fn next_question(
 /// The turn's exit code when its task ends (a turn that panicked failed), or never without one.
 async fn turn_end(running: &mut Option<Running>) -> Exit {
     match running {
-        Some(running) => (&mut running.task).await.unwrap_or(crate::exit::FAILED),
+        Some(running) => (&mut running.task)
+            .await
+            .unwrap_or(crate::exit::Exit::Failed),
         None => std::future::pending().await,
     }
 }

@@ -142,7 +142,7 @@ impl Session {
     pub async fn ended(self) -> Exit {
         let Session { handle, task, .. } = self;
         drop(handle);
-        task.await.unwrap_or(crate::exit::FAILED)
+        task.await.unwrap_or(crate::exit::Exit::Failed)
     }
 }
 

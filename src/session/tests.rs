@@ -200,7 +200,7 @@ fn recording_turn(seen: Arc<Mutex<Vec<(String, Tier)>>>, blocks: &'static str) -
             }
             if text == blocks {
                 let _ = stopped.await;
-                return crate::exit::INTERRUPTED;
+                return crate::exit::Exit::Interrupted;
             }
             crate::exit::Exit::Success
         })
@@ -684,7 +684,7 @@ async fn an_interrupt_stops_the_turn_and_drops_the_requests_behind_it() {
     }
     session.submit(Op::Interrupt);
     session.submit(Op::Shutdown);
-    assert_eq!(session.ended().await, crate::exit::INTERRUPTED);
+    assert_eq!(session.ended().await, crate::exit::Exit::Interrupted);
     let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(
@@ -692,7 +692,7 @@ async fn an_interrupt_stops_the_turn_and_drops_the_requests_behind_it() {
         vec![
             SessionEvent::TurnDropped,
             SessionEvent::TurnEnded {
-                code: crate::exit::INTERRUPTED
+                code: crate::exit::Exit::Interrupted
             }
         ]
     );
@@ -947,7 +947,7 @@ async fn an_interrupt_and_a_shutdown_sent_during_an_undo_are_not_lost() {
     let code = tokio::time::timeout(std::time::Duration::from_secs(10), session.ended())
         .await
         .unwrap_or_else(|_| panic!("the session did not end: {:?}", reports.taken()));
-    assert_eq!(code, crate::exit::INTERRUPTED);
+    assert_eq!(code, crate::exit::Exit::Interrupted);
     let reported = reports.taken();
     assert!(
         matches!(reported.first(), Some(SessionEvent::UndoFailed { .. })),
@@ -956,7 +956,7 @@ async fn an_interrupt_and_a_shutdown_sent_during_an_undo_are_not_lost() {
     assert_eq!(
         reported.last(),
         Some(&SessionEvent::TurnEnded {
-            code: crate::exit::INTERRUPTED
+            code: crate::exit::Exit::Interrupted
         })
     );
 }

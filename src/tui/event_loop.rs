@@ -302,7 +302,7 @@ where
     app.attach_mcp(core.mcp());
     // Turns submitted and not yet reported ended.
     let mut turns = 0usize;
-    let mut last_code = crate::exit::SUCCESS;
+    let mut last_code = crate::exit::Exit::Success;
     let mut input_open = true;
     let mut failed = None;
     // Before any server starts, so no failure goes unsaid.

@@ -177,7 +177,7 @@ pub async fn run(options: TuiOptions) -> Result<Exit, TuiError> {
         Opening::Pick(sessions) => {
             let Some(id) = event_loop::pick(sessions, &theme).await? else {
                 // Cancelled: nothing opened, nothing to say.
-                return Ok(crate::exit::SUCCESS);
+                return Ok(crate::exit::Exit::Success);
             };
             let reopen = Reopen::Id(id);
             match find(Some(&reopen), &settings.data_dir, &settings.cwd)? {

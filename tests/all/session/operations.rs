@@ -194,7 +194,7 @@ async fn a_session_runs_turns_compacts_undoes_and_is_interrupted_through_operati
     assert_eq!(
         seen.nth(5).await,
         SessionEvent::TurnEnded {
-            code: splice::exit::INTERRUPTED
+            code: splice::exit::Exit::Interrupted
         }
     );
 
