@@ -415,6 +415,10 @@ pub async fn install(
             RegistryError::Usage(why) => RegistryError::Usage(format!(
                 "`{text}` is no file or directory here, so it names a registry package: {why}"
             )),
+            RegistryError::NoRegistry => RegistryError::Usage(format!(
+                "`{text}` is no file or directory here, so it names a registry package: {}",
+                RegistryError::NoRegistry
+            )),
             other => other,
         })?;
         let registry = Registry::new(&url, None)?;
