@@ -312,10 +312,10 @@ impl<O: Write + Send, E: Write + Send> Streams<O, E> {
                 ..
             } => {
                 self.refused.insert(id.clone());
-                let verb = match action.as_str() {
-                    "deny" => "denied",
-                    "block" => "blocked",
-                    other => other,
+                let verb = match action {
+                    crate::protocol::PermissionAction::Deny => "denied",
+                    crate::protocol::PermissionAction::Block => "blocked",
+                    other => other.as_str(),
                 };
                 Some(format!("  {verb} {name}: {reason}\n"))
             }
@@ -530,7 +530,7 @@ mod tests {
             Event::PermissionRequest {
                 id: "c1".into(),
                 name: "write_file".into(),
-                action: "prompt".into(),
+                action: crate::protocol::PermissionAction::Prompt,
                 permission: "prompt".into(),
                 permission_mode: "ask".into(),
                 side_effect: SideEffect::Write,
@@ -540,7 +540,7 @@ mod tests {
             Event::PermissionDecision {
                 id: "c1".into(),
                 name: "write_file".into(),
-                action: "deny".into(),
+                action: crate::protocol::PermissionAction::Deny,
                 permission_granted: false,
                 decision_reason: "headless run has no interactive responder".into(),
             },

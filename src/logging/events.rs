@@ -62,7 +62,7 @@ impl EventLog {
                 decision_reason,
                 ..
             } => {
-                tracing::info!(target: PERMISSIONS, run, id, tool = name, action, reason = decision_reason, "permission")
+                tracing::info!(target: PERMISSIONS, run, id, tool = name, action = action.as_str(), reason = decision_reason, "permission")
             }
             Event::Permission {
                 id,
@@ -76,7 +76,7 @@ impl EventLog {
                 run,
                 id,
                 tool = name,
-                action,
+                action = action.as_str(),
                 reason,
                 mode = permission_mode,
                 "permission"

@@ -13,6 +13,29 @@ use crate::exit::Exit;
 
 pub const SCHEMA_VERSION: u64 = 2;
 
+/// What the policy did with a tool call (`action` of the permission events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionAction {
+    /// The person is asked (`permission_request`).
+    Prompt,
+    Allow,
+    Deny,
+    /// Refused by the sandbox or a hard limit, not by a rule or a person.
+    Block,
+}
+
+impl PermissionAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionAction::Prompt => "prompt",
+            PermissionAction::Allow => "allow",
+            PermissionAction::Deny => "deny",
+            PermissionAction::Block => "block",
+        }
+    }
+}
+
 /// What a tool call may do to the world (`sideEffect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -220,7 +243,7 @@ pub enum Event {
     PermissionRequest {
         id: String,
         name: String,
-        action: String,
+        action: PermissionAction,
         permission: String,
         permission_mode: String,
         side_effect: SideEffect,
@@ -232,7 +255,7 @@ pub enum Event {
     PermissionDecision {
         id: String,
         name: String,
-        action: String,
+        action: PermissionAction,
         permission_granted: bool,
         decision_reason: String,
     },
@@ -242,7 +265,7 @@ pub enum Event {
     Permission {
         id: String,
         name: String,
-        action: String,
+        action: PermissionAction,
         permission_mode: String,
         side_effect: SideEffect,
         reason: String,
@@ -479,6 +502,32 @@ mod tests {
             value["checkpoint"],
             json!({"sequence":1,"tool":"submit_code","files":["README.md"]})
         );
+    }
+
+    /// A permission event's action is an enum in the event and the spec's word on the wire.
+    #[test]
+    fn permission_actions_are_the_spec_words() {
+        for (action, word) in [
+            (PermissionAction::Prompt, "prompt"),
+            (PermissionAction::Allow, "allow"),
+            (PermissionAction::Deny, "deny"),
+            (PermissionAction::Block, "block"),
+        ] {
+            assert_eq!(
+                serde_json::to_value(action).expect("serialise"),
+                json!(word)
+            );
+            assert_eq!(action.as_str(), word);
+        }
+        let decision = Event::PermissionDecision {
+            id: "call_2".into(),
+            name: "write_file".into(),
+            action: PermissionAction::Allow,
+            permission_granted: true,
+            decision_reason: "approved in TUI".into(),
+        };
+        let line = serde_json::to_value(&decision).expect("serialise");
+        assert_eq!(line["action"], "allow");
     }
 
     /// The codes are enums in the event and today's strings on the wire; a warning's detail is

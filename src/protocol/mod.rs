@@ -11,6 +11,6 @@ pub(crate) mod tier;
 pub mod tool;
 
 pub use codes::{ErrorCode, WarningCode};
-pub use events::{Event, SideEffect, ToolStatus, WarningDetail};
+pub use events::{Event, PermissionAction, SideEffect, ToolStatus, WarningDetail};
 pub use tier::Tier;
 pub use tool::{Builtin, ToolIdentity};

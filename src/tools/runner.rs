@@ -512,7 +512,7 @@ impl ToolRunner {
                 self.bus.emit(Event::Permission {
                     id: id.to_string(),
                     name: tool.to_string(),
-                    action: "deny".into(),
+                    action: crate::protocol::PermissionAction::Deny,
                     permission_mode: mode,
                     side_effect,
                     reason: reason.clone(),
@@ -525,7 +525,7 @@ impl ToolRunner {
                 self.bus.emit(Event::PermissionRequest {
                     id: id.to_string(),
                     name: tool.to_string(),
-                    action: "prompt".into(),
+                    action: crate::protocol::PermissionAction::Prompt,
                     permission: "prompt".into(),
                     permission_mode: mode,
                     side_effect,
@@ -574,7 +574,11 @@ impl ToolRunner {
                 self.bus.emit(Event::PermissionDecision {
                     id: id.to_string(),
                     name: tool.to_string(),
-                    action: if granted { "allow" } else { "deny" }.into(),
+                    action: if granted {
+                        crate::protocol::PermissionAction::Allow
+                    } else {
+                        crate::protocol::PermissionAction::Deny
+                    },
                     permission_granted: granted,
                     decision_reason: decision_reason.clone(),
                 });
@@ -597,7 +601,7 @@ impl ToolRunner {
         self.bus.emit(Event::Permission {
             id: id.to_string(),
             name: tool.dotted.clone(),
-            action: "block".into(),
+            action: crate::protocol::PermissionAction::Block,
             permission_mode: self.policy.mode.as_str().into(),
             side_effect: tool.side_effect,
             reason: reason.clone(),
@@ -639,7 +643,7 @@ impl ToolRunner {
         self.bus.emit(Event::Permission {
             id: id.to_string(),
             name: name.to_string(),
-            action: "block".into(),
+            action: crate::protocol::PermissionAction::Block,
             permission_mode: self.policy.mode.as_str().into(),
             side_effect,
             reason: reason.clone(),

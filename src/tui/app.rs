@@ -873,7 +873,7 @@ impl App {
             } => {
                 self.transcript.update_tool(&id, |cell| {
                     if let Cell::Tool { decision, .. } = cell {
-                        *decision = Some(format!("{action}: {reason}"));
+                        *decision = Some(format!("{}: {reason}", action.as_str()));
                     }
                 });
             }

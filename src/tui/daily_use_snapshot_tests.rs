@@ -47,7 +47,7 @@ fn asked(app: &mut App, id: &str) {
         Event::PermissionRequest {
             id: id.into(),
             name: "write_file".into(),
-            action: "prompt".into(),
+            action: crate::protocol::PermissionAction::Prompt,
             permission: "prompt".into(),
             permission_mode: "ask".into(),
             side_effect: SideEffect::Write,
@@ -83,7 +83,7 @@ fn a_denied_call_says_so_once_in_plain_words() {
         Event::PermissionDecision {
             id: "call_1".into(),
             name: "write_file".into(),
-            action: "deny".into(),
+            action: crate::protocol::PermissionAction::Deny,
             permission_granted: false,
             decision_reason: "denied in TUI".into(),
         },
@@ -95,7 +95,7 @@ fn a_denied_call_says_so_once_in_plain_words() {
         Event::Permission {
             id: "call_2".into(),
             name: "write_file".into(),
-            action: "deny".into(),
+            action: crate::protocol::PermissionAction::Deny,
             permission_mode: "read-only".into(),
             side_effect: SideEffect::Write,
             reason: "read-only mode refuses writes".into(),
@@ -130,7 +130,7 @@ fn a_call_waiting_for_approval_says_so_not_running() {
         Event::PermissionDecision {
             id: "call_1".into(),
             name: "write_file".into(),
-            action: "allow".into(),
+            action: crate::protocol::PermissionAction::Allow,
             permission_granted: true,
             decision_reason: "approved in TUI".into(),
         },

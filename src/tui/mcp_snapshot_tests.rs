@@ -313,7 +313,7 @@ fn mcp_tool_permission_prompt() {
         Event::PermissionRequest {
             id: "call_1".into(),
             name: wire.into(),
-            action: "prompt".into(),
+            action: crate::protocol::PermissionAction::Prompt,
             permission: "prompt".into(),
             permission_mode: "ask".into(),
             side_effect: SideEffect::Execute,

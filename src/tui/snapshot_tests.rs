@@ -131,7 +131,7 @@ fn tool_call_with_folded_result() {
         Event::PermissionDecision {
             id: "call_1".into(),
             name: "run_command".into(),
-            action: "allow".into(),
+            action: crate::protocol::PermissionAction::Allow,
             permission_granted: true,
             decision_reason: "approved in TUI".into(),
         },
