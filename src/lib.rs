@@ -12,6 +12,7 @@ pub mod device_login;
 pub mod exit;
 pub mod git;
 pub mod headless;
+pub mod http;
 pub mod ids;
 pub mod instructions;
 pub mod mcp;

@@ -68,7 +68,7 @@ pub async fn connect(entry: &ServerEntry, options: &HubOptions) -> Result<Connec
                     .map_err(|_| format!("the value of header `{header_name}` is not valid"))?;
                 custom.insert(header_name, header_value);
             }
-            let http = reqwest::Client::builder()
+            let http = crate::http::client_builder()
                 .connect_timeout(timeout)
                 // A redirect would carry the configured headers to wherever it points (reqwest
                 // drops only `Authorization` and cookies across hosts): none is followed.

@@ -235,7 +235,9 @@ impl Drop for Registry {
 }
 
 fn client() -> reqwest::Client {
-    reqwest::Client::new()
+    splice::http::client_builder()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 pub fn block<F: std::future::Future>(future: F) -> F::Output {
