@@ -47,6 +47,7 @@ mod registry_server;
 mod scribiz_host;
 mod scribiz_transcribe;
 mod session_ops;
+mod tls;
 mod tools_permissions;
 mod tui_compact;
 mod tui_daily_use;
