@@ -99,7 +99,9 @@ fn main() {
         &["user", "add", "bench", "--namespace", "splice"],
         "",
     );
-    let client = reqwest::Client::new();
+    let client = splice::http::client_builder()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
     let token = runtime.block_on(async {
         let code: Value = serde_json::from_slice(
             &client

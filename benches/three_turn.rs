@@ -2,7 +2,8 @@
 //! the local fake provider, through the real `splice` binary. Reports the median and p90 wall
 //! time, time to the first stream-json line, and the peak RSS of the child processes.
 //!
-//! Run: `cargo bench --bench three_turn` (optionally `-- 50` for the number of runs).
+//! Run: `cargo bench --bench three_turn` (optionally `-- 50` for the number of runs); with
+//! `SPLICE_BENCH_BIN=PATH` it runs that `splice` instead of this build's.
 
 // A benchmark is test code: a failed step fails it with a message saying what failed.
 #![allow(clippy::expect_used)]
@@ -33,7 +34,7 @@ fn one_run(work: &std::path::Path, data: &std::path::Path) -> Sample {
     ]);
     let _ = std::fs::remove_file(work.join("output.txt"));
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_splice"))
+    let mut child = Command::new(splice_binary())
         .args([
             "exec",
             "--output-format",
@@ -83,6 +84,12 @@ fn one_run(work: &std::path::Path, data: &std::path::Path) -> Sample {
         wall,
         first_event: first_event.unwrap_or(wall),
     }
+}
+
+/// The binary under test: this build's `splice`, or `SPLICE_BENCH_BIN` (an installed build,
+/// e.g. one without the registry server, which this bench's own build links in).
+fn splice_binary() -> std::ffi::OsString {
+    std::env::var_os("SPLICE_BENCH_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_splice").into())
 }
 
 /// Peak resident set of any waited-for child, in KiB (Linux reports ru_maxrss in KiB).

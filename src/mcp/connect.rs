@@ -119,7 +119,7 @@ pub async fn connect(
                     .map_err(|_| ConnectError::HeaderValue(header_name.to_string()))?;
                 custom.insert(header_name, header_value);
             }
-            let http = reqwest::Client::builder()
+            let http = crate::http::client_builder()
                 .connect_timeout(timeout)
                 // A redirect would carry the configured headers to wherever it points (reqwest
                 // drops only `Authorization` and cookies across hosts): none is followed.

@@ -375,7 +375,7 @@ pub struct Provider {
 
 impl Provider {
     pub fn new(config: ProviderConfig) -> Result<Provider, ProviderError> {
-        let mut builder = reqwest::Client::builder().connect_timeout(Duration::from_secs(15));
+        let mut builder = crate::http::client_builder().connect_timeout(Duration::from_secs(15));
         // A plain-http endpoint (a local server) needs no TLS: without this the client reads the
         // whole system certificate store on every run. With no roots at all, an https
         // connection (a redirect) fails verification rather than going unchecked.

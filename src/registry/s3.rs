@@ -84,6 +84,9 @@ impl S3BlobStore {
     /// The client, configured from `AWS_*` in the environment; nothing is contacted yet.
     pub fn new(url: &str) -> Result<S3BlobStore, S3UrlError> {
         let location = parse_url(url)?;
+        // object_store builds its own reqwest client: the process's provider must be ring's
+        // before it does (aws-lc-rs is compiled in too here, and rustls would pick neither).
+        crate::http::install_crypto_provider();
         // Few, short retries: an unreachable store is reported at start within seconds, and a
         // publish fails rather than hanging for the crate's default three minutes.
         let retry = RetryConfig {

@@ -32,7 +32,7 @@ pub struct Answer {
 
 impl Registry {
     pub fn new(url: &str, token: Option<Token>) -> Result<Registry, RegistryError> {
-        let mut builder = reqwest::Client::builder()
+        let mut builder = crate::http::client_builder()
             .connect_timeout(Duration::from_secs(15))
             .timeout(Duration::from_secs(300))
             .redirect(reqwest::redirect::Policy::none());

@@ -4,3 +4,4 @@
 mod anthropic;
 mod cost_and_context;
 mod openai;
+mod tls;

@@ -464,7 +464,9 @@ fn login_publish_info_search_install_run_yank_logout_on(database: Option<&str>) 
         .to_string();
     let me = |token: &str| {
         block(async {
-            reqwest::Client::new()
+            splice::http::client_builder()
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"))
                 .get(format!("{url}/api/v1/me"))
                 .bearer_auth(token)
                 .send()

@@ -228,7 +228,9 @@ impl Registry {
 }
 
 fn client() -> reqwest::Client {
-    reqwest::Client::new()
+    splice::http::client_builder()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 pub fn block<F: std::future::Future>(future: F) -> F::Output {

@@ -95,7 +95,9 @@ impl Moto {
     /// A new bucket, created with a plain PUT (moto takes it unsigned).
     pub fn create_bucket(&self, name: &str) {
         let status = block(async {
-            reqwest::Client::new()
+            splice::http::client_builder()
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"))
                 .put(format!("{}/{name}", self.endpoint))
                 .send()
                 .await
