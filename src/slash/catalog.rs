@@ -68,8 +68,16 @@ impl CommandFile {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Catalog {
     pub commands: Vec<CommandFile>,
-    /// A file not usable: its would-be name (or path) and the reason.
-    pub skipped: Vec<(String, String)>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// A command file not used, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The command it would be, when its path makes a name.
+    pub name: Option<String>,
+    pub path: PathBuf,
+    pub reason: String,
 }
 
 /// `commands/` beside the user's config file (`SPLICE_CONFIG`'s folder, else
@@ -101,10 +109,10 @@ impl Catalog {
         if let Some(found) = self.commands.iter().find(|c| c.name == name) {
             return Ok(found);
         }
-        if let Some((path, reason)) = self.skipped.iter().find(|(n, _)| n == name) {
+        if let Some(skipped) = self.skipped.iter().find(|s| s.name.as_deref() == Some(name)) {
             return Err(SlashError::BadFile {
-                path: path.clone(),
-                reason: reason.clone(),
+                path: skipped.path.display().to_string(),
+                reason: skipped.reason.clone(),
             });
         }
         if super::RESERVED.contains(&name) {
@@ -146,17 +154,19 @@ impl Catalog {
                 continue;
             }
             let Some(name) = command_name(base, &path) else {
-                self.skipped.push((
-                    path.display().to_string(),
-                    "its name is not a command name (letters, digits, `_`, `-`)".into(),
-                ));
+                self.skipped.push(Skipped {
+                    name: None,
+                    path,
+                    reason: "its name is not a command name (letters, digits, `_`, `-`)".into(),
+                });
                 continue;
             };
             if super::RESERVED.contains(&name.as_str()) {
-                self.skipped.push((
-                    name.clone(),
-                    format!("/{name} is a built-in command, which a file cannot replace"),
-                ));
+                self.skipped.push(Skipped {
+                    reason: format!("/{name} is a built-in command, which a file cannot replace"),
+                    name: Some(name),
+                    path,
+                });
                 continue;
             }
             // An earlier folder has it already.
@@ -175,9 +185,11 @@ impl Catalog {
                         body,
                     });
                 }
-                Err(reason) => self
-                    .skipped
-                    .push((name, format!("{} cannot be read: {reason}", path.display()))),
+                Err(reason) => self.skipped.push(Skipped {
+                    name: Some(name),
+                    path,
+                    reason: format!("cannot be read: {reason}"),
+                }),
             }
         }
     }

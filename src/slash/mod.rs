@@ -9,7 +9,7 @@ mod catalog;
 mod expand;
 mod front_matter;
 
-pub use catalog::{Catalog, CommandFile, Source, user_commands_dir};
+pub use catalog::{Catalog, CommandFile, Skipped, Source, user_commands_dir};
 pub use expand::{Expansion, expand};
 pub use front_matter::FrontMatter;
 
