@@ -38,9 +38,18 @@ pub(super) async fn prepare(
     })
     .await
     .unwrap_or_default();
+    let command = catalog.lookup(invocation.name).map_err(failure)?;
+    // The command's rules hold for its own commands and for the turn, and no longer.
+    let allow = slash::allow_rules(command).map_err(failure)?;
+    let mut turn = settings.clone();
+    if !allow.is_empty() {
+        turn.policy = settings
+            .policy
+            .with_extra_rules(settings.policy.mode, allow);
+    }
     let runner = ToolRunner {
         root: settings.cwd.clone(),
-        policy: settings.policy.clone(),
+        policy: turn.policy.clone(),
         checkpoints: Arc::new(CheckpointStore::new(
             &settings.data_dir,
             bus.run_id(),
@@ -55,7 +64,7 @@ pub(super) async fn prepare(
     };
     let mut guard: Option<Snapshot> = None;
     let mut calls = 0;
-    let expanded = slash::expand(&catalog, &invocation, &settings.cwd, |command| {
+    let expanded = slash::expand(command, invocation.arguments, &settings.cwd, |command| {
         calls += 1;
         // A sandboxed command may write the git dir under the root: what it changes there
         // that makes git run programs is put back below, as a run's tools' changes are.
@@ -80,18 +89,9 @@ pub(super) async fn prepare(
     if let Some(guard) = guard {
         put_back(bus, &guard);
     }
-    let expanded = expanded.map_err(failure)?;
-    let mut turn = settings.clone();
-    if !expanded.allow.is_empty() {
-        turn.policy = settings
-            .policy
-            .with_extra_rules(settings.policy.mode, expanded.allow);
-    }
+    let text = expanded.map_err(failure)?;
     Ok(Request {
-        prompt: Prompt {
-            text: expanded.text,
-            ..prompt
-        },
+        prompt: Prompt { text, ..prompt },
         settings: Some(turn),
     })
 }

@@ -81,7 +81,14 @@ mod tests {
     fn words_respect_quotes_and_escapes() {
         assert_eq!(
             split(r#"src/a.rs "two words" 'single $x' back\ slash "" end"#),
-            ["src/a.rs", "two words", "single $x", "back slash", "", "end"]
+            [
+                "src/a.rs",
+                "two words",
+                "single $x",
+                "back slash",
+                "",
+                "end"
+            ]
         );
         assert!(split("   ").is_empty());
     }
@@ -89,7 +96,10 @@ mod tests {
     #[test]
     fn placeholders_are_replaced() {
         assert_eq!(
-            substitute("Fix $1 in $2 ($ARGUMENTS); $3 is empty; $5.00 stays $", "12 \"the parser\""),
+            substitute(
+                "Fix $1 in $2 ($ARGUMENTS); $3 is empty; $5.00 stays $",
+                "12 \"the parser\""
+            ),
             "Fix 12 in the parser (12 \"the parser\");  is empty; .00 stays $"
         );
         assert_eq!(substitute("cost $ 5", ""), "cost $ 5");

@@ -83,8 +83,7 @@ pub struct Skipped {
 /// `commands/` beside the user's config file (`SPLICE_CONFIG`'s folder, else
 /// `<config dir>/splice/`).
 pub fn user_commands_dir() -> Option<PathBuf> {
-    crate::config::config_path()
-        .and_then(|config| config.parent().map(|dir| dir.join("commands")))
+    crate::config::config_path().and_then(|config| config.parent().map(|dir| dir.join("commands")))
 }
 
 impl Catalog {
@@ -109,7 +108,11 @@ impl Catalog {
         if let Some(found) = self.commands.iter().find(|c| c.name == name) {
             return Ok(found);
         }
-        if let Some(skipped) = self.skipped.iter().find(|s| s.name.as_deref() == Some(name)) {
+        if let Some(skipped) = self
+            .skipped
+            .iter()
+            .find(|s| s.name.as_deref() == Some(name))
+        {
             return Err(SlashError::BadFile {
                 path: skipped.path.display().to_string(),
                 reason: skipped.reason.clone(),
@@ -120,7 +123,11 @@ impl Catalog {
         }
         Err(SlashError::Unknown {
             name: name.to_string(),
-            known: self.commands.iter().map(|c| format!("/{}", c.name)).collect(),
+            known: self
+                .commands
+                .iter()
+                .map(|c| format!("/{}", c.name))
+                .collect(),
         })
     }
 
@@ -240,21 +247,42 @@ mod tests {
         let root = tempfile::tempdir().expect("a root");
         let user = tempfile::tempdir().expect("a user folder");
         let root_path = root.path();
-        write(&root_path.join(".splice/commands/review.md"), "splice review");
-        write(&root_path.join(".claude/commands/review.md"), "claude review");
+        write(
+            &root_path.join(".splice/commands/review.md"),
+            "splice review",
+        );
+        write(
+            &root_path.join(".claude/commands/review.md"),
+            "claude review",
+        );
         write(&root_path.join(".claude/commands/git/commit.md"), "commit");
         write(&root_path.join(".claude/commands/model.md"), "mine");
-        write(&root_path.join(".claude/commands/notes.txt"), "not a command");
+        write(
+            &root_path.join(".claude/commands/notes.txt"),
+            "not a command",
+        );
         write(&user.path().join("review.md"), "user review");
-        write(&user.path().join("mine.md"), "---\ndescription: Mine\n---\nuser's");
+        write(
+            &user.path().join("mine.md"),
+            "---\ndescription: Mine\n---\nuser's",
+        );
         let catalog = Catalog::load(root_path, Some(user.path()));
         let names: Vec<&str> = catalog.commands.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["git:commit", "mine", "review"]);
         let review = catalog.lookup("review").expect("review");
-        assert_eq!((review.body.as_str(), review.source), ("splice review", Source::Project));
+        assert_eq!(
+            (review.body.as_str(), review.source),
+            ("splice review", Source::Project)
+        );
         assert_eq!(catalog.lookup("mine").expect("mine").help(), "Mine (user)");
-        assert!(matches!(catalog.lookup("model"), Err(SlashError::BadFile { .. })));
-        assert!(matches!(catalog.lookup("nope"), Err(SlashError::Unknown { .. })));
+        assert!(matches!(
+            catalog.lookup("model"),
+            Err(SlashError::BadFile { .. })
+        ));
+        assert!(matches!(
+            catalog.lookup("nope"),
+            Err(SlashError::Unknown { .. })
+        ));
     }
 
     #[test]
@@ -268,6 +296,9 @@ mod tests {
             .expect("link");
         let catalog = Catalog::load(root.path(), None);
         assert!(catalog.commands.is_empty());
-        assert!(matches!(catalog.lookup("leak"), Err(SlashError::BadFile { .. })));
+        assert!(matches!(
+            catalog.lookup("leak"),
+            Err(SlashError::BadFile { .. })
+        ));
     }
 }

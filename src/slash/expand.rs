@@ -6,35 +6,12 @@
 use std::future::Future;
 use std::path::Path;
 
-use super::{Catalog, Invocation, SlashError, args};
+use super::{CommandFile, SlashError, args};
 use crate::permissions::{Effect, Rule};
 
-/// A command expanded: the turn's text, and what its front matter asks of that turn alone.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expansion {
-    pub name: String,
-    pub text: String,
-    /// The model for this turn (`model:`), as `/model` takes it.
-    pub model: Option<String>,
-    /// Allow rules for this turn only (`allowed-tools:`).
-    pub allow: Vec<Rule>,
-}
-
-/// Expand `invocation` from `catalog`; `run` runs a `` !`command` `` and gives its output, or
-/// why it did not run or failed.
-pub async fn expand<F, Fut>(
-    catalog: &Catalog,
-    invocation: &Invocation<'_>,
-    root: &Path,
-    mut run: F,
-) -> Result<Expansion, SlashError>
-where
-    F: FnMut(String) -> Fut,
-    Fut: Future<Output = Result<String, String>>,
-{
-    let command = catalog.lookup(invocation.name)?;
-    let name = command.name.clone();
-    let allow = command
+/// The allow rules a command's `allowed-tools` give its turn (and its own `` !`command` ``s).
+pub fn allow_rules(command: &CommandFile) -> Result<Vec<Rule>, SlashError> {
+    command
         .matter
         .allowed_tools
         .iter()
@@ -43,8 +20,23 @@ where
         .map_err(|reason| SlashError::BadFile {
             path: command.path.display().to_string(),
             reason,
-        })?;
-    let body = args::substitute(&command.body, invocation.arguments);
+        })
+}
+
+/// The turn `command` makes with `arguments`; `run` runs a `` !`command` `` and gives its
+/// output, or why it did not run or failed.
+pub async fn expand<F, Fut>(
+    command: &CommandFile,
+    arguments: &str,
+    root: &Path,
+    mut run: F,
+) -> Result<String, SlashError>
+where
+    F: FnMut(String) -> Fut,
+    Fut: Future<Output = Result<String, String>>,
+{
+    let name = &command.name;
+    let body = args::substitute(&command.body, arguments);
     let mut text = String::with_capacity(body.len());
     let mut rest = body.as_str();
     loop {
@@ -55,13 +47,14 @@ where
             }
             Piece::Command { at, command, end } => {
                 text.push_str(&rest[..at]);
-                let output = run(command.to_string()).await.map_err(|reason| {
-                    SlashError::Command {
-                        name: name.clone(),
-                        command: command.to_string(),
-                        reason,
-                    }
-                })?;
+                let output =
+                    run(command.to_string())
+                        .await
+                        .map_err(|reason| SlashError::Command {
+                            name: name.clone(),
+                            command: command.to_string(),
+                            reason,
+                        })?;
                 text.push_str(output.trim_end());
                 rest = &rest[end..];
             }
@@ -76,19 +69,22 @@ where
             }
         }
     }
-    Ok(Expansion {
-        name,
-        text: text.trim().to_string(),
-        model: command.matter.model.clone(),
-        allow,
-    })
+    Ok(text.trim().to_string())
 }
 
 /// The next thing to replace in a body, by byte offsets.
 enum Piece<'a> {
     Text,
-    Command { at: usize, command: &'a str, end: usize },
-    File { at: usize, path: &'a str, end: usize },
+    Command {
+        at: usize,
+        command: &'a str,
+        end: usize,
+    },
+    File {
+        at: usize,
+        path: &'a str,
+        end: usize,
+    },
 }
 
 fn next_piece(text: &str) -> Piece<'_> {
@@ -168,7 +164,7 @@ fn allow_rule(text: &str) -> Result<Option<Rule>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::slash::invocation;
+    use crate::slash::{Catalog, invocation};
 
     fn catalog_with(root: &Path, name: &str, text: &str) -> Catalog {
         let path = root.join(".splice/commands").join(format!("{name}.md"));
@@ -181,10 +177,21 @@ mod tests {
         catalog: &Catalog,
         root: &Path,
         text: &str,
-    ) -> (Result<Expansion, SlashError>, Vec<String>) {
+    ) -> (Result<String, SlashError>, Vec<String>) {
         let mut ran = Vec::new();
         let call = invocation(text).expect("an invocation");
-        let result = expand(catalog, &call, root, |command| {
+        let command = match catalog.lookup(call.name) {
+            Ok(command) => command,
+            Err(error) => return (Err(error), ran),
+        };
+        let result = match allow_rules(command) {
+            Ok(_) => Ok(()),
+            Err(error) => Err(error),
+        };
+        if let Err(error) = result {
+            return (Err(error), ran);
+        }
+        let result = expand(command, call.arguments, root, |command| {
             ran.push(command.clone());
             async move {
                 match command.as_str() {
@@ -208,15 +215,19 @@ mod tests {
              Review $1 (mail a@b.com). See @notes.txt.\nDiff: !`git diff $1`\n",
         );
         let (expanded, ran) = expand_text(&catalog, root.path(), "/review src/a.rs").await;
-        let expanded = expanded.expect("expanded");
         assert_eq!(ran, ["git diff src/a.rs"]);
         assert_eq!(
-            expanded.text,
+            expanded.expect("expanded"),
             "Review src/a.rs (mail a@b.com). See `notes.txt`:\n```\nline one\n```.\n\
              Diff: output of git diff src/a.rs"
         );
-        assert_eq!(expanded.model.as_deref(), Some("m"));
-        let rules: Vec<String> = expanded.allow.iter().map(Rule::render).collect();
+        let command = catalog.lookup("review").expect("review");
+        assert_eq!(command.matter.model.as_deref(), Some("m"));
+        let rules: Vec<String> = allow_rules(command)
+            .expect("rules")
+            .iter()
+            .map(Rule::render)
+            .collect();
         assert_eq!(rules, ["run_command(git diff *)", "read_file"]);
     }
 
@@ -225,15 +236,27 @@ mod tests {
         let root = tempfile::tempdir().expect("root");
         let catalog = catalog_with(root.path(), "x", "A: !`false`");
         let (result, _) = expand_text(&catalog, root.path(), "/x").await;
-        assert!(matches!(result, Err(SlashError::Command { .. })), "{result:?}");
+        assert!(
+            matches!(result, Err(SlashError::Command { .. })),
+            "{result:?}"
+        );
         let catalog = catalog_with(root.path(), "y", "See @../outside.txt");
         let (result, _) = expand_text(&catalog, root.path(), "/y").await;
-        assert!(matches!(result, Err(SlashError::Include { .. })), "{result:?}");
+        assert!(
+            matches!(result, Err(SlashError::Include { .. })),
+            "{result:?}"
+        );
         let catalog = catalog_with(root.path(), "z", "See @missing.txt");
         let (result, _) = expand_text(&catalog, root.path(), "/z").await;
-        assert!(matches!(result, Err(SlashError::Include { .. })), "{result:?}");
+        assert!(
+            matches!(result, Err(SlashError::Include { .. })),
+            "{result:?}"
+        );
         let catalog = catalog_with(root.path(), "w", "---\nallowed-tools: run_comand\n---\nx");
         let (result, _) = expand_text(&catalog, root.path(), "/w").await;
-        assert!(matches!(result, Err(SlashError::BadFile { .. })), "{result:?}");
+        assert!(
+            matches!(result, Err(SlashError::BadFile { .. })),
+            "{result:?}"
+        );
     }
 }

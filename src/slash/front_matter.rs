@@ -144,14 +144,20 @@ mod tests {
         assert_eq!(matter.allowed_tools, ["read_file", "run_command(ls *)"]);
         let (matter, body) =
             split("---\nallowed-tools:\n  - run_command(git diff *)\n  - read_file\n---\nx");
-        assert_eq!(matter.allowed_tools, ["run_command(git diff *)", "read_file"]);
+        assert_eq!(
+            matter.allowed_tools,
+            ["run_command(git diff *)", "read_file"]
+        );
         assert_eq!(body, "x");
     }
 
     #[test]
     fn without_a_closed_block_all_is_body() {
         assert_eq!(split("Just text\n").1, "Just text\n");
-        assert_eq!(split("---\ndescription: x\nno end").1, "---\ndescription: x\nno end");
+        assert_eq!(
+            split("---\ndescription: x\nno end").1,
+            "---\ndescription: x\nno end"
+        );
         assert_eq!(split("---\n---\nbody").1, "body");
     }
 }

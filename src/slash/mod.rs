@@ -10,7 +10,7 @@ mod expand;
 mod front_matter;
 
 pub use catalog::{Catalog, CommandFile, Skipped, Source, user_commands_dir};
-pub use expand::{Expansion, expand};
+pub use expand::{allow_rules, expand};
 pub use front_matter::FrontMatter;
 
 use thiserror::Error;
@@ -101,7 +101,10 @@ mod tests {
                 arguments: "src/parser.rs"
             })
         );
-        assert_eq!(invocation("/git:commit").map(|i| i.name), Some("git:commit"));
+        assert_eq!(
+            invocation("/git:commit").map(|i| i.name),
+            Some("git:commit")
+        );
         assert_eq!(
             invocation("/fix-bug_2  \n issue 12 ").map(|i| i.arguments),
             Some("issue 12")

@@ -19,7 +19,10 @@ fn usage_error(out: &Outcome, expected: &str) {
     let error = out.first("error");
     assert_eq!(error["code"], "usage_error");
     let message = error["message"].as_str().unwrap_or_default();
-    assert!(message.contains(expected), "expected {expected:?} in {message:?}");
+    assert!(
+        message.contains(expected),
+        "expected {expected:?} in {message:?}"
+    );
 }
 
 #[test]
@@ -35,11 +38,7 @@ fn a_command_with_arguments_a_file_and_a_command_reaches_the_model() {
     );
     // The user's command of the same name is shadowed by the project's.
     user_commands(&sandbox, "review.md", "USER-REVIEW");
-    let out = exec_json(
-        &sandbox,
-        &provider,
-        &["/review src/a.rs \"the parser\""],
-    );
+    let out = exec_json(&sandbox, &provider, &["/review src/a.rs \"the parser\""]);
     assert_eq!(out.code, 0, "{}", out.stdout);
     let text = sent_text(&provider.requests()[0]);
     assert!(
@@ -48,7 +47,10 @@ fn a_command_with_arguments_a_file_and_a_command_reaches_the_model() {
     );
     assert!(text.contains("NOTE-CONTENT"), "{text}");
     assert!(text.contains("Marker: marker-src/a.rs"), "{text}");
-    assert!(!text.contains("USER-REVIEW") && !text.contains("!`"), "{text}");
+    assert!(
+        !text.contains("USER-REVIEW") && !text.contains("!`"),
+        "{text}"
+    );
     // The command ran as the run's own `run_command` call, allowed by the file's rule.
     let call = out.first("tool_call");
     assert_eq!(call["name"], "run_command");
@@ -57,10 +59,7 @@ fn a_command_with_arguments_a_file_and_a_command_reaches_the_model() {
 
 #[test]
 fn claude_code_commands_namespaces_user_commands_and_stream_json_input() {
-    let provider = FakeProvider::start(vec![
-        openai::answer(&["one"]),
-        openai::answer(&["two"]),
-    ]);
+    let provider = FakeProvider::start(vec![openai::answer(&["one"]), openai::answer(&["two"])]);
     let sandbox = Sandbox::new();
     sandbox.write(
         ".claude/commands/git/commit.md",
@@ -70,7 +69,10 @@ fn claude_code_commands_namespaces_user_commands_and_stream_json_input() {
     let out = exec_json(&sandbox, &provider, &["/git:commit fix the bug"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
     let text = sent_text(&provider.requests()[0]);
-    assert!(text.contains("Commit with the message: fix the bug"), "{text}");
+    assert!(
+        text.contains("Commit with the message: fix the bug"),
+        "{text}"
+    );
 
     let mut command = sandbox.command(&provider.url);
     command.args([
@@ -98,7 +100,10 @@ fn an_unknown_command_is_a_usage_error_and_sends_nothing() {
     // A command of the TUI does nothing headless: said so, not sent.
     let out = exec_json(&sandbox, &provider, &["/model gpt-5"]);
     usage_error(&out, "/model is a command of the interactive TUI");
-    assert!(provider.requests().is_empty(), "a command reached the model");
+    assert!(
+        provider.requests().is_empty(),
+        "a command reached the model"
+    );
     // A first word with a second `/` is a path: the text goes to the model as written.
     let out = exec_json(&sandbox, &provider, &["/usr/bin/foo is broken"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
@@ -120,7 +125,10 @@ fn a_file_or_command_file_leading_out_of_the_root_is_refused() {
         .expect("link");
     let out = exec_json(&sandbox, &provider, &["/leak"]);
     usage_error(&out, "leak.md: cannot be read");
-    assert!(provider.requests().is_empty(), "a refused command reached the model");
+    assert!(
+        provider.requests().is_empty(),
+        "a refused command reached the model"
+    );
     assert!(!out.stdout.contains("SECRET"));
 }
 
