@@ -89,7 +89,7 @@ struct Shared {
 }
 
 /// A run's request once read: its prompt, and the settings for this run alone when the request
-/// asks for others (a custom command's `allowed-tools`).
+/// asks for others (a custom command's `model` and `allowed-tools`).
 pub struct Request {
     pub prompt: Prompt,
     pub settings: Option<RunSettings>,
@@ -147,7 +147,21 @@ where
             Ok(request) => request,
             Err(failure) => return report(bus, &failure),
         };
-        let settings = request.settings.as_ref().unwrap_or(settings);
+        let settings = match &request.settings {
+            Some(turn) => {
+                // `run_start` named the session's model before the request was read.
+                let provider = &turn.provider;
+                if *provider != settings.provider {
+                    shared.meter.switch_model(
+                        provider.kind.name(),
+                        &provider.model,
+                        &provider.api_model,
+                    );
+                }
+                turn
+            }
+            None => settings,
+        };
         run_tier(settings, bus, &shared, request.prompt).await
     };
     let code = tokio::select! {

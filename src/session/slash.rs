@@ -2,7 +2,7 @@
 //! its text is read and before anything is sent: the body becomes the request, a
 //! `` !`command` `` runs as a `run_command` call of the run (the permission policy decides,
 //! a question is asked where the front end answers them and denied headless, the sandbox
-//! confines what no person allowed), and `allowed-tools` are allow rules of this run's settings
+//! confines what no person allowed), and `model` and `allowed-tools` are this run's settings
 //! alone. Hooks (`UserPromptSubmit`) belong beside this: they see the expanded request.
 
 use std::sync::Arc;
@@ -42,6 +42,10 @@ pub(super) async fn prepare(
     // The command's rules hold for its own commands and for the turn, and no longer.
     let allow = slash::allow_rules(command).map_err(failure)?;
     let mut turn = settings.clone();
+    if let Some(model) = &command.matter.model {
+        turn.provider = super::resolve_model_from_env(&settings.provider, model)
+            .map_err(|e| RunFailure::usage(format!("/{}: model `{model}`: {e}", command.name)))?;
+    }
     if !allow.is_empty() {
         turn.policy = settings
             .policy

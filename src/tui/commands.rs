@@ -138,7 +138,9 @@ fn help(app: &mut App, _: &str) {
         text.push_str(&format!("  {name:<40} {}\n", spec.help));
     }
     if !app.custom_commands().is_empty() {
-        text.push_str("Custom commands (.splice/commands/, .claude/commands/, the user's commands/):\n");
+        text.push_str(
+            "Custom commands (.splice/commands/, .claude/commands/, the user's commands/):\n",
+        );
         for custom in app.custom_commands() {
             let hint = custom_hint(custom);
             let name = format!("/{} {}", hint.name, hint.args);
@@ -396,7 +398,11 @@ mod tests {
     #[test]
     fn every_builtin_command_is_reserved_from_command_files() {
         for spec in builtin() {
-            assert!(crate::slash::RESERVED.contains(&spec.name), "/{}", spec.name);
+            assert!(
+                crate::slash::RESERVED.contains(&spec.name),
+                "/{}",
+                spec.name
+            );
         }
     }
 

@@ -411,7 +411,10 @@ fn custom_commands_in_the_popup_and_help() {
     let mut app = app_with_custom(root.path());
     app.submit("/help".into());
     let screen = draw(&mut app, 100, 30);
-    assert!(screen.contains("Commit the staged changes (project, .claude)"), "{screen}");
+    assert!(
+        screen.contains("Commit the staged changes (project, .claude)"),
+        "{screen}"
+    );
     // A file cannot replace a built-in command.
     assert!(!screen.contains("shadow"), "{screen}");
     // A custom command is sent as the request; the session expands it.

@@ -33,6 +33,7 @@ fn a_command_with_arguments_a_file_and_a_command_reaches_the_model() {
     sandbox.write(
         ".splice/commands/review.md",
         "---\ndescription: Review a file\nargument-hint: PATH FOCUS\nallowed-tools: Bash(echo:*)\n\
+         model: gpt-4.1-mini\n\
          unknown-key: ignored\n---\nReview $1 for $2 (all: $ARGUMENTS).\nNotes: @notes.txt\n\
          Marker: !`echo marker-$1`\n",
     );
@@ -52,6 +53,10 @@ fn a_command_with_arguments_a_file_and_a_command_reaches_the_model() {
         "{text}"
     );
     // The command ran as the run's own `run_command` call, allowed by the file's rule.
+    // The file's model: for the request and its usage (`run_start` was written before the
+    // request was read).
+    assert_eq!(provider.requests()[0].body["model"], "gpt-4.1-mini");
+    assert_eq!(out.first("usage")["model"], "gpt-4.1-mini");
     let call = out.first("tool_call");
     assert_eq!(call["name"], "run_command");
     assert_eq!(out.first("tool_result")["status"], "ok");
