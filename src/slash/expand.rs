@@ -180,17 +180,14 @@ mod tests {
     ) -> (Result<String, SlashError>, Vec<String>) {
         let mut ran = Vec::new();
         let call = invocation(text).expect("an invocation");
-        let command = match catalog.lookup(call.name) {
+        // As the session does: the command, its rules, then its body.
+        let command = match catalog
+            .lookup(call.name)
+            .and_then(|command| allow_rules(command).map(|_| command))
+        {
             Ok(command) => command,
             Err(error) => return (Err(error), ran),
         };
-        let result = match allow_rules(command) {
-            Ok(_) => Ok(()),
-            Err(error) => Err(error),
-        };
-        if let Err(error) = result {
-            return (Err(error), ran);
-        }
         let result = expand(command, call.arguments, root, |command| {
             ran.push(command.clone());
             async move {

@@ -421,6 +421,10 @@ fn custom_commands_in_the_popup_and_help() {
     let mut app = app_with_custom(root.path());
     app.submit("/git:commit fix it".into());
     assert!(app.is_running());
+    // A first word that is a path, not a command name, is a request as written.
+    let mut app = app_with_custom(root.path());
+    app.submit("/usr/bin/foo is broken".into());
+    assert!(app.is_running());
 }
 
 fn app_with_custom(root: &std::path::Path) -> App {
