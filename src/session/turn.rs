@@ -36,8 +36,9 @@ pub fn execute_turn() -> RunTurn {
                     Input::Reading(reading) => reading.await?,
                 };
                 // A custom command is expanded once its text is known, in the run (its
-                // commands' events are the run's).
-                super::slash::prepare(&settings, &bus, prompt).await
+                // commands' events are the run's). Boxed: running a command is a tool call,
+                // whose large future must not swell every run's, on the stack of a debug build.
+                Box::pin(super::slash::prepare(&settings, &bus, prompt)).await
             };
             let stop = async {
                 // A dropped sender is not an interrupt.
