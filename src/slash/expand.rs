@@ -58,6 +58,13 @@ where
                 text.push_str(output.trim_end());
                 rest = &rest[end..];
             }
+            Piece::File { at, path, end }
+                if !looks_like_path(path) && !root.join(path).exists() =>
+            {
+                // `@Override`, `@team`: a word, not a file.
+                text.push_str(&rest[..end]);
+                rest = &rest[end..];
+            }
             Piece::File { at, path, end } => {
                 text.push_str(&rest[..at]);
                 let contents = include(root, path).map_err(|reason| SlashError::Include {
@@ -119,6 +126,11 @@ fn next_piece(text: &str) -> Piece<'_> {
         previous = Some(c);
     }
     Piece::Text
+}
+
+/// A word after `@` that can only be meant as a path: one with a folder or an extension.
+fn looks_like_path(word: &str) -> bool {
+    word.contains(['/', '.'])
 }
 
 /// The text of `raw` (relative to `root`, or absolute inside it), read beneath the root.
@@ -243,6 +255,9 @@ mod tests {
             matches!(result, Err(SlashError::Include { .. })),
             "{result:?}"
         );
+        let catalog = catalog_with(root.path(), "v", "Keep @Override and @team as words");
+        let (result, _) = expand_text(&catalog, root.path(), "/v").await;
+        assert_eq!(result, Ok("Keep @Override and @team as words".to_string()));
         let catalog = catalog_with(root.path(), "z", "See @missing.txt");
         let (result, _) = expand_text(&catalog, root.path(), "/z").await;
         assert!(
