@@ -58,7 +58,7 @@ where
                 text.push_str(output.trim_end());
                 rest = &rest[end..];
             }
-            Piece::File { at, path, end }
+            Piece::File { path, end, .. }
                 if !looks_like_path(path) && !root.join(path).exists() =>
             {
                 // `@Override`, `@team`: a word, not a file.
