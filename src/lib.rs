@@ -33,6 +33,7 @@ pub(crate) mod sanitize;
 pub mod scribiz;
 pub mod session;
 pub(crate) mod settings;
+pub mod slash;
 pub(crate) mod tools;
 pub mod tui;
 pub mod usage;

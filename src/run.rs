@@ -88,6 +88,22 @@ struct Shared {
     mcp: Mutex<Option<RunServers>>,
 }
 
+/// A run's request once read: its prompt, and the settings for this run alone when the request
+/// asks for others (a custom command's `model` and `allowed-tools`).
+pub struct Request {
+    pub prompt: Prompt,
+    pub settings: Option<RunSettings>,
+}
+
+impl From<Prompt> for Request {
+    fn from(prompt: Prompt) -> Request {
+        Request {
+            prompt,
+            settings: None,
+        }
+    }
+}
+
 pub fn run_start(settings: &RunSettings) -> Event {
     Event::RunStart {
         session_id: settings.session_id.clone(),
@@ -98,11 +114,12 @@ pub fn run_start(settings: &RunSettings) -> Event {
     }
 }
 
-/// Run one request from start to end and return the exit code. `prompt` resolves the input
-/// (it may read stdin); `interrupt` completes on SIGINT/SIGTERM/SIGHUP or a user's Ctrl-C.
-pub async fn execute<P, I>(settings: &RunSettings, bus: &Bus, prompt: P, interrupt: I) -> Exit
+/// Run one request from start to end and return the exit code. `request` resolves the input
+/// (it may read stdin, expand a custom command); `interrupt` completes on SIGINT/SIGTERM/SIGHUP
+/// or a user's Ctrl-C.
+pub async fn execute<P, I>(settings: &RunSettings, bus: &Bus, request: P, interrupt: I) -> Exit
 where
-    P: Future<Output = Result<Prompt, RunFailure>>,
+    P: Future<Output = Result<Request, RunFailure>>,
     I: Future<Output = ()>,
 {
     bus.emit(run_start(settings));
@@ -126,11 +143,26 @@ where
         mcp: Mutex::new(None),
     });
     let work = async {
-        let prompt = match prompt.await {
-            Ok(prompt) => prompt,
+        let request = match request.await {
+            Ok(request) => request,
             Err(failure) => return report(bus, &failure),
         };
-        run_tier(settings, bus, &shared, prompt).await
+        let settings = match &request.settings {
+            Some(turn) => {
+                // `run_start` named the session's model before the request was read.
+                let provider = &turn.provider;
+                if *provider != settings.provider {
+                    shared.meter.switch_model(
+                        provider.kind.name(),
+                        &provider.model,
+                        &provider.api_model,
+                    );
+                }
+                turn
+            }
+            None => settings,
+        };
+        run_tier(settings, bus, &shared, request.prompt).await
     };
     let code = tokio::select! {
         biased;

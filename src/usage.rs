@@ -28,6 +28,24 @@ struct State {
     unreported: u32,
 }
 
+/// Which model a meter's requests go to.
+#[derive(Debug, Clone, Default)]
+struct Target {
+    provider: String,
+    model: String,
+    api_model: String,
+}
+
+impl Target {
+    fn new(provider: &str, model: &str, api_model: &str) -> Target {
+        Target {
+            provider: provider.to_string(),
+            model: model.to_string(),
+            api_model: api_model.to_string(),
+        }
+    }
+}
+
 /// One cost reported by another program, already priced by it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExternalUsage {
@@ -53,9 +71,9 @@ pub struct SpendUnknown {
 }
 
 pub struct UsageMeter {
-    provider: String,
-    model: String,
-    api_model: String,
+    /// The model the requests go to: a custom command may name another once the request is
+    /// read (after `run_start`).
+    target: Mutex<Target>,
     pricing: PriceTable,
     budget: Budget,
     state: Mutex<State>,
@@ -70,9 +88,7 @@ impl UsageMeter {
         budget: Budget,
     ) -> UsageMeter {
         UsageMeter {
-            provider: provider.to_string(),
-            model: model.to_string(),
-            api_model: api_model.to_string(),
+            target: Mutex::new(Target::new(provider, model, api_model)),
             pricing,
             budget,
             state: Mutex::new(State::default()),
@@ -85,24 +101,38 @@ impl UsageMeter {
 
     /// The context window of the run's model.
     pub fn context_window(&self) -> u64 {
-        self.pricing.context_window(&self.provider, &self.api_model)
+        let target = self.target();
+        self.pricing
+            .context_window(&target.provider, &target.api_model)
+    }
+
+    /// The requests from now on go to this model, and are priced as its.
+    pub fn switch_model(&self, provider: &str, model: &str, api_model: &str) {
+        if let Ok(mut target) = self.target.lock() {
+            *target = Target::new(provider, model, api_model);
+        }
+    }
+
+    fn target(&self) -> Target {
+        self.target.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
     /// Account one model request and emit its `usage` event.
     pub fn record(&self, bus: &Bus, stage: &str, iteration: u32, usage: Option<&TokenUsage>) {
+        let target = self.target();
         let Ok(mut state) = self.state.lock() else {
             return;
         };
         state.sequence += 1;
         let mut event = UsageEvent {
-            provider: self.provider.clone(),
-            model: self.model.clone(),
+            provider: target.provider,
+            model: target.model,
             stage: stage.to_string(),
             iteration,
             usage_sequence: state.sequence,
             ..UsageEvent::default()
         };
-        self.pricing.fill(&mut event, &self.api_model, usage);
+        self.pricing.fill(&mut event, &target.api_model, usage);
         if !event.usage_reported {
             state.unreported += 1;
         }

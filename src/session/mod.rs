@@ -13,6 +13,7 @@ mod mcp;
 mod model;
 mod ops;
 mod rules;
+mod slash;
 mod turn;
 mod undo;
 

@@ -27,14 +27,18 @@ pub fn execute_turn() -> RunTurn {
             // Servers of the session still starting are waited for here, in the turn's task
             // (an interrupt ends the wait): their tools are offered from the first request.
             let hub = settings.mcp.hub.clone();
-            let prompt = async move {
+            let request = async {
                 if let Some(hub) = hub {
                     hub.ready().await;
                 }
-                match input {
-                    Input::Prompt(prompt) => Ok(prompt),
-                    Input::Reading(reading) => reading.await,
-                }
+                let prompt = match input {
+                    Input::Prompt(prompt) => prompt,
+                    Input::Reading(reading) => reading.await?,
+                };
+                // A custom command is expanded once its text is known, in the run (its
+                // commands' events are the run's). Boxed: running a command is a tool call,
+                // whose large future must not swell every run's, on the stack of a debug build.
+                Box::pin(super::slash::prepare(&settings, &bus, prompt)).await
             };
             let stop = async {
                 // A dropped sender is not an interrupt.
@@ -42,7 +46,7 @@ pub fn execute_turn() -> RunTurn {
                     std::future::pending::<()>().await;
                 }
             };
-            run::execute(&settings, &bus, prompt, stop).await
+            run::execute(&settings, &bus, request, stop).await
         })
     })
 }

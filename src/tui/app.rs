@@ -97,6 +97,9 @@ pub struct App {
     /// the keys and is drawn last.
     modals: ModalStack,
     commands: Vec<CommandSpec>,
+    /// The custom commands found (`.splice/commands/` …): listed in the popup and `/help`, and
+    /// sent as requests, which the session expands.
+    custom: Vec<crate::slash::CommandFile>,
     usage: UsageTotals,
     run: RunState,
     run_id: Option<String>,
@@ -152,6 +155,7 @@ impl App {
             pipeline: Pipeline::default(),
             modals: ModalStack::default(),
             commands,
+            custom: Vec::new(),
             usage: UsageTotals::default(),
             run: RunState::Idle,
             run_id: None,
@@ -298,8 +302,33 @@ impl App {
     pub fn register_command(&mut self, spec: CommandSpec) {
         self.commands.retain(|c| c.name != spec.name);
         self.commands.push(spec);
-        self.composer
-            .set_commands(self.commands.iter().map(CommandSpec::hint).collect());
+        self.show_commands();
+    }
+
+    /// The custom commands found for the project and the user; one named like a built-in
+    /// command is left out (the catalog already skips those).
+    pub fn set_custom_commands(&mut self, catalog: crate::slash::Catalog) {
+        let builtin: Vec<&str> = self.commands.iter().map(|c| c.name).collect();
+        self.custom = catalog
+            .commands
+            .into_iter()
+            .filter(|c| !builtin.contains(&c.name.as_str()))
+            .collect();
+        self.show_commands();
+    }
+
+    pub(super) fn custom_commands(&self) -> &[crate::slash::CommandFile] {
+        &self.custom
+    }
+
+    fn show_commands(&mut self) {
+        let hints = self
+            .commands
+            .iter()
+            .map(CommandSpec::hint)
+            .chain(self.custom.iter().map(commands::custom_hint))
+            .collect();
+        self.composer.set_commands(hints);
     }
 
     pub fn request(&mut self, request: Request) {
@@ -696,13 +725,20 @@ impl App {
 
     /// A line from the composer: a slash command or a prompt.
     pub fn submit(&mut self, text: String) {
-        if let Some(command) = text.strip_prefix('/') {
+        // A custom command is a request: the session expands it. A first word that is not a
+        // command name (`/usr/bin/foo is broken`) is a request as written.
+        if let Some(command) = text.strip_prefix('/')
+            && crate::slash::invocation(&text).is_some()
+        {
             let (name, args) = command.split_once(' ').unwrap_or((command, ""));
             match self.commands.iter().find(|c| c.name == name).map(|c| c.run) {
-                Some(run) => run(self, args),
-                None => self.notice(Level::Error, format!("unknown command /{name} (try /help)")),
+                Some(run) => return run(self, args),
+                None if self.custom.iter().any(|c| c.name == name) => {}
+                None => {
+                    return self
+                        .notice(Level::Error, format!("unknown command /{name} (try /help)"));
+                }
             }
-            return;
         }
         // Behind a run, or behind requests already waiting (the run has ended but its task has
         // not yet been seen to finish): queued, in the order typed.

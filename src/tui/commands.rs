@@ -31,6 +31,25 @@ impl CommandSpec {
     }
 }
 
+/// A custom command in the popup: its `argument-hint`, or `[ARGUMENTS]` when its body takes
+/// arguments without one (so choosing it waits for them).
+pub fn custom_hint(command: &crate::slash::CommandFile) -> CommandHint {
+    let args = match &command.matter.argument_hint {
+        Some(hint) => hint.clone(),
+        None if command.body.contains("$ARGUMENTS")
+            || (1..=9).any(|n| command.body.contains(&format!("${n}"))) =>
+        {
+            "[ARGUMENTS]".to_string()
+        }
+        None => String::new(),
+    };
+    CommandHint {
+        name: command.name.clone(),
+        args: strip_controls(&args).into_owned(),
+        help: strip_controls(&command.help()).into_owned(),
+    }
+}
+
 pub fn builtin() -> Vec<CommandSpec> {
     vec![
         CommandSpec {
@@ -117,6 +136,19 @@ fn help(app: &mut App, _: &str) {
             format!("/{} {}", spec.name, spec.args)
         };
         text.push_str(&format!("  {name:<40} {}\n", spec.help));
+    }
+    if !app.custom_commands().is_empty() {
+        text.push_str(
+            "Custom commands (.splice/commands/, .claude/commands/, the user's commands/):\n",
+        );
+        for custom in app.custom_commands() {
+            let hint = custom_hint(custom);
+            let name = format!("/{} {}", hint.name, hint.args);
+            // A file's text is shown: no terminal controls from it.
+            let line = format!("  {:<40} {}", name.trim_end(), hint.help);
+            text.push_str(&strip_controls(&line));
+            text.push('\n');
+        }
     }
     text.push_str(
         "Keys: Enter send · Alt+Enter or Ctrl-J newline · Up/Down history · Tab complete\n\
@@ -359,6 +391,18 @@ mod tests {
         match app.transcript.last() {
             Some(Cell::Notice(_, text)) => text.clone(),
             other => panic!("no notice: {other:?}"),
+        }
+    }
+
+    /// The names a command file cannot take are the TUI's own commands, every one of them.
+    #[test]
+    fn every_builtin_command_is_reserved_from_command_files() {
+        for spec in builtin() {
+            assert!(
+                crate::slash::RESERVED.contains(&spec.name),
+                "/{}",
+                spec.name
+            );
         }
     }
 

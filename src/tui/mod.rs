@@ -191,6 +191,12 @@ pub async fn run(options: TuiOptions) -> Result<Exit, TuiError> {
     };
     let (data_dir, id) = (settings.data_dir.clone(), settings.session_id.clone());
     let mut app = app::App::new(settings, theme);
+    // Read once at the start: the popup and `/help` list them; the session reads them again
+    // for each request, so an edited file counts from the next request.
+    app.set_custom_commands(crate::slash::Catalog::load(
+        &app.settings().cwd,
+        crate::slash::user_commands_dir().as_deref(),
+    ));
     let opened = event_loop::open_session(&mut app, records)?;
     app.hint_missing_key();
     // The session's one hub is its own: it starts these servers in the background and ends

@@ -391,6 +391,49 @@ fn slash_popup() {
 }
 
 #[test]
+fn custom_commands_in_the_popup_and_help() {
+    let root = tempfile::tempdir().expect("a project");
+    let commands = root.path().join(".claude/commands/git");
+    std::fs::create_dir_all(&commands).expect("commands folder");
+    std::fs::write(
+        commands.join("commit.md"),
+        "---\ndescription: Commit the staged changes\nargument-hint: MESSAGE\n---\nCommit: $ARGUMENTS",
+    )
+    .expect("command file");
+    std::fs::write(root.path().join(".claude/commands/model.md"), "shadow").expect("file");
+    let mut app = app();
+    app.set_custom_commands(crate::slash::Catalog::load(root.path(), None));
+    app.on_key(key('/'));
+    app.on_key(key('g'));
+    let screen = draw(&mut app, 80, 14);
+    assert!(screen.contains("/git:commit"), "{screen}");
+    assert_snapshot!(screen);
+    let mut app = app_with_custom(root.path());
+    app.submit("/help".into());
+    let screen = draw(&mut app, 100, 30);
+    assert!(
+        screen.contains("Commit the staged changes (project, .claude)"),
+        "{screen}"
+    );
+    // A file cannot replace a built-in command.
+    assert!(!screen.contains("shadow"), "{screen}");
+    // A custom command is sent as the request; the session expands it.
+    let mut app = app_with_custom(root.path());
+    app.submit("/git:commit fix it".into());
+    assert!(app.is_running());
+    // A first word that is a path, not a command name, is a request as written.
+    let mut app = app_with_custom(root.path());
+    app.submit("/usr/bin/foo is broken".into());
+    assert!(app.is_running());
+}
+
+fn app_with_custom(root: &std::path::Path) -> App {
+    let mut app = app();
+    app.set_custom_commands(crate::slash::Catalog::load(root, None));
+    app
+}
+
+#[test]
 fn scrolled_view_stays_put_while_text_streams() {
     let mut app = app();
     start(&mut app, "long answer");

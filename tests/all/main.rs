@@ -21,5 +21,6 @@ mod registry;
 mod sandbox;
 mod scribiz;
 mod session;
+mod slash_commands;
 mod tools;
 mod tui;

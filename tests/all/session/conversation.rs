@@ -42,7 +42,7 @@ pub(crate) fn settings(sandbox: &Sandbox, url: &str, tier: Tier) -> RunSettings 
 async fn ask(settings: &RunSettings, text: &str) -> splice::exit::Exit {
     let recorder: Arc<dyn Sink> = Arc::new(Recorder::default());
     let bus = Bus::new("run_test", vec![recorder]);
-    let prompt = async { Ok(Prompt::from_text(text)) };
+    let prompt = async { Ok(Prompt::from_text(text).into()) };
     run::execute(settings, &bus, prompt, std::future::pending()).await
 }
 

@@ -1,0 +1,140 @@
+//! A turn whose text invokes a custom command (`/review src/parser.rs`) is expanded here, once
+//! its text is read and before anything is sent: the body becomes the request, a
+//! `` !`command` `` runs as a `run_command` call of the run (the permission policy decides,
+//! a question is asked where the front end answers them and denied headless, the sandbox
+//! confines what no person allowed), and `model` and `allowed-tools` are this run's settings
+//! alone. Hooks (`UserPromptSubmit`) belong beside this: they see the expanded request.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use crate::bus::Bus;
+use crate::checkpoint::CheckpointStore;
+use crate::exit::Exit;
+use crate::git::snapshot::Snapshot;
+use crate::protocol::input::Prompt;
+use crate::protocol::{ErrorCode, Event, ToolStatus, WarningCode};
+use crate::provider::ToolCallRequest;
+use crate::run::{Request, RunFailure};
+use crate::settings::RunSettings;
+use crate::slash::{self, Catalog, SlashError};
+use crate::tools::ToolName;
+use crate::tools::runner::ToolRunner;
+
+/// The request `prompt` makes: itself, or the custom command it invokes expanded, with the
+/// settings that command asks for this run.
+pub(super) async fn prepare(
+    settings: &RunSettings,
+    bus: &Bus,
+    prompt: Prompt,
+) -> Result<Request, RunFailure> {
+    let Some(invocation) = slash::invocation(&prompt.text) else {
+        return Ok(prompt.into());
+    };
+    let root = settings.cwd.clone();
+    let catalog = crate::blocking::detached(move || {
+        Catalog::load(&root, slash::user_commands_dir().as_deref())
+    })
+    .await
+    .unwrap_or_default();
+    let command = catalog.lookup(invocation.name).map_err(failure)?;
+    // The command's rules hold for its own commands and for the turn, and no longer.
+    let allow = slash::allow_rules(command).map_err(failure)?;
+    let mut turn = settings.clone();
+    if let Some(model) = &command.matter.model {
+        turn.provider = super::resolve_model_from_env(&settings.provider, model)
+            .map_err(|e| RunFailure::usage(format!("/{}: model `{model}`: {e}", command.name)))?;
+    }
+    if !allow.is_empty() {
+        turn.policy = settings
+            .policy
+            .with_extra_rules(settings.policy.mode, allow);
+    }
+    let runner = ToolRunner {
+        root: settings.cwd.clone(),
+        policy: turn.policy.clone(),
+        checkpoints: Arc::new(CheckpointStore::new(
+            &settings.data_dir,
+            bus.run_id(),
+            &settings.cwd,
+        )),
+        bus: bus.clone(),
+        writable: Vec::new(),
+        gate: None,
+        packages: Arc::default(),
+        transcriber: None,
+        mcp: None,
+    };
+    let mut guard: Option<Snapshot> = None;
+    let mut calls = 0;
+    let expanded = slash::expand(command, invocation.arguments, &settings.cwd, |command| {
+        calls += 1;
+        // A sandboxed command may write the git dir under the root: what it changes there
+        // that makes git run programs is put back below, as a run's tools' changes are.
+        if guard.is_none() {
+            guard = crate::git::common_dir(&settings.cwd).map(|dir| Snapshot::take(&dir));
+        }
+        let call = ToolCallRequest {
+            id: format!("slash_{}_{calls}", bus.run_id()),
+            name: ToolName::RunCommand.as_str().to_string(),
+            arguments: json!({ "command": command }).to_string(),
+        };
+        let runner = &runner;
+        async move {
+            let reply = runner.execute(&call, &[ToolName::RunCommand]).await;
+            match reply.status {
+                ToolStatus::Ok => Ok(strip_status(&reply.content)),
+                _ => Err(reply.content.replacen('\n', ": ", 1)),
+            }
+        }
+    })
+    .await;
+    if let Some(guard) = guard {
+        put_back(bus, &guard);
+    }
+    let text = expanded.map_err(failure)?;
+    Ok(Request {
+        prompt: Prompt { text, ..prompt },
+        settings: Some(turn),
+    })
+}
+
+/// A command's output without the status line `run_command` puts first (`exit code 0`).
+fn strip_status(content: &str) -> String {
+    match content.split_once('\n') {
+        Some((_, output)) => output.to_string(),
+        None => String::new(),
+    }
+}
+
+/// The run's error for a command that could not be expanded: the person's request or command
+/// file is wrong (a usage error), or a command in it failed or was denied.
+fn failure(error: SlashError) -> RunFailure {
+    match error {
+        SlashError::Command { .. } => {
+            RunFailure::new(ErrorCode::ToolError, error.to_string(), Exit::Failed)
+        }
+        _ => RunFailure::usage(error.to_string()),
+    }
+}
+
+fn put_back(bus: &Bus, guard: &Snapshot) {
+    let dir = guard.dir().display().to_string();
+    match crate::blocking::atomic(|| guard.restore()) {
+        Ok(changed) if changed.is_empty() => {}
+        Ok(changed) => bus.emit(Event::warning(
+            WarningCode::GitConfigRestored,
+            format!(
+                "a command of the custom command changed {} in {dir}, which can make git run programs; Splice put them back as they were",
+                changed.join(", ")
+            ),
+        )),
+        Err(error) => bus.emit(Event::warning(
+            WarningCode::GitConfigRestored,
+            format!(
+                "a command of the custom command changed the git config or hooks in {dir} and Splice could not put them back ({error}): check them before running git there"
+            ),
+        )),
+    }
+}

@@ -1,0 +1,274 @@
+//! Turning an invocation into the user's turn: the arguments put in place, each `@path`
+//! replaced by the file (read beneath the root), each `` !`command` `` by its output (run by
+//! the caller, through the permission policy and the sandbox, before the turn is sent). A file
+//! or command that fails is an error, never a silent blank.
+
+use std::future::Future;
+use std::path::Path;
+
+use super::{CommandFile, SlashError, args};
+use crate::permissions::{Effect, Rule};
+
+/// The allow rules a command's `allowed-tools` give its turn (and its own `` !`command` ``s).
+pub fn allow_rules(command: &CommandFile) -> Result<Vec<Rule>, SlashError> {
+    command
+        .matter
+        .allowed_tools
+        .iter()
+        .filter_map(|text| allow_rule(text).transpose())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|reason| SlashError::BadFile {
+            path: command.path.display().to_string(),
+            reason,
+        })
+}
+
+/// The turn `command` makes with `arguments`; `run` runs a `` !`command` `` and gives its
+/// output, or why it did not run or failed.
+pub async fn expand<F, Fut>(
+    command: &CommandFile,
+    arguments: &str,
+    root: &Path,
+    mut run: F,
+) -> Result<String, SlashError>
+where
+    F: FnMut(String) -> Fut,
+    Fut: Future<Output = Result<String, String>>,
+{
+    let name = &command.name;
+    let body = args::substitute(&command.body, arguments);
+    let mut text = String::with_capacity(body.len());
+    let mut rest = body.as_str();
+    loop {
+        match next_piece(rest) {
+            Piece::Text => {
+                text.push_str(rest);
+                break;
+            }
+            Piece::Command { at, command, end } => {
+                text.push_str(&rest[..at]);
+                let output =
+                    run(command.to_string())
+                        .await
+                        .map_err(|reason| SlashError::Command {
+                            name: name.clone(),
+                            command: command.to_string(),
+                            reason,
+                        })?;
+                text.push_str(output.trim_end());
+                rest = &rest[end..];
+            }
+            Piece::File { path, end, .. }
+                if !looks_like_path(path) && !root.join(path).exists() =>
+            {
+                // `@Override`, `@team`: a word, not a file.
+                text.push_str(&rest[..end]);
+                rest = &rest[end..];
+            }
+            Piece::File { at, path, end } => {
+                text.push_str(&rest[..at]);
+                let contents = include(root, path).map_err(|reason| SlashError::Include {
+                    name: name.clone(),
+                    reason: format!("@{path}: {reason}"),
+                })?;
+                text.push_str(&format!("`{path}`:\n```\n{}\n```", contents.trim_end()));
+                rest = &rest[end..];
+            }
+        }
+    }
+    Ok(text.trim().to_string())
+}
+
+/// The next thing to replace in a body, by byte offsets.
+enum Piece<'a> {
+    Text,
+    Command {
+        at: usize,
+        command: &'a str,
+        end: usize,
+    },
+    File {
+        at: usize,
+        path: &'a str,
+        end: usize,
+    },
+}
+
+fn next_piece(text: &str) -> Piece<'_> {
+    let mut previous: Option<char> = None;
+    for (at, c) in text.char_indices() {
+        let after = &text[at + c.len_utf8()..];
+        if c == '!'
+            && let Some(inner) = after.strip_prefix('`')
+            && let Some(close) = inner.find('`')
+            && !inner[..close].trim().is_empty()
+        {
+            // `!` and the opening backtick, the command, the closing backtick.
+            let end = at + 2 + close + 1;
+            return Piece::Command {
+                at,
+                command: inner[..close].trim(),
+                end,
+            };
+        }
+        // `@` starts a path at the start of a word only (`a@b.com` is not one).
+        if c == '@' && previous.is_none_or(char::is_whitespace) {
+            let word_len = after.find(char::is_whitespace).unwrap_or(after.len());
+            let path = after[..word_len].trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
+            if !path.is_empty() {
+                return Piece::File {
+                    at,
+                    path,
+                    end: at + 1 + path.len(),
+                };
+            }
+        }
+        previous = Some(c);
+    }
+    Piece::Text
+}
+
+/// A word after `@` that can only be meant as a path: one with a folder or an extension.
+fn looks_like_path(word: &str) -> bool {
+    word.contains(['/', '.'])
+}
+
+/// The text of `raw` (relative to `root`, or absolute inside it), read beneath the root.
+fn include(root: &Path, raw: &str) -> Result<String, String> {
+    let path = crate::tools::paths::resolve(root, raw).map_err(|e| e.to_string())?;
+    let bytes = crate::confine::beneath::read(root, &path).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|_| "not a UTF-8 text file".to_string())
+}
+
+/// A rule of `allowed-tools`: Splice's syntax, or Claude Code's (`Bash(git add:*)` is
+/// `run_command(git add *)`, `Read` is `read_file` …). Claude Code's tools that Splice has no
+/// equivalent of (`WebFetch`, `Task` …) allow nothing and are skipped; a misspelt Splice tool
+/// is an error, as in the config.
+fn allow_rule(text: &str) -> Result<Option<Rule>, String> {
+    let (tool, pattern) = match text.find('(') {
+        Some(open) => (&text[..open], Some(&text[open..])),
+        None => (text, None),
+    };
+    let builtin = match tool {
+        "Bash" => Some("run_command"),
+        "Read" => Some("read_file"),
+        "Write" => Some("write_file"),
+        "Edit" | "MultiEdit" => Some("edit_file"),
+        "Glob" => Some("list_files"),
+        "Grep" => Some("search_files"),
+        _ => None,
+    };
+    let rule = match builtin {
+        Some("run_command") => {
+            // Claude Code's `prefix:*` matches what starts with the prefix.
+            let pattern = pattern.map(|p| p.replace(":*)", " *)"));
+            format!("run_command{}", pattern.unwrap_or_default())
+        }
+        Some(name) => format!("{name}{}", pattern.unwrap_or_default()),
+        None if tool.starts_with(|c: char| c.is_ascii_uppercase()) => return Ok(None),
+        None => text.to_string(),
+    };
+    Rule::parse(Effect::Allow, &rule)
+        .map(Some)
+        .map_err(|e| format!("allowed-tools: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slash::{Catalog, invocation};
+
+    fn catalog_with(root: &Path, name: &str, text: &str) -> Catalog {
+        let path = root.join(".splice/commands").join(format!("{name}.md"));
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("folder");
+        std::fs::write(&path, text).expect("command file");
+        Catalog::load(root, None)
+    }
+
+    async fn expand_text(
+        catalog: &Catalog,
+        root: &Path,
+        text: &str,
+    ) -> (Result<String, SlashError>, Vec<String>) {
+        let mut ran = Vec::new();
+        let call = invocation(text).expect("an invocation");
+        // As the session does: the command, its rules, then its body.
+        let command = match catalog
+            .lookup(call.name)
+            .and_then(|command| allow_rules(command).map(|_| command))
+        {
+            Ok(command) => command,
+            Err(error) => return (Err(error), ran),
+        };
+        let result = expand(command, call.arguments, root, |command| {
+            ran.push(command.clone());
+            async move {
+                match command.as_str() {
+                    "false" => Err("exited with 1".to_string()),
+                    other => Ok(format!("output of {other}\n")),
+                }
+            }
+        })
+        .await;
+        (result, ran)
+    }
+
+    #[tokio::test]
+    async fn arguments_files_and_commands_are_put_in_place() {
+        let root = tempfile::tempdir().expect("root");
+        std::fs::write(root.path().join("notes.txt"), "line one\n").expect("file");
+        let catalog = catalog_with(
+            root.path(),
+            "review",
+            "---\nallowed-tools: Bash(git diff:*), read_file, WebFetch\nmodel: m\n---\n\
+             Review $1 (mail a@b.com). See @notes.txt.\nDiff: !`git diff $1`\n",
+        );
+        let (expanded, ran) = expand_text(&catalog, root.path(), "/review src/a.rs").await;
+        assert_eq!(ran, ["git diff src/a.rs"]);
+        assert_eq!(
+            expanded.expect("expanded"),
+            "Review src/a.rs (mail a@b.com). See `notes.txt`:\n```\nline one\n```.\n\
+             Diff: output of git diff src/a.rs"
+        );
+        let command = catalog.lookup("review").expect("review");
+        assert_eq!(command.matter.model.as_deref(), Some("m"));
+        let rules: Vec<String> = allow_rules(command)
+            .expect("rules")
+            .iter()
+            .map(Rule::render)
+            .collect();
+        assert_eq!(rules, ["run_command(git diff *)", "read_file"]);
+    }
+
+    #[tokio::test]
+    async fn failures_are_errors() {
+        let root = tempfile::tempdir().expect("root");
+        let catalog = catalog_with(root.path(), "x", "A: !`false`");
+        let (result, _) = expand_text(&catalog, root.path(), "/x").await;
+        assert!(
+            matches!(result, Err(SlashError::Command { .. })),
+            "{result:?}"
+        );
+        let catalog = catalog_with(root.path(), "y", "See @../outside.txt");
+        let (result, _) = expand_text(&catalog, root.path(), "/y").await;
+        assert!(
+            matches!(result, Err(SlashError::Include { .. })),
+            "{result:?}"
+        );
+        let catalog = catalog_with(root.path(), "v", "Keep @Override and @team as words");
+        let (result, _) = expand_text(&catalog, root.path(), "/v").await;
+        assert_eq!(result, Ok("Keep @Override and @team as words".to_string()));
+        let catalog = catalog_with(root.path(), "z", "See @missing.txt");
+        let (result, _) = expand_text(&catalog, root.path(), "/z").await;
+        assert!(
+            matches!(result, Err(SlashError::Include { .. })),
+            "{result:?}"
+        );
+        let catalog = catalog_with(root.path(), "w", "---\nallowed-tools: run_comand\n---\nx");
+        let (result, _) = expand_text(&catalog, root.path(), "/w").await;
+        assert!(
+            matches!(result, Err(SlashError::BadFile { .. })),
+            "{result:?}"
+        );
+    }
+}
