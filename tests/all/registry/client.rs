@@ -466,7 +466,7 @@ fn login_publish_info_search_install_run_yank_logout_on(database: Option<&str>) 
         block(async {
             splice::http::client_builder()
                 .build()
-                .unwrap_or_else(|e| panic!("{e}"))
+                .expect("build")
                 .get(format!("{url}/api/v1/me"))
                 .bearer_auth(token)
                 .send()

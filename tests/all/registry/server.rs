@@ -228,9 +228,7 @@ impl Registry {
 }
 
 fn client() -> reqwest::Client {
-    splice::http::client_builder()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
+    splice::http::client_builder().build().expect("build")
 }
 
 pub fn block<F: std::future::Future>(future: F) -> F::Output {
@@ -1253,7 +1251,7 @@ fn a_data_directory_with_url_characters_holds_its_own_index() {
 /// The status and the body, as text.
 fn raw(request: reqwest::RequestBuilder) -> (StatusCode, String) {
     block(async {
-        let response = request.send().await.unwrap_or_else(|e| panic!("{e}"));
+        let response = request.send().await.expect("send request");
         let status = response.status();
         (status, response.text().await.unwrap_or_default())
     })
@@ -1263,7 +1261,7 @@ fn raw(request: reqwest::RequestBuilder) -> (StatusCode, String) {
 /// more, none renamed, none reordered.
 fn exactly<T: serde::Serialize + serde::de::DeserializeOwned>(what: &str, body: &str) -> T {
     let parsed: T = serde_json::from_str(body).unwrap_or_else(|e| panic!("{what}: {e}: {body}"));
-    let written = serde_json::to_string(&parsed).unwrap_or_else(|e| panic!("{e}"));
+    let written = serde_json::to_string(&parsed).expect("serialise parsed");
     assert_eq!(written, body, "{what}");
     parsed
 }

@@ -97,7 +97,7 @@ impl Moto {
         let status = block(async {
             splice::http::client_builder()
                 .build()
-                .unwrap_or_else(|e| panic!("{e}"))
+                .expect("build")
                 .put(format!("{}/{name}", self.endpoint))
                 .send()
                 .await
