@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use super::Ctx;
+use super::jobs;
 use super::progress::one_line;
 use super::runner::{self, PipelineEnd};
 use super::schema::{Critique, PlanSubmission, PlannedTask, SubmitTool};
@@ -75,6 +76,31 @@ pub async fn run(
     } else {
         Tier::Standard
     };
+    // Side by side only when it can matter: more than one job, and tasks that need not wait
+    // for each other.
+    if ctx.settings.pipeline.jobs > 1 && jobs::any_side_by_side(&tasks) {
+        let root = ctx.root().clone();
+        match crate::blocking::atomic(|| crate::worktree::clean_checkout(&root)) {
+            Ok((top, base)) => {
+                let stopped = jobs::run(
+                    ctx,
+                    request,
+                    &tasks,
+                    task_tier,
+                    top,
+                    base,
+                    &mut result,
+                    slot,
+                )
+                .await;
+                return conclude(ctx, result, stopped, slot);
+            }
+            Err(why) => ctx.bus.emit(Event::warning(
+                WarningCode::TasksSerial,
+                format!("the plan's tasks run one at a time in the checkout: {why}"),
+            )),
+        }
+    }
     let mut stopped = None;
     // Why no later task starts: the policy refused a task's writes (or test command), and would
     // refuse every later one the same way (no request spent per task on a sure refusal); or a
@@ -198,6 +224,16 @@ pub async fn run(
         result.usage = ctx.agent.meter.totals();
         store(slot, &result);
     }
+    conclude(ctx, result, stopped, slot)
+}
+
+/// The plan's status from how its tasks ended, and how the run goes on.
+fn conclude(
+    ctx: &Ctx<'_>,
+    mut result: DesignPlanResult,
+    stopped: Option<AgentError>,
+    slot: &Mutex<Option<DesignPlanResult>>,
+) -> PlanEnd {
     result.status = match &stopped {
         Some(AgentError::Budget(reason)) => {
             result.abort_reason = Some(reason.clone());

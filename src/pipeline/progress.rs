@@ -25,6 +25,8 @@ pub struct StageLog {
     iterations: Mutex<u32>,
     /// The stages the current iteration schedules, and how many of them have started.
     plan: Mutex<(u32, Vec<Stage>, u32)>,
+    /// The logs of design-plan tasks running at once, so an interrupt closes their stages too.
+    tasks: Mutex<Vec<std::sync::Arc<StageLog>>>,
 }
 
 /// Where a stage sits in its iteration.
@@ -72,9 +74,34 @@ impl StageLog {
         }
     }
 
+    /// A log of its own for a task that runs beside others; an interrupt of this log reaches
+    /// it until [`StageLog::release`].
+    pub fn task(&self) -> std::sync::Arc<StageLog> {
+        let log = std::sync::Arc::new(StageLog::default());
+        if let Ok(mut tasks) = self.tasks.lock() {
+            tasks.push(log.clone());
+        }
+        log
+    }
+
+    /// The task of `log` is over: an interrupt no longer reaches its log.
+    pub fn release(&self, log: &std::sync::Arc<StageLog>) {
+        if let Ok(mut tasks) = self.tasks.lock() {
+            tasks.retain(|t| !std::sync::Arc::ptr_eq(t, log));
+        }
+    }
+
     /// An interrupt: the open stage fails, the ones not reached are skipped, so the markers
-    /// and the final result show the whole iteration.
+    /// and the final result show the whole iteration (of every task running, too).
     pub fn interrupt(&self, bus: &Bus) {
+        let tasks = self
+            .tasks
+            .lock()
+            .map(|mut t| std::mem::take(&mut *t))
+            .unwrap_or_default();
+        for task in tasks {
+            task.interrupt(bus);
+        }
         self.finish(bus, false, Some("interrupted".into()));
         let (iteration, stages, started) = match self.plan.lock() {
             Ok(mut plan) => std::mem::take(&mut *plan),

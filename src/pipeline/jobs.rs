@@ -1,0 +1,600 @@
+//! `--jobs N`: a design plan's tasks side by side. A task is ready when every task it depends
+//! on has completed (run, and merged into the plan's tree); up to N run at once, each in its own
+//! git worktree on its own branch, made from the plan's base plus the merged work of its
+//! dependencies. Finished tasks are merged in the plan's order, whatever the order they finished
+//! in, so the same plan gives the same tree whatever the timing; a conflict fails the task (a
+//! `merge_conflict` warning naming the files) and its dependants are skipped. A failed task's
+//! worktree is discarded, so there is nothing to roll back in the checkout.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+
+use super::Ctx;
+use super::progress::{StageLog, one_line};
+use super::runner::{self, PipelineEnd};
+use super::schema::PlannedTask;
+use super::stages::Stuck;
+use super::tiers;
+use crate::agent::{Agent, AgentError};
+use crate::checkpoint::CheckpointStore;
+use crate::ids::new_run_id;
+use crate::protocol::result::{DesignPlanResult, PipelineResult, ResultStatus, TaskStatus};
+use crate::protocol::{Event, WarningCode};
+use crate::settings::{RunSettings, Tier};
+use crate::tools::runner::ToolRunner;
+use crate::worktree::{self, Merged, Worktree};
+
+/// Whether any two tasks of the plan could run at the same time: neither depends on the other,
+/// directly or not. Tasks in dependency order.
+pub fn any_side_by_side(tasks: &[PlannedTask]) -> bool {
+    // The tasks each one needs first, directly or not.
+    let mut before: Vec<Vec<usize>> = Vec::new();
+    for task in tasks {
+        let mut needs: Vec<usize> = Vec::new();
+        for dep in &task.depends_on {
+            if let Some(at) = tasks.iter().position(|t| &t.id == dep) {
+                needs.push(at);
+                if let Some(further) = before.get(at) {
+                    needs.extend(further.iter().copied());
+                }
+            }
+        }
+        needs.sort_unstable();
+        needs.dedup();
+        before.push(needs);
+    }
+    (0..tasks.len()).any(|b| (0..b).any(|a| !before[b].contains(&a)))
+}
+
+/// Where a task stands.
+enum State {
+    Pending,
+    Running(Arc<StageLog>),
+    /// Run; waiting for its turn to merge.
+    Finished(Box<Done>),
+    /// Merged into the plan's tree: its branch tip.
+    Merged(String),
+    Failed,
+    Skipped,
+}
+
+/// A task's run, as it ended.
+struct Done {
+    end: PipelineEnd,
+    worktree: Option<Worktree>,
+    /// Its branch could not be had (the worktree, the commit): why.
+    setup: Option<String>,
+    stages: Vec<crate::protocol::result::StageRecord>,
+    iterations: u32,
+    /// A budget stopped it: the reason.
+    budget: Option<String>,
+}
+
+/// The plan's checkout and the commit its tree is at: the base, then each merge.
+struct Tree {
+    top: PathBuf,
+    base: String,
+    head: String,
+}
+
+/// Run `tasks` (in dependency order) up to `ctx.settings.pipeline.jobs` at once in worktrees of
+/// the clean checkout `top` at commit `base`. Returns the error that stopped the plan, if any.
+#[allow(clippy::too_many_arguments)]
+pub async fn run(
+    ctx: &Ctx<'_>,
+    request: &str,
+    tasks: &[PlannedTask],
+    tier: Tier,
+    top: PathBuf,
+    base: String,
+    result: &mut DesignPlanResult,
+    slot: &Mutex<Option<DesignPlanResult>>,
+) -> Option<AgentError> {
+    let jobs = usize::try_from(ctx.settings.pipeline.jobs.max(1)).unwrap_or(1);
+    ctx.bus.emit(Event::reasoning(format!(
+        "Design plan: up to {jobs} tasks at once, each in its own worktree\n"
+    )));
+    let mut tree = Tree {
+        top,
+        head: base.clone(),
+        base,
+    };
+    let mut states: Vec<State> = tasks.iter().map(|_| State::Pending).collect();
+    let mut running = FuturesUnordered::new();
+    let mut next_merge = 0;
+    let mut stopped: Option<AgentError> = None;
+    let mut halted: Option<String> = None;
+    loop {
+        skip_blocked(ctx, tasks, &mut states, result, halted.as_deref(), &stopped);
+        // Start the ready tasks, in plan order, while there is room.
+        for index in 0..tasks.len() {
+            if running.len() >= jobs || stopped.is_some() || halted.is_some() {
+                break;
+            }
+            if !matches!(states[index], State::Pending) || !ready(tasks, &states, index) {
+                continue;
+            }
+            let start = start_commit(&tree, tasks, &states, index);
+            let task_run = new_run_id();
+            ctx.bus.emit(Event::reasoning(format!(
+                "Task {} ({}/{}) runs as {task_run}: {}\n",
+                tasks[index].id,
+                index + 1,
+                tasks.len(),
+                tasks[index].title
+            )));
+            result.tasks[index].run_id = Some(task_run.clone());
+            store(slot, result);
+            let log = ctx.log.task();
+            states[index] = State::Running(log.clone());
+            let text = format!(
+                "{}\n\n{}\n\nThis is task {} of a plan for the request:\n{request}\n",
+                tasks[index].title, tasks[index].description, tasks[index].id
+            );
+            let work = run_task(ctx, log, task_run, start, text, tier);
+            let id = tasks[index].id.clone();
+            running.push(async move { (index, crate::usage::as_task(id, work).await) });
+        }
+        let Some((index, mut done)) = running.next().await else {
+            break;
+        };
+        if let State::Running(log) = &states[index] {
+            ctx.log.release(log);
+        }
+        // The error that stops the plan is the plan's; the task keeps what it said.
+        if matches!(done.end, PipelineEnd::Stopped(_)) {
+            let said = match &done.end {
+                PipelineEnd::Stopped(error) => error.to_string(),
+                _ => String::new(),
+            };
+            if let PipelineEnd::Stopped(error) =
+                std::mem::replace(&mut done.end, PipelineEnd::Failed(said))
+            {
+                if let AgentError::Budget(reason) = &error {
+                    done.budget = Some(reason.clone());
+                }
+                stopped.get_or_insert(error);
+            }
+        }
+        states[index] = State::Finished(Box::new(done));
+        // Merge in plan order: each finished task at the head of the line, in turn.
+        while next_merge < tasks.len() {
+            let state = std::mem::replace(&mut states[next_merge], State::Pending);
+            let settled = match state {
+                State::Finished(done) => settle(
+                    ctx,
+                    tasks,
+                    (next_merge, tier),
+                    *done,
+                    &mut tree,
+                    result,
+                    &mut halted,
+                ),
+                State::Pending if stopped.is_some() || halted.is_some() => State::Pending,
+                other @ (State::Merged(_) | State::Failed | State::Skipped) => other,
+                other => {
+                    states[next_merge] = other;
+                    break;
+                }
+            };
+            let waiting = matches!(settled, State::Pending);
+            states[next_merge] = settled;
+            if waiting {
+                break;
+            }
+            next_merge += 1;
+        }
+        result.usage = ctx.agent.meter.totals();
+        store(slot, result);
+        if stopped.is_some() {
+            // The plan ends: the tasks still running end with it (their processes too).
+            drop(running);
+            for (index, state) in states.iter_mut().enumerate() {
+                if let State::Running(log) = state {
+                    log.interrupt(ctx.bus);
+                    ctx.log.release(log);
+                    result.tasks[index].status = TaskStatus::Failed;
+                    result.failed.push(tasks[index].id.clone());
+                    *state = State::Failed;
+                }
+            }
+            // Those that finished, in plan order, as they would have been.
+            for (index, state) in states.iter_mut().enumerate().skip(next_merge) {
+                let taken = std::mem::replace(state, State::Pending);
+                *state = match taken {
+                    State::Finished(done) => settle(
+                        ctx,
+                        tasks,
+                        (index, tier),
+                        *done,
+                        &mut tree,
+                        result,
+                        &mut halted,
+                    ),
+                    other => other,
+                };
+            }
+            break;
+        }
+    }
+    skip_blocked(ctx, tasks, &mut states, result, halted.as_deref(), &stopped);
+    for (index, state) in states.iter().enumerate() {
+        if matches!(state, State::Pending) {
+            result.tasks[index].status = TaskStatus::Skipped;
+            result.skipped.push(tasks[index].id.clone());
+        }
+    }
+    cleanup(ctx, result);
+    result.usage = ctx.agent.meter.totals();
+    store(slot, result);
+    stopped
+}
+
+/// Whether every task `index` depends on is merged.
+fn ready(tasks: &[PlannedTask], states: &[State], index: usize) -> bool {
+    tasks[index].depends_on.iter().all(|dep| {
+        tasks
+            .iter()
+            .position(|t| &t.id == dep)
+            .is_some_and(|at| matches!(states[at], State::Merged(_)))
+    })
+}
+
+/// Mark skipped the pending tasks that can no longer run: a dependency failed or was skipped,
+/// or the plan halted.
+fn skip_blocked(
+    ctx: &Ctx<'_>,
+    tasks: &[PlannedTask],
+    states: &mut [State],
+    result: &mut DesignPlanResult,
+    halted: Option<&str>,
+    stopped: &Option<AgentError>,
+) {
+    for index in 0..tasks.len() {
+        if !matches!(states[index], State::Pending) {
+            continue;
+        }
+        let blocked = tasks[index].depends_on.iter().find(|dep| {
+            tasks
+                .iter()
+                .position(|t| &t.id == *dep)
+                .is_some_and(|at| matches!(states[at], State::Failed | State::Skipped))
+        });
+        let why = match (blocked, halted) {
+            (Some(dep), _) => format!("its dependency {dep} did not complete"),
+            (None, Some(why)) => why.to_string(),
+            (None, None) => continue,
+        };
+        if stopped.is_none() {
+            ctx.bus.emit(Event::reasoning(format!(
+                "Task {} skipped: {why}\n",
+                tasks[index].id
+            )));
+        }
+        states[index] = State::Skipped;
+        result.tasks[index].status = TaskStatus::Skipped;
+        result.skipped.push(tasks[index].id.clone());
+    }
+}
+
+/// The commit task `index` starts from: the plan's base with its dependencies' branches merged
+/// in, in plan order (each holds its own dependencies' work already).
+fn start_commit(tree: &Tree, tasks: &[PlannedTask], states: &[State], index: usize) -> Start {
+    let tips: Vec<&str> = tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| tasks[index].depends_on.contains(&t.id))
+        .filter_map(|(at, _)| match &states[at] {
+            State::Merged(tip) => Some(tip.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut start = tree.base.clone();
+    for (n, tip) in tips.iter().enumerate() {
+        if n == 0 {
+            start = (*tip).to_string();
+            continue;
+        }
+        let message = format!("Dependencies of task {}", tasks[index].id);
+        match crate::blocking::atomic(|| worktree::merge_commit(&tree.top, &start, tip, &message)) {
+            Ok(Merged::Commit(commit)) => start = commit,
+            Ok(Merged::Conflict(files)) => {
+                return Start {
+                    commit: start,
+                    problem: Some(format!(
+                        "its dependencies' work conflicts in {}",
+                        files.join(", ")
+                    )),
+                    top: tree.top.clone(),
+                };
+            }
+            Err(error) => {
+                return Start {
+                    commit: start,
+                    problem: Some(error.to_string()),
+                    top: tree.top.clone(),
+                };
+            }
+        }
+    }
+    Start {
+        commit: start,
+        problem: None,
+        top: tree.top.clone(),
+    }
+}
+
+/// Where a task's branch starts, or why it cannot.
+struct Start {
+    top: PathBuf,
+    commit: String,
+    problem: Option<String>,
+}
+
+/// One task in a worktree of its own: its own tool root, checkpoints and stage log; the run's
+/// provider, meter (budgets), policy and bus.
+async fn run_task(
+    ctx: &Ctx<'_>,
+    log: Arc<StageLog>,
+    task_run: String,
+    start: Start,
+    text: String,
+    tier: Tier,
+) -> Done {
+    let failed = |why: String| Done {
+        end: PipelineEnd::Failed(why.clone()),
+        worktree: None,
+        setup: Some(why),
+        stages: Vec::new(),
+        iterations: 0,
+        budget: None,
+    };
+    if let Some(problem) = start.problem {
+        return failed(problem);
+    }
+    let data_dir = ctx.settings.data_dir.clone();
+    let created = crate::blocking::atomic(|| {
+        Worktree::create_at(&data_dir, &start.top, &task_run, Some(&start.commit))
+    });
+    let worktree = match created {
+        Ok(worktree) => worktree,
+        Err(error) => return failed(format!("its worktree could not be made ({error})")),
+    };
+    // The plan's cwd, at the same place inside the task's worktree.
+    let root = match ctx.root().strip_prefix(&start.top) {
+        Ok(relative) => worktree.path.join(relative),
+        Err(_) => worktree.root.clone(),
+    };
+    let settings = RunSettings {
+        cwd: root.clone(),
+        ..ctx.settings.clone()
+    };
+    let base = ctx.agent.runner;
+    let mut writable = base.writable.clone();
+    writable.extend(worktree.git_dir());
+    let tools = ToolRunner {
+        root: root.clone(),
+        checkpoints: Arc::new(CheckpointStore::new(&data_dir, &task_run, &root)),
+        writable,
+        ..base.clone()
+    };
+    let agent = Agent {
+        provider: ctx.agent.provider,
+        runner: &tools,
+        meter: ctx.agent.meter,
+        bus: ctx.bus,
+        instructions: ctx.agent.instructions.clone(),
+    };
+    let task_ctx = ctx.task(&settings, &agent, &log);
+    let end = runner::run(&task_ctx, tiers::stages(tier), &text).await;
+    let (stages, iterations) = log.take();
+    let mut done = Done {
+        end,
+        worktree: Some(worktree),
+        setup: None,
+        stages,
+        iterations,
+        budget: None,
+    };
+    if matches!(done.end, PipelineEnd::Completed | PipelineEnd::Answered(_))
+        && let Some(worktree) = &done.worktree
+    {
+        let message = format!("splice task run {task_run}");
+        if let Err(error) = crate::blocking::atomic(|| worktree.commit(&message)) {
+            let why = format!("its work could not be committed ({error})");
+            done.end = PipelineEnd::Failed(why.clone());
+            done.setup = Some(why);
+        }
+    }
+    done
+}
+
+/// A finished task's turn to merge: record it, merge its branch into the plan's tree (and the
+/// checkout), or fail it and discard its worktree. Its new state.
+fn settle(
+    ctx: &Ctx<'_>,
+    tasks: &[PlannedTask],
+    (index, tier): (usize, Tier),
+    done: Done,
+    tree: &mut Tree,
+    result: &mut DesignPlanResult,
+    halted: &mut Option<String>,
+) -> State {
+    let task = &tasks[index];
+    let task_run = result.tasks[index].run_id.clone().unwrap_or_default();
+    let mut end = done.end;
+    if matches!(end, PipelineEnd::Completed | PipelineEnd::Answered(_))
+        && let Some(worktree) = &done.worktree
+        && let Err(why) = merge(ctx, task, worktree, tree)
+    {
+        end = PipelineEnd::Failed(why);
+    }
+    let (status, abort_reason, label) = match (&end, done.budget) {
+        (PipelineEnd::Completed | PipelineEnd::Answered(_), _) => {
+            (ResultStatus::Completed, None, TaskStatus::Completed)
+        }
+        (_, Some(reason)) => (ResultStatus::Aborted, Some(reason), TaskStatus::Failed),
+        _ => (ResultStatus::Failed, None, TaskStatus::Failed),
+    };
+    let (why, answer) = match &end {
+        PipelineEnd::Answered(answer) => (String::new(), Some(answer.clone())),
+        PipelineEnd::Failed(detail)
+        | PipelineEnd::Refused(detail)
+        | PipelineEnd::Stuck { detail, .. } => (format!(": {}", one_line(detail)), None),
+        PipelineEnd::Stopped(error) => (format!(": {}", one_line(&error.to_string())), None),
+        PipelineEnd::Completed => (String::new(), None),
+    };
+    ctx.bus.emit(Event::reasoning(format!(
+        "Task {} ({task_run}) {}{why}\n",
+        task.id,
+        label.as_str()
+    )));
+    match &end {
+        PipelineEnd::Refused(_) => {
+            halted.get_or_insert(format!(
+                "the permission policy refused task {}'s changes, and would refuse this one's",
+                task.id
+            ));
+        }
+        PipelineEnd::Stuck {
+            cause: Stuck::Environment,
+            ..
+        } => {
+            halted.get_or_insert(format!(
+                "task {}'s test command cannot run here, nor would this one's",
+                task.id
+            ));
+        }
+        _ => {}
+    }
+    let entry = &mut result.tasks[index];
+    entry.status = label;
+    entry.result = Some(PipelineResult {
+        run_id: task_run,
+        status,
+        tier,
+        iterations: done.iterations,
+        stages: done.stages,
+        usage: ctx.agent.meter.task_totals(&task.id),
+        abort_reason,
+        answer,
+    });
+    // Its work is in the plan's tree now, or discarded: the worktree goes either way.
+    let tip = done
+        .worktree
+        .as_ref()
+        .map(|w| resolve_tip(&tree.top, &w.branch));
+    if let Some(worktree) = &done.worktree {
+        discard(ctx, worktree);
+    }
+    if label == TaskStatus::Completed {
+        result.completed.push(task.id.clone());
+        return State::Merged(tip.unwrap_or_default());
+    }
+    result.failed.push(task.id.clone());
+    State::Failed
+}
+
+fn resolve_tip(top: &Path, branch: &str) -> String {
+    crate::blocking::atomic(|| worktree::resolve(top, branch)).unwrap_or_else(|_| branch.into())
+}
+
+/// Merge the task's branch into the plan's tree and bring the checkout along. Err: why the
+/// task fails (a conflict, said in a `merge_conflict` warning naming the files).
+fn merge(
+    ctx: &Ctx<'_>,
+    task: &PlannedTask,
+    worktree: &Worktree,
+    tree: &mut Tree,
+) -> Result<(), String> {
+    let message = format!("Merge task {} ({})", task.id, worktree.branch);
+    let merged = crate::blocking::atomic(|| {
+        worktree::merge_commit(&tree.top, &tree.head, &worktree.branch, &message)
+    });
+    let commit = match merged {
+        Ok(Merged::Commit(commit)) => commit,
+        Ok(Merged::Conflict(files)) => {
+            let why = format!(
+                "its branch {} conflicts with the plan's tree in {}",
+                worktree.branch,
+                files.join(", ")
+            );
+            ctx.bus.emit(Event::warning(
+                WarningCode::MergeConflict,
+                format!("task {} failed: {why}", task.id),
+            ));
+            return Err(why);
+        }
+        Err(error) => return Err(format!("its branch could not be merged ({error})")),
+    };
+    crate::blocking::atomic(|| worktree::apply_between(&tree.top, &tree.head, &commit))
+        .map_err(|e| format!("its work could not be brought into the checkout ({e})"))?;
+    tree.head = commit;
+    Ok(())
+}
+
+/// Remove a task's worktree and branch (failed: nothing of it stays).
+fn discard(ctx: &Ctx<'_>, worktree: &Worktree) {
+    let data_dir = &ctx.settings.data_dir;
+    if let Err(error) = crate::blocking::atomic(|| worktree.remove(data_dir, true)) {
+        ctx.bus.emit(Event::reasoning(format!(
+            "Worktree {} could not be removed ({error}); `splice worktree clean {}` removes it\n",
+            worktree.path.display(),
+            worktree.run_id
+        )));
+    }
+}
+
+/// The plan is over: the worktrees of tasks cut short go too.
+fn cleanup(ctx: &Ctx<'_>, result: &DesignPlanResult) {
+    let recorded = crate::blocking::atomic(|| worktree::recorded(&ctx.settings.data_dir));
+    for worktree in recorded {
+        if result
+            .tasks
+            .iter()
+            .any(|t| t.run_id.as_deref() == Some(worktree.run_id.as_str()))
+        {
+            discard(ctx, &worktree);
+        }
+    }
+}
+
+fn store(slot: &Mutex<Option<DesignPlanResult>>, result: &DesignPlanResult) {
+    if let Ok(mut slot) = slot.lock() {
+        *slot = Some(result.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: &str, deps: &[&str]) -> PlannedTask {
+        PlannedTask {
+            id: id.into(),
+            title: id.into(),
+            description: String::new(),
+            depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn only_a_plan_with_independent_tasks_runs_side_by_side() {
+        assert!(!any_side_by_side(&[task("A", &[])]));
+        assert!(!any_side_by_side(&[
+            task("A", &[]),
+            task("B", &["A"]),
+            task("C", &["B"])
+        ]));
+        assert!(any_side_by_side(&[task("A", &[]), task("B", &[])]));
+        assert!(any_side_by_side(&[
+            task("A", &[]),
+            task("B", &["A"]),
+            task("C", &["A"]),
+            task("D", &["B", "C"])
+        ]));
+    }
+}
