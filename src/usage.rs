@@ -64,26 +64,16 @@ impl Tally {
     }
 }
 
-tokio::task_local! {
-    /// The design-plan task whose future is being polled, if any: its requests are its own.
-    static TASK: String;
-}
-
-/// Run `work` as design-plan task `id`: what it spends is counted as the task's too.
-pub async fn as_task<F: std::future::Future>(id: String, work: F) -> F::Output {
-    TASK.scope(id, work).await
-}
-
-/// The design-plan task being run, if any.
-pub fn current_task() -> Option<String> {
-    TASK.try_with(Clone::clone).ok()
-}
-
 impl State {
-    fn add_to_task(&mut self, prompt: u64, completion: u64, total: u64, cost: Option<f64>) {
-        if let Some(task) = current_task() {
+    fn add_to_task(
+        &mut self,
+        task: Option<&str>,
+        (prompt, completion, total): (u64, u64, u64),
+        cost: Option<f64>,
+    ) {
+        if let Some(task) = task {
             self.tasks
-                .entry(task)
+                .entry(task.to_string())
                 .or_default()
                 .add(prompt, completion, total, cost);
         }
@@ -173,7 +163,7 @@ impl UsageMeter {
             event.completion_tokens,
             event.total_tokens,
         );
-        state.add_to_task(prompt, completion, total, event.cost_usd);
+        state.add_to_task(bus.task_id(), (prompt, completion, total), event.cost_usd);
         state.totals.requests += 1;
         state.totals.prompt_tokens += event.prompt_tokens;
         state.totals.completion_tokens += event.completion_tokens;
@@ -219,9 +209,8 @@ impl UsageMeter {
             ..UsageEvent::default()
         };
         state.add_to_task(
-            usage.prompt_tokens,
-            usage.completion_tokens,
-            total,
+            bus.task_id(),
+            (usage.prompt_tokens, usage.completion_tokens, total),
             usage.cost_usd,
         );
         state.totals.requests += 1;

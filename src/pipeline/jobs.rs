@@ -119,7 +119,8 @@ pub async fn run(
             }
             let start = start_commit(&tree, tasks, &states, index);
             let task_run = new_run_id();
-            ctx.bus.emit(Event::reasoning(format!(
+            let bus = ctx.bus.for_task(&tasks[index].id);
+            bus.emit(Event::reasoning(format!(
                 "Task {} ({}/{}) runs as {task_run}: {}\n",
                 tasks[index].id,
                 index + 1,
@@ -128,15 +129,14 @@ pub async fn run(
             )));
             result.tasks[index].run_id = Some(task_run.clone());
             store(slot, result);
-            let log = ctx.log.task();
+            let log = ctx.log.task(&bus);
             states[index] = State::Running(log.clone());
             let text = format!(
                 "{}\n\n{}\n\nThis is task {} of a plan for the request:\n{request}\n",
                 tasks[index].title, tasks[index].description, tasks[index].id
             );
-            let work = run_task(ctx, log, task_run, start, text, tier);
-            let id = tasks[index].id.clone();
-            running.push(async move { (index, crate::usage::as_task(id, work).await) });
+            let work = run_task(ctx, bus, log, task_run, start, text, tier);
+            running.push(async move { (index, work.await) });
         }
         let Some((index, mut done)) = running.next().await else {
             break;
@@ -269,10 +269,12 @@ fn skip_blocked(
             (None, None) => continue,
         };
         if stopped.is_none() {
-            ctx.bus.emit(Event::reasoning(format!(
-                "Task {} skipped: {why}\n",
-                tasks[index].id
-            )));
+            ctx.bus
+                .for_task(&tasks[index].id)
+                .emit(Event::reasoning(format!(
+                    "Task {} skipped: {why}\n",
+                    tasks[index].id
+                )));
         }
         states[index] = State::Skipped;
         result.tasks[index].status = TaskStatus::Skipped;
@@ -338,6 +340,7 @@ struct Start {
 /// provider, meter (budgets), policy and bus.
 async fn run_task(
     ctx: &Ctx<'_>,
+    bus: crate::bus::Bus,
     log: Arc<StageLog>,
     task_run: String,
     start: Start,
@@ -379,16 +382,17 @@ async fn run_task(
         root: root.clone(),
         checkpoints: Arc::new(CheckpointStore::new(&data_dir, &task_run, &root)),
         writable,
+        bus: bus.clone(),
         ..base.clone()
     };
     let agent = Agent {
         provider: ctx.agent.provider,
         runner: &tools,
         meter: ctx.agent.meter,
-        bus: ctx.bus,
+        bus: &bus,
         instructions: ctx.agent.instructions.clone(),
     };
-    let task_ctx = ctx.task(&settings, &agent, &log);
+    let task_ctx = ctx.task(&settings, &bus, &agent, &log);
     let end = runner::run(&task_ctx, tiers::stages(tier), &text).await;
     let (stages, iterations) = log.take();
     let mut done = Done {
@@ -447,7 +451,7 @@ fn settle(
         PipelineEnd::Stopped(error) => (format!(": {}", one_line(&error.to_string())), None),
         PipelineEnd::Completed => (String::new(), None),
     };
-    ctx.bus.emit(Event::reasoning(format!(
+    ctx.bus.for_task(&task.id).emit(Event::reasoning(format!(
         "Task {} ({task_run}) {}{why}\n",
         task.id,
         label.as_str()
@@ -522,7 +526,7 @@ fn merge(
                 worktree.branch,
                 files.join(", ")
             );
-            ctx.bus.emit(Event::warning(
+            ctx.bus.for_task(&task.id).emit(Event::warning(
                 WarningCode::MergeConflict,
                 format!("task {} failed: {why}", task.id),
             ));

@@ -50,10 +50,11 @@ impl<'a> Ctx<'a> {
     }
 
     /// The context of a design-plan task beside others: its own settings (its worktree), tools
-    /// and stage log, the run's bus and call ids.
+    /// stage log and bus (its events carry its id), the run's call ids.
     pub fn task<'b>(
         &self,
         settings: &'b RunSettings,
+        bus: &'b Bus,
         agent: &'b Agent<'b>,
         log: &'b progress::StageLog,
     ) -> Ctx<'b>
@@ -62,7 +63,7 @@ impl<'a> Ctx<'a> {
     {
         Ctx {
             settings,
-            bus: self.bus,
+            bus,
             agent,
             log,
             calls: Arc::clone(&self.calls),

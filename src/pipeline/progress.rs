@@ -27,6 +27,9 @@ pub struct StageLog {
     plan: Mutex<(u32, Vec<Stage>, u32)>,
     /// The logs of design-plan tasks running at once, so an interrupt closes their stages too.
     tasks: Mutex<Vec<std::sync::Arc<StageLog>>>,
+    /// A task's log: the task's bus (its events carry the task's id), and the id for its
+    /// markers.
+    task: Option<(Bus, String)>,
 }
 
 /// Where a stage sits in its iteration.
@@ -76,8 +79,11 @@ impl StageLog {
 
     /// A log of its own for a task that runs beside others; an interrupt of this log reaches
     /// it until [`StageLog::release`].
-    pub fn task(&self) -> std::sync::Arc<StageLog> {
-        let log = std::sync::Arc::new(StageLog::default());
+    pub fn task(&self, bus: &Bus) -> std::sync::Arc<StageLog> {
+        let log = std::sync::Arc::new(StageLog {
+            task: bus.task_id().map(|id| (bus.clone(), id.to_string())),
+            ..StageLog::default()
+        });
         if let Ok(mut tasks) = self.tasks.lock() {
             tasks.push(log.clone());
         }
@@ -100,7 +106,10 @@ impl StageLog {
             .map(|mut t| std::mem::take(&mut *t))
             .unwrap_or_default();
         for task in tasks {
-            task.interrupt(bus);
+            match &task.task {
+                Some((own, _)) => task.interrupt(own),
+                None => task.interrupt(bus),
+            }
         }
         self.finish(bus, false, Some("interrupted".into()));
         let (iteration, stages, started) = match self.plan.lock() {
@@ -147,6 +156,7 @@ impl StageLog {
             total: slot.total,
             ms: None,
             detail: None,
+            task_id: self.task.as_ref().map(|(_, id)| id.clone()),
         }
     }
 

@@ -429,6 +429,7 @@ mod tests {
             total,
             ms: Some(1500),
             detail: (status == StageStatus::Failed).then(|| "exit code 1".into()),
+            task_id: None,
         }
         .encode()
     }
@@ -545,6 +546,7 @@ mod tests {
                 total: 3,
                 ms: None,
                 detail: None,
+                task_id: None,
             }
         };
         p.take_reasoning(&failed.encode(), now);

@@ -121,6 +121,7 @@ fn a_diamond_runs_its_middle_tasks_at_once_and_the_last_sees_both() {
         assert_eq!(found, content, "{path}");
     }
     assert!(out.of_type("warning").is_empty(), "{}", out.stdout);
+    assert_task_ids(&out, &["A", "B", "C", "D"]);
     // The checkout's branch did not move: the work is there uncommitted, as a plan run in place
     // leaves it.
     let log = std::process::Command::new("git")
@@ -129,6 +130,58 @@ fn a_diamond_runs_its_middle_tasks_at_once_and_the_last_sees_both() {
         .output()
         .expect("git rev-list");
     assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "1");
+}
+
+/// Every event of a task carries its `taskId` (its stage markers too) and the run's own events
+/// none; each task's `usage` events are its own, two requests each, as its result says.
+fn assert_task_ids(out: &Outcome, tasks: &[&str]) {
+    for line in &out.lines {
+        let Some(task) = line.get("taskId") else {
+            continue;
+        };
+        let task = task.as_str().unwrap_or_default();
+        assert!(tasks.contains(&task), "{line}");
+        let keys: Vec<&String> = line
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(
+            keys[..4],
+            ["schemaVersion", "type", "runId", "taskId"],
+            "{line}"
+        );
+    }
+    for kind in ["run_start", "final", "run_end"] {
+        assert!(out.first(kind).get("taskId").is_none(), "{kind}");
+    }
+    let usage = out.of_type("usage");
+    assert!(
+        usage[..2].iter().all(|u| u.get("taskId").is_none()),
+        "plan and critique"
+    );
+    let result = out.final_result();
+    for (index, task) in tasks.iter().enumerate() {
+        let spent = usage.iter().filter(|u| u["taskId"] == *task).count();
+        assert_eq!(spent, 2, "{task}");
+        assert_eq!(
+            result["tasks"][index]["result"]["usage"]["requests"], 2,
+            "{task}"
+        );
+        let marked = out
+            .of_type("reasoning")
+            .into_iter()
+            .filter(|l| {
+                l["delta"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("\u{0}STAGE"))
+            })
+            .filter(|l| l["taskId"] == *task)
+            .count();
+        assert!(marked > 0, "{task} has no stage markers");
+    }
+    for marker in support::markers::markers(out) {
+        assert!(marker["taskId"].is_string(), "{marker}");
+    }
 }
 
 #[test]
