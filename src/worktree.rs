@@ -455,46 +455,50 @@ pub fn clean_checkout(cwd: &Path) -> Result<(PathBuf, String), String> {
     Ok((top.canonicalize().unwrap_or(top), head))
 }
 
-/// Bring the files of checkout `source` from commit `from`'s tree to commit `to`'s, as changes
-/// that are not committed (as a run in place leaves them); `git apply` changes all or nothing.
-pub fn apply_between(source: &Path, from: &str, to: &str) -> Result<(), WorktreeError> {
-    let mut diff = vec!["diff", "--binary", "--full-index"];
+/// The file changes that bring `root` (in checkout `top`) from commit `from`'s tree to
+/// commit `to`'s: each file's contents in the checkout now, and in `to` (None: deleted). Err
+/// also when a change lies outside `root`.
+pub fn changes_between(
+    top: &Path,
+    root: &Path,
+    from: &str,
+    to: &str,
+) -> Result<Vec<crate::confine::change::FileChange>, WorktreeError> {
+    let prefix = git(root, &["rev-parse", "--show-prefix"])?;
+    let mut diff = vec!["diff", "--name-only", "-z", "--no-renames"];
     diff.extend(DIFF_FLAGS);
     diff.extend([from, to]);
-    let patch = git_output(source, Access::Read, &diff)?;
-    if !patch.status.success() {
+    let listed = git_output(top, Access::Read, &diff)?;
+    if !listed.status.success() {
         return Err(WorktreeError::Git {
             command: "diff".into(),
-            message: String::from_utf8_lossy(&patch.stderr).trim().to_string(),
+            message: String::from_utf8_lossy(&listed.stderr).trim().to_string(),
         });
     }
-    if patch.stdout.is_empty() {
-        return Ok(());
-    }
-    let mut apply =
-        crate::git::command(source, Access::Write).map_err(|e| WorktreeError::Io(e.to_string()))?;
-    let mut child = apply
-        .args(["apply", "--whitespace=nowarn", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| WorktreeError::Io(format!("cannot run git: {e}")))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(&patch.stdout)
-            .map_err(|e| WorktreeError::Io(format!("cannot feed git apply: {e}")))?;
-    }
-    let output = child
-        .wait_with_output()
-        .map_err(|e| WorktreeError::Io(format!("cannot run git: {e}")))?;
-    if !output.status.success() {
-        return Err(WorktreeError::Git {
-            command: "apply".into(),
-            message: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+    let mut changes = Vec::new();
+    for name in listed.stdout.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let name = String::from_utf8_lossy(name).into_owned();
+        let Some(shown) = name.strip_prefix(prefix.as_str()) else {
+            return Err(WorktreeError::Unsafe(format!(
+                "{name} is outside the project root"
+            )));
+        };
+        let path = root.join(shown);
+        let before = crate::confine::beneath::read(root, &path).ok();
+        let blob = git_output(
+            top,
+            Access::Read,
+            &["cat-file", "blob", &format!("{to}:{name}")],
+        )?;
+        let after = blob.status.success().then_some(blob.stdout);
+        changes.push(crate::confine::change::FileChange {
+            path,
+            shown: shown.to_string(),
+            before,
+            after,
         });
     }
-    Ok(())
+    Ok(changes)
 }
 
 /// Put back what the run changed in the source repository's git dir (see `git::snapshot`).

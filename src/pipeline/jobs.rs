@@ -380,7 +380,13 @@ async fn run_task(
     writable.extend(worktree.git_dir());
     let tools = ToolRunner {
         root: root.clone(),
-        checkpoints: Arc::new(CheckpointStore::new(&data_dir, &task_run, &root)),
+        // Its own writes' checkpoints are the worktree's (discarded with it); the task's run id
+        // names the checkpoints of its merge into the checkout.
+        checkpoints: Arc::new(CheckpointStore::new(
+            &data_dir,
+            &format!("{task_run}_worktree"),
+            &root,
+        )),
         writable,
         bus: bus.clone(),
         ..base.clone()
@@ -432,7 +438,7 @@ fn settle(
     let mut end = done.end;
     if matches!(end, PipelineEnd::Completed | PipelineEnd::Answered(_))
         && let Some(worktree) = &done.worktree
-        && let Err(why) = merge(ctx, task, worktree, tree)
+        && let Err(why) = merge(ctx, task, &task_run, worktree, tree)
     {
         end = PipelineEnd::Failed(why);
     }
@@ -511,6 +517,7 @@ fn resolve_tip(top: &Path, branch: &str) -> String {
 fn merge(
     ctx: &Ctx<'_>,
     task: &PlannedTask,
+    task_run: &str,
     worktree: &Worktree,
     tree: &mut Tree,
 ) -> Result<(), String> {
@@ -534,10 +541,32 @@ fn merge(
         }
         Err(error) => return Err(format!("its branch could not be merged ({error})")),
     };
-    crate::blocking::atomic(|| worktree::apply_between(&tree.top, &tree.head, &commit))
+    bring_in(ctx, task_run, tree, &commit)
         .map_err(|e| format!("its work could not be brought into the checkout ({e})"))?;
     tree.head = commit;
     Ok(())
+}
+
+/// Write what the merge `commit` changed into the checkout, checkpointed as task `task_run`'s
+/// own (as a task's writes in place are), so `splice restore` undoes it by the task's run id or
+/// the plan's. The checkpoint and the writes land together.
+fn bring_in(ctx: &Ctx<'_>, task_run: &str, tree: &Tree, commit: &str) -> Result<(), String> {
+    let root = ctx.root();
+    let changes =
+        crate::blocking::atomic(|| worktree::changes_between(&tree.top, root, &tree.head, commit))
+            .map_err(|e| e.to_string())?;
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let store = &ctx.agent.runner.checkpoints;
+    crate::blocking::atomic(|| {
+        store.begin_task(Some(task_run));
+        let saved = store.save("merge", &changes);
+        store.begin_task(None);
+        let info = saved.map_err(|e| e.to_string())?;
+        ctx.bus.emit(Event::Checkpoint { checkpoint: info });
+        crate::confine::change::apply(root, &changes).map_err(|e| e.to_string())
+    })
 }
 
 /// Remove a task's worktree and branch (failed: nothing of it stays).
@@ -554,16 +583,34 @@ fn discard(ctx: &Ctx<'_>, worktree: &Worktree) {
 
 /// The plan is over: the worktrees of tasks cut short go too.
 fn cleanup(ctx: &Ctx<'_>, result: &DesignPlanResult) {
-    let recorded = crate::blocking::atomic(|| worktree::recorded(&ctx.settings.data_dir));
-    for worktree in recorded {
-        if result
+    let data_dir = &ctx.settings.data_dir;
+    for (worktree, error) in crate::blocking::atomic(|| discard_all(data_dir, result)) {
+        ctx.bus.emit(Event::reasoning(format!(
+            "Worktree {} could not be removed ({error}); `splice worktree clean {}` removes it\n",
+            worktree.path.display(),
+            worktree.run_id
+        )));
+    }
+}
+
+/// Remove every worktree of the plan's tasks that is still there (an interrupt ends the plan
+/// with its tasks: their worktrees are discarded as a failed task's is); those that could not
+/// be removed, and why.
+pub fn discard_all(
+    data_dir: &Path,
+    result: &DesignPlanResult,
+) -> Vec<(Worktree, worktree::WorktreeError)> {
+    let mut left = Vec::new();
+    for worktree in worktree::recorded(data_dir) {
+        let ours = result
             .tasks
             .iter()
-            .any(|t| t.run_id.as_deref() == Some(worktree.run_id.as_str()))
-        {
-            discard(ctx, &worktree);
+            .any(|t| t.run_id.as_deref() == Some(worktree.run_id.as_str()));
+        if ours && let Err(error) = worktree.remove(data_dir, true) {
+            left.push((worktree, error));
         }
     }
+    left
 }
 
 fn store(slot: &Mutex<Option<DesignPlanResult>>, result: &DesignPlanResult) {

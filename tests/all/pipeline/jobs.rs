@@ -130,6 +130,23 @@ fn a_diamond_runs_its_middle_tasks_at_once_and_the_last_sees_both() {
         .output()
         .expect("git rev-list");
     assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "1");
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
+    // A task's merge is checkpointed as its own: its run id undoes its files only, the plan's
+    // every task's.
+    let restore = |run_id: &str| {
+        let mut command = sandbox.command("http://127.0.0.1:9");
+        command.args(["restore", run_id, "--output-format", "stream-json"]);
+        let out = run(command, None);
+        out.assert_well_formed();
+        assert_eq!(out.code, 0, "{}", out.stdout);
+    };
+    restore(result["tasks"][1]["run_id"].as_str().unwrap_or_default());
+    assert!(!sandbox.root.join("b.txt").exists());
+    assert!(sandbox.root.join("c.txt").is_file());
+    restore(out.lines[0]["runId"].as_str().unwrap_or_default());
+    for path in ["a.txt", "c.txt", "d.txt"] {
+        assert!(!sandbox.root.join(path).exists(), "{path}");
+    }
 }
 
 /// Every event of a task carries its `taskId` (its stage markers too) and the run's own events
@@ -212,6 +229,7 @@ fn a_merge_conflict_fails_that_task_keeps_the_other_and_skips_its_dependants() {
     assert_eq!(out.first("error")["code"], "design_plan_failed");
     let kept = std::fs::read_to_string(sandbox.root.join("shared.txt")).unwrap_or_default();
     assert_eq!(kept, "from A\n");
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
 }
 
 #[test]
@@ -322,4 +340,17 @@ fn an_interrupt_while_three_tasks_run_ends_them_all_and_accounts_for_every_task(
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert_eq!(processes_with(&mark), Vec::<String>::new());
+    // The interrupted tasks' worktrees are discarded, as a failed task's is.
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
+}
+
+/// The task worktrees still on disk.
+fn worktrees_left(sandbox: &Sandbox) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(sandbox.data.join("worktrees"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.path())
+        .collect()
 }
