@@ -177,10 +177,10 @@ fn main() {
     }
     let (one, four) = (median(serial), median(parallel));
     let ratio = four.as_secs_f64() / one.as_secs_f64();
-    println!("design plan, 4 independent tasks, provider 1 s per request, {rounds} rounds");
-    println!("--jobs 1: median {:.2} s", one.as_secs_f64());
-    println!("--jobs 4: median {:.2} s", four.as_secs_f64());
-    println!("ratio: {ratio:.2} (bar: at most 0.50)");
+    eprintln!("design plan, 4 independent tasks, provider 1 s per request, {rounds} rounds");
+    eprintln!("--jobs 1: median {:.2} s", one.as_secs_f64());
+    eprintln!("--jobs 4: median {:.2} s", four.as_secs_f64());
+    eprintln!("ratio: {ratio:.2} (bar: at most 0.50)");
     if ratio > 0.5 {
         eprintln!("bar missed: --jobs 4 took {ratio:.2} × the time of --jobs 1");
         std::process::exit(1);
