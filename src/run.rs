@@ -151,16 +151,9 @@ where
             shared.log.interrupt(bus);
             // Design-plan tasks that ran side by side are failed now: their worktrees go.
             if let Some(plan) = shared.plan.lock().ok().and_then(|p| p.clone()) {
-                let left = crate::blocking::atomic(|| {
-                    crate::pipeline::jobs::discard_all(&settings.data_dir, &plan)
+                crate::blocking::atomic(|| {
+                    crate::pipeline::jobs::discard_all(bus, &settings.data_dir, &plan)
                 });
-                for (worktree, error) in left {
-                    bus.emit(Event::reasoning(format!(
-                        "Worktree {} could not be removed ({error}); `splice worktree clean {}` removes it\n",
-                        worktree.path.display(),
-                        worktree.run_id
-                    )));
-                }
             }
             // The servers the run started end first: they are not sandboxed, and what they
             // might still write to the git dir must be over before it is put back.

@@ -13,12 +13,13 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 
 use super::Ctx;
-use super::progress::{StageLog, one_line};
+use super::plan::{Ending, ending, halt_reason, store, task_text};
+use super::progress::StageLog;
 use super::runner::{self, PipelineEnd};
 use super::schema::PlannedTask;
-use super::stages::Stuck;
 use super::tiers;
 use crate::agent::{Agent, AgentError};
+use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
 use crate::ids::new_run_id;
 use crate::protocol::result::{DesignPlanResult, PipelineResult, ResultStatus, TaskStatus};
@@ -131,10 +132,7 @@ pub async fn run(
             store(slot, result);
             let log = ctx.log.task(&bus);
             states[index] = State::Running(log.clone());
-            let text = format!(
-                "{}\n\n{}\n\nThis is task {} of a plan for the request:\n{request}\n",
-                tasks[index].title, tasks[index].description, tasks[index].id
-            );
+            let text = task_text(&tasks[index], request);
             let work = run_task(ctx, bus, log, task_run, start, text, tier);
             running.push(async move { (index, work.await) });
         }
@@ -340,7 +338,7 @@ struct Start {
 /// provider, meter (budgets), policy and bus.
 async fn run_task(
     ctx: &Ctx<'_>,
-    bus: crate::bus::Bus,
+    bus: Bus,
     log: Arc<StageLog>,
     task_run: String,
     start: Start,
@@ -442,43 +440,25 @@ fn settle(
     {
         end = PipelineEnd::Failed(why);
     }
-    let (status, abort_reason, label) = match (&end, done.budget) {
-        (PipelineEnd::Completed | PipelineEnd::Answered(_), _) => {
-            (ResultStatus::Completed, None, TaskStatus::Completed)
-        }
-        (_, Some(reason)) => (ResultStatus::Aborted, Some(reason), TaskStatus::Failed),
-        _ => (ResultStatus::Failed, None, TaskStatus::Failed),
-    };
-    let (why, answer) = match &end {
-        PipelineEnd::Answered(answer) => (String::new(), Some(answer.clone())),
-        PipelineEnd::Failed(detail)
-        | PipelineEnd::Refused(detail)
-        | PipelineEnd::Stuck { detail, .. } => (format!(": {}", one_line(detail)), None),
-        PipelineEnd::Stopped(error) => (format!(": {}", one_line(&error.to_string())), None),
-        PipelineEnd::Completed => (String::new(), None),
-    };
+    let Ending {
+        mut status,
+        mut abort_reason,
+        label,
+        why,
+        answer,
+    } = ending(&end);
+    // The error that stopped the plan went to the plan; a budget still aborted this task.
+    if let Some(reason) = done.budget {
+        status = ResultStatus::Aborted;
+        abort_reason = Some(reason);
+    }
     ctx.bus.for_task(&task.id).emit(Event::reasoning(format!(
         "Task {} ({task_run}) {}{why}\n",
         task.id,
         label.as_str()
     )));
-    match &end {
-        PipelineEnd::Refused(_) => {
-            halted.get_or_insert(format!(
-                "the permission policy refused task {}'s changes, and would refuse this one's",
-                task.id
-            ));
-        }
-        PipelineEnd::Stuck {
-            cause: Stuck::Environment,
-            ..
-        } => {
-            halted.get_or_insert(format!(
-                "task {}'s test command cannot run here, nor would this one's",
-                task.id
-            ));
-        }
-        _ => {}
+    if let Some(why) = halt_reason(&task.id, &end) {
+        halted.get_or_insert(why);
     }
     let entry = &mut result.tasks[index];
     entry.status = label;
@@ -573,49 +553,35 @@ fn bring_in(ctx: &Ctx<'_>, task_run: &str, tree: &Tree, commit: &str) -> Result<
 fn discard(ctx: &Ctx<'_>, worktree: &Worktree) {
     let data_dir = &ctx.settings.data_dir;
     if let Err(error) = crate::blocking::atomic(|| worktree.remove(data_dir, true)) {
-        ctx.bus.emit(Event::reasoning(format!(
-            "Worktree {} could not be removed ({error}); `splice worktree clean {}` removes it\n",
-            worktree.path.display(),
-            worktree.run_id
-        )));
+        not_removed(ctx.bus, worktree, &error);
     }
+}
+
+fn not_removed(bus: &Bus, worktree: &Worktree, error: &worktree::WorktreeError) {
+    bus.emit(Event::reasoning(format!(
+        "Worktree {} could not be removed ({error}); `splice worktree clean {}` removes it\n",
+        worktree.path.display(),
+        worktree.run_id
+    )));
 }
 
 /// The plan is over: the worktrees of tasks cut short go too.
 fn cleanup(ctx: &Ctx<'_>, result: &DesignPlanResult) {
-    let data_dir = &ctx.settings.data_dir;
-    for (worktree, error) in crate::blocking::atomic(|| discard_all(data_dir, result)) {
-        ctx.bus.emit(Event::reasoning(format!(
-            "Worktree {} could not be removed ({error}); `splice worktree clean {}` removes it\n",
-            worktree.path.display(),
-            worktree.run_id
-        )));
-    }
+    crate::blocking::atomic(|| discard_all(ctx.bus, &ctx.settings.data_dir, result));
 }
 
 /// Remove every worktree of the plan's tasks that is still there (an interrupt ends the plan
-/// with its tasks: their worktrees are discarded as a failed task's is); those that could not
-/// be removed, and why.
-pub fn discard_all(
-    data_dir: &Path,
-    result: &DesignPlanResult,
-) -> Vec<(Worktree, worktree::WorktreeError)> {
-    let mut left = Vec::new();
+/// with its tasks: their worktrees are discarded as a failed task's is), saying which could
+/// not be. Blocking.
+pub fn discard_all(bus: &Bus, data_dir: &Path, result: &DesignPlanResult) {
     for worktree in worktree::recorded(data_dir) {
         let ours = result
             .tasks
             .iter()
             .any(|t| t.run_id.as_deref() == Some(worktree.run_id.as_str()));
         if ours && let Err(error) = worktree.remove(data_dir, true) {
-            left.push((worktree, error));
+            not_removed(bus, &worktree, &error);
         }
-    }
-    left
-}
-
-fn store(slot: &Mutex<Option<DesignPlanResult>>, result: &DesignPlanResult) {
-    if let Ok(mut slot) = slot.lock() {
-        *slot = Some(result.clone());
     }
 }
 
