@@ -106,11 +106,10 @@ impl StageLog {
             .map(|mut t| std::mem::take(&mut *t))
             .unwrap_or_default();
         for task in tasks {
-            match &task.task {
-                Some((own, _)) => task.interrupt(own),
-                None => task.interrupt(bus),
-            }
+            task.interrupt(bus);
         }
+        // A task's markers go on its own bus, with its id.
+        let bus = self.task.as_ref().map_or(bus, |(own, _)| own);
         self.finish(bus, false, Some("interrupted".into()));
         let (iteration, stages, started) = match self.plan.lock() {
             Ok(mut plan) => std::mem::take(&mut *plan),

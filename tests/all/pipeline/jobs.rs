@@ -334,6 +334,19 @@ fn an_interrupt_while_three_tasks_run_ends_them_all_and_accounts_for_every_task(
             .count()
     };
     assert_eq!(count(&["start"]), count(&["done", "failed"]), "{markers:?}");
+    // Those the interrupt closed too carry their task's id, on the line and in the marker.
+    assert!(
+        markers.iter().all(|m| m["taskId"].is_string()),
+        "{markers:?}"
+    );
+    for line in out.of_type("reasoning") {
+        if line["delta"]
+            .as_str()
+            .is_some_and(|d| d.contains("\u{0}STAGE"))
+        {
+            assert!(line["taskId"].is_string(), "{line}");
+        }
+    }
     let mark = format!("sleep {seconds}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while !processes_with(&mark).is_empty() && std::time::Instant::now() < deadline {
@@ -353,4 +366,50 @@ fn worktrees_left(sandbox: &Sandbox) -> Vec<std::path::PathBuf> {
         .filter(|e| e.path().is_dir())
         .map(|e| e.path())
         .collect()
+}
+
+#[test]
+fn a_budget_spent_by_tasks_side_by_side_stops_the_whole_plan() {
+    let mut replies = plan(vec![task("A", &[]), task("B", &[]), task("C", &["A"])]);
+    replies.extend(task_replies("A", "a.txt", "a\n", Some("B")));
+    replies.extend(task_replies("B", "b.txt", "b\n", Some("A")));
+    let provider = FakeProvider::start(replies);
+    let sandbox = project();
+    let mut command = sandbox.command(&provider.url);
+    // The plan and its critique spend 240 tokens; the two tasks' first requests spend it all.
+    stream_json(&mut command).args([
+        "--design-plan",
+        "--jobs",
+        "2",
+        "--permission-mode",
+        "auto",
+        "--max-iterations",
+        "1",
+        "--max-tokens",
+        "300",
+        "--test-command",
+        "true",
+        "Do the plan",
+    ]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 1, "{}\n{}", out.stderr, out.stdout);
+    assert_eq!(provider.requests().len(), 4, "no request after the budget");
+    assert_eq!(out.first("error")["code"], "budget_exceeded");
+    let result = out.final_result();
+    assert_eq!(result["status"], "aborted");
+    assert!(
+        result["abort_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("token budget exceeded"),
+        "{result}"
+    );
+    let mut failed = ids(&result["failed"]);
+    failed.sort_unstable();
+    assert_eq!(failed, ["A", "B"]);
+    assert_eq!(ids(&result["skipped"]), ["C"]);
+    assert_eq!(ids(&result["completed"]), Vec::<&str>::new());
+    assert!(!sandbox.root.join("a.txt").exists() && !sandbox.root.join("b.txt").exists());
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
 }
