@@ -6,11 +6,13 @@
 //! `merge_conflict` warning naming the files) and its dependants are skipped. A failed task's
 //! worktree is discarded, so there is nothing to roll back in the checkout.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
+
+mod tree;
 
 use super::Ctx;
 use super::plan::{Ending, ending, halt_reason, store, task_text};
@@ -22,11 +24,14 @@ use crate::agent::{Agent, AgentError};
 use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
 use crate::ids::new_run_id;
+use crate::protocol::Event;
 use crate::protocol::result::{DesignPlanResult, PipelineResult, ResultStatus, TaskStatus};
-use crate::protocol::{Event, WarningCode};
 use crate::settings::{RunSettings, Tier};
 use crate::tools::runner::ToolRunner;
-use crate::worktree::{self, Merged, Worktree};
+use crate::worktree::Worktree;
+use tree::{Start, Tree, cleanup, discard, merge, resolve_tip, start_commit};
+
+pub use tree::discard_all;
 
 /// Whether any two tasks of the plan could run at the same time: neither depends on the other,
 /// directly or not. Tasks in dependency order.
@@ -66,19 +71,10 @@ enum State {
 struct Done {
     end: PipelineEnd,
     worktree: Option<Worktree>,
-    /// Its branch could not be had (the worktree, the commit): why.
-    setup: Option<String>,
     stages: Vec<crate::protocol::result::StageRecord>,
     iterations: u32,
     /// A budget stopped it: the reason.
     budget: Option<String>,
-}
-
-/// The plan's checkout and the commit its tree is at: the base, then each merge.
-struct Tree {
-    top: PathBuf,
-    base: String,
-    head: String,
 }
 
 /// Run `tasks` (in dependency order) up to `ctx.settings.pipeline.jobs` at once in worktrees of
@@ -118,7 +114,16 @@ pub async fn run(
             if !matches!(states[index], State::Pending) || !ready(tasks, &states, index) {
                 continue;
             }
-            let start = start_commit(&tree, tasks, &states, index);
+            let tips: Vec<&str> = tasks
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| tasks[index].depends_on.contains(&t.id))
+                .filter_map(|(at, _)| match &states[at] {
+                    State::Merged(tip) => Some(tip.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let start = start_commit(&tree, &tasks[index].id, &tips);
             let task_run = new_run_id();
             let bus = ctx.bus.for_task(&tasks[index].id);
             bus.emit(Event::reasoning(format!(
@@ -280,60 +285,6 @@ fn skip_blocked(
     }
 }
 
-/// The commit task `index` starts from: the plan's base with its dependencies' branches merged
-/// in, in plan order (each holds its own dependencies' work already).
-fn start_commit(tree: &Tree, tasks: &[PlannedTask], states: &[State], index: usize) -> Start {
-    let tips: Vec<&str> = tasks
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| tasks[index].depends_on.contains(&t.id))
-        .filter_map(|(at, _)| match &states[at] {
-            State::Merged(tip) => Some(tip.as_str()),
-            _ => None,
-        })
-        .collect();
-    let mut start = tree.base.clone();
-    for (n, tip) in tips.iter().enumerate() {
-        if n == 0 {
-            start = (*tip).to_string();
-            continue;
-        }
-        let message = format!("Dependencies of task {}", tasks[index].id);
-        match crate::blocking::atomic(|| worktree::merge_commit(&tree.top, &start, tip, &message)) {
-            Ok(Merged::Commit(commit)) => start = commit,
-            Ok(Merged::Conflict(files)) => {
-                return Start {
-                    commit: start,
-                    problem: Some(format!(
-                        "its dependencies' work conflicts in {}",
-                        files.join(", ")
-                    )),
-                    top: tree.top.clone(),
-                };
-            }
-            Err(error) => {
-                return Start {
-                    commit: start,
-                    problem: Some(error.to_string()),
-                    top: tree.top.clone(),
-                };
-            }
-        }
-    }
-    Start {
-        commit: start,
-        problem: None,
-        top: tree.top.clone(),
-    }
-}
-
-/// Where a task's branch starts, or why it cannot.
-struct Start {
-    top: PathBuf,
-    commit: String,
-    problem: Option<String>,
-}
-
 /// One task in a worktree of its own: its own tool root, checkpoints and stage log; the run's
 /// provider, meter (budgets), policy and bus.
 async fn run_task(
@@ -346,9 +297,8 @@ async fn run_task(
     tier: Tier,
 ) -> Done {
     let failed = |why: String| Done {
-        end: PipelineEnd::Failed(why.clone()),
+        end: PipelineEnd::Failed(why),
         worktree: None,
-        setup: Some(why),
         stages: Vec::new(),
         iterations: 0,
         budget: None,
@@ -402,7 +352,6 @@ async fn run_task(
     let mut done = Done {
         end,
         worktree: Some(worktree),
-        setup: None,
         stages,
         iterations,
         budget: None,
@@ -413,8 +362,7 @@ async fn run_task(
         let message = format!("splice task run {task_run}");
         if let Err(error) = crate::blocking::atomic(|| worktree.commit(&message)) {
             let why = format!("its work could not be committed ({error})");
-            done.end = PipelineEnd::Failed(why.clone());
-            done.setup = Some(why);
+            done.end = PipelineEnd::Failed(why);
         }
     }
     done
@@ -486,103 +434,6 @@ fn settle(
     }
     result.failed.push(task.id.clone());
     State::Failed
-}
-
-fn resolve_tip(top: &Path, branch: &str) -> String {
-    crate::blocking::atomic(|| worktree::resolve(top, branch)).unwrap_or_else(|_| branch.into())
-}
-
-/// Merge the task's branch into the plan's tree and bring the checkout along. Err: why the
-/// task fails (a conflict, said in a `merge_conflict` warning naming the files).
-fn merge(
-    ctx: &Ctx<'_>,
-    task: &PlannedTask,
-    task_run: &str,
-    worktree: &Worktree,
-    tree: &mut Tree,
-) -> Result<(), String> {
-    let message = format!("Merge task {} ({})", task.id, worktree.branch);
-    let merged = crate::blocking::atomic(|| {
-        worktree::merge_commit(&tree.top, &tree.head, &worktree.branch, &message)
-    });
-    let commit = match merged {
-        Ok(Merged::Commit(commit)) => commit,
-        Ok(Merged::Conflict(files)) => {
-            let why = format!(
-                "its branch {} conflicts with the plan's tree in {}",
-                worktree.branch,
-                files.join(", ")
-            );
-            ctx.bus.for_task(&task.id).emit(Event::warning(
-                WarningCode::MergeConflict,
-                format!("task {} failed: {why}", task.id),
-            ));
-            return Err(why);
-        }
-        Err(error) => return Err(format!("its branch could not be merged ({error})")),
-    };
-    bring_in(ctx, task_run, tree, &commit)
-        .map_err(|e| format!("its work could not be brought into the checkout ({e})"))?;
-    tree.head = commit;
-    Ok(())
-}
-
-/// Write what the merge `commit` changed into the checkout, checkpointed as task `task_run`'s
-/// own (as a task's writes in place are), so `splice restore` undoes it by the task's run id or
-/// the plan's. The checkpoint and the writes land together.
-fn bring_in(ctx: &Ctx<'_>, task_run: &str, tree: &Tree, commit: &str) -> Result<(), String> {
-    let root = ctx.root();
-    let changes =
-        crate::blocking::atomic(|| worktree::changes_between(&tree.top, root, &tree.head, commit))
-            .map_err(|e| e.to_string())?;
-    if changes.is_empty() {
-        return Ok(());
-    }
-    let store = &ctx.agent.runner.checkpoints;
-    crate::blocking::atomic(|| {
-        store.begin_task(Some(task_run));
-        let saved = store.save("merge", &changes);
-        store.begin_task(None);
-        let info = saved.map_err(|e| e.to_string())?;
-        ctx.bus.emit(Event::Checkpoint { checkpoint: info });
-        crate::confine::change::apply(root, &changes).map_err(|e| e.to_string())
-    })
-}
-
-/// Remove a task's worktree and branch (failed: nothing of it stays).
-fn discard(ctx: &Ctx<'_>, worktree: &Worktree) {
-    let data_dir = &ctx.settings.data_dir;
-    if let Err(error) = crate::blocking::atomic(|| worktree.remove(data_dir, true)) {
-        not_removed(ctx.bus, worktree, &error);
-    }
-}
-
-fn not_removed(bus: &Bus, worktree: &Worktree, error: &worktree::WorktreeError) {
-    bus.emit(Event::reasoning(format!(
-        "Worktree {} could not be removed ({error}); `splice worktree clean {}` removes it\n",
-        worktree.path.display(),
-        worktree.run_id
-    )));
-}
-
-/// The plan is over: the worktrees of tasks cut short go too.
-fn cleanup(ctx: &Ctx<'_>, result: &DesignPlanResult) {
-    crate::blocking::atomic(|| discard_all(ctx.bus, &ctx.settings.data_dir, result));
-}
-
-/// Remove every worktree of the plan's tasks that is still there (an interrupt ends the plan
-/// with its tasks: their worktrees are discarded as a failed task's is), saying which could
-/// not be. Blocking.
-pub fn discard_all(bus: &Bus, data_dir: &Path, result: &DesignPlanResult) {
-    for worktree in worktree::recorded(data_dir) {
-        let ours = result
-            .tasks
-            .iter()
-            .any(|t| t.run_id.as_deref() == Some(worktree.run_id.as_str()));
-        if ours && let Err(error) = worktree.remove(data_dir, true) {
-            not_removed(bus, &worktree, &error);
-        }
-    }
 }
 
 #[cfg(test)]
