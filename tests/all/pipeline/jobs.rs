@@ -413,3 +413,35 @@ fn a_budget_spent_by_tasks_side_by_side_stops_the_whole_plan() {
     assert!(!sandbox.root.join("a.txt").exists() && !sandbox.root.join("b.txt").exists());
     assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
 }
+
+#[test]
+fn with_worktree_the_tasks_branch_off_the_runs_worktree_and_merge_back() {
+    let mut replies = plan(vec![task("A", &[]), task("B", &[])]);
+    replies.extend(task_replies("A", "a.txt", "a\n", Some("B")));
+    replies.extend(task_replies("B", "b.txt", "b\n", Some("A")));
+    let provider = FakeProvider::start(replies);
+    let sandbox = project();
+    let mut command = sandbox.command(&provider.url);
+    stream_json(&mut command).args([
+        "--design-plan",
+        "--jobs",
+        "2",
+        "--worktree",
+        "--merge-back",
+        "--permission-mode",
+        "auto",
+        "--max-iterations",
+        "1",
+        "--test-command",
+        "true",
+        "Do the plan",
+    ]);
+    let out = run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    assert_eq!(ids(&out.final_result()["completed"]), ["A", "B"]);
+    for path in ["a.txt", "b.txt"] {
+        assert!(sandbox.root.join(path).is_file(), "{path} merged back");
+    }
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
+}
