@@ -12,6 +12,13 @@ use crate::protocol::events::{Risk, SideEffect};
 pub trait Sink: Send + Sync {
     fn emit(&self, run_id: &str, event: &Event);
 
+    /// An event of design-plan task `task` (None: of the run itself). Sinks that show tasks
+    /// apart override this; the others see the event as the run's.
+    fn emit_in(&self, run_id: &str, task: Option<&str>, event: &Event) {
+        let _ = task;
+        self.emit(run_id, event);
+    }
+
     /// What an allowed write of call `id` changed, for a front end that shows it (the TUI's
     /// transcript shows a submission's diff). Not an event of the protocol: other sinks ignore
     /// it.
@@ -111,6 +118,8 @@ impl CallIds {
 #[derive(Clone)]
 pub struct Bus {
     inner: Arc<Inner>,
+    /// The design-plan task whose events this handle emits (`taskId`), if any.
+    task: Option<Arc<str>>,
 }
 
 impl Bus {
@@ -124,6 +133,7 @@ impl Bus {
                 call_ids: Default::default(),
                 log: Default::default(),
             }),
+            task: None,
         }
     }
 
@@ -141,11 +151,25 @@ impl Bus {
                 call_ids: Default::default(),
                 log: Default::default(),
             }),
+            task: None,
         }
     }
 
     pub fn run_id(&self) -> &str {
         &self.inner.run_id
+    }
+
+    /// The same run's bus for design-plan task `id`: its events carry the task's id.
+    pub fn for_task(&self, id: &str) -> Bus {
+        Bus {
+            inner: Arc::clone(&self.inner),
+            task: Some(Arc::from(id)),
+        }
+    }
+
+    /// The design-plan task of this handle, if any.
+    pub fn task_id(&self) -> Option<&str> {
+        self.task.as_deref()
     }
 
     pub fn emit(&self, event: Event) {
@@ -161,7 +185,7 @@ impl Bus {
             }
         }
         for sink in &self.inner.sinks {
-            sink.emit(&self.inner.run_id, &event);
+            sink.emit_in(&self.inner.run_id, self.task_id(), &event);
         }
     }
 

@@ -412,6 +412,9 @@ pub struct PipelineArgs {
     /// Draft a plan of tasks, critique it, and run each task as its own pipeline.
     #[arg(long)]
     pub design_plan: bool,
+    /// With --design-plan: most tasks run at once (default: the number of cores, at most 4).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<u32>,
 }
 
 impl PipelineArgs {
@@ -422,6 +425,10 @@ impl PipelineArgs {
             .unwrap_or(DEFAULT_MAX_ITERATIONS);
         if max_iterations == 0 {
             return Err(RunFailure::usage("--max-iterations must be at least 1"));
+        }
+        let jobs = self.jobs.or(config.jobs).unwrap_or_else(default_jobs);
+        if jobs == 0 {
+            return Err(RunFailure::usage("--jobs must be at least 1"));
         }
         let test_command = self
             .test_command
@@ -434,8 +441,18 @@ impl PipelineArgs {
             worktree: self.worktree,
             merge_back: self.merge_back,
             design_plan: self.design_plan,
+            jobs,
         })
     }
+}
+
+const MAX_DEFAULT_JOBS: u32 = 4;
+
+/// The cores this process may use, at most [`MAX_DEFAULT_JOBS`]: more tasks at once than that
+/// mostly wait on the provider's rate limit.
+fn default_jobs() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    u32::try_from(cores).map_or(MAX_DEFAULT_JOBS, |n| n.min(MAX_DEFAULT_JOBS))
 }
 
 #[derive(Debug, Clone, Args)]
@@ -671,6 +688,7 @@ fn check_config(config: &ConfigFile) -> Result<(), RunFailure> {
     for (key, value) in [
         ("maxTurns", config.max_turns),
         ("maxIterations", config.max_iterations),
+        ("jobs", config.jobs),
     ] {
         if value == Some(0) {
             return Err(RunFailure::usage(format!(
@@ -834,5 +852,31 @@ impl ValueEnum for ProviderKind {
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(PossibleValue::new(self.name()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_come_from_the_flag_then_the_config_then_the_cores() {
+        let config = ConfigFile {
+            jobs: Some(3),
+            ..ConfigFile::default()
+        };
+        let resolve = |jobs: Option<u32>, config: &ConfigFile| {
+            PipelineArgs {
+                jobs,
+                ..PipelineArgs::default()
+            }
+            .resolve(config)
+            .map(|s| s.jobs)
+        };
+        assert_eq!(resolve(Some(2), &config), Ok(2));
+        assert_eq!(resolve(None, &config), Ok(3));
+        let default = resolve(None, &ConfigFile::default()).expect("default jobs");
+        assert!((1..=MAX_DEFAULT_JOBS).contains(&default), "{default}");
+        assert!(resolve(Some(0), &config).is_err());
     }
 }

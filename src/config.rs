@@ -21,6 +21,8 @@ pub struct ConfigFile {
     pub tier: Option<String>,
     pub max_turns: Option<u32>,
     pub max_iterations: Option<u32>,
+    /// Design-plan tasks at once (`--jobs`).
+    pub jobs: Option<u32>,
     pub test_command: Option<String>,
     pub theme: Option<String>,
     /// Secret-named environment variables that commands may see anyway.

@@ -181,6 +181,12 @@ where
             // A stage cut short still ends with its one `failed` marker, and the stages it
             // kept from starting are `skipped`.
             shared.log.interrupt(bus);
+            // Design-plan tasks that ran side by side are failed now: their worktrees go.
+            if let Some(plan) = shared.plan.lock().ok().and_then(|p| p.clone()) {
+                crate::blocking::atomic(|| {
+                    crate::pipeline::jobs::discard_all(bus, &settings.data_dir, &plan)
+                });
+            }
             // The servers the run started end first: they are not sandboxed, and what they
             // might still write to the git dir must be over before it is put back.
             crate::mcp::run::close(&shared.mcp).await;

@@ -86,6 +86,8 @@ pub struct PipelineSettings {
     pub worktree: bool,
     pub merge_back: bool,
     pub design_plan: bool,
+    /// `--jobs` (config `jobs`): most design-plan tasks at once; 1 runs them one after another.
+    pub jobs: u32,
 }
 
 impl Default for PipelineSettings {
@@ -96,6 +98,7 @@ impl Default for PipelineSettings {
             worktree: false,
             merge_back: false,
             design_plan: false,
+            jobs: 1,
         }
     }
 }

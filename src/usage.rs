@@ -26,6 +26,58 @@ struct State {
     cost: f64,
     /// Requests whose provider reported no usage: their tokens are unknown.
     unreported: u32,
+    /// What each design-plan task spent, by task id (tasks that run at once share the meter).
+    tasks: std::collections::HashMap<String, Tally>,
+}
+
+/// One task's spend.
+#[derive(Debug, Default)]
+struct Tally {
+    totals: UsageTotals,
+    priced: u32,
+    cost: f64,
+}
+
+impl Tally {
+    fn add(&mut self, prompt: u64, completion: u64, total: u64, cost: Option<f64>) {
+        self.totals.requests += 1;
+        self.totals.prompt_tokens += prompt;
+        self.totals.completion_tokens += completion;
+        self.totals.total_tokens += total;
+        if let Some(cost) = cost {
+            self.priced += 1;
+            self.cost += cost;
+        }
+    }
+
+    fn report(&self) -> UsageTotals {
+        let mut totals = self.totals.clone();
+        let (status, cost) = match (self.priced, totals.requests) {
+            (_, 0) => (CostStatus::Priced, Some(0.0)),
+            (0, _) => (CostStatus::Unpriced, None),
+            (p, r) if p == r => (CostStatus::Priced, Some(self.cost)),
+            _ => (CostStatus::Partial, None),
+        };
+        totals.cost_status = status;
+        totals.cost_usd = cost.map(|c| (c * 1_000_000.0).round() / 1_000_000.0);
+        totals
+    }
+}
+
+impl State {
+    fn add_to_task(
+        &mut self,
+        task: Option<&str>,
+        (prompt, completion, total): (u64, u64, u64),
+        cost: Option<f64>,
+    ) {
+        if let Some(task) = task {
+            self.tasks
+                .entry(task.to_string())
+                .or_default()
+                .add(prompt, completion, total, cost);
+        }
+    }
 }
 
 /// Which model a meter's requests go to.
@@ -136,6 +188,12 @@ impl UsageMeter {
         if !event.usage_reported {
             state.unreported += 1;
         }
+        let (prompt, completion, total) = (
+            event.prompt_tokens,
+            event.completion_tokens,
+            event.total_tokens,
+        );
+        state.add_to_task(bus.task_id(), (prompt, completion, total), event.cost_usd);
         state.totals.requests += 1;
         state.totals.prompt_tokens += event.prompt_tokens;
         state.totals.completion_tokens += event.completion_tokens;
@@ -180,6 +238,11 @@ impl UsageMeter {
                 .then(|| format!("{} reported no cost", usage.provider)),
             ..UsageEvent::default()
         };
+        state.add_to_task(
+            bus.task_id(),
+            (usage.prompt_tokens, usage.completion_tokens, total),
+            usage.cost_usd,
+        );
         state.totals.requests += 1;
         state.totals.prompt_tokens += usage.prompt_tokens;
         state.totals.completion_tokens += usage.completion_tokens;
@@ -201,6 +264,15 @@ impl UsageMeter {
             Some(spent) => Ok(max - spent),
             None => Err(SpendUnknown { max }),
         })
+    }
+
+    /// What design-plan task `id` spent (zero when it made no request).
+    pub fn task_totals(&self, id: &str) -> UsageTotals {
+        self.state
+            .lock()
+            .ok()
+            .and_then(|s| s.tasks.get(id).map(Tally::report))
+            .unwrap_or_else(|| Tally::default().report())
     }
 
     pub fn totals(&self) -> UsageTotals {

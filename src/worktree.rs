@@ -180,17 +180,35 @@ impl Worktree {
     /// Add a worktree for `run_id` on a new branch from the source's HEAD, live (locked) until
     /// `finish` or `remove`.
     pub fn create(data_dir: &Path, cwd: &Path, run_id: &str) -> Result<Worktree, WorktreeError> {
-        let created = Worktree::add(data_dir, cwd, run_id);
+        Worktree::create_at(data_dir, cwd, run_id, None)
+    }
+
+    /// As [`Worktree::create`], the branch made from commit `start` (None: HEAD).
+    pub fn create_at(
+        data_dir: &Path,
+        cwd: &Path,
+        run_id: &str,
+        start: Option<&str>,
+    ) -> Result<Worktree, WorktreeError> {
+        let created = Worktree::add(data_dir, cwd, run_id, start);
         if created.is_err() {
             release_live_lock(data_dir, run_id);
         }
         created
     }
 
-    fn add(data_dir: &Path, cwd: &Path, run_id: &str) -> Result<Worktree, WorktreeError> {
+    fn add(
+        data_dir: &Path,
+        cwd: &Path,
+        run_id: &str,
+        start: Option<&str>,
+    ) -> Result<Worktree, WorktreeError> {
         let not_repo = |e: WorktreeError| WorktreeError::NotARepo(e.to_string());
         let source = PathBuf::from(git(cwd, &["rev-parse", "--show-toplevel"]).map_err(not_repo)?);
-        let base = git(&source, &["rev-parse", "HEAD"]).map_err(not_repo)?;
+        let base = match start {
+            Some(commit) => commit.to_string(),
+            None => git(&source, &["rev-parse", "HEAD"]).map_err(not_repo)?,
+        };
         let path = worktrees_dir(data_dir).join(run_id);
         let branch = format!("splice/{run_id}");
         std::fs::create_dir_all(worktrees_dir(data_dir))
@@ -348,6 +366,139 @@ enum GitDir {
     /// These watched paths were changed and have been put back.
     Restored(Vec<String>),
     Unrestorable(String),
+}
+
+/// How merging a branch into a commit went: the merge commit, or the files in conflict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Merged {
+    Commit(String),
+    Conflict(Vec<String>),
+}
+
+/// Merge `branch` into commit `onto` in memory (`git merge-tree`): a new merge commit that no
+/// branch points at, or the conflicted files. Neither the index nor any file is touched.
+pub fn merge_commit(
+    source: &Path,
+    onto: &str,
+    branch: &str,
+    message: &str,
+) -> Result<Merged, WorktreeError> {
+    let dry = git_output(
+        source,
+        Access::Read,
+        &["merge-tree", "--write-tree", "--name-only", onto, branch],
+    )?;
+    let text = String::from_utf8_lossy(&dry.stdout).into_owned();
+    match dry.status.code() {
+        Some(0) => {}
+        // Line 1 is the tree; conflicted names follow until the blank line.
+        Some(1) => {
+            let mut files: Vec<String> = text
+                .lines()
+                .skip(1)
+                .take_while(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect();
+            files.dedup();
+            return Ok(Merged::Conflict(files));
+        }
+        _ => {
+            return Err(WorktreeError::Git {
+                command: "merge-tree".into(),
+                message: String::from_utf8_lossy(&dry.stderr).trim().to_string(),
+            });
+        }
+    }
+    let tree = text.lines().next().unwrap_or_default().to_string();
+    let mut args = fallback_identity(source);
+    args.extend([
+        "commit-tree",
+        &tree,
+        "-p",
+        onto,
+        "-p",
+        branch,
+        "-m",
+        message,
+    ]);
+    Ok(Merged::Commit(git_write(source, &args)?))
+}
+
+/// The commit `reference` names in `source`.
+pub fn resolve(source: &Path, reference: &str) -> Result<String, WorktreeError> {
+    git(
+        source,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{reference}^{{commit}}"),
+        ],
+    )
+}
+
+/// The top level of the clean checkout `cwd` is in and its HEAD commit, or why tasks cannot
+/// run in worktrees of it (no repository, no commit, changes not committed).
+pub fn clean_checkout(cwd: &Path) -> Result<(PathBuf, String), String> {
+    let top = git(cwd, &["rev-parse", "--show-toplevel"])
+        .map_err(|_| "the project is not in a git repository".to_string())?;
+    let top = PathBuf::from(top);
+    let head = git(&top, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+        .map_err(|_| "the git repository has no commit yet".to_string())?;
+    let status = git(&top, &["status", "--porcelain"])
+        .map_err(|e| format!("cannot read the checkout's status ({e})"))?;
+    if !status.is_empty() {
+        return Err(
+            "the checkout has changes that are not committed, or files git does not track".into(),
+        );
+    }
+    Ok((top.canonicalize().unwrap_or(top), head))
+}
+
+/// The file changes that bring `root` (in checkout `top`) from commit `from`'s tree to
+/// commit `to`'s: each file's contents in the checkout now, and in `to` (None: deleted). Err
+/// also when a change lies outside `root`.
+pub fn changes_between(
+    top: &Path,
+    root: &Path,
+    from: &str,
+    to: &str,
+) -> Result<Vec<crate::confine::change::FileChange>, WorktreeError> {
+    let prefix = git(root, &["rev-parse", "--show-prefix"])?;
+    let mut diff = vec!["diff", "--name-only", "-z", "--no-renames"];
+    diff.extend(DIFF_FLAGS);
+    diff.extend([from, to]);
+    let listed = git_output(top, Access::Read, &diff)?;
+    if !listed.status.success() {
+        return Err(WorktreeError::Git {
+            command: "diff".into(),
+            message: String::from_utf8_lossy(&listed.stderr).trim().to_string(),
+        });
+    }
+    let mut changes = Vec::new();
+    for name in listed.stdout.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let name = String::from_utf8_lossy(name).into_owned();
+        let Some(shown) = name.strip_prefix(prefix.as_str()) else {
+            return Err(WorktreeError::Unsafe(format!(
+                "{name} is outside the project root"
+            )));
+        };
+        let path = root.join(shown);
+        let before = crate::confine::beneath::read(root, &path).ok();
+        let blob = git_output(
+            top,
+            Access::Read,
+            &["cat-file", "blob", &format!("{to}:{name}")],
+        )?;
+        let after = blob.status.success().then_some(blob.stdout);
+        changes.push(crate::confine::change::FileChange {
+            path,
+            shown: shown.to_string(),
+            before,
+            after,
+        });
+    }
+    Ok(changes)
 }
 
 /// Put back what the run changed in the source repository's git dir (see `git::snapshot`).

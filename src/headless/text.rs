@@ -495,6 +495,7 @@ mod tests {
             total: 3,
             ms,
             detail: detail.map(str::to_string),
+            task_id: None,
         };
         for event in [
             Event::reasoning("Starting pipeline iteration 1\n"),

@@ -3,6 +3,7 @@
 
 pub(crate) mod detect;
 pub mod diff;
+pub(crate) mod jobs;
 pub(crate) mod plan;
 pub(crate) mod progress;
 pub(crate) mod runner;
@@ -11,6 +12,7 @@ pub(crate) mod stages;
 pub(crate) mod tiers;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::agent::Agent;
@@ -27,7 +29,8 @@ pub struct Ctx<'a> {
     pub bus: &'a Bus,
     pub agent: &'a Agent<'a>,
     pub log: &'a progress::StageLog,
-    calls: AtomicU32,
+    /// Shared by the tasks of a plan that run at once: the ids stay unique in the run.
+    calls: Arc<AtomicU32>,
 }
 
 impl<'a> Ctx<'a> {
@@ -42,7 +45,28 @@ impl<'a> Ctx<'a> {
             bus,
             agent,
             log,
-            calls: AtomicU32::new(1),
+            calls: Arc::new(AtomicU32::new(1)),
+        }
+    }
+
+    /// The context of a design-plan task beside others: its own settings (its worktree), tools
+    /// stage log and bus (its events carry its id), the run's call ids.
+    pub fn task<'b>(
+        &self,
+        settings: &'b RunSettings,
+        bus: &'b Bus,
+        agent: &'b Agent<'b>,
+        log: &'b progress::StageLog,
+    ) -> Ctx<'b>
+    where
+        'a: 'b,
+    {
+        Ctx {
+            settings,
+            bus,
+            agent,
+            log,
+            calls: Arc::clone(&self.calls),
         }
     }
 

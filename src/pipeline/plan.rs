@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use super::Ctx;
+use super::jobs;
 use super::progress::one_line;
 use super::runner::{self, PipelineEnd};
 use super::schema::{Critique, PlanSubmission, PlannedTask, SubmitTool};
@@ -75,6 +76,31 @@ pub async fn run(
     } else {
         Tier::Standard
     };
+    // Side by side only when it can matter: more than one job, and tasks that need not wait
+    // for each other.
+    if ctx.settings.pipeline.jobs > 1 && jobs::any_side_by_side(&tasks) {
+        let root = ctx.root().clone();
+        match crate::blocking::atomic(|| crate::worktree::clean_checkout(&root)) {
+            Ok((top, base)) => {
+                let stopped = jobs::run(
+                    ctx,
+                    request,
+                    &tasks,
+                    task_tier,
+                    top,
+                    base,
+                    &mut result,
+                    slot,
+                )
+                .await;
+                return conclude(ctx, result, stopped, slot);
+            }
+            Err(why) => ctx.bus.emit(Event::warning(
+                WarningCode::TasksSerial,
+                format!("the plan's tasks run one at a time in the checkout: {why}"),
+            )),
+        }
+    }
     let mut stopped = None;
     // Why no later task starts: the policy refused a task's writes (or test command), and would
     // refuse every later one the same way (no request spent per task on a sure refusal); or a
@@ -115,38 +141,19 @@ pub async fn run(
         result.tasks[index].run_id = Some(task_run.clone());
         store(slot, &result);
         let before = ctx.agent.meter.totals();
-        let text = format!(
-            "{}\n\n{}\n\nThis is task {} of a plan for the request:\n{request}\n",
-            task.title, task.description, task.id
-        );
+        let text = task_text(task, request);
         // The task's writes are checkpointed as its own, so it can be rolled back alone.
         ctx.agent.runner.checkpoints.begin_task(Some(&task_run));
         let end = runner::run(ctx, tiers::stages(task_tier), &text).await;
         ctx.agent.runner.checkpoints.begin_task(None);
         let (stages, iterations) = ctx.log.take();
-        let (status, abort_reason, label) = match &end {
-            PipelineEnd::Completed | PipelineEnd::Answered(_) => {
-                (ResultStatus::Completed, None, TaskStatus::Completed)
-            }
-            PipelineEnd::Failed(_) | PipelineEnd::Refused(_) | PipelineEnd::Stuck { .. } => {
-                (ResultStatus::Failed, None, TaskStatus::Failed)
-            }
-            PipelineEnd::Stopped(AgentError::Budget(reason)) => (
-                ResultStatus::Aborted,
-                Some(reason.clone()),
-                TaskStatus::Failed,
-            ),
-            PipelineEnd::Stopped(_) => (ResultStatus::Failed, None, TaskStatus::Failed),
-        };
-        // Why a task failed, and a task's answer, are said where a person reads the run.
-        let (why, answer) = match &end {
-            PipelineEnd::Answered(answer) => (String::new(), Some(answer.clone())),
-            PipelineEnd::Failed(detail)
-            | PipelineEnd::Refused(detail)
-            | PipelineEnd::Stuck { detail, .. } => (format!(": {}", one_line(detail)), None),
-            PipelineEnd::Stopped(error) => (format!(": {}", one_line(&error.to_string())), None),
-            PipelineEnd::Completed => (String::new(), None),
-        };
+        let Ending {
+            status,
+            abort_reason,
+            label,
+            why,
+            answer,
+        } = ending(&end);
         ctx.bus.emit(Event::reasoning(format!(
             "Task {} ({task_run}) {}{why}\n",
             task.id,
@@ -168,24 +175,11 @@ pub async fn run(
         } else {
             result.failed.push(task.id.clone());
         }
-        match end {
-            PipelineEnd::Stopped(error) => stopped = Some(error),
-            PipelineEnd::Refused(_) => {
-                halted = Some(format!(
-                    "the permission policy refused task {}'s changes, and would refuse this one's",
-                    task.id
-                ))
-            }
-            PipelineEnd::Stuck {
-                cause: Stuck::Environment,
-                ..
-            } => {
-                halted = Some(format!(
-                    "task {}'s test command cannot run here, nor would this one's",
-                    task.id
-                ))
-            }
-            _ => {}
+        if let Some(why) = halt_reason(&task.id, &end) {
+            halted = Some(why);
+        }
+        if let PipelineEnd::Stopped(error) = end {
+            stopped = Some(error);
         }
         // A failed task that the run goes on past leaves the tree as it found it; a stopped
         // run (interrupt, budget, provider) ends here, its writes restorable by the task's id.
@@ -198,6 +192,16 @@ pub async fn run(
         result.usage = ctx.agent.meter.totals();
         store(slot, &result);
     }
+    conclude(ctx, result, stopped, slot)
+}
+
+/// The plan's status from how its tasks ended, and how the run goes on.
+fn conclude(
+    ctx: &Ctx<'_>,
+    mut result: DesignPlanResult,
+    stopped: Option<AgentError>,
+    slot: &Mutex<Option<DesignPlanResult>>,
+) -> PlanEnd {
     result.status = match &stopped {
         Some(AgentError::Budget(reason)) => {
             result.abort_reason = Some(reason.clone());
@@ -211,6 +215,75 @@ pub async fn run(
     match stopped {
         Some(error) => PlanEnd::Stopped(error),
         None => PlanEnd::Finished,
+    }
+}
+
+/// What a task's pipeline is asked: the task, and the request the plan is for.
+pub(super) fn task_text(task: &PlannedTask, request: &str) -> String {
+    format!(
+        "{}\n\n{}\n\nThis is task {} of a plan for the request:\n{request}\n",
+        task.title, task.description, task.id
+    )
+}
+
+/// How a task's pipeline ended, for its result and the reasoning line that ends it.
+pub(super) struct Ending {
+    pub status: ResultStatus,
+    pub abort_reason: Option<String>,
+    pub label: TaskStatus,
+    /// `: <why it failed>`, or empty.
+    pub why: String,
+    pub answer: Option<String>,
+}
+
+pub(super) fn ending(end: &PipelineEnd) -> Ending {
+    let (status, abort_reason, label) = match end {
+        PipelineEnd::Completed | PipelineEnd::Answered(_) => {
+            (ResultStatus::Completed, None, TaskStatus::Completed)
+        }
+        PipelineEnd::Failed(_) | PipelineEnd::Refused(_) | PipelineEnd::Stuck { .. } => {
+            (ResultStatus::Failed, None, TaskStatus::Failed)
+        }
+        PipelineEnd::Stopped(AgentError::Budget(reason)) => (
+            ResultStatus::Aborted,
+            Some(reason.clone()),
+            TaskStatus::Failed,
+        ),
+        PipelineEnd::Stopped(_) => (ResultStatus::Failed, None, TaskStatus::Failed),
+    };
+    // Why a task failed, and a task's answer, are said where a person reads the run.
+    let (why, answer) = match end {
+        PipelineEnd::Answered(answer) => (String::new(), Some(answer.clone())),
+        PipelineEnd::Failed(detail)
+        | PipelineEnd::Refused(detail)
+        | PipelineEnd::Stuck { detail, .. } => (format!(": {}", one_line(detail)), None),
+        PipelineEnd::Stopped(error) => (format!(": {}", one_line(&error.to_string())), None),
+        PipelineEnd::Completed => (String::new(), None),
+    };
+    Ending {
+        status,
+        abort_reason,
+        label,
+        why,
+        answer,
+    }
+}
+
+/// Why no later task may start after task `id` ended so: the policy refused its writes (or its
+/// test command), and would refuse every later one the same way; or its test command cannot
+/// run here.
+pub(super) fn halt_reason(id: &str, end: &PipelineEnd) -> Option<String> {
+    match end {
+        PipelineEnd::Refused(_) => Some(format!(
+            "the permission policy refused task {id}'s changes, and would refuse this one's"
+        )),
+        PipelineEnd::Stuck {
+            cause: Stuck::Environment,
+            ..
+        } => Some(format!(
+            "task {id}'s test command cannot run here, nor would this one's"
+        )),
+        _ => None,
     }
 }
 
@@ -264,7 +337,7 @@ fn rollback(ctx: &Ctx<'_>, id: &str, task_run: &str, entry: &mut PlanTask) -> Re
     Ok(())
 }
 
-fn store(slot: &Mutex<Option<DesignPlanResult>>, result: &DesignPlanResult) {
+pub(super) fn store(slot: &Mutex<Option<DesignPlanResult>>, result: &DesignPlanResult) {
     if let Ok(mut slot) = slot.lock() {
         *slot = Some(result.clone());
     }

@@ -25,6 +25,11 @@ pub struct StageLog {
     iterations: Mutex<u32>,
     /// The stages the current iteration schedules, and how many of them have started.
     plan: Mutex<(u32, Vec<Stage>, u32)>,
+    /// The logs of design-plan tasks running at once, so an interrupt closes their stages too.
+    tasks: Mutex<Vec<std::sync::Arc<StageLog>>>,
+    /// A task's log: the task's bus (its events carry the task's id), and the id for its
+    /// markers.
+    task: Option<(Bus, String)>,
 }
 
 /// Where a stage sits in its iteration.
@@ -72,9 +77,39 @@ impl StageLog {
         }
     }
 
+    /// A log of its own for a task that runs beside others; an interrupt of this log reaches
+    /// it until [`StageLog::release`].
+    pub fn task(&self, bus: &Bus) -> std::sync::Arc<StageLog> {
+        let log = std::sync::Arc::new(StageLog {
+            task: bus.task_id().map(|id| (bus.clone(), id.to_string())),
+            ..StageLog::default()
+        });
+        if let Ok(mut tasks) = self.tasks.lock() {
+            tasks.push(log.clone());
+        }
+        log
+    }
+
+    /// The task of `log` is over: an interrupt no longer reaches its log.
+    pub fn release(&self, log: &std::sync::Arc<StageLog>) {
+        if let Ok(mut tasks) = self.tasks.lock() {
+            tasks.retain(|t| !std::sync::Arc::ptr_eq(t, log));
+        }
+    }
+
     /// An interrupt: the open stage fails, the ones not reached are skipped, so the markers
-    /// and the final result show the whole iteration.
+    /// and the final result show the whole iteration (of every task running, too).
     pub fn interrupt(&self, bus: &Bus) {
+        let tasks = self
+            .tasks
+            .lock()
+            .map(|mut t| std::mem::take(&mut *t))
+            .unwrap_or_default();
+        for task in tasks {
+            task.interrupt(bus);
+        }
+        // A task's markers go on its own bus, with its id.
+        let bus = self.task.as_ref().map_or(bus, |(own, _)| own);
         self.finish(bus, false, Some("interrupted".into()));
         let (iteration, stages, started) = match self.plan.lock() {
             Ok(mut plan) => std::mem::take(&mut *plan),
@@ -120,6 +155,7 @@ impl StageLog {
             total: slot.total,
             ms: None,
             detail: None,
+            task_id: self.task.as_ref().map(|(_, id)| id.clone()),
         }
     }
 

@@ -88,10 +88,13 @@ pub enum WarningCode {
     McpServerFailed,
     /// A project's `.mcp.json` names servers that were not approved, so they did not start.
     McpServerUnapproved,
+    /// `--jobs` above 1, but a design plan's tasks run one at a time in the checkout (no git
+    /// repository, or changes not committed).
+    TasksSerial,
 }
 
 impl WarningCode {
-    pub const ALL: [WarningCode; 17] = [
+    pub const ALL: [WarningCode; 18] = [
         WarningCode::ProviderRetry,
         WarningCode::ResponseTruncated,
         WarningCode::ContextCompacted,
@@ -109,6 +112,7 @@ impl WarningCode {
         WarningCode::PackageSkipped,
         WarningCode::McpServerFailed,
         WarningCode::McpServerUnapproved,
+        WarningCode::TasksSerial,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -130,6 +134,7 @@ impl WarningCode {
             WarningCode::PackageSkipped => "package_skipped",
             WarningCode::McpServerFailed => "mcp_server_failed",
             WarningCode::McpServerUnapproved => "mcp_server_unapproved",
+            WarningCode::TasksSerial => "tasks_serial",
         }
     }
 }

@@ -374,6 +374,12 @@ impl Event {
 
 /// The JSON object of one output line: `schemaVersion`, `type`, `runId`, then the event's fields.
 pub fn envelope(run_id: &str, event: &Event) -> Map<String, Value> {
+    envelope_in(run_id, None, event)
+}
+
+/// The line of an event of design-plan task `task`: `taskId` after `runId` (none for the run's
+/// own events, so their lines are as they always were).
+pub fn envelope_in(run_id: &str, task: Option<&str>, event: &Event) -> Map<String, Value> {
     let mut line = Map::new();
     line.insert("schemaVersion".into(), Value::from(SCHEMA_VERSION));
     let fields = match serde_json::to_value(event) {
@@ -386,6 +392,9 @@ pub fn envelope(run_id: &str, event: &Event) -> Map<String, Value> {
         line.insert("type".into(), kind.clone());
     }
     line.insert("runId".into(), Value::from(run_id));
+    if let Some(task) = task {
+        line.insert("taskId".into(), Value::from(task));
+    }
     for (key, value) in fields {
         if key != "type" {
             line.insert(key, value);
@@ -398,6 +407,20 @@ pub fn envelope(run_id: &str, event: &Event) -> Map<String, Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_task_event_has_its_task_id_after_the_run_id_and_a_run_event_none() {
+        let event = Event::reasoning("x");
+        let keys = |line: Map<String, Value>| line.keys().cloned().collect::<Vec<_>>();
+        assert_eq!(
+            keys(envelope_in("run_1", Some("T1"), &event)),
+            ["schemaVersion", "type", "runId", "taskId", "delta"]
+        );
+        assert_eq!(
+            keys(envelope("run_1", &event)),
+            ["schemaVersion", "type", "runId", "delta"]
+        );
+    }
 
     fn line(event: &Event) -> Value {
         Value::Object(envelope("run_1", event))

@@ -36,6 +36,9 @@ pub struct StageMarker {
     pub ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub detail: Option<String>,
+    /// The design-plan task the stage belongs to, when tasks run side by side (`--jobs`).
+    #[serde(rename = "taskId", skip_serializing_if = "Option::is_none", default)]
+    pub task_id: Option<String>,
 }
 
 impl StageMarker {
@@ -97,6 +100,7 @@ mod tests {
             total: 6,
             ms: None,
             detail: None,
+            task_id: None,
         }
     }
 

@@ -538,7 +538,11 @@ impl ToolRunner {
                     tool: tool.to_string(),
                     side_effect,
                     risk: shown_risk,
-                    reason,
+                    // Tasks of a plan side by side may each ask: the prompt names whose it is.
+                    reason: match self.bus.task_id() {
+                        Some(task) => format!("task {task}: {reason}"),
+                        None => reason,
+                    },
                     rule: if rules.is_empty() {
                         "this command only".to_string()
                     } else {
@@ -759,6 +763,43 @@ mod tests {
             assert!(matches!(permit, Permit::Granted { confine: false }));
             assert_eq!(runner.policy.session_rules().len(), rules, "{command}");
         }
+    }
+
+    /// A prompt of a design-plan task that runs beside others names the task.
+    #[tokio::test]
+    async fn a_tasks_prompt_names_the_task() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::bus::PermissionAsk>();
+        let asked = tokio::spawn(async move {
+            let ask = rx.recv().await.expect("a prompt");
+            let reason = ask.question.reason.clone();
+            let _ = ask.reply.send(Answer::Deny);
+            reason
+        });
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let runner = ToolRunner {
+            root: dir.path().to_path_buf(),
+            policy: Policy::new(crate::permissions::PermissionMode::Ask, vec![]),
+            checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
+            bus: Bus::with_responder("run_t", vec![], tx).for_task("T2"),
+            writable: vec![],
+            gate: None,
+            packages: Arc::default(),
+            transcriber: None,
+            mcp: None,
+        };
+        let permit = runner
+            .permit(
+                "c1",
+                &Builtin::RunCommand.into(),
+                SideEffect::Execute,
+                &["ls".to_string()],
+                Risk::Low,
+                vec![],
+            )
+            .await;
+        assert!(matches!(permit, Permit::Refused(..)));
+        let reason = asked.await.expect("the responder");
+        assert!(reason.starts_with("task T2: "), "{reason}");
     }
 
     /// A write allowed without a prompt (accept-edits) still hands what it changed to the

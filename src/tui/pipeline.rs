@@ -65,6 +65,14 @@ impl StageRow {
     }
 }
 
+/// A design-plan task that runs beside others (its markers carry `taskId`): its current stage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRow {
+    pub id: String,
+    pub stage: String,
+    pub state: StageState,
+}
+
 /// One iteration's stages, in their scheduled order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Iteration {
@@ -79,6 +87,9 @@ pub struct Pipeline {
     /// The most iterations the run may take, when the front end knows it (its own runs'
     /// settings): the markers' payload, as DECISIONS.md fixes it, does not carry it.
     pub max_iterations: Option<u32>,
+    /// Design-plan tasks side by side (`--jobs`), in the order they started: their markers
+    /// interleave, so each keeps only its current stage, on a row of its own.
+    pub tasks: Vec<TaskRow>,
     /// Failure details shown in full rather than cut to one row.
     pub expanded: bool,
     /// The unfinished tail of a delta: a marker may arrive split across reasoning events.
@@ -88,7 +99,7 @@ pub struct Pipeline {
 impl Pipeline {
     /// Whether the run has a pipeline at all (the panel is hidden otherwise).
     pub fn visible(&self) -> bool {
-        !self.iterations.is_empty()
+        !self.iterations.is_empty() || !self.tasks.is_empty()
     }
 
     /// The iteration in progress (the newest one).
@@ -103,15 +114,16 @@ impl Pipeline {
     }
 
     pub fn running(&self) -> bool {
-        self.iterations.iter().any(|it| {
-            it.stages
-                .iter()
-                .any(|s| matches!(s.state, StageState::Running { .. }))
-        })
+        self.iterations
+            .iter()
+            .flat_map(|it| it.stages.iter().map(|s| &s.state))
+            .chain(self.tasks.iter().map(|t| &t.state))
+            .any(|state| matches!(state, StageState::Running { .. }))
     }
 
     pub fn reset(&mut self) {
         self.iterations.clear();
+        self.tasks.clear();
         self.expanded = false;
         self.carry.clear();
     }
@@ -140,13 +152,14 @@ impl Pipeline {
     /// A run that ended without closing its stages (a session saved by a process that died):
     /// what was running failed, nothing is left spinning.
     pub fn settle(&mut self) {
-        for row in self
+        for state in self
             .iterations
             .iter_mut()
-            .flat_map(|it| it.stages.iter_mut())
+            .flat_map(|it| it.stages.iter_mut().map(|s| &mut s.state))
+            .chain(self.tasks.iter_mut().map(|t| &mut t.state))
         {
-            if matches!(row.state, StageState::Running { .. }) {
-                row.state = StageState::Failed {
+            if matches!(state, StageState::Running { .. }) {
+                *state = StageState::Failed {
                     ms: None,
                     detail: Some("interrupted".into()),
                 };
@@ -155,6 +168,10 @@ impl Pipeline {
     }
 
     pub fn apply(&mut self, marker: &StageMarker, now: Instant) {
+        if let Some(task) = &marker.task_id {
+            self.apply_task(task, marker, now);
+            return;
+        }
         if self.restarts(marker) {
             // The next pipeline (a design plan's next task) counts its iterations afresh.
             self.iterations.clear();
@@ -195,6 +212,29 @@ impl Pipeline {
         }
     }
 
+    /// A task's marker: its row shows the stage it is at now.
+    fn apply_task(&mut self, task: &str, marker: &StageMarker, now: Instant) {
+        let state = match marker.status {
+            StageStatus::Start => StageState::Running { since: now },
+            StageStatus::Done => StageState::Done { ms: marker.ms },
+            StageStatus::Failed => StageState::Failed {
+                ms: marker.ms,
+                detail: marker.detail.clone(),
+            },
+            // A stage its task skipped says nothing about where the task is.
+            StageStatus::Skipped => return,
+        };
+        let row = TaskRow {
+            id: task.to_string(),
+            stage: marker.stage.clone(),
+            state,
+        };
+        match self.tasks.iter_mut().find(|t| t.id == task) {
+            Some(found) => *found = row,
+            None => self.tasks.push(row),
+        }
+    }
+
     /// Whether `marker` begins a new pipeline: its iteration goes back, or it starts a stage
     /// that already ended in this iteration (every stage starts once per iteration).
     fn restarts(&self, marker: &StageMarker) -> bool {
@@ -230,7 +270,13 @@ impl Pipeline {
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant, tick: u64) {
+        let running = self
+            .tasks
+            .iter()
+            .filter(|t| matches!(t.state, StageState::Running { .. }))
+            .count();
         let title = match (self.current(), self.max_iterations) {
+            _ if !self.tasks.is_empty() => format!(" pipeline · {running} tasks running "),
             (Some(it), Some(max)) => format!(" pipeline · iteration {} of {max} ", it.number),
             (Some(it), None) => format!(" pipeline · iteration {} ", it.number),
             (None, _) => " pipeline ".to_string(),
@@ -257,6 +303,26 @@ impl Pipeline {
         let inner = usize::from(width.saturating_sub(2)).max(1);
         let mut lines = Vec::new();
         let mut cut = false;
+        for task in &self.tasks {
+            let (icon, style) = icon(&task.state, theme, tick);
+            let extra = match &task.state {
+                StageState::Running { since } => seconds(now.saturating_duration_since(*since)),
+                StageState::Done { ms } | StageState::Failed { ms, .. } => ms_text(*ms),
+                StageState::Pending | StageState::Skipped => String::new(),
+            };
+            let room = inner.saturating_sub(str_width(&extra) + 3);
+            let label = truncate(
+                &format!("{} · {}", task.id, task.stage.replace('_', " ")),
+                room,
+            );
+            let pad = inner.saturating_sub(str_width(&label) + str_width(&extra) + 2);
+            lines.push(Line::from(vec![
+                Span::styled(format!("{icon} "), style),
+                Span::styled(label, style),
+                Span::raw(" ".repeat(pad)),
+                Span::styled(extra, theme.dim()),
+            ]));
+        }
         let Some((current, earlier)) = self.iterations.split_last() else {
             return lines;
         };
@@ -429,6 +495,7 @@ mod tests {
             total,
             ms: Some(1500),
             detail: (status == StageStatus::Failed).then(|| "exit code 1".into()),
+            task_id: None,
         }
         .encode()
     }
@@ -545,6 +612,7 @@ mod tests {
                 total: 3,
                 ms: None,
                 detail: None,
+                task_id: None,
             }
         };
         p.take_reasoning(&failed.encode(), now);
@@ -590,5 +658,44 @@ mod tests {
             rows.iter().any(|r| r.contains("acceptance verifier")),
             "{rows:#?}"
         );
+    }
+
+    #[test]
+    fn tasks_side_by_side_each_show_their_current_stage() {
+        let now = Instant::now();
+        let mut p = Pipeline::default();
+        let of = |task: &str, stage: &str, status: StageStatus, index: u32| {
+            StageMarker {
+                task_id: Some(task.into()),
+                ..serde_json::from_str::<StageMarker>(&format!(
+                    r#"{{"stage":"{stage}","status":"{}","iteration":1,"index":{index},"total":3}}"#,
+                    status.as_str()
+                ))
+                .expect("marker")
+            }
+            .encode()
+        };
+        p.take_reasoning(&of("A", "code_writer", StageStatus::Start, 1), now);
+        p.take_reasoning(&of("B", "code_writer", StageStatus::Start, 1), now);
+        p.take_reasoning(&of("A", "code_writer", StageStatus::Done, 1), now);
+        p.take_reasoning(&of("A", "test_runner", StageStatus::Start, 1), now);
+        p.take_reasoning(&of("C", "code_writer", StageStatus::Start, 1), now);
+        p.take_reasoning(&of("C", "code_writer", StageStatus::Failed, 1), now);
+        assert!(p.visible() && p.running() && p.iterations.is_empty());
+        let area = Rect::new(0, 0, PANEL_WIDTH, 5);
+        let mut buf = Buffer::empty(area);
+        p.render(
+            area,
+            &mut buf,
+            &Theme::ansi(),
+            now + Duration::from_millis(1200),
+            0,
+        );
+        let rows: Vec<String> = (0..area.height)
+            .map(|y| (0..area.width).map(|x| buf[(x, y)].symbol()).collect())
+            .collect();
+        insta::assert_snapshot!(rows.join("\n"));
+        p.settle();
+        assert!(!p.running());
     }
 }

@@ -244,6 +244,7 @@ fn marker(stage: &str, status: StageStatus, ms: Option<u64>) -> String {
         total: 6,
         ms,
         detail: (status == StageStatus::Failed).then(|| "2 tests failed".into()),
+        task_id: None,
     }
     .encode()
 }
@@ -659,6 +660,7 @@ fn a_resumed_session_whose_run_never_ended_shows_nothing_still_running() {
         total: 3,
         ms: None,
         detail: None,
+        task_id: None,
     };
     let event = |event: Event| Record::Event {
         run_id: "run_1".into(),

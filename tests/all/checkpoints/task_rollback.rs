@@ -68,6 +68,8 @@ fn run_plan(sandbox: &Sandbox, provider: &FakeProvider, test_command: &str) -> O
     let mut command = sandbox.command(&provider.url);
     stream_json(&mut command).args([
         "--design-plan",
+        "--jobs",
+        "1",
         "--permission-mode",
         "auto",
         "--max-iterations",

@@ -55,6 +55,7 @@ fn bad_settings_are_usage_errors_not_silent_defaults() {
         "SPLICE_RETRY_BASE_MS",
     );
     usage_error(&[], &["--model", ""], "model name is empty");
+    usage_error(&[], &["--jobs", "0"], "--jobs must be at least 1");
     usage_error(&[], &["--model", "  "], "model name is empty");
     usage_error(
         &[("OPENAI_BASE_URL", "localhost:11434")],
@@ -153,6 +154,24 @@ fn bad_config_values_are_still_refused_when_a_flag_overrides_them() {
         assert_eq!(out.code, 2, "{config}");
         let message = out.first("error")["message"].as_str().unwrap_or_default();
         assert!(message.contains(needle), "{config}: {message}");
+    }
+}
+
+#[test]
+fn a_config_jobs_of_zero_is_a_usage_error_even_with_the_flag() {
+    for flags in [&[][..], &["--jobs", "2"][..]] {
+        let provider = FakeProvider::start(vec![]);
+        let sandbox = Sandbox::new();
+        std::fs::write(sandbox.dir.path().join("config.json"), r#"{"jobs":0}"#)
+            .expect("write config.json");
+        let mut command = sandbox.command(&provider.url);
+        stream_json(&mut command).args(flags).arg("hello");
+        let out = run(command, None);
+        out.assert_well_formed();
+        assert_eq!(out.code, 2, "{flags:?}: {}", out.stdout);
+        let message = out.first("error")["message"].as_str().unwrap_or_default();
+        assert!(message.contains("`jobs` must be at least 1"), "{message}");
+        assert!(provider.requests().is_empty());
     }
 }
 

@@ -575,6 +575,8 @@ fn design_plan_skips_the_dependent_of_a_failed_task() {
         &provider,
         &[
             "--design-plan",
+            "--jobs",
+            "1",
             "--permission-mode",
             "auto",
             "--max-iterations",
@@ -831,6 +833,8 @@ fn an_interrupted_plan_puts_every_task_in_exactly_one_list() {
     let mut command = sandbox.command(&provider.url);
     stream_json(&mut command).args([
         "--design-plan",
+        "--jobs",
+        "1",
         "--permission-mode",
         "auto",
         "--test-command",

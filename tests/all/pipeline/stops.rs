@@ -549,6 +549,8 @@ fn a_design_plan_task_that_is_stuck_fails_once_and_says_why_and_an_answer_is_kep
         &provider,
         &[
             "--design-plan",
+            "--jobs",
+            "1",
             "--permission-mode",
             "auto",
             "--test-command",

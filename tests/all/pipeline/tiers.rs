@@ -76,6 +76,8 @@ fn a_plan_in_ask_mode_stops_at_the_first_refused_write() {
     let mut command = sandbox.command(&provider.url);
     stream_json(&mut command).args([
         "--design-plan",
+        "--jobs",
+        "1",
         "--test-command",
         "true",
         "Fix add in three steps",

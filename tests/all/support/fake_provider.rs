@@ -1,7 +1,8 @@
 //! A fake model provider on 127.0.0.1 that speaks the real wire formats: HTTP/1.1 with chunked
 //! transfer encoding carrying server-sent events, exactly as OpenAI Chat Completions and
 //! Anthropic Messages stream them. Each request takes the next scripted reply and is recorded
-//! (path, headers, JSON body) so tests can assert what Splice sent.
+//! (path, headers, JSON body) so tests can assert what Splice sent. Requests sent at once (a
+//! design plan's parallel tasks) are matched to replies by content with [`Reply::When`].
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
@@ -32,6 +33,42 @@ pub enum Reply {
     Silent,
     /// 200, these events with a pause before each, then the end of the stream.
     Slow(Vec<String>, Duration),
+    /// `reply`, for the first request whose body holds `needle` (the queue is searched in
+    /// order; a reply without a condition answers any request). With `after`, the answer waits
+    /// until a request holding that text has arrived too: two requests that must be in flight at
+    /// the same time (after 20 s without it, a 400 answers instead).
+    When {
+        needle: String,
+        after: Option<String>,
+        reply: Box<Reply>,
+    },
+}
+
+impl Reply {
+    /// This reply, for the first request whose body holds `needle`.
+    pub fn when(needle: &str, reply: Reply) -> Reply {
+        Reply::When {
+            needle: needle.to_string(),
+            after: None,
+            reply: Box::new(reply),
+        }
+    }
+
+    /// This reply, for the first request holding `needle`, once one holding `after` arrived.
+    pub fn when_after(needle: &str, after: &str, reply: Reply) -> Reply {
+        Reply::When {
+            needle: needle.to_string(),
+            after: Some(after.to_string()),
+            reply: Box::new(reply),
+        }
+    }
+
+    fn answers(&self, body: &str) -> bool {
+        match self {
+            Reply::When { needle, .. } => body.contains(needle.as_str()),
+            _ => true,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -91,19 +128,55 @@ fn serve(mut stream: TcpStream, queue: &Mutex<VecDeque<Reply>>, log: &Mutex<Vec<
     let Some(request) = read_request(&stream) else {
         return;
     };
+    let body = request.body.to_string();
     if let Ok(mut log) = log.lock() {
         log.push(request);
     }
     let reply = queue
         .lock()
         .ok()
-        .and_then(|mut q| q.pop_front())
+        .and_then(|mut q| {
+            let at = q.iter().position(|r| r.answers(&body))?;
+            q.remove(at)
+        })
         .unwrap_or(Reply::Status {
             code: 500,
             headers: vec![],
             body: "{\"error\":{\"message\":\"fake provider: no scripted reply left\"}}".into(),
         });
+    answer(&mut stream, reply, log);
+    let _ = stream.flush();
+}
+
+fn answer(stream: &mut TcpStream, reply: Reply, log: &Mutex<Vec<Recorded>>) {
     match reply {
+        Reply::When { after, reply, .. } => {
+            if let Some(after) = after {
+                let seen = || {
+                    log.lock().is_ok_and(|l| {
+                        l.iter()
+                            .any(|r| r.body.to_string().contains(after.as_str()))
+                    })
+                };
+                let deadline = std::time::Instant::now() + Duration::from_secs(20);
+                while !seen() {
+                    if std::time::Instant::now() > deadline {
+                        // Not in flight together: a failure no retry hides.
+                        let body = format!(
+                            "{{\"error\":{{\"message\":\"fake provider: no request holding {after:?} came\"}}}}"
+                        );
+                        let refusal = Reply::Status {
+                            code: 400,
+                            headers: vec![],
+                            body,
+                        };
+                        return answer(stream, refusal, log);
+                    }
+                    thread::sleep(Duration::from_millis(20));
+                }
+            }
+            answer(stream, *reply, log);
+        }
         Reply::Status {
             code,
             headers,
@@ -121,32 +194,32 @@ fn serve(mut stream: TcpStream, queue: &Mutex<VecDeque<Reply>>, log: &Mutex<Vec<
             let _ = stream.write_all(body.as_bytes());
         }
         Reply::Sse(events) => {
-            write_sse_head(&mut stream);
+            write_sse_head(stream);
             for event in events {
-                write_chunk(&mut stream, &event);
+                write_chunk(stream, &event);
             }
             let _ = stream.write_all(b"0\r\n\r\n");
         }
         Reply::Silent => thread::sleep(Duration::from_secs(60)),
         Reply::Slow(events, pause) => {
-            write_sse_head(&mut stream);
+            write_sse_head(stream);
             for event in events {
                 thread::sleep(pause);
-                write_chunk(&mut stream, &event);
+                write_chunk(stream, &event);
             }
             let _ = stream.write_all(b"0\r\n\r\n");
         }
         Reply::Hang(events) => {
-            write_sse_head(&mut stream);
+            write_sse_head(stream);
             for event in events {
-                write_chunk(&mut stream, &event);
+                write_chunk(stream, &event);
             }
             thread::sleep(Duration::from_secs(60));
         }
         Reply::Drop(events) => {
-            write_sse_head(&mut stream);
+            write_sse_head(stream);
             for event in events {
-                write_chunk(&mut stream, &event);
+                write_chunk(stream, &event);
             }
             let _ = stream.flush();
             let _ = stream.shutdown(std::net::Shutdown::Both);
