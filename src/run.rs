@@ -216,28 +216,39 @@ fn put_back_git_dir(bus: &Bus, shared: &Shared, exit: Exit) -> Exit {
     let Some(guard) = shared.git_guard.lock().ok().and_then(|mut g| g.take()) else {
         return exit;
     };
+    match put_back_reporting(bus, &guard, "the run", guard.restore()) {
+        Ok(()) => exit,
+        Err(message) => {
+            bus.emit(Event::error(ErrorCode::GitConfigRestoreFailed, message));
+            exit.as_failure()
+        }
+    }
+}
+
+/// Report what putting back a git dir (`restored`) did, `who` having changed it: a warning
+/// naming what was put back; when it could not be, the error's message (the caller fails).
+pub(crate) fn put_back_reporting(
+    bus: &Bus,
+    guard: &Snapshot,
+    who: &str,
+    restored: Result<Vec<String>, std::io::Error>,
+) -> Result<(), String> {
     let dir = guard.dir().display().to_string();
-    match guard.restore() {
-        Ok(changed) if changed.is_empty() => exit,
+    match restored {
+        Ok(changed) if changed.is_empty() => Ok(()),
         Ok(changed) => {
             bus.emit(Event::warning(
                 WarningCode::GitConfigRestored,
                 format!(
-                    "the run changed {} in {dir}, which can make git run programs; Splice put them back as they were",
+                    "{who} changed {} in {dir}, which can make git run programs; Splice put them back as they were",
                     changed.join(", ")
                 ),
             ));
-            exit
+            Ok(())
         }
-        Err(error) => {
-            bus.emit(Event::error(
-                ErrorCode::GitConfigRestoreFailed,
-                format!(
-                    "the run changed the git config or hooks in {dir} and Splice could not put them back ({error}): check them before running git there"
-                ),
-            ));
-            exit.as_failure()
-        }
+        Err(error) => Err(format!(
+            "{who} changed the git config or hooks in {dir} and Splice could not put them back ({error}): check them before running git there"
+        )),
     }
 }
 

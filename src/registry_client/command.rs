@@ -412,13 +412,11 @@ pub async fn install(
         let spec = spec(text)?;
         // SOURCE was no path here: say so, in case a path was meant.
         let url = registry_url(flag).map_err(|e| match e {
-            RegistryError::Usage(why) => RegistryError::Usage(format!(
-                "`{text}` is no file or directory here, so it names a registry package: {why}"
-            )),
-            RegistryError::NoRegistry => RegistryError::Usage(format!(
-                "`{text}` is no file or directory here, so it names a registry package: {}",
-                RegistryError::NoRegistry
-            )),
+            usage @ (RegistryError::Usage(_) | RegistryError::NoRegistry) => {
+                RegistryError::Usage(format!(
+                    "`{text}` is no file or directory here, so it names a registry package: {usage}"
+                ))
+            }
             other => other,
         })?;
         let registry = Registry::new(&url, None)?;

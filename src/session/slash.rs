@@ -14,7 +14,7 @@ use crate::checkpoint::CheckpointStore;
 use crate::exit::Exit;
 use crate::git::snapshot::Snapshot;
 use crate::protocol::input::Prompt;
-use crate::protocol::{ErrorCode, Event, ToolStatus, WarningCode};
+use crate::protocol::{ErrorCode, ToolStatus};
 use crate::provider::ToolCallRequest;
 use crate::run::{Request, RunFailure};
 use crate::settings::RunSettings;
@@ -90,8 +90,14 @@ pub(super) async fn prepare(
         }
     })
     .await;
+    // As at a run's end: what the commands changed that makes git run programs is put back,
+    // and the request is not sent when it cannot be.
     if let Some(guard) = guard {
-        put_back(bus, &guard);
+        let restored = crate::blocking::atomic(|| guard.restore());
+        let who = "a command of the custom command";
+        crate::run::put_back_reporting(bus, &guard, who, restored).map_err(|message| {
+            RunFailure::new(ErrorCode::GitConfigRestoreFailed, message, Exit::Failed)
+        })?;
     }
     let text = expanded.map_err(failure)?;
     Ok(Request {
@@ -116,25 +122,5 @@ fn failure(error: SlashError) -> RunFailure {
             RunFailure::new(ErrorCode::ToolError, error.to_string(), Exit::Failed)
         }
         _ => RunFailure::usage(error.to_string()),
-    }
-}
-
-fn put_back(bus: &Bus, guard: &Snapshot) {
-    let dir = guard.dir().display().to_string();
-    match crate::blocking::atomic(|| guard.restore()) {
-        Ok(changed) if changed.is_empty() => {}
-        Ok(changed) => bus.emit(Event::warning(
-            WarningCode::GitConfigRestored,
-            format!(
-                "a command of the custom command changed {} in {dir}, which can make git run programs; Splice put them back as they were",
-                changed.join(", ")
-            ),
-        )),
-        Err(error) => bus.emit(Event::warning(
-            WarningCode::GitConfigRestored,
-            format!(
-                "a command of the custom command changed the git config or hooks in {dir} and Splice could not put them back ({error}): check them before running git there"
-            ),
-        )),
     }
 }

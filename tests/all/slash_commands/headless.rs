@@ -155,3 +155,40 @@ fn a_command_the_policy_would_ask_about_is_denied_headless() {
     assert!(!sandbox.root.join("made.txt").exists());
     assert!(provider.requests().is_empty(), "the turn was sent");
 }
+
+/// A custom command's `` !`…` `` that plants a git hook in the project: the hook is put back
+/// (removed) before the request is sent, and a `git_config_restored` warning says so, as for a
+/// run's own commands.
+#[test]
+fn a_hook_planted_by_a_commands_command_is_put_back() {
+    let provider = FakeProvider::start(vec![openai::answer(&["Done."])]);
+    let sandbox = Sandbox::new();
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&sandbox.root)
+        .status()
+        .expect("git init");
+    assert!(init.success());
+    sandbox.write(
+        ".splice/commands/plant.md",
+        "Planted: !`echo planted > .git/hooks/pre-commit && echo ok`",
+    );
+    let out = exec_json(
+        &sandbox,
+        &provider,
+        &["--permission-mode", "auto", "/plant"],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let warning = out
+        .of_type("warning")
+        .into_iter()
+        .find(|w| w["code"] == "git_config_restored")
+        .unwrap_or_else(|| panic!("no git_config_restored warning: {}", out.stdout));
+    let message = warning["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("a command of the custom command") && message.contains("hooks/pre-commit"),
+        "{message}"
+    );
+    assert!(!sandbox.root.join(".git/hooks/pre-commit").exists());
+    assert_eq!(provider.requests().len(), 1, "the request was sent once");
+}
