@@ -3,7 +3,9 @@
 //! time, time to the first stream-json line, and the peak RSS of the child processes.
 //!
 //! Run: `cargo bench --bench three_turn` (optionally `-- 50` for the number of runs); with
-//! `SPLICE_BENCH_BIN=PATH` it runs that `splice` instead of this build's.
+//! `SPLICE_BENCH_BIN=PATH` it runs that `splice` instead of this build's. With
+//! `SPLICE_BENCH_PROFILE=1` it makes one run and checks nothing of its result: that is how
+//! `scripts/link_order.py` runs `splice` under a profiler that cannot do everything it does.
 
 // A benchmark is test code: a failed step fails it with a message saying what failed.
 #![allow(clippy::expect_used)]
@@ -69,6 +71,12 @@ fn one_run(work: &std::path::Path, data: &std::path::Path) -> Sample {
     }
     let status = child.wait().expect("wait");
     let wall = started.elapsed();
+    if profiling() {
+        return Sample {
+            wall,
+            first_event: first_event.unwrap_or(wall),
+        };
+    }
     assert!(status.success(), "run failed");
     assert!(
         lines >= 10,
@@ -90,6 +98,11 @@ fn one_run(work: &std::path::Path, data: &std::path::Path) -> Sample {
 /// e.g. one without the registry server, which this bench's own build links in).
 fn splice_binary() -> std::ffi::OsString {
     std::env::var_os("SPLICE_BENCH_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_splice").into())
+}
+
+/// A profiling run (see the module comment): one run, its result not checked.
+fn profiling() -> bool {
+    std::env::var_os("SPLICE_BENCH_PROFILE").is_some_and(|v| v == "1")
 }
 
 /// Peak resident set of any waited-for child, in KiB (Linux reports ru_maxrss in KiB).
@@ -120,6 +133,10 @@ fn main() {
     std::fs::create_dir_all(&data).expect("create data");
     std::fs::write(data.join("config.json"), "{}").expect("write config.json");
     std::fs::write(work.join("input.txt"), "copied\n").expect("write input.txt");
+    if profiling() {
+        one_run(&work, &data);
+        return;
+    }
     // One warm-up run so the binary is in the page cache.
     one_run(&work, &data);
     let samples: Vec<Sample> = (0..runs).map(|_| one_run(&work, &data)).collect();
