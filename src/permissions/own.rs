@@ -1,5 +1,5 @@
 //! Splice's own places: what governs the next run (rules, MCP servers and their approvals,
-//! installed packages, sessions, checkpoints, saved logins, prices). No confined command or
+//! installed packages, sessions, checkpoints, saved logins, prices) and its log. No confined command or
 //! package tool may write any of them, wherever they lie (see `mask.rs` for places a command
 //! may otherwise write, as with HOME under `/tmp`). With HOME inside a place confined commands
 //! may write, HOME itself is kept read-only for them too ([`exposed_home`]).
@@ -39,6 +39,9 @@ fn compute() -> OwnPlaces {
         places.dirs.push(config_dir.join("splice"));
     }
     places.dirs.push(crate::config::data_dir());
+    // The log: what it says of past runs is read when something went wrong, so nothing the
+    // model runs may write it.
+    places.dirs.push(crate::logging::log_dir());
     let named = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     if named("SPLICE_CONFIG") {
         places.files.extend(crate::config::config_path());

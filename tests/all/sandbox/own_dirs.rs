@@ -392,6 +392,32 @@ fn file_tools_do_not_write_splices_config_beneath_the_root() {
     assert!(!config.exists(), "the file tool wrote Splice's config");
 }
 
+/// With the project root as HOME, the file tools could write Splice's log
+/// (`~/.local/state/splice/log/splice.log`): lines forged there would be read as what past runs
+/// did.
+#[test]
+fn file_tools_do_not_write_splices_log_beneath_the_root() {
+    let sandbox = home_under_tmp();
+    let log = sandbox.root.join(".local/state/splice/log/splice.log");
+    let write = json!({"path": ".local/state/splice/log/splice.log", "content": "forged\n"});
+    let provider = FakeProvider::start(vec![
+        openai::tool_call("w1", "write_file", &[&write.to_string()]),
+        openai::answer(&["done"]),
+    ]);
+    let mut command = splice(&sandbox, &provider.url);
+    command.env("HOME", &sandbox.root).env_remove("XDG_STATE_HOME");
+    stream_json(&mut command)
+        .args(["--permission-mode", "accept-edits"])
+        .arg("write it");
+    let out = run(command, None);
+    out.assert_well_formed();
+    let (status, output) = &results(&out)[0];
+    assert_eq!(status, "error", "{output}");
+    assert!(output.contains("Splice's own"), "{output}");
+    let written = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!written.contains("forged"), "the file tool wrote Splice's log");
+}
+
 /// The same attacks by a user who is not root: the namespace is made inside a user namespace,
 /// where the read-only mounts must keep the flags it locks.
 #[test]
