@@ -23,6 +23,20 @@ pub fn client_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
 }
 
+/// What went wrong with a request, with every cause (a refused certificate, a reset
+/// connection), and without its URL, which may carry a query a server made secret.
+pub fn describe(error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +64,32 @@ mod tests {
                 .collect()
         };
         assert_eq!(suites(installed), suites(&ring));
+    }
+
+    /// The registry client said only "error sending request" when a connection failed; the
+    /// cause (here the refused connection) must reach the person, the URL must not.
+    #[test]
+    fn a_failed_request_is_described_with_its_cause_and_without_its_url() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let error = runtime
+            .block_on(async {
+                client_builder()
+                    .build()
+                    .expect("a client")
+                    .get(format!("http://127.0.0.1:{port}/secret?token=abc"))
+                    .send()
+                    .await
+            })
+            .expect_err("nothing listens there");
+        let message = describe(error);
+        assert!(message.contains("onnection refused"), "{message}");
+        assert!(!message.contains("token=abc"), "{message}");
     }
 }

@@ -541,7 +541,7 @@ impl Provider {
             }),
             Ok(Err(e)) => Err(ProviderError::Network {
                 provider,
-                message: without_url(&e),
+                message: crate::http::describe(e),
             }),
             Ok(Ok(response)) => Ok(response),
         }
@@ -579,17 +579,6 @@ async fn read_capped(
             }
         }
     }
-}
-
-fn without_url(error: &reqwest::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
 }
 
 fn is_retryable(status: StatusCode) -> bool {

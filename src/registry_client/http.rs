@@ -67,7 +67,7 @@ impl Registry {
         };
         let unreachable = |e: reqwest::Error| RegistryError::Unreachable {
             registry: self.url.clone(),
-            message: e.without_url().to_string(),
+            message: crate::http::describe(e),
         };
         let mut response = request.send().await.map_err(unreachable)?;
         let status = response.status().as_u16();

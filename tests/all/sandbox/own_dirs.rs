@@ -405,7 +405,9 @@ fn file_tools_do_not_write_splices_log_beneath_the_root() {
         openai::answer(&["done"]),
     ]);
     let mut command = splice(&sandbox, &provider.url);
-    command.env("HOME", &sandbox.root).env_remove("XDG_STATE_HOME");
+    command
+        .env("HOME", &sandbox.root)
+        .env_remove("XDG_STATE_HOME");
     stream_json(&mut command)
         .args(["--permission-mode", "accept-edits"])
         .arg("write it");
@@ -415,7 +417,10 @@ fn file_tools_do_not_write_splices_log_beneath_the_root() {
     assert_eq!(status, "error", "{output}");
     assert!(output.contains("Splice's own"), "{output}");
     let written = std::fs::read_to_string(&log).unwrap_or_default();
-    assert!(!written.contains("forged"), "the file tool wrote Splice's log");
+    assert!(
+        !written.contains("forged"),
+        "the file tool wrote Splice's log"
+    );
 }
 
 /// The same attacks by a user who is not root: the namespace is made inside a user namespace,
