@@ -11,7 +11,8 @@ mod front_matter;
 
 pub use catalog::{Catalog, CommandFile, Skipped, Source, user_commands_dir};
 pub use expand::{allow_rules, expand};
-pub use front_matter::FrontMatter;
+pub(crate) use catalog::read as read_markdown;
+pub use front_matter::{FrontMatter, split as split_front_matter};
 
 use thiserror::Error;
 
