@@ -31,6 +31,9 @@ pub(crate) mod progress;
 mod progress_snapshot_tests;
 pub(crate) mod qr;
 pub(crate) mod session;
+pub(crate) mod subagent;
+#[cfg(test)]
+mod subagent_snapshot_tests;
 #[cfg(test)]
 pub(crate) mod snapshot_tests;
 pub mod theme;
