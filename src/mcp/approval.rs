@@ -91,7 +91,8 @@ impl Approvals {
 
     /// Whether `name` with this `fingerprint` is approved for `root` (canonical).
     pub fn is_approved_key(&self, root: &Path, name: &str, fingerprint: &str) -> bool {
-        keyed(root, name, fingerprint.to_string()).is_some_and(|a| self.stored.approved.contains(&a))
+        keyed(root, name, fingerprint.to_string())
+            .is_some_and(|a| self.stored.approved.contains(&a))
     }
 
     /// Remember the approval (written at once, owner-only).
@@ -100,7 +101,12 @@ impl Approvals {
     }
 
     /// Remember that `name` with this `fingerprint` is approved for `root` (canonical).
-    pub fn approve_key(&mut self, root: &Path, name: &str, fingerprint: &str) -> std::io::Result<()> {
+    pub fn approve_key(
+        &mut self,
+        root: &Path,
+        name: &str,
+        fingerprint: &str,
+    ) -> std::io::Result<()> {
         self.store(keyed(root, name, fingerprint.to_string()))
     }
 

@@ -188,8 +188,9 @@ pub fn parse(path: &Path, text: &str, origin: Origin) -> Result<Definition, Stri
     };
     let mut tools = Vec::new();
     for written in &matter.tools {
-        let tool = tool_named(written)
-            .ok_or_else(|| format!("`tools` names `{written}`, which is not a tool a subagent can have"))?;
+        let tool = tool_named(written).ok_or_else(|| {
+            format!("`tools` names `{written}`, which is not a tool a subagent can have")
+        })?;
         if !tools.contains(&tool) {
             tools.push(tool);
         }
@@ -289,7 +290,10 @@ mod tests {
             &agents.join("fixer.md"),
             "---\ndescription: Fixes\ntools: [read_file, write_file]\n---\nFix.\n",
         );
-        write(&agents.join("bad.md"), "---\ndescription: x\ntools: Fly\n---\n");
+        write(
+            &agents.join("bad.md"),
+            "---\ndescription: x\ntools: Fly\n---\n",
+        );
         write(
             &user.path().join("reviewer.md"),
             "---\ndescription: Mine\n---\n",
@@ -312,7 +316,11 @@ mod tests {
         assert_eq!(catalog.unapproved.len(), 1);
         assert_eq!(catalog.unapproved[0].name, "fixer");
         assert_eq!(catalog.skipped.len(), 1);
-        assert!(catalog.skipped[0].1.contains("Fly"), "{:?}", catalog.skipped);
+        assert!(
+            catalog.skipped[0].1.contains("Fly"),
+            "{:?}",
+            catalog.skipped
+        );
 
         approve(data.path(), root.path(), &catalog.unapproved[0]).expect("approve");
         let again = Catalog::load(root.path(), Some(user.path()), data.path(), false);

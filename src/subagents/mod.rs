@@ -108,7 +108,10 @@ impl<'a> Subagents<'a> {
         for (path, reason) in &catalog.skipped {
             bus.emit(Event::warning(
                 WarningCode::AgentSkipped,
-                format!("agent definition {} is not offered: {reason}", path.display()),
+                format!(
+                    "agent definition {} is not offered: {reason}",
+                    path.display()
+                ),
             ));
         }
         if !catalog.unapproved.is_empty() {
@@ -181,7 +184,10 @@ impl<'a> Subagents<'a> {
             .iter()
             .map(|d| d.name.as_str())
             .collect();
-        format!("unknown agent `{name}`; the agents are: {}", known.join(", "))
+        format!(
+            "unknown agent `{name}`; the agents are: {}",
+            known.join(", ")
+        )
     }
 
     /// A project definition that writes, not approved yet: the person is asked (the first
@@ -397,31 +403,33 @@ impl<'a> Subagents<'a> {
             text: prompt,
             images: Vec::new(),
         }];
-        let answer = match tokio::time::timeout(self.timeout, agent.converse(&mut messages, &spec))
-            .await
-        {
-            Ok(Ok(outcome)) => outcome.text.replace('\u{0}', ""),
-            Ok(Err(AgentError::TurnLimit(turns))) => {
-                return failed(format!(
-                    "subagent {id} ({}) did not finish within its {turns} turns (maxTurns)",
-                    definition.name
-                ));
-            }
-            Ok(Err(error)) => {
-                return failed(format!("subagent {id} ({}) failed: {error}", definition.name));
-            }
-            Err(_) => {
-                return Delegated {
-                    status: ToolStatus::Timeout,
-                    output: format!(
-                        "subagent {id} ({}) was stopped after {} s (agentTimeoutSecs)",
-                        definition.name,
-                        self.timeout.as_secs()
-                    ),
-                    changed_files: None,
-                };
-            }
-        };
+        let answer =
+            match tokio::time::timeout(self.timeout, agent.converse(&mut messages, &spec)).await {
+                Ok(Ok(outcome)) => outcome.text.replace('\u{0}', ""),
+                Ok(Err(AgentError::TurnLimit(turns))) => {
+                    return failed(format!(
+                        "subagent {id} ({}) did not finish within its {turns} turns (maxTurns)",
+                        definition.name
+                    ));
+                }
+                Ok(Err(error)) => {
+                    return failed(format!(
+                        "subagent {id} ({}) failed: {error}",
+                        definition.name
+                    ));
+                }
+                Err(_) => {
+                    return Delegated {
+                        status: ToolStatus::Timeout,
+                        output: format!(
+                            "subagent {id} ({}) was stopped after {} s (agentTimeoutSecs)",
+                            definition.name,
+                            self.timeout.as_secs()
+                        ),
+                        changed_files: None,
+                    };
+                }
+            };
         let answer = if answer.trim().is_empty() {
             "(the subagent gave no answer)".to_string()
         } else {
@@ -458,14 +466,20 @@ impl<'a> Subagents<'a> {
                 changed_files: None,
             };
         }
-        let call_id = bus.agent().map(|a| a.parent_call.clone()).unwrap_or_default();
+        let call_id = bus
+            .agent()
+            .map(|a| a.parent_call.clone())
+            .unwrap_or_default();
         match parent
             .write_changes(&call_id, Builtin::WriteFile, &changes)
             .await
         {
             Ok(files) => Delegated {
                 status: ToolStatus::Ok,
-                output: format!("{answer}\n\n[Its changes were applied: {}]", files.join(", ")),
+                output: format!(
+                    "{answer}\n\n[Its changes were applied: {}]",
+                    files.join(", ")
+                ),
                 changed_files: Some(files),
             },
             Err((status, why)) => Delegated {

@@ -44,14 +44,25 @@ fn text(output: Output, what: &str) -> Result<String, String> {
 /// made with an index of its own: neither the checkout's index nor its files are touched.
 fn snapshot(top: &Path, scratch: &Path) -> Result<String, String> {
     let head = text(
-        git(top, Access::Read, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], None)?,
+        git(
+            top,
+            Access::Read,
+            &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+            None,
+        )?,
         "rev-parse HEAD",
     )
     .map_err(|_| "the git repository has no commit yet".to_string())?;
     let index = Some(scratch);
-    text(git(top, Access::Read, &["read-tree", &head], index)?, "read-tree")?;
+    text(
+        git(top, Access::Read, &["read-tree", &head], index)?,
+        "read-tree",
+    )?;
     text(git(top, Access::Write, &["add", "-A"], index)?, "add -A")?;
-    let tree = text(git(top, Access::Read, &["write-tree"], index)?, "write-tree")?;
+    let tree = text(
+        git(top, Access::Read, &["write-tree"], index)?,
+        "write-tree",
+    )?;
     let message = "Splice: the checkout as a subagent started";
     let mut command = crate::git::command(top, Access::Write).map_err(|e| e.to_string())?;
     // A commit no branch points at: the same identity wherever git has none.
@@ -106,9 +117,8 @@ impl Scratch {
         if !committed {
             return Ok(Vec::new());
         }
-        let changes =
-            worktree::changes_between(&self.top, root, &self.base, &self.worktree.branch)
-                .map_err(|e| e.to_string())?;
+        let changes = worktree::changes_between(&self.top, root, &self.base, &self.worktree.branch)
+            .map_err(|e| e.to_string())?;
         let prefix = text(
             git(root, Access::Read, &["rev-parse", "--show-prefix"], None)?,
             "rev-parse --show-prefix",

@@ -237,7 +237,11 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
                 Style::default().fg(theme.warning),
             ))),
             _ if view.agent.is_some() => {
-                out.extend(view.agent.map(|a| a.live_lines(theme, width)).unwrap_or_default());
+                out.extend(
+                    view.agent
+                        .map(|a| a.live_lines(theme, width))
+                        .unwrap_or_default(),
+                );
             }
             Some(progress) => out.extend(progress.live_lines(theme, width)),
             None => out.push(Line::from(Span::styled("  ⎿ running…", theme.dim()))),
@@ -268,7 +272,10 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
             Span::styled(
                 format!(
                     " · {}",
-                    truncate(&agent.summary(), width.saturating_sub(str_width(status) + 7))
+                    truncate(
+                        &agent.summary(),
+                        width.saturating_sub(str_width(status) + 7)
+                    )
                 ),
                 theme.dim(),
             ),

@@ -31,11 +31,11 @@ pub(crate) mod progress;
 mod progress_snapshot_tests;
 pub(crate) mod qr;
 pub(crate) mod session;
+#[cfg(test)]
+pub(crate) mod snapshot_tests;
 pub(crate) mod subagent;
 #[cfg(test)]
 mod subagent_snapshot_tests;
-#[cfg(test)]
-pub(crate) mod snapshot_tests;
 pub mod theme;
 pub(crate) mod transcript;
 pub(crate) mod wrap;

@@ -97,7 +97,10 @@ impl SubagentView {
         let mut out = vec![Line::from(vec![
             Span::styled("  ⎿ ", theme.dim()),
             Span::styled(
-                truncate(&format!("{} running…", self.label()), width.saturating_sub(4)),
+                truncate(
+                    &format!("{} running…", self.label()),
+                    width.saturating_sub(4),
+                ),
                 Style::default().fg(theme.accent),
             ),
         ])];
@@ -153,10 +156,7 @@ impl SubagentView {
                 Line::from(vec![
                     Span::raw("    "),
                     Span::styled(mark.to_string(), Style::default().fg(color)),
-                    Span::styled(
-                        truncate(&call.text, width.saturating_sub(6)),
-                        theme.text(),
-                    ),
+                    Span::styled(truncate(&call.text, width.saturating_sub(6)), theme.text()),
                 ])
             })
             .collect()

@@ -67,7 +67,10 @@ fn two_running() -> App {
     }
     let one = scope("agent_1", "call_a", "general");
     let two = scope("agent_2", "call_b", "reviewer");
-    app.on_agent_event(&one, &Event::reasoning("Subagent agent_1 (general) started\n"));
+    app.on_agent_event(
+        &one,
+        &Event::reasoning("Subagent agent_1 (general) started\n"),
+    );
     app.on_agent_event(&one, &read("call_1", "src/config.rs"));
     app.on_agent_event(&one, &result("call_1", ToolStatus::Ok, "fn load() {}"));
     app.on_agent_event(&one, &read("call_2", "src/main.rs"));
@@ -93,12 +96,25 @@ fn two_running() -> App {
 fn running_subagents_are_live_under_their_calls() {
     let mut app = two_running();
     let screen = draw(&mut app, 80, 20);
-    assert!(screen.contains("agent_1 (general) · 2 tool calls running…"), "{screen}");
+    assert!(
+        screen.contains("agent_1 (general) · 2 tool calls running…"),
+        "{screen}"
+    );
     assert!(screen.contains("◌ read_file src/main.rs"), "{screen}");
-    assert!(screen.contains("Looking at how main calls load"), "{screen}");
-    assert!(screen.contains("agent_2 (reviewer) · 1 tool call · 1.5k tokens"), "{screen}");
+    assert!(
+        screen.contains("Looking at how main calls load"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("agent_2 (reviewer) · 1 tool call · 1.5k tokens"),
+        "{screen}"
+    );
     // Its prose is its own: nothing of it is the run's answer.
-    assert!(!app.transcript().cells().any(|c| matches!(c, super::cells::Cell::Assistant(_))));
+    assert!(
+        !app.transcript()
+            .cells()
+            .any(|c| matches!(c, super::cells::Cell::Assistant(_)))
+    );
     assert_snapshot!(screen);
 }
 

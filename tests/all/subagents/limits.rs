@@ -48,7 +48,10 @@ fn a_subagent_past_its_max_turns_ends_with_a_tool_error() {
     );
     // Its one turn ran its read; the parent's next request has the error, not the read.
     assert_eq!(result_of(&out, "call_l1")["status"], "ok");
-    let last = provider.requests().pop().expect("the parent's last request");
+    let last = provider
+        .requests()
+        .pop()
+        .expect("the parent's last request");
     assert!(!super::of_subagent(&last));
     assert!(!last.body.to_string().contains("call_l1"));
 }
@@ -91,8 +94,11 @@ fn a_subagent_past_its_timeout_is_stopped_and_the_parent_goes_on() {
 fn a_zero_agent_limit_in_the_config_is_a_usage_error() {
     let provider = FakeProvider::start(vec![]);
     let sandbox = Sandbox::new();
-    std::fs::write(sandbox.dir.path().join("config.json"), r#"{"maxAgents": 0}"#)
-        .expect("write the config");
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        r#"{"maxAgents": 0}"#,
+    )
+    .expect("write the config");
     let out = exec_json(&sandbox, &provider, &["--tier", "light", "hi"]);
     assert_eq!(out.code, 2, "{}", out.stdout);
     assert!(
@@ -140,7 +146,10 @@ fn an_interrupt_ends_every_running_subagent_and_its_commands() {
             "SUBTASK-ONE",
             openai::call_json("call_1", "run_command", sleep.clone()),
         ),
-        Reply::when("SUBTASK-TWO", openai::call_json("call_2", "run_command", sleep)),
+        Reply::when(
+            "SUBTASK-TWO",
+            openai::call_json("call_2", "run_command", sleep),
+        ),
     ]);
     let sandbox = Sandbox::new();
     sandbox.write("README", "a project\n");

@@ -38,7 +38,10 @@ fn two_subagents_run_at_once_and_only_their_answers_reach_the_parent() {
             "SUBTASK-ALPHA",
             openai::answer(&["BETA-ANSWER: one, two"]),
         ),
-        Reply::when("NOTES-CONTENT", openai::answer(&["ALPHA-ANSWER: the notes"])),
+        Reply::when(
+            "NOTES-CONTENT",
+            openai::answer(&["ALPHA-ANSWER: the notes"]),
+        ),
         Reply::when("ALPHA-ANSWER", openai::answer(&["Both helpers answered."])),
     ]);
     let sandbox = Sandbox::new();
@@ -55,7 +58,10 @@ fn two_subagents_run_at_once_and_only_their_answers_reach_the_parent() {
     // The parent's second request has both answers as the calls' results, and nothing of the
     // subagents' own turns (the file one of them read, their system prompt).
     let last = parent[1].body.to_string();
-    assert!(last.contains("ALPHA-ANSWER") && last.contains("BETA-ANSWER"), "{last}");
+    assert!(
+        last.contains("ALPHA-ANSWER") && last.contains("BETA-ANSWER"),
+        "{last}"
+    );
     assert!(!last.contains("NOTES-CONTENT"), "{last}");
     assert!(!last.contains(SUBAGENT), "{last}");
     assert!(!last.contains("call_a1"), "{last}");
@@ -88,13 +94,20 @@ fn two_subagents_run_at_once_and_only_their_answers_reach_the_parent() {
         .collect();
     assert_eq!(results.len(), 2);
     assert!(results.iter().all(|r| r["status"] == "ok"), "{results:?}");
-    let scoped: Vec<&Value> = out.lines.iter().filter(|l| l.get("agentId").is_some()).collect();
+    let scoped: Vec<&Value> = out
+        .lines
+        .iter()
+        .filter(|l| l.get("agentId").is_some())
+        .collect();
     let mut agents: Vec<(String, String)> = scoped
         .iter()
         .map(|l| {
             (
                 l["agentId"].as_str().unwrap_or_default().to_string(),
-                l["parentToolCallId"].as_str().unwrap_or_default().to_string(),
+                l["parentToolCallId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
             )
         })
         .collect();
@@ -124,7 +137,9 @@ fn two_subagents_run_at_once_and_only_their_answers_reach_the_parent() {
     let totals = &out.final_result()["usage"];
     assert_eq!(totals["requests"], 5, "{totals}");
     assert!(
-        out.of_type("text").iter().all(|t| t.get("agentId").is_none()),
+        out.of_type("text")
+            .iter()
+            .all(|t| t.get("agentId").is_none()),
         "a subagent's prose is not the run's answer"
     );
 }
@@ -148,7 +163,10 @@ fn a_subagent_has_no_agent_tool_and_calling_it_is_an_error() {
                 json!({"description": "deeper", "prompt": "SUBTASK-DEEPER"}),
             )]),
         ),
-        Reply::when("unknown tool", openai::answer(&["NEST-ANSWER: could not nest"])),
+        Reply::when(
+            "unknown tool",
+            openai::answer(&["NEST-ANSWER: could not nest"]),
+        ),
         Reply::when("NEST-ANSWER", openai::answer(&["Done."])),
     ]);
     let sandbox = Sandbox::new();
@@ -210,7 +228,12 @@ fn an_unapproved_project_definition_that_writes_is_warned_about_and_not_offered(
         .find(|w| w["code"] == "agent_unapproved")
         .cloned()
         .expect("an agent_unapproved warning");
-    assert!(warning["message"].as_str().is_some_and(|m| m.contains("`fixer`")), "{warning}");
+    assert!(
+        warning["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`fixer`")),
+        "{warning}"
+    );
     // The read-only project definition is offered, described; the unapproved one is not.
     let requests = provider.requests();
     let description = requests[0].body["tools"]
@@ -218,7 +241,10 @@ fn an_unapproved_project_definition_that_writes_is_warned_about_and_not_offered(
         .and_then(|tools| tools.iter().find(|t| t["function"]["name"] == "agent"))
         .map(|t| t["function"]["description"].to_string())
         .unwrap_or_default();
-    assert!(description.contains("REVIEWER-DESCRIPTION"), "{description}");
+    assert!(
+        description.contains("REVIEWER-DESCRIPTION"),
+        "{description}"
+    );
     assert!(!description.contains("FIXER-DESCRIPTION"), "{description}");
     let result = out
         .of_type("tool_result")
@@ -227,6 +253,11 @@ fn an_unapproved_project_definition_that_writes_is_warned_about_and_not_offered(
         .cloned()
         .expect("the call's result");
     assert_eq!(result["status"], "error");
-    assert!(result["output"].as_str().is_some_and(|o| o.contains("nobody approved")), "{result}");
+    assert!(
+        result["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("nobody approved")),
+        "{result}"
+    );
     assert!(!requests.iter().any(of_subagent), "no subagent ran");
 }

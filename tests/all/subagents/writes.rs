@@ -15,7 +15,8 @@ use splice::session::{Frontend, Input, Op, ReportSink, Session, SessionEvent};
 use support::fake_provider::{FakeProvider, Reply, openai};
 use support::{Sandbox, exec_json};
 
-const WRITER: &str = "---\ndescription: Writes files\ntools: [read_file, write_file, edit_file]\n---\nWrite.\n";
+const WRITER: &str =
+    "---\ndescription: Writes files\ntools: [read_file, write_file, edit_file]\n---\nWrite.\n";
 
 /// The parent asks a writer; the writer edits `notes.txt` and adds `new.txt`; the parent then
 /// answers with whatever follows `then`.
@@ -44,7 +45,10 @@ fn writer_replies(then: &str) -> Vec<Reply> {
                 ),
             ]),
         ),
-        Reply::when("call_w2", openai::answer(&["WRITER-ANSWER: edited and added"])),
+        Reply::when(
+            "call_w2",
+            openai::answer(&["WRITER-ANSWER: edited and added"]),
+        ),
         Reply::when(then, openai::answer(&["The writer is done."])),
     ]
 }
@@ -81,12 +85,19 @@ fn a_writing_subagents_diff_is_applied_checkpointed_and_restorable() {
     assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
     assert_eq!(provider.remaining(), 0);
     assert_eq!(sandbox.read("notes.txt").as_deref(), Some("new\n"));
-    assert_eq!(sandbox.read("new.txt").as_deref(), Some("made by a subagent\n"));
+    assert_eq!(
+        sandbox.read("new.txt").as_deref(),
+        Some("made by a subagent\n")
+    );
     assert_eq!(sandbox.read("draft.txt").as_deref(), Some("draft\n"));
     let result = result_of(&out, "call_a");
     assert_eq!(result["status"], "ok", "{result}");
     assert_eq!(result["changedFiles"], json!(["new.txt", "notes.txt"]));
-    assert!(result["output"].as_str().is_some_and(|o| o.starts_with("WRITER-ANSWER")));
+    assert!(
+        result["output"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("WRITER-ANSWER"))
+    );
     // The subagent's own writes were in its worktree (their checkpoints are not the run's);
     // the diff is one checkpoint of the run, under the parent's call.
     let checkpoints: Vec<&Value> = out
@@ -97,9 +108,15 @@ fn a_writing_subagents_diff_is_applied_checkpointed_and_restorable() {
     assert_eq!(checkpoints.len(), 1, "{}", out.stdout);
     assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
     // The checkout's branch did not move.
-    assert_eq!(support::git(&sandbox.root, &["rev-list", "--count", "HEAD"]).trim(), "1");
+    assert_eq!(
+        support::git(&sandbox.root, &["rev-list", "--count", "HEAD"]).trim(),
+        "1"
+    );
     let mut command = sandbox.command("http://127.0.0.1:9");
-    let run_id = out.lines[0]["runId"].as_str().unwrap_or_default().to_string();
+    let run_id = out.lines[0]["runId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     command.args(["restore", &run_id, "--output-format", "stream-json"]);
     let restored = support::run(command, None);
     assert_eq!(restored.code, 0, "{}", restored.stdout);
@@ -132,7 +149,11 @@ fn a_denied_diff_changes_nothing() {
         .cloned()
         .expect("the diff's decision");
     assert_eq!(decision["permissionGranted"], false);
-    assert!(out.of_type("checkpoint").iter().all(|c| c["agentId"].is_string()));
+    assert!(
+        out.of_type("checkpoint")
+            .iter()
+            .all(|c| c["agentId"].is_string())
+    );
     assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
 }
 
@@ -152,7 +173,13 @@ fn without_git_a_writing_subagent_is_refused_with_a_tool_error() {
     let sandbox = Sandbox::new();
     sandbox.write("notes.txt", "old\n");
     user_agent(&sandbox, "writer", WRITER);
-    let args = ["--tier", "light", "--permission-mode", "auto", "PARENT-REQUEST"];
+    let args = [
+        "--tier",
+        "light",
+        "--permission-mode",
+        "auto",
+        "PARENT-REQUEST",
+    ];
     let out = exec_json(&sandbox, &provider, &args);
     assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
     assert_eq!(provider.remaining(), 0);
@@ -196,7 +223,10 @@ impl Seen {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        panic!("event {n} never came: {:?}", self.0.lock().map(|s| s.clone()));
+        panic!(
+            "event {n} never came: {:?}",
+            self.0.lock().map(|s| s.clone())
+        );
     }
 }
 
@@ -233,7 +263,11 @@ async fn a_project_writer_is_approved_once_and_its_diff_is_asked_about() {
     session.submit(Op::UserTurn(Input::text("PARENT-REQUEST")));
     let approval = seen.wait(0, asked).await;
     assert_eq!(approval.tool, "agent");
-    assert!(approval.reason.contains("project agent `writer`"), "{}", approval.reason);
+    assert!(
+        approval.reason.contains("project agent `writer`"),
+        "{}",
+        approval.reason
+    );
     session.submit(Op::AnswerPermission {
         id: approval.id,
         answer: Answer::AllowAlways,
@@ -242,14 +276,21 @@ async fn a_project_writer_is_approved_once_and_its_diff_is_asked_about() {
     assert_eq!(diff.tool, "write_file");
     assert_eq!(diff.id, "call_a");
     assert_eq!(diff.previews.len(), 2, "{:?}", diff.previews);
-    assert_eq!(sandbox.read("notes.txt").as_deref(), Some("old\n"), "not before the answer");
+    assert_eq!(
+        sandbox.read("notes.txt").as_deref(),
+        Some("old\n"),
+        "not before the answer"
+    );
     session.submit(Op::AnswerPermission {
         id: diff.id,
         answer: Answer::AllowOnce,
     });
     assert_eq!(seen.wait(0, ended).await, splice::exit::Exit::Success);
     assert_eq!(sandbox.read("notes.txt").as_deref(), Some("new\n"));
-    assert_eq!(sandbox.read("new.txt").as_deref(), Some("made by a subagent\n"));
+    assert_eq!(
+        sandbox.read("new.txt").as_deref(),
+        Some("made by a subagent\n")
+    );
     assert!(sandbox.data.join("agent-approvals.json").is_file());
 
     // Put back for the second turn, which writes the same again.
@@ -257,7 +298,10 @@ async fn a_project_writer_is_approved_once_and_its_diff_is_asked_about() {
     std::fs::remove_file(sandbox.root.join("new.txt")).expect("remove new.txt");
     session.submit(Op::UserTurn(Input::text("PARENT-REQUEST again")));
     let diff = seen.wait(2, asked).await;
-    assert_eq!(diff.tool, "write_file", "approved before: only the diff is asked about");
+    assert_eq!(
+        diff.tool, "write_file",
+        "approved before: only the diff is asked about"
+    );
     session.submit(Op::AnswerPermission {
         id: diff.id,
         answer: Answer::Deny,
