@@ -25,7 +25,7 @@ use crate::checkpoint::CheckpointStore;
 use crate::permissions::PermissionMode;
 use crate::protocol::events::{Risk, ToolStatus};
 use crate::protocol::{Builtin, Event, PermissionAction, SideEffect, WarningCode};
-use crate::provider::{Message, Provider, ToolSpec};
+use crate::provider::{Message, Provider, ProviderConfig, ToolSpec};
 use crate::settings::RunSettings;
 use crate::tools::runner::{AGENT_TOOL, Delegate, Delegated, ToolRunner};
 use crate::tools::{ToolName, parse_args};
@@ -358,13 +358,16 @@ impl<'a> Subagents<'a> {
             mcp: None,
             ..parent.clone()
         };
-        let own;
-        let provider = match &definition.model {
-            None => self.provider,
+        let (own, own_meter);
+        let (provider, meter) = match &definition.model {
+            None => (self.provider, self.meter),
             Some(model) => match self.provider_for(model) {
-                Ok(provider) => {
+                Ok((provider, config)) => {
                     own = provider;
-                    &own
+                    own_meter =
+                        self.meter
+                            .for_model(config.kind.name(), &config.model, &config.api_model);
+                    (&own, &own_meter)
                 }
                 Err(why) => {
                     return failed(format!(
@@ -377,7 +380,7 @@ impl<'a> Subagents<'a> {
         let agent = Agent {
             provider,
             runner: &runner,
-            meter: self.meter,
+            meter,
             bus,
             instructions: self.instructions.clone(),
             subagents: None,
@@ -490,12 +493,13 @@ impl<'a> Subagents<'a> {
         }
     }
 
-    fn provider_for(&self, model: &str) -> Result<Provider, String> {
+    /// A provider for a definition's `model` (resolved as `/model` resolves a name).
+    fn provider_for(&self, model: &str) -> Result<(Provider, ProviderConfig), String> {
         let config = crate::session::resolve_model_from_env(&self.settings.provider, model)
             .map_err(|e| e.to_string())?;
-        let provider = Provider::new(config).map_err(|e| e.to_string())?;
+        let provider = Provider::new(config.clone()).map_err(|e| e.to_string())?;
         provider.check_credentials().map_err(|e| e.to_string())?;
-        Ok(provider)
+        Ok((provider, config))
     }
 }
 

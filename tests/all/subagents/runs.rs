@@ -261,3 +261,54 @@ fn an_unapproved_project_definition_that_writes_is_warned_about_and_not_offered(
     );
     assert!(!requests.iter().any(of_subagent), "no subagent ran");
 }
+
+#[test]
+fn a_definitions_model_is_the_subagents_and_its_usage_says_so() {
+    let provider = FakeProvider::start(vec![
+        Reply::when(
+            "PARENT-REQUEST",
+            calls(&[(
+                "call_a",
+                "agent",
+                json!({"description": "quick", "prompt": "SUBTASK-QUICK", "agent": "quick"}),
+            )]),
+        ),
+        Reply::when("SUBTASK-QUICK", openai::answer(&["QUICK-ANSWER"])),
+        Reply::when("QUICK-ANSWER", openai::answer(&["Done."])),
+    ]);
+    let sandbox = Sandbox::new();
+    super::user_agent(
+        &sandbox,
+        "quick",
+        "---\ndescription: Quick answers\nmodel: gpt-4.1-mini\n---\nBe quick.\n",
+    );
+    let out = exec_json(
+        &sandbox,
+        &provider,
+        &["--tier", "light", "--model", "gpt-4.1", "PARENT-REQUEST"],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let requests = provider.requests();
+    let models: Vec<(bool, String)> = requests
+        .iter()
+        .map(|r| {
+            (
+                of_subagent(r),
+                r.body["model"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        models,
+        [
+            (false, "gpt-4.1".to_string()),
+            (true, "gpt-4.1-mini".to_string()),
+            (false, "gpt-4.1".to_string())
+        ]
+    );
+    let usage = out.of_type("usage");
+    let sub: Vec<&&Value> = usage.iter().filter(|u| u["agentId"].is_string()).collect();
+    assert_eq!(sub.len(), 1);
+    assert_eq!(sub[0]["model"], "gpt-4.1-mini");
+    assert_eq!(out.final_result()["usage"]["requests"], 3);
+}
