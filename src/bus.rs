@@ -340,6 +340,59 @@ mod tests {
         assert_eq!(bus.claim_call_id(""), "call_splice_5");
     }
 
+    #[test]
+    fn a_subagents_handle_closes_its_own_calls_only() {
+        let recorder = Arc::new(Recorder(std::sync::Mutex::new(Vec::new())));
+        let bus = Bus::new("run_1", vec![recorder.clone() as Arc<dyn Sink>]);
+        let call = |bus: &Bus, id: &str| {
+            bus.emit(Event::ToolCall {
+                id: id.into(),
+                name: "read_file".into(),
+                args: serde_json::json!({}),
+                side_effect: crate::protocol::SideEffect::Read,
+            })
+        };
+        let scope = |id: &str| AgentScope {
+            id: id.into(),
+            parent_call: "call_p".into(),
+            name: "general".into(),
+        };
+        let (one, two) = (
+            bus.for_agent(scope("agent_1")),
+            bus.for_agent(scope("agent_2")),
+        );
+        assert_eq!(one.agent().map(|a| a.id.as_str()), Some("agent_1"));
+        call(&bus, "call_p");
+        call(&one, "call_1");
+        call(&two, "call_2");
+        one.close_open_calls("cut short");
+        assert_eq!(bus.open_calls(), ["call_p", "call_2"]);
+        bus.close_open_calls("interrupted");
+        assert!(bus.open_calls().is_empty());
+        let closed: Vec<String> = recorder
+            .0
+            .lock()
+            .map(|events| {
+                events
+                    .iter()
+                    .filter_map(|e| match e {
+                        Event::ToolResult { id, output, .. } => Some(format!("{id}: {output}")),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        // The subagent's call is closed before the call that started it.
+        assert_eq!(
+            closed,
+            [
+                "call_1: cut short",
+                "call_2: interrupted",
+                "call_p: interrupted"
+            ]
+        );
+    }
+
     struct Recorder(std::sync::Mutex<Vec<Event>>);
 
     impl Sink for Recorder {

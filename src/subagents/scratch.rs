@@ -54,10 +54,22 @@ fn snapshot(top: &Path, scratch: &Path) -> Result<String, String> {
     )
     .map_err(|_| "the git repository has no commit yet".to_string())?;
     let index = Some(scratch);
-    text(
-        git(top, Access::Read, &["read-tree", &head], index)?,
-        "read-tree",
-    )?;
+    // A copy of the checkout's index keeps what git knows of unchanged files, so only changed
+    // ones are read again; without one, HEAD's tree.
+    let real = git(
+        top,
+        Access::Read,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+        None,
+    )
+    .and_then(|out| text(out, "rev-parse --git-path index"));
+    let copied = real.is_ok_and(|real| std::fs::copy(real, scratch).is_ok());
+    if !copied {
+        text(
+            git(top, Access::Read, &["read-tree", &head], index)?,
+            "read-tree",
+        )?;
+    }
     text(git(top, Access::Write, &["add", "-A"], index)?, "add -A")?;
     let tree = text(
         git(top, Access::Read, &["write-tree"], index)?,

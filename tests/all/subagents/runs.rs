@@ -312,3 +312,28 @@ fn a_definitions_model_is_the_subagents_and_its_usage_says_so() {
     assert_eq!(sub[0]["model"], "gpt-4.1-mini");
     assert_eq!(out.final_result()["usage"]["requests"], 3);
 }
+
+#[test]
+fn text_output_prints_the_parents_answer_alone() {
+    let provider = FakeProvider::start(vec![
+        Reply::when(
+            "PARENT-REQUEST",
+            calls(&[(
+                "call_a",
+                "agent",
+                json!({"description": "look", "prompt": "SUBTASK-LOOK"}),
+            )]),
+        ),
+        Reply::when(
+            "SUBTASK-LOOK",
+            openai::answer(&["SUBAGENT-PROSE that is not the answer"]),
+        ),
+        Reply::when("SUBAGENT-PROSE", openai::answer(&["The parent's answer."])),
+    ]);
+    let sandbox = Sandbox::new();
+    let out = support::exec_text(&sandbox, &provider, &["--tier", "light", "PARENT-REQUEST"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "The parent's answer.\n");
+    assert!(!out.stderr.contains("SUBAGENT-PROSE"), "{}", out.stderr);
+    assert!(out.stderr.contains("agent"), "{}", out.stderr);
+}

@@ -39,6 +39,11 @@ fn writer_replies(then: &str) -> Vec<Reply> {
                     json!({"path": "notes.txt", "old_string": "old", "new_string": "new"}),
                 ),
                 (
+                    "call_w3",
+                    "edit_file",
+                    json!({"path": "draft.txt", "old_string": "draft", "new_string": "edited draft"}),
+                ),
+                (
                     "call_w2",
                     "write_file",
                     json!({"path": "new.txt", "content": "made by a subagent\n"}),
@@ -89,10 +94,14 @@ fn a_writing_subagents_diff_is_applied_checkpointed_and_restorable() {
         sandbox.read("new.txt").as_deref(),
         Some("made by a subagent\n")
     );
-    assert_eq!(sandbox.read("draft.txt").as_deref(), Some("draft\n"));
+    // A file not committed was there for it too.
+    assert_eq!(sandbox.read("draft.txt").as_deref(), Some("edited draft\n"));
     let result = result_of(&out, "call_a");
     assert_eq!(result["status"], "ok", "{result}");
-    assert_eq!(result["changedFiles"], json!(["new.txt", "notes.txt"]));
+    assert_eq!(
+        result["changedFiles"],
+        json!(["draft.txt", "new.txt", "notes.txt"])
+    );
     assert!(
         result["output"]
             .as_str()
@@ -122,6 +131,75 @@ fn a_writing_subagents_diff_is_applied_checkpointed_and_restorable() {
     assert_eq!(restored.code, 0, "{}", restored.stdout);
     assert_eq!(sandbox.read("notes.txt").as_deref(), Some("old\n"));
     assert!(!sandbox.root.join("new.txt").exists());
+    assert_eq!(sandbox.read("draft.txt").as_deref(), Some("draft\n"));
+}
+
+#[test]
+fn two_writers_of_one_file_never_overwrite_each_other() {
+    let edit = |to: &str| json!({"path": "notes.txt", "old_string": "old", "new_string": to});
+    let provider = FakeProvider::start(vec![
+        Reply::when(
+            "PARENT-REQUEST",
+            calls(&[
+                (
+                    "call_a",
+                    "agent",
+                    json!({"description": "one", "prompt": "SUBTASK-ONE", "agent": "writer"}),
+                ),
+                (
+                    "call_b",
+                    "agent",
+                    json!({"description": "two", "prompt": "SUBTASK-TWO", "agent": "writer"}),
+                ),
+            ]),
+        ),
+        // Both start from the same checkout before either is done.
+        Reply::when_after(
+            "SUBTASK-ONE",
+            "SUBTASK-TWO",
+            openai::call_json("call_1", "edit_file", edit("one")),
+        ),
+        Reply::when_after(
+            "SUBTASK-TWO",
+            "SUBTASK-ONE",
+            openai::call_json("call_2", "edit_file", edit("two")),
+        ),
+        Reply::when("call_1", openai::answer(&["ONE-DONE"])),
+        Reply::when("call_2", openai::answer(&["TWO-DONE"])),
+        Reply::when("ONE-DONE", openai::answer(&["Done."])),
+    ]);
+    let sandbox = project();
+    let args = [
+        "--tier",
+        "light",
+        "--permission-mode",
+        "accept-edits",
+        "PARENT-REQUEST",
+    ];
+    let out = exec_json(&sandbox, &provider, &args);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let (a, b) = (result_of(&out, "call_a"), result_of(&out, "call_b"));
+    let applied: Vec<&Value> = [a, b].into_iter().filter(|r| r["status"] == "ok").collect();
+    let refused: Vec<&Value> = [a, b]
+        .into_iter()
+        .filter(|r| r["status"] == "error")
+        .collect();
+    assert_eq!((applied.len(), refused.len()), (1, 1), "{a}\n{b}");
+    assert!(
+        refused[0]["output"].as_str().is_some_and(|o| o.contains(
+            "notes.txt changed in the checkout while the subagent worked; its changes were not applied"
+        )),
+        "{}",
+        refused[0]
+    );
+    let notes = sandbox.read("notes.txt").unwrap_or_default();
+    let expected = if applied[0]["id"] == "call_a" {
+        "one\n"
+    } else {
+        "two\n"
+    };
+    assert_eq!(notes, expected);
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
 }
 
 #[test]
@@ -240,6 +318,7 @@ async fn a_project_writer_is_approved_once_and_its_diff_is_asked_about() {
     let provider = FakeProvider::start(replies);
     let sandbox = Sandbox::new();
     sandbox.write("notes.txt", "old\n");
+    sandbox.write("draft.txt", "draft\n");
     sandbox.write(".splice/agents/writer.md", WRITER);
     support::commit_all(&sandbox.root);
     let seen = Arc::new(Seen::default());
@@ -275,7 +354,7 @@ async fn a_project_writer_is_approved_once_and_its_diff_is_asked_about() {
     let diff = seen.wait(1, asked).await;
     assert_eq!(diff.tool, "write_file");
     assert_eq!(diff.id, "call_a");
-    assert_eq!(diff.previews.len(), 2, "{:?}", diff.previews);
+    assert_eq!(diff.previews.len(), 3, "{:?}", diff.previews);
     assert_eq!(
         sandbox.read("notes.txt").as_deref(),
         Some("old\n"),
@@ -294,7 +373,7 @@ async fn a_project_writer_is_approved_once_and_its_diff_is_asked_about() {
     assert!(sandbox.data.join("agent-approvals.json").is_file());
 
     // Put back for the second turn, which writes the same again.
-    support::git(&sandbox.root, &["checkout", "--", "notes.txt"]);
+    support::git(&sandbox.root, &["checkout", "--", "notes.txt", "draft.txt"]);
     std::fs::remove_file(sandbox.root.join("new.txt")).expect("remove new.txt");
     session.submit(Op::UserTurn(Input::text("PARENT-REQUEST again")));
     let diff = seen.wait(2, asked).await;
