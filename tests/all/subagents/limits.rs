@@ -1,18 +1,11 @@
 //! A subagent's own turn limit and timeout end it with a clear tool error (the parent goes on);
 //! an interrupt ends every running subagent, their commands included.
 
-use super::{calls, support, user_agent, worktrees_left};
+use super::{calls, result_of, support, user_agent};
 
 use serde_json::{Value, json};
 use support::fake_provider::{FakeProvider, Reply, openai};
-use support::{Sandbox, exec_json, stream_json};
-
-fn result_of<'a>(out: &'a support::Outcome, id: &str) -> &'a Value {
-    out.of_type("tool_result")
-        .into_iter()
-        .find(|r| r["id"] == id)
-        .unwrap_or_else(|| panic!("no result of {id}: {}", out.stdout))
-}
+use support::{Sandbox, exec_json, processes_with, stream_json, worktrees_left};
 
 #[test]
 fn a_subagent_past_its_max_turns_ends_with_a_tool_error() {
@@ -108,18 +101,6 @@ fn a_zero_agent_limit_in_the_config_is_a_usage_error() {
         "{}",
         out.stdout
     );
-}
-
-fn processes_with(mark: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if text.contains(mark) {
-            found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
-        }
-    }
-    found
 }
 
 #[test]

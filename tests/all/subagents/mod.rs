@@ -53,13 +53,10 @@ pub fn user_agent(sandbox: &Sandbox, name: &str, text: &str) {
     std::fs::write(dir.join(format!("{name}.md")), text).expect("write the definition");
 }
 
-/// The worktrees still on disk.
-pub fn worktrees_left(sandbox: &Sandbox) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(sandbox.data.join("worktrees"))
+/// The `tool_result` of call `id`.
+pub fn result_of<'a>(out: &'a support::Outcome, id: &str) -> &'a Value {
+    out.of_type("tool_result")
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.path())
-        .collect()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no result of {id}: {}", out.stdout))
 }

@@ -2,7 +2,7 @@
 //! diff the parent applies through the permission policy: prompted (and checkpointed, so they
 //! can be restored), allowed by the mode, or denied (nothing changes). Without git it is refused.
 
-use super::{calls, support, user_agent, worktrees_left};
+use super::{calls, result_of, support, user_agent};
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,7 +13,7 @@ use splice::protocol::Event;
 use splice::run::Tier;
 use splice::session::{Frontend, Input, Op, ReportSink, Session, SessionEvent};
 use support::fake_provider::{FakeProvider, Reply, openai};
-use support::{Sandbox, exec_json};
+use support::{Sandbox, exec_json, worktrees_left};
 
 const WRITER: &str =
     "---\ndescription: Writes files\ntools: [read_file, write_file, edit_file]\n---\nWrite.\n";
@@ -66,13 +66,6 @@ fn project() -> Sandbox {
     sandbox.write("draft.txt", "draft\n");
     user_agent(&sandbox, "writer", WRITER);
     sandbox
-}
-
-fn result_of<'a>(out: &'a support::Outcome, id: &str) -> &'a Value {
-    out.of_type("tool_result")
-        .into_iter()
-        .find(|r| r["id"] == id)
-        .unwrap_or_else(|| panic!("no result of {id}: {}", out.stdout))
 }
 
 #[test]
