@@ -178,3 +178,47 @@ fn an_interrupt_ends_every_running_subagent_and_its_commands() {
     assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
     assert!(sandbox.read("README").is_some());
 }
+
+#[test]
+fn a_budget_a_subagent_spends_stops_the_run() {
+    let provider = FakeProvider::start(vec![
+        Reply::when(
+            "PARENT-REQUEST",
+            calls(&[(
+                "call_a",
+                "agent",
+                json!({"description": "spend", "prompt": "SUBTASK-SPEND"}),
+            )]),
+        ),
+        Reply::when(
+            "SUBTASK-SPEND",
+            openai::call_json("call_s1", "list_files", json!({})),
+        ),
+        // Never asked for: the budget is spent before.
+        Reply::when("SUBTASK-SPEND", openai::answer(&["too late"])),
+    ]);
+    let sandbox = Sandbox::new();
+    // The parent's request spends 120 tokens, the subagent's first 120 more.
+    let out = exec_json(
+        &sandbox,
+        &provider,
+        &["--tier", "light", "--max-tokens", "200", "PARENT-REQUEST"],
+    );
+    assert_eq!(out.code, 1, "{}\n{}", out.stderr, out.stdout);
+    assert_eq!(provider.requests().len(), 2, "no request after the budget");
+    assert_eq!(out.first("error")["code"], "budget_exceeded");
+    let result = result_of(&out, "call_a");
+    assert_eq!(result["status"], "error");
+    assert!(
+        result["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("failed")),
+        "{result}"
+    );
+    let usage = out.of_type("usage");
+    assert_eq!(usage.len(), 2);
+    assert!(usage[1]["agentId"].is_string());
+    let totals = &out.final_result()["usage"];
+    assert_eq!(totals["total_tokens"], 240, "{totals}");
+    assert_eq!(out.final_result()["status"], "aborted");
+}
