@@ -5,6 +5,7 @@ use crate::support;
 
 mod limits;
 mod runs;
+mod tui;
 mod writes;
 
 use serde_json::Value;

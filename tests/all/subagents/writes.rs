@@ -15,12 +15,12 @@ use splice::session::{Frontend, Input, Op, ReportSink, Session, SessionEvent};
 use support::fake_provider::{FakeProvider, Reply, openai};
 use support::{Sandbox, exec_json, worktrees_left};
 
-const WRITER: &str =
+pub const WRITER: &str =
     "---\ndescription: Writes files\ntools: [read_file, write_file, edit_file]\n---\nWrite.\n";
 
 /// The parent asks a writer; the writer edits `notes.txt` and adds `new.txt`; the parent then
 /// answers with whatever follows `then`.
-fn writer_replies(then: &str) -> Vec<Reply> {
+pub fn writer_replies(then: &str) -> Vec<Reply> {
     vec![
         Reply::when(
             "PARENT-REQUEST",
