@@ -1,8 +1,8 @@
 //! Agent definitions: markdown files whose front matter says what a subagent is (`name`,
 //! `description`, `tools`, `model`, `permissionMode`, `maxTurns`) and whose body is its system
-//! prompt. They live in the project's `.splice/agents/` (read beneath the root, as every
-//! project file) and in `agents/` beside the user's config file; the project's win over the
-//! user's, and both over the built-in `general`. A project definition that may write files or
+//! prompt. They live in the project's `.splice/agents/` (and `.claude/agents/`, Claude Code's;
+//! read beneath the root, as every project file) and in `agents/` beside the user's config
+//! file; the project's win over the user's, and both over the built-in `general`. A project definition that may write files or
 //! run commands is offered only once the person approved it (as a project MCP server is),
 //! until the file changes.
 
@@ -117,8 +117,12 @@ impl Catalog {
         let mut catalog = Catalog::default();
         let approvals = Approvals::load_file(data_dir, APPROVALS_FILE);
         let canonical = canonical_root(root);
-        let project = root.join(".splice").join("agents");
-        let mut found = catalog.read_dir(&project, Origin::Project, Some(root));
+        let mut found = Vec::new();
+        // `.claude/agents/` too (after Splice's own), so Claude Code's definitions work.
+        for folder in [".splice", ".claude"] {
+            let project = root.join(folder).join("agents");
+            found.extend(catalog.read_dir(&project, Origin::Project, Some(root)));
+        }
         if let Some(user) = user {
             found.extend(catalog.read_dir(user, Origin::User, None));
         }
@@ -223,7 +227,8 @@ pub fn parse(path: &Path, text: &str, origin: Origin) -> Result<Definition, Stri
         description,
         prompt: body.trim().to_string(),
         tools,
-        model: matter.model.clone(),
+        // Claude Code's `inherit`: the run's model, as without one.
+        model: matter.model.clone().filter(|m| m != "inherit"),
         mode,
         max_turns,
         origin,
@@ -295,6 +300,14 @@ mod tests {
             "---\ndescription: x\ntools: Fly\n---\n",
         );
         write(
+            &root.path().join(".claude/agents/helper.md"),
+            "---\nname: helper\ndescription: Claude's\nmodel: inherit\n---\n",
+        );
+        write(
+            &root.path().join(".claude/agents/reviewer.md"),
+            "---\ndescription: Shadowed by .splice's\n---\n",
+        );
+        write(
             &user.path().join("reviewer.md"),
             "---\ndescription: Mine\n---\n",
         );
@@ -304,7 +317,8 @@ mod tests {
         );
         let catalog = Catalog::load(root.path(), Some(user.path()), data.path(), false);
         let names: Vec<&str> = catalog.offered.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(names, ["reviewer", "general"]);
+        assert_eq!(names, ["reviewer", "helper", "general"]);
+        assert_eq!(catalog.offered[1].model, None);
         assert_eq!(catalog.offered[0].description, "Reviews");
         assert_eq!(
             catalog.offered[0].tools,
@@ -312,7 +326,7 @@ mod tests {
         );
         assert_eq!(catalog.offered[0].max_turns, Some(3));
         // A user's definition needs no approval, even one that runs commands.
-        assert_eq!(catalog.offered[1].origin, Origin::User);
+        assert_eq!(catalog.offered[2].origin, Origin::User);
         assert_eq!(catalog.unapproved.len(), 1);
         assert_eq!(catalog.unapproved[0].name, "fixer");
         assert_eq!(catalog.skipped.len(), 1);
