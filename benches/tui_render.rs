@@ -87,6 +87,7 @@ fn fill(app: &mut App) {
                     truncated: false,
                 }),
                 progress: None,
+                agent: None,
                 expanded: false,
             },
             _ => Cell::Notice(Level::Warning, format!("warning {i}: retrying")),

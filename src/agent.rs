@@ -8,7 +8,7 @@ use crate::compaction;
 use crate::protocol::{Event, WarningCode};
 use crate::provider::{Message, ModelRequest, Provider, ProviderError, StreamEvent, ToolSpec};
 use crate::tools::ToolName;
-use crate::tools::runner::ToolRunner;
+use crate::tools::runner::{AGENT_TOOL, Delegate, ToolRunner};
 use crate::usage::UsageMeter;
 
 /// Output tokens a single response may use.
@@ -64,6 +64,8 @@ pub struct Agent<'a> {
     pub bus: &'a Bus,
     /// The project's instructions section, read once per run for every system prompt.
     pub instructions: Option<String>,
+    /// The `agent` tool, in a light conversation (never a subagent's: depth 1).
+    pub subagents: Option<&'a dyn Delegate>,
 }
 
 impl Agent<'_> {
@@ -85,6 +87,9 @@ impl Agent<'_> {
         };
         if spec.packages && self.runner.transcriber.is_some() {
             specs.push(crate::tools::transcribe::spec());
+        }
+        if let Some(subagents) = self.subagents {
+            specs.push(subagents.spec());
         }
         if let Some(submit) = spec.submit {
             specs.push(submit.clone());
@@ -203,7 +208,10 @@ impl Agent<'_> {
                 });
             }
             let mut submitted = None;
-            for call in &response.tool_calls {
+            let calls = &response.tool_calls;
+            let mut at = 0;
+            while at < calls.len() {
+                let call = &calls[at];
                 if spec.submit.is_some_and(|s| s.name == call.name) {
                     submitted = Some((call.id.clone(), call.arguments.clone()));
                     // The submit call needs an answer in the transcript for a later turn.
@@ -213,18 +221,33 @@ impl Agent<'_> {
                         is_error: false,
                         images: Vec::new(),
                     });
+                    at += 1;
                     continue;
                 }
-                let reply = self
-                    .runner
-                    .execute_offered(call, spec.tools, spec.packages)
-                    .await;
-                messages.push(Message::ToolResult {
-                    call_id: call.id.clone(),
-                    content: reply.content,
-                    is_error: reply.is_error,
-                    images: reply.images,
-                });
+                // `agent` calls side by side run at once (the subagents bound how many start);
+                // their results go back in the order called.
+                let end = if self.subagents.is_some() && call.name == AGENT_TOOL {
+                    calls[at..]
+                        .iter()
+                        .position(|c| c.name != AGENT_TOOL)
+                        .map_or(calls.len(), |n| at + n)
+                } else {
+                    at + 1
+                };
+                let replies = futures_util::future::join_all(calls[at..end].iter().map(|call| {
+                    self.runner
+                        .execute_delegating(call, spec.tools, spec.packages, self.subagents)
+                }))
+                .await;
+                for (call, reply) in calls[at..end].iter().zip(replies) {
+                    messages.push(Message::ToolResult {
+                        call_id: call.id.clone(),
+                        content: reply.content,
+                        is_error: reply.is_error,
+                        images: reply.images,
+                    });
+                }
+                at = end;
             }
             // A tool can spend too (a transcription): the budget holds before the next request.
             if let Some(reason) = self.meter.over_budget() {

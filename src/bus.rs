@@ -19,10 +19,26 @@ pub trait Sink: Send + Sync {
         self.emit(run_id, event);
     }
 
+    /// An event of subagent `agent` (started by the `agent` tool). Sinks that fold a
+    /// subagent's events under its call override this; the others see it as the run's.
+    fn emit_agent(&self, run_id: &str, task: Option<&str>, agent: &AgentScope, event: &Event) {
+        let _ = agent;
+        self.emit_in(run_id, task, event);
+    }
+
     /// What an allowed write of call `id` changed, for a front end that shows it (the TUI's
     /// transcript shows a submission's diff). Not an event of the protocol: other sinks ignore
     /// it.
     fn changes(&self, _run_id: &str, _id: &str, _changes: &[Preview]) {}
+}
+
+/// The subagent whose events a bus handle emits: `agentId` and `parentToolCallId` on its
+/// events, and the definition it runs (`name`), for front ends that show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentScope {
+    pub id: String,
+    pub parent_call: String,
+    pub name: String,
 }
 
 /// What a permission prompt shows besides the tool name.
@@ -81,8 +97,9 @@ struct Inner {
     run_id: String,
     sinks: Vec<Arc<dyn Sink>>,
     responder: Option<mpsc::UnboundedSender<PermissionAsk>>,
-    /// Tool calls announced without a result yet, so an interrupt can close them.
-    open_calls: std::sync::Mutex<Vec<String>>,
+    /// Tool calls announced without a result yet (and the subagent that made each), so an
+    /// interrupt can close them.
+    open_calls: std::sync::Mutex<Vec<(String, Option<Arc<AgentScope>>)>>,
     /// Every tool call id of the run, so each is used once.
     call_ids: std::sync::Mutex<CallIds>,
     log: crate::logging::events::EventLog,
@@ -120,6 +137,8 @@ pub struct Bus {
     inner: Arc<Inner>,
     /// The design-plan task whose events this handle emits (`taskId`), if any.
     task: Option<Arc<str>>,
+    /// The subagent whose events this handle emits (`agentId`), if any.
+    agent: Option<Arc<AgentScope>>,
 }
 
 impl Bus {
@@ -134,6 +153,7 @@ impl Bus {
                 log: Default::default(),
             }),
             task: None,
+            agent: None,
         }
     }
 
@@ -152,6 +172,7 @@ impl Bus {
                 log: Default::default(),
             }),
             task: None,
+            agent: None,
         }
     }
 
@@ -164,7 +185,22 @@ impl Bus {
         Bus {
             inner: Arc::clone(&self.inner),
             task: Some(Arc::from(id)),
+            agent: None,
         }
+    }
+
+    /// The same run's bus for a subagent: its events carry the agent's id and its call's.
+    pub fn for_agent(&self, scope: AgentScope) -> Bus {
+        Bus {
+            inner: Arc::clone(&self.inner),
+            task: self.task.clone(),
+            agent: Some(Arc::new(scope)),
+        }
+    }
+
+    /// The subagent of this handle, if any.
+    pub fn agent(&self) -> Option<&AgentScope> {
+        self.agent.as_deref()
     }
 
     /// The design-plan task of this handle, if any.
@@ -176,16 +212,19 @@ impl Bus {
         self.inner.log.record(&self.inner.run_id, &event);
         if let Ok(mut open) = self.inner.open_calls.lock() {
             match &event {
-                Event::ToolCall { id, .. } => open.push(id.clone()),
-                Event::ToolResult { id, .. } => open.retain(|o| o != id),
+                Event::ToolCall { id, .. } => open.push((id.clone(), self.agent.clone())),
+                Event::ToolResult { id, .. } => open.retain(|(o, _)| o != id),
                 // Progress belongs between a call and its result: a late report (a program
                 // still talking after its result) would read as a call that is still running.
-                Event::ToolProgress { id, .. } if !open.contains(id) => return,
+                Event::ToolProgress { id, .. } if !open.iter().any(|(o, _)| o == id) => return,
                 _ => {}
             }
         }
         for sink in &self.inner.sinks {
-            sink.emit_in(&self.inner.run_id, self.task_id(), &event);
+            match self.agent() {
+                Some(agent) => sink.emit_agent(&self.inner.run_id, self.task_id(), agent, &event),
+                None => sink.emit_in(&self.inner.run_id, self.task_id(), &event),
+            }
         }
     }
 
@@ -210,8 +249,40 @@ impl Bus {
         self.inner
             .open_calls
             .lock()
-            .map(|open| open.clone())
+            .map(|open| open.iter().map(|(id, _)| id.clone()).collect())
             .unwrap_or_default()
+    }
+
+    /// Give every call still open an error result saying `why`, each on the bus of whoever
+    /// made it (a subagent's calls carry its id), a subagent's calls before the call that
+    /// started it. On a subagent's handle: that subagent's calls only (it was cut short).
+    pub fn close_open_calls(&self, why: &str) {
+        let mut open = self
+            .inner
+            .open_calls
+            .lock()
+            .map(|open| open.clone())
+            .unwrap_or_default();
+        if let Some(mine) = &self.agent {
+            open.retain(|(_, agent)| agent.as_ref().is_some_and(|a| a.id == mine.id));
+        }
+        // Stable: the subagents' calls first, each group oldest first.
+        open.sort_by_key(|(_, agent)| agent.is_none());
+        for (id, agent) in open {
+            let bus = Bus {
+                inner: Arc::clone(&self.inner),
+                task: self.task.clone(),
+                agent,
+            };
+            bus.emit(Event::ToolResult {
+                id,
+                status: crate::protocol::events::ToolStatus::Error,
+                output: why.to_string(),
+                truncated: false,
+                changed_files: None,
+                display: None,
+            });
+        }
     }
 
     /// Whether someone can answer a permission prompt.
@@ -267,6 +338,59 @@ mod tests {
         // A provider id that looks minted is never minted again.
         assert_eq!(bus.claim_call_id("call_splice_4"), "call_splice_4");
         assert_eq!(bus.claim_call_id(""), "call_splice_5");
+    }
+
+    #[test]
+    fn a_subagents_handle_closes_its_own_calls_only() {
+        let recorder = Arc::new(Recorder(std::sync::Mutex::new(Vec::new())));
+        let bus = Bus::new("run_1", vec![recorder.clone() as Arc<dyn Sink>]);
+        let call = |bus: &Bus, id: &str| {
+            bus.emit(Event::ToolCall {
+                id: id.into(),
+                name: "read_file".into(),
+                args: serde_json::json!({}),
+                side_effect: crate::protocol::SideEffect::Read,
+            })
+        };
+        let scope = |id: &str| AgentScope {
+            id: id.into(),
+            parent_call: "call_p".into(),
+            name: "general".into(),
+        };
+        let (one, two) = (
+            bus.for_agent(scope("agent_1")),
+            bus.for_agent(scope("agent_2")),
+        );
+        assert_eq!(one.agent().map(|a| a.id.as_str()), Some("agent_1"));
+        call(&bus, "call_p");
+        call(&one, "call_1");
+        call(&two, "call_2");
+        one.close_open_calls("cut short");
+        assert_eq!(bus.open_calls(), ["call_p", "call_2"]);
+        bus.close_open_calls("interrupted");
+        assert!(bus.open_calls().is_empty());
+        let closed: Vec<String> = recorder
+            .0
+            .lock()
+            .map(|events| {
+                events
+                    .iter()
+                    .filter_map(|e| match e {
+                        Event::ToolResult { id, output, .. } => Some(format!("{id}: {output}")),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        // The subagent's call is closed before the call that started it.
+        assert_eq!(
+            closed,
+            [
+                "call_1: cut short",
+                "call_2: interrupted",
+                "call_p: interrupted"
+            ]
+        );
     }
 
     struct Recorder(std::sync::Mutex<Vec<Event>>);

@@ -442,6 +442,14 @@ impl PipelineArgs {
             merge_back: self.merge_back,
             design_plan: self.design_plan,
             jobs,
+            max_agents: config
+                .max_agents
+                .unwrap_or(crate::settings::DEFAULT_MAX_AGENTS),
+            agent_timeout: std::time::Duration::from_secs(
+                config
+                    .agent_timeout_secs
+                    .unwrap_or(crate::settings::DEFAULT_AGENT_TIMEOUT_SECS),
+            ),
         })
     }
 }
@@ -689,12 +697,18 @@ fn check_config(config: &ConfigFile) -> Result<(), RunFailure> {
         ("maxTurns", config.max_turns),
         ("maxIterations", config.max_iterations),
         ("jobs", config.jobs),
+        ("maxAgents", config.max_agents),
     ] {
         if value == Some(0) {
             return Err(RunFailure::usage(format!(
                 "invalid config file: `{key}` must be at least 1"
             )));
         }
+    }
+    if config.agent_timeout_secs == Some(0) {
+        return Err(RunFailure::usage(
+            "invalid config file: `agentTimeoutSecs` must be at least 1",
+        ));
     }
     Ok(())
 }

@@ -23,6 +23,10 @@ pub struct ConfigFile {
     pub max_iterations: Option<u32>,
     /// Design-plan tasks at once (`--jobs`).
     pub jobs: Option<u32>,
+    /// Subagents (the `agent` tool) at once in a light conversation.
+    pub max_agents: Option<u32>,
+    /// Seconds a subagent may run before it is ended.
+    pub agent_timeout_secs: Option<u64>,
     pub test_command: Option<String>,
     pub theme: Option<String>,
     /// Secret-named environment variables that commands may see anyway.

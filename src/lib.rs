@@ -34,6 +34,7 @@ pub mod scribiz;
 pub mod session;
 pub(crate) mod settings;
 pub mod slash;
+pub(crate) mod subagents;
 pub(crate) mod tools;
 pub mod tui;
 pub mod usage;

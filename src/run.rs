@@ -18,7 +18,7 @@ use crate::pipeline::runner::{self, PipelineEnd};
 use crate::pipeline::{Ctx, tiers};
 use crate::protocol::input::Prompt;
 use crate::protocol::result::{DesignPlanResult, PipelineResult, ResultStatus};
-use crate::protocol::{ErrorCode, Event, ToolStatus, WarningCode};
+use crate::protocol::{ErrorCode, Event, WarningCode};
 use crate::provider::{Message, Provider};
 use crate::tools::ToolName;
 use crate::tools::runner::{GateClosed, ToolGate, ToolRunner};
@@ -168,16 +168,7 @@ where
         biased;
         () = interrupt => {
             // Every announced call gets its result, even one the interrupt cut short.
-            for id in bus.open_calls() {
-                bus.emit(Event::ToolResult {
-                    id,
-                    status: ToolStatus::Error,
-                    output: "interrupted before the tool finished".into(),
-                    truncated: false,
-                    changed_files: None,
-                    display: None,
-                });
-            }
+            bus.close_open_calls("interrupted before the tool finished");
             // A stage cut short still ends with its one `failed` marker, and the stages it
             // kept from starting are `skipped`.
             shared.log.interrupt(bus);
@@ -509,6 +500,7 @@ async fn run_work(
         meter: &shared.meter,
         bus,
         instructions: instructions.section,
+        subagents: None,
     };
     // Stages start fresh conversations, so earlier exchanges reach them as a recap.
     let request = settings.conversation.with_recap(&prompt.text);
@@ -719,6 +711,24 @@ async fn run_light(
     prompt: Prompt,
 ) -> Exit {
     shared.log.set_iterations(1);
+    // The `agent` tool: the definitions of the project and the user, read for this run.
+    let catalog = crate::subagents::Subagents::catalog(settings, bus).await;
+    let subagents = crate::subagents::Subagents::new(
+        agent.provider,
+        agent.meter,
+        agent.runner,
+        settings,
+        agent.instructions.clone(),
+        catalog,
+    );
+    let agent = &Agent {
+        provider: agent.provider,
+        runner: agent.runner,
+        meter: agent.meter,
+        bus: agent.bus,
+        instructions: agent.instructions.clone(),
+        subagents: Some(&subagents),
+    };
     let system = crate::instructions::system_prompt(
         AGENT_PROMPT,
         &settings.cwd,

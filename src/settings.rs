@@ -88,7 +88,16 @@ pub struct PipelineSettings {
     pub design_plan: bool,
     /// `--jobs` (config `jobs`): most design-plan tasks at once; 1 runs them one after another.
     pub jobs: u32,
+    /// Config `maxAgents`: most subagents (the `agent` tool) running at once.
+    pub max_agents: u32,
+    /// Config `agentTimeoutSecs`: how long a subagent may run.
+    pub agent_timeout: std::time::Duration,
 }
+
+/// Subagents at once unless the config says otherwise.
+pub const DEFAULT_MAX_AGENTS: u32 = 4;
+/// How long a subagent may run unless the config says otherwise.
+pub const DEFAULT_AGENT_TIMEOUT_SECS: u64 = 600;
 
 impl Default for PipelineSettings {
     fn default() -> PipelineSettings {
@@ -99,6 +108,8 @@ impl Default for PipelineSettings {
             merge_back: false,
             design_plan: false,
             jobs: 1,
+            max_agents: DEFAULT_MAX_AGENTS,
+            agent_timeout: std::time::Duration::from_secs(DEFAULT_AGENT_TIMEOUT_SECS),
         }
     }
 }

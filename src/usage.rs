@@ -128,7 +128,8 @@ pub struct UsageMeter {
     target: Mutex<Target>,
     pricing: PriceTable,
     budget: Budget,
-    state: Mutex<State>,
+    /// Shared with the meters of the run's subagents on another model ([`UsageMeter::for_model`]).
+    state: std::sync::Arc<Mutex<State>>,
 }
 
 impl UsageMeter {
@@ -143,7 +144,18 @@ impl UsageMeter {
             target: Mutex::new(Target::new(provider, model, api_model)),
             pricing,
             budget,
-            state: Mutex::new(State::default()),
+            state: Default::default(),
+        }
+    }
+
+    /// The same run's meter for requests to another model (a subagent's): priced as that
+    /// model's, counted in the same totals and budgets.
+    pub fn for_model(&self, provider: &str, model: &str, api_model: &str) -> UsageMeter {
+        UsageMeter {
+            target: Mutex::new(Target::new(provider, model, api_model)),
+            pricing: self.pricing.clone(),
+            budget: self.budget,
+            state: std::sync::Arc::clone(&self.state),
         }
     }
 

@@ -335,6 +335,20 @@ impl<O: Write + Send, E: Write + Send> Streams<O, E> {
 }
 
 impl<O: Write + Send, E: Write + Send> Sink for TextSink<O, E> {
+    /// A subagent's prose is its own conversation, not the run's answer or narration: only
+    /// what it does (its calls, prompts and spending) is shown.
+    fn emit_agent(
+        &self,
+        run_id: &str,
+        _task: Option<&str>,
+        _agent: &crate::bus::AgentScope,
+        event: &Event,
+    ) {
+        if !matches!(event, Event::Text { .. } | Event::Reasoning { .. }) {
+            self.emit(run_id, event);
+        }
+    }
+
     fn emit(&self, run_id: &str, event: &Event) {
         let Ok(mut guard) = self.streams.lock() else {
             return;

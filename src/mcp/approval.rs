@@ -56,17 +56,27 @@ pub fn fingerprint(config: &ServerConfig) -> String {
 /// `None` for a root that is not UTF-8: its lossy text could be another directory's (`a\xff`
 /// and `a\xfe` both read `a�`), so such a root is never approved.
 fn approval(root: &Path, entry: &ServerEntry) -> Option<Approval> {
+    keyed(root, &entry.name, fingerprint(&entry.config))
+}
+
+fn keyed(root: &Path, name: &str, fingerprint: String) -> Option<Approval> {
     Some(Approval {
         root: root.to_str()?.to_string(),
-        name: entry.name.clone(),
-        fingerprint: fingerprint(&entry.config),
+        name: name.to_string(),
+        fingerprint,
     })
 }
 
 impl Approvals {
     /// The approvals in `data_dir`; a missing or unreadable file approves nothing.
     pub fn load(data_dir: &Path) -> Approvals {
-        let path = data_dir.join(FILE);
+        Approvals::load_file(data_dir, FILE)
+    }
+
+    /// The approvals kept in `file` of `data_dir` (project agent definitions keep theirs
+    /// apart from the MCP servers').
+    pub fn load_file(data_dir: &Path, file: &str) -> Approvals {
+        let path = data_dir.join(file);
         let stored = std::fs::read(&path)
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
@@ -79,9 +89,29 @@ impl Approvals {
         approval(root, entry).is_some_and(|a| self.stored.approved.contains(&a))
     }
 
+    /// Whether `name` with this `fingerprint` is approved for `root` (canonical).
+    pub fn is_approved_key(&self, root: &Path, name: &str, fingerprint: &str) -> bool {
+        keyed(root, name, fingerprint.to_string())
+            .is_some_and(|a| self.stored.approved.contains(&a))
+    }
+
     /// Remember the approval (written at once, owner-only).
     pub fn approve(&mut self, root: &Path, entry: &ServerEntry) -> std::io::Result<()> {
-        let approved = approval(root, entry).ok_or_else(|| {
+        self.store(approval(root, entry))
+    }
+
+    /// Remember that `name` with this `fingerprint` is approved for `root` (canonical).
+    pub fn approve_key(
+        &mut self,
+        root: &Path,
+        name: &str,
+        fingerprint: &str,
+    ) -> std::io::Result<()> {
+        self.store(keyed(root, name, fingerprint.to_string()))
+    }
+
+    fn store(&mut self, approved: Option<Approval>) -> std::io::Result<()> {
+        let approved = approved.ok_or_else(|| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 "a project whose path is not UTF-8 cannot be approved",
@@ -92,9 +122,14 @@ impl Approvals {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
+        let file = self
+            .path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_else(|| FILE.to_string());
         let temp = self
             .path
-            .with_file_name(format!(".{FILE}.{}.tmp", crate::ids::random_suffix(8)));
+            .with_file_name(format!(".{file}.{}.tmp", crate::ids::random_suffix(8)));
         let written = {
             use std::io::Write;
             use std::os::unix::fs::OpenOptionsExt;

@@ -91,10 +91,16 @@ pub enum WarningCode {
     /// `--jobs` above 1, but a design plan's tasks run one at a time in the checkout (no git
     /// repository, or changes not committed).
     TasksSerial,
+    /// A project's agent definition that may write or run commands was not approved, so the
+    /// `agent` tool does not offer it.
+    AgentUnapproved,
+    /// An agent definition that cannot be used (unreadable, an unknown tool or mode) is not
+    /// offered.
+    AgentSkipped,
 }
 
 impl WarningCode {
-    pub const ALL: [WarningCode; 18] = [
+    pub const ALL: [WarningCode; 20] = [
         WarningCode::ProviderRetry,
         WarningCode::ResponseTruncated,
         WarningCode::ContextCompacted,
@@ -113,6 +119,8 @@ impl WarningCode {
         WarningCode::McpServerFailed,
         WarningCode::McpServerUnapproved,
         WarningCode::TasksSerial,
+        WarningCode::AgentUnapproved,
+        WarningCode::AgentSkipped,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -135,6 +143,8 @@ impl WarningCode {
             WarningCode::McpServerFailed => "mcp_server_failed",
             WarningCode::McpServerUnapproved => "mcp_server_unapproved",
             WarningCode::TasksSerial => "tasks_serial",
+            WarningCode::AgentUnapproved => "agent_unapproved",
+            WarningCode::AgentSkipped => "agent_skipped",
         }
     }
 }

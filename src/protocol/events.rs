@@ -380,6 +380,17 @@ pub fn envelope(run_id: &str, event: &Event) -> Map<String, Value> {
 /// The line of an event of design-plan task `task`: `taskId` after `runId` (none for the run's
 /// own events, so their lines are as they always were).
 pub fn envelope_in(run_id: &str, task: Option<&str>, event: &Event) -> Map<String, Value> {
+    envelope_scoped(run_id, task, None, event)
+}
+
+/// The line of an event of a subagent too: `agentId` and `parentToolCallId` (the `agent` call
+/// that started it) after `runId` and `taskId`; the run's own events have neither.
+pub fn envelope_scoped(
+    run_id: &str,
+    task: Option<&str>,
+    agent: Option<(&str, &str)>,
+    event: &Event,
+) -> Map<String, Value> {
     let mut line = Map::new();
     line.insert("schemaVersion".into(), Value::from(SCHEMA_VERSION));
     let fields = match serde_json::to_value(event) {
@@ -394,6 +405,10 @@ pub fn envelope_in(run_id: &str, task: Option<&str>, event: &Event) -> Map<Strin
     line.insert("runId".into(), Value::from(run_id));
     if let Some(task) = task {
         line.insert("taskId".into(), Value::from(task));
+    }
+    if let Some((agent, parent_call)) = agent {
+        line.insert("agentId".into(), Value::from(agent));
+        line.insert("parentToolCallId".into(), Value::from(parent_call));
     }
     for (key, value) in fields {
         if key != "type" {
@@ -419,6 +434,22 @@ mod tests {
         assert_eq!(
             keys(envelope("run_1", &event)),
             ["schemaVersion", "type", "runId", "delta"]
+        );
+        assert_eq!(
+            keys(envelope_scoped(
+                "run_1",
+                None,
+                Some(("agent_1", "call_1")),
+                &event
+            )),
+            [
+                "schemaVersion",
+                "type",
+                "runId",
+                "agentId",
+                "parentToolCallId",
+                "delta"
+            ]
         );
     }
 

@@ -218,8 +218,9 @@ fn command_name(base: &Path, path: &Path) -> Option<String> {
     parts.iter().all(valid).then(|| parts.join(":"))
 }
 
-/// The file's text; beneath `root` when given.
-fn read(path: &Path, root: Option<&Path>) -> Result<String, String> {
+/// The file's text (at most 256 KiB, UTF-8); beneath `root` when given. Agent definitions are
+/// read the same way.
+pub(crate) fn read(path: &Path, root: Option<&Path>) -> Result<String, String> {
     let bytes = match root {
         Some(root) => beneath::read_at_most(root, path, MAX_FILE_BYTES),
         None => std::fs::File::open(path).and_then(|file| {

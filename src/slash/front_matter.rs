@@ -1,7 +1,9 @@
 //! A command file's front matter: the `---` block at its top, in the small part of YAML that
 //! Claude Code's command files use (`key: value`, quoted or not; a list as `[a, b]` or as `- a`
-//! lines). Keys other than the four read here are ignored, as Claude Code ignores them, so a
-//! file written for it (with `disable-model-invocation`, say) works unchanged.
+//! lines). Keys other than those read here are ignored, as Claude Code ignores them, so a
+//! file written for it (with `disable-model-invocation`, say) works unchanged. Agent
+//! definitions (`.splice/agents/*.md`) use the same front matter with keys of their own
+//! (`name`, `tools`, `permissionMode`, `maxTurns`).
 
 /// What the front matter says; a key absent is `None` (an empty list).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -11,6 +13,14 @@ pub struct FrontMatter {
     pub model: Option<String>,
     /// Permission rules, as written (`Bash(git add:*)` or `run_command(git add *)`).
     pub allowed_tools: Vec<String>,
+    /// An agent definition's name.
+    pub name: Option<String>,
+    /// The tools an agent definition allows, as written (`read_file`, or Claude Code's `Read`).
+    pub tools: Vec<String>,
+    /// An agent definition's `permissionMode`, as written.
+    pub permission_mode: Option<String>,
+    /// An agent definition's `maxTurns`, as written.
+    pub max_turns: Option<String>,
 }
 
 /// The front matter of `text` and the body after it; text without front matter is all body.
@@ -46,8 +56,10 @@ fn parse(block: &str) -> FrontMatter {
             continue;
         }
         if let (Some(key), Some(item)) = (&list_of, trimmed.strip_prefix("- ")) {
-            if key == "allowed-tools" {
-                matter.allowed_tools.push(unquote(item).to_string());
+            match key.as_str() {
+                "allowed-tools" => matter.allowed_tools.push(unquote(item).to_string()),
+                "tools" => matter.tools.push(unquote(item).to_string()),
+                _ => {}
             }
             continue;
         }
@@ -61,6 +73,10 @@ fn parse(block: &str) -> FrontMatter {
             "argument-hint" => matter.argument_hint = text_value(value),
             "model" => matter.model = text_value(value),
             "allowed-tools" => matter.allowed_tools.extend(rules(value)),
+            "name" => matter.name = text_value(value),
+            "tools" => matter.tools.extend(rules(value)),
+            "permissionMode" => matter.permission_mode = text_value(value),
+            "maxTurns" => matter.max_turns = text_value(value),
             _ => {}
         }
     }
@@ -149,6 +165,21 @@ mod tests {
             ["run_command(git diff *)", "read_file"]
         );
         assert_eq!(body, "x");
+    }
+
+    #[test]
+    fn an_agent_definitions_keys() {
+        let text = "---\nname: reviewer\ndescription: Reviews diffs\ntools: [read_file, Grep]\n\
+                    permissionMode: accept-edits\nmaxTurns: 7\nmodel: mini\n---\nYou review.\n";
+        let (matter, body) = split(text);
+        assert_eq!(matter.name.as_deref(), Some("reviewer"));
+        assert_eq!(matter.tools, ["read_file", "Grep"]);
+        assert_eq!(matter.permission_mode.as_deref(), Some("accept-edits"));
+        assert_eq!(matter.max_turns.as_deref(), Some("7"));
+        assert_eq!(matter.model.as_deref(), Some("mini"));
+        assert_eq!(body, "You review.\n");
+        let (matter, _) = split("---\ntools:\n  - write_file\n  - run_command\n---\n");
+        assert_eq!(matter.tools, ["write_file", "run_command"]);
     }
 
     #[test]

@@ -9,9 +9,10 @@ mod catalog;
 mod expand;
 mod front_matter;
 
+pub(crate) use catalog::read as read_markdown;
 pub use catalog::{Catalog, CommandFile, Skipped, Source, user_commands_dir};
 pub use expand::{allow_rules, expand};
-pub use front_matter::FrontMatter;
+pub use front_matter::{FrontMatter, split as split_front_matter};
 
 use thiserror::Error;
 

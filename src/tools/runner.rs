@@ -81,6 +81,32 @@ pub struct ToolRunner {
     pub mcp: Option<crate::mcp::McpHub>,
 }
 
+/// The name of the tool that starts a subagent.
+pub const AGENT_TOOL: &str = "agent";
+
+/// What runs an `agent` call: the light conversation's subagents. The runner announces the
+/// call and reports its result like any other tool's; the subagent's own tools come back
+/// through a runner of its own (the same dispatch, a bus that names the agent).
+pub trait Delegate: Sync {
+    /// The `agent` tool as the model is offered it (the agents it may start, described).
+    fn spec(&self) -> crate::provider::ToolSpec;
+
+    fn run<'a>(
+        &'a self,
+        call_id: &'a str,
+        args: Value,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Delegated> + Send + 'a>>;
+}
+
+/// How an `agent` call ended: its status, what goes back to the model, and the files it
+/// changed in the checkout (a writing subagent's diff, once applied).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delegated {
+    pub status: ToolStatus,
+    pub output: String,
+    pub changed_files: Option<Vec<String>>,
+}
+
 /// Most bytes of a failed package call's logs handed back with its error.
 const MAX_LOG_BYTES: usize = 4 * 1024;
 
@@ -98,6 +124,23 @@ impl ToolRunner {
         allowed: &[ToolName],
         packages: bool,
     ) -> ToolReply {
+        self.execute_delegating(call, allowed, packages, None).await
+    }
+
+    /// As [`ToolRunner::execute_offered`], and with `delegate` the call may name the `agent`
+    /// tool, which it runs.
+    pub async fn execute_delegating(
+        &self,
+        call: &ToolCallRequest,
+        allowed: &[ToolName],
+        packages: bool,
+        delegate: Option<&dyn Delegate>,
+    ) -> ToolReply {
+        if let Some(delegate) = delegate
+            && call.name == AGENT_TOOL
+        {
+            return self.run_agent(call, delegate).await;
+        }
         let tool = self.resolve(&call.name, allowed, packages);
         let args: Value = match serde_json::from_str(&call.arguments) {
             Ok(args) => args,
@@ -155,6 +198,50 @@ impl ToolRunner {
                 None,
             ),
         }
+    }
+
+    /// `agent`: announced (its own permission questions are its tools'), then the subagent.
+    async fn run_agent(&self, call: &ToolCallRequest, delegate: &dyn Delegate) -> ToolReply {
+        let args: Value = match serde_json::from_str(&call.arguments) {
+            Ok(args) => args,
+            Err(e) => {
+                self.emit_agent_call(call, Value::String(call.arguments.clone()));
+                let why = format!("arguments are not valid JSON: {e}");
+                return self.finish(&call.id, ToolStatus::Error, why, false, None, None);
+            }
+        };
+        self.emit_agent_call(call, args.clone());
+        if let Some(gate) = &self.gate
+            && let Err(why) = gate.wait().await
+        {
+            return self.finish(
+                &call.id,
+                ToolStatus::Error,
+                why.to_string(),
+                false,
+                None,
+                None,
+            );
+        }
+        let done = delegate.run(&call.id, args).await;
+        let (output, truncated) = cap_output(&done.output, MAX_OUTPUT_BYTES);
+        self.finish(
+            &call.id,
+            done.status,
+            output,
+            truncated,
+            done.changed_files,
+            None,
+        )
+    }
+
+    fn emit_agent_call(&self, call: &ToolCallRequest, args: Value) {
+        self.bus.emit(Event::ToolCall {
+            id: call.id.clone(),
+            name: AGENT_TOOL.to_string(),
+            args,
+            side_effect: SideEffect::None,
+        });
     }
 
     /// The tool a call names: a built-in in `allowed`, else (with `packages`) `transcribe`,
@@ -539,9 +626,13 @@ impl ToolRunner {
                     side_effect,
                     risk: shown_risk,
                     // Tasks of a plan side by side may each ask: the prompt names whose it is.
-                    reason: match self.bus.task_id() {
-                        Some(task) => format!("task {task}: {reason}"),
-                        None => reason,
+                    reason: match (self.bus.task_id(), self.bus.agent()) {
+                        (Some(task), _) => format!("task {task}: {reason}"),
+                        // Subagents side by side may each ask: the prompt names whose it is.
+                        (None, Some(agent)) => {
+                            format!("subagent {} ({}): {reason}", agent.id, agent.name)
+                        }
+                        (None, None) => reason,
                     },
                     rule: if rules.is_empty() {
                         "this command only".to_string()

@@ -770,6 +770,20 @@ impl App {
         self.request(Request::StartRun(prompt));
     }
 
+    /// An event of a subagent: it goes to the live view under the `agent` call that started it
+    /// (its prose is its own, never the run's answer).
+    pub fn on_agent_event(&mut self, agent: &crate::bus::AgentScope, event: &Event) {
+        self.dirty = true;
+        self.transcript.update_tool(&agent.parent_call, |cell| {
+            if let Cell::Tool { agent: view, .. } = cell {
+                view.get_or_insert_with(|| {
+                    Box::new(super::subagent::SubagentView::new(&agent.id, &agent.name))
+                })
+                .record(event);
+            }
+        });
+    }
+
     /// React to one event of the run.
     pub fn on_event(&mut self, run_id: &str, event: Event) {
         self.dirty = true;
@@ -834,6 +848,7 @@ impl App {
                         waiting: false,
                         result: None,
                         progress: None,
+                        agent: None,
                         expanded: false,
                     });
                 }

@@ -32,6 +32,7 @@ pub struct ToolOutcome {
 }
 
 pub use super::progress::ToolProgress;
+pub use super::subagent::SubagentView;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
@@ -53,6 +54,9 @@ pub enum Cell {
         /// What the tool reported while it ran (its live view; folded once the result is in).
         /// Boxed: most cells never have one.
         progress: Option<Box<ToolProgress>>,
+        /// The subagent an `agent` call started: live under the call while it runs, one line
+        /// once it ended (Ctrl-O unfolds it).
+        agent: Option<Box<SubagentView>>,
         expanded: bool,
     },
     /// A pipeline stage's typed output (`submit_code`, `submit_verdict`, …) as it streams in; it
@@ -74,6 +78,11 @@ impl Cell {
     /// submission's diff.
     pub fn folds(&self) -> bool {
         match self {
+            Cell::Tool {
+                result: Some(_),
+                agent: Some(_),
+                ..
+            } => true,
             Cell::Tool {
                 result: Some(result),
                 ..
@@ -113,6 +122,7 @@ impl Cell {
                 waiting,
                 result,
                 progress,
+                agent,
                 expanded,
                 ..
             } => tool_lines(
@@ -126,6 +136,7 @@ impl Cell {
                     waiting: *waiting,
                     result: result.as_ref(),
                     progress: progress.as_deref(),
+                    agent: agent.as_deref(),
                     expanded: *expanded,
                 },
                 width,
@@ -172,6 +183,7 @@ struct ToolView<'a> {
     waiting: bool,
     result: Option<&'a ToolOutcome>,
     progress: Option<&'a ToolProgress>,
+    agent: Option<&'a SubagentView>,
     expanded: bool,
 }
 
@@ -193,7 +205,14 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
             ),
             theme.text(),
         ),
-        Span::styled(format!("  {}", view.side_effect.as_str()), theme.dim()),
+        // A call with no side effect of its own (`agent`: its tools say theirs) shows none.
+        Span::styled(
+            match view.side_effect {
+                SideEffect::None => String::new(),
+                other => format!("  {}", other.as_str()),
+            },
+            theme.dim(),
+        ),
     ]));
     // A refused call says so once, in words: not the decision, the status and the output.
     if let Some(result) = view.result
@@ -217,6 +236,13 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
                 "  ⎿ waiting for your approval",
                 Style::default().fg(theme.warning),
             ))),
+            _ if view.agent.is_some() => {
+                out.extend(
+                    view.agent
+                        .map(|a| a.live_lines(theme, width))
+                        .unwrap_or_default(),
+                );
+            }
             Some(progress) => out.extend(progress.live_lines(theme, width)),
             None => out.push(Line::from(Span::styled("  ⎿ running…", theme.dim()))),
         }
@@ -238,6 +264,32 @@ fn tool_lines(out: &mut Vec<Line<'static>>, theme: &Theme, view: ToolView<'_>, w
     let mut head = format!("  ⎿ {status}");
     if result.truncated {
         head.push_str(" (output truncated)");
+    }
+    // A subagent that ended folds to one line of what it did; unfolded, its calls and answer.
+    if let Some(agent) = view.agent {
+        out.push(Line::from(vec![
+            Span::styled(format!("  ⎿ {status}"), Style::default().fg(color)),
+            Span::styled(
+                format!(
+                    " · {}",
+                    truncate(
+                        &agent.summary(),
+                        width.saturating_sub(str_width(status) + 7)
+                    )
+                ),
+                theme.dim(),
+            ),
+        ]));
+        if view.expanded {
+            out.extend(agent.all_calls(theme, width));
+            for line in result.output.lines() {
+                out.push(Line::from(Span::styled(
+                    format!("    {}", line.replace('\t', "    ")),
+                    theme.dim(),
+                )));
+            }
+        }
+        return;
     }
     // The live view folds to one line of what the run went through.
     let folded = view.progress.and_then(ToolProgress::folded);
@@ -443,7 +495,7 @@ fn diff_counts(before: &str, after: &str) -> (usize, usize) {
 
 /// The argument a reader cares about: the path, the command, the pattern; else (and for a
 /// package tool) compact JSON.
-fn args_summary(name: &str, args: &Value) -> String {
+pub(crate) fn args_summary(name: &str, args: &Value) -> String {
     use crate::protocol::{Builtin, ToolIdentity};
     let get = |key: &str| args.get(key).and_then(Value::as_str);
     match ToolIdentity::parse(name) {
@@ -454,6 +506,13 @@ fn args_summary(name: &str, args: &Value) -> String {
             get("pattern").map(|p| match get("path") {
                 Some(path) => format!("{p:?} in {path}"),
                 None => format!("{p:?}"),
+            })
+        }
+        // A subagent: its task's label, and the agent when the call names one.
+        None if name == crate::tools::runner::AGENT_TOOL => {
+            get("description").map(|d| match get("agent") {
+                Some(agent) => format!("{d} · {agent}"),
+                None => d.to_string(),
             })
         }
         // A package tool (`namespace.name.tool`): its keys mean what the package says.
@@ -542,6 +601,7 @@ mod tests {
                 truncated: false,
             }),
             progress: None,
+            agent: None,
             expanded: false,
         };
         let text = plain(&cell.lines(&Theme::ansi(), 60));
@@ -570,6 +630,7 @@ mod tests {
             waiting: false,
             result: None,
             progress: progress.map(Box::new),
+            agent: None,
             expanded: false,
         };
         let line = |cell: Cell| plain(&cell.lines(&Theme::ansi(), 80))[1].clone();
@@ -604,6 +665,7 @@ mod tests {
                 truncated: false,
             }),
             progress: None,
+            agent: None,
             expanded: false,
         };
         let text = plain(&cell.lines(&Theme::ansi(), 80));

@@ -49,6 +49,9 @@ enum FromRun {
     Changes { id: String, changes: Vec<Preview> },
     /// The session's own report (a turn's end).
     Session(SessionEvent),
+    /// An event of a subagent: shown under its call, not kept in the session log (the call
+    /// and its result are).
+    Agent(Box<(crate::bus::AgentScope, Event)>),
 }
 
 /// Forwards every event of a run to the app loop; widgets never see the bus.
@@ -59,6 +62,18 @@ impl Sink for TuiSink {
         let _ = self
             .0
             .send(FromRun::Event(run_id.to_string(), Box::new(event.clone())));
+    }
+
+    fn emit_agent(
+        &self,
+        _run_id: &str,
+        _task: Option<&str>,
+        agent: &crate::bus::AgentScope,
+        event: &Event,
+    ) {
+        let _ = self
+            .0
+            .send(FromRun::Agent(Box::new((agent.clone(), event.clone()))));
     }
 
     fn changes(&self, _run_id: &str, id: &str, changes: &[Preview]) {
@@ -229,6 +244,7 @@ fn receive(app: &mut App, log: &impl Fn(Record), from_run: FromRun) -> Option<Op
     match from_run {
         FromRun::Event(run_id, event) => deliver(app, log, run_id, *event),
         FromRun::Changes { id, changes } => app.on_changes(&id, changes),
+        FromRun::Agent(scoped) => app.on_agent_event(&scoped.0, &scoped.1),
         FromRun::Session(SessionEvent::TurnEnded { code }) => {
             app.on_run_finished();
             return Some(Some(code));

@@ -33,6 +33,9 @@ pub(crate) mod qr;
 pub(crate) mod session;
 #[cfg(test)]
 pub(crate) mod snapshot_tests;
+pub(crate) mod subagent;
+#[cfg(test)]
+mod subagent_snapshot_tests;
 pub mod theme;
 pub(crate) mod transcript;
 pub(crate) mod wrap;

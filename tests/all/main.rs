@@ -22,5 +22,6 @@ mod sandbox;
 mod scribiz;
 mod session;
 mod slash_commands;
+mod subagents;
 mod tools;
 mod tui;

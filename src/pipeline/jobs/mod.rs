@@ -345,6 +345,7 @@ async fn run_task(
         meter: ctx.agent.meter,
         bus: &bus,
         instructions: ctx.agent.instructions.clone(),
+        subagents: None,
     };
     let task_ctx = ctx.task(&settings, &bus, &agent, &log);
     let end = runner::run(&task_ctx, tiers::stages(tier), &text).await;

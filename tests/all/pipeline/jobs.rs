@@ -7,7 +7,7 @@ use crate::support;
 use serde_json::{Value, json};
 use support::fake_provider::openai::call_json as submit;
 use support::fake_provider::{FakeProvider, Reply};
-use support::{Outcome, Sandbox, run, stream_json};
+use support::{Outcome, Sandbox, processes_with, run, stream_json, worktrees_left};
 
 fn project() -> Sandbox {
     let sandbox = Sandbox::new();
@@ -256,18 +256,6 @@ fn without_a_repository_tasks_run_one_at_a_time_and_a_warning_says_why() {
 }
 
 /// Commands still running whose command line holds `mark`.
-fn processes_with(mark: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if text.contains(mark) {
-            found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
-        }
-    }
-    found
-}
-
 #[test]
 fn an_interrupt_while_three_tasks_run_ends_them_all_and_accounts_for_every_task() {
     let mut replies = plan(vec![
@@ -355,17 +343,6 @@ fn an_interrupt_while_three_tasks_run_ends_them_all_and_accounts_for_every_task(
     assert_eq!(processes_with(&mark), Vec::<String>::new());
     // The interrupted tasks' worktrees are discarded, as a failed task's is.
     assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
-}
-
-/// The task worktrees still on disk.
-fn worktrees_left(sandbox: &Sandbox) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(sandbox.data.join("worktrees"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.path())
-        .collect()
 }
 
 #[test]

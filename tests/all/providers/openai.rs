@@ -68,7 +68,8 @@ fn text_answer_streams_deltas_and_final_result() {
             "edit_file",
             "list_files",
             "search_files",
-            "run_command"
+            "run_command",
+            "agent"
         ]
     );
 }

@@ -449,3 +449,27 @@ pub fn exec_text(
     command.args(["exec", "--output-format", "text"]).args(args);
     run_raw(command, None)
 }
+
+/// The processes whose command line holds `mark` (`pid: command line`).
+pub fn processes_with(mark: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if text.contains(mark) {
+            found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// The worktrees of the sandbox's runs still on disk.
+pub fn worktrees_left(sandbox: &Sandbox) -> Vec<PathBuf> {
+    std::fs::read_dir(sandbox.data.join("worktrees"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.path())
+        .collect()
+}

@@ -1,0 +1,561 @@
+//! Subagents in a light conversation: the `agent` tool starts a conversation of its own, with a
+//! fresh context, the tools its definition allows (read-only by default) and its own turn limit
+//! and timeout; its final answer is the call's result, and its turns never enter the parent's
+//! context. Calls in one response run at once (up to `maxAgents`). A subagent has no `agent`
+//! tool (depth 1). Its events carry `agentId` and `parentToolCallId`; its usage counts in the
+//! run's usage and budgets. One that may write works in a git worktree of its own, and its
+//! changes come back as a diff the parent applies through the permission policy (prompted,
+//! checkpointed, restorable). Its tool calls go through a [`ToolRunner`] like the parent's:
+//! the one dispatch path, with a bus that names the agent.
+
+pub mod definition;
+mod scratch;
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
+use crate::bus::{AgentScope, Answer, Bus, PermissionQuestion, Preview};
+use crate::checkpoint::CheckpointStore;
+use crate::permissions::PermissionMode;
+use crate::protocol::events::{Risk, ToolStatus};
+use crate::protocol::{Builtin, Event, PermissionAction, SideEffect, WarningCode};
+use crate::provider::{Message, Provider, ProviderConfig, ToolSpec};
+use crate::settings::RunSettings;
+use crate::tools::runner::{AGENT_TOOL, Delegate, Delegated, ToolRunner};
+use crate::tools::{ToolName, parse_args};
+use crate::usage::UsageMeter;
+pub use definition::{Catalog, Definition};
+use scratch::Scratch;
+
+const SUBAGENT_PROMPT: &str = include_str!("../../assets/prompts/subagent.md");
+
+/// The `agent` tool's arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentArgs {
+    description: String,
+    prompt: String,
+    agent: Option<String>,
+}
+
+/// The `agent` tool of one light run: the definitions it offers, and what its subagents share
+/// with the parent (the provider, the meter, the parent's runner and bus).
+pub struct Subagents<'a> {
+    pub provider: &'a Provider,
+    pub meter: &'a UsageMeter,
+    /// The parent's runner: a subagent's is made from it, and a writing subagent's diff is
+    /// applied through it.
+    pub parent: &'a ToolRunner,
+    pub settings: &'a RunSettings,
+    pub instructions: Option<String>,
+    catalog: Catalog,
+    limit: tokio::sync::Semaphore,
+    timeout: Duration,
+    next: AtomicU32,
+    /// Unapproved definitions the person approved in this run.
+    approved: Mutex<HashSet<String>>,
+}
+
+impl<'a> Subagents<'a> {
+    pub fn new(
+        provider: &'a Provider,
+        meter: &'a UsageMeter,
+        parent: &'a ToolRunner,
+        settings: &'a RunSettings,
+        instructions: Option<String>,
+        catalog: Catalog,
+    ) -> Subagents<'a> {
+        let limit = usize::try_from(settings.pipeline.max_agents.max(1)).unwrap_or(1);
+        Subagents {
+            provider,
+            meter,
+            parent,
+            settings,
+            instructions,
+            catalog,
+            limit: tokio::sync::Semaphore::new(limit),
+            timeout: settings.pipeline.agent_timeout,
+            next: AtomicU32::new(1),
+            approved: Mutex::default(),
+        }
+    }
+
+    /// The definitions of the run's project and user, read beneath the root: warnings for the
+    /// files skipped and for the project definitions not offered for want of an approval.
+    /// A person who can answer prompts (`bus.has_responder()`) is asked when one is first used.
+    pub async fn catalog(settings: &RunSettings, bus: &Bus) -> Catalog {
+        let (root, data_dir, ask) = (
+            settings.cwd.clone(),
+            settings.data_dir.clone(),
+            bus.has_responder(),
+        );
+        let catalog = crate::blocking::detached(move || {
+            Catalog::load(
+                &root,
+                definition::user_agents_dir().as_deref(),
+                &data_dir,
+                ask,
+            )
+        })
+        .await
+        .unwrap_or_default();
+        for (path, reason) in &catalog.skipped {
+            bus.emit(Event::warning(
+                WarningCode::AgentSkipped,
+                format!(
+                    "agent definition {} is not offered: {reason}",
+                    path.display()
+                ),
+            ));
+        }
+        if !catalog.unapproved.is_empty() {
+            let names: Vec<String> = catalog
+                .unapproved
+                .iter()
+                .map(|d| format!("`{}`", d.name))
+                .collect();
+            bus.emit(Event::warning(
+                WarningCode::AgentUnapproved,
+                format!(
+                    "project agent definitions {} may write files or run commands and were not \
+                     approved, so the agent tool does not offer them; start them once in the \
+                     interactive TUI to approve them",
+                    names.join(", ")
+                ),
+            ));
+        }
+        catalog
+    }
+
+    async fn start(&self, call_id: &str, args: Value) -> Delegated {
+        let args: AgentArgs = match parse_args(&args) {
+            Ok(args) => args,
+            Err(error) => return failed(error.to_string()),
+        };
+        let name = args.agent.as_deref().unwrap_or("general");
+        let Some(definition) = self.catalog.offered.iter().find(|d| d.name == name) else {
+            return failed(self.unknown(name));
+        };
+        if let Err(why) = self.approve(call_id, definition).await {
+            return Delegated {
+                status: ToolStatus::Denied,
+                output: why,
+                changed_files: None,
+            };
+        }
+        // Calls beyond the limit wait here for a running subagent to end.
+        let Ok(_slot) = self.limit.acquire().await else {
+            return failed("the subagents were closed".into());
+        };
+        let id = format!("agent_{}", self.next.fetch_add(1, Ordering::SeqCst));
+        let bus = self.parent.bus.for_agent(AgentScope {
+            id: id.clone(),
+            parent_call: call_id.to_string(),
+            name: definition.name.clone(),
+        });
+        bus.emit(Event::reasoning(format!(
+            "Subagent {id} ({}) started: {}\n",
+            definition.name,
+            args.description.trim()
+        )));
+        let ended = self.converse(&id, &bus, definition, args.prompt).await;
+        // A subagent cut short (its time ran out) leaves no call without a result.
+        bus.close_open_calls("the subagent ended before the tool finished");
+        ended
+    }
+
+    /// The error for a call naming an agent that is not offered.
+    fn unknown(&self, name: &str) -> String {
+        if self.catalog.unapproved.iter().any(|d| d.name == name) {
+            return format!(
+                "agent `{name}` is a project definition that may write files or run commands, \
+                 and nobody approved it; it can be approved in the interactive TUI"
+            );
+        }
+        let known: Vec<&str> = self
+            .catalog
+            .offered
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect();
+        format!(
+            "unknown agent `{name}`; the agents are: {}",
+            known.join(", ")
+        )
+    }
+
+    /// A project definition that writes, not approved yet: the person is asked (the first
+    /// time; "always" remembers it for the project until the file changes).
+    async fn approve(&self, call_id: &str, definition: &Definition) -> Result<(), String> {
+        let data_dir = &self.settings.data_dir;
+        let root = &self.settings.cwd;
+        if !definition.needs_approval()
+            || self
+                .approved
+                .lock()
+                .is_ok_and(|a| a.contains(&definition.name))
+            || crate::mcp::approval::Approvals::load_file(data_dir, definition::APPROVALS_FILE)
+                .is_approved_key(
+                    &crate::mcp::approval::canonical_root(root),
+                    &definition.name,
+                    &definition.fingerprint,
+                )
+        {
+            return Ok(());
+        }
+        let bus = &self.parent.bus;
+        let side_effect = if definition.tools.contains(&ToolName::RunCommand) {
+            SideEffect::Execute
+        } else {
+            SideEffect::Write
+        };
+        let path = definition
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let tools: Vec<&str> = definition.tools.iter().map(|t| t.as_str()).collect();
+        let reason = format!(
+            "project agent `{}` ({path}) may {} ({}); it has not been approved for this project",
+            definition.name,
+            if side_effect == SideEffect::Execute {
+                "run commands and write files"
+            } else {
+                "write files"
+            },
+            tools.join(", ")
+        );
+        let mode = self.parent.policy.mode.as_str().to_string();
+        bus.emit(Event::PermissionRequest {
+            id: call_id.to_string(),
+            name: AGENT_TOOL.to_string(),
+            action: PermissionAction::Prompt,
+            permission: "prompt".into(),
+            permission_mode: mode,
+            side_effect,
+            reason: reason.clone(),
+            risk: Some(Risk::Medium),
+        });
+        let question = PermissionQuestion {
+            id: call_id.to_string(),
+            tool: AGENT_TOOL.to_string(),
+            side_effect,
+            risk: Some(Risk::Medium),
+            reason,
+            rule: format!("agent {} in this project", definition.name),
+            previews: vec![Preview::Note(format!(
+                "{}\n\n{}",
+                definition.description, definition.prompt
+            ))],
+        };
+        let answer = if bus.has_responder() {
+            bus.ask(question).await
+        } else {
+            None
+        };
+        let (granted, why) = match answer {
+            Some(Answer::AllowAlways) => {
+                let stored =
+                    crate::blocking::atomic(|| definition::approve(data_dir, root, definition));
+                if let Err(error) = stored {
+                    bus.emit(Event::warning(
+                        WarningCode::AgentUnapproved,
+                        format!(
+                            "the approval of agent `{}` could not be saved ({error}); it is \
+                             asked about again next time",
+                            definition.name
+                        ),
+                    ));
+                }
+                (true, "approved in TUI".to_string())
+            }
+            Some(Answer::AllowOnce) => (true, "approved in TUI".to_string()),
+            Some(Answer::Deny) => (false, crate::bus::DENIED_IN_TUI.to_string()),
+            None => (
+                false,
+                "headless run has no interactive responder".to_string(),
+            ),
+        };
+        bus.emit(Event::PermissionDecision {
+            id: call_id.to_string(),
+            name: AGENT_TOOL.to_string(),
+            action: if granted {
+                PermissionAction::Allow
+            } else {
+                PermissionAction::Deny
+            },
+            permission_granted: granted,
+            decision_reason: why.clone(),
+        });
+        if !granted {
+            return Err(format!("denied: {why}"));
+        }
+        if let Ok(mut approved) = self.approved.lock() {
+            approved.insert(definition.name.clone());
+        }
+        Ok(())
+    }
+
+    /// One subagent's conversation, in its worktree when it may write; then its diff.
+    async fn converse(
+        &self,
+        id: &str,
+        bus: &Bus,
+        definition: &Definition,
+        prompt: String,
+    ) -> Delegated {
+        let parent = self.parent;
+        let data_dir = &self.settings.data_dir;
+        let scratch = if definition.writes() {
+            let run = crate::ids::new_run_id();
+            match crate::blocking::atomic(|| Scratch::create(data_dir, &parent.root, &run)) {
+                Ok(scratch) => Some(scratch),
+                Err(why) => {
+                    return failed(format!(
+                        "agent `{}` may write files or run commands, so it runs in a git \
+                         worktree of its own, and none could be made: {why}",
+                        definition.name
+                    ));
+                }
+            }
+        } else {
+            None
+        };
+        let mut mode = definition.mode.unwrap_or(parent.policy.mode);
+        // Its file writes touch only its own worktree: they run unasked, and the diff is what
+        // the person is asked about.
+        if scratch.is_some() && mode == PermissionMode::Ask {
+            mode = PermissionMode::AcceptEdits;
+        }
+        let mut writable = parent.writable.clone();
+        let (root, checkpoints) = match &scratch {
+            Some(scratch) => {
+                writable.extend(scratch.worktree.git_dir());
+                let root = scratch.root().to_path_buf();
+                let store = CheckpointStore::new(
+                    data_dir,
+                    &format!("{}_worktree", scratch.worktree.run_id),
+                    &root,
+                );
+                (root, Arc::new(store))
+            }
+            None => (parent.root.clone(), Arc::clone(&parent.checkpoints)),
+        };
+        let runner = ToolRunner {
+            root: root.clone(),
+            policy: parent.policy.with_mode(mode),
+            checkpoints,
+            bus: bus.clone(),
+            writable,
+            packages: Arc::default(),
+            transcriber: None,
+            mcp: None,
+            ..parent.clone()
+        };
+        let (own, own_meter);
+        let (provider, meter) = match &definition.model {
+            None => (self.provider, self.meter),
+            Some(model) => match self.provider_for(model) {
+                Ok((provider, config)) => {
+                    own = provider;
+                    own_meter =
+                        self.meter
+                            .for_model(config.kind.name(), &config.model, &config.api_model);
+                    (&own, &own_meter)
+                }
+                Err(why) => {
+                    return failed(format!(
+                        "agent `{}`: model `{model}`: {why}",
+                        definition.name
+                    ));
+                }
+            },
+        };
+        let agent = Agent {
+            provider,
+            runner: &runner,
+            meter,
+            bus,
+            instructions: self.instructions.clone(),
+            subagents: None,
+        };
+        let base = match definition.prompt.as_str() {
+            "" => SUBAGENT_PROMPT.to_string(),
+            own => format!("{SUBAGENT_PROMPT}\n{own}\n"),
+        };
+        let system =
+            crate::instructions::system_prompt(&base, &root, agent.instructions.as_deref());
+        let max_turns = definition.max_turns.unwrap_or(self.settings.max_turns);
+        let spec = TurnSpec {
+            system: &system,
+            tools: &definition.tools,
+            packages: false,
+            submit: None,
+            stage: "agent",
+            iteration: 1,
+            max_turns,
+            text_route: TextRoute::Reasoning,
+        };
+        let mut messages = vec![Message::User {
+            text: prompt,
+            images: Vec::new(),
+        }];
+        let answer =
+            match tokio::time::timeout(self.timeout, agent.converse(&mut messages, &spec)).await {
+                Ok(Ok(outcome)) => outcome.text.replace('\u{0}', ""),
+                Ok(Err(AgentError::TurnLimit(turns))) => {
+                    return failed(format!(
+                        "subagent {id} ({}) did not finish within its {turns} turns (maxTurns)",
+                        definition.name
+                    ));
+                }
+                Ok(Err(error)) => {
+                    return failed(format!(
+                        "subagent {id} ({}) failed: {error}",
+                        definition.name
+                    ));
+                }
+                Err(_) => {
+                    return Delegated {
+                        status: ToolStatus::Timeout,
+                        output: format!(
+                            "subagent {id} ({}) was stopped after {} s (agentTimeoutSecs)",
+                            definition.name,
+                            self.timeout.as_secs()
+                        ),
+                        changed_files: None,
+                    };
+                }
+            };
+        let answer = if answer.trim().is_empty() {
+            "(the subagent gave no answer)".to_string()
+        } else {
+            answer
+        };
+        match &scratch {
+            Some(scratch) => self.bring_back(scratch, answer, bus).await,
+            None => Delegated {
+                status: ToolStatus::Ok,
+                output: answer,
+                changed_files: None,
+            },
+        }
+    }
+
+    /// A writing subagent's changes, applied to the checkout through the parent's runner (the
+    /// permission policy, a checkpoint, the write), named by the `agent` call.
+    async fn bring_back(&self, scratch: &Scratch, answer: String, bus: &Bus) -> Delegated {
+        let parent = self.parent;
+        let changes = match crate::blocking::atomic(|| scratch.changes(&parent.root)) {
+            Ok(changes) => changes,
+            Err(why) => {
+                return Delegated {
+                    status: ToolStatus::Error,
+                    output: format!("{answer}\n\n[Its changes were not applied: {why}]"),
+                    changed_files: None,
+                };
+            }
+        };
+        if changes.is_empty() {
+            return Delegated {
+                status: ToolStatus::Ok,
+                output: answer,
+                changed_files: None,
+            };
+        }
+        let call_id = bus
+            .agent()
+            .map(|a| a.parent_call.clone())
+            .unwrap_or_default();
+        match parent
+            .write_changes(&call_id, Builtin::WriteFile, &changes)
+            .await
+        {
+            Ok(files) => Delegated {
+                status: ToolStatus::Ok,
+                output: format!(
+                    "{answer}\n\n[Its changes were applied: {}]",
+                    files.join(", ")
+                ),
+                changed_files: Some(files),
+            },
+            Err((status, why)) => Delegated {
+                status,
+                output: format!("{answer}\n\n[Its changes were not applied: {why}]"),
+                changed_files: None,
+            },
+        }
+    }
+
+    /// A provider for a definition's `model` (resolved as `/model` resolves a name).
+    fn provider_for(&self, model: &str) -> Result<(Provider, ProviderConfig), String> {
+        let config = crate::session::resolve_model_from_env(&self.settings.provider, model)
+            .map_err(|e| e.to_string())?;
+        let provider = Provider::new(config.clone()).map_err(|e| e.to_string())?;
+        provider.check_credentials().map_err(|e| e.to_string())?;
+        Ok((provider, config))
+    }
+}
+
+fn failed(output: String) -> Delegated {
+    Delegated {
+        status: ToolStatus::Error,
+        output,
+        changed_files: None,
+    }
+}
+
+impl Delegate for Subagents<'_> {
+    fn spec(&self) -> ToolSpec {
+        let mut description = String::from(
+            "Start a subagent: a helper with a fresh context of its own that does one task with \
+             its own tools and returns its final answer. It sees nothing of this conversation, \
+             so give it a complete, self-contained task in `prompt`. Several `agent` calls in \
+             one response run at the same time: use that for independent questions. Agents \
+             (`agent`, default `general`):",
+        );
+        for definition in &self.catalog.offered {
+            let writes = if definition.writes() {
+                " (may change files: works in a copy of the project; its changes are applied \
+                 once permitted)"
+            } else {
+                ""
+            };
+            description.push_str(&format!(
+                "\n- {} ({}): {}{writes}",
+                definition.name,
+                definition.origin.label(),
+                definition.description
+            ));
+        }
+        let names: Vec<&str> = self
+            .catalog
+            .offered
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect();
+        ToolSpec {
+            name: AGENT_TOOL.to_string(),
+            description,
+            parameters: json!({"type": "object", "properties": {
+                "description": {"type": "string", "description": "A short label of the task (3 to 6 words)"},
+                "prompt": {"type": "string", "description": "The whole task for the subagent"},
+                "agent": {"type": "string", "enum": names}
+            }, "required": ["description", "prompt"], "additionalProperties": false}),
+        }
+    }
+
+    fn run<'b>(
+        &'b self,
+        call_id: &'b str,
+        args: Value,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Delegated> + Send + 'b>> {
+        Box::pin(self.start(call_id, args))
+    }
+}

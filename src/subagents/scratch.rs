@@ -1,0 +1,162 @@
+//! The tree a writing subagent works in: a git worktree of its own, made from the checkout as it
+//! is now (changes not committed and new files included), so two subagents never write the same
+//! tree and nothing reaches the checkout until the parent applies the diff. The worktree and its
+//! branch go when the subagent ends, however it ends (an interrupt drops it).
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::confine::change::FileChange;
+use crate::git::Access;
+use crate::worktree::{self, Worktree};
+
+/// A subagent's worktree; removed with its branch when dropped.
+pub struct Scratch {
+    pub worktree: Worktree,
+    /// The checkout's top level and the commit the worktree started from (the checkout then).
+    top: PathBuf,
+    base: String,
+    data_dir: PathBuf,
+}
+
+fn git(dir: &Path, access: Access, args: &[&str], index: Option<&Path>) -> Result<Output, String> {
+    let mut command = crate::git::command(dir, access).map_err(|e| e.to_string())?;
+    if let Some(index) = index {
+        command.env("GIT_INDEX_FILE", index);
+    }
+    command
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))
+}
+
+fn text(output: Output, what: &str) -> Result<String, String> {
+    if !output.status.success() {
+        return Err(format!(
+            "`git {what}` failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+/// A commit of the checkout `top` as it is now (tracked and new files, ignored ones left out),
+/// made with an index of its own: neither the checkout's index nor its files are touched.
+fn snapshot(top: &Path, scratch: &Path) -> Result<String, String> {
+    let head = text(
+        git(
+            top,
+            Access::Read,
+            &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+            None,
+        )?,
+        "rev-parse HEAD",
+    )
+    .map_err(|_| "the git repository has no commit yet".to_string())?;
+    let index = Some(scratch);
+    // A copy of the checkout's index keeps what git knows of unchanged files, so only changed
+    // ones are read again; without one, HEAD's tree.
+    let real = git(
+        top,
+        Access::Read,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+        None,
+    )
+    .and_then(|out| text(out, "rev-parse --git-path index"));
+    let copied = real.is_ok_and(|real| std::fs::copy(real, scratch).is_ok());
+    if !copied {
+        text(
+            git(top, Access::Read, &["read-tree", &head], index)?,
+            "read-tree",
+        )?;
+    }
+    text(git(top, Access::Write, &["add", "-A"], index)?, "add -A")?;
+    let tree = text(
+        git(top, Access::Read, &["write-tree"], index)?,
+        "write-tree",
+    )?;
+    let message = "Splice: the checkout as a subagent started";
+    let mut command = crate::git::command(top, Access::Write).map_err(|e| e.to_string())?;
+    // A commit no branch points at: the same identity wherever git has none.
+    let made = command
+        .env("GIT_AUTHOR_NAME", "Splice")
+        .env("GIT_AUTHOR_EMAIL", "splice@localhost")
+        .env("GIT_COMMITTER_NAME", "Splice")
+        .env("GIT_COMMITTER_EMAIL", "splice@localhost")
+        .args(["commit-tree", &tree, "-p", &head, "-m", message])
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    text(made, "commit-tree")
+}
+
+impl Scratch {
+    /// A worktree for subagent run `id` of the checkout `cwd` is in. Err: why a writing
+    /// subagent cannot run (no git repository, no commit, git refused). Blocking.
+    pub fn create(data_dir: &Path, cwd: &Path, id: &str) -> Result<Scratch, String> {
+        let top = git(cwd, Access::Read, &["rev-parse", "--show-toplevel"], None)
+            .and_then(|out| text(out, "rev-parse --show-toplevel"))
+            .map_err(|_| "the project is not in a git repository".to_string())?;
+        let top = PathBuf::from(top);
+        std::fs::create_dir_all(worktree::worktrees_dir(data_dir))
+            .map_err(|e| format!("cannot create the worktrees dir: {e}"))?;
+        let index = worktree::worktrees_dir(data_dir).join(format!("{id}.index"));
+        let base = snapshot(&top, &index);
+        let _ = std::fs::remove_file(&index);
+        let base = base?;
+        let worktree = Worktree::create_at(data_dir, cwd, id, Some(&base))
+            .map_err(|e| format!("its worktree could not be made ({e})"))?;
+        Ok(Scratch {
+            worktree,
+            top: top.canonicalize().unwrap_or(top),
+            base,
+            data_dir: data_dir.to_path_buf(),
+        })
+    }
+
+    /// The working root inside the worktree (where the parent's root is in the checkout).
+    pub fn root(&self) -> &Path {
+        &self.worktree.root
+    }
+
+    /// What the subagent changed, as changes to the checkout at `root`. Err when it cannot be
+    /// read, or when a file it changed was changed in the checkout since it started (applying
+    /// it would undo that change). Blocking.
+    pub fn changes(&self, root: &Path) -> Result<Vec<FileChange>, String> {
+        let committed = self
+            .worktree
+            .commit("Splice: a subagent's work")
+            .map_err(|e| format!("its work could not be committed ({e})"))?;
+        if !committed {
+            return Ok(Vec::new());
+        }
+        let changes = worktree::changes_between(&self.top, root, &self.base, &self.worktree.branch)
+            .map_err(|e| e.to_string())?;
+        let prefix = text(
+            git(root, Access::Read, &["rev-parse", "--show-prefix"], None)?,
+            "rev-parse --show-prefix",
+        )?;
+        let mut moved = Vec::new();
+        for change in &changes {
+            let name = format!("{}:{prefix}{}", self.base, change.shown);
+            let blob = git(&self.top, Access::Read, &["cat-file", "blob", &name], None)?;
+            let started = blob.status.success().then_some(blob.stdout);
+            if started != change.before {
+                moved.push(change.shown.clone());
+            }
+        }
+        if !moved.is_empty() {
+            return Err(format!(
+                "{} changed in the checkout while the subagent worked; its changes were not applied",
+                moved.join(", ")
+            ));
+        }
+        Ok(changes)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let (worktree, data_dir) = (&self.worktree, &self.data_dir);
+        let _ = crate::blocking::atomic(|| worktree.remove(data_dir, true));
+    }
+}
