@@ -307,6 +307,8 @@ impl App {
 
     /// The custom commands found for the project and the user; one named like a built-in
     /// command is left out (the catalog already skips those).
+    /// The custom commands to offer; a file that is not offered (unreadable, a bad front
+    /// matter, shadowed, a built-in's name) is said once, never dropped silently.
     pub fn set_custom_commands(&mut self, catalog: crate::slash::Catalog) {
         let builtin: Vec<&str> = self.commands.iter().map(|c| c.name).collect();
         self.custom = catalog
@@ -314,6 +316,15 @@ impl App {
             .into_iter()
             .filter(|c| !builtin.contains(&c.name.as_str()))
             .collect();
+        for skipped in &catalog.skipped {
+            let path = skipped.path.strip_prefix(&self.settings.cwd);
+            let path = path.unwrap_or(&skipped.path).display();
+            let text = format!(
+                "custom command file {path} is not offered: {}",
+                skipped.reason
+            );
+            self.notice(Level::Warning, text);
+        }
         self.show_commands();
     }
 

@@ -402,12 +402,16 @@ fn custom_commands_in_the_popup_and_help() {
     )
     .expect("command file");
     std::fs::write(root.path().join(".claude/commands/model.md"), "shadow").expect("file");
-    let mut app = app();
-    app.set_custom_commands(crate::slash::Catalog::load(root.path(), None));
+    let mut app = app_with_custom(root.path());
     app.on_key(key('/'));
     app.on_key(key('g'));
     let screen = draw(&mut app, 80, 14);
     assert!(screen.contains("/git:commit"), "{screen}");
+    // A file that is not offered says so once, at the start.
+    assert!(
+        screen.contains("model.md is not offered: /model is"),
+        "{screen}"
+    );
     assert_snapshot!(screen);
     let mut app = app_with_custom(root.path());
     app.submit("/help".into());
@@ -429,7 +433,9 @@ fn custom_commands_in_the_popup_and_help() {
 }
 
 fn app_with_custom(root: &std::path::Path) -> App {
-    let mut app = app();
+    let mut settings = settings();
+    settings.cwd = root.to_path_buf();
+    let mut app = App::new(settings, Theme::ansi());
     app.set_custom_commands(crate::slash::Catalog::load(root, None));
     app
 }
