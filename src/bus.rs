@@ -120,6 +120,8 @@ pub struct Bus {
     inner: Arc<Inner>,
     /// The design-plan task whose events this handle emits (`taskId`), if any.
     task: Option<Arc<str>>,
+    /// The hooks of the run, which every tool path on this bus fires.
+    hooks: Option<Arc<crate::hooks::Hooks>>,
 }
 
 impl Bus {
@@ -134,6 +136,7 @@ impl Bus {
                 log: Default::default(),
             }),
             task: None,
+            hooks: None,
         }
     }
 
@@ -152,6 +155,7 @@ impl Bus {
                 log: Default::default(),
             }),
             task: None,
+            hooks: None,
         }
     }
 
@@ -164,7 +168,21 @@ impl Bus {
         Bus {
             inner: Arc::clone(&self.inner),
             task: Some(Arc::from(id)),
+            hooks: self.hooks.clone(),
         }
+    }
+
+    /// The same bus, its calls and stages firing `hooks`.
+    pub(crate) fn with_hooks(&self, hooks: Arc<crate::hooks::Hooks>) -> Bus {
+        Bus {
+            hooks: Some(hooks),
+            ..self.clone()
+        }
+    }
+
+    /// The run's hooks, if it has any.
+    pub(crate) fn hooks(&self) -> Option<&Arc<crate::hooks::Hooks>> {
+        self.hooks.as_ref()
     }
 
     /// The design-plan task of this handle, if any.

@@ -24,10 +24,12 @@ pub enum ErrorCode {
     MergeBackFailed,
     RestoreFailed,
     GitConfigRestoreFailed,
+    /// A `UserPromptSubmit` hook blocked the request: it was not sent.
+    HookBlocked,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::ProtocolError,
         ErrorCode::UsageError,
         ErrorCode::AuthError,
@@ -43,6 +45,7 @@ impl ErrorCode {
         ErrorCode::MergeBackFailed,
         ErrorCode::RestoreFailed,
         ErrorCode::GitConfigRestoreFailed,
+        ErrorCode::HookBlocked,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -62,6 +65,7 @@ impl ErrorCode {
             ErrorCode::MergeBackFailed => "merge_back_failed",
             ErrorCode::RestoreFailed => "restore_failed",
             ErrorCode::GitConfigRestoreFailed => "git_config_restore_failed",
+            ErrorCode::HookBlocked => "hook_blocked",
         }
     }
 }
@@ -91,10 +95,17 @@ pub enum WarningCode {
     /// `--jobs` above 1, but a design plan's tasks run one at a time in the checkout (no git
     /// repository, or changes not committed).
     TasksSerial,
+    /// A hook failed (an exit code other than 0 and 2, a timeout, not runnable); the session
+    /// went on without what it would have said.
+    HookFailed,
+    /// A project's hooks were not run, since nobody approved them.
+    HooksUnapproved,
+    /// `Stop` hooks blocked the run's end too many times in a row: it ended anyway.
+    StopHookLimit,
 }
 
 impl WarningCode {
-    pub const ALL: [WarningCode; 18] = [
+    pub const ALL: [WarningCode; 21] = [
         WarningCode::ProviderRetry,
         WarningCode::ResponseTruncated,
         WarningCode::ContextCompacted,
@@ -113,6 +124,9 @@ impl WarningCode {
         WarningCode::McpServerFailed,
         WarningCode::McpServerUnapproved,
         WarningCode::TasksSerial,
+        WarningCode::HookFailed,
+        WarningCode::HooksUnapproved,
+        WarningCode::StopHookLimit,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -135,6 +149,9 @@ impl WarningCode {
             WarningCode::McpServerFailed => "mcp_server_failed",
             WarningCode::McpServerUnapproved => "mcp_server_unapproved",
             WarningCode::TasksSerial => "tasks_serial",
+            WarningCode::HookFailed => "hook_failed",
+            WarningCode::HooksUnapproved => "hooks_unapproved",
+            WarningCode::StopHookLimit => "stop_hook_limit",
         }
     }
 }

@@ -961,6 +961,19 @@ impl App {
                 self.notice(level, message);
             }
             Event::Final { .. } => {}
+            Event::Hook {
+                event,
+                command,
+                decision,
+                reason,
+                ..
+            } => {
+                let reason = reason.map(|r| format!(": {r}")).unwrap_or_default();
+                self.notice(
+                    Level::Info,
+                    format!("{event} hook `{command}`: {decision}{reason}"),
+                );
+            }
             Event::RunEnd { status, exit_code } => {
                 self.run = RunState::Ended { status, exit_code };
                 self.modals.close(Kind::Permission, self.now);
