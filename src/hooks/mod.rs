@@ -24,14 +24,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Map, Value, json};
 
-pub use config::{HookConfig, HookConfigError, ProjectHooks, Source};
+pub use config::{HookConfig, HookConfigError, ProjectHooks};
 pub use decision::Permission;
 pub use event::HookEvent;
 pub use lifecycle::{
-    MAX_STOP_BLOCKS, StopVerdict, before_request, notify, pre_compact, session_end, stage_end,
-    stop,
+    StopVerdict, before_request, notify, pre_compact, session_end, stage_end, stop,
 };
-pub use matcher::claude_name;
 
 use crate::bus::Bus;
 use crate::protocol::{Event, WarningCode};
@@ -65,6 +63,11 @@ impl HookSettings {
 
     fn is_empty(&self) -> bool {
         self.user.is_empty() && self.project.as_ref().is_none_or(|p| p.config.is_empty())
+    }
+
+    /// Whether the session's `SessionStart` hooks ran (so its `SessionEnd` hooks run too).
+    pub fn started(&self) -> bool {
+        self.started.load(Ordering::SeqCst)
     }
 
     /// Whether this is the first time it is asked: the session's start.

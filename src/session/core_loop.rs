@@ -124,6 +124,13 @@ impl Core {
             }
         }
         self.mcp_starts.shutdown().await;
+        // A session whose hooks saw it start sees it end.
+        if self.settings.hooks.started()
+            && let Some(hooks) = crate::hooks::Hooks::for_run(&self.settings)
+        {
+            let reason = if open { "exit" } else { "other" };
+            crate::hooks::session_end(&hooks, reason).await;
+        }
         // No server outlives the session: its hub is the session's own.
         if let Some(hub) = &self.settings.mcp.hub {
             hub.shutdown().await;

@@ -10,6 +10,7 @@ mod binaries;
 mod checkpoints;
 mod cli;
 mod git;
+mod hooks;
 mod headless;
 mod logs;
 mod mcp;

@@ -1,0 +1,48 @@
+//! A hook is a process group of its own: at its timeout it is killed with everything it
+//! started, the person is warned, and the session goes on.
+
+use serde_json::json;
+
+use super::{exec, script, user_hooks, warnings};
+use crate::support::fake_provider::{FakeProvider, openai};
+use crate::support::{Sandbox, alive, ended};
+
+#[test]
+fn a_hook_that_hangs_is_killed_at_its_timeout_with_what_it_started() {
+    let sandbox = Sandbox::new();
+    let pid_file = sandbox.dir.path().join("child.pid");
+    let hang = script(
+        &sandbox,
+        "hang.sh",
+        &format!(
+            "#!/bin/sh\nsleep 300 &\necho $! > {}\nsleep 300\n",
+            pid_file.display()
+        ),
+    );
+    user_hooks(
+        &sandbox,
+        json!({"PreToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": hang.display().to_string(), "timeout": 1}]}]}),
+    );
+    let provider = FakeProvider::start(vec![
+        openai::call_json("call_1", "read_file", json!({"path": "a.txt"})),
+        openai::answer(&["Read."]),
+    ]);
+    sandbox.write("a.txt", "content\n");
+    let started = std::time::Instant::now();
+    let out = exec(&sandbox, &provider, &["read a.txt"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let warned = warnings(&out, "hook_failed");
+    assert_eq!(warned.len(), 1, "{}", out.stdout);
+    assert!(warned[0].contains("timed out"), "{}", warned[0]);
+    // A hook that fails is not a block: the call ran.
+    assert_eq!(out.first("tool_result")["status"], "ok");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("the hook started its child")
+        .trim()
+        .parse()
+        .expect("a pid");
+    assert!(ended(pid), "the hook's child outlived its timeout");
+    assert!(!alive(pid));
+}
