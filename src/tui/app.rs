@@ -521,6 +521,7 @@ impl App {
             || self.compacting()
             || self.modals.has(Kind::Permission)
             || self.modals.has(Kind::McpAsk)
+            || self.modals.has(Kind::HooksAsk)
         {
             self.dirty = true;
         }
@@ -588,6 +589,7 @@ impl App {
                 }
             }
             Modal::McpAsk(ask) => self.on_mcp_answered(ask),
+            Modal::HooksAsk(ask) => self.on_hooks_answered(ask),
             Modal::Login(login) => {
                 // Closed while still going: the session ends the login's task, nothing is saved.
                 if login.is_pending() {
@@ -1062,7 +1064,7 @@ impl App {
         };
         let area_of = |kind| match kind {
             Kind::Login => above_status,
-            Kind::McpOverlay | Kind::McpAsk | Kind::Permission => modal_area,
+            Kind::McpOverlay | Kind::McpAsk | Kind::HooksAsk | Kind::Permission => modal_area,
         };
         self.modals.render(area_of, buf, &self.theme, self.now);
     }
