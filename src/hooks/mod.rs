@@ -245,6 +245,14 @@ impl Hooks {
     }
 }
 
+/// `bus`, carrying the hooks of a run on `settings` when there are any.
+pub fn attach(settings: &crate::settings::RunSettings, bus: Bus) -> Bus {
+    match Hooks::for_run(settings) {
+        Some(hooks) => bus.with_hooks(hooks),
+        None => bus,
+    }
+}
+
 /// The fields of a JSON object, for [`Hooks::fire`].
 pub(crate) fn fields(value: Value) -> Map<String, Value> {
     match value {

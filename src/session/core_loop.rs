@@ -314,7 +314,8 @@ impl Core {
                 reason: reason.into(),
             });
         }
-        let event = match compact::start(&self.settings) {
+        let bus = crate::hooks::attach(&self.settings, self.bus());
+        let event = match compact::start(&self.settings, bus) {
             Ok(pending) => {
                 self.compacting = Some(pending);
                 SessionEvent::CompactStarted {

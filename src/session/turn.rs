@@ -25,10 +25,7 @@ pub fn execute_turn() -> RunTurn {
     Arc::new(|settings, bus, input, stopped| {
         Box::pin(async move {
             // The run's hooks travel on its bus: every tool path and stage fires them.
-            let bus = match crate::hooks::Hooks::for_run(&settings) {
-                Some(hooks) => bus.with_hooks(hooks),
-                None => bus,
-            };
+            let bus = crate::hooks::attach(&settings, bus);
             // Servers of the session still starting are waited for here, in the turn's task
             // (an interrupt ends the wait): their tools are offered from the first request.
             let hub = settings.mcp.hub.clone();
