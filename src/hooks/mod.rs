@@ -167,7 +167,21 @@ impl Hooks {
     /// with the common fields and `fields` on stdin. A hook that blocks or stops ends the
     /// series; a hook's changed tool input is what the next one sees. What blocked or changed
     /// something is reported in a `hook` event; a hook that failed, in a `hook_failed` warning.
-    pub async fn fire(
+    ///
+    /// Boxed: a hook's process is a large future, and the tool calls and turns that wait for
+    /// it must not grow by it (on the stack of a debug build).
+    pub fn fire<'a>(
+        &'a self,
+        bus: &'a Bus,
+        event: HookEvent,
+        names: &'a [&'a str],
+        fields: Map<String, Value>,
+        call_id: Option<&'a str>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Verdict> + Send + 'a>> {
+        Box::pin(self.fire_all(bus, event, names, fields, call_id))
+    }
+
+    async fn fire_all(
         &self,
         bus: &Bus,
         event: HookEvent,

@@ -163,13 +163,16 @@ impl ToolRunner {
                 } => (args, permission),
             };
         let hooked = hooks::tool::CallHooks {
-            tool_input: hooks::tool::hook_input(&self.root, &name, &args),
+            tool_input: match self.bus.hooks() {
+                Some(_) => hooks::tool::hook_input(&self.root, &name, &args),
+                None => Value::Null,
+            },
             permission,
         };
-        let mut reply = hooks::tool::CALL
-            .scope(hooked, self.run_tool(call, tool, &args))
+        // Boxed, as the call's own future is large: the hooks' futures come on top of it.
+        let mut reply = Box::pin(hooks::tool::CALL.scope(hooked, self.run_tool(call, tool, &args)))
             .await;
-        if reply.status == ToolStatus::Ok {
+        if reply.status == ToolStatus::Ok && self.bus.hooks().is_some() {
             let response = json!({
                 "success": true,
                 "status": reply.status,
