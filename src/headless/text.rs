@@ -272,7 +272,10 @@ fn progress_line(event: &Event) -> Option<String> {
             ..
         } => Some(format!(
             "  {event} hook `{command}`: {decision}{}\n",
-            reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
+            reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
         )),
         Event::Error { code, message, .. } => Some(format!("error [{code}]: {message}\n")),
         _ => None,

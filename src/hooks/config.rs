@@ -51,7 +51,11 @@ pub struct HookConfig {
 
 impl HookConfig {
     /// The `hooks` value found at `place` (named in errors: `hooks` of a file).
-    pub fn parse(value: &Value, source: Source, place: &str) -> Result<HookConfig, HookConfigError> {
+    pub fn parse(
+        value: &Value,
+        source: Source,
+        place: &str,
+    ) -> Result<HookConfig, HookConfigError> {
         let prefix = if place.is_empty() {
             String::new()
         } else {
@@ -109,7 +113,9 @@ impl HookConfig {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.groups.values().all(|g| g.iter().all(|g| g.hooks.is_empty()))
+        self.groups
+            .values()
+            .all(|g| g.iter().all(|g| g.hooks.is_empty()))
     }
 
     /// Every command with its event, for an approval question or a warning.
@@ -131,7 +137,10 @@ type GroupError = (String, String);
 fn parse_group(value: &Value, source: Source, at: &str) -> Result<Group, GroupError> {
     let bad = |at: String, why: &str| (at, why.to_string());
     let Value::Object(group) = value else {
-        return Err(bad(at.into(), "must be an object with `hooks` (and `matcher`)"));
+        return Err(bad(
+            at.into(),
+            "must be an object with `hooks` (and `matcher`)",
+        ));
     };
     refuse_unknown(group, &["matcher", "hooks"], at)?;
     let matcher = match group.get("matcher") {
@@ -157,7 +166,10 @@ fn parse_group(value: &Value, source: Source, at: &str) -> Result<Group, GroupEr
 fn parse_hook(value: &Value, source: Source, at: &str) -> Result<HookCommand, GroupError> {
     let bad = |at: String, why: &str| (at, why.to_string());
     let Value::Object(hook) = value else {
-        return Err(bad(at.into(), "must be an object with `type` and `command`"));
+        return Err(bad(
+            at.into(),
+            "must be an object with `type` and `command`",
+        ));
     };
     refuse_unknown(hook, &["type", "command", "timeout"], at)?;
     match hook.get("type") {
@@ -275,22 +287,39 @@ mod tests {
         let pre = config.matching(HookEvent::PreToolUse, &["run_command", "Bash"]);
         assert_eq!(pre.len(), 1);
         assert_eq!(pre[0].timeout, Duration::from_secs(5));
-        assert!(config.matching(HookEvent::PreToolUse, &["read_file", "Read"]).is_empty());
-        assert_eq!(config.matching(HookEvent::Stop, &[])[0].timeout, DEFAULT_TIMEOUT);
+        assert!(
+            config
+                .matching(HookEvent::PreToolUse, &["read_file", "Read"])
+                .is_empty()
+        );
+        assert_eq!(
+            config.matching(HookEvent::Stop, &[])[0].timeout,
+            DEFAULT_TIMEOUT
+        );
     }
 
     #[test]
     fn every_wrong_shape_is_named() {
         assert!(error(json!({"PreTool": []})).contains("`hooks.PreTool` is not a hook event"));
-        assert!(error(json!({"PreToolUse": [{"matcher": "(", "hooks": []}]}))
-            .contains("`hooks.PreToolUse[0].matcher` is not a valid regular expression"));
+        assert!(
+            error(json!({"PreToolUse": [{"matcher": "(", "hooks": []}]}))
+                .contains("`hooks.PreToolUse[0].matcher` is not a valid regular expression")
+        );
         assert!(error(json!({"Stop": {}})).contains("must be an array"));
-        assert!(error(json!({"Stop": [{"hooks": [{"type": "prompt", "command": "x"}]}]}))
-            .contains("hooks.Stop[0].hooks[0].type"));
-        assert!(error(json!({"Stop": [{"hooks": [{"type": "command", "command": 3}]}]}))
-            .contains("command` must be a non-empty string"));
-        assert!(error(json!({"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": "5"}]}]}))
-            .contains("timeout` must be a number"));
+        assert!(
+            error(json!({"Stop": [{"hooks": [{"type": "prompt", "command": "x"}]}]}))
+                .contains("hooks.Stop[0].hooks[0].type")
+        );
+        assert!(
+            error(json!({"Stop": [{"hooks": [{"type": "command", "command": 3}]}]}))
+                .contains("command` must be a non-empty string")
+        );
+        assert!(
+            error(
+                json!({"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": "5"}]}]})
+            )
+            .contains("timeout` must be a number")
+        );
         assert!(error(json!([])).contains("must be an object"));
     }
 }

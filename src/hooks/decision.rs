@@ -58,9 +58,7 @@ pub fn read(event: HookEvent, ran: &Ran) -> Outcome {
             ..Outcome::default()
         },
         Ended::TimedOut => Outcome {
-            error: Some(
-                "timed out and was killed, with everything it started".to_string(),
-            ),
+            error: Some("timed out and was killed, with everything it started".to_string()),
             ..Outcome::default()
         },
         Ended::NotStarted(why) => Outcome {
@@ -167,7 +165,10 @@ mod tests {
 
     #[test]
     fn exit_codes_decide_as_in_claude_code() {
-        let blocked = read(HookEvent::PreToolUse, &ran(2, "{\"decision\":\"approve\"}", "no rm\n"));
+        let blocked = read(
+            HookEvent::PreToolUse,
+            &ran(2, "{\"decision\":\"approve\"}", "no rm\n"),
+        );
         assert_eq!(blocked.block.as_deref(), Some("no rm"));
         assert_eq!(blocked.permission, None);
         let failed = read(HookEvent::PreToolUse, &ran(1, "", "broken"));
@@ -178,7 +179,10 @@ mod tests {
         assert!(end.block.is_none() && end.error.is_some());
         let context = read(HookEvent::UserPromptSubmit, &ran(0, "use tabs\n", ""));
         assert_eq!(context.context.as_deref(), Some("use tabs"));
-        assert_eq!(read(HookEvent::PostToolUse, &ran(0, "done\n", "")), Outcome::default());
+        assert_eq!(
+            read(HookEvent::PostToolUse, &ran(0, "done\n", "")),
+            Outcome::default()
+        );
     }
 
     #[test]
@@ -194,12 +198,16 @@ mod tests {
         assert_eq!(outcome.block.as_deref(), Some("not here"));
         let out = json!({"decision": "block", "reason": "tests fail"});
         assert_eq!(
-            read(HookEvent::Stop, &ran(0, &out.to_string(), "")).block.as_deref(),
+            read(HookEvent::Stop, &ran(0, &out.to_string(), ""))
+                .block
+                .as_deref(),
             Some("tests fail")
         );
         let out = json!({"continue": false, "stopReason": "enough"});
         assert_eq!(
-            read(HookEvent::PostToolUse, &ran(0, &out.to_string(), "")).stop.as_deref(),
+            read(HookEvent::PostToolUse, &ran(0, &out.to_string(), ""))
+                .stop
+                .as_deref(),
             Some("enough")
         );
         let out = json!({"hookSpecificOutput": {"decision": {"behavior": "allow"}}});

@@ -48,7 +48,9 @@ pub fn tool_args(root: &Path, tool: &str, updated: Value) -> Value {
         && let Some(Value::String(file_path)) = map.remove("file_path")
     {
         let original = map.get("path").and_then(Value::as_str).map(str::to_string);
-        let absolute_before = original.as_deref().map(|p| root.join(p).display().to_string());
+        let absolute_before = original
+            .as_deref()
+            .map(|p| root.join(p).display().to_string());
         // Only a file_path that differs from the one handed out names another file.
         if absolute_before.as_deref() != Some(file_path.as_str()) {
             let relative = Path::new(&file_path)
@@ -178,9 +180,16 @@ mod tests {
     #[test]
     fn file_tools_get_file_path_and_it_folds_back() {
         let root = Path::new("/p");
-        let input = hook_input(root, "write_file", &json!({"path": "a.txt", "content": "x"}));
+        let input = hook_input(
+            root,
+            "write_file",
+            &json!({"path": "a.txt", "content": "x"}),
+        );
         assert_eq!(input["file_path"], "/p/a.txt");
-        assert_eq!(tool_args(root, "write_file", input), json!({"path": "a.txt", "content": "x"}));
+        assert_eq!(
+            tool_args(root, "write_file", input),
+            json!({"path": "a.txt", "content": "x"})
+        );
         let moved = json!({"path": "a.txt", "file_path": "/p/b/c.txt", "content": "x"});
         assert_eq!(tool_args(root, "write_file", moved)["path"], "b/c.txt");
         let command = hook_input(root, "run_command", &json!({"command": "ls"}));

@@ -8,9 +8,9 @@ use super::stages::{StageOutcome, Stuck, analyze, audit, test_run, verify, write
 use super::tiers::Stage;
 use crate::agent::{AgentError, TextRoute, TurnSpec};
 use crate::hooks;
-use serde_json::{Value, json};
 use crate::protocol::Event;
 use crate::provider::Message;
+use serde_json::{Value, json};
 
 const STEP_BACK_PROMPT: &str = include_str!("../../assets/prompts/step_back.md");
 
@@ -241,7 +241,10 @@ async fn stage_end(
     match (said, outcome) {
         (Some(reason), StageOutcome::Done { .. }) => Ok(StageOutcome::Failed {
             detail: format!("a StageEnd hook failed the stage: {reason}"),
-            evidence: format!("A StageEnd hook failed the {} stage:\n{reason}", stage.name()),
+            evidence: format!(
+                "A StageEnd hook failed the {} stage:\n{reason}",
+                stage.name()
+            ),
         }),
         (_, outcome) => Ok(outcome),
     }

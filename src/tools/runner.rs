@@ -13,6 +13,7 @@ use super::{MAX_OUTPUT_BYTES, ToolError, ToolId, ToolName, cap_output, command, 
 use crate::bus::{Answer, Bus, PermissionQuestion, Preview};
 use crate::checkpoint::CheckpointStore;
 use crate::confine::change::FileChange;
+use crate::hooks::{self, Permission, tool::Pre};
 use crate::packages::offer::{Offered, PackageTool, write_reaching_git_dir};
 use crate::packages::runtime::{self, CallErrorCode, CallRequest};
 use crate::permissions::policy::{Subject, exact_pattern};
@@ -21,7 +22,6 @@ use crate::permissions::sandbox;
 use crate::permissions::shell;
 use crate::permissions::{Effect, Policy, Rule, Verdict};
 use crate::protocol::events::{Block, Risk, ToolStatus};
-use crate::hooks::{self, Permission, tool::Pre};
 use crate::protocol::{Builtin, Event, SideEffect, ToolIdentity};
 use crate::provider::ToolCallRequest;
 
@@ -140,28 +140,31 @@ impl ToolRunner {
         // The one place every call passes: its `PreToolUse` hooks, the call, its
         // `PostToolUse` hooks.
         let name = tool.name().to_string();
-        let (args, permission) =
-            match hooks::tool::pre_tool(&self.bus, &self.root, &call.id, &name, &args).await {
-                Pre::Refused(reason) => {
-                    return self.finish(&call.id, ToolStatus::Denied, reason, false, None, None);
+        let (args, permission) = match hooks::tool::pre_tool(
+            &self.bus, &self.root, &call.id, &name, &args,
+        )
+        .await
+        {
+            Pre::Refused(reason) => {
+                return self.finish(&call.id, ToolStatus::Denied, reason, false, None, None);
+            }
+            Pre::Run {
+                args: changed,
+                changed: true,
+                permission,
+            } => match check_input(&tool, &changed) {
+                Ok(()) => (changed, permission),
+                Err(why) => {
+                    let text = format!(
+                        "a PreToolUse hook changed the input of {name} into one the tool does                              not take ({why}); the call was not run"
+                    );
+                    return self.finish(&call.id, ToolStatus::Error, text, false, None, None);
                 }
-                Pre::Run {
-                    args: changed,
-                    changed: true,
-                    permission,
-                } => match check_input(&tool, &changed) {
-                    Ok(()) => (changed, permission),
-                    Err(why) => {
-                        let text = format!(
-                            "a PreToolUse hook changed the input of {name} into one the tool does                              not take ({why}); the call was not run"
-                        );
-                        return self.finish(&call.id, ToolStatus::Error, text, false, None, None);
-                    }
-                },
-                Pre::Run {
-                    args, permission, ..
-                } => (args, permission),
-            };
+            },
+            Pre::Run {
+                args, permission, ..
+            } => (args, permission),
+        };
         let hooked = hooks::tool::CallHooks {
             tool_input: match self.bus.hooks() {
                 Some(_) => hooks::tool::hook_input(&self.root, &name, &args),
@@ -170,8 +173,8 @@ impl ToolRunner {
             permission,
         };
         // Boxed, as the call's own future is large: the hooks' futures come on top of it.
-        let mut reply = Box::pin(hooks::tool::CALL.scope(hooked, self.run_tool(call, tool, &args)))
-            .await;
+        let mut reply =
+            Box::pin(hooks::tool::CALL.scope(hooked, self.run_tool(call, tool, &args))).await;
         if reply.status == ToolStatus::Ok && self.bus.hooks().is_some() {
             let response = json!({
                 "success": true,

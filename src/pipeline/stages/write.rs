@@ -4,9 +4,9 @@
 use super::{StageCall, StageOutcome, Submitted, not_submitted, submit};
 use crate::agent::AgentError;
 use crate::confine::change::FileChange;
+use crate::hooks::{self, tool::Pre};
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
-use crate::hooks::{self, tool::Pre};
 use crate::pipeline::schema::{FilesSubmission, SubmitTool, SubmittedFile, decode, submit_spec};
 use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;

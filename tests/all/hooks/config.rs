@@ -18,7 +18,10 @@ fn refused(hooks: serde_json::Value, expected: &str) {
     assert_eq!(error["code"], "usage_error");
     let message = error["message"].as_str().unwrap_or_default();
     assert!(message.contains("invalid config file"), "{message}");
-    assert!(message.contains(expected), "expected {expected:?} in {message:?}");
+    assert!(
+        message.contains(expected),
+        "expected {expected:?} in {message:?}"
+    );
     assert!(provider.requests().is_empty());
 }
 

@@ -58,7 +58,9 @@ pub(crate) fn merged(parts: &[Value]) -> Value {
 /// `splice exec` in stream-json, light tier, with `args`; the stream must be well formed.
 pub(crate) fn exec(sandbox: &Sandbox, provider: &FakeProvider, args: &[&str]) -> Outcome {
     let mut command = sandbox.command(&provider.url);
-    stream_json(&mut command).args(["--tier", "light"]).args(args);
+    stream_json(&mut command)
+        .args(["--tier", "light"])
+        .args(args);
     let out = run(command, None);
     out.assert_well_formed();
     out

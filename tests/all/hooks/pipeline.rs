@@ -80,7 +80,12 @@ fn a_stage_end_hook_fails_a_stage_and_tool_hooks_see_the_pipelines_calls() {
         serde_json::from_str(stage_end.lines().next().unwrap_or_default()).expect("its input");
     assert_eq!(first["stage"], "test_runner");
     assert_eq!(first["status"], "passed");
-    assert!(first["output"]["testReport"].as_str().unwrap_or_default().contains("$ true"));
+    assert!(
+        first["output"]["testReport"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("$ true")
+    );
     // The test command and both submissions went through PreToolUse.
     let calls = std::fs::read_to_string(sandbox.dir.path().join("calls.log"))
         .expect("the PreToolUse hook ran");
@@ -89,8 +94,14 @@ fn a_stage_end_hook_fails_a_stage_and_tool_hooks_see_the_pipelines_calls() {
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).expect("a call's input"))
         .collect();
-    let tools: Vec<&str> = inputs.iter().filter_map(|i| i["tool_name"].as_str()).collect();
-    assert_eq!(tools, ["submit_code", "run_command", "submit_code", "run_command"]);
+    let tools: Vec<&str> = inputs
+        .iter()
+        .filter_map(|i| i["tool_name"].as_str())
+        .collect();
+    assert_eq!(
+        tools,
+        ["submit_code", "run_command", "submit_code", "run_command"]
+    );
     assert_eq!(inputs[1]["tool_input"]["command"], "true");
     assert_eq!(inputs[0]["tool_input"]["files"][0]["path"], "calc.py");
 }

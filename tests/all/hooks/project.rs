@@ -7,7 +7,10 @@ use crate::support::fake_provider::{FakeProvider, openai};
 
 fn project_hook(sandbox: &Sandbox) -> String {
     let marker = sandbox.dir.path().join("ran.txt");
-    let command = format!("cat > /dev/null; echo ran >> {}; echo 'from the project'", marker.display());
+    let command = format!(
+        "cat > /dev/null; echo ran >> {}; echo 'from the project'",
+        marker.display()
+    );
     let settings = serde_json::json!({ "hooks": hook("UserPromptSubmit", "", &command) });
     sandbox.write(".splice/settings.json", &settings.to_string());
     command
@@ -52,7 +55,10 @@ fn an_invalid_project_settings_file_is_a_usage_error() {
     let provider = FakeProvider::start(vec![]);
     let out = exec(&sandbox, &provider, &["hello"]);
     assert_eq!(out.code, 2, "{}", out.stdout);
-    let message = out.first("error")["message"].as_str().unwrap_or_default().to_string();
+    let message = out.first("error")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(
         message.contains(".splice/settings.json")
             && message.contains("hooks.PreToolUse[0].matcher"),

@@ -34,7 +34,10 @@ fn prompt_and_session_context_reach_the_models_request() {
     assert!(text.contains("format the code"), "{text}");
     assert!(text.contains("Project rule: indent with tabs."), "{text}");
     assert!(text.contains("session began: startup"), "{text}");
-    assert_eq!(hook_events(&out, "UserPromptSubmit")[0]["decision"], "context");
+    assert_eq!(
+        hook_events(&out, "UserPromptSubmit")[0]["decision"],
+        "context"
+    );
 }
 
 #[test]

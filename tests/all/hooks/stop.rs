@@ -9,7 +9,7 @@ use crate::support::fake_provider::{FakeProvider, openai};
 fn counting_stop(sandbox: &Sandbox, blocks: u32) -> std::path::PathBuf {
     let dir = sandbox.dir.path().display().to_string();
     script(
-        &sandbox,
+        sandbox,
         "stop.sh",
         &format!(
             "#!/bin/sh\n\

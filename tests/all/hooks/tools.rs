@@ -28,7 +28,11 @@ fn a_pre_tool_use_hook_blocks_rm_rf_while_other_commands_run() {
     );
     let provider = FakeProvider::start(vec![
         openai::call_json("call_1", "run_command", json!({"command": "rm -rf keep"})),
-        openai::call_json("call_2", "run_command", json!({"command": "echo still-here"})),
+        openai::call_json(
+            "call_2",
+            "run_command",
+            json!({"command": "echo still-here"}),
+        ),
         openai::answer(&["Done."]),
     ]);
     let out = exec(
@@ -46,7 +50,12 @@ fn a_pre_tool_use_hook_blocks_rm_rf_while_other_commands_run() {
         "{output}"
     );
     assert_eq!(results[1]["status"], "ok", "{}", results[1]);
-    assert!(results[1]["output"].as_str().unwrap_or_default().contains("still-here"));
+    assert!(
+        results[1]["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("still-here")
+    );
     let blocks = hook_events(&out, "PreToolUse");
     assert_eq!(blocks.len(), 1, "{blocks:?}");
     assert_eq!(blocks[0]["decision"], "block");
@@ -93,7 +102,10 @@ fn a_pre_tool_use_hook_rewrites_a_command_and_a_bad_rewrite_is_refused() {
     let results = out.of_type("tool_result");
     assert_eq!(results[0]["status"], "ok", "{}", results[0]);
     let output = results[0]["output"].as_str().unwrap_or_default();
-    assert!(output.contains("rewritten") && !output.contains("original"), "{output}");
+    assert!(
+        output.contains("rewritten") && !output.contains("original"),
+        "{output}"
+    );
     assert_eq!(results[1]["status"], "error", "{}", results[1]);
     let output = results[1]["output"].as_str().unwrap_or_default();
     assert!(
@@ -187,7 +199,10 @@ fn a_permission_request_hook_answers_the_prompt() {
     let decision = out.first("permission_decision");
     assert_eq!(decision["permissionGranted"], true);
     assert_eq!(decision["decisionReason"], "allowed by a hook");
-    assert_eq!(hook_events(&out, "PermissionRequest")[0]["decision"], "allow");
+    assert_eq!(
+        hook_events(&out, "PermissionRequest")[0]["decision"],
+        "allow"
+    );
 }
 
 /// An MCP tool fires the same hooks, matched by its `mcp__server__tool` name.
@@ -213,15 +228,16 @@ fn an_mcp_tool_call_fires_its_hooks() {
         openai::call_json("call_1", "mcp__hostile__echo", json!({"text": "hi"})),
         openai::answer(&["Done."]),
     ]);
-    let out = exec(
-        &sandbox,
-        &provider,
-        &["--permission-mode", "auto", "echo"],
-    );
+    let out = exec(&sandbox, &provider, &["--permission-mode", "auto", "echo"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
     let result = out.first("tool_result");
     assert_eq!(result["status"], "denied", "{result}");
-    assert!(result["output"].as_str().unwrap_or_default().contains("no MCP echo today"));
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no MCP echo today")
+    );
     let blocked = hook_events(&out, "PreToolUse");
     assert_eq!(blocked[0]["decision"], "block");
     assert_eq!(blocked[0]["id"], "call_1");
