@@ -58,24 +58,7 @@ pub fn approve(data_dir: &Path, root: &Path, fingerprint: &str) -> std::io::Resu
     let mut stored = load(data_dir);
     stored.approved.insert(approved);
     let bytes = serde_json::to_vec_pretty(&stored).map_err(std::io::Error::other)?;
-    std::fs::create_dir_all(data_dir)?;
-    let target = path(data_dir);
-    let temp = data_dir.join(format!(".{FILE}.{}.tmp", crate::ids::random_suffix(8)));
-    let written = {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&temp)
-            .and_then(|mut f| f.write_all(&bytes).and_then(|()| f.sync_all()))
-            .and_then(|()| std::fs::rename(&temp, &target))
-    };
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written
+    crate::mcp::approval::replace_owner_only(&path(data_dir), &bytes)
 }
 
 #[cfg(test)]

@@ -654,33 +654,24 @@ impl ToolRunner {
                         "headless run has no interactive responder".to_string(),
                     ),
                 };
-                self.bus.emit(Event::PermissionDecision {
-                    id: id.to_string(),
-                    name: tool.to_string(),
-                    action: if granted {
-                        crate::protocol::PermissionAction::Allow
-                    } else {
-                        crate::protocol::PermissionAction::Deny
-                    },
-                    permission_granted: granted,
-                    decision_reason: decision_reason.clone(),
-                });
-                if granted {
-                    Permit::Granted { confine: false }
-                } else {
-                    Permit::Refused(ToolStatus::Denied, format!("denied: {decision_reason}"))
-                }
+                self.decided(id, tool, granted, decision_reason)
             }
         }
     }
 
-    /// A prompt a hook answered instead of a person: reported as a decision.
+    /// A prompt a hook answered instead of a person (the person's own configuration did, so
+    /// a granted call runs as one a person allowed).
     fn hook_decided(&self, id: &str, tool: &str, decided: Result<String, String>) -> Permit {
         let (granted, reason) = match decided {
             Ok(reason) if reason.is_empty() => (true, "allowed by a hook".to_string()),
             Ok(reason) => (true, format!("allowed by a hook: {reason}")),
             Err(reason) => (false, format!("denied by a hook: {reason}")),
         };
+        self.decided(id, tool, granted, reason)
+    }
+
+    /// A prompt's answer, reported as a decision.
+    fn decided(&self, id: &str, tool: &str, granted: bool, reason: String) -> Permit {
         self.bus.emit(Event::PermissionDecision {
             id: id.to_string(),
             name: tool.to_string(),
@@ -693,7 +684,6 @@ impl ToolRunner {
             decision_reason: reason.clone(),
         });
         if granted {
-            // The person's own configuration allowed it, as a person's answer would.
             Permit::Granted { confine: false }
         } else {
             Permit::Refused(ToolStatus::Denied, format!("denied: {reason}"))

@@ -6,18 +6,16 @@
 
 use std::time::Instant;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::mcp_approval::{Approval, exact};
+use super::mcp_approval::{Approval, approval_frame, approval_key, approval_legend, exact};
 use super::mcp_overlay::hanging;
-use super::modal_frame::{self, Border, Fit, Rows, Scroll};
+use super::modal_frame::Scroll;
 use super::permission::{KeyGuard, KeyOutcome, ModalView};
 use super::theme::Theme;
-use super::wrap::wrap_line;
 
 pub struct HooksApprovalModal {
     /// The fingerprint of the hooks shown: what an approval covers.
@@ -77,83 +75,31 @@ impl HooksApprovalModal {
     }
 
     fn legend(&self, now: Instant, theme: &Theme) -> Line<'static> {
-        if self.guard.guarded(now) {
-            return Line::from(Span::styled(
-                "keys go to the composer while you type; y/n in a moment",
-                theme.dim(),
-            ));
-        }
-        let ok = theme.bold(theme.success);
-        Line::from(vec![
-            Span::styled("y", ok),
-            Span::styled("/", theme.dim()),
-            Span::styled("a", ok),
-            Span::styled(" approve these hooks  ", theme.text()),
-            Span::styled("n", theme.bold(theme.error)),
-            Span::styled("/", theme.dim()),
-            Span::styled("Esc", theme.bold(theme.error)),
-            Span::styled(" not now (asked again next session)", theme.text()),
-        ])
+        approval_legend(self.guard.guarded(now), " approve these hooks  ", theme)
     }
 }
 
 impl ModalView for HooksApprovalModal {
     fn handle_key(&mut self, key: KeyEvent, now: Instant) -> KeyOutcome {
-        if self.guard.guarded(now) {
-            self.guard.still_typing(now);
-            return KeyOutcome::ToComposer;
-        }
-        let plain = (key.modifiers - KeyModifiers::SHIFT).is_empty();
-        let page = self.scroll.page();
-        let answer = match key.code {
-            KeyCode::Up => return self.scrolled(-1),
-            KeyCode::Down => return self.scrolled(1),
-            KeyCode::PageUp => return self.scrolled(-page),
-            KeyCode::PageDown => return self.scrolled(page),
-            KeyCode::Char('y' | 'Y' | 'a' | 'A') if plain => Approval::Approve,
-            KeyCode::Char('n' | 'N') if plain => Approval::NotNow,
-            KeyCode::Esc => Approval::NotNow,
-            _ => {
-                self.guard.typed(now);
-                return KeyOutcome::ToComposer;
-            }
-        };
-        self.answer = Some(answer);
-        KeyOutcome::Answered
+        approval_key(
+            &mut self.guard,
+            &mut self.scroll,
+            &mut self.answer,
+            key,
+            now,
+        )
     }
 
     fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
-        let fit = Fit::new(area, 100);
-        let inner = fit.inner;
-        let body: Vec<Line<'static>> = self
-            .body(theme, inner)
-            .iter()
-            .flat_map(|l| wrap_line(l, inner))
-            .collect();
-        modal_frame::draw(
+        let legend = self.legend(now, theme);
+        let body = |width| self.body(theme, width);
+        let frame = approval_frame(
             (area, buf, theme),
-            fit,
-            Rows {
-                header: None,
-                body: &body,
-                legend: wrap_line(&self.legend(now, theme), inner),
-                follow: None,
-            },
-            Border {
-                title: Span::styled(" Run this project's hooks? ", theme.bold(theme.warning)),
-                keys: None,
-                style: Style::default().fg(theme.warning),
-                scroll_keys: "↑/↓",
-            },
-            &mut self.scroll,
+            " Run this project's hooks? ",
+            body,
+            &legend,
         );
-    }
-}
-
-impl HooksApprovalModal {
-    fn scrolled(&mut self, rows: isize) -> KeyOutcome {
-        self.scroll.by(rows);
-        KeyOutcome::Handled
+        frame.draw(&mut self.scroll);
     }
 }
 
@@ -161,6 +107,7 @@ impl HooksApprovalModal {
 mod tests {
     use super::super::permission::{GUARD, TYPING_GAP};
     use super::*;
+    use crossterm::event::{KeyCode, KeyModifiers};
 
     #[test]
     fn y_approves_and_esc_does_not_after_the_guard() {
