@@ -8,6 +8,7 @@ mod project;
 mod prompt;
 mod stop;
 mod tools;
+mod tui_approval;
 
 use std::path::PathBuf;
 
