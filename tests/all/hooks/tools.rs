@@ -242,3 +242,77 @@ fn an_mcp_tool_call_fires_its_hooks() {
     assert_eq!(blocked[0]["decision"], "block");
     assert_eq!(blocked[0]["id"], "call_1");
 }
+
+const GROW: &str = r#"#!/usr/bin/env python3
+import json, sys
+data = json.load(sys.stdin)
+with open(sys.argv[1], "a") as log:
+    log.write(json.dumps(data) + "\n")
+if data["hook_event_name"] == "PreToolUse":
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                      "updatedInput": {"text": data["tool_input"]["text"] * 2}}}))
+"#;
+
+/// A package tool fires its hooks under its dotted name; its input can be rewritten, and
+/// `PostToolUse` sees its result.
+#[test]
+fn a_package_tool_call_fires_its_hooks() {
+    let sandbox = Sandbox::new();
+    let package = sandbox.dir.path().join("pkg");
+    crate::support::package::write_package(
+        &package,
+        &crate::support::package::manifest(json!({}), &[("count", 10_000)]),
+        &[(
+            "count",
+            "export default async function (input: { text: string }) {\n  \
+             return { length: input.text.length };\n}\n",
+        )],
+    );
+    let grow = script(&sandbox, "grow.py", GROW);
+    let log = sandbox.dir.path().join("package_hooks.log");
+    let command = format!("{} {}", grow.display(), log.display());
+    user_hooks(
+        &sandbox,
+        merged(&[
+            hook("PreToolUse", "test\\.hostile\\..*", &command),
+            hook("PostToolUse", "test\\.hostile\\..*", &command),
+        ]),
+    );
+    let provider = FakeProvider::start(vec![
+        openai::call_json("call_1", "test__hostile__count", json!({"text": "abc"})),
+        openai::answer(&["Counted."]),
+    ]);
+    let mut run = crate::support::Sandbox::command(&sandbox, &provider.url);
+    crate::support::stream_json(&mut run)
+        .env("SPLICE_NODE", crate::support::node::node22())
+        .args(["--tier", "light", "--permission-mode", "auto", "--package"])
+        .arg(&package)
+        .arg("count it");
+    let out = crate::support::run(run, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let result = out.first("tool_result");
+    assert_eq!(result["status"], "ok", "{result}");
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("\"length\":6"),
+        "{result}"
+    );
+    let seen: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .expect("the hooks ran")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a hook's input"))
+        .collect();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0]["tool_name"], "test.hostile.count");
+    assert_eq!(seen[1]["hook_event_name"], "PostToolUse");
+    assert_eq!(seen[1]["tool_input"]["text"], "abcabc");
+    assert!(
+        seen[1]["tool_response"]["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("\"length\":6")
+    );
+}

@@ -43,7 +43,11 @@ fn the_tui_asks_with_each_command_and_the_approval_covers_exactly_those_hooks() 
     // Headless, without the flag: the stored approval runs them.
     let out = exec(&sandbox, &provider, &["hello"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
-    assert!(warnings(&out, "hooks_unapproved").is_empty(), "{}", out.stdout);
+    assert!(
+        warnings(&out, "hooks_unapproved").is_empty(),
+        "{}",
+        out.stdout
+    );
     assert_eq!(
         std::fs::read_to_string(&marker).unwrap_or_default(),
         "approved-hook\n"
