@@ -149,6 +149,22 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn output_is_capped_and_the_hook_never_blocks_on_a_full_pipe() {
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let ran = run(
+            "head -c 1000000 /dev/zero | tr '\\0' a; head -c 300000 /dev/zero >&2",
+            dir.path(),
+            b"",
+            Duration::from_secs(20),
+        )
+        .await;
+        assert_eq!(ran.ended, Ended::Exited(Some(0)));
+        assert_eq!(ran.stdout.len(), MAX_STREAM_BYTES);
+        assert!(ran.stdout.bytes().all(|b| b == b'a'));
+        assert_eq!(ran.stderr.len(), MAX_STREAM_BYTES);
+    }
+
+    #[tokio::test]
     async fn a_hung_hook_is_killed_at_its_timeout_with_what_it_started() {
         let dir = tempfile::tempdir().expect("create a temporary directory");
         let pid_file = dir.path().join("pid");

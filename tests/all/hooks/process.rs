@@ -46,3 +46,36 @@ fn a_hook_that_hangs_is_killed_at_its_timeout_with_what_it_started() {
     assert!(ended(pid), "the hook's child outlived its timeout");
     assert!(!alive(pid));
 }
+
+/// An interrupt while a hook runs ends the run at once, and the hook with everything it
+/// started.
+#[test]
+fn an_interrupt_ends_a_running_hook_with_what_it_started() {
+    let sandbox = Sandbox::new();
+    let pid_file = sandbox.dir.path().join("child.pid");
+    let hang = script(
+        &sandbox,
+        "hang.sh",
+        &format!(
+            "#!/bin/sh\nsleep 300 &\necho $! > {}.tmp\nmv {0}.tmp {0}\nsleep 300\n",
+            pid_file.display()
+        ),
+    );
+    user_hooks(
+        &sandbox,
+        super::hook("UserPromptSubmit", "", &hang.display().to_string()),
+    );
+    let provider = FakeProvider::start(vec![openai::answer(&["never"])]);
+    let mut command = sandbox.command(&provider.url);
+    crate::support::stream_json(&mut command).args(["--tier", "light", "hello"]);
+    let out = crate::support::run_and_signal(command, "INT", |_| pid_file.exists());
+    out.assert_well_formed();
+    assert_eq!(out.code, 130, "{}", out.stdout);
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("the hook started its child")
+        .trim()
+        .parse()
+        .expect("a pid");
+    assert!(ended(pid), "the hook's child outlived the interrupt");
+    assert!(provider.requests().is_empty());
+}
