@@ -2,6 +2,7 @@
 //! project's `.splice/settings.json`, run by the real binary against the fake provider.
 
 mod config;
+mod notification;
 mod pipeline;
 mod process;
 mod project;
