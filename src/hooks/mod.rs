@@ -124,7 +124,10 @@ impl Hooks {
                 unapproved = project.config.commands();
             }
         }
-        let transcript = crate::tui::session::sessions_dir(&settings.data_dir)
+        // Where a terminal UI session's log is written (`<data dir>/sessions/<id>.jsonl`).
+        let transcript = settings
+            .data_dir
+            .join("sessions")
             .join(format!("{}.jsonl", settings.session_id));
         Some(Arc::new(Hooks {
             config,
