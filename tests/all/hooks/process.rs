@@ -1,5 +1,7 @@
-//! A hook is a process group of its own: at its timeout it is killed with everything it
-//! started, the person is warned, and the session goes on.
+//! A hook is a process group of its own: at its timeout, or at an interrupt, it is killed with
+//! everything it started; a timeout is a warning and the session goes on.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
@@ -7,18 +9,32 @@ use super::{exec, script, user_hooks, warnings};
 use crate::support::fake_provider::{FakeProvider, openai};
 use crate::support::{Sandbox, alive, ended};
 
-#[test]
-fn a_hook_that_hangs_is_killed_at_its_timeout_with_what_it_started() {
-    let sandbox = Sandbox::new();
+/// A hook that starts a child, writes its pid, and hangs; the script and the pid file.
+fn hanging_hook(sandbox: &Sandbox) -> (PathBuf, PathBuf) {
     let pid_file = sandbox.dir.path().join("child.pid");
     let hang = script(
-        &sandbox,
+        sandbox,
         "hang.sh",
         &format!(
-            "#!/bin/sh\nsleep 300 &\necho $! > {}\nsleep 300\n",
+            "#!/bin/sh\nsleep 300 &\necho $! > {0}.tmp\nmv {0}.tmp {0}\nsleep 300\n",
             pid_file.display()
         ),
     );
+    (hang, pid_file)
+}
+
+fn child_pid(pid_file: &Path) -> i32 {
+    std::fs::read_to_string(pid_file)
+        .expect("the hook started its child")
+        .trim()
+        .parse()
+        .expect("a pid")
+}
+
+#[test]
+fn a_hook_that_hangs_is_killed_at_its_timeout_with_what_it_started() {
+    let sandbox = Sandbox::new();
+    let (hang, pid_file) = hanging_hook(&sandbox);
     user_hooks(
         &sandbox,
         json!({"PreToolUse": [{"matcher": "*", "hooks": [
@@ -38,11 +54,7 @@ fn a_hook_that_hangs_is_killed_at_its_timeout_with_what_it_started() {
     assert!(warned[0].contains("timed out"), "{}", warned[0]);
     // A hook that fails is not a block: the call ran.
     assert_eq!(out.first("tool_result")["status"], "ok");
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .expect("the hook started its child")
-        .trim()
-        .parse()
-        .expect("a pid");
+    let pid = child_pid(&pid_file);
     assert!(ended(pid), "the hook's child outlived its timeout");
     assert!(!alive(pid));
 }
@@ -52,15 +64,7 @@ fn a_hook_that_hangs_is_killed_at_its_timeout_with_what_it_started() {
 #[test]
 fn an_interrupt_ends_a_running_hook_with_what_it_started() {
     let sandbox = Sandbox::new();
-    let pid_file = sandbox.dir.path().join("child.pid");
-    let hang = script(
-        &sandbox,
-        "hang.sh",
-        &format!(
-            "#!/bin/sh\nsleep 300 &\necho $! > {}.tmp\nmv {0}.tmp {0}\nsleep 300\n",
-            pid_file.display()
-        ),
-    );
+    let (hang, pid_file) = hanging_hook(&sandbox);
     user_hooks(
         &sandbox,
         super::hook("UserPromptSubmit", "", &hang.display().to_string()),
@@ -71,11 +75,9 @@ fn an_interrupt_ends_a_running_hook_with_what_it_started() {
     let out = crate::support::run_and_signal(command, "INT", |_| pid_file.exists());
     out.assert_well_formed();
     assert_eq!(out.code, 130, "{}", out.stdout);
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .expect("the hook started its child")
-        .trim()
-        .parse()
-        .expect("a pid");
-    assert!(ended(pid), "the hook's child outlived the interrupt");
+    assert!(
+        ended(child_pid(&pid_file)),
+        "the hook's child outlived the interrupt"
+    );
     assert!(provider.requests().is_empty());
 }
