@@ -64,6 +64,7 @@ fn app() -> App {
         conversation: Default::default(),
         packages: Default::default(),
         mcp: Default::default(),
+        hooks: Default::default(),
     };
     App::new(settings, Theme::load("dark").unwrap_or_default())
 }

@@ -95,6 +95,7 @@ fn settings(root: PathBuf) -> RunSettings {
         conversation: Default::default(),
         packages: Default::default(),
         mcp: Default::default(),
+        hooks: Default::default(),
     }
 }
 

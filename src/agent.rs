@@ -5,11 +5,16 @@ use thiserror::Error;
 
 use crate::bus::Bus;
 use crate::compaction;
+use crate::hooks::{self, HookEvent, StopVerdict};
 use crate::protocol::{Event, WarningCode};
 use crate::provider::{Message, ModelRequest, Provider, ProviderError, StreamEvent, ToolSpec};
 use crate::tools::ToolName;
 use crate::tools::runner::{AGENT_TOOL, Delegate, ToolRunner};
 use crate::usage::UsageMeter;
+
+/// The stage of the light tier's conversation, whose prose is the run's answer: its end is
+/// the run's stop (`Stop` hooks).
+pub const ANSWER_STAGE: &str = "agent";
 
 /// Output tokens a single response may use.
 pub const MAX_OUTPUT_TOKENS: u32 = 8192;
@@ -97,6 +102,8 @@ impl Agent<'_> {
         let base_specs = specs;
         let mut context = ContextGauge::default();
         let mut warned = std::collections::HashSet::new();
+        // `Stop` hooks that sent the model back in a row.
+        let mut stop_blocks = 0;
         for _turn in 0..spec.max_turns {
             // The MCP servers' tools as they list them now: a server's `tools/list_changed`
             // (or its death) shows in the next request. Then the package tools: the order in
@@ -202,6 +209,23 @@ impl Agent<'_> {
                 return Err(AgentError::Budget(reason));
             }
             if response.tool_calls.is_empty() {
+                // The run's own answer is about to end it: its `Stop` hooks may send it back.
+                if spec.stage == ANSWER_STAGE {
+                    // A subagent's answer ends only its own conversation: `SubagentStop`.
+                    let event = match self.bus.agent() {
+                        Some(_) => HookEvent::SubagentStop,
+                        None => HookEvent::Stop,
+                    };
+                    let verdict = hooks::stop(self.bus, event, stop_blocks, &response.text).await;
+                    if let StopVerdict::Continue(reason) = verdict {
+                        stop_blocks += 1;
+                        messages.push(Message::User {
+                            text: format!("A {event} hook asks you to go on:\n{reason}"),
+                            images: Vec::new(),
+                        });
+                        continue;
+                    }
+                }
                 return Ok(TurnOutcome {
                     text: response.text,
                     submitted: None,
@@ -282,6 +306,7 @@ impl Agent<'_> {
         let Some(plan) = compaction::Compaction::plan(messages, window, estimate) else {
             return Ok(());
         };
+        hooks::pre_compact(self.bus, "auto").await;
         let request = plan.summary_request(messages);
         let summary = match compaction::summarise(self.provider, &request).await {
             Ok(response) => {

@@ -139,6 +139,8 @@ pub struct Bus {
     task: Option<Arc<str>>,
     /// The subagent whose events this handle emits (`agentId`), if any.
     agent: Option<Arc<AgentScope>>,
+    /// The hooks of the run, which every tool path on this bus fires.
+    hooks: Option<Arc<crate::hooks::Hooks>>,
 }
 
 impl Bus {
@@ -154,6 +156,7 @@ impl Bus {
             }),
             task: None,
             agent: None,
+            hooks: None,
         }
     }
 
@@ -173,6 +176,7 @@ impl Bus {
             }),
             task: None,
             agent: None,
+            hooks: None,
         }
     }
 
@@ -186,6 +190,7 @@ impl Bus {
             inner: Arc::clone(&self.inner),
             task: Some(Arc::from(id)),
             agent: None,
+            hooks: self.hooks.clone(),
         }
     }
 
@@ -195,12 +200,27 @@ impl Bus {
             inner: Arc::clone(&self.inner),
             task: self.task.clone(),
             agent: Some(Arc::new(scope)),
+            // A subagent's tools fire the run's hooks like the parent's.
+            hooks: self.hooks.clone(),
         }
     }
 
     /// The subagent of this handle, if any.
     pub fn agent(&self) -> Option<&AgentScope> {
         self.agent.as_deref()
+    }
+
+    /// The same bus, its calls and stages firing `hooks`.
+    pub(crate) fn with_hooks(&self, hooks: Arc<crate::hooks::Hooks>) -> Bus {
+        Bus {
+            hooks: Some(hooks),
+            ..self.clone()
+        }
+    }
+
+    /// The run's hooks, if it has any.
+    pub(crate) fn hooks(&self) -> Option<&Arc<crate::hooks::Hooks>> {
+        self.hooks.as_ref()
     }
 
     /// The design-plan task of this handle, if any.
@@ -273,6 +293,7 @@ impl Bus {
                 inner: Arc::clone(&self.inner),
                 task: self.task.clone(),
                 agent,
+                hooks: None,
             };
             bus.emit(Event::ToolResult {
                 id,

@@ -390,6 +390,10 @@ pub struct RunArgs {
     /// (headless; the terminal UI asks once per server instead).
     #[arg(long)]
     pub trust_project_mcp: bool,
+    /// Run the hooks of the project's .splice/settings.json for this run without their
+    /// approval (headless; the terminal UI asks once for their exact configuration instead).
+    #[arg(long)]
+    pub trust_project_hooks: bool,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
 }
@@ -610,6 +614,13 @@ impl RunArgs {
                 "--max-cost-usd must be a non-negative number",
             ));
         }
+        // The user's hooks were checked when the config was loaded; the project's are read now.
+        let hooks = crate::hooks::HookSettings::resolve(
+            crate::hooks::config::user_hooks(config.hooks.as_ref()).unwrap_or_default(),
+            &cwd,
+            self.trust_project_hooks,
+        )
+        .map_err(|e| RunFailure::usage(e.to_string()))?;
         Ok(RunSettings {
             session_id: session_id.unwrap_or_else(new_session_id),
             cwd,
@@ -635,6 +646,7 @@ impl RunArgs {
                 servers: crate::mcp::config::user_servers(&config).unwrap_or_default(),
                 trust_project: self.trust_project_mcp,
             },
+            hooks,
         })
     }
 }

@@ -40,6 +40,8 @@ pub struct ConfigFile {
     /// MCP servers (`{ "<name>": { "command", "args", "env" } | { "url", "headers" } }`), raw:
     /// `mcp::config` checks them.
     pub mcp_servers: Option<serde_json::Value>,
+    /// Hooks, in Claude Code's shape, raw: `hooks::config` checks them.
+    pub hooks: Option<serde_json::Value>,
     /// What confined commands and package tools may reach beyond the defaults.
     #[serde(default)]
     pub sandbox: SandboxConfig,

@@ -14,6 +14,7 @@ pub(crate) mod device_login;
 pub mod exit;
 pub mod git;
 pub(crate) mod headless;
+pub(crate) mod hooks;
 pub mod http;
 pub(crate) mod ids;
 pub(crate) mod instructions;

@@ -123,6 +123,9 @@ where
     I: Future<Output = ()>,
 {
     bus.emit(run_start(settings));
+    if let Some(hooks) = bus.hooks() {
+        hooks.report_unapproved(bus);
+    }
     let shared = Arc::new(Shared {
         meter: Arc::new(UsageMeter::new(
             settings.provider.kind.name(),
@@ -744,7 +747,7 @@ async fn run_light(
         tools: &ToolName::ALL,
         packages: true,
         submit: None,
-        stage: "agent",
+        stage: crate::agent::ANSWER_STAGE,
         iteration: 1,
         max_turns: settings.max_turns,
         text_route: TextRoute::Answer,

@@ -32,6 +32,8 @@ pub fn load_config_at(path: Option<&Path>) -> Result<ConfigFile, ConfigError> {
     crate::registry_client::check_config(&config).map_err(|why| ConfigError::invalid(path, why))?;
     crate::mcp::config::user_servers(&config)
         .map_err(|why| ConfigError::invalid(path, why.to_string()))?;
+    crate::hooks::config::user_hooks(config.hooks.as_ref())
+        .map_err(|why| ConfigError::invalid(path, why.to_string()))?;
     Ok(config)
 }
 
@@ -53,6 +55,8 @@ pub struct RunSettings {
     pub conversation: Conversation,
     pub packages: PackageSettings,
     pub mcp: McpSettings,
+    /// The user's and the project's hooks.
+    pub hooks: crate::hooks::HookSettings,
 }
 
 /// The run's skill packages beyond the installed ones, and where Node is.

@@ -264,6 +264,19 @@ fn progress_line(event: &Event) -> Option<String> {
             Some(format!("checkpoint {}: {parts}\n", checkpoint.sequence))
         }
         Event::Warning { code, message, .. } => Some(format!("warning [{code}]: {message}\n")),
+        Event::Hook {
+            event,
+            command,
+            decision,
+            reason,
+            ..
+        } => Some(format!(
+            "  {event} hook `{command}`: {decision}{}\n",
+            reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        )),
         Event::Error { code, message, .. } => Some(format!("error [{code}]: {message}\n")),
         _ => None,
     }

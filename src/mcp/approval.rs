@@ -119,33 +119,36 @@ impl Approvals {
         })?;
         self.stored.approved.insert(approved);
         let bytes = serde_json::to_vec_pretty(&self.stored).map_err(std::io::Error::other)?;
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = self
-            .path
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_else(|| FILE.to_string());
-        let temp = self
-            .path
-            .with_file_name(format!(".{file}.{}.tmp", crate::ids::random_suffix(8)));
-        let written = {
-            use std::io::Write;
-            use std::os::unix::fs::OpenOptionsExt;
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&temp)
-                .and_then(|mut f| f.write_all(&bytes).and_then(|()| f.sync_all()))
-                .and_then(|()| std::fs::rename(&temp, &self.path))
-        };
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
-        written
+        replace_owner_only(&self.path, &bytes)
     }
+}
+
+/// Replace the file at `path` with `bytes` whole (a new file renamed over it, so a reader
+/// never sees half of it), readable by its owner only; its folder is made if missing.
+pub(crate) fn replace_owner_only(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = path.with_file_name(format!(".{name}.{}.tmp", crate::ids::random_suffix(8)));
+    let written = {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temp)
+            .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+            .and_then(|()| std::fs::rename(&temp, path))
+    };
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
 }
 
 /// Remember that the person approved `entry` for the project in `cwd`, so the next session

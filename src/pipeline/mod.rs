@@ -31,6 +31,8 @@ pub struct Ctx<'a> {
     pub log: &'a progress::StageLog,
     /// Shared by the tasks of a plan that run at once: the ids stay unique in the run.
     calls: Arc<AtomicU32>,
+    /// The typed output the stage running now submitted, for its `StageEnd` hooks.
+    output: std::sync::Mutex<Option<serde_json::Value>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -46,6 +48,7 @@ impl<'a> Ctx<'a> {
             agent,
             log,
             calls: Arc::new(AtomicU32::new(1)),
+            output: Default::default(),
         }
     }
 
@@ -67,7 +70,20 @@ impl<'a> Ctx<'a> {
             agent,
             log,
             calls: Arc::clone(&self.calls),
+            output: Default::default(),
         }
+    }
+
+    /// Record the running stage's typed output (its submission as sent).
+    pub fn set_output(&self, output: Option<serde_json::Value>) {
+        if let Ok(mut slot) = self.output.lock() {
+            *slot = output;
+        }
+    }
+
+    /// The running stage's typed output, if it submitted one.
+    pub fn output(&self) -> Option<serde_json::Value> {
+        self.output.lock().ok().and_then(|o| o.clone())
     }
 
     pub fn root(&self) -> &PathBuf {

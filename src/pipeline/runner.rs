@@ -7,8 +7,10 @@ use super::progress::Slot;
 use super::stages::{StageOutcome, Stuck, analyze, audit, test_run, verify, write};
 use super::tiers::Stage;
 use crate::agent::{AgentError, TextRoute, TurnSpec};
+use crate::hooks;
 use crate::protocol::Event;
 use crate::provider::Message;
+use serde_json::{Value, json};
 
 const STEP_BACK_PROMPT: &str = include_str!("../../assets/prompts/step_back.md");
 
@@ -116,7 +118,9 @@ pub async fn run(ctx: &Ctx<'_>, stages: &[Stage], request: &str) -> PipelineEnd 
                 continue;
             }
             ctx.log.start(ctx.bus, *stage, slot);
-            match run_stage(ctx, *stage, &mut it).await {
+            ctx.set_output(None);
+            let outcome = run_stage(ctx, *stage, &mut it).await;
+            match stage_end(ctx, *stage, &it, outcome).await {
                 Ok(StageOutcome::Done { detail }) => ctx.log.finish(ctx.bus, true, detail),
                 Ok(StageOutcome::Failed { detail, evidence }) => {
                     ctx.log.finish(ctx.bus, false, Some(detail.clone()));
@@ -195,6 +199,54 @@ async fn run_stage(
         Stage::SecurityAuditor => audit::security_auditor(ctx, it).await,
         Stage::TestRunner => Ok(test_run::test_runner(ctx, it).await),
         Stage::AcceptanceVerifier => verify::acceptance_verifier(ctx, it).await,
+    }
+}
+
+/// The stage's `StageEnd` hooks, told how it ended and given its typed output (the test
+/// runner's: its report): a hook that blocks fails a stage that passed, its reason the evidence
+/// the next iteration's code writer gets.
+async fn stage_end(
+    ctx: &Ctx<'_>,
+    stage: Stage,
+    it: &Iteration,
+    outcome: Result<StageOutcome, AgentError>,
+) -> Result<StageOutcome, AgentError> {
+    let Ok(outcome) = outcome else {
+        return outcome;
+    };
+    if ctx.bus.hooks().is_none() {
+        return Ok(outcome);
+    }
+    let (passed, detail) = match &outcome {
+        StageOutcome::Done { detail } => (true, detail.clone()),
+        StageOutcome::Answered { .. } => (true, Some("answered the request".to_string())),
+        StageOutcome::Failed { detail, .. }
+        | StageOutcome::Refused { detail }
+        | StageOutcome::Stuck { detail, .. } => (false, Some(detail.clone())),
+    };
+    let output = match ctx.output() {
+        Some(output) => output,
+        None if stage == Stage::TestRunner => json!({ "testReport": it.test_report }),
+        None => Value::Null,
+    };
+    let said = hooks::stage_end(
+        ctx.bus,
+        stage.name(),
+        it.number,
+        passed,
+        detail.as_deref(),
+        output,
+    )
+    .await;
+    match (said, outcome) {
+        (Some(reason), StageOutcome::Done { .. }) => Ok(StageOutcome::Failed {
+            detail: format!("a StageEnd hook failed the stage: {reason}"),
+            evidence: format!(
+                "A StageEnd hook failed the {} stage:\n{reason}",
+                stage.name()
+            ),
+        }),
+        (_, outcome) => Ok(outcome),
     }
 }
 

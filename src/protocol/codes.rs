@@ -24,10 +24,12 @@ pub enum ErrorCode {
     MergeBackFailed,
     RestoreFailed,
     GitConfigRestoreFailed,
+    /// A `UserPromptSubmit` hook blocked the request: it was not sent.
+    HookBlocked,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::ProtocolError,
         ErrorCode::UsageError,
         ErrorCode::AuthError,
@@ -43,6 +45,7 @@ impl ErrorCode {
         ErrorCode::MergeBackFailed,
         ErrorCode::RestoreFailed,
         ErrorCode::GitConfigRestoreFailed,
+        ErrorCode::HookBlocked,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -62,6 +65,7 @@ impl ErrorCode {
             ErrorCode::MergeBackFailed => "merge_back_failed",
             ErrorCode::RestoreFailed => "restore_failed",
             ErrorCode::GitConfigRestoreFailed => "git_config_restore_failed",
+            ErrorCode::HookBlocked => "hook_blocked",
         }
     }
 }
@@ -97,10 +101,17 @@ pub enum WarningCode {
     /// An agent definition that cannot be used (unreadable, an unknown tool or mode) is not
     /// offered.
     AgentSkipped,
+    /// A hook failed (an exit code other than 0 and 2, a timeout, not runnable); the session
+    /// went on without what it would have said.
+    HookFailed,
+    /// A project's hooks were not run, since nobody approved them.
+    HooksUnapproved,
+    /// `Stop` hooks blocked the run's end too many times in a row: it ended anyway.
+    StopHookLimit,
 }
 
 impl WarningCode {
-    pub const ALL: [WarningCode; 20] = [
+    pub const ALL: [WarningCode; 23] = [
         WarningCode::ProviderRetry,
         WarningCode::ResponseTruncated,
         WarningCode::ContextCompacted,
@@ -121,6 +132,9 @@ impl WarningCode {
         WarningCode::TasksSerial,
         WarningCode::AgentUnapproved,
         WarningCode::AgentSkipped,
+        WarningCode::HookFailed,
+        WarningCode::HooksUnapproved,
+        WarningCode::StopHookLimit,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -145,6 +159,9 @@ impl WarningCode {
             WarningCode::TasksSerial => "tasks_serial",
             WarningCode::AgentUnapproved => "agent_unapproved",
             WarningCode::AgentSkipped => "agent_skipped",
+            WarningCode::HookFailed => "hook_failed",
+            WarningCode::HooksUnapproved => "hooks_unapproved",
+            WarningCode::StopHookLimit => "stop_hook_limit",
         }
     }
 }

@@ -296,6 +296,19 @@ pub enum Event {
     Final {
         text: String,
     },
+    /// A hook that blocked or changed something (additive: clients may ignore it): its
+    /// `event` (`PreToolUse`, …), its `command`, its `decision` (`block`, `allow`, `ask`,
+    /// `update`, `context`, `stop`, `message`), its `reason` when it gave one, and the tool
+    /// call `id` it was about, if any.
+    Hook {
+        event: String,
+        command: String,
+        decision: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
     #[serde(rename_all = "camelCase")]
     RunEnd {
         status: RunStatus,

@@ -53,7 +53,7 @@ pub(super) enum NotStarted {
 /// Plan the compaction of the session's conversation for a window of `window` tokens and send
 /// its summary request. Unlike a run's, it is forced: whatever the fill, the newest exchanges
 /// that fit in 40% of the window are kept and the rest is summarised.
-pub(super) fn start(settings: &RunSettings) -> Result<PendingCompaction, NotStarted> {
+pub(super) fn start(settings: &RunSettings, bus: Bus) -> Result<PendingCompaction, NotStarted> {
     let window = super::context_window(settings);
     let messages = settings.conversation.messages();
     if messages.is_empty() {
@@ -72,7 +72,11 @@ pub(super) fn start(settings: &RunSettings) -> Result<PendingCompaction, NotStar
         .and_then(|p| p.check_credentials().map(|()| p))
         .map_err(|e| NotStarted::Failed(format!("cannot compact: {e}")))?;
     let request = plan.summary_request(&messages);
-    let task = tokio::spawn(async move { compaction::summarise(&provider, &request).await });
+    let task = tokio::spawn(async move {
+        // The person's `PreCompact` hooks run first (cancelling the compaction ends them).
+        crate::hooks::pre_compact(&bus, "manual").await;
+        compaction::summarise(&provider, &request).await
+    });
     Ok(PendingCompaction {
         plan: Some(plan),
         messages,

@@ -124,6 +124,13 @@ impl Core {
             }
         }
         self.mcp_starts.shutdown().await;
+        // A session whose hooks saw it start sees it end.
+        if self.settings.hooks.started()
+            && let Some(hooks) = crate::hooks::Hooks::for_run(&self.settings)
+        {
+            let reason = if open { "exit" } else { "other" };
+            crate::hooks::session_end(&hooks, reason).await;
+        }
         // No server outlives the session: its hub is the session's own.
         if let Some(hub) = &self.settings.mcp.hub {
             hub.shutdown().await;
@@ -161,6 +168,7 @@ impl Core {
                 self.start_mcp(start);
             }
             Op::ApproveMcp(entry) => self.approve_mcp(entry),
+            Op::ApproveHooks(fingerprint) => self.approve_hooks(fingerprint),
             Op::AnswerPermission { id, answer } => {
                 if let Some(reply) = self.waiting.remove(&id) {
                     // The run may have ended meanwhile; then nobody waits for the answer.
@@ -237,6 +245,39 @@ impl Core {
         self.start_mcp(vec![entry]);
     }
 
+    /// The project's hooks approved: they run for the rest of the session (the approval
+    /// names exactly the configuration the session read), and the approval is saved for
+    /// later sessions and headless runs.
+    fn approve_hooks(&mut self, fingerprint: String) {
+        let hooks = &mut self.settings.hooks;
+        if hooks
+            .project
+            .as_ref()
+            .is_none_or(|p| p.fingerprint != fingerprint)
+        {
+            return;
+        }
+        hooks.trust_project = true;
+        let (data, root) = (
+            self.settings.data_dir.clone(),
+            crate::mcp::approval::canonical_root(&self.settings.cwd),
+        );
+        self.mcp_starts.spawn(async move {
+            let written = crate::blocking::detached(move || {
+                crate::hooks::approval::approve(&data, &root, &fingerprint)
+            })
+            .await;
+            match written {
+                Some(Ok(())) => None,
+                Some(Err(e)) => Some(format!(
+                    "approval of the project's hooks not saved ({e}); they run for this session \
+                     and are asked about again next time"
+                )),
+                None => Some("approval of the project's hooks not saved".to_string()),
+            }
+        });
+    }
+
     /// A turn or a compaction is under way: requests wait.
     fn busy(&self) -> bool {
         self.running.is_some() || self.compacting.is_some()
@@ -273,7 +314,8 @@ impl Core {
                 reason: reason.into(),
             });
         }
-        let event = match compact::start(&self.settings) {
+        let bus = crate::hooks::attach(&self.settings, self.bus());
+        let event = match compact::start(&self.settings, bus) {
             Ok(pending) => {
                 self.compacting = Some(pending);
                 SessionEvent::CompactStarted {

@@ -50,6 +50,9 @@ pub enum Op {
     /// The person approved this project server: remember the approval for the project, and
     /// start it.
     ApproveMcp(crate::mcp::ServerEntry),
+    /// The person approved the project's hooks with this fingerprint: they run from the next
+    /// turn on, and the approval is remembered for the project.
+    ApproveHooks(String),
     /// Start a device-code login (one already going is cancelled).
     Login(LoginTarget),
     /// Cancel the login going on: its task ends, nothing is saved.
@@ -84,6 +87,7 @@ impl Op {
             Op::AnswerPermission { .. } => "answer_permission",
             Op::StartMcp { .. } => "start_mcp",
             Op::ApproveMcp(_) => "approve_mcp",
+            Op::ApproveHooks(_) => "approve_hooks",
             Op::Login(_) => "login",
             Op::CancelLogin => "cancel_login",
             Op::Rules(_) => "rules",

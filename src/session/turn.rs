@@ -24,6 +24,8 @@ pub type RunTurn =
 pub fn execute_turn() -> RunTurn {
     Arc::new(|settings, bus, input, stopped| {
         Box::pin(async move {
+            // The run's hooks travel on its bus: every tool path and stage fires them.
+            let bus = crate::hooks::attach(&settings, bus);
             // Servers of the session still starting are waited for here, in the turn's task
             // (an interrupt ends the wait): their tools are offered from the first request.
             let hub = settings.mcp.hub.clone();
@@ -38,7 +40,9 @@ pub fn execute_turn() -> RunTurn {
                 // A custom command is expanded once its text is known, in the run (its
                 // commands' events are the run's). Boxed: running a command is a tool call,
                 // whose large future must not swell every run's, on the stack of a debug build.
-                Box::pin(super::slash::prepare(&settings, &bus, prompt)).await
+                let request = Box::pin(super::slash::prepare(&settings, &bus, prompt)).await?;
+                // Hooks see the request as it will be sent: a custom command expanded.
+                Box::pin(crate::hooks::before_request(&settings, &bus, request)).await
             };
             let stop = async {
                 // A dropped sender is not an interrupt.

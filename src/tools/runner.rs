@@ -13,6 +13,7 @@ use super::{MAX_OUTPUT_BYTES, ToolError, ToolId, ToolName, cap_output, command, 
 use crate::bus::{Answer, Bus, PermissionQuestion, Preview};
 use crate::checkpoint::CheckpointStore;
 use crate::confine::change::FileChange;
+use crate::hooks::{self, Permission, tool::Pre};
 use crate::packages::offer::{Offered, PackageTool, write_reaching_git_dir};
 use crate::packages::runtime::{self, CallErrorCode, CallRequest};
 use crate::permissions::policy::{Subject, exact_pattern};
@@ -179,6 +180,63 @@ impl ToolRunner {
                 None,
             );
         }
+        // The one place every call passes: its `PreToolUse` hooks, the call, its
+        // `PostToolUse` hooks.
+        let name = tool.name().to_string();
+        let (args, permission) = match hooks::tool::pre_tool(
+            &self.bus, &self.root, &call.id, &name, &args,
+        )
+        .await
+        {
+            Pre::Refused(reason) => {
+                return self.finish(&call.id, ToolStatus::Denied, reason, false, None, None);
+            }
+            Pre::Run {
+                args: changed,
+                changed: true,
+                permission,
+            } => match check_input(&tool, &changed) {
+                Ok(()) => (changed, permission),
+                Err(why) => {
+                    let text = format!(
+                        "a PreToolUse hook changed the input of {name} into one the tool does                              not take ({why}); the call was not run"
+                    );
+                    return self.finish(&call.id, ToolStatus::Error, text, false, None, None);
+                }
+            },
+            Pre::Run {
+                args, permission, ..
+            } => (args, permission),
+        };
+        let hooked = hooks::tool::CallHooks {
+            tool_input: match self.bus.hooks() {
+                Some(_) => hooks::tool::hook_input(&self.root, &name, &args),
+                None => Value::Null,
+            },
+            permission,
+        };
+        // Boxed, as the call's own future is large: the hooks' futures come on top of it.
+        let mut reply =
+            Box::pin(hooks::tool::CALL.scope(hooked, self.run_tool(call, tool, &args))).await;
+        if reply.status == ToolStatus::Ok && self.bus.hooks().is_some() {
+            let response = json!({
+                "success": true,
+                "status": reply.status,
+                "output": reply.content,
+                "exitCode": reply.exit_code,
+            });
+            let said =
+                hooks::tool::post_tool(&self.bus, &self.root, &call.id, &name, &args, response);
+            if let Some(feedback) = said.await {
+                reply.content = format!("{}\n\n{feedback}", reply.content);
+            }
+        }
+        reply
+    }
+
+    /// A resolved call, once its hooks let it run.
+    async fn run_tool(&self, call: &ToolCallRequest, tool: ToolId<'_>, args: &Value) -> ToolReply {
+        let args = args.clone();
         let tool = match tool {
             ToolId::Builtin(tool) => tool,
             ToolId::Package(tool) => return self.run_package(&call.id, tool, args).await,
@@ -588,6 +646,25 @@ impl ToolRunner {
                 reason: format!("{why}; without it this command would run unconfined"),
             };
         }
+        // What the call's hooks said: `PreToolUse` may ask where the policy allows, and settle
+        // a prompt; `PermissionRequest` hooks may settle it too. Rules that deny still deny.
+        let hooked = hooks::tool::CALL.try_with(Clone::clone).unwrap_or_default();
+        if let (Verdict::Allow { .. }, Some(Permission::Ask(reason))) =
+            (&verdict, &hooked.permission)
+        {
+            verdict = Verdict::Prompt {
+                reason: format!("a PreToolUse hook asks for a person's approval: {reason}"),
+            };
+        }
+        if let Verdict::Prompt { .. } = verdict {
+            let decided = match &hooked.permission {
+                Some(Permission::Allow(reason)) => Some(Ok(reason.clone())),
+                _ => hooks::tool::permission_request(&self.bus, id, tool, &hooked.tool_input).await,
+            };
+            if let Some(decided) = decided {
+                return self.hook_decided(id, tool, decided);
+            }
+        }
         let mode = self.policy.mode.as_str().to_string();
         let shown_risk = (side_effect != SideEffect::Read).then_some(risk);
         match verdict {
@@ -642,6 +719,8 @@ impl ToolRunner {
                     previews,
                 };
                 let answer = if self.bus.has_responder() {
+                    let waiting = format!("Splice needs your permission to use {tool}");
+                    hooks::notify(&self.bus, "permission_prompt", &waiting).await;
                     self.bus.ask(question).await
                 } else {
                     None
@@ -666,23 +745,39 @@ impl ToolRunner {
                         "headless run has no interactive responder".to_string(),
                     ),
                 };
-                self.bus.emit(Event::PermissionDecision {
-                    id: id.to_string(),
-                    name: tool.to_string(),
-                    action: if granted {
-                        crate::protocol::PermissionAction::Allow
-                    } else {
-                        crate::protocol::PermissionAction::Deny
-                    },
-                    permission_granted: granted,
-                    decision_reason: decision_reason.clone(),
-                });
-                if granted {
-                    Permit::Granted { confine: false }
-                } else {
-                    Permit::Refused(ToolStatus::Denied, format!("denied: {decision_reason}"))
-                }
+                self.decided(id, tool, granted, decision_reason)
             }
+        }
+    }
+
+    /// A prompt a hook answered instead of a person (the person's own configuration did, so
+    /// a granted call runs as one a person allowed).
+    fn hook_decided(&self, id: &str, tool: &str, decided: Result<String, String>) -> Permit {
+        let (granted, reason) = match decided {
+            Ok(reason) if reason.is_empty() => (true, "allowed by a hook".to_string()),
+            Ok(reason) => (true, format!("allowed by a hook: {reason}")),
+            Err(reason) => (false, format!("denied by a hook: {reason}")),
+        };
+        self.decided(id, tool, granted, reason)
+    }
+
+    /// A prompt's answer, reported as a decision.
+    fn decided(&self, id: &str, tool: &str, granted: bool, reason: String) -> Permit {
+        self.bus.emit(Event::PermissionDecision {
+            id: id.to_string(),
+            name: tool.to_string(),
+            action: if granted {
+                crate::protocol::PermissionAction::Allow
+            } else {
+                crate::protocol::PermissionAction::Deny
+            },
+            permission_granted: granted,
+            decision_reason: reason.clone(),
+        });
+        if granted {
+            Permit::Granted { confine: false }
+        } else {
+            Permit::Refused(ToolStatus::Denied, format!("denied: {reason}"))
         }
     }
 
@@ -783,6 +878,29 @@ impl ToolRunner {
             exit_code: None,
         }
     }
+}
+
+/// Whether `input` (a hook's `updatedInput`) fits the schema `tool` declares; the problems
+/// otherwise.
+fn check_input(tool: &ToolId<'_>, input: &Value) -> Result<(), String> {
+    if !input.is_object() {
+        return Err("it is not a JSON object".into());
+    }
+    let schema = match tool {
+        ToolId::Builtin(tool) => tool.spec().parameters,
+        ToolId::Package(tool) => tool.spec().parameters,
+        ToolId::Transcribe => transcribe::spec().parameters,
+        ToolId::Mcp(tool) => tool.spec().parameters,
+    };
+    // As far as the schema is in the subset Splice checks; a built-in's arguments are checked
+    // again, whole, when they are parsed.
+    let (schema, _) = crate::packages::schema::compile_partial(&schema, "input");
+    let issues = schema.validate(input, "input");
+    if issues.is_empty() {
+        return Ok(());
+    }
+    let issues: Vec<String> = issues.iter().map(ToString::to_string).collect();
+    Err(issues.join("; "))
 }
 
 /// The rules "allow always" adds: the tool, or for a command each of its simple commands

@@ -532,6 +532,7 @@ impl App {
             || self.compacting()
             || self.modals.has(Kind::Permission)
             || self.modals.has(Kind::McpAsk)
+            || self.modals.has(Kind::HooksAsk)
         {
             self.dirty = true;
         }
@@ -599,6 +600,7 @@ impl App {
                 }
             }
             Modal::McpAsk(ask) => self.on_mcp_answered(ask),
+            Modal::HooksAsk(ask) => self.on_hooks_answered(ask),
             Modal::Login(login) => {
                 // Closed while still going: the session ends the login's task, nothing is saved.
                 if login.is_pending() {
@@ -987,6 +989,19 @@ impl App {
                 self.notice(level, message);
             }
             Event::Final { .. } => {}
+            Event::Hook {
+                event,
+                command,
+                decision,
+                reason,
+                ..
+            } => {
+                let reason = reason.map(|r| format!(": {r}")).unwrap_or_default();
+                self.notice(
+                    Level::Info,
+                    format!("{event} hook `{command}`: {decision}{reason}"),
+                );
+            }
             Event::RunEnd { status, exit_code } => {
                 self.run = RunState::Ended { status, exit_code };
                 self.modals.close(Kind::Permission, self.now);
@@ -1075,7 +1090,7 @@ impl App {
         };
         let area_of = |kind| match kind {
             Kind::Login => above_status,
-            Kind::McpOverlay | Kind::McpAsk | Kind::Permission => modal_area,
+            Kind::McpOverlay | Kind::McpAsk | Kind::HooksAsk | Kind::Permission => modal_area,
         };
         self.modals.render(area_of, buf, &self.theme, self.now);
     }

@@ -6,6 +6,7 @@ use super::App;
 use crate::mcp::HubNotice;
 use crate::session::Op;
 use crate::tui::cells::Level;
+use crate::tui::hooks_approval::HooksApprovalModal;
 use crate::tui::mcp_approval::{Approval, McpApprovalModal};
 use crate::tui::mcp_overlay::McpOverlay;
 use crate::tui::mcp_session::Plan;
@@ -52,6 +53,41 @@ impl App {
                      (/mcp, then a, to approve it now)",
                     entry.name
                 ),
+            );
+        }
+    }
+
+    /// The project's hooks, when neither approved as they are nor trusted: asked about.
+    pub fn ask_project_hooks(&mut self) {
+        let settings = self.settings();
+        let hooks = &settings.hooks;
+        let Some(project) = hooks.project.as_ref().filter(|_| !hooks.trust_project) else {
+            return;
+        };
+        let root = crate::mcp::approval::canonical_root(&settings.cwd);
+        if crate::hooks::approval::is_approved(&settings.data_dir, &root, &project.fingerprint) {
+            return;
+        }
+        let commands = project
+            .config
+            .commands()
+            .into_iter()
+            .map(|(event, command)| (event.as_str().to_string(), command))
+            .collect();
+        let modal = HooksApprovalModal::new(project.fingerprint.clone(), commands, self.now);
+        self.open_modal(Modal::HooksAsk(modal));
+    }
+
+    /// The hooks approval was answered: approved hooks run from the next request on.
+    pub(super) fn on_hooks_answered(&mut self, modal: HooksApprovalModal) {
+        if modal.answer == Some(Approval::Approve) {
+            self.notice(Level::Info, "project hooks approved; they run from now on");
+            self.submit_op(Op::ApproveHooks(modal.fingerprint));
+        } else {
+            self.notice(
+                Level::Warning,
+                "project hooks not approved: they do not run, and are asked about again next \
+                 session",
             );
         }
     }

@@ -143,86 +143,149 @@ impl McpApprovalModal {
     }
 
     fn legend(&self, now: Instant, theme: &Theme) -> Line<'static> {
-        if self.guarded(now) {
-            return Line::from(Span::styled(
-                "keys go to the composer while you type; y/n in a moment",
-                theme.dim(),
-            ));
-        }
-        let ok = theme.bold(theme.success);
-        Line::from(vec![
-            Span::styled("y", ok),
-            Span::styled("/", theme.dim()),
-            Span::styled("a", ok),
-            Span::styled(" approve and start  ", theme.text()),
-            Span::styled("n", theme.bold(theme.error)),
-            Span::styled("/", theme.dim()),
-            Span::styled("Esc", theme.bold(theme.error)),
-            Span::styled(" not now (asked again next session)", theme.text()),
-        ])
+        approval_legend(self.guarded(now), " approve and start  ", theme)
     }
 }
 
 impl ModalView for McpApprovalModal {
     fn handle_key(&mut self, key: KeyEvent, now: Instant) -> KeyOutcome {
-        if self.guarded(now) {
-            // Still typing: the guard lasts until a pause.
-            self.guard.still_typing(now);
-            return KeyOutcome::ToComposer;
-        }
-        // A letter with Ctrl or Alt is some other shortcut, never an answer.
-        let plain = (key.modifiers - KeyModifiers::SHIFT).is_empty();
-        let page = self.scroll.page();
-        let answer = match key.code {
-            KeyCode::Up => return self.scrolled(-1),
-            KeyCode::Down => return self.scrolled(1),
-            KeyCode::PageUp => return self.scrolled(-page),
-            KeyCode::PageDown => return self.scrolled(page),
-            KeyCode::Char('y' | 'Y' | 'a' | 'A') if plain => Approval::Approve,
-            KeyCode::Char('n' | 'N') if plain => Approval::NotNow,
-            KeyCode::Esc => Approval::NotNow,
-            _ => {
-                // Someone typing: back to the composer, and the modal waits for a pause.
-                self.guard.typed(now);
-                return KeyOutcome::ToComposer;
-            }
-        };
-        self.answer = Some(answer);
-        KeyOutcome::Answered
+        approval_key(
+            &mut self.guard,
+            &mut self.scroll,
+            &mut self.answer,
+            key,
+            now,
+        )
     }
 
     fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
-        let fit = Fit::new(area, 100);
-        let inner = fit.inner;
-        let body: Vec<Line<'static>> = self
-            .body(theme, inner)
+        let legend = self.legend(now, theme);
+        let body = |width| self.body(theme, width);
+        let body = approval_frame(
+            (area, buf, theme),
+            " Start a project MCP server? ",
+            body,
+            &legend,
+        );
+        body.draw(&mut self.scroll);
+    }
+}
+
+/// An approval modal's answer to `key` pressed at `now`: y/a approve, n/Esc not now, arrows and
+/// pages scroll; while the person types, and for any other key, the key is the composer's.
+pub(super) fn approval_key(
+    guard: &mut KeyGuard,
+    scroll: &mut Scroll,
+    answer: &mut Option<Approval>,
+    key: KeyEvent,
+    now: Instant,
+) -> KeyOutcome {
+    if guard.guarded(now) {
+        // Still typing: the guard lasts until a pause.
+        guard.still_typing(now);
+        return KeyOutcome::ToComposer;
+    }
+    // A letter with Ctrl or Alt is some other shortcut, never an answer.
+    let plain = (key.modifiers - KeyModifiers::SHIFT).is_empty();
+    let page = scroll.page();
+    let rows = match key.code {
+        KeyCode::Up => -1,
+        KeyCode::Down => 1,
+        KeyCode::PageUp => -page,
+        KeyCode::PageDown => page,
+        KeyCode::Char('y' | 'Y' | 'a' | 'A') if plain => {
+            *answer = Some(Approval::Approve);
+            return KeyOutcome::Answered;
+        }
+        KeyCode::Char('n' | 'N') | KeyCode::Esc if plain || key.code == KeyCode::Esc => {
+            *answer = Some(Approval::NotNow);
+            return KeyOutcome::Answered;
+        }
+        _ => {
+            // Someone typing: back to the composer, and the modal waits for a pause.
+            guard.typed(now);
+            return KeyOutcome::ToComposer;
+        }
+    };
+    scroll.by(rows);
+    KeyOutcome::Handled
+}
+
+/// An approval modal's legend: `approve` says what y does; a reminder while keys still go to
+/// the composer.
+pub(super) fn approval_legend(
+    guarded: bool,
+    approve: &'static str,
+    theme: &Theme,
+) -> Line<'static> {
+    if guarded {
+        return Line::from(Span::styled(
+            "keys go to the composer while you type; y/n in a moment",
+            theme.dim(),
+        ));
+    }
+    let ok = theme.bold(theme.success);
+    Line::from(vec![
+        Span::styled("y", ok),
+        Span::styled("/", theme.dim()),
+        Span::styled("a", ok),
+        Span::styled(approve, theme.text()),
+        Span::styled("n", theme.bold(theme.error)),
+        Span::styled("/", theme.dim()),
+        Span::styled("Esc", theme.bold(theme.error)),
+        Span::styled(" not now (asked again next session)", theme.text()),
+    ])
+}
+
+/// An approval modal's frame, ready to draw: its body wrapped at the width it gets.
+pub(super) struct ApprovalFrame<'a> {
+    target: (Rect, &'a mut Buffer, &'a Theme),
+    fit: Fit,
+    title: &'static str,
+    body: Vec<Line<'static>>,
+    legend: Vec<Line<'static>>,
+}
+
+pub(super) fn approval_frame<'a>(
+    target: (Rect, &'a mut Buffer, &'a Theme),
+    title: &'static str,
+    body: impl FnOnce(usize) -> Vec<Line<'static>>,
+    legend: &Line<'static>,
+) -> ApprovalFrame<'a> {
+    let fit = Fit::new(target.0, 100);
+    let inner = fit.inner;
+    ApprovalFrame {
+        body: body(inner)
             .iter()
             .flat_map(|l| wrap_line(l, inner))
-            .collect();
+            .collect(),
+        legend: wrap_line(legend, inner),
+        target,
+        fit,
+        title,
+    }
+}
+
+impl ApprovalFrame<'_> {
+    pub(super) fn draw(self, scroll: &mut Scroll) {
+        let theme = self.target.2;
         modal_frame::draw(
-            (area, buf, theme),
-            fit,
+            self.target,
+            self.fit,
             Rows {
                 header: None,
-                body: &body,
-                legend: wrap_line(&self.legend(now, theme), inner),
+                body: &self.body,
+                legend: self.legend,
                 follow: None,
             },
             Border {
-                title: Span::styled(" Start a project MCP server? ", theme.bold(theme.warning)),
+                title: Span::styled(self.title, theme.bold(theme.warning)),
                 keys: None,
                 style: Style::default().fg(theme.warning),
                 scroll_keys: "↑/↓",
             },
-            &mut self.scroll,
+            scroll,
         );
-    }
-}
-
-impl McpApprovalModal {
-    fn scrolled(&mut self, rows: isize) -> KeyOutcome {
-        self.scroll.by(rows);
-        KeyOutcome::Handled
     }
 }
 

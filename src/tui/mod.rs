@@ -13,6 +13,7 @@ mod daily_use_snapshot_tests;
 pub(crate) mod device_login;
 pub mod event_loop;
 pub(crate) mod highlight;
+pub(crate) mod hooks_approval;
 #[cfg(test)]
 mod login_snapshot_tests;
 pub(crate) mod markdown;
@@ -206,6 +207,8 @@ pub async fn run(options: TuiOptions) -> Result<Exit, TuiError> {
     // them when it ends, whichever way the loop ended.
     let plan = mcp_session::plan(app.settings());
     app.open_mcp(plan);
+    // The project's hooks run once approved: asked here, before the first request.
+    app.ask_project_hooks();
     let input = event_loop::LoopInput {
         app,
         prompt: options.prompt,

@@ -10,6 +10,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::device_login::{DeviceLoginModal, LoginKey};
+use super::hooks_approval::HooksApprovalModal;
 use super::mcp_approval::McpApprovalModal;
 use super::mcp_overlay::{McpOverlay, OverlayKey};
 use super::permission::{KeyOutcome, ModalView, PermissionModal};
@@ -22,6 +23,8 @@ pub enum Kind {
     McpOverlay,
     /// A project MCP server waiting for approval.
     McpAsk,
+    /// The project's hooks waiting for approval.
+    HooksAsk,
     /// A run waits for the person's permission: over what the person opened.
     Permission,
     /// A device-code login: over everything, the status line aside.
@@ -38,6 +41,7 @@ impl Kind {
 pub enum Modal {
     McpOverlay(McpOverlay),
     McpAsk(McpApprovalModal),
+    HooksAsk(HooksApprovalModal),
     Permission(PermissionModal),
     Login(DeviceLoginModal),
 }
@@ -47,6 +51,7 @@ impl Modal {
         match self {
             Modal::McpOverlay(_) => Kind::McpOverlay,
             Modal::McpAsk(_) => Kind::McpAsk,
+            Modal::HooksAsk(_) => Kind::HooksAsk,
             Modal::Permission(_) => Kind::Permission,
             Modal::Login(_) => Kind::Login,
         }
@@ -56,6 +61,7 @@ impl Modal {
     fn reveal(&mut self, now: Instant) {
         match self {
             Modal::McpAsk(modal) => modal.reveal(now),
+            Modal::HooksAsk(modal) => modal.reveal(now),
             Modal::Permission(modal) => modal.reveal(now),
             Modal::McpOverlay(_) | Modal::Login(_) => {}
         }
@@ -66,7 +72,7 @@ impl Modal {
         match self {
             Modal::McpAsk(modal) => modal.queued = waiting,
             Modal::Permission(modal) => modal.queued = waiting,
-            Modal::McpOverlay(_) | Modal::Login(_) => {}
+            Modal::McpOverlay(_) | Modal::Login(_) | Modal::HooksAsk(_) => {}
         }
     }
 
@@ -74,6 +80,7 @@ impl Modal {
         match self {
             Modal::McpOverlay(overlay) => overlay.render(area, buf, theme),
             Modal::McpAsk(modal) => modal.render(area, buf, theme, now),
+            Modal::HooksAsk(modal) => modal.render(area, buf, theme, now),
             Modal::Permission(modal) => modal.render(area, buf, theme, now),
             Modal::Login(modal) => modal.render(area, buf, theme, now),
         }
@@ -156,6 +163,7 @@ impl ModalStack {
         let outcome = match top {
             Modal::Permission(modal) => view_key(modal.handle_key(key, now)),
             Modal::McpAsk(modal) => view_key(modal.handle_key(key, now)),
+            Modal::HooksAsk(modal) => view_key(modal.handle_key(key, now)),
             Modal::Login(modal) => match modal.handle_key(key) {
                 LoginKey::Handled => Some(ModalKey::Handled),
                 LoginKey::Close { .. } => None,

@@ -39,6 +39,7 @@ pub fn settings() -> RunSettings {
         conversation: Default::default(),
         packages: Default::default(),
         mcp: Default::default(),
+        hooks: Default::default(),
     }
 }
 

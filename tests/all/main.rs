@@ -11,6 +11,7 @@ mod checkpoints;
 mod cli;
 mod git;
 mod headless;
+mod hooks;
 mod logs;
 mod mcp;
 mod packages;

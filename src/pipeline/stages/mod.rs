@@ -255,7 +255,10 @@ pub async fn submit<T: DeserializeOwned>(
         });
     };
     Ok(match decode::<T>(&spec, &raw) {
-        Ok(value) => Submitted::Valid(id, value),
+        Ok(value) => {
+            ctx.set_output(serde_json::from_str(&raw).ok());
+            Submitted::Valid(id, value)
+        }
         Err(error) => Submitted::Malformed(error.to_string()),
     })
 }

@@ -4,9 +4,10 @@
 use super::{StageCall, StageOutcome, Submitted, not_submitted, submit};
 use crate::agent::AgentError;
 use crate::confine::change::FileChange;
+use crate::hooks::{self, tool::Pre};
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
-use crate::pipeline::schema::{FilesSubmission, SubmitTool, SubmittedFile};
+use crate::pipeline::schema::{FilesSubmission, SubmitTool, SubmittedFile, decode, submit_spec};
 use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;
 use crate::protocol::stage::Stage;
@@ -114,6 +115,30 @@ async fn write_stage(
             )));
         }
     };
+    // A submission is a tool call too: its `PreToolUse` hooks may refuse or change it.
+    let raw = ctx.output().unwrap_or_default();
+    let tool = submit_tool.as_str();
+    let (submitted, permission) =
+        match hooks::tool::pre_tool(ctx.bus, ctx.root(), &id, tool, &raw).await {
+            Pre::Refused(reason) => return Ok(Err(StageOutcome::failed(reason))),
+            Pre::Run {
+                args,
+                changed: true,
+                permission,
+            } => match decode::<FilesSubmission>(&submit_spec(submit_tool), &args.to_string()) {
+                Ok(changed) => {
+                    ctx.set_output(Some(args));
+                    (changed, permission)
+                }
+                Err(error) => {
+                    return Ok(Err(StageOutcome::failed(format!(
+                        "a PreToolUse hook changed the {tool} submission into one it does not \
+                         take ({error}); it was not applied"
+                    ))));
+                }
+            },
+            Pre::Run { permission, .. } => (submitted, permission),
+        };
     // Planning reads each file's current contents: off the runtime's threads.
     let changes = match crate::blocking::atomic(|| plan_files(ctx, &submitted.files)) {
         Ok(changes) => changes,
@@ -122,13 +147,23 @@ async fn write_stage(
     if changes.is_empty() {
         return Ok(Ok((submitted.summary, Vec::new())));
     }
-    match ctx
+    let hooked = hooks::tool::CallHooks {
+        tool_input: ctx.output().unwrap_or_default(),
+        permission,
+    };
+    let writing = ctx
         .agent
         .runner
-        .write_changes(&id, submit_tool.builtin(), &changes)
-        .await
-    {
-        Ok(written) => Ok(Ok((submitted.summary, written))),
+        .write_changes(&id, submit_tool.builtin(), &changes);
+    match hooks::tool::CALL.scope(hooked, writing).await {
+        Ok(written) => {
+            // What `PostToolUse` hooks say of a submission is in their `hook` events: the
+            // conversation is over (a `StageEnd` hook is how a stage is failed).
+            let response = serde_json::json!({"success": true, "changedFiles": written});
+            let input = ctx.output().unwrap_or_default();
+            let _ = hooks::tool::post_tool(ctx.bus, ctx.root(), &id, tool, &input, response).await;
+            Ok(Ok((submitted.summary, written)))
+        }
         Err((status, reason)) => {
             if status == ToolStatus::Denied {
                 // DECISIONS: a denied call ends with a `denied` tool_result; a submission that

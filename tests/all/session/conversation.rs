@@ -36,6 +36,7 @@ pub(crate) fn settings(sandbox: &Sandbox, url: &str, tier: Tier) -> RunSettings 
         conversation: Conversation::default(),
         packages: Default::default(),
         mcp: Default::default(),
+        hooks: Default::default(),
     }
 }
 
