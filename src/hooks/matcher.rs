@@ -6,13 +6,14 @@
 use regex::Regex;
 
 /// Claude Code's names of the built-in tools Splice has too.
-const ALIASES: [(&str, &str); 6] = [
+const ALIASES: [(&str, &str); 7] = [
     ("run_command", "Bash"),
     ("read_file", "Read"),
     ("write_file", "Write"),
     ("edit_file", "Edit"),
     ("list_files", "Glob"),
     ("search_files", "Grep"),
+    ("agent", "Task"),
 ];
 
 /// The Claude Code name of a Splice tool, if it has one.

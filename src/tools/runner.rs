@@ -183,31 +183,29 @@ impl ToolRunner {
         // The one place every call passes: its `PreToolUse` hooks, the call, its
         // `PostToolUse` hooks.
         let name = tool.name().to_string();
-        let (args, permission) = match hooks::tool::pre_tool(
-            &self.bus, &self.root, &call.id, &name, &args,
-        )
-        .await
-        {
-            Pre::Refused(reason) => {
-                return self.finish(&call.id, ToolStatus::Denied, reason, false, None, None);
-            }
-            Pre::Run {
-                args: changed,
-                changed: true,
-                permission,
-            } => match check_input(&tool, &changed) {
-                Ok(()) => (changed, permission),
-                Err(why) => {
-                    let text = format!(
-                        "a PreToolUse hook changed the input of {name} into one the tool does                              not take ({why}); the call was not run"
-                    );
-                    return self.finish(&call.id, ToolStatus::Error, text, false, None, None);
+        let (args, permission) =
+            match hooks::tool::pre_tool(&self.bus, &self.root, &call.id, &name, &args).await {
+                Pre::Refused(reason) => {
+                    return self.finish(&call.id, ToolStatus::Denied, reason, false, None, None);
                 }
-            },
-            Pre::Run {
-                args, permission, ..
-            } => (args, permission),
-        };
+                Pre::Run {
+                    args: changed,
+                    changed: true,
+                    permission,
+                } => match check_input(&tool, &changed) {
+                    Ok(()) => (changed, permission),
+                    Err(why) => {
+                        let text = format!(
+                            "a PreToolUse hook changed the input of {name} into one the tool does \
+                         not take ({why}); the call was not run"
+                        );
+                        return self.finish(&call.id, ToolStatus::Error, text, false, None, None);
+                    }
+                },
+                Pre::Run {
+                    args, permission, ..
+                } => (args, permission),
+            };
         let hooked = hooks::tool::CallHooks {
             tool_input: match self.bus.hooks() {
                 Some(_) => hooks::tool::hook_input(&self.root, &name, &args),
@@ -281,8 +279,27 @@ impl ToolRunner {
                 None,
             );
         }
-        let done = delegate.run(&call.id, args).await;
-        let (output, truncated) = cap_output(&done.output, MAX_OUTPUT_BYTES);
+        // Its hooks, as for every call (Claude Code's `Task` matches it too): a block means
+        // no subagent starts; a rewrite is checked by the subagent's own reading of it.
+        let args =
+            match hooks::tool::pre_tool(&self.bus, &self.root, &call.id, AGENT_TOOL, &args).await {
+                Pre::Refused(reason) => {
+                    return self.finish(&call.id, ToolStatus::Denied, reason, false, None, None);
+                }
+                Pre::Run { args, .. } => args,
+            };
+        let done = Box::pin(delegate.run(&call.id, args.clone())).await;
+        let mut output = done.output;
+        if done.status == ToolStatus::Ok && self.bus.hooks().is_some() {
+            let response = json!({"success": true, "status": done.status, "output": output});
+            let said = hooks::tool::post_tool(
+                &self.bus, &self.root, &call.id, AGENT_TOOL, &args, response,
+            );
+            if let Some(feedback) = said.await {
+                output = format!("{output}\n\n{feedback}");
+            }
+        }
+        let (output, truncated) = cap_output(&output, MAX_OUTPUT_BYTES);
         self.finish(
             &call.id,
             done.status,

@@ -364,3 +364,32 @@ fn a_subagents_tool_call_fires_the_runs_hooks() {
             .any(|r| sent_text(r).contains("reading is off for helpers"))
     );
 }
+
+/// The `agent` call fires its own `PreToolUse` hooks (Claude Code's `Task` matches it): a block
+/// starts no subagent, and the model is told why.
+#[test]
+fn a_pre_tool_use_hook_on_task_keeps_a_subagent_from_starting() {
+    let sandbox = Sandbox::new();
+    let guard = script(
+        &sandbox,
+        "no_helpers.sh",
+        "#!/bin/sh\ncat >/dev/null\necho 'no helpers today' >&2\nexit 2\n",
+    );
+    user_hooks(
+        &sandbox,
+        hook("PreToolUse", "Task", &guard.display().to_string()),
+    );
+    let args = json!({"description": "look", "prompt": "SUBTASK: look around"});
+    let provider = FakeProvider::start(vec![
+        openai::call_json("call_a", "agent", args),
+        openai::answer(&["Done alone."]),
+    ]);
+    let out = exec(&sandbox, &provider, &["PARENT-REQUEST"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2, "a subagent started: {requests:?}");
+    assert!(sent_text(&requests[1]).contains("no helpers today"));
+    let results = out.of_type("tool_result");
+    assert_eq!(results[0]["status"], "denied", "{}", results[0]);
+    assert_eq!(hook_events(&out, "PreToolUse").len(), 1);
+}
