@@ -89,6 +89,12 @@ pub fn checkpoints_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("checkpoints")
 }
 
+/// The id under which the writes made inside worktree `run_id` (a design-plan task's, a
+/// subagent's) are checkpointed: they restore nothing once the worktree is gone, and go with it.
+pub fn worktree_store_id(run_id: &str) -> String {
+    format!("{run_id}_worktree")
+}
+
 /// The checkpoints of one run.
 pub struct CheckpointStore {
     dir: PathBuf,

@@ -342,6 +342,8 @@ impl Worktree {
             git(&self.source, &["branch", "-D", &self.branch])?;
         }
         let _ = std::fs::remove_file(record_path(data_dir, &self.run_id));
+        let own = crate::checkpoint::worktree_store_id(&self.run_id);
+        let _ = std::fs::remove_dir_all(crate::checkpoint::checkpoints_dir(data_dir).join(own));
         release_live_lock(data_dir, &self.run_id);
         Ok(())
     }

@@ -328,11 +328,11 @@ async fn run_task(
     writable.extend(worktree.git_dir());
     let tools = ToolRunner {
         root: root.clone(),
-        // Its own writes' checkpoints are the worktree's (discarded with it); the task's run id
+        // Its own writes' checkpoints are the worktree's (removed with it); the task's run id
         // names the checkpoints of its merge into the checkout.
         checkpoints: Arc::new(CheckpointStore::new(
             &data_dir,
-            &format!("{task_run}_worktree"),
+            &crate::checkpoint::worktree_store_id(&task_run),
             &root,
         )),
         writable,

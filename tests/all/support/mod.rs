@@ -463,13 +463,21 @@ pub fn processes_with(mark: &str) -> Vec<String> {
     found
 }
 
-/// The worktrees of the sandbox's runs still on disk.
+/// The worktrees of the sandbox's runs still on disk, and the checkpoints of writes made in them.
 pub fn worktrees_left(sandbox: &Sandbox) -> Vec<PathBuf> {
-    std::fs::read_dir(sandbox.data.join("worktrees"))
+    let worktrees = std::fs::read_dir(sandbox.data.join("worktrees"))
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|e| e.path().is_dir())
+        .filter(|e| e.path().is_dir());
+    // The checkpoints of writes made inside a worktree go with it.
+    let their_checkpoints = std::fs::read_dir(sandbox.data.join("checkpoints"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with("_worktree"));
+    worktrees
+        .chain(their_checkpoints)
         .map(|e| e.path())
         .collect()
 }
