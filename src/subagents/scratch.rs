@@ -129,6 +129,16 @@ impl Scratch {
         if !committed {
             return Ok(Vec::new());
         }
+        // Only regular files come back: a link would arrive as a file holding its target, a
+        // submodule as a deletion. Refused whole, as a file moved under it is.
+        let odd = not_files(&self.top, &self.base, &self.worktree.branch)?;
+        if !odd.is_empty() {
+            return Err(format!(
+                "it made {} a symbolic link or a git repository (submodule), which a subagent's \
+                 changes may not bring into the checkout; its changes were not applied",
+                odd.join(", ")
+            ));
+        }
         let changes = worktree::changes_between(&self.top, root, &self.base, &self.worktree.branch)
             .map_err(|e| e.to_string())?;
         let prefix = text(
@@ -152,6 +162,32 @@ impl Scratch {
         }
         Ok(changes)
     }
+}
+
+/// The paths of the diff from `base` to `branch` in `top` that are, or were, not a regular
+/// file (mode 120000, a symbolic link; 160000, a gitlink), from `git diff --raw -z`.
+fn not_files(top: &Path, base: &str, branch: &str) -> Result<Vec<String>, String> {
+    let mut args = vec!["diff", "--raw", "-z", "--no-renames"];
+    args.extend(crate::git::DIFF_FLAGS);
+    args.extend([base, branch]);
+    let listed = git(top, Access::Read, &args, None)?;
+    if !listed.status.success() {
+        return Err(format!(
+            "`git diff --raw` failed: {}",
+            String::from_utf8_lossy(&listed.stderr).trim()
+        ));
+    }
+    let mut odd = Vec::new();
+    let mut fields = listed.stdout.split(|b| *b == 0).filter(|f| !f.is_empty());
+    // `:old new oldsha newsha status` then the path, for each entry.
+    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+        let meta = String::from_utf8_lossy(meta);
+        let mut modes = meta.trim_start_matches(':').split(' ').take(2);
+        if modes.any(|mode| mode == "120000" || mode == "160000") {
+            odd.push(String::from_utf8_lossy(path).into_owned());
+        }
+    }
+    Ok(odd)
 }
 
 impl Drop for Scratch {

@@ -609,48 +609,26 @@ impl ToolRunner {
                 Permit::Refused(ToolStatus::Denied, format!("denied: {reason}"))
             }
             Verdict::Prompt { reason } => {
-                self.bus.emit(Event::PermissionRequest {
-                    id: id.to_string(),
-                    name: tool.to_string(),
-                    action: crate::protocol::PermissionAction::Prompt,
-                    permission: "prompt".into(),
-                    permission_mode: mode,
-                    side_effect,
-                    reason: reason.clone(),
-                    risk: shown_risk,
-                });
                 let rules = always_rules(identity, targets);
-                let question = PermissionQuestion {
-                    id: id.to_string(),
-                    tool: tool.to_string(),
-                    side_effect,
-                    risk: shown_risk,
-                    // Tasks of a plan side by side may each ask: the prompt names whose it is.
-                    reason: match (self.bus.task_id(), self.bus.agent()) {
-                        (Some(task), _) => format!("task {task}: {reason}"),
-                        // Subagents side by side may each ask: the prompt names whose it is.
-                        (None, Some(agent)) => {
-                            format!("subagent {} ({}): {reason}", agent.id, agent.name)
-                        }
-                        (None, None) => reason,
-                    },
-                    rule: if rules.is_empty() {
-                        "this command only".to_string()
-                    } else {
-                        rules.join(", ")
-                    },
-                    previews,
-                };
-                let answer = if self.bus.has_responder() {
-                    self.bus.ask(question).await
-                } else {
-                    None
-                };
-                let (granted, decision_reason) = match answer {
-                    Some(Answer::AllowOnce) => (true, "approved in TUI".to_string()),
+                let answer = self
+                    .ask_person(Question {
+                        id,
+                        tool,
+                        side_effect,
+                        risk: shown_risk,
+                        reason,
+                        rule: if rules.is_empty() {
+                            "this command only".to_string()
+                        } else {
+                            rules.join(", ")
+                        },
+                        previews,
+                    })
+                    .await;
+                let decision = match answer {
                     // A high-risk call is never allowed for the rest of the session.
                     Some(Answer::AllowAlways) if risk == Risk::High => {
-                        (true, "approved once in TUI (high risk)".to_string())
+                        Ok("approved once in TUI (high risk)".to_string())
                     }
                     Some(Answer::AllowAlways) => {
                         for rule in &rules {
@@ -658,31 +636,86 @@ impl ToolRunner {
                                 self.policy.add_rule(rule);
                             }
                         }
-                        (true, "approved in TUI".to_string())
+                        decided(answer.as_ref())
                     }
-                    Some(Answer::Deny) => (false, crate::bus::DENIED_IN_TUI.to_string()),
-                    None => (
-                        false,
-                        "headless run has no interactive responder".to_string(),
-                    ),
+                    _ => decided(answer.as_ref()),
                 };
-                self.bus.emit(Event::PermissionDecision {
-                    id: id.to_string(),
-                    name: tool.to_string(),
-                    action: if granted {
-                        crate::protocol::PermissionAction::Allow
-                    } else {
-                        crate::protocol::PermissionAction::Deny
-                    },
-                    permission_granted: granted,
-                    decision_reason: decision_reason.clone(),
-                });
-                if granted {
-                    Permit::Granted { confine: false }
-                } else {
-                    Permit::Refused(ToolStatus::Denied, format!("denied: {decision_reason}"))
+                match self.decide(id, tool, decision) {
+                    Ok(()) => Permit::Granted { confine: false },
+                    Err(reason) => Permit::Refused(ToolStatus::Denied, reason),
                 }
             }
+        }
+    }
+
+    /// Ask the person about call `id`: a `permission_request`, then the prompt (naming the
+    /// design-plan task or subagent whose call it is). `None`: nobody can answer (headless),
+    /// which is a denial. The caller reports the outcome with [`ToolRunner::decide`]. The one
+    /// path every prompt of a run takes (a tool's, a project agent's approval).
+    pub(crate) async fn ask_person(&self, question: Question<'_>) -> Option<Answer> {
+        self.bus.emit(Event::PermissionRequest {
+            id: question.id.to_string(),
+            name: question.tool.to_string(),
+            action: crate::protocol::PermissionAction::Prompt,
+            permission: "prompt".into(),
+            permission_mode: self.policy.mode.as_str().to_string(),
+            side_effect: question.side_effect,
+            reason: question.reason.clone(),
+            risk: question.risk,
+        });
+        let asked = PermissionQuestion {
+            id: question.id.to_string(),
+            tool: question.tool.to_string(),
+            side_effect: question.side_effect,
+            risk: question.risk,
+            // Tasks of a plan side by side may each ask: the prompt names whose it is.
+            reason: match (self.bus.task_id(), self.bus.agent()) {
+                (Some(task), _) => format!("task {task}: {}", question.reason),
+                // Subagents side by side may each ask: the prompt names whose it is.
+                (None, Some(agent)) => {
+                    format!(
+                        "subagent {} ({}): {}",
+                        agent.id, agent.name, question.reason
+                    )
+                }
+                (None, None) => question.reason,
+            },
+            rule: question.rule,
+            previews: question.previews,
+        };
+        if self.bus.has_responder() {
+            self.bus.ask(asked).await
+        } else {
+            None
+        }
+    }
+
+    /// Report how a question of [`ToolRunner::ask_person`] ended (`permission_decision`):
+    /// `Ok(reason)` granted, `Err(reason)` denied; Err(`denied: …`) for the tool's result.
+    pub(crate) fn decide(
+        &self,
+        id: &str,
+        tool: &str,
+        decision: Result<String, String>,
+    ) -> Result<(), String> {
+        let (granted, reason) = match &decision {
+            Ok(reason) => (true, reason.clone()),
+            Err(reason) => (false, reason.clone()),
+        };
+        self.bus.emit(Event::PermissionDecision {
+            id: id.to_string(),
+            name: tool.to_string(),
+            action: if granted {
+                crate::protocol::PermissionAction::Allow
+            } else {
+                crate::protocol::PermissionAction::Deny
+            },
+            permission_granted: granted,
+            decision_reason: reason.clone(),
+        });
+        match decision {
+            Ok(_) => Ok(()),
+            Err(reason) => Err(format!("denied: {reason}")),
         }
     }
 
@@ -782,6 +815,27 @@ impl ToolRunner {
             images: Vec::new(),
             exit_code: None,
         }
+    }
+}
+
+/// One question for the person ([`ToolRunner::ask_person`]).
+pub(crate) struct Question<'a> {
+    pub id: &'a str,
+    pub tool: &'a str,
+    pub side_effect: SideEffect,
+    pub risk: Option<Risk>,
+    pub reason: String,
+    /// What "allow always" covers, in words (a rule, or where an approval is kept).
+    pub rule: String,
+    pub previews: Vec<Preview>,
+}
+
+/// The decision an answer makes: granted (`Ok`) or denied (`Err`), with its reason.
+pub(crate) fn decided(answer: Option<&Answer>) -> Result<String, String> {
+    match answer {
+        Some(Answer::AllowOnce | Answer::AllowAlways) => Ok("approved in TUI".to_string()),
+        Some(Answer::Deny) => Err(crate::bus::DENIED_IN_TUI.to_string()),
+        None => Err("headless run has no interactive responder".to_string()),
     }
 }
 
