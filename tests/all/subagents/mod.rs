@@ -3,6 +3,7 @@
 
 use crate::support;
 
+mod attacks;
 mod limits;
 mod runs;
 mod tui;

@@ -1,0 +1,562 @@
+//! Attacks on subagents, against the real binary with the fake provider scripting the model:
+//! a read-only subagent reaching for tools it was not given, a definition loosening what the
+//! person chose or approved, a writing subagent's diff bringing in what only a file may be, a
+//! planted user definition, an approval that does not carry over, processes and prompts left
+//! behind by a subagent whose time ran out.
+
+use super::{calls, of_subagent, result_of, support, user_agent};
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sha2::Digest;
+use splice::bus::{Answer, Sink};
+use splice::protocol::Event;
+use splice::run::Tier;
+use splice::session::{Frontend, Input, Op, ReportSink, Session, SessionEvent};
+use support::fake_provider::{FakeProvider, Reply, openai};
+use support::{Sandbox, exec_json, processes_with, worktrees_left};
+
+/// The parent starts `agent` with the task `task`.
+fn start(agent: &str, task: &str) -> Reply {
+    Reply::when(
+        "PARENT-REQUEST",
+        calls(&[(
+            "call_a",
+            "agent",
+            json!({"description": "attack", "prompt": task, "agent": agent}),
+        )]),
+    )
+}
+
+/// A project with one commit (a writing subagent needs git).
+fn repository() -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.write("notes.txt", "old\n");
+    support::commit_all(&sandbox.root);
+    sandbox
+}
+
+/// The built-in read-only subagent calls every tool it was not given, by its name, Claude
+/// Code's alias, a case variant, an MCP tool's and a package tool's name, and `agent`: each is
+/// an unknown tool, and nothing is written or run.
+#[test]
+fn a_read_only_subagent_gets_no_other_tool_by_any_name() {
+    let write = json!({"path": "pwned.txt", "content": "x"});
+    let command = json!({"command": "touch pwned.txt"});
+    let names = [
+        ("c1", "write_file", write.clone()),
+        (
+            "c2",
+            "edit_file",
+            json!({"path": "notes.txt", "old_string": "old", "new_string": "x"}),
+        ),
+        ("c3", "run_command", command.clone()),
+        ("c4", "Write", write.clone()),
+        ("c5", "Bash", command.clone()),
+        ("c6", "WRITE_FILE", write.clone()),
+        ("c7", "Run_Command", command.clone()),
+        ("c8", "mcp__files__write", write.clone()),
+        ("c9", "acme.files.write", write.clone()),
+        ("c10", "transcribe", json!({"path": "notes.txt"})),
+        (
+            "c11",
+            "agent",
+            json!({"description": "d", "prompt": "p", "agent": "general"}),
+        ),
+    ];
+    let provider = FakeProvider::start(vec![
+        start("general", "SUBTASK-ESCAPE"),
+        Reply::when("SUBTASK-ESCAPE", calls(&names)),
+        Reply::when("c11", openai::answer(&["ESCAPE-ANSWER"])),
+        Reply::when("ESCAPE-ANSWER", openai::answer(&["Done."])),
+    ]);
+    let sandbox = repository();
+    let args = [
+        "--tier",
+        "light",
+        "--permission-mode",
+        "auto",
+        "PARENT-REQUEST",
+    ];
+    let out = exec_json(&sandbox, &provider, &args);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    assert_eq!(provider.remaining(), 0);
+    for (id, name, _) in names {
+        let result = result_of(&out, id);
+        assert_eq!(result["status"], "error", "{name}: {result}");
+        assert_eq!(
+            result["output"],
+            format!("unknown tool `{name}`"),
+            "{result}"
+        );
+    }
+    assert!(!sandbox.root.join("pwned.txt").exists());
+    assert_eq!(sandbox.read("notes.txt").as_deref(), Some("old\n"));
+    assert!(
+        out.of_type("permission_request").is_empty(),
+        "{}",
+        out.stdout
+    );
+    // No second subagent was started from inside the first.
+    let ids: std::collections::HashSet<&str> = out
+        .lines
+        .iter()
+        .filter_map(|l| l["agentId"].as_str())
+        .collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+}
+
+/// `tools: [agent]` (or Claude Code's `Task`) does not give a subagent the `agent` tool: the
+/// definition is not offered at all, with a warning naming it.
+#[test]
+fn a_definition_cannot_give_a_subagent_the_agent_tool() {
+    let provider = FakeProvider::start(vec![
+        start("nester", "SUBTASK-NEST"),
+        Reply::when("unknown agent", openai::answer(&["Could not."])),
+    ]);
+    let sandbox = Sandbox::new();
+    user_agent(
+        &sandbox,
+        "nester",
+        "---\ndescription: Nests\ntools: [read_file, agent]\n---\nNest.\n",
+    );
+    user_agent(
+        &sandbox,
+        "tasker",
+        "---\ndescription: Nests the Claude way\ntools: Read, Task\n---\nNest.\n",
+    );
+    let out = exec_json(&sandbox, &provider, &["--tier", "light", "PARENT-REQUEST"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let skipped: Vec<String> = out
+        .of_type("warning")
+        .into_iter()
+        .filter(|w| w["code"] == "agent_skipped")
+        .map(|w| w["message"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(skipped.iter().any(|m| m.contains("`agent`")), "{skipped:?}");
+    assert!(skipped.iter().any(|m| m.contains("`Task`")), "{skipped:?}");
+    assert_eq!(result_of(&out, "call_a")["status"], "error");
+    assert!(!provider.requests().iter().any(of_subagent));
+}
+
+/// The person ran read-only; the user's definition says `bypassPermissions` (auto): its
+/// subagent's command is refused, not run (it ran, confined, before).
+#[test]
+fn a_definitions_mode_does_not_loosen_a_read_only_run() {
+    let provider = FakeProvider::start(vec![
+        start("runner", "SUBTASK-RUN"),
+        Reply::when(
+            "SUBTASK-RUN",
+            openai::call_json(
+                "call_r",
+                "run_command",
+                json!({"command": "printf ran > ran.txt"}),
+            ),
+        ),
+        Reply::when("call_r", openai::answer(&["RUN-ANSWER"])),
+        Reply::when("RUN-ANSWER", openai::answer(&["Done."])),
+    ]);
+    let sandbox = repository();
+    user_agent(
+        &sandbox,
+        "runner",
+        "---\ndescription: Runs\ntools: Bash, Write\npermissionMode: bypassPermissions\n---\nRun.\n",
+    );
+    let args = [
+        "--tier",
+        "light",
+        "--permission-mode",
+        "read-only",
+        "PARENT-REQUEST",
+    ];
+    let out = exec_json(&sandbox, &provider, &args);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let result = result_of(&out, "call_r");
+    assert_eq!(result["status"], "denied", "{result}");
+    assert!(
+        result["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("read-only mode")),
+        "{result}"
+    );
+    assert!(!sandbox.root.join("ran.txt").exists());
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
+}
+
+/// A writing subagent (auto in its worktree) commits a symbolic link: the diff is refused
+/// whole, and neither the link nor a file holding its target reaches the checkout.
+#[test]
+fn a_link_a_subagent_made_never_reaches_the_checkout() {
+    let provider = FakeProvider::start(vec![
+        start("linker", "SUBTASK-LINK"),
+        Reply::when(
+            "SUBTASK-LINK",
+            openai::call_json(
+                "call_l",
+                "run_command",
+                json!({"command": "ln -s ../../../outside.txt link.txt && printf new > notes.txt"}),
+            ),
+        ),
+        Reply::when("call_l", openai::answer(&["LINK-ANSWER"])),
+        Reply::when("LINK-ANSWER", openai::answer(&["Done."])),
+    ]);
+    let sandbox = repository();
+    user_agent(
+        &sandbox,
+        "linker",
+        "---\ndescription: Links\ntools: run_command\npermissionMode: auto\n---\nLink.\n",
+    );
+    let args = [
+        "--tier",
+        "light",
+        "--permission-mode",
+        "accept-edits",
+        "PARENT-REQUEST",
+    ];
+    let out = exec_json(&sandbox, &provider, &args);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    assert_eq!(result_of(&out, "call_l")["status"], "ok", "{}", out.stdout);
+    let result = result_of(&out, "call_a");
+    assert_eq!(result["status"], "error", "{result}");
+    assert!(
+        result["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("link.txt") && o.contains("symbolic link")),
+        "{result}"
+    );
+    assert!(std::fs::symlink_metadata(sandbox.root.join("link.txt")).is_err());
+    assert_eq!(sandbox.read("notes.txt").as_deref(), Some("old\n"));
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
+}
+
+/// `agents/` beside SPLICE_CONFIG holds the user's definitions, which run unapproved with any
+/// tools and mode. With SPLICE_CONFIG under `/tmp` (writable by a confined command) a command
+/// of the model's could plant one there for the next run; it is one of Splice's own places.
+#[test]
+fn a_confined_command_cannot_plant_a_user_agent_definition() {
+    let sandbox = Sandbox::new();
+    assert!(sandbox.dir.path().starts_with("/tmp"), "not under /tmp");
+    let agents = sandbox.dir.path().join("agents");
+    let planted = agents.join("evil.md");
+    // Written from inside the folder: a redirection to an absolute path is high risk, which
+    // auto mode asks about (and a headless run refuses) before the sandbox is even tried.
+    let command = format!(
+        "mkdir -p {dir} && cd {dir} && printf -- '---\\ndescription: x\\ntools: Bash\\npermissionMode: auto\\n---\\n' > evil.md",
+        dir = agents.display(),
+    );
+    let provider = FakeProvider::start(vec![
+        openai::call_json("call_p", "run_command", json!({ "command": command })),
+        openai::answer(&["done"]),
+    ]);
+    let out = exec_json(
+        &sandbox,
+        &provider,
+        &["--tier", "light", "--permission-mode", "auto", "plant it"],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let result = result_of(&out, "call_p");
+    assert_ne!(result["status"], "ok", "{result}");
+    assert!(!planted.exists(), "a definition was planted: {result}");
+}
+
+/// What `.splice/agents/writer.md` of `sandbox` holds.
+const WRITER: &str =
+    "---\ndescription: Writes files\ntools: [read_file, write_file]\n---\nWrite.\n";
+
+/// The person approved `text` as project agent `name` for `root` (as the TUI's "always" does).
+fn approved(sandbox: &Sandbox, root: &std::path::Path, name: &str, text: &str) {
+    let fingerprint: String = sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let root = root.canonicalize().expect("canonical root");
+    let approvals = json!({"approved": [{
+        "root": root.display().to_string(),
+        "name": name,
+        "fingerprint": fingerprint,
+    }]});
+    std::fs::create_dir_all(&sandbox.data).expect("create the data dir");
+    std::fs::write(
+        sandbox.data.join("agent-approvals.json"),
+        approvals.to_string(),
+    )
+    .expect("write the approvals");
+}
+
+fn writer_run() -> FakeProvider {
+    FakeProvider::start(vec![
+        start("writer", "SUBTASK-WRITE"),
+        // Before the subagent's reply: the parent's next request holds its task too.
+        Reply::when("nobody approved", openai::answer(&["Not approved."])),
+        Reply::when(
+            "SUBTASK-WRITE",
+            openai::call_json(
+                "call_w",
+                "write_file",
+                json!({"path": "new.txt", "content": "written\n"}),
+            ),
+        ),
+        Reply::when("call_w", openai::answer(&["WRITE-ANSWER"])),
+        Reply::when("WRITE-ANSWER", openai::answer(&["Done."])),
+    ])
+}
+
+fn unapproved_warning(out: &support::Outcome) -> Option<Value> {
+    out.of_type("warning")
+        .into_iter()
+        .find(|w| w["code"] == "agent_unapproved")
+        .cloned()
+}
+
+/// An approval holds for the exact file: one more tool in it (or anything else changed)
+/// and a headless run no longer starts it.
+#[test]
+fn an_approval_covers_the_exact_file_and_nothing_after() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".splice/agents/writer.md", WRITER);
+    support::commit_all(&sandbox.root);
+    approved(&sandbox, &sandbox.root, "writer", WRITER);
+    let changed = WRITER.replace("write_file]", "write_file, run_command]");
+    sandbox.write(".splice/agents/writer.md", &changed);
+    let provider = writer_run();
+    let args = [
+        "--tier",
+        "light",
+        "--permission-mode",
+        "accept-edits",
+        "PARENT-REQUEST",
+    ];
+    let out = exec_json(&sandbox, &provider, &args);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    assert!(unapproved_warning(&out).is_some(), "{}", out.stdout);
+    assert_eq!(result_of(&out, "call_a")["status"], "error");
+    assert!(!provider.requests().iter().any(of_subagent));
+    assert!(!sandbox.root.join("new.txt").exists());
+}
+
+/// An approval made in the checkout holds in a `--worktree` run of it (it was keyed by the
+/// worktree's path, so it never did).
+#[test]
+fn an_approval_in_the_checkout_holds_in_a_worktree_run() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".splice/agents/writer.md", WRITER);
+    support::commit_all(&sandbox.root);
+    approved(&sandbox, &sandbox.root, "writer", WRITER);
+    let provider = writer_run();
+    let args = [
+        "--tier",
+        "light",
+        "--permission-mode",
+        "accept-edits",
+        "--worktree",
+        "PARENT-REQUEST",
+    ];
+    let out = exec_json(&sandbox, &provider, &args);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    assert_eq!(unapproved_warning(&out), None, "{}", out.stdout);
+    let result = result_of(&out, "call_a");
+    assert_eq!(result["status"], "ok", "{result}");
+    assert_eq!(result["changedFiles"], json!(["new.txt"]), "{result}");
+    assert!(provider.requests().iter().any(of_subagent));
+}
+
+/// A subagent whose time runs out while its command runs: the command (and what it started)
+/// ends with it, and its worktree goes.
+#[test]
+fn a_subagent_that_times_out_leaves_no_process_or_worktree() {
+    let seconds = format!("5{}.75", std::process::id() % 1000);
+    let mark = format!("sleep {seconds}");
+    let provider = FakeProvider::start(vec![
+        start("runner", "SUBTASK-SLEEP"),
+        Reply::when(
+            "SUBTASK-SLEEP",
+            openai::call_json(
+                "call_s",
+                "run_command",
+                json!({"command": format!("sh -c '{mark}' & {mark}")}),
+            ),
+        ),
+        Reply::when("agentTimeoutSecs", openai::answer(&["It was stopped."])),
+    ]);
+    let sandbox = repository();
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        r#"{"agentTimeoutSecs": 2}"#,
+    )
+    .expect("write the config");
+    user_agent(
+        &sandbox,
+        "runner",
+        "---\ndescription: Runs\ntools: [run_command]\npermissionMode: auto\n---\nRun.\n",
+    );
+    let out = exec_json(&sandbox, &provider, &["--tier", "light", "PARENT-REQUEST"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    assert_eq!(result_of(&out, "call_a")["status"], "timeout");
+    assert_eq!(result_of(&out, "call_s")["status"], "error");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !processes_with(&mark).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(processes_with(&mark), Vec::<String>::new());
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
+}
+
+/// Everything the session reported.
+#[derive(Default)]
+struct Seen(Mutex<Vec<SessionEvent>>);
+
+impl Sink for Seen {
+    fn emit(&self, _run_id: &str, _event: &Event) {}
+}
+
+impl ReportSink for Seen {
+    fn session(&self, event: &SessionEvent) {
+        if let Ok(mut seen) = self.0.lock() {
+            seen.push(event.clone());
+        }
+    }
+}
+
+impl Seen {
+    /// The `n`th session event matching `pick`, once it came (at most 20 s).
+    async fn wait<T>(&self, n: usize, pick: impl Fn(&SessionEvent) -> Option<T>) -> T {
+        for _ in 0..2000 {
+            let found: Vec<T> = self
+                .0
+                .lock()
+                .map(|seen| seen.iter().filter_map(&pick).collect())
+                .unwrap_or_default();
+            if let Some(found) = found.into_iter().nth(n) {
+                return found;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!(
+            "event {n} never came: {:?}",
+            self.0.lock().map(|s| s.clone())
+        );
+    }
+}
+
+fn asked(event: &SessionEvent) -> Option<splice::bus::PermissionQuestion> {
+    match event {
+        SessionEvent::PermissionAsked(question) => Some(question.clone()),
+        _ => None,
+    }
+}
+
+fn ended(event: &SessionEvent) -> Option<splice::exit::Exit> {
+    match event {
+        SessionEvent::TurnEnded { code } => Some(*code),
+        _ => None,
+    }
+}
+
+/// A session whose front end answers prompts, on `sandbox`, with subagents' time `timeout`.
+fn session(sandbox: &Sandbox, url: &str, timeout: Duration) -> (Session, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let mut settings = crate::session::conversation::settings(sandbox, url, Tier::Light);
+    settings.pipeline.agent_timeout = timeout;
+    let session = Session::spawn(
+        settings,
+        Frontend {
+            reports: vec![seen.clone() as Arc<dyn ReportSink>],
+            asks: true,
+            ..Frontend::headless(vec![seen.clone() as Arc<dyn Sink>])
+        },
+    );
+    (session, seen)
+}
+
+/// The approval of a project definition shows all it decides (its mode `bypassPermissions`,
+/// i.e. commands unasked, its tools, model and turns), since the approval covers the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_agents_approval_shows_its_mode_and_tools() {
+    let provider = FakeProvider::start(vec![
+        start("runner", "SUBTASK-RUN"),
+        Reply::when("denied", openai::answer(&["Not allowed."])),
+    ]);
+    let sandbox = repository();
+    sandbox.write(
+        ".splice/agents/runner.md",
+        "---\ndescription: Runs\ntools: Bash\npermissionMode: bypassPermissions\nmaxTurns: 7\n---\nRun.\n",
+    );
+    let (session, seen) = session(&sandbox, &provider.url, Duration::from_secs(60));
+    session.submit(Op::UserTurn(Input::text("PARENT-REQUEST")));
+    let approval = seen.wait(0, asked).await;
+    assert_eq!(approval.tool, "agent");
+    assert!(
+        approval.reason.contains("permission mode auto") && approval.reason.contains("run_command"),
+        "{}",
+        approval.reason
+    );
+    let shown = format!("{:?}", approval.previews);
+    assert!(
+        shown.contains("permissionMode: auto") && shown.contains("maxTurns: 7"),
+        "{shown}"
+    );
+    session.submit(Op::AnswerPermission {
+        id: approval.id,
+        answer: Answer::Deny,
+    });
+    assert_eq!(seen.wait(0, ended).await, splice::exit::Exit::Success);
+    assert!(!provider.requests().iter().any(of_subagent));
+    assert!(!sandbox.data.join("agent-approvals.json").exists());
+    session.submit(Op::Shutdown);
+    session.ended().await;
+}
+
+/// A subagent's command prompt is open when its time runs out: the session withdraws the
+/// question (the front end takes the prompt down), an answer sent anyway does nothing, and
+/// the turn ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_of_a_subagent_that_timed_out_is_withdrawn() {
+    let provider = FakeProvider::start(vec![
+        start("runner", "SUBTASK-RUN"),
+        Reply::when(
+            "SUBTASK-RUN",
+            openai::call_json(
+                "call_r",
+                "run_command",
+                json!({"command": "printf ran > ran.txt"}),
+            ),
+        ),
+        Reply::when("agentTimeoutSecs", openai::answer(&["It was stopped."])),
+    ]);
+    let sandbox = repository();
+    sandbox.write(
+        ".splice/agents/runner.md",
+        "---\ndescription: Runs\ntools: [run_command]\n---\nRun.\n",
+    );
+    let (session, seen) = session(&sandbox, &provider.url, Duration::from_secs(3));
+    session.submit(Op::UserTurn(Input::text("PARENT-REQUEST")));
+    let approval = seen.wait(0, asked).await;
+    assert_eq!(approval.tool, "agent");
+    session.submit(Op::AnswerPermission {
+        id: approval.id,
+        answer: Answer::AllowOnce,
+    });
+    let command = seen.wait(1, asked).await;
+    assert_eq!(command.tool, "run_command");
+    assert_eq!(command.id, "call_r");
+    let withdrawn = seen
+        .wait(0, |event| match event {
+            SessionEvent::PermissionWithdrawn { id } => Some(id.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(withdrawn, "call_r");
+    // Too late: nothing runs.
+    session.submit(Op::AnswerPermission {
+        id: command.id,
+        answer: Answer::AllowOnce,
+    });
+    assert_eq!(seen.wait(0, ended).await, splice::exit::Exit::Success);
+    assert!(!sandbox.root.join("ran.txt").exists());
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
+    session.submit(Op::Shutdown);
+    session.ended().await;
+}
