@@ -237,9 +237,12 @@ fn a_link_a_subagent_made_never_reaches_the_checkout() {
 /// of the model's could plant one there for the next run; it is one of Splice's own places.
 #[test]
 fn a_confined_command_cannot_plant_a_user_agent_definition() {
-    let sandbox = Sandbox::new();
-    assert!(sandbox.dir.path().starts_with("/tmp"), "not under /tmp");
-    let agents = sandbox.dir.path().join("agents");
+    // HOME outside `/tmp` (under `/tmp` the sandbox keeps HOME whole read-only), the config
+    // in `/tmp`, where a confined command may write.
+    let sandbox = Sandbox::new_in(&support::outside_dir());
+    let config = tempfile::tempdir_in("/tmp").expect("a config folder in /tmp");
+    std::fs::write(config.path().join("config.json"), "{}").expect("write the config");
+    let agents = config.path().join("agents");
     let planted = agents.join("evil.md");
     // Written from inside the folder: a redirection to an absolute path is high risk, which
     // auto mode asks about (and a headless run refuses) before the sandbox is even tried.
@@ -251,11 +254,17 @@ fn a_confined_command_cannot_plant_a_user_agent_definition() {
         openai::call_json("call_p", "run_command", json!({ "command": command })),
         openai::answer(&["done"]),
     ]);
-    let out = exec_json(
-        &sandbox,
-        &provider,
-        &["--tier", "light", "--permission-mode", "auto", "plant it"],
-    );
+    let mut splice = sandbox.command(&provider.url);
+    splice.env("SPLICE_CONFIG", config.path().join("config.json"));
+    support::stream_json(&mut splice).args([
+        "--tier",
+        "light",
+        "--permission-mode",
+        "auto",
+        "plant it",
+    ]);
+    let out = support::run(splice, None);
+    out.assert_well_formed();
     assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
     let result = result_of(&out, "call_p");
     assert_ne!(result["status"], "ok", "{result}");
