@@ -27,7 +27,9 @@ use crate::protocol::events::{Risk, ToolStatus};
 use crate::protocol::{Builtin, Event, SideEffect, WarningCode};
 use crate::provider::{Message, Provider, ProviderConfig, ToolSpec};
 use crate::settings::RunSettings;
-use crate::tools::runner::{AGENT_TOOL, Delegate, Delegated, Question, ToolRunner, decided};
+use crate::tools::runner::{
+    AGENT_TOOL, Delegate, Delegated, Question, ToolRunner, answer_decision,
+};
 use crate::tools::{ToolName, parse_args};
 use crate::usage::UsageMeter;
 pub use definition::{Catalog, Definition};
@@ -285,7 +287,7 @@ impl<'a> Subagents<'a> {
                 approved.insert(definition.fingerprint.clone());
             }
         }
-        parent.decide(call_id, AGENT_TOOL, decided(answer.as_ref()))
+        parent.decide(call_id, AGENT_TOOL, answer_decision(answer.as_ref()))
     }
 
     /// One subagent's conversation, in its worktree when it may write; then its diff.

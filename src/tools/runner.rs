@@ -636,9 +636,9 @@ impl ToolRunner {
                                 self.policy.add_rule(rule);
                             }
                         }
-                        decided(answer.as_ref())
+                        answer_decision(answer.as_ref())
                     }
-                    _ => decided(answer.as_ref()),
+                    _ => answer_decision(answer.as_ref()),
                 };
                 match self.decide(id, tool, decision) {
                     Ok(()) => Permit::Granted { confine: false },
@@ -831,7 +831,7 @@ pub(crate) struct Question<'a> {
 }
 
 /// The decision an answer makes: granted (`Ok`) or denied (`Err`), with its reason.
-pub(crate) fn decided(answer: Option<&Answer>) -> Result<String, String> {
+pub(crate) fn answer_decision(answer: Option<&Answer>) -> Result<String, String> {
     match answer {
         Some(Answer::AllowOnce | Answer::AllowAlways) => Ok("approved in TUI".to_string()),
         Some(Answer::Deny) => Err(crate::bus::DENIED_IN_TUI.to_string()),
