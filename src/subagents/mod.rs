@@ -485,10 +485,26 @@ impl<'a> Subagents<'a> {
         }
     }
 
-    /// A provider for a definition's `model` (resolved as `/model` resolves a name).
+    /// A provider for a definition's `model` (resolved as `/model` resolves a name): the
+    /// run's provider, endpoint and key with that model. A name of another provider (`p/m`,
+    /// or an alias of one) is refused: a definition (a project's needs no approval when it
+    /// only reads) must not send the project's files to a service the person did not choose.
     fn provider_for(&self, model: &str) -> Result<(Provider, ProviderConfig), String> {
-        let config = crate::session::resolve_model_from_env(&self.settings.provider, model)
-            .map_err(|e| e.to_string())?;
+        let run = &self.settings.provider;
+        let resolved =
+            crate::session::resolve_model_from_env(run, model).map_err(|e| e.to_string())?;
+        if resolved.kind != run.kind {
+            return Err(format!(
+                "it is a model of {}, and a subagent uses the run's provider ({})",
+                resolved.kind.name(),
+                run.kind.name()
+            ));
+        }
+        let config = ProviderConfig {
+            model: resolved.model,
+            api_model: resolved.api_model,
+            ..run.clone()
+        };
         let provider = Provider::new(config.clone()).map_err(|e| e.to_string())?;
         provider.check_credentials().map_err(|e| e.to_string())?;
         Ok((provider, config))

@@ -569,3 +569,34 @@ async fn a_prompt_of_a_subagent_that_timed_out_is_withdrawn() {
     session.submit(Op::Shutdown);
     session.ended().await;
 }
+
+/// A project's read-only definition (offered unapproved) names another provider's model: its
+/// subagent is refused rather than sending the project's files to a service the person did
+/// not choose, with the key of it found in the environment.
+#[test]
+fn a_definition_cannot_switch_the_subagent_to_another_provider() {
+    for model in ["anthropic/claude-sonnet-4-5", "sonnet"] {
+        let provider = FakeProvider::start(vec![
+            start("elsewhere", "SUBTASK-ELSEWHERE"),
+            Reply::when("run's provider", openai::answer(&["Refused."])),
+            Reply::when("SUBTASK-ELSEWHERE", openai::answer(&["SENT-ELSEWHERE"])),
+        ]);
+        let sandbox = Sandbox::new();
+        sandbox.write(
+            ".splice/agents/elsewhere.md",
+            &format!("---\ndescription: Reads\nmodel: {model}\n---\nRead.\n"),
+        );
+        let args = ["--tier", "light", "--provider", "openai", "PARENT-REQUEST"];
+        let out = exec_json(&sandbox, &provider, &args);
+        assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+        let result = result_of(&out, "call_a");
+        assert_eq!(result["status"], "error", "{model}: {result}");
+        assert!(
+            result["output"]
+                .as_str()
+                .is_some_and(|o| o.contains("a subagent uses the run's provider (openai)")),
+            "{model}: {result}"
+        );
+        assert!(!provider.requests().iter().any(of_subagent), "{model}");
+    }
+}
