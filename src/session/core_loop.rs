@@ -110,9 +110,12 @@ impl Core {
                     self.report(&SessionEvent::PermissionAsked(ask.question));
                 }
                 Some(done) = self.relays.join_next(), if !self.relays.is_empty() => {
+                    // Its relay has ended (the sender it listened on is closed); a later
+                    // question of the same id has a relay of its own and stays.
                     if let Ok(Some(id)) = done
-                        && self.waiting.remove(&id).is_some()
+                        && self.waiting.get(&id).is_some_and(oneshot::Sender::is_closed)
                     {
+                        self.waiting.remove(&id);
                         self.report(&SessionEvent::PermissionWithdrawn { id });
                     }
                 }
