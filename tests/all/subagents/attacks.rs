@@ -600,3 +600,135 @@ fn a_definition_cannot_switch_the_subagent_to_another_provider() {
         assert!(!provider.requests().iter().any(of_subagent), "{model}");
     }
 }
+
+/// `.splice/agents` a link to a folder outside the project: none of its definitions is read
+/// (a project's files are read beneath the root).
+#[test]
+fn a_linked_agents_folder_out_of_the_project_is_not_read() {
+    let provider = FakeProvider::start(vec![
+        start("outsider", "SUBTASK-OUT"),
+        Reply::when("unknown agent", openai::answer(&["Not there."])),
+    ]);
+    let sandbox = Sandbox::new();
+    let outside = tempfile::tempdir().expect("a folder outside");
+    std::fs::write(
+        outside.path().join("outsider.md"),
+        "---\ndescription: From outside\n---\nOut.\n",
+    )
+    .expect("write the outside definition");
+    std::fs::create_dir_all(sandbox.root.join(".splice")).expect("create .splice");
+    std::os::unix::fs::symlink(outside.path(), sandbox.root.join(".splice/agents"))
+        .expect("link .splice/agents");
+    let out = exec_json(&sandbox, &provider, &["--tier", "light", "PARENT-REQUEST"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    assert_eq!(result_of(&out, "call_a")["status"], "error");
+    assert!(
+        out.of_type("warning")
+            .iter()
+            .any(|w| w["code"] == "agent_skipped"),
+        "{}",
+        out.stdout
+    );
+    assert!(!provider.requests().iter().any(of_subagent));
+}
+
+/// A writing subagent's worktree holds the checkout as it is, without what git ignores: an
+/// ignored `.env` is not there for it to read (or to send back).
+#[test]
+fn a_writing_subagents_worktree_holds_no_ignored_file() {
+    let provider = FakeProvider::start(vec![
+        start("writer", "SUBTASK-READ"),
+        Reply::when(
+            "SUBTASK-READ",
+            openai::call_json("call_e", "read_file", json!({"path": ".env"})),
+        ),
+        Reply::when("call_e", openai::answer(&["READ-ANSWER"])),
+        Reply::when("READ-ANSWER", openai::answer(&["Done."])),
+    ]);
+    let sandbox = repository();
+    sandbox.write(".gitignore", ".env\n");
+    support::commit_all(&sandbox.root);
+    sandbox.write(".env", "SECRET-IN-DOTENV\n");
+    user_agent(&sandbox, "writer", WRITER);
+    let out = exec_json(&sandbox, &provider, &["--tier", "light", "PARENT-REQUEST"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let read = result_of(&out, "call_e");
+    assert_eq!(read["status"], "error", "{read}");
+    assert!(!out.stdout.contains("SECRET-IN-DOTENV"), "{}", out.stdout);
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
+}
+
+/// A writing subagent whose provider fails ends with a tool error, and its worktree and branch
+/// go with it.
+#[test]
+fn a_writing_subagent_that_fails_leaves_no_worktree_or_branch() {
+    let provider = FakeProvider::start(vec![
+        start("writer", "SUBTASK-FAIL"),
+        Reply::when(
+            "SUBTASK-FAIL",
+            Reply::Status {
+                code: 400,
+                headers: Vec::new(),
+                body: "bad request".into(),
+            },
+        ),
+        Reply::when("failed", openai::answer(&["It failed."])),
+    ]);
+    let sandbox = repository();
+    user_agent(&sandbox, "writer", WRITER);
+    let out = exec_json(&sandbox, &provider, &["--tier", "light", "PARENT-REQUEST"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    assert_eq!(result_of(&out, "call_a")["status"], "error");
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
+    let branches = support::git(&sandbox.root, &["branch", "--list", "splice/*"]);
+    assert_eq!(branches.trim(), "", "a subagent's branch was left");
+}
+
+/// `maxAgents: 1`: the second subagent starts only once the first has ended.
+#[test]
+fn max_agents_bounds_how_many_run_at_once() {
+    let provider = FakeProvider::start(vec![
+        Reply::when(
+            "PARENT-REQUEST",
+            calls(&[
+                (
+                    "call_a",
+                    "agent",
+                    json!({"description": "one", "prompt": "SUBTASK-ONE"}),
+                ),
+                (
+                    "call_b",
+                    "agent",
+                    json!({"description": "two", "prompt": "SUBTASK-TWO"}),
+                ),
+            ]),
+        ),
+        Reply::when(
+            "SUBTASK-ONE",
+            openai::call_json("call_1", "list_files", json!({})),
+        ),
+        Reply::when("call_1", openai::answer(&["ONE-ANSWER"])),
+        Reply::when("SUBTASK-TWO", openai::answer(&["TWO-ANSWER"])),
+        Reply::when("ONE-ANSWER", openai::answer(&["Done."])),
+    ]);
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.dir.path().join("config.json"),
+        r#"{"maxAgents": 1}"#,
+    )
+    .expect("write the config");
+    let out = exec_json(&sandbox, &provider, &["--tier", "light", "PARENT-REQUEST"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let requests = provider.requests();
+    let bodies: Vec<String> = requests.iter().map(|r| r.body.to_string()).collect();
+    let last_of_one = bodies
+        .iter()
+        .rposition(|b| b.contains("SUBTASK-ONE") && b.contains(super::SUBAGENT))
+        .expect("the first subagent's requests");
+    let first_of_two = bodies
+        .iter()
+        .position(|b| b.contains("SUBTASK-TWO") && b.contains(super::SUBAGENT))
+        .expect("the second subagent's request");
+    assert!(first_of_two > last_of_one, "{bodies:?}");
+    assert_eq!(result_of(&out, "call_b")["status"], "ok");
+}
