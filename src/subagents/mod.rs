@@ -328,7 +328,9 @@ impl<'a> Subagents<'a> {
         let mut writable = parent.writable.clone();
         let (root, checkpoints) = match &scratch {
             Some(scratch) => {
-                writable.extend(scratch.worktree.git_dir());
+                // Its worktree's own git dir only: the repository's hooks and config stay out
+                // of its commands' reach (the checkout's root may not even hold them).
+                writable.extend(scratch.admin.clone());
                 let root = scratch.root().to_path_buf();
                 let store = CheckpointStore::new(
                     data_dir,

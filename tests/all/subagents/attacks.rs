@@ -732,3 +732,40 @@ fn max_agents_bounds_how_many_run_at_once() {
     assert!(first_of_two > last_of_one, "{bodies:?}");
     assert_eq!(result_of(&out, "call_b")["status"], "ok");
 }
+
+/// The working root is a folder of the repository, so the parent's confined commands cannot
+/// write its git dir; a writing subagent's (auto in its worktree) could, by the git dir's own
+/// path (a hook for the next `git checkout`). Its commands may write only its worktree and that
+/// worktree's own git dir.
+#[test]
+fn a_subagents_command_cannot_write_the_repositorys_git_dir() {
+    let sandbox = Sandbox::new();
+    sandbox.write("app/notes.txt", "old\n");
+    support::commit_all(&sandbox.root);
+    let hooks = sandbox.root.join(".git/hooks");
+    let command = format!("cd {} && printf pwned > post-checkout", hooks.display());
+    let provider = FakeProvider::start(vec![
+        start("runner", "SUBTASK-HOOK"),
+        Reply::when(
+            "SUBTASK-HOOK",
+            openai::call_json("call_h", "run_command", json!({ "command": command })),
+        ),
+        Reply::when("call_h", openai::answer(&["HOOK-ANSWER"])),
+        Reply::when("HOOK-ANSWER", openai::answer(&["Done."])),
+    ]);
+    user_agent(
+        &sandbox,
+        "runner",
+        "---\ndescription: Runs\ntools: [run_command]\npermissionMode: auto\n---\nRun.\n",
+    );
+    let mut splice = sandbox.command(&provider.url);
+    splice.current_dir(sandbox.root.join("app"));
+    support::stream_json(&mut splice).args(["--tier", "light", "PARENT-REQUEST"]);
+    let out = support::run(splice, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let result = result_of(&out, "call_h");
+    assert_eq!(result["status"], "error", "{result}");
+    assert!(!hooks.join("post-checkout").exists());
+    assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
+}
