@@ -769,3 +769,61 @@ fn a_subagents_command_cannot_write_the_repositorys_git_dir() {
     assert!(!hooks.join("post-checkout").exists());
     assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
 }
+
+/// A writing subagent points its worktree's HEAD at the checkout's branch (or its `.git` file
+/// at a git dir of its own making): Splice's commit of its work must not land on the checkout's
+/// branch, bypassing the diff the person is asked about. Nothing of the worktree's git
+/// metadata is trusted when its work is read.
+#[test]
+fn a_subagent_cannot_move_the_checkouts_branch() {
+    for (label, command) in [
+        (
+            "HEAD",
+            "printf 'ref: refs/heads/BRANCH\\n' > \"$(git rev-parse --absolute-git-dir)/HEAD\"; printf new > notes.txt",
+        ),
+        (
+            ".git file",
+            "mkdir .own && cp \"$(git rev-parse --absolute-git-dir)/index\" .own/ 2>/dev/null; printf 'ref: refs/heads/BRANCH\\n' > .own/HEAD && printf '%s\\n' \"$(git rev-parse --git-common-dir)\" > .own/commondir && printf 'gitdir: .own\\n' > .git; printf new > notes.txt",
+        ),
+    ] {
+        let sandbox = repository();
+        let branch = support::git(&sandbox.root, &["symbolic-ref", "--short", "HEAD"])
+            .trim()
+            .to_string();
+        let head = support::git(&sandbox.root, &["rev-parse", "HEAD"]);
+        let command = command.replace("BRANCH", &branch);
+        let provider = FakeProvider::start(vec![
+            start("runner", "SUBTASK-MOVE"),
+            Reply::when(
+                "SUBTASK-MOVE",
+                openai::call_json("call_m", "run_command", json!({ "command": command })),
+            ),
+            Reply::when("call_m", openai::answer(&["MOVE-ANSWER"])),
+            Reply::when("MOVE-ANSWER", openai::answer(&["Done."])),
+        ]);
+        user_agent(
+            &sandbox,
+            "runner",
+            "---\ndescription: Runs\ntools: [run_command]\npermissionMode: auto\n---\nRun.\n",
+        );
+        // Headless `ask`: the diff is denied, so nothing may change.
+        let out = exec_json(&sandbox, &provider, &["--tier", "light", "PARENT-REQUEST"]);
+        assert_eq!(out.code, 0, "{label}: {}\n{}", out.stderr, out.stdout);
+        assert_eq!(
+            support::git(&sandbox.root, &["rev-parse", &branch]),
+            head,
+            "{label}: the checkout's branch moved: {}",
+            result_of(&out, "call_m")
+        );
+        assert_eq!(
+            sandbox.read("notes.txt").as_deref(),
+            Some("old\n"),
+            "{label}"
+        );
+        assert_eq!(
+            worktrees_left(&sandbox),
+            Vec::<std::path::PathBuf>::new(),
+            "{label}"
+        );
+    }
+}
