@@ -4,15 +4,14 @@
 //! planted user definition, an approval that does not carry over, processes and prompts left
 //! behind by a subagent whose time ran out.
 
-use super::{calls, of_subagent, result_of, support, user_agent};
+use super::{Seen, calls, of_subagent, result_of, support, user_agent};
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use sha2::Digest;
 use splice::bus::{Answer, Sink};
-use splice::protocol::Event;
 use splice::run::Tier;
 use splice::session::{Frontend, Input, Op, ReportSink, Session, SessionEvent};
 use support::fake_provider::{FakeProvider, Reply, openai};
@@ -411,43 +410,6 @@ fn a_subagent_that_times_out_leaves_no_process_or_worktree() {
     }
     assert_eq!(processes_with(&mark), Vec::<String>::new());
     assert_eq!(worktrees_left(&sandbox), Vec::<std::path::PathBuf>::new());
-}
-
-/// Everything the session reported.
-#[derive(Default)]
-struct Seen(Mutex<Vec<SessionEvent>>);
-
-impl Sink for Seen {
-    fn emit(&self, _run_id: &str, _event: &Event) {}
-}
-
-impl ReportSink for Seen {
-    fn session(&self, event: &SessionEvent) {
-        if let Ok(mut seen) = self.0.lock() {
-            seen.push(event.clone());
-        }
-    }
-}
-
-impl Seen {
-    /// The `n`th session event matching `pick`, once it came (at most 20 s).
-    async fn wait<T>(&self, n: usize, pick: impl Fn(&SessionEvent) -> Option<T>) -> T {
-        for _ in 0..2000 {
-            let found: Vec<T> = self
-                .0
-                .lock()
-                .map(|seen| seen.iter().filter_map(&pick).collect())
-                .unwrap_or_default();
-            if let Some(found) = found.into_iter().nth(n) {
-                return found;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!(
-            "event {n} never came: {:?}",
-            self.0.lock().map(|s| s.clone())
-        );
-    }
 }
 
 fn asked(event: &SessionEvent) -> Option<splice::bus::PermissionQuestion> {
