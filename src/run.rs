@@ -523,7 +523,9 @@ async fn run_work(
         return run_plan(settings, bus, shared, &agent, &request, tier).await;
     }
     match tier {
-        Tier::Light | Tier::Auto => run_light(settings, bus, shared, &agent, prompt).await,
+        Tier::Light | Tier::Auto => {
+            run_light(settings, bus, shared, &agent, prompt, &tools.origin).await
+        }
         Tier::Standard | Tier::Full => {
             let ctx = Ctx::new(settings, bus, &agent, &shared.log);
             let end = runner::run(&ctx, tiers::stages(tier), &request).await;
@@ -712,10 +714,13 @@ async fn run_light(
     shared: &Shared,
     agent: &Agent<'_>,
     prompt: Prompt,
+    origin: &std::path::Path,
 ) -> Exit {
     shared.log.set_iterations(1);
-    // The `agent` tool: the definitions of the project and the user, read for this run.
-    let catalog = crate::subagents::Subagents::catalog(settings, bus).await;
+    // The `agent` tool: the definitions of the project and the user, read for this run; a
+    // project's approvals are those of the checkout the run started in (`origin`), also when
+    // it works in a worktree of it.
+    let catalog = crate::subagents::Subagents::catalog(settings, bus, origin).await;
     let subagents = crate::subagents::Subagents::new(
         agent.provider,
         agent.meter,
@@ -723,6 +728,7 @@ async fn run_light(
         settings,
         agent.instructions.clone(),
         catalog,
+        origin,
     );
     let agent = &Agent {
         provider: agent.provider,

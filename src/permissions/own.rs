@@ -14,7 +14,8 @@ pub struct OwnPlaces {
     /// holds the price table and the saved logins) and the data directory (approvals,
     /// packages, sessions, checkpoints, worktree records, caches).
     pub dirs: Vec<PathBuf>,
-    /// Files named on their own: `SPLICE_CONFIG`'s target and the saved logins beside it, and
+    /// Files named on their own: `SPLICE_CONFIG`'s target and the saved logins beside it (and
+    /// the `agents/` folder beside it, among `dirs`), and
     /// `SPLICE_PRICING_FILE`'s target. Their directories may be anything (the project, `/tmp`).
     pub files: Vec<PathBuf>,
 }
@@ -45,6 +46,11 @@ fn compute() -> OwnPlaces {
     let named = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     if named("SPLICE_CONFIG") {
         places.files.extend(crate::config::config_path());
+        // The user's agent definitions beside it run without approval: a definition planted
+        // there would give the next run's subagents any tools and mode.
+        places
+            .dirs
+            .extend(crate::subagents::definition::user_agents_dir());
         places
             .files
             .extend(crate::registry_client::credentials::path());

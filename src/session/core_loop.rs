@@ -37,6 +37,9 @@ pub(super) struct Core {
     asks: Option<mpsc::UnboundedSender<PermissionAsk>>,
     /// Questions asked and not yet answered, by id.
     waiting: HashMap<String, oneshot::Sender<Answer>>,
+    /// One relay per question asked: it hands the answer on, or ends with the question's id
+    /// when the asker stopped waiting (a subagent that timed out), so the prompt is withdrawn.
+    relays: tokio::task::JoinSet<Option<String>>,
     /// The login going on; dropped (its task ended) when cancelled or over.
     login: Option<crate::device_login::DeviceLogin>,
     /// MCP servers starting on the hub (and approvals being saved): a warning each, or none.
@@ -52,6 +55,7 @@ impl Core {
         Core {
             asks,
             waiting: HashMap::new(),
+            relays: tokio::task::JoinSet::new(),
             login: None,
             mcp_starts: tokio::task::JoinSet::new(),
             settings,
@@ -100,8 +104,20 @@ impl Core {
                     }
                 }
                 Some(ask) = next_question(&mut questions) => {
-                    self.waiting.insert(ask.question.id.clone(), ask.reply);
+                    let (answer, answered) = oneshot::channel();
+                    self.waiting.insert(ask.question.id.clone(), answer);
+                    self.relays.spawn(relay(ask.question.id.clone(), answered, ask.reply));
                     self.report(&SessionEvent::PermissionAsked(ask.question));
+                }
+                Some(done) = self.relays.join_next(), if !self.relays.is_empty() => {
+                    // Its relay has ended (the sender it listened on is closed); a later
+                    // question of the same id has a relay of its own and stays.
+                    if let Ok(Some(id)) = done
+                        && self.waiting.get(&id).is_some_and(oneshot::Sender::is_closed)
+                    {
+                        self.waiting.remove(&id);
+                        self.report(&SessionEvent::PermissionWithdrawn { id });
+                    }
                 }
                 code = turn_end(&mut self.running) => {
                     self.running = None;
@@ -421,6 +437,24 @@ impl Core {
         for sink in &self.frontend.reports {
             sink.session(event);
         }
+    }
+}
+
+/// Hand the person's answer to the asker; `Some(id)` when the asker stopped waiting first
+/// (its future was dropped: a subagent's time ran out), and the question is void.
+async fn relay(
+    id: String,
+    answered: oneshot::Receiver<Answer>,
+    mut reply: oneshot::Sender<Answer>,
+) -> Option<String> {
+    tokio::select! {
+        answer = answered => {
+            if let Ok(answer) = answer {
+                let _ = reply.send(answer);
+            }
+            None
+        }
+        () = reply.closed() => Some(id),
     }
 }
 

@@ -114,6 +114,10 @@ pub enum SessionEvent {
     /// A tool call waits for the person's permission: answer with [`Op::AnswerPermission`]
     /// (an interrupt, or the turn's end, denies it).
     PermissionAsked(PermissionQuestion),
+    /// The permission question `id` no longer waits for an answer: whoever asked stopped
+    /// waiting (a subagent whose time ran out while its prompt was open). A front end takes
+    /// the prompt down; an answer sent for it anyway does nothing.
+    PermissionWithdrawn { id: String },
     /// A login started: its events follow ([`SessionEvent::Login`]).
     LoginStarted { service: String },
     /// A login could not start, and why.

@@ -110,13 +110,20 @@ pub fn user_agents_dir() -> Option<PathBuf> {
 
 impl Catalog {
     /// The definitions of the project at `root` and of the user's folder `user`, with the
-    /// approvals kept in `data_dir`. `ask`: a person can approve one when it is first used
-    /// (the TUI), so an unapproved one is offered and asked about then; otherwise it is not
-    /// offered. Blocking.
-    pub fn load(root: &Path, user: Option<&Path>, data_dir: &Path, ask: bool) -> Catalog {
+    /// approvals kept in `data_dir` for the checkout `project` (the root itself, or in a
+    /// `--worktree` run the source checkout the worktree was made from). `ask`: a person can
+    /// approve one when it is first used (the TUI), so an unapproved one is offered and asked
+    /// about then; otherwise it is not offered. Blocking.
+    pub fn load(
+        root: &Path,
+        project: &Path,
+        user: Option<&Path>,
+        data_dir: &Path,
+        ask: bool,
+    ) -> Catalog {
         let mut catalog = Catalog::default();
         let approvals = Approvals::load_file(data_dir, APPROVALS_FILE);
-        let canonical = canonical_root(root);
+        let canonical = canonical_root(project);
         let mut found = Vec::new();
         // `.claude/agents/` too (after Splice's own), so Claude Code's definitions work.
         for folder in [".splice", ".claude"] {
@@ -124,7 +131,16 @@ impl Catalog {
             found.extend(catalog.read_dir(&project, Origin::Project, Some(root)));
         }
         if let Some(user) = user {
-            found.extend(catalog.read_dir(user, Origin::User, None));
+            // A user folder inside the project (SPLICE_CONFIG there) is the project's to
+            // write: its definitions are read as the project's, approval and all.
+            let real = canonical_root(user);
+            let within = [root, project]
+                .into_iter()
+                .find(|top| real.starts_with(canonical_root(top)));
+            found.extend(match within {
+                Some(top) => catalog.read_dir(user, Origin::Project, Some(top)),
+                None => catalog.read_dir(user, Origin::User, None),
+            });
         }
         found.push(Definition::general());
         for definition in found {
@@ -265,6 +281,7 @@ fn mode_named(name: &str) -> Option<PermissionMode> {
 /// Remember that the person approved project definition `definition` for the project at
 /// `root`, until its file changes.
 pub fn approve(data_dir: &Path, root: &Path, definition: &Definition) -> std::io::Result<()> {
+    // `root`: the checkout the approval is for (the source checkout of a `--worktree` run).
     Approvals::load_file(data_dir, APPROVALS_FILE).approve_key(
         &canonical_root(root),
         &definition.name,
@@ -315,7 +332,13 @@ mod tests {
             &user.path().join("general.md"),
             "---\ndescription: My general\ntools: run_command\n---\n",
         );
-        let catalog = Catalog::load(root.path(), Some(user.path()), data.path(), false);
+        let catalog = Catalog::load(
+            root.path(),
+            root.path(),
+            Some(user.path()),
+            data.path(),
+            false,
+        );
         let names: Vec<&str> = catalog.offered.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["reviewer", "helper", "general"]);
         assert_eq!(catalog.offered[1].model, None);
@@ -337,7 +360,13 @@ mod tests {
         );
 
         approve(data.path(), root.path(), &catalog.unapproved[0]).expect("approve");
-        let again = Catalog::load(root.path(), Some(user.path()), data.path(), false);
+        let again = Catalog::load(
+            root.path(),
+            root.path(),
+            Some(user.path()),
+            data.path(),
+            false,
+        );
         assert!(again.unapproved.is_empty());
         assert!(again.offered.iter().any(|d| d.name == "fixer"));
         // A changed file needs approving again.
@@ -345,10 +374,22 @@ mod tests {
             &agents.join("fixer.md"),
             "---\ndescription: Fixes\ntools: [read_file, write_file, run_command]\n---\nFix.\n",
         );
-        let changed = Catalog::load(root.path(), Some(user.path()), data.path(), false);
+        let changed = Catalog::load(
+            root.path(),
+            root.path(),
+            Some(user.path()),
+            data.path(),
+            false,
+        );
         assert_eq!(changed.unapproved.len(), 1);
         // Where a person can be asked, it is offered (and asked about when used).
-        let asking = Catalog::load(root.path(), Some(user.path()), data.path(), true);
+        let asking = Catalog::load(
+            root.path(),
+            root.path(),
+            Some(user.path()),
+            data.path(),
+            true,
+        );
         assert!(asking.offered.iter().any(|d| d.name == "fixer"));
     }
 
@@ -365,7 +406,7 @@ mod tests {
         std::fs::create_dir_all(&agents).expect("create agents");
         std::os::unix::fs::symlink(outside.path().join("secret.md"), agents.join("out.md"))
             .expect("link");
-        let catalog = Catalog::load(root.path(), None, data.path(), false);
+        let catalog = Catalog::load(root.path(), root.path(), None, data.path(), false);
         assert_eq!(catalog.offered.len(), 1, "{:?}", catalog.offered);
         assert_eq!(catalog.skipped.len(), 1);
     }

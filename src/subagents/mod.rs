@@ -20,14 +20,16 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
-use crate::bus::{AgentScope, Answer, Bus, PermissionQuestion, Preview};
+use crate::bus::{AgentScope, Answer, Bus, Preview};
 use crate::checkpoint::CheckpointStore;
 use crate::permissions::PermissionMode;
 use crate::protocol::events::{Risk, ToolStatus};
-use crate::protocol::{Builtin, Event, PermissionAction, SideEffect, WarningCode};
+use crate::protocol::{Builtin, Event, SideEffect, WarningCode};
 use crate::provider::{Message, Provider, ProviderConfig, ToolSpec};
 use crate::settings::RunSettings;
-use crate::tools::runner::{AGENT_TOOL, Delegate, Delegated, ToolRunner};
+use crate::tools::runner::{
+    AGENT_TOOL, Delegate, Delegated, Question, ToolRunner, answer_decision,
+};
 use crate::tools::{ToolName, parse_args};
 use crate::usage::UsageMeter;
 pub use definition::{Catalog, Definition};
@@ -58,7 +60,10 @@ pub struct Subagents<'a> {
     limit: tokio::sync::Semaphore,
     timeout: Duration,
     next: AtomicU32,
-    /// Unapproved definitions the person approved in this run.
+    /// The checkout project approvals are keyed by: the source checkout's root in a
+    /// `--worktree` run (not the worktree's), so an approval holds for both.
+    project: std::path::PathBuf,
+    /// Fingerprints of the project definitions the person approved "always" in this run.
     approved: Mutex<HashSet<String>>,
 }
 
@@ -70,6 +75,7 @@ impl<'a> Subagents<'a> {
         settings: &'a RunSettings,
         instructions: Option<String>,
         catalog: Catalog,
+        project: &std::path::Path,
     ) -> Subagents<'a> {
         let limit = usize::try_from(settings.pipeline.max_agents.max(1)).unwrap_or(1);
         Subagents {
@@ -82,6 +88,7 @@ impl<'a> Subagents<'a> {
             limit: tokio::sync::Semaphore::new(limit),
             timeout: settings.pipeline.agent_timeout,
             next: AtomicU32::new(1),
+            project: project.to_path_buf(),
             approved: Mutex::default(),
         }
     }
@@ -89,15 +96,18 @@ impl<'a> Subagents<'a> {
     /// The definitions of the run's project and user, read beneath the root: warnings for the
     /// files skipped and for the project definitions not offered for want of an approval.
     /// A person who can answer prompts (`bus.has_responder()`) is asked when one is first used.
-    pub async fn catalog(settings: &RunSettings, bus: &Bus) -> Catalog {
-        let (root, data_dir, ask) = (
+    /// `project`: the checkout approvals are keyed by (see [`Subagents::new`]).
+    pub async fn catalog(settings: &RunSettings, bus: &Bus, project: &std::path::Path) -> Catalog {
+        let (root, project, data_dir, ask) = (
             settings.cwd.clone(),
+            project.to_path_buf(),
             settings.data_dir.clone(),
             bus.has_responder(),
         );
         let catalog = crate::blocking::detached(move || {
             Catalog::load(
                 &root,
+                &project,
                 definition::user_agents_dir().as_deref(),
                 &data_dir,
                 ask,
@@ -191,25 +201,26 @@ impl<'a> Subagents<'a> {
     }
 
     /// A project definition that writes, not approved yet: the person is asked (the first
-    /// time; "always" remembers it for the project until the file changes).
+    /// time; "always" remembers it for the project until the file changes, "yes" lets this
+    /// call through only). The question shows everything the file decides (its tools, mode,
+    /// model, turn limit and prompt), since the approval covers exactly that content.
     async fn approve(&self, call_id: &str, definition: &Definition) -> Result<(), String> {
         let data_dir = &self.settings.data_dir;
-        let root = &self.settings.cwd;
+        let project = &self.project;
         if !definition.needs_approval()
             || self
                 .approved
                 .lock()
-                .is_ok_and(|a| a.contains(&definition.name))
+                .is_ok_and(|a| a.contains(&definition.fingerprint))
             || crate::mcp::approval::Approvals::load_file(data_dir, definition::APPROVALS_FILE)
                 .is_approved_key(
-                    &crate::mcp::approval::canonical_root(root),
+                    &crate::mcp::approval::canonical_root(project),
                     &definition.name,
                     &definition.fingerprint,
                 )
         {
             return Ok(());
         }
-        let bus = &self.parent.bus;
         let side_effect = if definition.tools.contains(&ToolName::RunCommand) {
             SideEffect::Execute
         } else {
@@ -221,8 +232,13 @@ impl<'a> Subagents<'a> {
             .map(|p| p.display().to_string())
             .unwrap_or_default();
         let tools: Vec<&str> = definition.tools.iter().map(|t| t.as_str()).collect();
+        let mode = definition.mode.map_or_else(
+            || format!("the run's ({})", self.parent.policy.mode.as_str()),
+            |m| m.as_str().to_string(),
+        );
         let reason = format!(
-            "project agent `{}` ({path}) may {} ({}); it has not been approved for this project",
+            "project agent `{}` ({path}) may {} (tools {}; permission mode {mode}); it has not \
+             been approved for this project",
             definition.name,
             if side_effect == SideEffect::Execute {
                 "run commands and write files"
@@ -231,75 +247,47 @@ impl<'a> Subagents<'a> {
             },
             tools.join(", ")
         );
-        let mode = self.parent.policy.mode.as_str().to_string();
-        bus.emit(Event::PermissionRequest {
-            id: call_id.to_string(),
-            name: AGENT_TOOL.to_string(),
-            action: PermissionAction::Prompt,
-            permission: "prompt".into(),
-            permission_mode: mode,
-            side_effect,
-            reason: reason.clone(),
-            risk: Some(Risk::Medium),
-        });
-        let question = PermissionQuestion {
-            id: call_id.to_string(),
-            tool: AGENT_TOOL.to_string(),
-            side_effect,
-            risk: Some(Risk::Medium),
-            reason,
-            rule: format!("agent {} in this project", definition.name),
-            previews: vec![Preview::Note(format!(
-                "{}\n\n{}",
-                definition.description, definition.prompt
-            ))],
-        };
-        let answer = if bus.has_responder() {
-            bus.ask(question).await
-        } else {
-            None
-        };
-        let (granted, why) = match answer {
-            Some(Answer::AllowAlways) => {
-                let stored =
-                    crate::blocking::atomic(|| definition::approve(data_dir, root, definition));
-                if let Err(error) = stored {
-                    bus.emit(Event::warning(
-                        WarningCode::AgentUnapproved,
-                        format!(
-                            "the approval of agent `{}` could not be saved ({error}); it is \
-                             asked about again next time",
-                            definition.name
-                        ),
-                    ));
-                }
-                (true, "approved in TUI".to_string())
+        let shown = format!(
+            "{}\n\ntools: {}\npermissionMode: {mode}\nmodel: {}\nmaxTurns: {}\n\n{}",
+            definition.description,
+            tools.join(", "),
+            definition.model.as_deref().unwrap_or("the run's"),
+            definition
+                .max_turns
+                .map_or_else(|| "the run's".to_string(), |n| n.to_string()),
+            definition.prompt
+        );
+        let parent = self.parent;
+        let answer = parent
+            .ask_person(Question {
+                id: call_id,
+                tool: AGENT_TOOL,
+                side_effect,
+                risk: Some(Risk::Medium),
+                reason,
+                rule: format!("agent {} in this project", definition.name),
+                previews: vec![Preview::Note(shown)],
+            })
+            .await;
+        if answer == Some(Answer::AllowAlways) {
+            let stored =
+                crate::blocking::atomic(|| definition::approve(data_dir, project, definition));
+            if let Err(error) = stored {
+                parent.bus.emit(Event::warning(
+                    WarningCode::AgentUnapproved,
+                    format!(
+                        "the approval of agent `{}` could not be saved ({error}); it is asked \
+                         about again next time",
+                        definition.name
+                    ),
+                ));
             }
-            Some(Answer::AllowOnce) => (true, "approved in TUI".to_string()),
-            Some(Answer::Deny) => (false, crate::bus::DENIED_IN_TUI.to_string()),
-            None => (
-                false,
-                "headless run has no interactive responder".to_string(),
-            ),
-        };
-        bus.emit(Event::PermissionDecision {
-            id: call_id.to_string(),
-            name: AGENT_TOOL.to_string(),
-            action: if granted {
-                PermissionAction::Allow
-            } else {
-                PermissionAction::Deny
-            },
-            permission_granted: granted,
-            decision_reason: why.clone(),
-        });
-        if !granted {
-            return Err(format!("denied: {why}"));
+            // For the rest of this run too, whether or not it could be saved.
+            if let Ok(mut approved) = self.approved.lock() {
+                approved.insert(definition.fingerprint.clone());
+            }
         }
-        if let Ok(mut approved) = self.approved.lock() {
-            approved.insert(definition.name.clone());
-        }
-        Ok(())
+        parent.decide(call_id, AGENT_TOOL, answer_decision(answer.as_ref()))
     }
 
     /// One subagent's conversation, in its worktree when it may write; then its diff.
@@ -327,7 +315,11 @@ impl<'a> Subagents<'a> {
         } else {
             None
         };
-        let mut mode = definition.mode.unwrap_or(parent.policy.mode);
+        let mut mode = match (parent.policy.mode, definition.mode) {
+            // The person made the run read-only: no definition loosens that for its subagents.
+            (PermissionMode::ReadOnly, _) => PermissionMode::ReadOnly,
+            (run, own) => own.unwrap_or(run),
+        };
         // Its file writes touch only its own worktree: they run unasked, and the diff is what
         // the person is asked about.
         if scratch.is_some() && mode == PermissionMode::Ask {
@@ -336,7 +328,9 @@ impl<'a> Subagents<'a> {
         let mut writable = parent.writable.clone();
         let (root, checkpoints) = match &scratch {
             Some(scratch) => {
-                writable.extend(scratch.worktree.git_dir());
+                // Its worktree's own git dir only: the repository's hooks and config stay out
+                // of its commands' reach (the checkout's root may not even hold them).
+                writable.extend(scratch.admin.clone());
                 let root = scratch.root().to_path_buf();
                 let store = CheckpointStore::new(
                     data_dir,
@@ -493,10 +487,26 @@ impl<'a> Subagents<'a> {
         }
     }
 
-    /// A provider for a definition's `model` (resolved as `/model` resolves a name).
+    /// A provider for a definition's `model` (resolved as `/model` resolves a name): the
+    /// run's provider, endpoint and key with that model. A name of another provider (`p/m`,
+    /// or an alias of one) is refused: a definition (a project's needs no approval when it
+    /// only reads) must not send the project's files to a service the person did not choose.
     fn provider_for(&self, model: &str) -> Result<(Provider, ProviderConfig), String> {
-        let config = crate::session::resolve_model_from_env(&self.settings.provider, model)
-            .map_err(|e| e.to_string())?;
+        let run = &self.settings.provider;
+        let resolved =
+            crate::session::resolve_model_from_env(run, model).map_err(|e| e.to_string())?;
+        if resolved.kind != run.kind {
+            return Err(format!(
+                "it is a model of {}, and a subagent uses the run's provider ({})",
+                resolved.kind.name(),
+                run.kind.name()
+            ));
+        }
+        let config = ProviderConfig {
+            model: resolved.model,
+            api_model: resolved.api_model,
+            ..run.clone()
+        };
         let provider = Provider::new(config.clone()).map_err(|e| e.to_string())?;
         provider.check_credentials().map_err(|e| e.to_string())?;
         Ok((provider, config))

@@ -13,10 +13,18 @@ use crate::worktree::{self, Worktree};
 /// A subagent's worktree; removed with its branch when dropped.
 pub struct Scratch {
     pub worktree: Worktree,
+    /// The worktree's own git dir (`<common>/worktrees/<id>`: its index and HEAD), the one
+    /// place beyond the worktree its confined commands may write; never the repository's
+    /// common git dir (hooks, config, other branches), which the parent's root may not hold.
+    pub admin: Option<PathBuf>,
     /// The checkout's top level and the commit the worktree started from (the checkout then).
     top: PathBuf,
     base: String,
     data_dir: PathBuf,
+    /// The repository's common git dir, asked of the checkout before the subagent ran: its
+    /// work is read through this, never through the worktree's `.git` file or its HEAD, which
+    /// its commands can rewrite (to commit onto the checkout's branch).
+    common: PathBuf,
 }
 
 fn git(dir: &Path, access: Access, args: &[&str], index: Option<&Path>) -> Result<Output, String> {
@@ -97,6 +105,8 @@ impl Scratch {
             .and_then(|out| text(out, "rev-parse --show-toplevel"))
             .map_err(|_| "the project is not in a git repository".to_string())?;
         let top = PathBuf::from(top);
+        let common = crate::git::common_dir(&top)
+            .ok_or_else(|| "the repository's git dir could not be found".to_string())?;
         std::fs::create_dir_all(worktree::worktrees_dir(data_dir))
             .map_err(|e| format!("cannot create the worktrees dir: {e}"))?;
         let index = worktree::worktrees_dir(data_dir).join(format!("{id}.index"));
@@ -105,11 +115,23 @@ impl Scratch {
         let base = base?;
         let worktree = Worktree::create_at(data_dir, cwd, id, Some(&base))
             .map_err(|e| format!("its worktree could not be made ({e})"))?;
+        // Asked now, before anything of the subagent's ran there.
+        let admin = git(
+            &worktree.path,
+            Access::Read,
+            &["rev-parse", "--absolute-git-dir"],
+            None,
+        )
+        .and_then(|out| text(out, "rev-parse --absolute-git-dir"))
+        .ok()
+        .map(PathBuf::from);
         Ok(Scratch {
             worktree,
+            admin,
             top: top.canonicalize().unwrap_or(top),
             base,
             data_dir: data_dir.to_path_buf(),
+            common,
         })
     }
 
@@ -118,18 +140,57 @@ impl Scratch {
         &self.worktree.root
     }
 
+    /// The worktree's files now, as a tree object (files git ignores left out), read with an
+    /// index of its own through the repository's common git dir and the worktree's path: no
+    /// HEAD, branch, index or `.git` file of the worktree takes part, and no ref moves.
+    fn work_tree(&self) -> Result<String, String> {
+        let index = worktree::worktrees_dir(&self.data_dir)
+            .join(format!("{}.work.index", self.worktree.run_id));
+        let _ = std::fs::remove_file(&index);
+        let tree = (|| {
+            let git_dir = format!("--git-dir={}", self.common.display());
+            let work = format!("--work-tree={}", self.worktree.path.display());
+            let run = |access: Access, args: &[&str], what: &str| {
+                let mut all = vec![git_dir.as_str(), work.as_str()];
+                all.extend(args);
+                git(&self.top, access, &all, Some(&index)).and_then(|out| text(out, what))
+            };
+            run(Access::Read, &["read-tree", &self.base], "read-tree")?;
+            run(Access::Write, &["add", "-A"], "add -A")?;
+            run(Access::Read, &["write-tree"], "write-tree")
+        })();
+        let _ = std::fs::remove_file(&index);
+        tree.map_err(|e| format!("its work could not be read ({e})"))
+    }
+
     /// What the subagent changed, as changes to the checkout at `root`. Err when it cannot be
     /// read, or when a file it changed was changed in the checkout since it started (applying
     /// it would undo that change). Blocking.
     pub fn changes(&self, root: &Path) -> Result<Vec<FileChange>, String> {
-        let committed = self
-            .worktree
-            .commit("Splice: a subagent's work")
-            .map_err(|e| format!("its work could not be committed ({e})"))?;
-        if !committed {
+        let work = self.work_tree()?;
+        let started = text(
+            git(
+                &self.top,
+                Access::Read,
+                &["rev-parse", &format!("{}^{{tree}}", self.base)],
+                None,
+            )?,
+            "rev-parse",
+        )?;
+        if work == started {
             return Ok(Vec::new());
         }
-        let changes = worktree::changes_between(&self.top, root, &self.base, &self.worktree.branch)
+        // Only regular files come back: a link would arrive as a file holding its target, a
+        // submodule as a deletion. Refused whole, as a file moved under it is.
+        let odd = not_files(&self.top, &self.base, &work)?;
+        if !odd.is_empty() {
+            return Err(format!(
+                "it made {} a symbolic link or a git repository (submodule), which a subagent's \
+                 changes may not bring into the checkout; its changes were not applied",
+                odd.join(", ")
+            ));
+        }
+        let changes = worktree::changes_between(&self.top, root, &self.base, &work)
             .map_err(|e| e.to_string())?;
         let prefix = text(
             git(root, Access::Read, &["rev-parse", "--show-prefix"], None)?,
@@ -154,9 +215,44 @@ impl Scratch {
     }
 }
 
+/// The paths of the diff from `base` to `branch` in `top` that are, or were, not a regular
+/// file (mode 120000, a symbolic link; 160000, a gitlink), from `git diff --raw -z`.
+fn not_files(top: &Path, base: &str, branch: &str) -> Result<Vec<String>, String> {
+    let mut args = vec!["diff", "--raw", "-z", "--no-renames"];
+    args.extend(crate::git::DIFF_FLAGS);
+    args.extend([base, branch]);
+    let listed = git(top, Access::Read, &args, None)?;
+    if !listed.status.success() {
+        return Err(format!(
+            "`git diff --raw` failed: {}",
+            String::from_utf8_lossy(&listed.stderr).trim()
+        ));
+    }
+    let mut odd = Vec::new();
+    let mut fields = listed.stdout.split(|b| *b == 0).filter(|f| !f.is_empty());
+    // `:old new oldsha newsha status` then the path, for each entry.
+    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+        let meta = String::from_utf8_lossy(meta);
+        let mut modes = meta.trim_start_matches(':').split(' ').take(2);
+        if modes.any(|mode| mode == "120000" || mode == "160000") {
+            odd.push(String::from_utf8_lossy(path).into_owned());
+        }
+    }
+    Ok(odd)
+}
+
 impl Drop for Scratch {
     fn drop(&mut self) {
         let (worktree, data_dir) = (&self.worktree, &self.data_dir);
-        let _ = crate::blocking::atomic(|| worktree.remove(data_dir, true));
+        let _ = crate::blocking::atomic(|| {
+            if worktree.remove(data_dir, true).is_err() {
+                // Git may refuse a worktree whose `.git` file the subagent rewrote: the folder
+                // is Splice's own (in the data dir), so it goes anyway, then git forgets it.
+                let _ = std::fs::remove_dir_all(&worktree.path);
+                worktree.remove(data_dir, true)
+            } else {
+                Ok(())
+            }
+        });
     }
 }

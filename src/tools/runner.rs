@@ -703,50 +703,26 @@ impl ToolRunner {
                 Permit::Refused(ToolStatus::Denied, format!("denied: {reason}"))
             }
             Verdict::Prompt { reason } => {
-                self.bus.emit(Event::PermissionRequest {
-                    id: id.to_string(),
-                    name: tool.to_string(),
-                    action: crate::protocol::PermissionAction::Prompt,
-                    permission: "prompt".into(),
-                    permission_mode: mode,
-                    side_effect,
-                    reason: reason.clone(),
-                    risk: shown_risk,
-                });
                 let rules = always_rules(identity, targets);
-                let question = PermissionQuestion {
-                    id: id.to_string(),
-                    tool: tool.to_string(),
-                    side_effect,
-                    risk: shown_risk,
-                    // Tasks of a plan side by side may each ask: the prompt names whose it is.
-                    reason: match (self.bus.task_id(), self.bus.agent()) {
-                        (Some(task), _) => format!("task {task}: {reason}"),
-                        // Subagents side by side may each ask: the prompt names whose it is.
-                        (None, Some(agent)) => {
-                            format!("subagent {} ({}): {reason}", agent.id, agent.name)
-                        }
-                        (None, None) => reason,
-                    },
-                    rule: if rules.is_empty() {
-                        "this command only".to_string()
-                    } else {
-                        rules.join(", ")
-                    },
-                    previews,
-                };
-                let answer = if self.bus.has_responder() {
-                    let waiting = format!("Splice needs your permission to use {tool}");
-                    hooks::notify(&self.bus, "permission_prompt", &waiting).await;
-                    self.bus.ask(question).await
-                } else {
-                    None
-                };
-                let (granted, decision_reason) = match answer {
-                    Some(Answer::AllowOnce) => (true, "approved in TUI".to_string()),
+                let answer = self
+                    .ask_person(Question {
+                        id,
+                        tool,
+                        side_effect,
+                        risk: shown_risk,
+                        reason,
+                        rule: if rules.is_empty() {
+                            "this command only".to_string()
+                        } else {
+                            rules.join(", ")
+                        },
+                        previews,
+                    })
+                    .await;
+                let decision = match answer {
                     // A high-risk call is never allowed for the rest of the session.
                     Some(Answer::AllowAlways) if risk == Risk::High => {
-                        (true, "approved once in TUI (high risk)".to_string())
+                        Ok("approved once in TUI (high risk)".to_string())
                     }
                     Some(Answer::AllowAlways) => {
                         for rule in &rules {
@@ -754,15 +730,14 @@ impl ToolRunner {
                                 self.policy.add_rule(rule);
                             }
                         }
-                        (true, "approved in TUI".to_string())
+                        answer_decision(answer.as_ref())
                     }
-                    Some(Answer::Deny) => (false, crate::bus::DENIED_IN_TUI.to_string()),
-                    None => (
-                        false,
-                        "headless run has no interactive responder".to_string(),
-                    ),
+                    _ => answer_decision(answer.as_ref()),
                 };
-                self.decided(id, tool, granted, decision_reason)
+                match self.decide(id, tool, decision) {
+                    Ok(()) => Permit::Granted { confine: false },
+                    Err(reason) => Permit::Refused(ToolStatus::Denied, reason),
+                }
             }
         }
     }
@@ -770,16 +745,73 @@ impl ToolRunner {
     /// A prompt a hook answered instead of a person (the person's own configuration did, so
     /// a granted call runs as one a person allowed).
     fn hook_decided(&self, id: &str, tool: &str, decided: Result<String, String>) -> Permit {
-        let (granted, reason) = match decided {
-            Ok(reason) if reason.is_empty() => (true, "allowed by a hook".to_string()),
-            Ok(reason) => (true, format!("allowed by a hook: {reason}")),
-            Err(reason) => (false, format!("denied by a hook: {reason}")),
+        let decision = match decided {
+            Ok(reason) if reason.is_empty() => Ok("allowed by a hook".to_string()),
+            Ok(reason) => Ok(format!("allowed by a hook: {reason}")),
+            Err(reason) => Err(format!("denied by a hook: {reason}")),
         };
-        self.decided(id, tool, granted, reason)
+        match self.decide(id, tool, decision) {
+            Ok(()) => Permit::Granted { confine: false },
+            Err(reason) => Permit::Refused(ToolStatus::Denied, reason),
+        }
     }
 
-    /// A prompt's answer, reported as a decision.
-    fn decided(&self, id: &str, tool: &str, granted: bool, reason: String) -> Permit {
+    /// Ask the person about call `id`: a `permission_request`, then the prompt (naming the
+    /// design-plan task or subagent whose call it is). `None`: nobody can answer (headless),
+    /// which is a denial. The caller reports the outcome with [`ToolRunner::decide`]. The one
+    /// path every prompt of a run takes (a tool's, a project agent's approval).
+    pub(crate) async fn ask_person(&self, question: Question<'_>) -> Option<Answer> {
+        self.bus.emit(Event::PermissionRequest {
+            id: question.id.to_string(),
+            name: question.tool.to_string(),
+            action: crate::protocol::PermissionAction::Prompt,
+            permission: "prompt".into(),
+            permission_mode: self.policy.mode.as_str().to_string(),
+            side_effect: question.side_effect,
+            reason: question.reason.clone(),
+            risk: question.risk,
+        });
+        let asked = PermissionQuestion {
+            id: question.id.to_string(),
+            tool: question.tool.to_string(),
+            side_effect: question.side_effect,
+            risk: question.risk,
+            // Tasks of a plan side by side may each ask: the prompt names whose it is.
+            reason: match (self.bus.task_id(), self.bus.agent()) {
+                (Some(task), _) => format!("task {task}: {}", question.reason),
+                // Subagents side by side may each ask: the prompt names whose it is.
+                (None, Some(agent)) => {
+                    format!(
+                        "subagent {} ({}): {}",
+                        agent.id, agent.name, question.reason
+                    )
+                }
+                (None, None) => question.reason,
+            },
+            rule: question.rule,
+            previews: question.previews,
+        };
+        if self.bus.has_responder() {
+            let waiting = format!("Splice needs your permission to use {}", question.tool);
+            hooks::notify(&self.bus, "permission_prompt", &waiting).await;
+            self.bus.ask(asked).await
+        } else {
+            None
+        }
+    }
+
+    /// Report how a question of [`ToolRunner::ask_person`] ended (`permission_decision`):
+    /// `Ok(reason)` granted, `Err(reason)` denied; Err(`denied: …`) for the tool's result.
+    pub(crate) fn decide(
+        &self,
+        id: &str,
+        tool: &str,
+        decision: Result<String, String>,
+    ) -> Result<(), String> {
+        let (granted, reason) = match &decision {
+            Ok(reason) => (true, reason.clone()),
+            Err(reason) => (false, reason.clone()),
+        };
         self.bus.emit(Event::PermissionDecision {
             id: id.to_string(),
             name: tool.to_string(),
@@ -791,10 +823,9 @@ impl ToolRunner {
             permission_granted: granted,
             decision_reason: reason.clone(),
         });
-        if granted {
-            Permit::Granted { confine: false }
-        } else {
-            Permit::Refused(ToolStatus::Denied, format!("denied: {reason}"))
+        match decision {
+            Ok(_) => Ok(()),
+            Err(reason) => Err(format!("denied: {reason}")),
         }
     }
 
@@ -918,6 +949,27 @@ fn check_input(tool: &ToolId<'_>, input: &Value) -> Result<(), String> {
     }
     let issues: Vec<String> = issues.iter().map(ToString::to_string).collect();
     Err(issues.join("; "))
+}
+
+/// One question for the person ([`ToolRunner::ask_person`]).
+pub(crate) struct Question<'a> {
+    pub id: &'a str,
+    pub tool: &'a str,
+    pub side_effect: SideEffect,
+    pub risk: Option<Risk>,
+    pub reason: String,
+    /// What "allow always" covers, in words (a rule, or where an approval is kept).
+    pub rule: String,
+    pub previews: Vec<Preview>,
+}
+
+/// The decision an answer makes: granted (`Ok`) or denied (`Err`), with its reason.
+pub(crate) fn answer_decision(answer: Option<&Answer>) -> Result<String, String> {
+    match answer {
+        Some(Answer::AllowOnce | Answer::AllowAlways) => Ok("approved in TUI".to_string()),
+        Some(Answer::Deny) => Err(crate::bus::DENIED_IN_TUI.to_string()),
+        None => Err("headless run has no interactive responder".to_string()),
+    }
 }
 
 /// The rules "allow always" adds: the tool, or for a command each of its simple commands

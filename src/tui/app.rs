@@ -467,6 +467,15 @@ impl App {
                 self.notice(level, text);
             }
             SessionEvent::PermissionAsked(question) => self.on_permission(question),
+            SessionEvent::PermissionWithdrawn { id } => {
+                if self.modals.withdraw(&id, self.now) {
+                    self.notice(
+                        Level::Info,
+                        "a permission prompt was withdrawn: the subagent that asked has ended"
+                            .to_string(),
+                    );
+                }
+            }
             SessionEvent::LoginStarted { service } => {
                 self.open_login(DeviceLoginModal::new(&service));
             }

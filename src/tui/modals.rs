@@ -133,6 +133,21 @@ impl ModalStack {
         }
     }
 
+    /// Take down the permission prompt of question `id` (its asker stopped waiting); the one
+    /// this uncovers starts its guard again. Whether one was open.
+    pub fn withdraw(&mut self, id: &str, now: Instant) -> bool {
+        let is_it = |m: &Modal| matches!(m, Modal::Permission(prompt) if prompt.question.id == id);
+        let on_top = self.modals.last().is_some_and(is_it);
+        let before = self.modals.len();
+        self.modals.retain(|m| !is_it(m));
+        let withdrawn = self.modals.len() != before;
+        self.recount();
+        if on_top && let Some(uncovered) = self.modals.last_mut() {
+            uncovered.reveal(now);
+        }
+        withdrawn
+    }
+
     fn remove(&mut self, kind: Kind) {
         self.modals.retain(|m| m.kind() != kind);
         self.recount();
@@ -275,6 +290,29 @@ mod tests {
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    /// A withdrawn question's prompt goes, wherever it is in the queue; the others stay.
+    #[test]
+    fn a_withdrawn_prompt_is_taken_down_and_the_others_stay() {
+        let now = Instant::now();
+        let mut stack = ModalStack::default();
+        for id in ["c1", "c2", "c3"] {
+            stack.open(Modal::Permission(PermissionModal::new(question(id), now)));
+        }
+        assert!(stack.withdraw("c2", now));
+        assert!(!stack.withdraw("c2", now), "already gone");
+        assert!(stack.withdraw("c3", now));
+        assert_eq!(stack.count(Kind::Permission), 1);
+        let left: Vec<String> = stack
+            .modals
+            .iter()
+            .filter_map(|m| match m {
+                Modal::Permission(prompt) => Some(prompt.question.id.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(left, ["c1"]);
     }
 
     /// One rule says which modal wins, for keys and drawing alike: a permission prompt asked

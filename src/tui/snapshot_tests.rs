@@ -224,6 +224,34 @@ fn permission_prompt_for_a_write_shows_its_diff_and_queues() {
     assert!(!app.modals().has(super::modals::Kind::Permission));
 }
 
+/// A question the session withdrew (its subagent's time ran out) leaves the screen; the one
+/// queued behind it shows, and nothing was answered.
+#[test]
+fn a_withdrawn_permission_prompt_leaves_the_screen() {
+    let mut app = app();
+    start(&mut app, "Make parse safe");
+    let second = PermissionQuestion {
+        id: "call_2".into(),
+        ..write_ask()
+    };
+    app.on_permission(write_ask());
+    app.on_permission(second);
+    assert_eq!(app.modals().count(super::modals::Kind::Permission), 2);
+    app.on_session(crate::session::SessionEvent::PermissionWithdrawn {
+        id: "call_1".into(),
+    });
+    assert_eq!(app.modals().count(super::modals::Kind::Permission), 1);
+    assert!(answered(&mut app).is_none());
+    app.set_now(app.now() + GUARD);
+    let screen = draw(&mut app, 90, 26);
+    assert!(!screen.contains("1 more waiting"), "{screen}");
+    assert!(screen.contains("withdrawn"), "{screen}");
+    app.on_session(crate::session::SessionEvent::PermissionWithdrawn {
+        id: "call_2".into(),
+    });
+    assert!(!app.modals().has(super::modals::Kind::Permission));
+}
+
 /// The next answer the app sent the session, if any.
 fn answered(app: &mut App) -> Option<Answer> {
     app.take_ops().into_iter().find_map(|op| match op {

@@ -3,6 +3,7 @@
 
 use crate::support;
 
+mod attacks;
 mod limits;
 mod runs;
 mod tui;
@@ -60,4 +61,45 @@ pub fn result_of<'a>(out: &'a support::Outcome, id: &str) -> &'a Value {
         .into_iter()
         .find(|r| r["id"] == id)
         .unwrap_or_else(|| panic!("no result of {id}: {}", out.stdout))
+}
+
+/// Everything the session reported.
+#[derive(Default)]
+pub struct Seen(std::sync::Mutex<Vec<splice::session::SessionEvent>>);
+
+impl splice::bus::Sink for Seen {
+    fn emit(&self, _run_id: &str, _event: &splice::protocol::Event) {}
+}
+
+impl splice::session::ReportSink for Seen {
+    fn session(&self, event: &splice::session::SessionEvent) {
+        if let Ok(mut seen) = self.0.lock() {
+            seen.push(event.clone());
+        }
+    }
+}
+
+impl Seen {
+    /// The `n`th session event matching `pick`, once it came (at most 20 s).
+    pub async fn wait<T>(
+        &self,
+        n: usize,
+        pick: impl Fn(&splice::session::SessionEvent) -> Option<T>,
+    ) -> T {
+        for _ in 0..2000 {
+            let found: Vec<T> = self
+                .0
+                .lock()
+                .map(|seen| seen.iter().filter_map(&pick).collect())
+                .unwrap_or_default();
+            if let Some(found) = found.into_iter().nth(n) {
+                return found;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!(
+            "event {n} never came: {:?}",
+            self.0.lock().map(|s| s.clone())
+        );
+    }
 }

@@ -2,14 +2,12 @@
 //! diff the parent applies through the permission policy: prompted (and checkpointed, so they
 //! can be restored), allowed by the mode, or denied (nothing changes). Without git it is refused.
 
-use super::{calls, result_of, support, user_agent};
+use super::{Seen, calls, result_of, support, user_agent};
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use splice::bus::{Answer, Sink};
-use splice::protocol::Event;
 use splice::run::Tier;
 use splice::session::{Frontend, Input, Op, ReportSink, Session, SessionEvent};
 use support::fake_provider::{FakeProvider, Reply, openai};
@@ -262,43 +260,6 @@ fn without_git_a_writing_subagent_is_refused_with_a_tool_error() {
          own, and none could be made: the project is not in a git repository"
     );
     assert!(!provider.requests().iter().any(super::of_subagent));
-}
-
-/// Everything the session reported.
-#[derive(Default)]
-struct Seen(Mutex<Vec<SessionEvent>>);
-
-impl Sink for Seen {
-    fn emit(&self, _run_id: &str, _event: &Event) {}
-}
-
-impl ReportSink for Seen {
-    fn session(&self, event: &SessionEvent) {
-        if let Ok(mut seen) = self.0.lock() {
-            seen.push(event.clone());
-        }
-    }
-}
-
-impl Seen {
-    /// The `n`th session event matching `pick`, once it came (at most 20 s).
-    async fn wait<T>(&self, n: usize, pick: impl Fn(&SessionEvent) -> Option<T>) -> T {
-        for _ in 0..2000 {
-            let found: Vec<T> = self
-                .0
-                .lock()
-                .map(|seen| seen.iter().filter_map(&pick).collect())
-                .unwrap_or_default();
-            if let Some(found) = found.into_iter().nth(n) {
-                return found;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!(
-            "event {n} never came: {:?}",
-            self.0.lock().map(|s| s.clone())
-        );
-    }
 }
 
 /// In a session whose front end answers prompts: a project definition that writes is asked
