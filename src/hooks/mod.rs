@@ -15,6 +15,7 @@ mod decision;
 mod event;
 mod lifecycle;
 mod matcher;
+mod pinned;
 mod process;
 pub mod tool;
 
@@ -208,6 +209,21 @@ impl Hooks {
             input.extend(fields);
         }
         for hook in commands {
+            // A project hook runs only while the files it names hold what was approved.
+            if let Some(file) = pinned::changed(&hook.pins) {
+                bus.emit(Event::warning(
+                    WarningCode::HooksUnapproved,
+                    format!(
+                        "the project's {event} hook `{}` was not run: {} changed since its hooks \
+                         were approved (or, with --trust-project-hooks, since the session \
+                         started), so it would not run what was approved; look at the change, \
+                         then approve the hooks again in a new session",
+                        hook.command,
+                        file.display()
+                    ),
+                ));
+                continue;
+            }
             let bytes = input.to_string().into_bytes();
             let ran = process::run(&hook.command, &self.root, &bytes, hook.timeout).await;
             let outcome = decision::read(event, &ran);

@@ -1,6 +1,7 @@
 //! Hooks: real hook scripts (shell and Python 3) configured in the user's config file or a
 //! project's `.splice/settings.json`, run by the real binary against the fake provider.
 
+mod attacks;
 mod config;
 mod notification;
 mod pipeline;
