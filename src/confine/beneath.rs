@@ -45,6 +45,10 @@ pub enum Escape {
     /// root (HOME as the root): what it holds governs the next run (MCP servers, rules).
     #[error("path leads into Splice's own config or data directory")]
     Own,
+    /// A file one of the project's approved hooks runs (`hooks::pinned`): the hook runs it as
+    /// the person, unsandboxed, so the model may not change it while the hooks may run.
+    #[error("the file is run by one of the project's approved hooks")]
+    HookFile,
 }
 
 impl Escape {
@@ -240,6 +244,28 @@ fn refuse_git_dir(root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
     Err(Escape::Outside.error())
 }
 
+/// Refuse the file `name` in `dir` when it is one the project's approved hooks run (there or
+/// to be created there): judged by the directory actually opened, so the path's spelling and
+/// the links it went through do not matter.
+fn refuse_hook_file(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
+    let files = crate::permissions::own::hook_files();
+    if files.is_empty() {
+        return Ok(());
+    }
+    let dir_stat = fstat(dir)?;
+    let hit = files.iter().any(|file| {
+        file.file_name() == Some(name)
+            && file
+                .parent()
+                .and_then(|parent| rustix::fs::stat(parent).ok())
+                .is_some_and(|parent| same(&parent, &dir_stat))
+    });
+    if hit {
+        return Err(Escape::HookFile.error());
+    }
+    Ok(())
+}
+
 /// A regular file with more than one name: where the others are cannot be known.
 fn hard_linked(stat: &Stat) -> bool {
     FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile && stat.st_nlink > 1
@@ -289,6 +315,7 @@ fn parent_for_write(root: &OwnedFd, relative: &Path) -> io::Result<(OwnedFd, OsS
             // Not a link, or nothing there yet.
             Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOENT) => {
                 refuse_completing(&dir, &name, false)?;
+                refuse_hook_file(&dir, &name)?;
                 if statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
                     .is_ok_and(|st| hard_linked(&st))
                 {

@@ -255,8 +255,8 @@ pub struct ProjectHooks {
     pub file: PathBuf,
     pub config: HookConfig,
     pub fingerprint: String,
-    /// The files the approval covers, as they were read.
-    pub files: Vec<PathBuf>,
+    /// The files the approval covers, with what they held when read.
+    pub pins: Vec<super::pinned::Pinned>,
 }
 
 /// The project's hooks beneath `root`; none when the file or its `hooks` is absent. Other
@@ -288,11 +288,6 @@ pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigErro
         hasher.update(b"\0");
         hasher.update(pin.state.as_bytes());
     }
-    let files = pins
-        .into_iter()
-        .filter(|p| p.state != "absent")
-        .map(|p| p.path)
-        .collect();
     Ok(Some(ProjectHooks {
         file,
         config,
@@ -301,7 +296,7 @@ pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigErro
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect(),
-        files,
+        pins,
     }))
 }
 

@@ -120,6 +120,8 @@ impl Hooks {
             if hooks.trust_project
                 || approval::is_approved(&settings.data_dir, &root, &project.fingerprint)
             {
+                // From now on the model cannot change what they run.
+                pinned::protect(&project.pins);
                 config = config.merged(project.config.clone());
             } else {
                 unapproved = project.config.commands();

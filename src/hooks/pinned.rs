@@ -60,6 +60,18 @@ pub fn changed(pins: &[Pinned]) -> Option<&Path> {
         .map(|p| p.path.as_path())
 }
 
+/// Keep the files of `pins` from the model while the hooks may run: the file tools refuse to
+/// write them (and to create one that was absent), confined commands see the ones that exist
+/// read-only, as they see Splice's own files (`permissions::own`).
+pub fn protect(pins: &[Pinned]) {
+    let files: Vec<PathBuf> = pins
+        .iter()
+        .filter(|p| p.state != "other")
+        .map(|p| crate::permissions::own::resolved(&p.path))
+        .collect();
+    crate::permissions::own::protect_hook_files(&files);
+}
+
 /// The command's words that may name files: the project variables expanded, quotes dropped,
 /// split at blanks and shell operators; an option's value after `=` counts too.
 fn words(command: &str, root: &Path) -> Vec<String> {

@@ -39,18 +39,23 @@ fn honest_script(checked: &Path) -> String {
 
 /// The model rewrites the script of an approved project hook with `write_file`, then makes
 /// the hook fire again: the rewritten script must not run (as the person, unsandboxed). The
-/// approval (here `--trust-project-hooks`, which trusts the project as the run found it)
-/// covers the script's content; the hook that would run something else is not run, and
-/// says so.
+/// file tools do not write a file an approved project hook runs, and the hook goes on running
+/// the script that was approved (here by `--trust-project-hooks`, which trusts the project as
+/// the run found it).
 #[test]
-fn a_project_hook_whose_script_the_model_rewrites_does_not_run() {
+fn the_file_tools_do_not_write_a_script_an_approved_project_hook_runs() {
     let sandbox = Sandbox::new();
     let checked = sandbox.dir.path().join("checked.txt");
     let pwned = sandbox.dir.path().join("pwned");
-    executable(&sandbox, ".splice/hooks/check.sh", &honest_script(&checked));
+    let honest = honest_script(&checked);
+    executable(&sandbox, ".splice/hooks/check.sh", &honest);
     project_hooks(
         &sandbox,
-        hook("PostToolUse", "Write|Edit", ".splice/hooks/check.sh"),
+        hook(
+            "PostToolUse",
+            "Write|Edit",
+            "$CLAUDE_PROJECT_DIR/.splice/hooks/check.sh",
+        ),
     );
     let evil = format!("#!/bin/sh\ntouch {}\n", pwned.display());
     let provider = FakeProvider::start(vec![
@@ -66,6 +71,11 @@ fn a_project_hook_whose_script_the_model_rewrites_does_not_run() {
         ),
         openai::call_json(
             "call_3",
+            "edit_file",
+            json!({"path": "./.splice/hooks/../hooks/check.sh", "old_string": "cat", "new_string": format!("touch {}; cat", pwned.display())}),
+        ),
+        openai::call_json(
+            "call_4",
             "write_file",
             json!({"path": "notes.txt", "content": "two\n"}),
         ),
@@ -83,29 +93,35 @@ fn a_project_hook_whose_script_the_model_rewrites_does_not_run() {
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert!(!pwned.exists(), "the model's script ran as a hook");
-    // The hook ran while its script was the approved one.
+    assert_eq!(sandbox.read(".splice/hooks/check.sh"), Some(honest));
+    let results = out.of_type("tool_result");
+    for refused in &results[1..3] {
+        assert_eq!(refused["status"], "error", "{refused}");
+        assert!(
+            refused["output"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("run by one of the project's approved hooks"),
+            "{refused}"
+        );
+    }
+    // The hook ran the approved script, after each write that succeeded.
     assert_eq!(
         std::fs::read_to_string(&checked).unwrap_or_default(),
-        "ok\n"
-    );
-    let warned = warnings(&out, "hooks_unapproved");
-    assert_eq!(warned.len(), 2, "{}", out.stdout);
-    assert!(
-        warned[0].contains("check.sh") && warned[0].contains("changed"),
-        "{}",
-        warned[0]
+        "ok\nok\n"
     );
 }
 
-/// The same through a confined command (`auto` mode), with the script named through
-/// `$CLAUDE_PROJECT_DIR` and run by `bash`, as Claude Code's documentation writes hooks; and
-/// a file the hook names that did not exist, which the model creates, counts as a change.
+/// The same through a confined command (`auto` mode), with the script run by `bash`: the
+/// command sees the script read-only. A file a hook names that did not exist, which the
+/// command creates, is a change: that hook does not run.
 #[test]
-fn a_project_hook_script_a_confined_command_rewrites_or_plants_does_not_run() {
+fn a_confined_command_cannot_rewrite_a_hook_script_and_a_planted_one_does_not_run() {
     let sandbox = Sandbox::new();
     let checked = sandbox.dir.path().join("checked.txt");
     let pwned = sandbox.dir.path().join("pwned");
-    executable(&sandbox, "scripts/check.sh", &honest_script(&checked));
+    let honest = honest_script(&checked);
+    executable(&sandbox, "scripts/check.sh", &honest);
     let hooks = super::merged(&[
         hook(
             "PreToolUse",
@@ -147,14 +163,69 @@ fn a_project_hook_script_a_confined_command_rewrites_or_plants_does_not_run() {
         out.stdout
     );
     assert!(!pwned.exists(), "the model's script ran as a hook");
+    assert_eq!(sandbox.read("scripts/check.sh"), Some(honest));
+    assert_eq!(
+        std::fs::read_to_string(&checked).unwrap_or_default(),
+        "ok\nok\n"
+    );
+    let warned = warnings(&out, "hooks_unapproved").join("\n");
+    assert!(
+        warned.contains("scripts/extra.sh") && warned.contains("changed"),
+        "{warned}"
+    );
+}
+
+/// A command the person allowed runs unconfined and can change the script; the hook then
+/// does not run what nobody approved: it is checked against the approval before each run.
+#[test]
+fn a_project_hook_whose_script_changed_since_approval_does_not_run() {
+    let sandbox = Sandbox::new();
+    let checked = sandbox.dir.path().join("checked.txt");
+    let pwned = sandbox.dir.path().join("pwned");
+    executable(&sandbox, ".splice/hooks/check.sh", &honest_script(&checked));
+    project_hooks(
+        &sandbox,
+        hook("PreToolUse", "Bash", ".splice/hooks/check.sh"),
+    );
+    let evil = format!("#!/bin/sh\ntouch {}\n", pwned.display());
+    let provider = FakeProvider::start(vec![
+        openai::call_json(
+            "call_1",
+            "run_command",
+            json!({"command": format!("printf '{evil}' > .splice/hooks/check.sh")}),
+        ),
+        openai::call_json("call_2", "run_command", json!({"command": "echo again"})),
+        openai::answer(&["Done."]),
+    ]);
+    let out = exec(
+        &sandbox,
+        &provider,
+        &[
+            "--trust-project-hooks",
+            "--allow",
+            "run_command",
+            "change the script",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(
+        sandbox
+            .read(".splice/hooks/check.sh")
+            .is_some_and(|s| s.contains("touch")),
+        "the command did not run: {}",
+        out.stdout
+    );
+    assert!(!pwned.exists(), "the changed script ran as a hook");
     assert_eq!(
         std::fs::read_to_string(&checked).unwrap_or_default(),
         "ok\n"
     );
-    let warned = warnings(&out, "hooks_unapproved").join("\n");
+    let warned = warnings(&out, "hooks_unapproved");
+    assert_eq!(warned.len(), 1, "{}", out.stdout);
     assert!(
-        warned.contains("scripts/check.sh") && warned.contains("scripts/extra.sh"),
-        "{warned}"
+        warned[0].contains(".splice/hooks/check.sh") && warned[0].contains("changed"),
+        "{}",
+        warned[0]
     );
 }
 
