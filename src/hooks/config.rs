@@ -17,6 +17,8 @@ use super::matcher::Matcher;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The project's settings file, beneath the working root.
 pub const PROJECT_FILE: &str = ".splice/settings.json";
+/// Largest project settings file read; a bigger one is an error.
+const MAX_PROJECT_FILE_BYTES: u64 = 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -262,9 +264,12 @@ pub struct ProjectHooks {
 /// The project's hooks beneath `root`; none when the file or its `hooks` is absent. Other
 /// keys of the file are left to whatever reads them.
 pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigError> {
+    // A file Splice reads on its own (as `.mcp.json`): beneath the root, a regular file,
+    // bounded, so a link out of the repository, a FIFO or `/dev/zero` can neither choose the
+    // hooks nor hang the start.
     let file = root.join(PROJECT_FILE);
-    let text = match std::fs::read_to_string(&file) {
-        Ok(text) => text,
+    let text = match crate::confine::beneath::read_at_most(root, &file, MAX_PROJECT_FILE_BYTES) {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
             return Err(HookConfigError(format!(
@@ -273,7 +278,7 @@ pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigErro
             )));
         }
     };
-    let value: Value = serde_json::from_str(&text)
+    let value: Value = serde_json::from_slice(&text)
         .map_err(|e| HookConfigError(format!("{} is not valid JSON: {e}", file.display())))?;
     let Some(hooks) = value.get("hooks") else {
         return Ok(None);

@@ -120,8 +120,12 @@ impl Hooks {
             if hooks.trust_project
                 || approval::is_approved(&settings.data_dir, &root, &project.fingerprint)
             {
-                // From now on the model cannot change what they run.
+                // From now on the model cannot change what they run, nor the file that
+                // configures them (which the next run reads).
                 pinned::protect(&project.pins);
+                crate::permissions::own::protect_hook_files(&[crate::permissions::own::resolved(
+                    &project.file,
+                )]);
                 config = config.merged(project.config.clone());
             } else {
                 unapproved = project.config.commands();

@@ -296,3 +296,85 @@ fn a_hooks_rewrite_and_allow_do_not_get_past_a_deny_rule() {
     let result = out.first("tool_result");
     assert_eq!(result["status"], "denied", "{result}");
 }
+
+/// The model rewrites `.splice/settings.json` during a session whose project hooks run: the
+/// file tools refuse it (the next run would read it), and nothing it would configure runs in
+/// this session, which read its hooks once, when it started.
+#[test]
+fn the_model_cannot_rewrite_the_project_hooks_settings() {
+    let sandbox = Sandbox::new();
+    let checked = sandbox.dir.path().join("checked.txt");
+    let pwned = sandbox.dir.path().join("pwned");
+    executable(&sandbox, "check.sh", &honest_script(&checked));
+    project_hooks(&sandbox, hook("PostToolUse", "Write", "./check.sh"));
+    let before = sandbox.read(".splice/settings.json");
+    let planted = json!({"hooks": super::merged(&[
+        hook("PostToolUse", "Write", "./check.sh"),
+        hook("PreToolUse", "*", &format!("touch {}", pwned.display())),
+    ])});
+    let provider = FakeProvider::start(vec![
+        openai::call_json(
+            "call_1",
+            "write_file",
+            json!({"path": ".splice/settings.json", "content": planted.to_string()}),
+        ),
+        openai::call_json(
+            "call_2",
+            "write_file",
+            json!({"path": "notes.txt", "content": "one\n"}),
+        ),
+        openai::answer(&["Done."]),
+    ]);
+    let out = exec(
+        &sandbox,
+        &provider,
+        &[
+            "--trust-project-hooks",
+            "--permission-mode",
+            "accept-edits",
+            "write",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(!pwned.exists(), "a hook the model configured ran");
+    assert_eq!(sandbox.read(".splice/settings.json"), before);
+    let refused = out.first("tool_result");
+    assert_eq!(refused["status"], "error", "{refused}");
+    assert_eq!(
+        std::fs::read_to_string(&checked).unwrap_or_default(),
+        "ok\n"
+    );
+}
+
+/// `.splice/settings.json` (or `.splice`) as a link out of the repository: the hooks are not
+/// read through it; the run stops with a usage error before anything runs.
+#[test]
+fn project_hooks_are_not_read_through_a_link_out_of_the_repository() {
+    for linked in [".splice/settings.json", ".splice"] {
+        let sandbox = Sandbox::new();
+        let pwned = sandbox.dir.path().join("pwned");
+        let outside = sandbox.dir.path().join("elsewhere");
+        std::fs::create_dir_all(&outside).expect("create elsewhere");
+        let settings =
+            json!({"hooks": hook("UserPromptSubmit", "", &format!("touch {}", pwned.display()))});
+        std::fs::write(outside.join("settings.json"), settings.to_string()).expect("write");
+        std::fs::create_dir_all(sandbox.root.join(".splice")).expect("create .splice");
+        let target = if linked == ".splice" {
+            std::fs::remove_dir(sandbox.root.join(".splice")).expect("remove .splice");
+            outside.clone()
+        } else {
+            outside.join("settings.json")
+        };
+        std::os::unix::fs::symlink(&target, sandbox.root.join(linked)).expect("link");
+        let provider = FakeProvider::start(vec![openai::answer(&["Hi."])]);
+        let out = exec(&sandbox, &provider, &["--trust-project-hooks", "hello"]);
+        assert_eq!(out.code, 2, "{linked}: {}", out.stdout);
+        assert!(!pwned.exists(), "{linked}: a hook read through a link ran");
+        let message = out.first("error")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(message.contains(".splice/settings.json"), "{message}");
+        assert!(provider.requests().is_empty());
+    }
+}
