@@ -44,6 +44,8 @@ pub struct HookSettings {
     pub trust_project: bool,
     /// Set once the session's `SessionStart` hooks ran: shared by every turn's copy.
     started: Arc<AtomicBool>,
+    /// `SessionStart`'s source when the session starts again (`clear`), if it did.
+    restarted: Arc<std::sync::Mutex<Option<&'static str>>>,
 }
 
 impl HookSettings {
@@ -59,6 +61,7 @@ impl HookSettings {
             project: config::project_hooks(root)?,
             trust_project,
             started: Arc::default(),
+            restarted: Arc::default(),
         })
     }
 
@@ -71,9 +74,25 @@ impl HookSettings {
         self.started.load(Ordering::SeqCst)
     }
 
-    /// Whether this is the first time it is asked: the session's start.
-    fn first_start(&self) -> bool {
-        !self.started.swap(true, Ordering::SeqCst)
+    /// Whether this is the first time it is asked since the session (re)started: its
+    /// `SessionStart` hooks are due, with the source of a restart if it was one.
+    fn first_start(&self) -> Option<Option<&'static str>> {
+        if self.started.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        Some(
+            self.restarted
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        )
+    }
+
+    /// The session starts again (`/clear`, `source`): its `SessionStart` hooks run again
+    /// before its next request, with that source.
+    pub fn restart(&self, source: &'static str) {
+        *self.restarted.lock().unwrap_or_else(|e| e.into_inner()) = Some(source);
+        self.started.store(false, Ordering::SeqCst);
     }
 }
 

@@ -83,6 +83,12 @@ fn words(command: &str, root: &Path) -> Vec<String> {
             .replace(&format!("${var}"), &root_text);
     }
     let text: String = text.chars().filter(|c| !matches!(c, '"' | '\'')).collect();
+    // What a hook writes with `>` or `>>` (its log) is output, not code: pinned, it would
+    // stop the hook after its first run.
+    let text = match output_redirection() {
+        Some(pattern) => pattern.replace_all(&text, " ").into_owned(),
+        None => text,
+    };
     let mut found = Vec::new();
     for word in text.split(|c: char| c.is_whitespace() || ";|&()<>`".contains(c)) {
         let word = word.trim_start_matches('\\');
@@ -98,6 +104,15 @@ fn words(command: &str, root: &Path) -> Vec<String> {
     }
     found.retain(|w| !w.is_empty() && !w.contains('$'));
     found
+}
+
+/// An output redirection and its target (`> f`, `>>f`, `2> f`, `&> f`, `>| f`).
+/// `None` if it could not be built: then every word stays pinned (stricter).
+fn output_redirection() -> Option<&'static regex::Regex> {
+    static PATTERN: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    PATTERN
+        .get_or_init(|| regex::Regex::new(r"[0-9&]?>>?\|?\s*[^\s;|&()<>`]+").ok())
+        .as_ref()
 }
 
 /// The path a word names: absolute, in HOME (`~/`), or relative to the root.
@@ -150,7 +165,7 @@ mod tests {
         std::fs::write(root.join("fmt.py"), "print(1)\n").expect("write");
         let pins = pin(
             "\"$CLAUDE_PROJECT_DIR\"/.splice/hooks/check.sh && python3 fmt.py --out=gen.txt \
-             >/dev/null; /bin/true",
+             < in.txt >/dev/null 2>> hook.log; /bin/true >out.txt",
             &root,
         );
         let paths: Vec<&Path> = pins.iter().map(|p| p.path.as_path()).collect();
@@ -159,6 +174,10 @@ mod tests {
         // Absent now, so pinned as absent: one the model creates is a change too.
         assert!(paths.contains(&root.join("gen.txt").as_path()));
         assert!(paths.contains(&root.join("python3").as_path()));
+        assert!(paths.contains(&root.join("in.txt").as_path()));
+        // What it writes is not pinned.
+        assert!(!paths.contains(&root.join("hook.log").as_path()));
+        assert!(!paths.contains(&root.join("out.txt").as_path()));
         // Not where the model can write.
         assert!(!paths.contains(&Path::new("/bin/true")));
         assert_eq!(changed(&pins), None);

@@ -3,6 +3,7 @@
 
 mod attacks;
 mod config;
+mod lifecycle;
 mod notification;
 mod pipeline;
 mod process;
