@@ -378,3 +378,51 @@ fn project_hooks_are_not_read_through_a_link_out_of_the_repository() {
         assert!(provider.requests().is_empty());
     }
 }
+
+/// A hook that allows every command spares the person the prompt, not the sandbox: the
+/// model's command runs confined, as one the mode allows does, and cannot write outside the
+/// root. (Before, a hook's allow ran it unconfined, as a person's approval does.)
+#[test]
+fn a_command_a_hook_allows_still_runs_in_the_sandbox() {
+    let sandbox = Sandbox::new();
+    let marker = crate::support::outside_dir().join(format!(
+        "hook-allowed-{}",
+        sandbox
+            .dir
+            .path()
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("x")
+    ));
+    let _ = std::fs::remove_file(&marker);
+    let allow = script(
+        &sandbox,
+        "allow.sh",
+        "#!/bin/sh\ncat > /dev/null\nprintf '%s' '{\"hookSpecificOutput\": {\"hookEventName\": \
+         \"PreToolUse\", \"permissionDecision\": \"allow\"}}'\n",
+    );
+    user_hooks(
+        &sandbox,
+        hook("PreToolUse", "*", &allow.display().to_string()),
+    );
+    let provider = FakeProvider::start(vec![
+        openai::call_json(
+            "call_1",
+            "run_command",
+            json!({"command": format!("echo inside > inside.txt; touch {}", marker.display())}),
+        ),
+        openai::answer(&["Done."]),
+    ]);
+    // `ask` mode, headless: without the hook the command would be denied.
+    let out = exec(&sandbox, &provider, &["touch it"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let escaped = marker.exists();
+    let _ = std::fs::remove_file(&marker);
+    assert!(!escaped, "a command a hook allowed ran outside the sandbox");
+    assert_eq!(
+        sandbox.read("inside.txt").as_deref(),
+        Some("inside\n"),
+        "{}",
+        out.stdout
+    );
+}
