@@ -36,6 +36,8 @@ pub struct Ran {
     pub ended: Ended,
     pub stdout: String,
     pub stderr: String,
+    /// It printed more than [`MAX_STREAM_BYTES`] on stdout: `stdout` is only the start.
+    pub stdout_cut: bool,
 }
 
 /// Run `command` in `root` with `input` on its stdin.
@@ -77,6 +79,7 @@ pub async fn run(command: &str, root: &Path, input: &[u8], timeout: Duration) ->
                 ended: Ended::NotStarted(format!("cannot start sh: {e}")),
                 stdout: String::new(),
                 stderr: String::new(),
+                stdout_cut: false,
             };
         }
     };
@@ -117,14 +120,19 @@ pub async fn run(command: &str, root: &Path, input: &[u8], timeout: Duration) ->
         }
     };
     guard.disarm();
-    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
-    let stdout = tokio::time::timeout(DRAIN, stdout)
+    // One byte past the cap is kept, to tell a cut stream from one that fits.
+    let text = |bytes: Vec<u8>| {
+        let cut = bytes.len() > MAX_STREAM_BYTES;
+        let kept = &bytes[..bytes.len().min(MAX_STREAM_BYTES)];
+        (String::from_utf8_lossy(kept).into_owned(), cut)
+    };
+    let (stdout, stdout_cut) = tokio::time::timeout(DRAIN, stdout)
         .await
         .ok()
         .and_then(Result::ok)
         .map(text)
         .unwrap_or_default();
-    let stderr = tokio::time::timeout(DRAIN, stderr)
+    let (stderr, _) = tokio::time::timeout(DRAIN, stderr)
         .await
         .ok()
         .and_then(Result::ok)
@@ -134,6 +142,7 @@ pub async fn run(command: &str, root: &Path, input: &[u8], timeout: Duration) ->
         ended,
         stdout,
         stderr,
+        stdout_cut,
     }
 }
 
@@ -147,7 +156,7 @@ async fn read_capped(stream: Option<impl AsyncRead + Unpin>) -> Vec<u8> {
         match stream.read(&mut buffer).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                let room = MAX_STREAM_BYTES.saturating_sub(kept.len());
+                let room = (MAX_STREAM_BYTES + 1).saturating_sub(kept.len());
                 kept.extend_from_slice(&buffer[..n.min(room)]);
             }
         }

@@ -426,3 +426,46 @@ fn a_command_a_hook_allows_still_runs_in_the_sandbox() {
         out.stdout
     );
 }
+
+/// A hook whose JSON answer is longer than the 64 KiB Splice reads: a `deny` cut off is no
+/// answer, and was read as plain text, so the call ran. An answer that cannot be read whole
+/// blocks where the event can block.
+#[test]
+fn a_hook_answer_too_long_to_read_blocks_rather_than_allows() {
+    let sandbox = Sandbox::new();
+    let deny = script(
+        &sandbox,
+        "deny_long.py",
+        "#!/usr/bin/env python3\nimport json, sys\njson.load(sys.stdin)\n\
+         print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PreToolUse', \
+         'permissionDecision': 'deny', 'permissionDecisionReason': 'no: ' + 'x' * 200000}}))\n",
+    );
+    user_hooks(
+        &sandbox,
+        hook("PreToolUse", "Bash", &deny.display().to_string()),
+    );
+    let provider = FakeProvider::start(vec![
+        openai::call_json(
+            "call_1",
+            "run_command",
+            json!({"command": "echo ran > ran.txt"}),
+        ),
+        openai::answer(&["Done."]),
+    ]);
+    let out = exec(
+        &sandbox,
+        &provider,
+        &["--permission-mode", "auto", "run it"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(sandbox.read("ran.txt"), None, "the denied command ran");
+    let result = out.first("tool_result");
+    assert_eq!(result["status"], "denied", "{result}");
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("could not be read"),
+        "{result}"
+    );
+}
