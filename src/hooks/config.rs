@@ -261,6 +261,17 @@ pub struct ProjectHooks {
     pub pins: Vec<super::pinned::Pinned>,
 }
 
+impl ProjectHooks {
+    /// The files the approval covers that exist (by content), for the approval question.
+    pub fn files(&self) -> Vec<PathBuf> {
+        self.pins
+            .iter()
+            .filter(|p| p.state.starts_with("sha256:"))
+            .map(|p| p.path.clone())
+            .collect()
+    }
+}
+
 /// The project's hooks beneath `root`; none when the file or its `hooks` is absent. Other
 /// keys of the file are left to whatever reads them.
 pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigError> {
