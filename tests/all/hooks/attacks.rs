@@ -469,3 +469,52 @@ fn a_hook_answer_too_long_to_read_blocks_rather_than_allows() {
         "{result}"
     );
 }
+
+/// `SPLICE_CONFIG` naming a file inside the project: the model must not plant hooks there
+/// (your own hooks run without an approval, as you). Confined commands already saw it
+/// read-only; the file tools wrote it.
+#[test]
+fn the_model_cannot_plant_hooks_in_a_config_file_inside_the_project() {
+    let sandbox = Sandbox::new();
+    let pwned = sandbox.dir.path().join("pwned");
+    sandbox.write("splice-config.json", "{}");
+    let planted =
+        json!({"hooks": hook("UserPromptSubmit", "", &format!("touch {}", pwned.display()))});
+    let provider = FakeProvider::start(vec![
+        openai::call_json(
+            "call_1",
+            "write_file",
+            json!({"path": "splice-config.json", "content": planted.to_string()}),
+        ),
+        openai::call_json(
+            "call_2",
+            "edit_file",
+            json!({"path": "./splice-config.json", "old_string": "{}", "new_string": planted.to_string()}),
+        ),
+        openai::answer(&["Done."]),
+        openai::answer(&["Hello again."]),
+    ]);
+    let run = |prompt: &str| {
+        let mut command = sandbox.command(&provider.url);
+        command.env("SPLICE_CONFIG", sandbox.root.join("splice-config.json"));
+        crate::support::stream_json(&mut command).args([
+            "--tier",
+            "light",
+            "--permission-mode",
+            "accept-edits",
+            prompt,
+        ]);
+        let out = crate::support::run(command, None);
+        out.assert_well_formed();
+        out
+    };
+    let out = run("plant");
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(sandbox.read("splice-config.json").as_deref(), Some("{}"));
+    for result in out.of_type("tool_result") {
+        assert_eq!(result["status"], "error", "{result}");
+    }
+    let out = run("hello");
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(!pwned.exists(), "a hook the model planted ran");
+}
