@@ -518,3 +518,45 @@ fn the_model_cannot_plant_hooks_in_a_config_file_inside_the_project() {
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert!(!pwned.exists(), "a hook the model planted ran");
 }
+
+/// Where no mount namespace can be made, a confined command cannot be kept from the script
+/// an approved project hook runs: it is not run at all (fail closed), and says why. HOME and
+/// the data directory lie outside every place a confined command may write, so the hook's
+/// script is the only thing that needs the namespace.
+#[test]
+fn without_a_mount_namespace_confined_commands_do_not_run_beside_an_approved_hook_script() {
+    let sandbox = Sandbox::new_in(&crate::support::outside_dir());
+    let checked = sandbox.dir.path().join("checked.txt");
+    executable(&sandbox, "scripts/check.sh", &honest_script(&checked));
+    project_hooks(&sandbox, hook("PostToolUse", "Write", "scripts/check.sh"));
+    let provider = FakeProvider::start(vec![
+        openai::call_json(
+            "call_1",
+            "run_command",
+            json!({"command": "echo evil > scripts/check.sh; echo ran > ran.txt"}),
+        ),
+        openai::answer(&["Done."]),
+    ]);
+    let mut command = sandbox.command(&provider.url);
+    command.env("SPLICE_TEST_NO_MOUNTNS", "1");
+    crate::support::stream_json(&mut command).args([
+        "--tier",
+        "light",
+        "--trust-project-hooks",
+        "--permission-mode",
+        "auto",
+        "change it",
+    ]);
+    let out = crate::support::run(command, None);
+    out.assert_well_formed();
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let result = out.first("tool_result");
+    let output = result["output"].as_str().unwrap_or_default();
+    assert!(output.contains("no mount namespace"), "{result}");
+    assert!(output.contains("project hook"), "{result}");
+    assert_eq!(sandbox.read("ran.txt"), None, "{result}");
+    assert_eq!(
+        sandbox.read("scripts/check.sh"),
+        Some(honest_script(&checked))
+    );
+}
