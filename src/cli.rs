@@ -391,7 +391,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub trust_project_mcp: bool,
     /// Run the hooks of the project's .splice/settings.json for this run without their
-    /// approval (headless; the terminal UI asks once for their exact configuration instead).
+    /// approval, as they and the files they name are when the run starts (headless; the
+    /// terminal UI asks once for their exact configuration instead).
     #[arg(long)]
     pub trust_project_hooks: bool,
     #[command(flatten)]

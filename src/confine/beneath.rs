@@ -41,10 +41,15 @@ pub enum Escape {
     /// goes through it.
     #[error("the file has other hard links (one may be inside .git)")]
     HardLinked,
-    /// Splice's own config or data directory (`permissions/own.rs`), when it lies beneath the
-    /// root (HOME as the root): what it holds governs the next run (MCP servers, rules).
+    /// Splice's own config or data directory, or one of its own files (`permissions/own.rs`),
+    /// when it lies beneath the root (HOME as the root, `SPLICE_CONFIG` in the project): what
+    /// it holds governs the next run (hooks, MCP servers, rules).
     #[error("path leads into Splice's own config or data directory")]
     Own,
+    /// A file one of the project's approved hooks runs (`hooks::pinned`): the hook runs it as
+    /// the person, unsandboxed, so the model may not change it while the hooks may run.
+    #[error("the file is run by one of the project's approved hooks")]
+    HookFile,
 }
 
 impl Escape {
@@ -240,6 +245,33 @@ fn refuse_git_dir(root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
     Err(Escape::Outside.error())
 }
 
+/// Refuse the file `name` in `dir` when it is one of Splice's own files (`SPLICE_CONFIG`'s
+/// target, whose hooks and rules the next run takes, the saved logins, the price table) or one
+/// the project's approved hooks run, there or to be created there: judged by the directory
+/// actually opened, so the path's spelling and the links it went through do not matter.
+fn refuse_protected_file(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
+    let own = &crate::permissions::own::own_places().files;
+    let hooks = crate::permissions::own::hook_files();
+    if own.is_empty() && hooks.is_empty() {
+        return Ok(());
+    }
+    let dir_stat = fstat(dir)?;
+    let names = |file: &PathBuf| {
+        file.file_name() == Some(name)
+            && file
+                .parent()
+                .and_then(|parent| rustix::fs::stat(parent).ok())
+                .is_some_and(|parent| same(&parent, &dir_stat))
+    };
+    if own.iter().any(names) {
+        return Err(Escape::Own.error());
+    }
+    if hooks.iter().any(names) {
+        return Err(Escape::HookFile.error());
+    }
+    Ok(())
+}
+
 /// A regular file with more than one name: where the others are cannot be known.
 fn hard_linked(stat: &Stat) -> bool {
     FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile && stat.st_nlink > 1
@@ -289,6 +321,7 @@ fn parent_for_write(root: &OwnedFd, relative: &Path) -> io::Result<(OwnedFd, OsS
             // Not a link, or nothing there yet.
             Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOENT) => {
                 refuse_completing(&dir, &name, false)?;
+                refuse_protected_file(&dir, &name)?;
                 if statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
                     .is_ok_and(|st| hard_linked(&st))
                 {

@@ -47,7 +47,9 @@ pub fn is_approved(data_dir: &Path, root: &Path, fingerprint: &str) -> bool {
     approval(root, fingerprint).is_some_and(|a| load(data_dir).approved.contains(&a))
 }
 
-/// Remember the approval (written at once, owner-only, replacing the file whole).
+/// Remember the approval (written at once, owner-only, replacing the file whole). It replaces
+/// the project's earlier one: a configuration approved before (then changed, perhaps because
+/// it was unsafe) is not approved any more, so nothing can bring it back unasked.
 pub fn approve(data_dir: &Path, root: &Path, fingerprint: &str) -> std::io::Result<()> {
     let approved = approval(root, fingerprint).ok_or_else(|| {
         std::io::Error::new(
@@ -56,6 +58,7 @@ pub fn approve(data_dir: &Path, root: &Path, fingerprint: &str) -> std::io::Resu
         )
     })?;
     let mut stored = load(data_dir);
+    stored.approved.retain(|a| a.root != approved.root);
     stored.approved.insert(approved);
     let bytes = serde_json::to_vec_pretty(&stored).map_err(std::io::Error::other)?;
     crate::mcp::approval::replace_owner_only(&path(data_dir), &bytes)
@@ -74,5 +77,13 @@ mod tests {
         assert!(is_approved(dir.path(), root, "abc"));
         assert!(!is_approved(dir.path(), root, "abd"));
         assert!(!is_approved(dir.path(), Path::new("/work/other"), "abc"));
+        approve(dir.path(), Path::new("/work/other"), "xyz").expect("approve other");
+        approve(dir.path(), root, "abd").expect("approve the changed hooks");
+        assert!(is_approved(dir.path(), root, "abd"));
+        assert!(
+            !is_approved(dir.path(), root, "abc"),
+            "the older approval still holds"
+        );
+        assert!(is_approved(dir.path(), Path::new("/work/other"), "xyz"));
     }
 }

@@ -17,6 +17,8 @@ use super::matcher::Matcher;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The project's settings file, beneath the working root.
 pub const PROJECT_FILE: &str = ".splice/settings.json";
+/// Largest project settings file read; a bigger one is an error.
+const MAX_PROJECT_FILE_BYTES: u64 = 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -35,6 +37,9 @@ pub struct HookCommand {
     pub command: String,
     pub timeout: Duration,
     pub source: Source,
+    /// A project hook's files as approved ([`super::pinned`]): it runs only while they hold
+    /// that. None for the user's own hooks.
+    pub pins: Vec<super::pinned::Pinned>,
 }
 
 #[derive(Debug, Clone)]
@@ -116,6 +121,24 @@ impl HookConfig {
         self.groups
             .values()
             .all(|g| g.iter().all(|g| g.hooks.is_empty()))
+    }
+
+    /// Pin the files each hook's command names, as they are now in `root` ([`super::pinned`]);
+    /// every file pinned, once.
+    fn pin_files(&mut self, root: &Path) -> Vec<super::pinned::Pinned> {
+        let mut all = Vec::new();
+        for hook in self
+            .groups
+            .values_mut()
+            .flatten()
+            .flat_map(|g| &mut g.hooks)
+        {
+            hook.pins = super::pinned::pin(&hook.command, root);
+            all.extend(hook.pins.iter().cloned());
+        }
+        all.sort();
+        all.dedup();
+        all
     }
 
     /// Every command with its event, for an approval question or a warning.
@@ -203,6 +226,7 @@ fn parse_hook(value: &Value, source: Source, at: &str) -> Result<HookCommand, Gr
         command,
         timeout,
         source,
+        pins: Vec::new(),
     })
 }
 
@@ -226,20 +250,37 @@ pub fn user_hooks(value: Option<&Value>) -> Result<HookConfig, HookConfigError> 
 }
 
 /// A project's hooks, read from its `.splice/settings.json`, with the fingerprint an approval
-/// names: a hash of exactly the `hooks` configured, so any change needs a new approval.
+/// names: a hash of exactly the `hooks` configured and of every file their commands name
+/// ([`super::pinned`]), so any change to either needs a new approval.
 #[derive(Debug, Clone)]
 pub struct ProjectHooks {
     pub file: PathBuf,
     pub config: HookConfig,
     pub fingerprint: String,
+    /// The files the approval covers, with what they held when read.
+    pub pins: Vec<super::pinned::Pinned>,
+}
+
+impl ProjectHooks {
+    /// The files the approval covers that exist (by content), for the approval question.
+    pub fn files(&self) -> Vec<PathBuf> {
+        self.pins
+            .iter()
+            .filter(|p| p.state.starts_with("sha256:"))
+            .map(|p| p.path.clone())
+            .collect()
+    }
 }
 
 /// The project's hooks beneath `root`; none when the file or its `hooks` is absent. Other
 /// keys of the file are left to whatever reads them.
 pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigError> {
+    // A file Splice reads on its own (as `.mcp.json`): beneath the root, a regular file,
+    // bounded, so a link out of the repository, a FIFO or `/dev/zero` can neither choose the
+    // hooks nor hang the start.
     let file = root.join(PROJECT_FILE);
-    let text = match std::fs::read_to_string(&file) {
-        Ok(text) => text,
+    let text = match crate::confine::beneath::read_at_most(root, &file, MAX_PROJECT_FILE_BYTES) {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
             return Err(HookConfigError(format!(
@@ -248,17 +289,30 @@ pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigErro
             )));
         }
     };
-    let value: Value = serde_json::from_str(&text)
+    let value: Value = serde_json::from_slice(&text)
         .map_err(|e| HookConfigError(format!("{} is not valid JSON: {e}", file.display())))?;
     let Some(hooks) = value.get("hooks") else {
         return Ok(None);
     };
-    let config = HookConfig::parse(hooks, Source::Project, &file.display().to_string())?;
-    let digest = sha2::Sha256::digest(hooks.to_string().as_bytes());
+    let mut config = HookConfig::parse(hooks, Source::Project, &file.display().to_string())?;
+    let pins = config.pin_files(root);
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(hooks.to_string().as_bytes());
+    for pin in &pins {
+        hasher.update(b"\n");
+        hasher.update(pin.path.as_os_str().as_encoded_bytes());
+        hasher.update(b"\0");
+        hasher.update(pin.state.as_bytes());
+    }
     Ok(Some(ProjectHooks {
         file,
         config,
-        fingerprint: digest.iter().map(|b| format!("{b:02x}")).collect(),
+        fingerprint: hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+        pins,
     }))
 }
 

@@ -41,6 +41,25 @@ pub struct Outcome {
 pub fn read(event: HookEvent, ran: &Ran) -> Outcome {
     let stderr = ran.stderr.trim();
     match &ran.ended {
+        // An answer too long to read whole cannot be read at all: a decision cut off could
+        // be a block. Where the event can block, that fails closed.
+        Ended::Exited(Some(0)) if ran.stdout_cut && ran.stdout.trim_start().starts_with('{') => {
+            let why = format!(
+                "printed an answer longer than {} KiB, which was not read",
+                super::process::MAX_STREAM_BYTES / 1024
+            );
+            if event.can_block() {
+                Outcome {
+                    block: Some(format!("a hook's answer could not be read: it {why}")),
+                    ..Outcome::default()
+                }
+            } else {
+                Outcome {
+                    error: Some(why),
+                    ..Outcome::default()
+                }
+            }
+        }
         Ended::Exited(Some(0)) => read_stdout(event, ran.stdout.trim()),
         Ended::Exited(Some(2)) if event.can_block() => Outcome {
             block: Some(if stderr.is_empty() {
@@ -160,6 +179,7 @@ mod tests {
             ended: Ended::Exited(Some(code)),
             stdout: stdout.into(),
             stderr: stderr.into(),
+            stdout_cut: false,
         }
     }
 

@@ -27,11 +27,11 @@ pub async fn before_request(
         return Ok(request);
     };
     let mut context = Vec::new();
-    if hooks.settings.first_start() {
-        let source = if settings.conversation.messages().is_empty() {
-            "startup"
-        } else {
-            "resume"
+    if let Some(restarted) = hooks.settings.first_start() {
+        let source = match restarted {
+            Some(source) => source,
+            None if settings.conversation.messages().is_empty() => "startup",
+            None => "resume",
         };
         let verdict = hooks
             .fire(

@@ -15,6 +15,7 @@ mod decision;
 mod event;
 mod lifecycle;
 mod matcher;
+mod pinned;
 mod process;
 pub mod tool;
 
@@ -43,6 +44,8 @@ pub struct HookSettings {
     pub trust_project: bool,
     /// Set once the session's `SessionStart` hooks ran: shared by every turn's copy.
     started: Arc<AtomicBool>,
+    /// `SessionStart`'s source when the session starts again (`clear`), if it did.
+    restarted: Arc<std::sync::Mutex<Option<&'static str>>>,
 }
 
 impl HookSettings {
@@ -58,6 +61,7 @@ impl HookSettings {
             project: config::project_hooks(root)?,
             trust_project,
             started: Arc::default(),
+            restarted: Arc::default(),
         })
     }
 
@@ -70,9 +74,25 @@ impl HookSettings {
         self.started.load(Ordering::SeqCst)
     }
 
-    /// Whether this is the first time it is asked: the session's start.
-    fn first_start(&self) -> bool {
-        !self.started.swap(true, Ordering::SeqCst)
+    /// Whether this is the first time it is asked since the session (re)started: its
+    /// `SessionStart` hooks are due, with the source of a restart if it was one.
+    fn first_start(&self) -> Option<Option<&'static str>> {
+        if self.started.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        Some(
+            self.restarted
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        )
+    }
+
+    /// The session starts again (`/clear`, `source`): its `SessionStart` hooks run again
+    /// before its next request, with that source.
+    pub fn restart(&self, source: &'static str) {
+        *self.restarted.lock().unwrap_or_else(|e| e.into_inner()) = Some(source);
+        self.started.store(false, Ordering::SeqCst);
     }
 }
 
@@ -119,6 +139,12 @@ impl Hooks {
             if hooks.trust_project
                 || approval::is_approved(&settings.data_dir, &root, &project.fingerprint)
             {
+                // From now on the model cannot change what they run, nor the file that
+                // configures them (which the next run reads).
+                pinned::protect(&project.pins);
+                crate::permissions::own::protect_hook_files(&[crate::permissions::own::resolved(
+                    &project.file,
+                )]);
                 config = config.merged(project.config.clone());
             } else {
                 unapproved = project.config.commands();
@@ -208,6 +234,21 @@ impl Hooks {
             input.extend(fields);
         }
         for hook in commands {
+            // A project hook runs only while the files it names hold what was approved.
+            if let Some(file) = pinned::changed(&hook.pins) {
+                bus.emit(Event::warning(
+                    WarningCode::HooksUnapproved,
+                    format!(
+                        "the project's {event} hook `{}` was not run: {} changed since its hooks \
+                         were approved (or, with --trust-project-hooks, since the session \
+                         started), so it would not run what was approved; look at the change, \
+                         then approve the hooks again in a new session",
+                        hook.command,
+                        file.display()
+                    ),
+                ));
+                continue;
+            }
             let bytes = input.to_string().into_bytes();
             let ran = process::run(&hook.command, &self.root, &bytes, hook.timeout).await;
             let outcome = decision::read(event, &ran);

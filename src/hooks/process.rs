@@ -1,8 +1,12 @@
 //! Running one hook: `sh -c COMMAND` in the working root, as the person (not sandboxed: a hook
-//! is the person's own configuration), in a process group of its own. Its input is written to
-//! stdin, stdout and stderr are read side by side and capped, and at its timeout, or when the
-//! run stops waiting (an interrupt drops this future), the group is killed with everything the
-//! hook started. A hook that exits leaves nothing behind either: its group is killed then too.
+//! is the person's own configuration), under Splice's supervisor (`permissions::supervisor`,
+//! not confined, capabilities kept), which owns every process the hook starts, even one that
+//! left its process group (`setsid`, a double fork). Its input is written to stdin, stdout and
+//! stderr are read side by side and capped, and at its timeout, or when the run stops waiting
+//! (an interrupt drops this future), the supervisor ends everything the hook started. A hook
+//! that exits leaves nothing behind either: the supervisor ends what is left, then exits.
+//! Without a launcher (the library embedded elsewhere) the hook gets a process group of its
+//! own instead.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -32,11 +36,30 @@ pub struct Ran {
     pub ended: Ended,
     pub stdout: String,
     pub stderr: String,
+    /// It printed more than [`MAX_STREAM_BYTES`] on stdout: `stdout` is only the start.
+    pub stdout_cut: bool,
 }
 
 /// Run `command` in `root` with `input` on its stdin.
 pub async fn run(command: &str, root: &Path, input: &[u8], timeout: Duration) -> Ran {
-    let mut process = tokio::process::Command::new("sh");
+    let supervised = crate::permissions::sandbox::launcher();
+    let mut process = match supervised {
+        Some(launcher) => {
+            let mut process = tokio::process::Command::new(launcher);
+            process
+                .arg(crate::permissions::sandbox::SANDBOX_ARG)
+                .arg("--parent")
+                .arg(std::process::id().to_string())
+                .args(["--forward-term", "--", crate::permissions::sandbox::SHELL]);
+            process
+        }
+        None => {
+            let mut process = tokio::process::Command::new(crate::permissions::sandbox::SHELL);
+            // The supervisor starts a session of its own, which a group leader cannot.
+            process.process_group(0);
+            process
+        }
+    };
     process
         .arg("-c")
         .arg(command)
@@ -47,8 +70,8 @@ pub async fn run(command: &str, root: &Path, input: &[u8], timeout: Duration) ->
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        // Never SIGKILL the supervisor: what it supervises would outlive it. The guard asks.
+        .kill_on_drop(supervised.is_none());
     let mut child = match process.spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -56,11 +79,15 @@ pub async fn run(command: &str, root: &Path, input: &[u8], timeout: Duration) ->
                 ended: Ended::NotStarted(format!("cannot start sh: {e}")),
                 stdout: String::new(),
                 stderr: String::new(),
+                stdout_cut: false,
             };
         }
     };
-    // Dropped on every path (an interrupt included): the hook's whole group goes.
-    let mut guard = GroupGuard::of(&child);
+    // Dropped on every path (an interrupt included): everything the hook started goes.
+    let mut guard = match supervised {
+        Some(_) => GroupGuard::supervisor(&child),
+        None => GroupGuard::of(&child),
+    };
     let mut log = crate::logging::process::ProcessLog::started("hook", child.id());
     let stdin = child.stdin.take();
     let stdout = tokio::spawn(read_capped(child.stdout.take()));
@@ -79,26 +106,33 @@ pub async fn run(command: &str, root: &Path, input: &[u8], timeout: Duration) ->
     let ended = match tokio::time::timeout(timeout, work).await {
         Ok(Ok(status)) => {
             log.exited(&status);
+            // What the hook left running (a background child holding the pipes) ends with
+            // it: the supervisor already ended it before exiting; a plain group is killed.
+            guard.reaped();
             Ended::Exited(status.code())
         }
         Ok(Err(e)) => Ended::NotStarted(format!("cannot wait for it: {e}")),
         Err(_) => {
             guard.kill();
             let _ = child.wait().await;
+            guard.disarm();
             Ended::TimedOut
         }
     };
-    // What the hook left running (a background child holding the pipes) ends with it.
-    guard.kill();
     guard.disarm();
-    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
-    let stdout = tokio::time::timeout(DRAIN, stdout)
+    // One byte past the cap is kept, to tell a cut stream from one that fits.
+    let text = |bytes: Vec<u8>| {
+        let cut = bytes.len() > MAX_STREAM_BYTES;
+        let kept = &bytes[..bytes.len().min(MAX_STREAM_BYTES)];
+        (String::from_utf8_lossy(kept).into_owned(), cut)
+    };
+    let (stdout, stdout_cut) = tokio::time::timeout(DRAIN, stdout)
         .await
         .ok()
         .and_then(Result::ok)
         .map(text)
         .unwrap_or_default();
-    let stderr = tokio::time::timeout(DRAIN, stderr)
+    let (stderr, _) = tokio::time::timeout(DRAIN, stderr)
         .await
         .ok()
         .and_then(Result::ok)
@@ -108,6 +142,7 @@ pub async fn run(command: &str, root: &Path, input: &[u8], timeout: Duration) ->
         ended,
         stdout,
         stderr,
+        stdout_cut,
     }
 }
 
@@ -121,7 +156,7 @@ async fn read_capped(stream: Option<impl AsyncRead + Unpin>) -> Vec<u8> {
         match stream.read(&mut buffer).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                let room = MAX_STREAM_BYTES.saturating_sub(kept.len());
+                let room = (MAX_STREAM_BYTES + 1).saturating_sub(kept.len());
                 kept.extend_from_slice(&buffer[..n.min(room)]);
             }
         }

@@ -107,7 +107,9 @@ fn cannot(path: &Path, why: String) -> String {
     format!(
         "{} cannot be kept from the command (it is in a place confined commands may write): \
          {why}; keep HOME, Splice's config directory (SPLICE_CONFIG) and data directory \
-         (SPLICE_DATA_DIR) outside the working root and the temporary directories",
+         (SPLICE_DATA_DIR) outside the working root and the temporary directories (a file \
+         that a project hook you approved runs is kept this way too: without a mount \
+         namespace, do not approve the project's hooks)",
         path.display()
     )
 }

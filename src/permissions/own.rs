@@ -65,10 +65,38 @@ fn compute() -> OwnPlaces {
     places
 }
 
+/// The files the project's approved hooks run (`hooks::pinned`), resolved: they run as the
+/// person, so while those hooks may run the model must not change them. Only ever added to
+/// (a session's hooks stay approved for its life).
+static HOOK_FILES: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Keep `files` (resolved; existing or not) from the file tools and, those that are regular
+/// files, from confined commands, from now on.
+pub fn protect_hook_files(files: &[PathBuf]) {
+    let mut kept = HOOK_FILES.lock().unwrap_or_else(|e| e.into_inner());
+    for file in files {
+        if !kept.contains(file) {
+            kept.push(file.clone());
+        }
+    }
+}
+
+/// The files [`protect_hook_files`] keeps.
+pub fn hook_files() -> Vec<PathBuf> {
+    HOOK_FILES.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// Splice's own places and, when a confined command could otherwise write all of it, HOME
-/// ([`exposed_home`]): what a command given `writable` must see read-only.
+/// ([`exposed_home`]): what a command given `writable` must see read-only. The files the
+/// project's approved hooks run are among them (those that exist: one that is missing would
+/// be created to be covered, and an empty script is no script).
 pub fn command_places(writable: &[PathBuf]) -> OwnPlaces {
     let mut places = own_places().clone();
+    places.files.extend(
+        hook_files()
+            .into_iter()
+            .filter(|f| std::fs::symlink_metadata(f).is_ok_and(|m| m.is_file())),
+    );
     if let Some(home) = exposed_home(writable) {
         places.dirs.insert(0, home);
     }

@@ -125,7 +125,7 @@ impl Core {
                     self.last_code = code;
                     self.report_memory();
                     self.report(&SessionEvent::TurnEnded { code });
-                    self.start_queued();
+                    self.start_queued().await;
                 }
                 result = compact::finished(&mut self.compacting) => {
                     if let Some(pending) = self.compacting.take() {
@@ -135,7 +135,7 @@ impl Core {
                         self.report_memory();
                     }
                     // Requests submitted meanwhile start now, on the compacted conversation.
-                    self.start_queued();
+                    self.start_queued().await;
                 }
             }
         }
@@ -192,7 +192,7 @@ impl Core {
                 }
             }
             // A compaction under way is discarded: its conversation is gone.
-            Op::Clear if self.running.is_none() && self.queued.is_empty() => self.clear(),
+            Op::Clear if self.running.is_none() && self.queued.is_empty() => self.clear().await,
             Op::Clear => self.queued.push_back(Queued::Clear),
             Op::SetModel(name) => {
                 let event = match super::resolve_model_from_env(&self.settings.provider, &name) {
@@ -299,18 +299,27 @@ impl Core {
         self.running.is_some() || self.compacting.is_some()
     }
 
-    fn start_queued(&mut self) {
+    async fn start_queued(&mut self) {
         while !self.busy()
             && let Some(next) = self.queued.pop_front()
         {
             match next {
                 Queued::Turn(input) => self.start_turn(input),
-                Queued::Clear => self.clear(),
+                Queued::Clear => self.clear().await,
             }
         }
     }
 
-    fn clear(&mut self) {
+    /// Forget the conversation. As in Claude Code, that ends the hooks' session and starts
+    /// another: `SessionEnd` (reason `clear`) runs now, before anything else, and
+    /// `SessionStart` (source `clear`) before the next request.
+    async fn clear(&mut self) {
+        if self.settings.hooks.started()
+            && let Some(hooks) = crate::hooks::Hooks::for_run(&self.settings)
+        {
+            crate::hooks::session_end(&hooks, "clear").await;
+            self.settings.hooks.restart("clear");
+        }
         self.settings.conversation.clear();
         self.report(&SessionEvent::Cleared);
     }

@@ -678,8 +678,14 @@ impl ToolRunner {
                 Some(Permission::Allow(reason)) => Some(Ok(reason.clone())),
                 _ => hooks::tool::permission_request(&self.bus, id, tool, &hooked.tool_input).await,
             };
-            if let Some(decided) = decided {
-                return self.hook_decided(id, tool, decided);
+            // A hook spares the person the prompt, never the sandbox: a command it allows runs
+            // confined, as one the mode allows does; where nothing can confine it, its allow
+            // is not taken and a person decides (headless: denied). Its deny always holds.
+            let command = side_effect == SideEffect::Execute;
+            if let Some(decided) = decided
+                && (decided.is_err() || !command || sandbox::available().is_ok())
+            {
+                return self.hook_decided(id, tool, decided, command);
             }
         }
         let mode = self.policy.mode.as_str().to_string();
@@ -742,16 +748,21 @@ impl ToolRunner {
         }
     }
 
-    /// A prompt a hook answered instead of a person (the person's own configuration did, so
-    /// a granted call runs as one a person allowed).
-    fn hook_decided(&self, id: &str, tool: &str, decided: Result<String, String>) -> Permit {
+    /// A hook's answer to a prompt; a command it allows runs confined when `confine`.
+    fn hook_decided(
+        &self,
+        id: &str,
+        tool: &str,
+        decided: Result<String, String>,
+        confine: bool,
+    ) -> Permit {
         let decision = match decided {
             Ok(reason) if reason.is_empty() => Ok("allowed by a hook".to_string()),
             Ok(reason) => Ok(format!("allowed by a hook: {reason}")),
             Err(reason) => Err(format!("denied by a hook: {reason}")),
         };
         match self.decide(id, tool, decision) {
-            Ok(()) => Permit::Granted { confine: false },
+            Ok(()) => Permit::Granted { confine },
             Err(reason) => Permit::Refused(ToolStatus::Denied, reason),
         }
     }

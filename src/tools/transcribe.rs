@@ -535,6 +535,8 @@ pub fn input(root: &Path, raw: &str) -> Result<Input, ToolError> {
             Some(Escape::Own) => ToolError::Failed(format!(
                 "`{raw}` is in Splice's own config or data directory; it is not handed out"
             )),
+            // Only writes are refused for it.
+            Some(Escape::HookFile) => ToolError::Failed(format!("cannot read `{raw}`")),
             None => ToolError::Failed(format!("cannot read `{raw}`: {error}")),
         }),
     }

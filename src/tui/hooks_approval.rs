@@ -22,6 +22,8 @@ pub struct HooksApprovalModal {
     pub fingerprint: String,
     /// `(event, command)`, in the file's order.
     pub commands: Vec<(String, String)>,
+    /// The files those commands run, covered by the approval by their content.
+    pub files: Vec<String>,
     pub answer: Option<Approval>,
     guard: KeyGuard,
     scroll: Scroll,
@@ -31,11 +33,13 @@ impl HooksApprovalModal {
     pub fn new(
         fingerprint: String,
         commands: Vec<(String, String)>,
+        files: Vec<String>,
         now: Instant,
     ) -> HooksApprovalModal {
         HooksApprovalModal {
             fingerprint,
             commands,
+            files,
             answer: None,
             guard: KeyGuard::new(now),
             scroll: Scroll::default(),
@@ -64,6 +68,21 @@ impl HooksApprovalModal {
                 Span::styled(exact(command), code),
                 width,
             ));
+        }
+        if !self.files.is_empty() {
+            lines.push(Line::default());
+            lines.push(Line::from(Span::styled(
+                "The approval covers these files as they are now (a change needs a new one):"
+                    .to_string(),
+                theme.dim(),
+            )));
+            for file in &self.files {
+                lines.extend(hanging(
+                    Span::styled("  ".to_string(), theme.dim()),
+                    Span::styled(exact(file), code),
+                    width,
+                ));
+            }
         }
         lines.push(Line::default());
         lines.push(Line::from(Span::styled(
@@ -113,7 +132,7 @@ mod tests {
     fn y_approves_and_esc_does_not_after_the_guard() {
         let t0 = Instant::now();
         let commands = vec![("PreToolUse".to_string(), "./check.sh".to_string())];
-        let mut modal = HooksApprovalModal::new("fp".into(), commands.clone(), t0);
+        let mut modal = HooksApprovalModal::new("fp".into(), commands.clone(), vec![], t0);
         let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
         // Too soon: the key belongs to the composer.
         assert!(matches!(
@@ -126,7 +145,7 @@ mod tests {
             KeyOutcome::Answered
         ));
         assert_eq!(modal.answer, Some(Approval::Approve));
-        let mut modal = HooksApprovalModal::new("fp".into(), commands, t0);
+        let mut modal = HooksApprovalModal::new("fp".into(), commands, vec![], t0);
         assert!(matches!(
             modal.handle_key(key(KeyCode::Esc), later),
             KeyOutcome::Answered

@@ -74,7 +74,12 @@ impl App {
             .into_iter()
             .map(|(event, command)| (event.as_str().to_string(), command))
             .collect();
-        let modal = HooksApprovalModal::new(project.fingerprint.clone(), commands, self.now);
+        let files = project
+            .files()
+            .iter()
+            .map(|f| f.strip_prefix(&root).unwrap_or(f).display().to_string())
+            .collect();
+        let modal = HooksApprovalModal::new(project.fingerprint.clone(), commands, files, self.now);
         self.open_modal(Modal::HooksAsk(modal));
     }
 

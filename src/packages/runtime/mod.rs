@@ -420,8 +420,11 @@ impl Grants {
         // logins, approvals, installed packages, caches; `permissions/own.rs`) could change
         // what runs later with other permissions, wherever they lie (HOME inside the project).
         let own = crate::permissions::own::own_places();
+        // Nor the files the project's approved hooks run, which run as the person.
+        let hook_files = crate::permissions::own::hook_files();
         let protected: Vec<PathBuf> = std::iter::once(&package.dir)
             .chain(own.all())
+            .chain(&hook_files)
             .map(|p| crate::permissions::own::resolved(p))
             .collect();
         for path in &write {

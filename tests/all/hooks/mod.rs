@@ -1,7 +1,9 @@
 //! Hooks: real hook scripts (shell and Python 3) configured in the user's config file or a
 //! project's `.splice/settings.json`, run by the real binary against the fake provider.
 
+mod attacks;
 mod config;
+mod lifecycle;
 mod notification;
 mod pipeline;
 mod process;

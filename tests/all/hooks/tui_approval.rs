@@ -9,7 +9,12 @@ use crate::support::tmux::{Tmux, splice_shell};
 
 fn project_hook(sandbox: &Sandbox, word: &str) {
     let marker = sandbox.dir.path().join("ran.txt");
-    let command = format!("cat > /dev/null; echo {word} >> {}", marker.display());
+    // The script it names is covered by the approval too, by its content.
+    sandbox.write(".splice/hooks/note.sh", "echo noted\n");
+    let command = format!(
+        "cat > /dev/null; sh .splice/hooks/note.sh > /dev/null; echo {word} >> {}",
+        marker.display()
+    );
     let settings = serde_json::json!({ "hooks": hook("UserPromptSubmit", "", &command) });
     sandbox.write(".splice/settings.json", &settings.to_string());
 }
@@ -30,6 +35,8 @@ fn the_tui_asks_with_each_command_and_the_approval_covers_exactly_those_hooks() 
     assert!(modal.contains("UserPromptSubmit"), "{modal}");
     assert!(modal.contains("echo approved-hook"), "{modal}");
     assert!(modal.contains("unsandboxed"), "{modal}");
+    assert!(modal.contains("The approval covers these files"), "{modal}");
+    assert!(modal.contains(".splice/hooks/note.sh"), "{modal}");
     tmux.wait_for("splice", "y/a approve these hooks");
     tmux.keys("splice", &["y"]);
     tmux.wait_for("splice", "project hooks approved");
