@@ -1,6 +1,9 @@
 //! The event bus: every event of a run goes to every sink, and permission questions go to the
 //! one responder a front end installs (the TUI); without one, headless runs answer "denied".
 
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
@@ -69,7 +72,27 @@ pub enum Answer {
     /// Allow now and add the question's rule for the rest of the session.
     AllowAlways,
     Deny,
+    /// Deny now and add the question's rule as a deny rule for the rest of the session (an
+    /// editor's "reject always").
+    DenyAlways,
 }
+
+/// Text files as the front end's editor holds them (an ACP client's `fs/read_text_file` and
+/// `fs/write_text_file`): unsaved buffers are read, writes land in the editor. Paths are
+/// absolute and already checked beneath the run's root; checkpoints are still taken first.
+pub trait ClientFiles: Send + Sync {
+    /// Whether reads go through the editor.
+    fn reads(&self) -> bool;
+    /// Whether writes go through the editor.
+    fn writes(&self) -> bool;
+    /// The whole text of `path`, or why not.
+    fn read(&self, path: PathBuf) -> FilesFuture<String>;
+    /// Replace the text of `path` (created when new).
+    fn write(&self, path: PathBuf, text: String) -> FilesFuture<()>;
+}
+
+/// What a [`ClientFiles`] call comes to: its result, or the client's error as text.
+pub type FilesFuture<T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send>>;
 
 #[derive(Debug)]
 pub struct PermissionAsk {
@@ -81,6 +104,8 @@ struct Inner {
     run_id: String,
     sinks: Vec<Arc<dyn Sink>>,
     responder: Option<mpsc::UnboundedSender<PermissionAsk>>,
+    /// The editor's files, when the front end has them (ACP).
+    files: Option<Arc<dyn ClientFiles>>,
     /// Tool calls announced without a result yet, so an interrupt can close them.
     open_calls: std::sync::Mutex<Vec<String>>,
     /// Every tool call id of the run, so each is used once.
@@ -124,11 +149,31 @@ pub struct Bus {
 
 impl Bus {
     pub fn new(run_id: impl Into<String>, sinks: Vec<Arc<dyn Sink>>) -> Bus {
+        Bus::with_services(run_id, sinks, None, None)
+    }
+
+    pub fn with_responder(
+        run_id: impl Into<String>,
+        sinks: Vec<Arc<dyn Sink>>,
+        responder: mpsc::UnboundedSender<PermissionAsk>,
+    ) -> Bus {
+        Bus::with_services(run_id, sinks, Some(responder), None)
+    }
+
+    /// A bus with what the front end offers a run: a responder to permission questions, the
+    /// editor's files.
+    pub fn with_services(
+        run_id: impl Into<String>,
+        sinks: Vec<Arc<dyn Sink>>,
+        responder: Option<mpsc::UnboundedSender<PermissionAsk>>,
+        files: Option<Arc<dyn ClientFiles>>,
+    ) -> Bus {
         Bus {
             inner: Arc::new(Inner {
                 run_id: run_id.into(),
                 sinks,
-                responder: None,
+                responder,
+                files,
                 open_calls: Default::default(),
                 call_ids: Default::default(),
                 log: Default::default(),
@@ -137,22 +182,9 @@ impl Bus {
         }
     }
 
-    pub fn with_responder(
-        run_id: impl Into<String>,
-        sinks: Vec<Arc<dyn Sink>>,
-        responder: mpsc::UnboundedSender<PermissionAsk>,
-    ) -> Bus {
-        Bus {
-            inner: Arc::new(Inner {
-                run_id: run_id.into(),
-                sinks,
-                responder: Some(responder),
-                open_calls: Default::default(),
-                call_ids: Default::default(),
-                log: Default::default(),
-            }),
-            task: None,
-        }
+    /// The editor's files, when the front end offers them.
+    pub fn files(&self) -> Option<&Arc<dyn ClientFiles>> {
+        self.inner.files.as_ref()
     }
 
     pub fn run_id(&self) -> &str {

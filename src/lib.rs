@@ -2,6 +2,7 @@
 
 pub(crate) mod agent;
 pub(crate) mod blocking;
+pub mod acp;
 pub mod bus;
 pub(crate) mod checkpoint;
 pub mod cli;

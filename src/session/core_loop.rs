@@ -41,6 +41,8 @@ pub(super) struct Core {
     login: Option<crate::device_login::DeviceLogin>,
     /// MCP servers starting on the hub (and approvals being saved): a warning each, or none.
     mcp_starts: tokio::task::JoinSet<Option<String>>,
+    /// The front end's editor files, handed to every run (ACP).
+    files: Option<std::sync::Arc<dyn crate::bus::ClientFiles>>,
 }
 
 impl Core {
@@ -48,9 +50,11 @@ impl Core {
         settings: RunSettings,
         frontend: Frontend,
         asks: Option<mpsc::UnboundedSender<PermissionAsk>>,
+        files: Option<std::sync::Arc<dyn crate::bus::ClientFiles>>,
     ) -> Core {
         Core {
             asks,
+            files,
             waiting: HashMap::new(),
             login: None,
             mcp_starts: tokio::task::JoinSet::new(),
@@ -351,11 +355,12 @@ impl Core {
 
     /// A bus for one run (or one session request), to every sink.
     fn bus(&self) -> Bus {
-        let sinks = self.frontend.sinks.clone();
-        match &self.asks {
-            Some(asks) => Bus::with_responder(new_run_id(), sinks, asks.clone()),
-            None => Bus::new(new_run_id(), sinks),
-        }
+        Bus::with_services(
+            new_run_id(),
+            self.frontend.sinks.clone(),
+            self.asks.clone(),
+            self.files.clone(),
+        )
     }
 
     fn start_turn(&mut self, input: Input) {

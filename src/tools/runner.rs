@@ -339,6 +339,14 @@ impl ToolRunner {
                 {
                     return Ok(self.finish(id, status, reason, false, None, None));
                 }
+                // The editor's buffer, unsaved changes included, when the client offers it.
+                if tool == ToolName::ReadFile
+                    && let Some(files) = self.bus.files().filter(|f| f.reads())
+                {
+                    let args: super::ReadArgs = parse_args(args)?;
+                    let (output, truncated) = super::fs::read_through(root, &args, files).await?;
+                    return Ok(self.finish(id, ToolStatus::Ok, output, truncated, None, None));
+                }
                 // Walking a large tree is blocking work: off the runtime's thread, so the TUI
                 // keeps drawing while a search runs.
                 let (root, args) = (root.clone(), args.clone());
@@ -459,6 +467,13 @@ impl ToolRunner {
         {
             return Err((status, reason));
         }
+        // Text written through the editor (an ACP client) lands in its buffers; deletions and
+        // bytes that are not text go to disk as always.
+        let through = self
+            .bus
+            .files()
+            .filter(|f| f.writes())
+            .filter(|_| super::fs::all_text(changes));
         // The checkpoint and the write are blocking work that must land together: an interrupt
         // takes effect after both, never between them.
         crate::blocking::atomic(|| {
@@ -467,8 +482,16 @@ impl ToolRunner {
                 .save(tool.as_str(), changes)
                 .map_err(|e| (ToolStatus::Error, e.to_string()))?;
             self.bus.emit(Event::Checkpoint { checkpoint: info });
+            if through.is_some() {
+                return Ok(());
+            }
             apply(&self.root, changes).map_err(|e| (ToolStatus::Error, e.to_string()))
         })?;
+        if let Some(files) = through {
+            super::fs::write_through(&self.root, changes, files)
+                .await
+                .map_err(|e| (ToolStatus::Error, e.to_string()))?;
+        }
         self.bus.show_changes(id, &shown);
         Ok(targets)
     }
@@ -570,6 +593,14 @@ impl ToolRunner {
                         (true, "approved in TUI".to_string())
                     }
                     Some(Answer::Deny) => (false, crate::bus::DENIED_IN_TUI.to_string()),
+                    Some(Answer::DenyAlways) => {
+                        for rule in &rules {
+                            if let Ok(rule) = Rule::parse(Effect::Deny, rule) {
+                                self.policy.add_rule(rule);
+                            }
+                        }
+                        (false, crate::bus::DENIED_IN_TUI.to_string())
+                    }
                     None => (
                         false,
                         "headless run has no interactive responder".to_string(),
