@@ -45,13 +45,14 @@ pub async fn read_through(
 ) -> Result<(String, bool), ToolError> {
     let path = resolve(root, &args.path)?;
     let checked = (root.to_path_buf(), path.clone());
+    let shown = args.path.clone();
     let regular = crate::blocking::atomic(move || {
         if checked.1.is_dir() {
-            return Err(format!("{} is a directory; use list_files", checked.1.display()));
+            return Err(format!("{shown} is a directory; use list_files"));
         }
         beneath::open_regular(&checked.0, &checked.1)
             .map(drop)
-            .map_err(|e| format!("cannot read {}: {e}", checked.1.display()))
+            .map_err(|e| format!("cannot read {shown}: {e}"))
     });
     regular.map_err(ToolError::Failed)?;
     let text = files
@@ -224,6 +225,30 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<Vec<FileChange>, ToolEr
     let path = resolve_for_write(root, &args.path)?;
     let before = read_existing(root, &path)?
         .ok_or_else(|| ToolError::Failed(format!("{} does not exist", args.path)))?;
+    plan_edit_of(root, args, path, before)
+}
+
+/// `edit_file` on the text the editor holds (unsaved changes included): the path checked as
+/// for a write, the buffer read through the client, the edit planned on it.
+pub async fn plan_edit_through(
+    root: &Path,
+    args: &EditArgs,
+    files: &std::sync::Arc<dyn crate::bus::ClientFiles>,
+) -> Result<Vec<FileChange>, ToolError> {
+    let path = crate::blocking::atomic(|| resolve_for_write(root, &args.path))?;
+    let before = files
+        .read(path.clone())
+        .await
+        .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", args.path)))?;
+    plan_edit_of(root, args, path, before.into_bytes())
+}
+
+fn plan_edit_of(
+    root: &Path,
+    args: &EditArgs,
+    path: std::path::PathBuf,
+    before: Vec<u8>,
+) -> Result<Vec<FileChange>, ToolError> {
     let text = String::from_utf8(before.clone())
         .map_err(|_| ToolError::Failed(format!("{} is not a UTF-8 text file", args.path)))?;
     if args.old_string.is_empty() {

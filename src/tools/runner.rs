@@ -360,14 +360,21 @@ impl ToolRunner {
                 Ok(self.finish(id, ToolStatus::Ok, output, truncated, None, None))
             }
             ToolName::WriteFile | ToolName::EditFile => {
-                // Planning reads the file: blocking work, off the runtime's threads.
-                let changes = crate::blocking::atomic(|| {
-                    if tool == ToolName::WriteFile {
-                        plan_write(root, &parse_args(args)?)
-                    } else {
-                        plan_edit(root, &parse_args(args)?)
+                let editor = self.bus.files().filter(|f| f.reads());
+                let changes = match editor {
+                    // An edit applies to the editor's buffer, as the person sees it.
+                    Some(files) if tool == ToolName::EditFile => {
+                        super::fs::plan_edit_through(root, &parse_args(args)?, files).await?
                     }
-                })?;
+                    // Planning reads the file: blocking work, off the runtime's threads.
+                    _ => crate::blocking::atomic(|| {
+                        if tool == ToolName::WriteFile {
+                            plan_write(root, &parse_args(args)?)
+                        } else {
+                            plan_edit(root, &parse_args(args)?)
+                        }
+                    })?,
+                };
                 match self.write_changes(id, tool.builtin(), &changes).await {
                     Ok(changed) => {
                         let summary = format!("wrote {}", changed.join(", "));

@@ -8,7 +8,8 @@
 // permission request is answered with, or "cancelled"), cancelOn (cancel the turn when a
 // tool_call of this kind arrives), fs ({read, write}: the client's file capabilities; reads
 // answer `buffers[path]` when given), mode (a mode id set before the prompts), closeOn (end the
-// connection, without cancelling, when a tool_call of this kind arrives).
+// connection, without cancelling, when a tool_call of this kind arrives), model (a model
+// option value set before the prompts).
 
 import { spawn } from "node:child_process";
 import { readFileSync, existsSync } from "node:fs";
@@ -100,6 +101,17 @@ try {
     result.sessionId = sessionId;
     if (scenario.mode) {
       await ctx.request(acp.methods.agent.session.setMode, { sessionId, modeId: scenario.mode });
+    }
+    if (scenario.model) {
+      try {
+        result.model = await ctx.request(acp.methods.agent.session.setConfigOption, {
+          sessionId,
+          configId: "model",
+          value: scenario.model,
+        });
+      } catch (error) {
+        result.errors.push({ code: error.code, message: error.message, data: error.data });
+      }
     }
     for (const text of scenario.prompts ?? []) {
       const turn = ctx.request(acp.methods.agent.session.prompt, {

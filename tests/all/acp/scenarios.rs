@@ -270,6 +270,11 @@ fn file_tools_read_and_write_through_the_client() {
     let provider = FakeProvider::start(vec![
         openai::call_json("call_1", "read_file", json!({"path": "a.txt"})),
         openai::call_json(
+            "call_e",
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "unsaved", "new_string": "edited"}),
+        ),
+        openai::call_json(
             "call_2",
             "write_file",
             json!({"path": "b.txt", "content": "written by the model\n"}),
@@ -289,18 +294,84 @@ fn file_tools_read_and_write_through_the_client() {
     assert_eq!(report["stopReasons"], json!(["end_turn"]), "{report}");
     assert_eq!(report["reads"][0]["path"], a, "{report}");
     let writes = report["writes"].as_array().expect("writes");
-    assert_eq!(writes.len(), 1, "{report}");
+    assert_eq!(writes.len(), 2, "{report}");
+    // The edit applied to the buffer, unsaved text included.
+    assert_eq!(writes[0]["path"], a);
+    assert_eq!(writes[0]["content"], "edited text in the editor\n");
     assert_eq!(
-        writes[0]["path"],
+        writes[1]["path"],
         sandbox.root.join("b.txt").display().to_string()
     );
-    assert_eq!(writes[0]["content"], "written by the model\n");
-    // The editor holds the write; Splice did not also put it on disk.
+    assert_eq!(writes[1]["content"], "written by the model\n");
+    // The editor holds the writes; Splice did not also put them on disk.
     assert_eq!(sandbox.read("b.txt"), None);
+    assert_eq!(sandbox.read("a.txt").as_deref(), Some("saved text\n"));
+    // Still checkpointed: the edit's diff shows the buffer it changed.
+    let diff = updates(&report, "tool_call_update")
+        .into_iter()
+        .find(|u| u["toolCallId"] == "call_e" && u["content"][0]["type"] == "diff")
+        .unwrap_or_else(|| panic!("no diff of the edit: {report}"));
+    assert_eq!(diff["content"][0]["oldText"], "unsaved text in the editor\n");
+    let id = report["sessionId"].as_str().expect("a session id");
+    let log = std::fs::read_to_string(sandbox.data.join(format!("sessions/{id}.jsonl")))
+        .expect("the session log");
+    let checkpoints = log
+        .lines()
+        .filter(|l| l.contains(r#""type":"checkpoint""#))
+        .count();
+    assert_eq!(checkpoints, 2, "{log}");
     // The model read the buffer, not the file on disk.
     let bodies: Vec<String> = provider.requests().iter().map(|r| r.body.to_string()).collect();
     assert!(
         bodies.iter().any(|b| b.contains("unsaved text in the editor")),
         "{bodies:?}"
     );
+}
+
+/// A session offers Splice's slash commands (built-in and the project's own), its permission
+/// modes and its model; a mode, a model and a built-in command typed as a prompt take effect.
+#[test]
+fn a_session_offers_its_commands_modes_and_model() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        ".splice/commands/review.md",
+        "---\ndescription: Review the change\nargument-hint: FILE\n---\nReview $ARGUMENTS\n",
+    );
+    let provider = FakeProvider::start(vec![openai::answer(&["Reviewed."])]);
+    let report = client(
+        &sandbox,
+        &provider,
+        json!({
+            "args": light(),
+            "mode": "read-only",
+            "model": "openai/mini",
+            "prompts": ["/tier light", "/review a.txt"],
+        }),
+    );
+    assert_eq!(report["stopReasons"], json!(["end_turn", "end_turn"]), "{report}");
+    let commands: Vec<&str> = updates(&report, "available_commands_update")
+        .first()
+        .map(|u| {
+            u["availableCommands"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    for name in ["compact", "clear", "model", "tier", "review"] {
+        assert!(commands.contains(&name), "{name} missing: {commands:?}");
+    }
+    let mode = updates(&report, "current_mode_update");
+    assert_eq!(mode[0]["currentModeId"], "read-only", "{report}");
+    let option = &report["session"]["configOptions"][0];
+    assert_eq!(option["id"], "model", "{option}");
+    assert_eq!(option["category"], "model", "{option}");
+    assert_eq!(report["model"]["configOptions"][0]["currentValue"], "openai/mini");
+    assert!(text_of(&report, "agent_message_chunk").contains("Tier: light"));
+    // The custom command was expanded by the session, on the chosen model.
+    let request = provider.requests().last().cloned().expect("a request");
+    assert!(request.body.to_string().contains("Review a.txt"), "{}", request.body);
+    assert_eq!(request.body["model"], "gpt-4.1-mini");
 }
