@@ -1,8 +1,8 @@
 //! Splice: a terminal coding agent. The library holds the core; `main.rs` is the binary edge.
 
+pub mod acp;
 pub(crate) mod agent;
 pub(crate) mod blocking;
-pub mod acp;
 pub mod bus;
 pub(crate) mod checkpoint;
 pub mod cli;

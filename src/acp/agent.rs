@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateResponse,
-    AvailableCommandsUpdate, ClientCapabilities, ContentBlock, EmbeddedResourceResource,
-    Implementation, InitializeResponse, LoadSessionResponse, McpCapabilities, McpServer,
-    NewSessionResponse, PromptCapabilities, PromptResponse, SessionNotification,
-    SessionUpdate, SetSessionConfigOptionResponse, SetSessionModeResponse,
+    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateResponse, AvailableCommandsUpdate,
+    ClientCapabilities, ContentBlock, EmbeddedResourceResource, Implementation, InitializeResponse,
+    LoadSessionResponse, McpCapabilities, McpServer, NewSessionResponse, PromptCapabilities,
+    PromptResponse, SessionNotification, SessionUpdate, SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
@@ -102,7 +102,7 @@ impl Agent {
     async fn handle(&mut self, incoming: Incoming) {
         let answered = match incoming {
             Incoming::Initialize(request, responder) => {
-                self.client = request.client_capabilities;
+                self.client = request.client_capabilities.clone();
                 responder.respond(self.initialize())
             }
             Incoming::Authenticate(request, responder) => {
@@ -180,15 +180,16 @@ impl Agent {
             .load_session(true)
             .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
             .mcp_capabilities(McpCapabilities::new().http(true));
-        let mut response = InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
-            .agent_capabilities(capabilities)
-            .agent_info(
-                Implementation::new("splice", env!("CARGO_PKG_VERSION")).title("Splice".to_string()),
-            );
+        let mut response =
+            InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
+                .agent_capabilities(capabilities)
+                .agent_info(
+                    Implementation::new("splice", env!("CARGO_PKG_VERSION"))
+                        .title("Splice".to_string()),
+                );
         if let Some((var, hint)) = self.missing_key() {
             response = response.auth_methods(vec![AuthMethod::Agent(
-                AuthMethodAgent::new(format!("env:{var}"), format!("Set {var}"))
-                    .description(hint),
+                AuthMethodAgent::new(format!("env:{var}"), format!("Set {var}")).description(hint),
             )]);
         }
         response
@@ -224,7 +225,10 @@ impl Agent {
         load: Option<String>,
     ) -> Result<(String, Opened), Error> {
         if !cwd.is_absolute() {
-            return Err(invalid(format!("cwd {} is not an absolute path", cwd.display())));
+            return Err(invalid(format!(
+                "cwd {} is not an absolute path",
+                cwd.display()
+            )));
         }
         if let Some((var, hint)) = self.missing_key() {
             return Err(Error::new(ErrorCode::AUTH_REQUIRED, hint)
@@ -345,7 +349,12 @@ impl Agent {
         }
     }
 
-    fn prompt(&mut self, id: &str, blocks: Vec<ContentBlock>, responder: Responder<PromptResponse>) {
+    fn prompt(
+        &mut self,
+        id: &str,
+        blocks: Vec<ContentBlock>,
+        responder: Responder<PromptResponse>,
+    ) {
         let Some(open) = self.sessions.get(id) else {
             let _ = responder.respond_with_error(not_found(id));
             return;
@@ -417,6 +426,11 @@ fn mcp_servers(
 ) -> (Vec<ServerEntry>, Vec<ServerEntry>) {
     let plan = crate::tui::mcp_session::plan(settings);
     let mut start = plan.start;
+    let mut unapproved = plan.ask;
+    // `--trust-project-mcp` starts the project's servers unasked, as in the terminal UI.
+    if settings.mcp.trust_project {
+        start.append(&mut unapproved);
+    }
     for server in passed {
         let entry = match server {
             McpServer::Stdio(stdio) => ServerEntry {
@@ -433,7 +447,11 @@ fn mcp_servers(
                 name: http.name,
                 config: ServerConfig::Http {
                     url: http.url,
-                    headers: http.headers.into_iter().map(|h| (h.name, h.value)).collect(),
+                    headers: http
+                        .headers
+                        .into_iter()
+                        .map(|h| (h.name, h.value))
+                        .collect(),
                 },
                 source: crate::mcp::config::Source::User,
             },
@@ -447,7 +465,7 @@ fn mcp_servers(
         start.retain(|s| s.name != entry.name);
         start.push(entry);
     }
-    (start, plan.ask)
+    (start, unapproved)
 }
 
 /// The request's text and images: embedded files as context, links as mentions.
@@ -483,7 +501,11 @@ fn prompt_of(blocks: Vec<ContentBlock>) -> Result<Prompt, Error> {
                 _ => {}
             },
             ContentBlock::ResourceLink(link) => text.push_str(&format!("@{}", link.uri)),
-            _ => return Err(invalid("this agent takes text, images and resources, not audio")),
+            _ => {
+                return Err(invalid(
+                    "this agent takes text, images and resources, not audio",
+                ));
+            }
         }
     }
     if text.trim().is_empty() && context.is_empty() && images.is_empty() {
@@ -508,10 +530,7 @@ fn builtin(text: &str) -> Option<Result<(Builtin, Op), String>> {
         "model" => Ok((Builtin::Model, Op::SetModel(argument.to_string()))),
         "tier" => match Tier::parse(argument) {
             Some(tier) => Ok((Builtin::Tier, Op::SetTier(tier))),
-            None => Err(format!(
-                "/tier takes one of {}",
-                Tier::NAMES.join(", ")
-            )),
+            None => Err(format!("/tier takes one of {}", Tier::NAMES.join(", "))),
         },
         _ => return None,
     })

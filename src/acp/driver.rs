@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
-    ConfigOptionUpdate, CurrentModeUpdate, PermissionOption, PermissionOptionKind,
-    PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
-    SessionUpdate, StopReason, ToolCallUpdate, ToolCallUpdateFields,
+    ConfigOptionUpdate, CurrentModeUpdate, PermissionOption, PermissionOptionKind, PromptResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
+    StopReason, ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc;

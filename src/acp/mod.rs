@@ -30,7 +30,7 @@ pub const PROTOCOL_VERSION: u16 = 1;
 /// A request or notification from the client, handed from the connection's dispatch loop to
 /// the agent's own task (the loop is never held while a session works).
 pub(crate) enum Incoming {
-    Initialize(InitializeRequest, Responder<InitializeResponse>),
+    Initialize(Box<InitializeRequest>, Responder<InitializeResponse>),
     Authenticate(AuthenticateRequest, Responder<AuthenticateResponse>),
     NewSession(NewSessionRequest, Responder<NewSessionResponse>),
     LoadSession(LoadSessionRequest, Responder<LoadSessionResponse>),
@@ -52,7 +52,7 @@ pub async fn serve(run: RunArgs) -> Exit {
         ($variant:ident, $request:ty) => {{
             let tx = tx.clone();
             async move |request: $request, responder, _cx| {
-                let _ = tx.send(Incoming::$variant(request, responder));
+                let _ = tx.send(Incoming::$variant(request.into(), responder));
                 Ok(())
             }
         }};
@@ -67,12 +67,27 @@ pub async fn serve(run: RunArgs) -> Exit {
     let served = Agent
         .v1()
         .name("splice")
-        .on_receive_request(forward!(Initialize, InitializeRequest), on_receive_request!())
-        .on_receive_request(forward!(Authenticate, AuthenticateRequest), on_receive_request!())
-        .on_receive_request(forward!(NewSession, NewSessionRequest), on_receive_request!())
-        .on_receive_request(forward!(LoadSession, LoadSessionRequest), on_receive_request!())
+        .on_receive_request(
+            forward!(Initialize, InitializeRequest),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(Authenticate, AuthenticateRequest),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(NewSession, NewSessionRequest),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(LoadSession, LoadSessionRequest),
+            on_receive_request!(),
+        )
         .on_receive_request(forward!(Prompt, PromptRequest), on_receive_request!())
-        .on_receive_request(forward!(SetMode, SetSessionModeRequest), on_receive_request!())
+        .on_receive_request(
+            forward!(SetMode, SetSessionModeRequest),
+            on_receive_request!(),
+        )
         .on_receive_request(
             forward!(SetConfig, SetSessionConfigOptionRequest),
             on_receive_request!(),

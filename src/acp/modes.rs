@@ -9,8 +9,8 @@ use agent_client_protocol::v1::schema::{
 };
 
 use crate::permissions::PermissionMode;
-use crate::provider::{ProviderConfig, ProviderKind};
 use crate::provider::pricing::PriceTable;
+use crate::provider::{ProviderConfig, ProviderKind};
 
 /// The id of the model option.
 pub const MODEL_OPTION: &str = "model";
@@ -102,7 +102,10 @@ pub fn commands(root: &Path) -> Vec<AvailableCommand> {
         ))
     };
     let mut list = vec![
-        AvailableCommand::new("compact", "Summarise the older conversation to free context"),
+        AvailableCommand::new(
+            "compact",
+            "Summarise the older conversation to free context",
+        ),
         AvailableCommand::new("clear", "Forget the conversation and start afresh"),
         AvailableCommand::new("model", "Switch the model the next requests use")
             .input(hint("MODEL or PROVIDER/MODEL")),

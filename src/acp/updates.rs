@@ -6,17 +6,16 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Cost, Diff, SessionUpdate, TextContent, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UsageUpdate,
+    ContentBlock, ContentChunk, Cost, Diff, SessionUpdate, TextContent, ToolCall, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use serde_json::Value;
 
 use super::plan::PlanTracker;
 use crate::bus::Preview;
+use crate::protocol::Event;
 use crate::protocol::events::{SideEffect, ToolStatus};
 use crate::protocol::marker::{ReasoningPiece, split_markers};
-use crate::protocol::Event;
 use crate::sanitize::redact::Redactor;
 
 /// Turns one session's events into updates; it remembers what later updates need (each
@@ -87,9 +86,7 @@ impl Translator {
                 if !output.is_empty() {
                     content.push(text_content(fenced(&self.clean(output))));
                 }
-                let fields = ToolCallUpdateFields::new()
-                    .status(status)
-                    .content(content);
+                let fields = ToolCallUpdateFields::new().status(status).content(content);
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     id.clone(),
                     fields,
@@ -127,9 +124,9 @@ impl Translator {
         let mut updates = Vec::new();
         for piece in split_markers(delta) {
             match piece {
-                ReasoningPiece::Text(text) if !text.is_empty() => updates.push(
-                    SessionUpdate::AgentThoughtChunk(chunk(self.clean(&text))),
-                ),
+                ReasoningPiece::Text(text) if !text.is_empty() => {
+                    updates.push(SessionUpdate::AgentThoughtChunk(chunk(self.clean(&text))))
+                }
                 ReasoningPiece::Text(_) => {}
                 ReasoningPiece::Marker(marker) => {
                     if let Some(plan) = self.plan.apply(task, &marker) {

@@ -90,8 +90,7 @@ pub async fn write_through(
         let written = tokio::spawn(write)
             .await
             .map_err(|e| ToolError::Failed(format!("the write stopped: {e}")))?;
-        written
-            .map_err(|e| ToolError::Failed(format!("cannot write {}: {e}", change.shown)))?;
+        written.map_err(|e| ToolError::Failed(format!("cannot write {}: {e}", change.shown)))?;
     }
     Ok(())
 }
@@ -100,13 +99,8 @@ pub async fn write_through(
 fn page(reader: impl std::io::BufRead, args: &ReadArgs) -> Result<(String, bool), ToolError> {
     let first = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_READ_LINES);
-    let page = read_lines(
-        reader,
-        first,
-        limit,
-        MAX_OUTPUT_BYTES * 4,
-    )
-    .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", args.path)))?;
+    let page = read_lines(reader, first, limit, MAX_OUTPUT_BYTES * 4)
+        .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", args.path)))?;
     let mut bytes = page.bytes;
     if page.cut {
         // The byte budget may have split a character: drop its first half.

@@ -12,9 +12,9 @@ use std::process::{Command, Stdio};
 use serde_json::{Value, json};
 
 use crate::support;
+use support::Sandbox;
 use support::fake_provider::FakeProvider;
 use support::process::Running;
-use support::Sandbox;
 
 /// The SDK's entry module, fetched once into the target directory.
 fn sdk() -> PathBuf {

@@ -94,7 +94,10 @@ fn malformed_input_gets_a_json_rpc_error_and_the_agent_keeps_serving() {
     let init = &answer(&lines, 1)["result"];
     assert_eq!(init["protocolVersion"], 1, "{init}");
     assert_eq!(init["agentCapabilities"]["loadSession"], true);
-    assert_eq!(init["agentCapabilities"]["promptCapabilities"]["image"], true);
+    assert_eq!(
+        init["agentCapabilities"]["promptCapabilities"]["image"],
+        true
+    );
     assert_eq!(
         init["agentCapabilities"]["promptCapabilities"]["embeddedContext"],
         true

@@ -85,8 +85,16 @@ fn reject_always_denies_the_same_call_later_without_asking() {
         &provider,
         json!({"args": light(), "prompts": ["edit a.txt", "edit a.txt again"], "answer": "reject_always"}),
     );
-    assert_eq!(report["stopReasons"], json!(["end_turn", "end_turn"]), "{report}");
-    assert_eq!(report["permissions"].as_array().map(Vec::len), Some(1), "{report}");
+    assert_eq!(
+        report["stopReasons"],
+        json!(["end_turn", "end_turn"]),
+        "{report}"
+    );
+    assert_eq!(
+        report["permissions"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
     assert_eq!(sandbox.read("a.txt").as_deref(), Some("hello world\n"));
     let failed = updates(&report, "tool_call_update")
         .iter()
@@ -230,14 +238,20 @@ fn session_load_replays_a_session_and_resumes_its_conversation() {
         &provider,
         json!({"args": light(), "prompts": ["remember the word pineapple"]}),
     );
-    let id = first["sessionId"].as_str().expect("a session id").to_string();
+    let id = first["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
     assert!(id.starts_with("session_"), "{id}");
     let second = client(
         &sandbox,
         &provider,
         json!({"args": light(), "load": id, "prompts": ["which word?"]}),
     );
-    assert!(second["replayed"].as_u64().is_some_and(|n| n >= 2), "{second}");
+    assert!(
+        second["replayed"].as_u64().is_some_and(|n| n >= 2),
+        "{second}"
+    );
     assert_eq!(
         text_of(&second, "user_message_chunk"),
         "remember the word pineapple"
@@ -249,7 +263,13 @@ fn session_load_replays_a_session_and_resumes_its_conversation() {
     assert_eq!(second["stopReasons"], json!(["end_turn"]), "{second}");
     assert!(text_of(&second, "agent_message_chunk").contains("It was pineapple."));
     let last = provider.requests().last().cloned().expect("a request");
-    assert!(last.body.to_string().contains("remember the word pineapple"), "{}", last.body);
+    assert!(
+        last.body
+            .to_string()
+            .contains("remember the word pineapple"),
+        "{}",
+        last.body
+    );
     // The modes are Splice's permission modes.
     let modes: Vec<&str> = second["session"]["modes"]["availableModes"]
         .as_array()
@@ -311,7 +331,10 @@ fn file_tools_read_and_write_through_the_client() {
         .into_iter()
         .find(|u| u["toolCallId"] == "call_e" && u["content"][0]["type"] == "diff")
         .unwrap_or_else(|| panic!("no diff of the edit: {report}"));
-    assert_eq!(diff["content"][0]["oldText"], "unsaved text in the editor\n");
+    assert_eq!(
+        diff["content"][0]["oldText"],
+        "unsaved text in the editor\n"
+    );
     let id = report["sessionId"].as_str().expect("a session id");
     let log = std::fs::read_to_string(sandbox.data.join(format!("sessions/{id}.jsonl")))
         .expect("the session log");
@@ -321,9 +344,15 @@ fn file_tools_read_and_write_through_the_client() {
         .count();
     assert_eq!(checkpoints, 2, "{log}");
     // The model read the buffer, not the file on disk.
-    let bodies: Vec<String> = provider.requests().iter().map(|r| r.body.to_string()).collect();
+    let bodies: Vec<String> = provider
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
     assert!(
-        bodies.iter().any(|b| b.contains("unsaved text in the editor")),
+        bodies
+            .iter()
+            .any(|b| b.contains("unsaved text in the editor")),
         "{bodies:?}"
     );
 }
@@ -348,7 +377,11 @@ fn a_session_offers_its_commands_modes_and_model() {
             "prompts": ["/tier light", "/review a.txt"],
         }),
     );
-    assert_eq!(report["stopReasons"], json!(["end_turn", "end_turn"]), "{report}");
+    assert_eq!(
+        report["stopReasons"],
+        json!(["end_turn", "end_turn"]),
+        "{report}"
+    );
     let commands: Vec<&str> = updates(&report, "available_commands_update")
         .first()
         .map(|u| {
@@ -368,10 +401,17 @@ fn a_session_offers_its_commands_modes_and_model() {
     let option = &report["session"]["configOptions"][0];
     assert_eq!(option["id"], "model", "{option}");
     assert_eq!(option["category"], "model", "{option}");
-    assert_eq!(report["model"]["configOptions"][0]["currentValue"], "openai/mini");
+    assert_eq!(
+        report["model"]["configOptions"][0]["currentValue"],
+        "openai/mini"
+    );
     assert!(text_of(&report, "agent_message_chunk").contains("Tier: light"));
     // The custom command was expanded by the session, on the chosen model.
     let request = provider.requests().last().cloned().expect("a request");
-    assert!(request.body.to_string().contains("Review a.txt"), "{}", request.body);
+    assert!(
+        request.body.to_string().contains("Review a.txt"),
+        "{}",
+        request.body
+    );
     assert_eq!(request.body["model"], "gpt-4.1-mini");
 }
