@@ -161,6 +161,26 @@ def the_node(target):
     return node(target)
 
 
+def npm_install(target, prefix, packages):
+    """`npm install --prefix PREFIX PACKAGES` with the fetched Node and npm."""
+    node_binary, cli = the_node(target), npm(target)
+    env = dict(os.environ)
+    # npm runs package scripts with `node` from PATH: this one.
+    env["PATH"] = f"{node_binary.parent}{os.pathsep}{env.get('PATH', '')}"
+    # Node trusts its own CA list only; add the system's (a TLS-inspecting proxy's CA is
+    # installed there), as Python's urllib above uses it.
+    system_cas = "/etc/ssl/certs/ca-certificates.crt"
+    if not env.get("NODE_EXTRA_CA_CERTS") and os.path.isfile(system_cas):
+        env["NODE_EXTRA_CA_CERTS"] = system_cas
+    print(f"test_deps: npm install {' '.join(packages)}", file=sys.stderr)
+    return subprocess.run(
+        [str(node_binary), str(cli), "install", "--prefix", str(prefix),
+         "--no-audit", "--no-fund", "--loglevel=error", "--fetch-timeout=60000",
+         "--fetch-retries=2", *packages],
+        env=env, stdout=sys.stderr,
+    ).returncode
+
+
 def mcp_servers(target):
     prefix = target / "mcp-servers"
     scope = prefix / "node_modules" / "@modelcontextprotocol"
@@ -177,45 +197,10 @@ def mcp_servers(target):
 
     with locked(prefix):
         if not installed():
-            node_binary, cli = the_node(target), npm(target)
-            env = dict(os.environ)
-            # npm runs package scripts with `node` from PATH: this one.
-            env["PATH"] = f"{node_binary.parent}{os.pathsep}{env.get('PATH', '')}"
-            # Node trusts its own CA list only; add the system's (a TLS-inspecting proxy's CA
-            # is installed there), as Python's urllib above uses it.
-            system_cas = "/etc/ssl/certs/ca-certificates.crt"
-            if not env.get("NODE_EXTRA_CA_CERTS") and os.path.isfile(system_cas):
-                env["NODE_EXTRA_CA_CERTS"] = system_cas
             packages = [f"@modelcontextprotocol/{name}@{MCP_VERSION}" for name in MCP_PACKAGES]
-            print(f"test_deps: npm install {' '.join(packages)}", file=sys.stderr)
-            done = subprocess.run(
-                [str(node_binary), str(cli), "install", "--prefix", str(prefix),
-                 "--no-audit", "--no-fund", "--loglevel=error", "--fetch-timeout=60000",
-                 "--fetch-retries=2", *packages],
-                env=env, stdout=sys.stderr,
-            )
-            if done.returncode != 0 or not installed():
+            if npm_install(target, prefix, packages) != 0 or not installed():
                 fail(f"npm install {' '.join(packages)} failed")
     return scope
-
-
-def npm_install(target, prefix, packages):
-    """`npm install --prefix PREFIX PACKAGES` with the fetched Node and npm."""
-    node_binary, cli = the_node(target), npm(target)
-    env = dict(os.environ)
-    # npm runs package scripts with `node` from PATH: this one.
-    env["PATH"] = f"{node_binary.parent}{os.pathsep}{env.get('PATH', '')}"
-    # Node trusts its own CA list only; add the system's, as for the MCP servers above.
-    system_cas = "/etc/ssl/certs/ca-certificates.crt"
-    if not env.get("NODE_EXTRA_CA_CERTS") and os.path.isfile(system_cas):
-        env["NODE_EXTRA_CA_CERTS"] = system_cas
-    print(f"test_deps: npm install {' '.join(packages)}", file=sys.stderr)
-    return subprocess.run(
-        [str(node_binary), str(cli), "install", "--prefix", str(prefix),
-         "--no-audit", "--no-fund", "--loglevel=error", "--fetch-timeout=60000",
-         "--fetch-retries=2", *packages],
-        env=env, stdout=sys.stderr,
-    ).returncode
 
 
 def acp_sdk(target):

@@ -7,7 +7,7 @@ use agent_client_protocol::v1::schema::SessionUpdate;
 
 use super::updates::{Translator, chunk};
 use crate::conversation::Conversation;
-use crate::tui::session::{Record, SessionError, load, started_in};
+use crate::tui::session::{Record, SessionError, load, started_in, typed_request};
 
 /// A saved session, read back.
 pub struct Loaded {
@@ -39,12 +39,7 @@ pub fn replay(records: Vec<Record>, translator: &mut Translator) -> Loaded {
         match record {
             Record::Session { .. } => {}
             Record::Prompt { text } => {
-                // The saved text may carry earlier context; the request is what was typed.
-                let shown = text
-                    .rsplit_once("\nNew request:\n")
-                    .map_or(text.as_str(), |(_, r)| r)
-                    .to_string();
-                updates.push(SessionUpdate::UserMessageChunk(chunk(shown)));
+                updates.push(SessionUpdate::UserMessageChunk(chunk(typed_request(&text))));
             }
             Record::Event { event, .. } => updates.extend(translator.event(None, &event)),
             Record::Memory(unsaved) => conversation.apply(unsaved),

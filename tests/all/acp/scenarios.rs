@@ -17,6 +17,35 @@ fn edit(id: &str, from: &str, to: &str) -> Reply {
     )
 }
 
+/// A command that writes its pid to pid.txt and sleeps a minute.
+fn sleeper() -> Reply {
+    openai::call_json(
+        "call_1",
+        "run_command",
+        json!({"command": "echo $$ > pid.txt; exec sleep 60"}),
+    )
+}
+
+/// The pid the sleeper wrote.
+fn sleeper_pid(sandbox: &Sandbox, report: &serde_json::Value) -> i32 {
+    sandbox
+        .read("pid.txt")
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the command never started: {report}"))
+}
+
+/// The flags of a light run that runs commands without asking.
+fn auto() -> serde_json::Value {
+    json!([
+        "--provider",
+        "openai",
+        "--tier",
+        "light",
+        "--permission-mode",
+        "auto"
+    ])
+}
+
 /// The model edits a file; the client is asked (allow once, allow always, reject once,
 /// reject always, the call's diff shown) and allows it; the file changes and the updates
 /// show the call as an edit of that file, with its diff, completed.
@@ -108,28 +137,18 @@ fn reject_always_denies_the_same_call_later_without_asking() {
 #[test]
 fn a_cancel_mid_turn_ends_the_turn_and_its_command() {
     let sandbox = Sandbox::new();
-    let provider = FakeProvider::start(vec![
-        openai::call_json(
-            "call_1",
-            "run_command",
-            json!({"command": "echo $$ > pid.txt; exec sleep 60"}),
-        ),
-        openai::answer(&["never reached"]),
-    ]);
+    let provider = FakeProvider::start(vec![sleeper(), openai::answer(&["never reached"])]);
     let report = client(
         &sandbox,
         &provider,
         json!({
-            "args": ["--provider", "openai", "--tier", "light", "--permission-mode", "auto"],
+            "args": auto(),
             "prompts": ["sleep a while"],
             "cancelOn": "execute",
         }),
     );
     assert_eq!(report["stopReasons"], json!(["cancelled"]), "{report}");
-    let pid: i32 = sandbox
-        .read("pid.txt")
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap_or_else(|| panic!("the command never started: {report}"));
+    let pid = sleeper_pid(&sandbox, &report);
     assert!(support::ended(pid), "the command outlived the cancel");
     let call = updates(&report, "tool_call");
     assert_eq!(call[0]["kind"], "execute", "{report}");
@@ -140,24 +159,17 @@ fn a_cancel_mid_turn_ends_the_turn_and_its_command() {
 #[test]
 fn the_agent_ends_its_processes_when_its_input_closes() {
     let sandbox = Sandbox::new();
-    let provider = FakeProvider::start(vec![openai::call_json(
-        "call_1",
-        "run_command",
-        json!({"command": "echo $$ > pid.txt; exec sleep 60"}),
-    )]);
+    let provider = FakeProvider::start(vec![sleeper()]);
     let report = client(
         &sandbox,
         &provider,
         json!({
-            "args": ["--provider", "openai", "--tier", "light", "--permission-mode", "auto"],
+            "args": auto(),
             "prompts": ["sleep a while"],
             "closeOn": "execute",
         }),
     );
-    let pid: i32 = sandbox
-        .read("pid.txt")
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap_or_else(|| panic!("the command never started: {report}"));
+    let pid = sleeper_pid(&sandbox, &report);
     assert!(support::ended(pid), "the command outlived the agent");
     assert!(report["exit"]["code"].is_number(), "{report}");
 }
