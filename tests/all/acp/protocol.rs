@@ -153,6 +153,14 @@ fn a_missing_key_is_an_auth_method_naming_the_variable() {
         "params": {"protocolVersion": 1}}));
     let method = &init["result"]["authMethods"][0];
     assert_eq!(method["id"], "env:OPENAI_API_KEY", "{init}");
+    let auth = ask(json!({"jsonrpc": "2.0", "id": 3, "method": "authenticate",
+        "params": {"methodId": "env:OPENAI_API_KEY"}}));
+    assert!(
+        auth["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("OPENAI_API_KEY is not set")),
+        "{auth}"
+    );
     let new = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
         "params": {"cwd": "/tmp", "mcpServers": []}}));
     assert_eq!(new["error"]["code"], -32000, "{new}");

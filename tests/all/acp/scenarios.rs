@@ -234,6 +234,9 @@ fn a_pipelines_plan_updates_reach_the_client_in_order() {
         .collect();
     assert!(started.windows(2).all(|w| w[0] <= w[1]), "{plans:?}");
     assert!(started.contains(&1) && started.contains(&2), "{plans:?}");
+    // The markers moved the plan; they never reach the client as text.
+    let thoughts = text_of(&report, "agent_thought_chunk");
+    assert!(!thoughts.contains('\u{0}'), "{thoughts:?}");
 }
 
 /// A session saved by one agent is loaded by the next: its history replayed as updates
@@ -426,4 +429,72 @@ fn a_session_offers_its_commands_modes_and_model() {
         request.body
     );
     assert_eq!(request.body["model"], "gpt-4.1-mini");
+}
+
+/// A permission request the client cancels is a denial: nothing is written, the call fails,
+/// and the turn still ends normally.
+#[test]
+fn a_cancelled_permission_request_is_a_denial() {
+    let sandbox = Sandbox::new();
+    sandbox.write("a.txt", "hello world\n");
+    let provider = FakeProvider::start(vec![
+        edit("call_1", "hello", "goodbye"),
+        openai::answer(&["Not allowed."]),
+    ]);
+    let report = client(
+        &sandbox,
+        &provider,
+        json!({"args": light(), "prompts": ["edit a.txt"], "answer": "cancelled"}),
+    );
+    assert_eq!(report["stopReasons"], json!(["end_turn"]), "{report}");
+    assert_eq!(sandbox.read("a.txt").as_deref(), Some("hello world\n"));
+    let last = updates(&report, "tool_call_update");
+    assert_eq!(last.last().map(|u| &u["status"]), Some(&json!("failed")));
+    // Each model request's tokens, against the model's context window.
+    let usage = updates(&report, "usage_update");
+    assert_eq!(usage.len(), 2, "{report}");
+    assert_eq!(usage[0]["used"], 120);
+    assert!(
+        usage[0]["size"].as_u64().is_some_and(|s| s >= 120),
+        "{report}"
+    );
+}
+
+/// MCP servers the client passes start like configured ones: the model calls their tools.
+#[test]
+fn mcp_servers_the_client_passes_are_started() {
+    let sandbox = Sandbox::new();
+    let (command, args) = support::mcp::everything_command();
+    let provider = FakeProvider::start(vec![
+        openai::call_json(
+            "call_1",
+            "mcp__ev__echo",
+            json!({"message": "hello from acp"}),
+        ),
+        openai::answer(&["Echoed."]),
+    ]);
+    let report = client(
+        &sandbox,
+        &provider,
+        json!({
+            "args": auto(),
+            "prompts": ["echo something"],
+            "mcpServers": [{"name": "ev", "command": command, "args": args, "env": []}],
+        }),
+    );
+    assert_eq!(report["stopReasons"], json!(["end_turn"]), "{report}");
+    let done = updates(&report, "tool_call_update");
+    let result = done.last().expect("the call's result");
+    assert_eq!(result["status"], "completed", "{report}");
+    assert!(
+        result["content"].to_string().contains("hello from acp"),
+        "{result}"
+    );
+    // The tool was offered to the model from the first request.
+    let first = provider.requests().first().cloned().expect("a request");
+    assert!(
+        first.body.to_string().contains("mcp__ev__echo"),
+        "{}",
+        first.body
+    );
 }
