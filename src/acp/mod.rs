@@ -64,6 +64,17 @@ pub async fn serve(run: RunArgs) -> Exit {
             Ok(())
         }
     };
+    // The agent is a task of its own: it outlives the connection's future, so whatever ends
+    // the connection (the client's input closing, a write to a client that went away), every
+    // session still ends, its turn, commands and servers with it.
+    let (connected, connection) = tokio::sync::oneshot::channel();
+    let agent = tokio::spawn(async move {
+        if let Ok(cx) = connection.await {
+            agent::Agent::new(run, cx).serve(inbox).await;
+        }
+    });
+    let input_closed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let saw_close = input_closed.clone();
     let served = Agent
         .v1()
         .name("splice")
@@ -94,13 +105,23 @@ pub async fn serve(run: RunArgs) -> Exit {
         )
         .on_receive_notification(cancel, on_receive_notification!())
         .connect_with(Stdio::new(), async move |cx| {
-            agent::Agent::new(run, cx).serve(inbox).await;
+            let _ = connected.send(cx.clone());
+            cx.incoming_closed().await;
+            saw_close.store(true, std::sync::atomic::Ordering::SeqCst);
             Ok(())
         })
         .await;
+    // The handlers' senders went with the connection: the agent's inbox ends, and it ends
+    // every session before this returns.
     drop(tx);
+    let _ = agent.await;
     match served {
         Ok(()) => Exit::Success,
+        // The client closed its end, and what the sessions said last had nobody to read it.
+        Err(error) if input_closed.load(std::sync::atomic::Ordering::SeqCst) => {
+            tracing::info!(target: "splice::acp", %error, "the client went away");
+            Exit::Success
+        }
         Err(error) => {
             tracing::warn!(target: "splice::acp", %error, "connection ended");
             Exit::Failed
