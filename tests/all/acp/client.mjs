@@ -8,8 +8,9 @@
 // permission request is answered with, or "cancelled"), cancelOn (cancel the turn when a
 // tool_call of this kind arrives), fs ({read, write}: the client's file capabilities; reads
 // answer `buffers[path]` when given), mode (a mode id set before the prompts), closeOn (end the
-// connection, without cancelling, when a tool_call of this kind arrives), model (a model
-// option value set before the prompts).
+// connection, without cancelling, when a tool_call of this kind arrives; both wait for the file
+// waitFor, which the command writes once it runs), model (a model option value set before the
+// prompts), mcpServers (passed to session/new).
 
 import { spawn } from "node:child_process";
 import { readFileSync, existsSync } from "node:fs";
@@ -24,6 +25,22 @@ const child = spawn(process.env.SPLICE_BIN, ["acp", ...(scenario.args ?? [])], {
   env: process.env,
 });
 const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+
+// Resolves once the command under test has started (it writes `scenario.waitFor`), at most
+// after 15 s.
+function started() {
+  const until = Date.now() + 15000;
+  return new Promise((resolve) => {
+    const poll = () => {
+      if (!scenario.waitFor || existsSync(scenario.waitFor) || Date.now() > until) {
+        resolve();
+      } else {
+        setTimeout(poll, 50);
+      }
+    };
+    poll();
+  });
+}
 
 const updates = [];
 const permissions = [];
@@ -41,11 +58,10 @@ const app = acp
     const u = params.update;
     if (u.sessionUpdate === "tool_call" && scenario.cancelOn && u.kind === scenario.cancelOn && !cancelled) {
       cancelled = true;
-      // Give the command a moment to start its process.
-      setTimeout(() => context.notify(acp.methods.agent.session.cancel, { sessionId }), 800);
+      started().then(() => context.notify(acp.methods.agent.session.cancel, { sessionId }));
     }
     if (u.sessionUpdate === "tool_call" && scenario.closeOn && u.kind === scenario.closeOn && !closing) {
-      closing = new Promise((resolve) => setTimeout(resolve, 800));
+      closing = started();
     }
   })
   .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {

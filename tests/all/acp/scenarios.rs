@@ -145,6 +145,7 @@ fn a_cancel_mid_turn_ends_the_turn_and_its_command() {
             "args": auto(),
             "prompts": ["sleep a while"],
             "cancelOn": "execute",
+            "waitFor": sandbox.root.join("pid.txt").display().to_string(),
         }),
     );
     assert_eq!(report["stopReasons"], json!(["cancelled"]), "{report}");
@@ -167,6 +168,7 @@ fn the_agent_ends_its_processes_when_its_input_closes() {
             "args": auto(),
             "prompts": ["sleep a while"],
             "closeOn": "execute",
+            "waitFor": sandbox.root.join("pid.txt").display().to_string(),
         }),
     );
     let pid = sleeper_pid(&sandbox, &report);
