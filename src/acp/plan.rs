@@ -173,4 +173,36 @@ mod tests {
         assert_eq!(plan.entries[0].content, "code_writer (iteration 2)");
         assert_eq!(plan.entries[2].status, PlanEntryStatus::Pending);
     }
+
+    #[test]
+    fn a_design_plans_tasks_are_the_entries_when_they_run_side_by_side() {
+        let mut tracker = PlanTracker::default();
+        tracker.apply(Some("t1"), &marker("code_writer", StageStatus::Start, 1, 1));
+        let plan = tracker
+            .apply(Some("t2"), &marker("code_writer", StageStatus::Start, 1, 1))
+            .expect("a plan");
+        assert_eq!(
+            statuses(&plan),
+            [
+                ("task t1".into(), PlanEntryStatus::InProgress),
+                ("task t2".into(), PlanEntryStatus::InProgress),
+            ]
+        );
+        // A task is done with its last stage, not its first.
+        let plan = tracker
+            .apply(Some("t1"), &marker("code_writer", StageStatus::Done, 1, 1))
+            .expect("a plan");
+        assert_eq!(plan.entries[0].status, PlanEntryStatus::InProgress);
+        let plan = tracker
+            .apply(
+                Some("t1"),
+                &marker("acceptance_verifier", StageStatus::Done, 1, 3),
+            )
+            .expect("a plan");
+        assert_eq!(plan.entries[0].status, PlanEntryStatus::Completed);
+        let plan = tracker
+            .apply(Some("t2"), &marker("test_runner", StageStatus::Failed, 1, 2))
+            .expect("a plan");
+        assert_eq!(plan.entries[1].content, "task t2 (failed)");
+    }
 }
