@@ -201,7 +201,10 @@ mod tests {
             .expect("a plan");
         assert_eq!(plan.entries[0].status, PlanEntryStatus::Completed);
         let plan = tracker
-            .apply(Some("t2"), &marker("test_runner", StageStatus::Failed, 1, 2))
+            .apply(
+                Some("t2"),
+                &marker("test_runner", StageStatus::Failed, 1, 2),
+            )
             .expect("a plan");
         assert_eq!(plan.entries[1].content, "task t2 (failed)");
     }

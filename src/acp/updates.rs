@@ -145,7 +145,9 @@ impl Translator {
             return Vec::new();
         }
         self.diffs.insert(id.to_string(), content.clone());
-        let fields = ToolCallUpdateFields::new().content(content);
+        let fields = ToolCallUpdateFields::new()
+            .content(content)
+            .locations(changed_lines(&self.root, changes));
         vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
             id.to_string(),
             fields,
@@ -207,6 +209,31 @@ fn diff_content(root: &Path, previews: &[Preview]) -> Vec<ToolCallContent> {
                 Diff::new(root.join(path), after.clone().unwrap_or_default())
                     .old_text(before.clone()),
             )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Where each write starts to differ: the file, and its first changed line (1-based).
+fn changed_lines(root: &Path, changes: &[Preview]) -> Vec<ToolCallLocation> {
+    changes
+        .iter()
+        .filter_map(|change| match change {
+            Preview::Write {
+                path,
+                before,
+                after,
+            } => {
+                let before = before.as_deref().unwrap_or_default();
+                let after = after.as_deref().unwrap_or_default();
+                let same = before
+                    .lines()
+                    .zip(after.lines())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let line = u32::try_from(same + 1).ok();
+                Some(ToolCallLocation::new(root.join(path)).line(line))
+            }
             _ => None,
         })
         .collect()
@@ -313,6 +340,12 @@ mod tests {
             }],
         );
         assert_eq!(shown.len(), 1);
+        let SessionUpdate::ToolCallUpdate(diff) = &shown[0] else {
+            panic!("not an update: {shown:?}");
+        };
+        let at = diff.fields.locations.clone().unwrap_or_default();
+        assert_eq!(at[0].path, PathBuf::from("/work/a.txt"));
+        assert_eq!(at[0].line, Some(1));
         let result = t.event(
             None,
             &Event::ToolResult {

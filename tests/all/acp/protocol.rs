@@ -171,3 +171,20 @@ fn a_missing_key_is_an_auth_method_naming_the_variable() {
         "{new}"
     );
 }
+
+/// Flags that cannot work are refused on stderr before any protocol: exit 2, stdout empty.
+#[test]
+fn bad_flags_are_refused_before_any_protocol() {
+    let sandbox = Sandbox::new();
+    let provider = FakeProvider::start(Vec::new());
+    let mut command = sandbox.command(&provider.url);
+    command.args(["acp", "--max-turns", "0"]);
+    let out = command.output().expect("run splice acp");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--max-turns must be at least 1"),
+        "{stderr}"
+    );
+}
