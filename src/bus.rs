@@ -104,13 +104,13 @@ struct Inner {
     run_id: String,
     sinks: Vec<Arc<dyn Sink>>,
     responder: Option<mpsc::UnboundedSender<PermissionAsk>>,
-    /// The editor's files, when the front end has them (ACP).
-    files: Option<Arc<dyn ClientFiles>>,
     /// Tool calls announced without a result yet, so an interrupt can close them.
     open_calls: std::sync::Mutex<Vec<String>>,
     /// Every tool call id of the run, so each is used once.
     call_ids: std::sync::Mutex<CallIds>,
     log: crate::logging::events::EventLog,
+    /// The editor's files, when the front end has them (ACP).
+    files: Option<Arc<dyn ClientFiles>>,
 }
 
 /// Tool call ids handed out in a run. Providers may omit ids or repeat them (some compatible
@@ -149,7 +149,18 @@ pub struct Bus {
 
 impl Bus {
     pub fn new(run_id: impl Into<String>, sinks: Vec<Arc<dyn Sink>>) -> Bus {
-        Bus::with_services(run_id, sinks, None, None)
+        Bus {
+            inner: Arc::new(Inner {
+                run_id: run_id.into(),
+                sinks,
+                responder: None,
+                open_calls: Default::default(),
+                call_ids: Default::default(),
+                log: Default::default(),
+                files: None,
+            }),
+            task: None,
+        }
     }
 
     pub fn with_responder(
@@ -157,26 +168,15 @@ impl Bus {
         sinks: Vec<Arc<dyn Sink>>,
         responder: mpsc::UnboundedSender<PermissionAsk>,
     ) -> Bus {
-        Bus::with_services(run_id, sinks, Some(responder), None)
-    }
-
-    /// A bus with what the front end offers a run: a responder to permission questions, the
-    /// editor's files.
-    pub fn with_services(
-        run_id: impl Into<String>,
-        sinks: Vec<Arc<dyn Sink>>,
-        responder: Option<mpsc::UnboundedSender<PermissionAsk>>,
-        files: Option<Arc<dyn ClientFiles>>,
-    ) -> Bus {
         Bus {
             inner: Arc::new(Inner {
                 run_id: run_id.into(),
                 sinks,
-                responder,
-                files,
+                responder: Some(responder),
                 open_calls: Default::default(),
                 call_ids: Default::default(),
                 log: Default::default(),
+                files: None,
             }),
             task: None,
         }
@@ -185,6 +185,15 @@ impl Bus {
     /// The editor's files, when the front end offers them.
     pub fn files(&self) -> Option<&Arc<dyn ClientFiles>> {
         self.inner.files.as_ref()
+    }
+
+    /// This new bus, its runs' file tools reading and writing through `files`. Set before the
+    /// bus is shared (a run's clones see what it had then); on a shared one it changes nothing.
+    pub fn with_files(mut self, files: Option<Arc<dyn ClientFiles>>) -> Bus {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.files = files;
+        }
+        self
     }
 
     pub fn run_id(&self) -> &str {

@@ -355,12 +355,12 @@ impl Core {
 
     /// A bus for one run (or one session request), to every sink.
     fn bus(&self) -> Bus {
-        Bus::with_services(
-            new_run_id(),
-            self.frontend.sinks.clone(),
-            self.asks.clone(),
-            self.files.clone(),
-        )
+        let sinks = self.frontend.sinks.clone();
+        match &self.asks {
+            Some(asks) => Bus::with_responder(new_run_id(), sinks, asks.clone()),
+            None => Bus::new(new_run_id(), sinks),
+        }
+        .with_files(self.files.clone())
     }
 
     fn start_turn(&mut self, input: Input) {
