@@ -540,3 +540,69 @@ fn builtin(text: &str) -> Option<Result<(Builtin, Op), String>> {
 fn commands_update(root: &Path) -> SessionUpdate {
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(modes::commands(root)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::v1::schema::{
+        EmbeddedResource, ImageContent, ResourceLink, TextContent, TextResourceContents,
+    };
+
+    #[test]
+    fn a_prompt_takes_text_images_and_resources() {
+        let prompt = prompt_of(vec![
+            ContentBlock::Text(TextContent::new("explain ")),
+            ContentBlock::ResourceLink(ResourceLink::new("lib.rs", "file:///w/lib.rs")),
+            ContentBlock::Resource(EmbeddedResource::new(
+                EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(
+                    "fn main() {}",
+                    "file:///w/main.rs",
+                )),
+            )),
+            ContentBlock::Image(ImageContent::new("iVBORw0KGgo=", "image/png")),
+        ])
+        .expect("a prompt");
+        assert!(prompt.text.starts_with("explain @file:///w/lib.rs"));
+        assert!(
+            prompt
+                .text
+                .contains("<context uri=\"file:///w/main.rs\">\nfn main() {}\n</context>")
+        );
+        assert_eq!(prompt.images.len(), 1);
+        assert_eq!(prompt.images[0].media_type, "image/png");
+    }
+
+    #[test]
+    fn a_bad_prompt_is_refused_with_the_reason() {
+        let bad_image = prompt_of(vec![ContentBlock::Image(ImageContent::new(
+            "not base64!",
+            "image/png",
+        ))]);
+        let error = bad_image.err().expect("refused");
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        assert!(error.message.contains("base64"), "{}", error.message);
+        let empty = prompt_of(vec![ContentBlock::Text(TextContent::new("  "))]);
+        assert!(empty.err().is_some_and(|e| e.message.contains("empty")));
+    }
+
+    #[test]
+    fn built_in_commands_become_operations() {
+        assert!(matches!(
+            builtin("/compact"),
+            Some(Ok((Builtin::Compact, Op::Compact)))
+        ));
+        assert!(matches!(
+            builtin(" /model  openai/mini "),
+            Some(Ok((Builtin::Model, Op::SetModel(name)))) if name == "openai/mini"
+        ));
+        assert!(matches!(
+            builtin("/tier full"),
+            Some(Ok((Builtin::Tier, Op::SetTier(Tier::Full))))
+        ));
+        assert!(matches!(builtin("/tier huge"), Some(Err(e)) if e.contains("auto, light")));
+        assert!(matches!(builtin("/model"), Some(Err(_))));
+        // A custom command, or no command at all, is the session's.
+        assert!(builtin("/review a.txt").is_none());
+        assert!(builtin("fix /compact in the docs").is_none());
+    }
+}
