@@ -578,7 +578,7 @@ mod tests {
             "not base64!",
             "image/png",
         ))]);
-        let error = bad_image.err().expect("refused");
+        let error = bad_image.expect_err("refused");
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
         assert!(error.message.contains("base64"), "{}", error.message);
         let empty = prompt_of(vec![ContentBlock::Text(TextContent::new("  "))]);
