@@ -5,6 +5,7 @@
     python3 scripts/test_deps.py npm           # npm's own CLI (npm package npm)
     python3 scripts/test_deps.py mcp-servers   # the pinned MCP reference servers
     python3 scripts/test_deps.py moto          # moto's S3 server in a venv
+    python3 scripts/test_deps.py acp-sdk       # the pinned ACP TypeScript SDK (the ACP tests' client)
 
 Each prints the one path the tests need (the node binary, npm-cli.js, the installed
 @modelcontextprotocol scope, moto_server) and does nothing when it is already there.
@@ -41,6 +42,8 @@ NPM_MAJOR = 11
 MCP_VERSION = "2026.8.31"
 MCP_PACKAGES = ["server-everything", "server-memory"]
 MOTO_VERSION = "5.2.5"
+# The official Agent Client Protocol SDK, the client `splice acp`'s tests drive it with.
+ACP_SDK_VERSION = "2.4.0"
 
 
 def fail(message):
@@ -158,6 +161,26 @@ def the_node(target):
     return node(target)
 
 
+def npm_install(target, prefix, packages):
+    """`npm install --prefix PREFIX PACKAGES` with the fetched Node and npm."""
+    node_binary, cli = the_node(target), npm(target)
+    env = dict(os.environ)
+    # npm runs package scripts with `node` from PATH: this one.
+    env["PATH"] = f"{node_binary.parent}{os.pathsep}{env.get('PATH', '')}"
+    # Node trusts its own CA list only; add the system's (a TLS-inspecting proxy's CA is
+    # installed there), as Python's urllib above uses it.
+    system_cas = "/etc/ssl/certs/ca-certificates.crt"
+    if not env.get("NODE_EXTRA_CA_CERTS") and os.path.isfile(system_cas):
+        env["NODE_EXTRA_CA_CERTS"] = system_cas
+    print(f"test_deps: npm install {' '.join(packages)}", file=sys.stderr)
+    return subprocess.run(
+        [str(node_binary), str(cli), "install", "--prefix", str(prefix),
+         "--no-audit", "--no-fund", "--loglevel=error", "--fetch-timeout=60000",
+         "--fetch-retries=2", *packages],
+        env=env, stdout=sys.stderr,
+    ).returncode
+
+
 def mcp_servers(target):
     prefix = target / "mcp-servers"
     scope = prefix / "node_modules" / "@modelcontextprotocol"
@@ -174,26 +197,30 @@ def mcp_servers(target):
 
     with locked(prefix):
         if not installed():
-            node_binary, cli = the_node(target), npm(target)
-            env = dict(os.environ)
-            # npm runs package scripts with `node` from PATH: this one.
-            env["PATH"] = f"{node_binary.parent}{os.pathsep}{env.get('PATH', '')}"
-            # Node trusts its own CA list only; add the system's (a TLS-inspecting proxy's CA
-            # is installed there), as Python's urllib above uses it.
-            system_cas = "/etc/ssl/certs/ca-certificates.crt"
-            if not env.get("NODE_EXTRA_CA_CERTS") and os.path.isfile(system_cas):
-                env["NODE_EXTRA_CA_CERTS"] = system_cas
             packages = [f"@modelcontextprotocol/{name}@{MCP_VERSION}" for name in MCP_PACKAGES]
-            print(f"test_deps: npm install {' '.join(packages)}", file=sys.stderr)
-            done = subprocess.run(
-                [str(node_binary), str(cli), "install", "--prefix", str(prefix),
-                 "--no-audit", "--no-fund", "--loglevel=error", "--fetch-timeout=60000",
-                 "--fetch-retries=2", *packages],
-                env=env, stdout=sys.stderr,
-            )
-            if done.returncode != 0 or not installed():
+            if npm_install(target, prefix, packages) != 0 or not installed():
                 fail(f"npm install {' '.join(packages)} failed")
     return scope
+
+
+def acp_sdk(target):
+    prefix = target / "acp-sdk"
+    package = prefix / "node_modules" / "@agentclientprotocol" / "sdk"
+    entry = package / "dist" / "v1" / "stable" / "acp.js"
+
+    def installed():
+        try:
+            manifest = json.loads((package / "package.json").read_text())
+        except (OSError, ValueError):
+            return False
+        return manifest.get("version") == ACP_SDK_VERSION and entry.is_file()
+
+    with locked(prefix):
+        if not installed():
+            spec = f"@agentclientprotocol/sdk@{ACP_SDK_VERSION}"
+            if npm_install(target, prefix, [spec]) != 0 or not installed():
+                fail(f"npm install {spec} failed")
+    return entry
 
 
 def moto(target):
@@ -220,14 +247,15 @@ def moto(target):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["node", "npm", "mcp-servers", "moto"])
+    parser.add_argument("what", choices=["node", "npm", "mcp-servers", "moto", "acp-sdk"])
     parser.add_argument("--target", type=Path)
     args = parser.parse_args()
     target = args.target or Path(
         os.environ.get("CARGO_TARGET_DIR") or Path(__file__).resolve().parent.parent / "target"
     )
     target = target.resolve()
-    step = {"node": node, "npm": npm, "mcp-servers": mcp_servers, "moto": moto}[args.what]
+    step = {"node": node, "npm": npm, "mcp-servers": mcp_servers, "moto": moto,
+            "acp-sdk": acp_sdk}[args.what]
     print(step(target))
 
 

@@ -1,6 +1,9 @@
 //! The event bus: every event of a run goes to every sink, and permission questions go to the
 //! one responder a front end installs (the TUI); without one, headless runs answer "denied".
 
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
@@ -85,7 +88,27 @@ pub enum Answer {
     /// Allow now and add the question's rule for the rest of the session.
     AllowAlways,
     Deny,
+    /// Deny now and add the question's rule as a deny rule for the rest of the session (an
+    /// editor's "reject always").
+    DenyAlways,
 }
+
+/// Text files as the front end's editor holds them (an ACP client's `fs/read_text_file` and
+/// `fs/write_text_file`): unsaved buffers are read, writes land in the editor. Paths are
+/// absolute and already checked beneath the run's root; checkpoints are still taken first.
+pub trait ClientFiles: Send + Sync {
+    /// Whether reads go through the editor.
+    fn reads(&self) -> bool;
+    /// Whether writes go through the editor.
+    fn writes(&self) -> bool;
+    /// The whole text of `path`, or why not.
+    fn read(&self, path: PathBuf) -> FilesFuture<String>;
+    /// Replace the text of `path` (created when new).
+    fn write(&self, path: PathBuf, text: String) -> FilesFuture<()>;
+}
+
+/// What a [`ClientFiles`] call comes to: its result, or the client's error as text.
+pub type FilesFuture<T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send>>;
 
 #[derive(Debug)]
 pub struct PermissionAsk {
@@ -103,6 +126,8 @@ struct Inner {
     /// Every tool call id of the run, so each is used once.
     call_ids: std::sync::Mutex<CallIds>,
     log: crate::logging::events::EventLog,
+    /// The editor's files, when the front end has them (ACP).
+    files: Option<Arc<dyn ClientFiles>>,
 }
 
 /// Tool call ids handed out in a run. Providers may omit ids or repeat them (some compatible
@@ -153,6 +178,7 @@ impl Bus {
                 open_calls: Default::default(),
                 call_ids: Default::default(),
                 log: Default::default(),
+                files: None,
             }),
             task: None,
             agent: None,
@@ -173,11 +199,26 @@ impl Bus {
                 open_calls: Default::default(),
                 call_ids: Default::default(),
                 log: Default::default(),
+                files: None,
             }),
             task: None,
             agent: None,
             hooks: None,
         }
+    }
+
+    /// The editor's files, when the front end offers them.
+    pub fn files(&self) -> Option<&Arc<dyn ClientFiles>> {
+        self.inner.files.as_ref()
+    }
+
+    /// This new bus, its runs' file tools reading and writing through `files`. Set before the
+    /// bus is shared (a run's clones see what it had then); on a shared one it changes nothing.
+    pub fn with_files(mut self, files: Option<Arc<dyn ClientFiles>>) -> Bus {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.files = files;
+        }
+        self
     }
 
     pub fn run_id(&self) -> &str {

@@ -83,6 +83,16 @@ pub enum Command {
     Scribiz(ScribizArgs),
     /// MCP servers: add one to your config, remove one, list them (started, with their tools).
     Mcp(McpArgs),
+    /// Run as an Agent Client Protocol agent over stdin/stdout, for editors (Zed, Neovim).
+    Acp(Box<AcpArgs>),
+}
+
+/// `splice acp`: the run flags (`--provider`, `--model`, `--permission-mode`, ...) apply to
+/// every session the editor opens; the editor gives each session's directory.
+#[derive(Debug, Clone, Args)]
+pub struct AcpArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,5 +1,6 @@
 //! Splice: a terminal coding agent. The library holds the core; `main.rs` is the binary edge.
 
+pub mod acp;
 pub(crate) mod agent;
 pub(crate) mod blocking;
 pub mod bus;

@@ -53,7 +53,9 @@ fn main() -> ExitCode {
     // first by design), so it skips starting them.
     let tui = cli.command.is_none() && io.out_is_terminal;
     splice::logging::init(!tui);
-    let mut builder = if tui {
+    // An ACP agent serves several sessions at once, each with its own turns.
+    let acp = matches!(cli.command, Some(Command::Acp(_)));
+    let mut builder = if tui || acp {
         tokio::runtime::Builder::new_multi_thread()
     } else {
         tokio::runtime::Builder::new_current_thread()
@@ -91,6 +93,7 @@ async fn dispatch(cli: Cli, io: Io) -> Result<Exit, commands::Error> {
         Some(Command::Registry(_)) => Ok(Exit::Failed),
         Some(Command::Scribiz(args)) => commands::scribiz::run(args, io).await,
         Some(Command::Mcp(args)) => commands::mcp::run(args, io).await,
+        Some(Command::Acp(args)) => commands::acp::run(args, io).await,
         None => commands::frontend::run(&cli, io).await,
     }
 }

@@ -2,6 +2,7 @@
 //! and dispatches here. Each reports its own failures (on stderr, or as stream-json on stdout)
 //! and returns how the process exits; an [`Error`] is what it could not report itself.
 
+pub mod acp;
 pub mod exec;
 pub mod frontend;
 pub mod login;

@@ -44,6 +44,8 @@ pub(super) struct Core {
     login: Option<crate::device_login::DeviceLogin>,
     /// MCP servers starting on the hub (and approvals being saved): a warning each, or none.
     mcp_starts: tokio::task::JoinSet<Option<String>>,
+    /// The front end's editor files, handed to every run (ACP).
+    files: Option<std::sync::Arc<dyn crate::bus::ClientFiles>>,
 }
 
 impl Core {
@@ -51,9 +53,11 @@ impl Core {
         settings: RunSettings,
         frontend: Frontend,
         asks: Option<mpsc::UnboundedSender<PermissionAsk>>,
+        files: Option<std::sync::Arc<dyn crate::bus::ClientFiles>>,
     ) -> Core {
         Core {
             asks,
+            files,
             waiting: HashMap::new(),
             relays: tokio::task::JoinSet::new(),
             login: None,
@@ -423,6 +427,7 @@ impl Core {
             Some(asks) => Bus::with_responder(new_run_id(), sinks, asks.clone()),
             None => Bus::new(new_run_id(), sinks),
         }
+        .with_files(self.files.clone())
     }
 
     fn start_turn(&mut self, input: Input) {

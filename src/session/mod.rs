@@ -105,7 +105,17 @@ impl Session {
     /// it starts from a copy of the one in `settings` (a reopened session's, replayed), which
     /// nothing outside it shares; its changes are reported ([`SessionEvent::Memory`]). With
     /// [`McpScope::Session`] it builds the hub its turns share, and ends it when it ends.
-    pub fn spawn(mut settings: RunSettings, frontend: Frontend) -> Session {
+    pub fn spawn(settings: RunSettings, frontend: Frontend) -> Session {
+        Session::spawn_with_files(settings, frontend, None)
+    }
+
+    /// [`Session::spawn`], its runs' file tools reading and writing through `files` (an ACP
+    /// client's editor) when given.
+    pub fn spawn_with_files(
+        mut settings: RunSettings,
+        frontend: Frontend,
+        files: Option<Arc<dyn crate::bus::ClientFiles>>,
+    ) -> Session {
         settings.conversation = settings.conversation.detached();
         let hub = frontend.mcp.clone().hub();
         settings.mcp.hub = hub.clone();
@@ -117,7 +127,7 @@ impl Session {
         } else {
             (None, None)
         };
-        let core = core_loop::Core::new(settings, frontend, asks);
+        let core = core_loop::Core::new(settings, frontend, asks, files);
         Session {
             handle: Handle { ops },
             task: tokio::spawn(core.serve(receiver, questions)),

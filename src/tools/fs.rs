@@ -33,15 +33,74 @@ pub fn read_file(root: &Path, args: &ReadArgs) -> Result<(String, bool), ToolErr
     }
     let file = beneath::open_regular(root, &path)
         .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", args.path)))?;
+    page(std::io::BufReader::new(file), args)
+}
+
+/// `read_file` through the editor's buffer: the path checked beneath the root as for a read
+/// from disk (a regular file opened beneath it), the text the client holds paged the same way.
+pub async fn read_through(
+    root: &Path,
+    args: &ReadArgs,
+    files: &std::sync::Arc<dyn crate::bus::ClientFiles>,
+) -> Result<(String, bool), ToolError> {
+    let path = resolve(root, &args.path)?;
+    let checked = (root.to_path_buf(), path.clone());
+    let shown = args.path.clone();
+    let regular = crate::blocking::atomic(move || {
+        if checked.1.is_dir() {
+            return Err(format!("{shown} is a directory; use list_files"));
+        }
+        beneath::open_regular(&checked.0, &checked.1)
+            .map(drop)
+            .map_err(|e| format!("cannot read {shown}: {e}"))
+    });
+    regular.map_err(ToolError::Failed)?;
+    let text = files
+        .read(path)
+        .await
+        .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", args.path)))?;
+    page(std::io::Cursor::new(text.into_bytes()), args)
+}
+
+/// Every change writes text (none deletes, all UTF-8): what an editor can take.
+pub fn all_text(changes: &[FileChange]) -> bool {
+    changes.iter().all(|c| {
+        c.after
+            .as_ref()
+            .is_some_and(|bytes| std::str::from_utf8(bytes).is_ok())
+    })
+}
+
+/// Write planned text changes through the editor, each path checked beneath the root again
+/// right before (as the kernel checks a write to disk). Each write is a task of its own, so an
+/// interrupt never leaves one half sent.
+pub async fn write_through(
+    root: &Path,
+    changes: &[FileChange],
+    files: &std::sync::Arc<dyn crate::bus::ClientFiles>,
+) -> Result<(), ToolError> {
+    for change in changes {
+        resolve_for_write(root, &change.shown)?;
+        let text = change
+            .after
+            .as_ref()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        let write = files.write(change.path.clone(), text);
+        let written = tokio::spawn(write)
+            .await
+            .map_err(|e| ToolError::Failed(format!("the write stopped: {e}")))?;
+        written.map_err(|e| ToolError::Failed(format!("cannot write {}: {e}", change.shown)))?;
+    }
+    Ok(())
+}
+
+/// One `read_file` page of `reader`, with the note that says how to read on.
+fn page(reader: impl std::io::BufRead, args: &ReadArgs) -> Result<(String, bool), ToolError> {
     let first = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_READ_LINES);
-    let page = read_lines(
-        std::io::BufReader::new(file),
-        first,
-        limit,
-        MAX_OUTPUT_BYTES * 4,
-    )
-    .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", args.path)))?;
+    let page = read_lines(reader, first, limit, MAX_OUTPUT_BYTES * 4)
+        .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", args.path)))?;
     let mut bytes = page.bytes;
     if page.cut {
         // The byte budget may have split a character: drop its first half.
@@ -160,6 +219,30 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<Vec<FileChange>, ToolEr
     let path = resolve_for_write(root, &args.path)?;
     let before = read_existing(root, &path)?
         .ok_or_else(|| ToolError::Failed(format!("{} does not exist", args.path)))?;
+    plan_edit_of(root, args, path, before)
+}
+
+/// `edit_file` on the text the editor holds (unsaved changes included): the path checked as
+/// for a write, the buffer read through the client, the edit planned on it.
+pub async fn plan_edit_through(
+    root: &Path,
+    args: &EditArgs,
+    files: &std::sync::Arc<dyn crate::bus::ClientFiles>,
+) -> Result<Vec<FileChange>, ToolError> {
+    let path = crate::blocking::atomic(|| resolve_for_write(root, &args.path))?;
+    let before = files
+        .read(path.clone())
+        .await
+        .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", args.path)))?;
+    plan_edit_of(root, args, path, before.into_bytes())
+}
+
+fn plan_edit_of(
+    root: &Path,
+    args: &EditArgs,
+    path: std::path::PathBuf,
+    before: Vec<u8>,
+) -> Result<Vec<FileChange>, ToolError> {
     let text = String::from_utf8(before.clone())
         .map_err(|_| ToolError::Failed(format!("{} is not a UTF-8 text file", args.path)))?;
     if args.old_string.is_empty() {

@@ -501,6 +501,14 @@ impl ToolRunner {
                 {
                     return Ok(self.finish(id, status, reason, false, None, None));
                 }
+                // The editor's buffer, unsaved changes included, when the client offers it.
+                if tool == ToolName::ReadFile
+                    && let Some(files) = self.bus.files().filter(|f| f.reads())
+                {
+                    let args: super::ReadArgs = parse_args(args)?;
+                    let (output, truncated) = super::fs::read_through(root, &args, files).await?;
+                    return Ok(self.finish(id, ToolStatus::Ok, output, truncated, None, None));
+                }
                 // Walking a large tree is blocking work: off the runtime's thread, so the TUI
                 // keeps drawing while a search runs.
                 let (root, args) = (root.clone(), args.clone());
@@ -514,14 +522,21 @@ impl ToolRunner {
                 Ok(self.finish(id, ToolStatus::Ok, output, truncated, None, None))
             }
             ToolName::WriteFile | ToolName::EditFile => {
-                // Planning reads the file: blocking work, off the runtime's threads.
-                let changes = crate::blocking::atomic(|| {
-                    if tool == ToolName::WriteFile {
-                        plan_write(root, &parse_args(args)?)
-                    } else {
-                        plan_edit(root, &parse_args(args)?)
+                let editor = self.bus.files().filter(|f| f.reads());
+                let changes = match editor {
+                    // An edit applies to the editor's buffer, as the person sees it.
+                    Some(files) if tool == ToolName::EditFile => {
+                        super::fs::plan_edit_through(root, &parse_args(args)?, files).await?
                     }
-                })?;
+                    // Planning reads the file: blocking work, off the runtime's threads.
+                    _ => crate::blocking::atomic(|| {
+                        if tool == ToolName::WriteFile {
+                            plan_write(root, &parse_args(args)?)
+                        } else {
+                            plan_edit(root, &parse_args(args)?)
+                        }
+                    })?,
+                };
                 match self.write_changes(id, tool.builtin(), &changes).await {
                     Ok(changed) => {
                         let summary = format!("wrote {}", changed.join(", "));
@@ -621,6 +636,13 @@ impl ToolRunner {
         {
             return Err((status, reason));
         }
+        // Text written through the editor (an ACP client) lands in its buffers; deletions and
+        // bytes that are not text go to disk as always.
+        let through = self
+            .bus
+            .files()
+            .filter(|f| f.writes())
+            .filter(|_| super::fs::all_text(changes));
         // The checkpoint and the write are blocking work that must land together: an interrupt
         // takes effect after both, never between them.
         crate::blocking::atomic(|| {
@@ -629,8 +651,16 @@ impl ToolRunner {
                 .save(tool.as_str(), changes)
                 .map_err(|e| (ToolStatus::Error, e.to_string()))?;
             self.bus.emit(Event::Checkpoint { checkpoint: info });
+            if through.is_some() {
+                return Ok(());
+            }
             apply(&self.root, changes).map_err(|e| (ToolStatus::Error, e.to_string()))
         })?;
+        if let Some(files) = through {
+            super::fs::write_through(&self.root, changes, files)
+                .await
+                .map_err(|e| (ToolStatus::Error, e.to_string()))?;
+        }
         self.bus.show_changes(id, &shown);
         Ok(targets)
     }
@@ -733,6 +763,14 @@ impl ToolRunner {
                     Some(Answer::AllowAlways) => {
                         for rule in &rules {
                             if let Ok(rule) = Rule::parse(Effect::Allow, rule) {
+                                self.policy.add_rule(rule);
+                            }
+                        }
+                        answer_decision(answer.as_ref())
+                    }
+                    Some(Answer::DenyAlways) => {
+                        for rule in &rules {
+                            if let Ok(rule) = Rule::parse(Effect::Deny, rule) {
                                 self.policy.add_rule(rule);
                             }
                         }
@@ -978,7 +1016,7 @@ pub(crate) struct Question<'a> {
 pub(crate) fn answer_decision(answer: Option<&Answer>) -> Result<String, String> {
     match answer {
         Some(Answer::AllowOnce | Answer::AllowAlways) => Ok("approved in TUI".to_string()),
-        Some(Answer::Deny) => Err(crate::bus::DENIED_IN_TUI.to_string()),
+        Some(Answer::Deny | Answer::DenyAlways) => Err(crate::bus::DENIED_IN_TUI.to_string()),
         None => Err("headless run has no interactive responder".to_string()),
     }
 }

@@ -455,10 +455,7 @@ pub fn open_session(
                 Record::Session { .. } => {}
                 Record::Prompt { text } => {
                     // The saved text may carry the earlier context; show only the request.
-                    let shown = text
-                        .rsplit_once("\nNew request:\n")
-                        .map_or(text.as_str(), |(_, r)| r)
-                        .to_string();
+                    let shown = super::session::typed_request(&text).to_string();
                     memory.flush(conversation);
                     memory.exchange = Some((shown.clone(), String::new()));
                     memory.turn_ended = false;

@@ -233,6 +233,13 @@ impl SessionWriter {
     }
 }
 
+/// The request a saved prompt's text holds: the saved text may carry the earlier context
+/// before it; the request is what was typed.
+pub fn typed_request(text: &str) -> &str {
+    text.rsplit_once("\nNew request:\n")
+        .map_or(text, |(_, r)| r)
+}
+
 /// Whether `text` has a session id's shape: anything else (`..`, a path) never names a file.
 pub fn is_session_id(text: &str) -> bool {
     text.strip_prefix("session_").is_some_and(|rest| {

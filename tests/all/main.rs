@@ -6,6 +6,7 @@
 
 mod support;
 
+mod acp;
 mod binaries;
 mod checkpoints;
 mod cli;

@@ -1,0 +1,370 @@
+//! One ACP session's outbound side: what the core session reports (its runs' events, its own
+//! reports) becomes session updates in the order it happened, each prompt is answered when its
+//! turn ends, permission questions go to the client, and the session log is written so the
+//! session can be loaded again.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::schema::{
+    ConfigOptionUpdate, CurrentModeUpdate, PermissionOption, PermissionOptionKind, PromptResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
+    StopReason, ToolCallUpdate, ToolCallUpdateFields,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use tokio::sync::mpsc;
+
+use super::updates::{Translator, chunk, kind};
+use crate::bus::{Answer, PermissionQuestion, Preview, Sink};
+use crate::exit::Exit;
+use crate::protocol::Event;
+use crate::protocol::codes::ErrorCode as RunErrorCode;
+use crate::sanitize::rechunk::Rechunker;
+use crate::sanitize::redact::Redactor;
+use crate::session::{Handle, Op, ReportSink, SessionEvent};
+use crate::tui::session::{Record, SessionWriter};
+
+/// A built-in command typed as a prompt, answered by the session's report of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    Compact,
+    Clear,
+    Model,
+    Tier,
+}
+
+/// What reaches the driver, in the order it happened.
+pub enum Out {
+    Event {
+        run_id: String,
+        task: Option<String>,
+        event: Box<Event>,
+    },
+    Changes {
+        id: String,
+        changes: Vec<Preview>,
+    },
+    Report(Box<SessionEvent>),
+    /// A prompt started a turn: answered when the turn ends.
+    Prompt {
+        responder: Responder<PromptResponse>,
+        text: String,
+    },
+    /// A built-in command: answered by the session's report of it.
+    Command {
+        responder: Responder<PromptResponse>,
+        command: Builtin,
+    },
+}
+
+/// The session's sink and report sink: everything to the driver.
+pub struct Tap(pub mpsc::UnboundedSender<Out>);
+
+impl Sink for Tap {
+    fn emit(&self, run_id: &str, event: &Event) {
+        self.emit_in(run_id, None, event);
+    }
+
+    fn emit_in(&self, run_id: &str, task: Option<&str>, event: &Event) {
+        let _ = self.0.send(Out::Event {
+            run_id: run_id.to_string(),
+            task: task.map(str::to_string),
+            event: Box::new(event.clone()),
+        });
+    }
+
+    fn changes(&self, _run_id: &str, id: &str, changes: &[Preview]) {
+        let _ = self.0.send(Out::Changes {
+            id: id.to_string(),
+            changes: changes.to_vec(),
+        });
+    }
+}
+
+impl ReportSink for Tap {
+    fn session(&self, event: &SessionEvent) {
+        let _ = self.0.send(Out::Report(Box::new(event.clone())));
+    }
+}
+
+/// The option ids of a permission request.
+pub const ALLOW_ONCE: &str = "allow_once";
+pub const ALLOW_ALWAYS: &str = "allow_always";
+pub const REJECT_ONCE: &str = "reject_once";
+pub const REJECT_ALWAYS: &str = "reject_always";
+
+pub struct Driver {
+    pub cx: ConnectionTo<Client>,
+    pub session_id: String,
+    pub handle: Handle,
+    pub translator: Translator,
+    pub redactor: Redactor,
+    pub log: Option<SessionWriter>,
+    /// The model's settings as applied, for the session's options.
+    pub models: super::modes::Models,
+    pub turns: VecDeque<Responder<PromptResponse>>,
+    pub commands: VecDeque<(Builtin, Responder<PromptResponse>)>,
+    /// Held-back deltas per stream (the run's, each task's), so no secret straddles two
+    /// updates.
+    pub rechunkers: HashMap<Option<String>, Rechunker>,
+    /// The last error a run reported, for its prompt's answer.
+    pub last_error: Option<(RunErrorCode, String)>,
+}
+
+impl Driver {
+    pub async fn serve(mut self, mut inbox: mpsc::UnboundedReceiver<Out>) {
+        while let Some(out) = inbox.recv().await {
+            self.take(out);
+        }
+        // The session ended: a prompt still waiting is cancelled, never left unanswered.
+        for responder in self.turns.drain(..) {
+            let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
+        }
+        for (_, responder) in self.commands.drain(..) {
+            let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
+        }
+        if let Some(log) = self.log.take() {
+            crate::blocking::atomic(|| log.close());
+        }
+    }
+
+    fn log(&self, record: Record) {
+        if let Some(log) = &self.log {
+            log.append(record);
+        }
+    }
+
+    fn send(&self, update: SessionUpdate) {
+        let note = SessionNotification::new(self.session_id.clone(), update);
+        if let Err(error) = self.cx.send_notification(note) {
+            tracing::warn!(target: "splice::acp", %error, "session update not sent");
+        }
+    }
+
+    fn say(&self, text: impl Into<String>) {
+        self.send(SessionUpdate::AgentMessageChunk(chunk(text)));
+    }
+
+    fn take(&mut self, out: Out) {
+        match out {
+            Out::Event {
+                run_id,
+                task,
+                event,
+            } => {
+                self.log(Record::Event {
+                    run_id,
+                    event: event.clone(),
+                });
+                if let Event::Error { code, message, .. } = &*event {
+                    self.last_error = Some((*code, message.clone()));
+                }
+                if let Event::RunStart { .. } = &*event {
+                    self.last_error = None;
+                }
+                let redactor = self.redactor.clone();
+                let rechunker = self
+                    .rechunkers
+                    .entry(task.clone())
+                    .or_insert_with(|| Rechunker::new(redactor));
+                for event in rechunker.push(&event) {
+                    for update in self.translator.event(task.as_deref(), &event) {
+                        self.send(update);
+                    }
+                }
+            }
+            Out::Changes { id, changes } => {
+                self.flush();
+                for update in self.translator.changes(&id, &changes) {
+                    self.send(update);
+                }
+            }
+            Out::Prompt { responder, text } => {
+                self.log(Record::Prompt { text });
+                self.turns.push_back(responder);
+            }
+            Out::Command { responder, command } => {
+                self.commands.push_back((command, responder));
+            }
+            Out::Report(report) => self.report(*report),
+        }
+    }
+
+    /// Every held delta, sent.
+    fn flush(&mut self) {
+        let mut held = Vec::new();
+        for (task, rechunker) in &mut self.rechunkers {
+            for event in rechunker.flush() {
+                held.push((task.clone(), event));
+            }
+        }
+        for (task, event) in held {
+            for update in self.translator.event(task.as_deref(), &event) {
+                self.send(update);
+            }
+        }
+    }
+
+    fn answer_command(&mut self, matches: impl Fn(Builtin) -> bool, text: String) -> bool {
+        let Some(at) = self.commands.iter().position(|(c, _)| matches(*c)) else {
+            return false;
+        };
+        if let Some((_, responder)) = self.commands.remove(at) {
+            self.say(text);
+            let _ = responder.respond(PromptResponse::new(StopReason::EndTurn));
+        }
+        true
+    }
+
+    fn report(&mut self, report: SessionEvent) {
+        match report {
+            SessionEvent::TurnEnded { code } => {
+                self.flush();
+                let answer = self.stop_reason(code);
+                if let Some(responder) = self.turns.pop_front() {
+                    let _ = responder.respond_with_result(answer);
+                }
+            }
+            SessionEvent::TurnDropped => {
+                if let Some(responder) = self.turns.pop_front() {
+                    let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
+                }
+            }
+            SessionEvent::PermissionAsked(question) => self.ask(question),
+            SessionEvent::Memory(unsaved) => self.log(Record::Memory(unsaved)),
+            SessionEvent::Cleared => {
+                self.log(Record::Clear);
+                self.answer_command(|c| c == Builtin::Clear, "Conversation cleared.".into());
+            }
+            SessionEvent::Undone(undone) => self.log(Record::Undo {
+                run_id: undone.run_id,
+                sequence: undone.sequence,
+                files: undone.files,
+                deleted: undone.deleted,
+            }),
+            SessionEvent::ModeSet(mode) => {
+                self.send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                    mode.as_str(),
+                )));
+            }
+            SessionEvent::ModelSet(provider) => {
+                self.models.set(provider.clone());
+                self.translator.set_window(self.models.window());
+                self.send(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                    self.models.options(),
+                )));
+                let text = format!("Model: {}/{}", provider.kind.name(), provider.model);
+                self.answer_command(|c| c == Builtin::Model, text);
+            }
+            SessionEvent::TierSet(tier) => {
+                self.answer_command(|c| c == Builtin::Tier, format!("Tier: {}", tier.as_str()));
+            }
+            SessionEvent::CompactEnded(outcome) => {
+                let text = outcome.text.clone();
+                if !self.answer_command(|c| c == Builtin::Compact, text.clone()) {
+                    self.say(format!("\n> {text}\n"));
+                }
+            }
+            SessionEvent::Refused { reason } => {
+                let any = |c: Builtin| c == Builtin::Compact || c == Builtin::Model;
+                if !self.answer_command(any, reason.clone()) {
+                    self.say(format!("\n> {reason}\n"));
+                }
+            }
+            SessionEvent::Warning { message } => self.say(format!("\n> warning: {message}\n")),
+            _ => {}
+        }
+    }
+
+    /// How a prompt's turn ended: its stop reason, or a JSON-RPC error with the run's message
+    /// for a provider or usage failure.
+    fn stop_reason(&mut self, code: Exit) -> Result<PromptResponse, agent_client_protocol::Error> {
+        let error = self.last_error.take();
+        match code {
+            Exit::Interrupted => Ok(PromptResponse::new(StopReason::Cancelled)),
+            Exit::Success | Exit::Failed => Ok(PromptResponse::new(match error {
+                Some((RunErrorCode::TurnLimit, _)) => StopReason::MaxTurnRequests,
+                _ => StopReason::EndTurn,
+            })),
+            Exit::Usage | Exit::Provider => {
+                let (code, message) = error.unwrap_or((
+                    RunErrorCode::InternalError,
+                    format!("the run failed (exit {})", code.code()),
+                ));
+                let message = self.redactor.redact_str(&message).unwrap_or(message);
+                let code = match code {
+                    RunErrorCode::AuthError => agent_client_protocol::ErrorCode::AUTH_REQUIRED,
+                    _ => agent_client_protocol::ErrorCode::INTERNAL_ERROR,
+                };
+                Err(agent_client_protocol::Error::new(code, message))
+            }
+        }
+    }
+
+    /// Ask the client; its answer goes back to the session (a cancelled request, or an
+    /// error, is a denial).
+    fn ask(&self, question: PermissionQuestion) {
+        let fields = ToolCallUpdateFields::new()
+            .kind(kind(&question.tool, question.side_effect))
+            .content(self.translator.preview_content(&question.previews));
+        let request = RequestPermissionRequest::new(
+            self.session_id.clone(),
+            ToolCallUpdate::new(question.id.clone(), fields),
+            permission_options(&question),
+        );
+        let sent = self.cx.send_request(request);
+        let handle = self.handle.clone();
+        let id = question.id;
+        tokio::spawn(async move {
+            let answer = match sent.block_task().await {
+                Ok(response) => match response.outcome {
+                    RequestPermissionOutcome::Selected(selected) => {
+                        match selected.option_id.to_string().as_str() {
+                            ALLOW_ONCE => Answer::AllowOnce,
+                            ALLOW_ALWAYS => Answer::AllowAlways,
+                            REJECT_ALWAYS => Answer::DenyAlways,
+                            _ => Answer::Deny,
+                        }
+                    }
+                    _ => Answer::Deny,
+                },
+                Err(error) => {
+                    tracing::warn!(target: "splice::acp", %error, "permission request failed");
+                    Answer::Deny
+                }
+            };
+            handle.submit(Op::AnswerPermission { id, answer });
+        });
+    }
+}
+
+/// Allow once, allow always (the rule the TUI's "allow always" adds), reject once, reject
+/// always.
+fn permission_options(question: &PermissionQuestion) -> Vec<PermissionOption> {
+    vec![
+        PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
+        PermissionOption::new(
+            ALLOW_ALWAYS,
+            format!("Allow always ({})", question.rule),
+            PermissionOptionKind::AllowAlways,
+        ),
+        PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
+        PermissionOption::new(
+            REJECT_ALWAYS,
+            format!("Reject always ({})", question.rule),
+            PermissionOptionKind::RejectAlways,
+        ),
+    ]
+}
+
+/// The driver's channel and its sink, for a new session.
+pub fn channel() -> (
+    mpsc::UnboundedSender<Out>,
+    mpsc::UnboundedReceiver<Out>,
+    Arc<Tap>,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let tap = Arc::new(Tap(tx.clone()));
+    (tx, rx, tap)
+}

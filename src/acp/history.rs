@@ -1,0 +1,58 @@
+//! `session/load`: a saved session's conversation, rebuilt from its log as the terminal UI
+//! rebuilds it, and its history replayed to the client as updates.
+
+use std::path::Path;
+
+use agent_client_protocol::v1::schema::SessionUpdate;
+
+use super::updates::{Translator, chunk};
+use crate::conversation::Conversation;
+use crate::tui::session::{Record, SessionError, load, started_in, typed_request};
+
+/// A saved session, read back.
+pub struct Loaded {
+    pub conversation: Conversation,
+    pub updates: Vec<SessionUpdate>,
+}
+
+/// Read session `id` of `data_dir`, which must have been started in `cwd`.
+pub fn read(data_dir: &Path, id: &str, cwd: &Path) -> Result<Vec<Record>, SessionError> {
+    let records = load(data_dir, id)?;
+    if let Some(started) = started_in(&records)
+        && Path::new(started) != cwd
+    {
+        return Err(SessionError::Elsewhere {
+            id: id.to_string(),
+            cwd: started.to_string(),
+        });
+    }
+    Ok(records)
+}
+
+/// The conversation the records leave (exact where the log kept it, `Record::Memory`), and
+/// the updates that show the session as it went: each request as the person's message, then
+/// what the runs said and did.
+pub fn replay(records: Vec<Record>, translator: &mut Translator) -> Loaded {
+    let conversation = Conversation::default();
+    let mut updates = Vec::new();
+    for record in records {
+        match record {
+            Record::Session { .. } => {}
+            Record::Prompt { text } => {
+                updates.push(SessionUpdate::UserMessageChunk(chunk(typed_request(&text))));
+            }
+            Record::Event { event, .. } => updates.extend(translator.event(None, &event)),
+            Record::Memory(unsaved) => conversation.apply(unsaved),
+            Record::Clear => conversation.clear(),
+            Record::Undo { files, .. } => {
+                if !files.is_empty() {
+                    conversation.push_note(&crate::conversation::undo_note(&files));
+                }
+            }
+        }
+    }
+    Loaded {
+        conversation,
+        updates,
+    }
+}

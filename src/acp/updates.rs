@@ -1,0 +1,368 @@
+//! A run's events as ACP session updates: the model's text and reasoning as chunks, each tool
+//! call as a `tool_call` and its `tool_call_update`s (kind, locations, diffs, output), stage
+//! markers as the `plan`, usage as `usage_update`. The same mapping replays a saved session.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, Cost, Diff, SessionUpdate, TextContent, ToolCall, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
+};
+use serde_json::Value;
+
+use super::plan::PlanTracker;
+use crate::bus::Preview;
+use crate::protocol::Event;
+use crate::protocol::events::{SideEffect, ToolStatus};
+use crate::protocol::marker::{ReasoningPiece, split_markers};
+use crate::sanitize::redact::Redactor;
+
+/// Turns one session's events into updates; it remembers what later updates need (each
+/// call's diffs, the plan so far, the cost so far).
+pub struct Translator {
+    root: PathBuf,
+    redactor: Redactor,
+    /// The diffs a write showed, by call id: a result's content replaces the call's, so they
+    /// are sent again with it.
+    diffs: HashMap<String, Vec<ToolCallContent>>,
+    plan: PlanTracker,
+    /// The context window of the model, for `usage_update`.
+    window: u64,
+    cost: Option<f64>,
+}
+
+impl Translator {
+    pub fn new(root: &Path, redactor: Redactor, window: u64) -> Translator {
+        Translator {
+            root: root.to_path_buf(),
+            redactor,
+            diffs: HashMap::new(),
+            plan: PlanTracker::default(),
+            window,
+            cost: None,
+        }
+    }
+
+    pub fn set_window(&mut self, window: u64) {
+        self.window = window;
+    }
+
+    /// Text made safe to hand out: secrets redacted as in every other sink.
+    fn clean(&self, text: &str) -> String {
+        self.redactor
+            .redact_str(text)
+            .unwrap_or_else(|| text.to_string())
+    }
+
+    /// The updates for one event of a run (`task`: the design-plan task it belongs to).
+    pub fn event(&mut self, task: Option<&str>, event: &Event) -> Vec<SessionUpdate> {
+        match event {
+            Event::Text { delta } if !delta.is_empty() => {
+                vec![SessionUpdate::AgentMessageChunk(chunk(self.clean(delta)))]
+            }
+            Event::Reasoning { delta } => self.reasoning(task, delta),
+            Event::ToolCall {
+                id,
+                name,
+                args,
+                side_effect,
+            } => {
+                let call = ToolCall::new(id.clone(), self.clean(&title(name, args)))
+                    .kind(kind(name, *side_effect))
+                    .status(ToolCallStatus::InProgress)
+                    .locations(locations(&self.root, args))
+                    .raw_input(redacted_value(&self.redactor, args));
+                vec![SessionUpdate::ToolCall(call)]
+            }
+            Event::ToolResult {
+                id, status, output, ..
+            } => {
+                let status = match status {
+                    ToolStatus::Ok => ToolCallStatus::Completed,
+                    _ => ToolCallStatus::Failed,
+                };
+                let mut content = self.diffs.remove(id).unwrap_or_default();
+                if !output.is_empty() {
+                    content.push(text_content(fenced(&self.clean(output))));
+                }
+                let fields = ToolCallUpdateFields::new().status(status).content(content);
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    id.clone(),
+                    fields,
+                ))]
+            }
+            Event::Usage(usage) if usage.provider != "scribiz" => {
+                if let Some(cost) = usage.cost_usd {
+                    self.cost = Some(self.cost.unwrap_or(0.0) + cost);
+                }
+                let used = usage.prompt_tokens + usage.completion_tokens;
+                let mut update = UsageUpdate::new(used, self.window.max(used));
+                if let Some(amount) = self.cost {
+                    update = update.cost(Cost::new(amount, "USD"));
+                }
+                vec![SessionUpdate::UsageUpdate(update)]
+            }
+            Event::Warning { message, .. } => {
+                vec![SessionUpdate::AgentMessageChunk(chunk(format!(
+                    "\n> warning: {}\n",
+                    self.clean(message)
+                )))]
+            }
+            Event::Error { message, .. } => {
+                vec![SessionUpdate::AgentMessageChunk(chunk(format!(
+                    "\n> error: {}\n",
+                    self.clean(message)
+                )))]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Reasoning text as thought chunks; its stage markers move the plan.
+    fn reasoning(&mut self, task: Option<&str>, delta: &str) -> Vec<SessionUpdate> {
+        let mut updates = Vec::new();
+        for piece in split_markers(delta) {
+            match piece {
+                ReasoningPiece::Text(text) if !text.is_empty() => {
+                    updates.push(SessionUpdate::AgentThoughtChunk(chunk(self.clean(&text))))
+                }
+                ReasoningPiece::Text(_) => {}
+                ReasoningPiece::Marker(marker) => {
+                    if let Some(plan) = self.plan.apply(task, &marker) {
+                        updates.push(SessionUpdate::Plan(plan));
+                    }
+                }
+            }
+        }
+        updates
+    }
+
+    /// What an allowed write changed (before its result): the call's diffs.
+    pub fn changes(&mut self, id: &str, changes: &[Preview]) -> Vec<SessionUpdate> {
+        let content = diff_content(&self.root, changes);
+        if content.is_empty() {
+            return Vec::new();
+        }
+        self.diffs.insert(id.to_string(), content.clone());
+        let fields = ToolCallUpdateFields::new()
+            .content(content)
+            .locations(changed_lines(&self.root, changes));
+        vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            id.to_string(),
+            fields,
+        ))]
+    }
+
+    /// The content a permission request shows of the call: its diffs, its command, its input.
+    pub fn preview_content(&self, previews: &[Preview]) -> Vec<ToolCallContent> {
+        let mut content = diff_content(&self.root, previews);
+        for preview in previews {
+            match preview {
+                Preview::Command(command) => {
+                    content.push(text_content(fenced(&self.clean(command))));
+                }
+                Preview::Call { input, .. } => {
+                    content.push(text_content(fenced(&self.clean(input))));
+                }
+                Preview::Note(note) => content.push(text_content(self.clean(note))),
+                Preview::Write { .. } | Preview::None => {}
+            }
+        }
+        content
+    }
+}
+
+/// A text chunk of a message or thought.
+pub fn chunk(text: impl Into<String>) -> ContentChunk {
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+}
+
+fn text_content(text: String) -> ToolCallContent {
+    ToolCallContent::from(ContentBlock::Text(TextContent::new(text)))
+}
+
+/// Output shown as it is (a command's, a tool's), not read as markdown.
+fn fenced(text: &str) -> String {
+    let fence = if text.contains("```") { "````" } else { "```" };
+    format!("{fence}\n{}\n{fence}", text.trim_end())
+}
+
+fn redacted_value(redactor: &Redactor, value: &Value) -> Value {
+    let text = value.to_string();
+    match redactor.redact_str(&text) {
+        Some(clean) => serde_json::from_str(&clean).unwrap_or(Value::Null),
+        None => value.clone(),
+    }
+}
+
+/// Each write's diff: the file's text before (none: new) and after (a deletion shows empty).
+fn diff_content(root: &Path, previews: &[Preview]) -> Vec<ToolCallContent> {
+    previews
+        .iter()
+        .filter_map(|preview| match preview {
+            Preview::Write {
+                path,
+                before,
+                after,
+            } => Some(ToolCallContent::Diff(
+                Diff::new(root.join(path), after.clone().unwrap_or_default())
+                    .old_text(before.clone()),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Where each write starts to differ: the file, and its first changed line (1-based).
+fn changed_lines(root: &Path, changes: &[Preview]) -> Vec<ToolCallLocation> {
+    changes
+        .iter()
+        .filter_map(|change| match change {
+            Preview::Write {
+                path,
+                before,
+                after,
+            } => {
+                let before = before.as_deref().unwrap_or_default();
+                let after = after.as_deref().unwrap_or_default();
+                let same = before
+                    .lines()
+                    .zip(after.lines())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let line = u32::try_from(same + 1).ok();
+                Some(ToolCallLocation::new(root.join(path)).line(line))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The kind an editor shows for a call: by its name where Splice knows it, else by what it
+/// does.
+pub fn kind(name: &str, side_effect: SideEffect) -> ToolKind {
+    match name {
+        "read_file" | "list_files" => ToolKind::Read,
+        "search_files" => ToolKind::Search,
+        "write_file" | "edit_file" | "submit_code" | "submit_tests" => ToolKind::Edit,
+        "run_command" => ToolKind::Execute,
+        "submit_analysis" | "submit_audit" | "submit_verdict" => ToolKind::Think,
+        _ => match side_effect {
+            SideEffect::Read => ToolKind::Read,
+            SideEffect::Write => ToolKind::Edit,
+            SideEffect::Execute => ToolKind::Execute,
+            SideEffect::Network => ToolKind::Fetch,
+            SideEffect::None => ToolKind::Think,
+        },
+    }
+}
+
+/// A short title: what the call does to what.
+pub fn title(name: &str, args: &Value) -> String {
+    let text = |key: &str| args.get(key).and_then(Value::as_str);
+    match name {
+        "read_file" => format!("Read {}", text("path").unwrap_or("?")),
+        "list_files" => format!("List {}", text("path").unwrap_or(".")),
+        "search_files" => format!("Search for `{}`", text("pattern").unwrap_or("")),
+        "write_file" => format!("Write {}", text("path").unwrap_or("?")),
+        "edit_file" => format!("Edit {}", text("path").unwrap_or("?")),
+        "run_command" => format!("Run `{}`", text("command").unwrap_or("")),
+        "transcribe" => format!("Transcribe {}", text("path").unwrap_or("?")),
+        _ => name.to_string(),
+    }
+}
+
+/// The files a call names, absolute: `path` (with `offset` as its line), or a submission's
+/// `files`.
+pub fn locations(root: &Path, args: &Value) -> Vec<ToolCallLocation> {
+    let absolute = |path: &str| {
+        let path = Path::new(path);
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            root.join(path)
+        }
+    };
+    let mut found = Vec::new();
+    if let Some(path) = args.get("path").and_then(Value::as_str) {
+        let line = args
+            .get("offset")
+            .and_then(Value::as_u64)
+            .and_then(|l| u32::try_from(l).ok());
+        found.push(ToolCallLocation::new(absolute(path)).line(line));
+    }
+    if let Some(files) = args.get("files").and_then(Value::as_array) {
+        for file in files {
+            if let Some(path) = file.get("path").and_then(Value::as_str) {
+                found.push(ToolCallLocation::new(absolute(path)));
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn translator() -> Translator {
+        Translator::new(Path::new("/work"), Redactor::from_env(), 1000)
+    }
+
+    #[test]
+    fn calls_get_kinds_titles_and_locations() {
+        assert_eq!(kind("edit_file", SideEffect::Write), ToolKind::Edit);
+        assert_eq!(kind("run_command", SideEffect::Execute), ToolKind::Execute);
+        assert_eq!(kind("mcp__web__get", SideEffect::Network), ToolKind::Fetch);
+        assert_eq!(kind("submit_verdict", SideEffect::None), ToolKind::Think);
+        let args = json!({"path": "src/a.rs", "offset": 12});
+        assert_eq!(title("read_file", &args), "Read src/a.rs");
+        let found = locations(Path::new("/work"), &args);
+        assert_eq!(found[0].path, PathBuf::from("/work/src/a.rs"));
+        assert_eq!(found[0].line, Some(12));
+        let submitted = json!({"files": [{"path": "a.py"}, {"path": "/work/b.py"}]});
+        let found = locations(Path::new("/work"), &submitted);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[1].path, PathBuf::from("/work/b.py"));
+    }
+
+    #[test]
+    fn a_result_carries_the_writes_diff_again() {
+        let mut t = translator();
+        let shown = t.changes(
+            "c1",
+            &[Preview::Write {
+                path: "a.txt".into(),
+                before: Some("old".into()),
+                after: Some("new".into()),
+            }],
+        );
+        assert_eq!(shown.len(), 1);
+        let SessionUpdate::ToolCallUpdate(diff) = &shown[0] else {
+            panic!("not an update: {shown:?}");
+        };
+        let at = diff.fields.locations.clone().unwrap_or_default();
+        assert_eq!(at[0].path, PathBuf::from("/work/a.txt"));
+        assert_eq!(at[0].line, Some(1));
+        let result = t.event(
+            None,
+            &Event::ToolResult {
+                id: "c1".into(),
+                status: ToolStatus::Ok,
+                output: "wrote a.txt".into(),
+                truncated: false,
+                changed_files: None,
+                display: None,
+            },
+        );
+        let SessionUpdate::ToolCallUpdate(update) = &result[0] else {
+            panic!("not an update: {result:?}");
+        };
+        let content = update.fields.content.clone().unwrap_or_default();
+        assert!(matches!(&content[0], ToolCallContent::Diff(d) if d.new_text == "new"));
+        assert_eq!(content.len(), 2);
+        assert_eq!(update.fields.status, Some(ToolCallStatus::Completed));
+    }
+}
