@@ -352,7 +352,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         let cwd = settings.cwd.clone();
         let take_guard = async {
             let taken = crate::blocking::detached(move || {
-                crate::git::common_dir(&cwd).map(|dir| Snapshot::take(&dir))
+                crate::git::common_dir(&cwd).and_then(|dir| Snapshot::take(&dir).ok())
             })
             .await;
             let opened = match taken {
@@ -411,10 +411,25 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     let request = prompt.text.clone();
     set_slot(&shared.worktree_note, Some(worktree.interrupted_note()));
     shared.hold_final.store(true, Ordering::SeqCst);
-    let git_dir: Vec<PathBuf> = worktree.git_dir().into_iter().collect();
-    // The run's sandbox may write that git dir: what it holds now is what must stay.
+    let mut git_dir: Vec<PathBuf> = worktree.git_dir().into_iter().collect();
+    // The run's sandbox may write that git dir: what it holds now is what must stay. Fail
+    // closed: a git dir that cannot be recorded is not made writable at all.
+    let taken = crate::blocking::atomic(|| git_dir.first().map(|dir| Snapshot::take(dir)));
+    let guard = match taken {
+        Some(Ok(guard)) => Some(guard),
+        Some(Err(error)) => {
+            let dirs: Vec<String> = git_dir.iter().map(|d| d.display().to_string()).collect();
+            bus.emit(Event::reasoning(format!(
+                "Splice could not record the git config and hooks of {} ({error}), so the run's commands may not write it\n",
+                dirs.join(", ")
+            )));
+            git_dir.clear();
+            None
+        }
+        None => None,
+    };
     if let Ok(mut slot) = shared.git_guard.lock() {
-        *slot = crate::blocking::atomic(|| git_dir.first().map(|dir| Snapshot::take(dir)));
+        *slot = guard;
     }
     let tools = Tools {
         writable: git_dir,
