@@ -1,0 +1,242 @@
+//! Attacks on the git dirs under the common dir other than its own: a submodule's
+//! (`.git/modules/<name>/`) and a linked worktree's private one (`.git/worktrees/<name>/`). A
+//! confined command may write them (`.git` is inside the root); what it plants there that makes
+//! git run programs must not outlive the run, so the person's next git command there fires
+//! nothing.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use support::one_call::{one_call, result_of};
+use support::{Outcome, Sandbox, git};
+
+/// A script outside the root and outside what a confined command may write, leaving `ran`
+/// next to itself when run; only an unconfined process can leave that marker.
+struct Marker {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl Marker {
+    fn new() -> Marker {
+        let dir = tempfile::Builder::new()
+            .prefix("attack-gitdirs")
+            .tempdir_in(support::outside_dir())
+            .expect("create a directory outside the root");
+        let path = dir.path().canonicalize().expect("canonicalize dir");
+        let text = format!("#!/bin/sh\ntouch '{}/ran'\nexit 0\n", path.display());
+        std::fs::write(path.join("hook.sh"), text).expect("write hook.sh");
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+        std::fs::set_permissions(path.join("hook.sh"), mode).expect("set the mode of hook.sh");
+        Marker { _dir: dir, path }
+    }
+
+    fn script(&self) -> String {
+        self.path.join("hook.sh").display().to_string()
+    }
+
+    fn ran(&self) -> bool {
+        self.path.join("ran").exists()
+    }
+}
+
+/// A repository outside the root, to add as a submodule.
+fn library(sandbox: &Sandbox) -> PathBuf {
+    let lib = sandbox.root.parent().expect("sandbox base").join("lib");
+    std::fs::create_dir_all(&lib).expect("create lib");
+    std::fs::write(lib.join("lib.py"), "X = 1\n").expect("write lib.py");
+    support::commit_all(&lib);
+    lib
+}
+
+fn confined_run(sandbox: &Sandbox, command: &str) -> Outcome {
+    let out = one_call(
+        sandbox,
+        "run_command",
+        json!({ "command": command }),
+        &["--permission-mode", "auto"],
+    );
+    let (status, output) = result_of(&out);
+    assert_eq!(status, "ok", "{output}\n{}", out.stderr);
+    out
+}
+
+fn restored_message(out: &Outcome) -> String {
+    out.of_type("warning")
+        .into_iter()
+        .find(|w| w["code"] == "git_config_restored")
+        .and_then(|w| w["message"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no git_config_restored warning: {}", out.stdout))
+}
+
+fn git_dir(root: &Path) -> PathBuf {
+    PathBuf::from(
+        git(
+            root,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        )
+        .trim(),
+    )
+}
+
+#[test]
+fn hooks_and_config_planted_in_a_submodules_git_dir_do_not_outlive_the_run() {
+    let marker = Marker::new();
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", "X = 1\n");
+    support::commit_all(&sandbox.root);
+    let lib = library(&sandbox);
+    let lib = lib.display().to_string();
+    git(
+        &sandbox.root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "--quiet",
+            "add",
+            &lib,
+            "sub",
+        ],
+    );
+    git(&sandbox.root, &["commit", "-q", "-m", "submodule"]);
+    let modules = git_dir(&sandbox.root).join("modules/sub");
+    let config_before = std::fs::read(modules.join("config")).expect("read config");
+
+    // As a hostile model would: a hook and an fsmonitor in the submodule's own git dir.
+    let command = format!(
+        "g=$(git -C sub rev-parse --path-format=absolute --git-dir) && \
+         cp {hook} \"$g/hooks/post-checkout\" && cp {hook} \"$g/hooks/pre-commit\" && \
+         git -C sub config core.fsmonitor {hook}",
+        hook = marker.script()
+    );
+    let out = confined_run(&sandbox, &command);
+    assert!(!marker.ran(), "a hook ran during the run");
+    let message = restored_message(&out);
+    assert!(
+        message.contains("modules/sub/hooks/post-checkout")
+            && message.contains("modules/sub/config"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read(modules.join("config")).ok(),
+        Some(config_before)
+    );
+    assert!(!modules.join("hooks/post-checkout").exists());
+
+    // The person's next git commands in the submodule fire nothing.
+    let sub = sandbox.root.join("sub");
+    git(&sub, &["status"]);
+    git(&sub, &["checkout", "-q", "-b", "other"]);
+    std::fs::write(sub.join("lib.py"), "X = 2\n").expect("write lib.py");
+    let identity = ["-c", "user.name=T", "-c", "user.email=t@example.com"];
+    git(
+        &sub,
+        &[&identity[..], &["commit", "-q", "-am", "change"]].concat(),
+    );
+    assert!(!marker.ran(), "a planted hook ran when the person used git");
+}
+
+#[test]
+fn a_linked_worktrees_config_and_commondir_are_put_back() {
+    let marker = Marker::new();
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", "X = 1\n");
+    support::commit_all(&sandbox.root);
+    // The person's own linked worktree, outside the root, with per-worktree config on.
+    let linked = sandbox.root.parent().expect("sandbox base").join("linked");
+    let linked_arg = linked.display().to_string();
+    git(
+        &sandbox.root,
+        &["worktree", "add", "-q", "-b", "side", &linked_arg],
+    );
+    git(
+        &sandbox.root,
+        &["config", "extensions.worktreeConfig", "true"],
+    );
+    let private = git_dir(&sandbox.root).join("worktrees/linked");
+    let commondir_before = std::fs::read(private.join("commondir")).expect("read commondir");
+
+    // An fsmonitor in its config.worktree, and its commondir sent to a git dir the run made,
+    // whose hooks would then run for the person's commands in their worktree.
+    let command = format!(
+        "p=$(git rev-parse --path-format=absolute --git-common-dir)/worktrees/linked && \
+         printf '[core]\\n\\tfsmonitor = {hook}\\n' > \"$p/config.worktree\" && \
+         cp -r \"$(git rev-parse --path-format=absolute --git-common-dir)\" planted.git && \
+         cp {hook} planted.git/hooks/post-checkout && cp {hook} planted.git/hooks/pre-commit && \
+         printf '%s\\n' \"$PWD/planted.git\" > \"$p/commondir\"",
+        hook = marker.script()
+    );
+    let out = confined_run(&sandbox, &command);
+    assert!(!marker.ran(), "a hook ran during the run");
+    let message = restored_message(&out);
+    assert!(
+        message.contains("worktrees/linked/config.worktree")
+            && message.contains("worktrees/linked/commondir"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read(private.join("commondir")).ok(),
+        Some(commondir_before)
+    );
+    assert!(!private.join("config.worktree").exists());
+
+    git(&linked, &["status"]);
+    git(&linked, &["checkout", "-q", "-b", "other"]);
+    std::fs::write(linked.join("calc.py"), "X = 2\n").expect("write calc.py");
+    git(&linked, &["commit", "-q", "-am", "change"]);
+    assert!(!marker.ran(), "a planted hook ran when the person used git");
+}
+
+#[test]
+fn a_link_planted_as_the_modules_dir_is_removed_not_followed() {
+    let marker = Marker::new();
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", "X = 1\n");
+    support::commit_all(&sandbox.root);
+    let lib = library(&sandbox);
+    let lib = lib.display().to_string();
+    git(
+        &sandbox.root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "--quiet",
+            "add",
+            &lib,
+            "sub",
+        ],
+    );
+    git(&sandbox.root, &["commit", "-q", "-m", "submodule"]);
+    let common = git_dir(&sandbox.root);
+
+    // `modules` swapped for a link to a copy with a hook planted: git would follow it.
+    let command = format!(
+        "g=$(git rev-parse --path-format=absolute --git-common-dir) && \
+         cp -r \"$g/modules\" planted && cp {hook} planted/sub/hooks/post-checkout && \
+         mv \"$g/modules\" moved && ln -s \"$PWD/planted\" \"$g/modules\"",
+        hook = marker.script()
+    );
+    let out = confined_run(&sandbox, &command);
+    let message = restored_message(&out);
+    assert!(message.contains("modules"), "{message}");
+    assert!(!common.join("modules").is_symlink());
+    // What the link pointed at is left alone: it is the root's, not the git dir's.
+    assert!(
+        sandbox
+            .root
+            .join("planted/sub/hooks/post-checkout")
+            .exists()
+    );
+    // The submodule's git dir went with the moved directory: git there now fails, and runs
+    // nothing planted.
+    let _ = std::process::Command::new("git")
+        .arg("-C")
+        .arg(sandbox.root.join("sub"))
+        .args(["checkout", "-q", "-b", "other"])
+        .output();
+    assert!(!marker.ran(), "a planted hook ran when the person used git");
+}
