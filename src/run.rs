@@ -411,28 +411,27 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     let request = prompt.text.clone();
     set_slot(&shared.worktree_note, Some(worktree.interrupted_note()));
     shared.hold_final.store(true, Ordering::SeqCst);
-    let mut git_dir: Vec<PathBuf> = worktree.git_dir().into_iter().collect();
-    // The run's sandbox may write that git dir: what it holds now is what must stay. Fail
-    // closed: a git dir that cannot be recorded is not made writable at all.
-    let taken = crate::blocking::atomic(|| git_dir.first().map(|dir| Snapshot::take(dir)));
-    let guard = match taken {
-        Some(Ok(guard)) => Some(guard),
-        Some(Err(error)) => {
-            let dirs: Vec<String> = git_dir.iter().map(|d| d.display().to_string()).collect();
+    let git_dir = worktree.git_dir();
+    // The run's sandbox may write parts of that git dir (what a commit in the worktree
+    // writes); what makes git run programs there now is what must stay. Fail closed: a git
+    // dir that cannot be recorded is not made writable at all.
+    let taken = crate::blocking::atomic(|| git_dir.as_deref().map(Snapshot::take));
+    let (guard, writable) = match (taken, &git_dir) {
+        (Some(Ok(guard)), Some(common)) => (Some(guard), worktree.writable_git_paths(common)),
+        (Some(Err(error)), Some(common)) => {
             bus.emit(Event::reasoning(format!(
                 "Splice could not record the git config and hooks of {} ({error}), so the run's commands may not write it\n",
-                dirs.join(", ")
+                common.display()
             )));
-            git_dir.clear();
-            None
+            (None, Vec::new())
         }
-        None => None,
+        _ => (None, Vec::new()),
     };
     if let Ok(mut slot) = shared.git_guard.lock() {
         *slot = guard;
     }
     let tools = Tools {
-        writable: git_dir,
+        writable,
         gate: None,
         origin: settings.cwd.clone(),
     };

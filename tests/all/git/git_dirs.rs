@@ -240,3 +240,131 @@ fn a_link_planted_as_the_modules_dir_is_removed_not_followed() {
         .output();
     assert!(!marker.ran(), "a planted hook ran when the person used git");
 }
+
+/// What a hostile command in a worktree tries on the person's repository besides its own
+/// commit: move their branch, rewrite their config, plant a hook; `COMMITTED` once its own
+/// commit went through.
+const BEYOND_ITS_BRANCH: &str = "echo changed > calc.py && git commit -qam inside && echo COMMITTED; \
+     g=$(git rev-parse --path-format=absolute --git-common-dir); \
+     git update-ref refs/heads/main HEAD; git branch -f main HEAD; \
+     git config core.fsmonitor /bin/false; echo '#!/bin/sh' > \"$g/hooks/pre-commit\"; \
+     echo > \"$g/packed-refs\"; echo done";
+
+fn assert_repository_untouched(sandbox: &Sandbox, main_before: &str, config_before: &[u8]) {
+    let common = git_dir(&sandbox.root);
+    assert_eq!(
+        git(&sandbox.root, &["rev-parse", "main"]).trim(),
+        main_before
+    );
+    assert_eq!(
+        std::fs::read(common.join("config")).ok().as_deref(),
+        Some(config_before)
+    );
+    assert!(!common.join("hooks/pre-commit").exists());
+    assert!(!common.join("packed-refs").exists());
+}
+
+#[test]
+fn a_worktree_runs_commands_commit_on_its_branch_and_move_no_other() {
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", "X = 1\n");
+    support::commit_all(&sandbox.root);
+    let main_before = git(&sandbox.root, &["rev-parse", "main"])
+        .trim()
+        .to_string();
+    let config_before = std::fs::read(git_dir(&sandbox.root).join("config")).expect("config");
+    let out = one_call(
+        &sandbox,
+        "run_command",
+        json!({ "command": BEYOND_ITS_BRANCH }),
+        &["--permission-mode", "auto", "--worktree"],
+    );
+    let (_, output) = result_of(&out);
+    assert!(output.contains("COMMITTED"), "{output}\n{}", out.stderr);
+    assert_repository_untouched(&sandbox, &main_before, &config_before);
+    // Its own commit is on its own branch.
+    let branch = format!(
+        "splice/{}",
+        out.lines[0]["runId"].as_str().unwrap_or_default()
+    );
+    let log = git(&sandbox.root, &["log", "--format=%s", &branch]);
+    assert!(log.lines().any(|l| l == "inside"), "{log}");
+}
+
+#[test]
+fn a_task_side_by_side_cannot_move_the_persons_branch() {
+    use support::fake_provider::openai::call_json as submit;
+    use support::fake_provider::{FakeProvider, Reply};
+    let needle = |id: &str| format!("This is task {id} of");
+    let task = |id: &str| json!({"id": id, "title": format!("task {id}"), "description": format!("do {id}"), "depends_on": []});
+    let mut replies = vec![
+        submit(
+            "plan",
+            "submit_plan",
+            json!({"tasks": [task("A"), task("B")]}),
+        ),
+        submit(
+            "critique",
+            "submit_critique",
+            json!({"approved": true, "issues": []}),
+        ),
+        Reply::when(
+            &needle("A"),
+            submit(
+                "Arc",
+                "run_command",
+                json!({ "command": BEYOND_ITS_BRANCH }),
+            ),
+        ),
+    ];
+    for id in ["A", "B"] {
+        let path = format!("{}.txt", id.to_lowercase());
+        replies.push(Reply::when(
+            &needle(id),
+            submit(
+                &format!("{id}cw"),
+                "submit_code",
+                json!({"files": [{"path": path, "content": "x\n"}], "summary": id}),
+            ),
+        ));
+        replies.push(Reply::when(
+            &needle(id),
+            submit(
+                &format!("{id}av"),
+                "submit_verdict",
+                json!({"accepted": true, "reasons": ["ok"]}),
+            ),
+        ));
+    }
+    let provider = FakeProvider::start(replies);
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", "X = 1\n");
+    support::commit_all(&sandbox.root);
+    let main_before = git(&sandbox.root, &["rev-parse", "main"])
+        .trim()
+        .to_string();
+    let config_before = std::fs::read(git_dir(&sandbox.root).join("config")).expect("config");
+    let mut command = sandbox.command(&provider.url);
+    support::stream_json(&mut command).args([
+        "--design-plan",
+        "--jobs",
+        "2",
+        "--permission-mode",
+        "auto",
+        "--max-iterations",
+        "1",
+        "--test-command",
+        "true",
+        "Do the plan",
+    ]);
+    let out = support::run(command, None);
+    out.assert_well_formed();
+    let output = out
+        .of_type("tool_result")
+        .into_iter()
+        .find(|r| r["id"] == "Arc")
+        .and_then(|r| r["output"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no result of the task's command: {}", out.stdout));
+    assert!(output.contains("COMMITTED"), "{output}");
+    assert_repository_untouched(&sandbox, &main_before, &config_before);
+}
