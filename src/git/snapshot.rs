@@ -183,6 +183,20 @@ fn real_directory(common: &Path, relative: &Path) -> bool {
     })
 }
 
+/// Whether `relative` below `common` is reached through directories only, as far as it exists.
+fn directories_or_missing(common: &Path, relative: &Path) -> bool {
+    let mut path = common.to_path_buf();
+    for part in relative.components() {
+        path.push(part);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return false,
+            Err(_) => return true,
+        }
+    }
+    true
+}
+
 /// What the watched paths of every git dir under one common dir held.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -193,6 +207,74 @@ pub struct Snapshot {
     git_dirs: BTreeMap<PathBuf, BTreeMap<PathBuf, Node>>,
     /// Symbolic links on the way to git dirs, with their targets.
     links: BTreeMap<PathBuf, PathBuf>,
+    /// Files under the common dir that a git dir's config includes (`include.path`,
+    /// `includeIf.*.path`), relative to it: found in the config as recorded, never in the
+    /// config as the run left it (which the run chose).
+    included: BTreeMap<PathBuf, Node>,
+    /// Those files' paths, there or not.
+    include_paths: Vec<PathBuf>,
+}
+
+/// The files under `common` that `config` (the config file of the git dir `git_dir`, relative
+/// to `common`) includes. Relative paths are the config's directory's; one outside `common`
+/// (`~/…`, the working tree) is not the git dir's to put back.
+fn includes(common: &Path, git_dir: &Path, config: &[u8]) -> Vec<PathBuf> {
+    let text = String::from_utf8_lossy(config);
+    let mut section = String::new();
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            let name = header
+                .split([']', ' ', '"', '.'])
+                .next()
+                .unwrap_or_default();
+            section = name.to_ascii_lowercase();
+            continue;
+        }
+        if section != "include" && section != "includeif" {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if !key.trim().eq_ignore_ascii_case("path") {
+            continue;
+        }
+        let value = value.trim().trim_matches('"');
+        let named = Path::new(value);
+        let relative = if named.is_absolute() {
+            match named.strip_prefix(common) {
+                Ok(inside) => inside.to_path_buf(),
+                Err(_) => continue,
+            }
+        } else if value.starts_with('~') {
+            continue;
+        } else {
+            git_dir.join(named)
+        };
+        if let Some(relative) = lexically_inside(&relative) {
+            found.push(relative);
+        }
+    }
+    found
+}
+
+/// `relative` with `.` and `..` resolved as written, unless it climbs out or names nothing.
+fn lexically_inside(relative: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for part in relative.components() {
+        match part {
+            Component::Normal(name) => parts.push(name),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.iter().collect())
 }
 
 impl Snapshot {
@@ -205,21 +287,61 @@ impl Snapshot {
             identity,
             git_dirs: BTreeMap::new(),
             links: BTreeMap::new(),
+            included: BTreeMap::new(),
+            include_paths: Vec::new(),
         };
         if identity.is_none() {
             return Ok(snapshot);
         }
-        let found = Found::walk(dir)?;
+        snapshot.record_git_dirs()?;
+        let mut included = Vec::new();
+        for (git_dir, nodes) in &snapshot.git_dirs {
+            for config in ["config", "config.worktree"] {
+                if let Some(Node::File { bytes, .. }) = nodes.get(Path::new(config)) {
+                    included.extend(includes(dir, git_dir, bytes));
+                }
+            }
+        }
+        included.sort();
+        included.dedup();
+        for path in &included {
+            record(dir, path, &mut snapshot.included);
+        }
+        snapshot.include_paths = included;
+        Ok(snapshot)
+    }
+
+    /// Record the watched entries of every git dir there is now, and the links on the way.
+    fn record_git_dirs(&mut self) -> std::io::Result<()> {
+        let found = Found::walk(&self.dir)?;
         for git_dir in found.git_dirs {
-            let base = dir.join(&git_dir);
+            let base = self.dir.join(&git_dir);
             let mut nodes = BTreeMap::new();
             for watched in WATCHED {
                 record(&base, Path::new(watched), &mut nodes);
             }
-            snapshot.git_dirs.insert(git_dir, nodes);
+            self.git_dirs.insert(git_dir, nodes);
         }
-        snapshot.links = found.links;
-        Ok(snapshot)
+        self.links = found.links;
+        Ok(())
+    }
+
+    /// The same snapshot of what is there now: the same included files, whatever the config
+    /// says now.
+    fn again(&self) -> std::io::Result<Snapshot> {
+        let mut now = Snapshot {
+            dir: self.dir.clone(),
+            identity: self.identity,
+            git_dirs: BTreeMap::new(),
+            links: BTreeMap::new(),
+            included: BTreeMap::new(),
+            include_paths: Vec::new(),
+        };
+        now.record_git_dirs()?;
+        for path in &self.include_paths {
+            record(&self.dir, path, &mut now.included);
+        }
+        Ok(now)
     }
 
     /// The (common) git dir it watches.
@@ -248,7 +370,7 @@ impl Snapshot {
                 changed.push(relative.display().to_string());
             }
         }
-        let now = Snapshot::take(&self.dir)?;
+        let now = self.again()?;
         let empty = BTreeMap::new();
         let all: std::collections::BTreeSet<&PathBuf> =
             self.git_dirs.keys().chain(now.git_dirs.keys()).collect();
@@ -269,6 +391,24 @@ impl Snapshot {
                 changed.push(git_dir.join(relative).display().to_string());
             })?;
         }
+        // An included file's directory must be the one git reads: not a link the run put there.
+        if self.included != now.included {
+            for path in &self.include_paths {
+                let parent = path.parent().unwrap_or(Path::new(""));
+                if !directories_or_missing(&self.dir, parent) {
+                    return Err(std::io::Error::other(format!(
+                        "{} (a config file the git config includes) is reached through something other than a directory",
+                        path.display()
+                    )));
+                }
+                if self.included.contains_key(path) {
+                    std::fs::create_dir_all(self.dir.join(parent))?;
+                }
+            }
+        }
+        put_back(&self.dir, &self.included, &now.included, |relative| {
+            changed.push(relative.display().to_string());
+        })?;
         changed.sort();
         changed.dedup();
         Ok(changed)
@@ -510,5 +650,49 @@ mod tests {
         let snapshot = Snapshot::take(&git).expect("take snapshot");
         std::fs::create_dir_all(&deep).expect("create deep");
         assert!(snapshot.restore().is_err());
+    }
+
+    #[test]
+    fn files_the_recorded_config_includes_are_put_back_and_the_runs_includes_are_not_followed() {
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let git = dir.path().join("git");
+        write(
+            &git.join("config"),
+            &format!(
+                "[core]\n[include]\n\tpath = extra.cfg\n[includeIf \"gitdir:/x/\"]\n\tpath = \"{}\"\n[include]\n\tpath = ../outside.cfg\n",
+                git.join("conf.d/more.cfg").display()
+            ),
+        );
+        write(&git.join("extra.cfg"), "[user]\n\tname = me\n");
+        write(&git.join("HEAD"), "ref: refs/heads/main\n");
+        let snapshot = Snapshot::take(&git).expect("take snapshot");
+
+        write(&git.join("extra.cfg"), "[core]\n\tfsmonitor = x\n");
+        write(&git.join("conf.d/more.cfg"), "[core]\n\tpager = x\n");
+        // The run's own include, naming a file git needs: its config goes, HEAD stays.
+        write(&git.join("config"), "[include]\n\tpath = HEAD\n");
+        let changed = snapshot.restore().expect("restore snapshot");
+        assert_eq!(changed, ["conf.d/more.cfg", "config", "extra.cfg"]);
+        assert_eq!(
+            std::fs::read_to_string(git.join("extra.cfg"))
+                .ok()
+                .as_deref(),
+            Some("[user]\n\tname = me\n")
+        );
+        assert!(!git.join("conf.d/more.cfg").exists());
+        assert!(git.join("HEAD").is_file());
+
+        // The directory of an included file swapped for a link: refused, nothing written there.
+        let elsewhere = dir.path().join("elsewhere");
+        write(&elsewhere.join("more.cfg"), "mine\n");
+        std::fs::remove_dir_all(git.join("conf.d")).expect("remove conf.d");
+        std::os::unix::fs::symlink(&elsewhere, git.join("conf.d")).expect("link conf.d");
+        assert!(snapshot.restore().is_err());
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join("more.cfg"))
+                .ok()
+                .as_deref(),
+            Some("mine\n")
+        );
     }
 }

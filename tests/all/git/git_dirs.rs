@@ -368,3 +368,35 @@ fn a_task_side_by_side_cannot_move_the_persons_branch() {
     assert!(output.contains("COMMITTED"), "{output}");
     assert_repository_untouched(&sandbox, &main_before, &config_before);
 }
+
+#[test]
+fn a_config_file_the_persons_config_includes_from_the_git_dir_is_put_back() {
+    let marker = Marker::new();
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", "X = 1\n");
+    support::commit_all(&sandbox.root);
+    let common = git_dir(&sandbox.root);
+    std::fs::write(common.join("extra.cfg"), "[color]\n\tui = auto\n").expect("write extra.cfg");
+    git(&sandbox.root, &["config", "include.path", "extra.cfg"]);
+
+    let command = format!(
+        "g=$(git rev-parse --path-format=absolute --git-common-dir) && \
+         printf '[core]\\n\\tfsmonitor = {}\\n' > \"$g/extra.cfg\"",
+        marker.script()
+    );
+    let out = confined_run(&sandbox, &command);
+    let message = restored_message(&out);
+    assert!(message.contains("extra.cfg"), "{message}");
+    assert_eq!(
+        std::fs::read_to_string(common.join("extra.cfg"))
+            .ok()
+            .as_deref(),
+        Some("[color]\n\tui = auto\n")
+    );
+    std::fs::write(sandbox.root.join("calc.py"), "X = 2\n").expect("write calc.py");
+    git(&sandbox.root, &["status"]);
+    assert!(
+        !marker.ran(),
+        "a planted fsmonitor ran when the person used git"
+    );
+}
