@@ -201,7 +201,7 @@ impl Worktree {
             Path::new("logs").join(&branch_dir),
         ]
         .into_iter()
-        .filter(|relative| real_directory_below(common, relative))
+        .filter(|relative| crate::git::snapshot::real_directory(common, relative))
         .map(|relative| common.join(relative))
         .collect()
     }
@@ -548,15 +548,6 @@ pub fn changes_between(
         });
     }
     Ok(changes)
-}
-
-/// Whether `relative` below `base` is a directory reached through directories only.
-fn real_directory_below(base: &Path, relative: &Path) -> bool {
-    let mut path = base.to_path_buf();
-    relative.components().all(|part| {
-        path.push(part);
-        std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
-    })
 }
 
 /// Put back what the run changed in the source repository's git dir (see `git::snapshot`).

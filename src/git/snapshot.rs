@@ -175,7 +175,7 @@ impl Found {
 }
 
 /// Whether `relative` below `common` is a directory reached through directories only.
-fn real_directory(common: &Path, relative: &Path) -> bool {
+pub(crate) fn real_directory(common: &Path, relative: &Path) -> bool {
     let mut path = common.to_path_buf();
     relative.components().all(|part| {
         path.push(part);

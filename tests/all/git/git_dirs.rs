@@ -51,6 +51,21 @@ fn library(sandbox: &Sandbox) -> PathBuf {
     lib
 }
 
+/// A committed project with the repository `lib` (outside the root) as its submodule `sub`.
+fn with_submodule() -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", "X = 1\n");
+    support::commit_all(&sandbox.root);
+    let lib = library(&sandbox).display().to_string();
+    let add = ["submodule", "--quiet", "add", &lib, "sub"];
+    git(
+        &sandbox.root,
+        &[&["-c", "protocol.file.allow=always"][..], &add].concat(),
+    );
+    git(&sandbox.root, &["commit", "-q", "-m", "submodule"]);
+    sandbox
+}
+
 fn confined_run(sandbox: &Sandbox, command: &str) -> Outcome {
     let out = one_call(
         sandbox,
@@ -84,24 +99,7 @@ fn git_dir(root: &Path) -> PathBuf {
 #[test]
 fn hooks_and_config_planted_in_a_submodules_git_dir_do_not_outlive_the_run() {
     let marker = Marker::new();
-    let sandbox = Sandbox::new();
-    sandbox.write("calc.py", "X = 1\n");
-    support::commit_all(&sandbox.root);
-    let lib = library(&sandbox);
-    let lib = lib.display().to_string();
-    git(
-        &sandbox.root,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "--quiet",
-            "add",
-            &lib,
-            "sub",
-        ],
-    );
-    git(&sandbox.root, &["commit", "-q", "-m", "submodule"]);
+    let sandbox = with_submodule();
     let modules = git_dir(&sandbox.root).join("modules/sub");
     let config_before = std::fs::read(modules.join("config")).expect("read config");
 
@@ -193,24 +191,7 @@ fn a_linked_worktrees_config_and_commondir_are_put_back() {
 #[test]
 fn a_link_planted_as_the_modules_dir_is_removed_not_followed() {
     let marker = Marker::new();
-    let sandbox = Sandbox::new();
-    sandbox.write("calc.py", "X = 1\n");
-    support::commit_all(&sandbox.root);
-    let lib = library(&sandbox);
-    let lib = lib.display().to_string();
-    git(
-        &sandbox.root,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "--quiet",
-            "add",
-            &lib,
-            "sub",
-        ],
-    );
-    git(&sandbox.root, &["commit", "-q", "-m", "submodule"]);
+    let sandbox = with_submodule();
     let common = git_dir(&sandbox.root);
 
     // `modules` swapped for a link to a copy with a hook planted: git would follow it.
