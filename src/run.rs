@@ -351,17 +351,21 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         shared.hold_final.store(true, Ordering::SeqCst);
         let cwd = settings.cwd.clone();
         let take_guard = async {
+            // No repository: nothing to record. One whose git dirs cannot be recorded (past
+            // the bounds, unreadable): nothing could be put back, so no tool runs.
             let taken = crate::blocking::detached(move || {
-                crate::git::common_dir(&cwd).and_then(|dir| Snapshot::take(&dir).ok())
+                crate::git::common_dir(&cwd)
+                    .map(|dir| Snapshot::take(&dir))
+                    .transpose()
             })
             .await;
             let opened = match taken {
-                Some(guard) => {
+                Some(Ok(guard)) => {
                     set_slot(&shared.git_guard, guard);
                     Ok(())
                 }
                 // Fail closed: without the record nothing could be put back.
-                None => Err(GateClosed::GitNotRecorded),
+                Some(Err(_)) | None => Err(GateClosed::GitNotRecorded),
             };
             let _ = gate.set(opened);
         };

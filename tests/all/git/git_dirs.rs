@@ -381,3 +381,36 @@ fn a_config_file_the_persons_config_includes_from_the_git_dir_is_put_back() {
         "a planted fsmonitor ran when the person used git"
     );
 }
+
+#[test]
+fn git_dirs_past_the_bounds_refuse_the_tools_rather_than_go_unrecorded() {
+    let sandbox = Sandbox::new();
+    sandbox.write("calc.py", "X = 1\n");
+    support::commit_all(&sandbox.root);
+    let mut deep = git_dir(&sandbox.root).join("modules");
+    for _ in 0..60 {
+        deep.push("d");
+    }
+    std::fs::create_dir_all(&deep).expect("create deep directories");
+    let out = one_call(
+        &sandbox,
+        "run_command",
+        json!({ "command": "touch made.txt" }),
+        &["--permission-mode", "auto"],
+    );
+    let (status, output) = result_of(&out);
+    assert_eq!(status, "error", "{output}\n{}", out.stderr);
+    assert!(output.contains("could not record"), "{output}");
+    assert!(!sandbox.root.join("made.txt").exists());
+
+    // A worktree run goes on, but its commands may not write the git dir at all.
+    let out = one_call(
+        &sandbox,
+        "run_command",
+        json!({ "command": "echo changed > calc.py && git commit -qam inside && echo COMMITTED" }),
+        &["--permission-mode", "auto", "--worktree"],
+    );
+    let (_, output) = result_of(&out);
+    assert!(!output.contains("COMMITTED"), "{output}");
+    assert!(out.stdout.contains("could not record"), "{}", out.stdout);
+}
