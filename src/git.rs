@@ -1,9 +1,9 @@
 //! Every git process Splice starts itself (the pipeline's diff, worktrees, merges) comes from
 //! here, hardened against repository configuration that runs programs.
 //!
-//! A sandboxed command may write the repository's git dir (it is inside the root, or, with
-//! `--worktree`, made writable on purpose), so its config is the model's to choose, and Splice
-//! runs git unconfined. What can make git run a program, and how each is neutralised:
+//! A sandboxed command may write the repository's git dir (it is inside the root; with
+//! `--worktree`, the parts a commit writes are made writable on purpose), so its config is the
+//! model's to choose, and Splice runs git unconfined. What can make git run a program, and how each is neutralised:
 //!
 //! - hooks (`.git/hooks/*`, `core.hooksPath`): `core.hooksPath=/dev/null` (no hook is found).
 //! - `core.fsmonitor` (a hook run on every index refresh): `false`.

@@ -351,17 +351,21 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         shared.hold_final.store(true, Ordering::SeqCst);
         let cwd = settings.cwd.clone();
         let take_guard = async {
+            // No repository: nothing to record. One whose git dirs cannot be recorded (past
+            // the bounds, unreadable): nothing could be put back, so no tool runs.
             let taken = crate::blocking::detached(move || {
-                crate::git::common_dir(&cwd).map(|dir| Snapshot::take(&dir))
+                crate::git::common_dir(&cwd)
+                    .map(|dir| Snapshot::take(&dir))
+                    .transpose()
             })
             .await;
             let opened = match taken {
-                Some(guard) => {
+                Some(Ok(guard)) => {
                     set_slot(&shared.git_guard, guard);
                     Ok(())
                 }
                 // Fail closed: without the record nothing could be put back.
-                None => Err(GateClosed::GitNotRecorded),
+                Some(Err(_)) | None => Err(GateClosed::GitNotRecorded),
             };
             let _ = gate.set(opened);
         };
@@ -411,13 +415,27 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     let request = prompt.text.clone();
     set_slot(&shared.worktree_note, Some(worktree.interrupted_note()));
     shared.hold_final.store(true, Ordering::SeqCst);
-    let git_dir: Vec<PathBuf> = worktree.git_dir().into_iter().collect();
-    // The run's sandbox may write that git dir: what it holds now is what must stay.
+    let git_dir = worktree.git_dir();
+    // The run's sandbox may write parts of that git dir (what a commit in the worktree
+    // writes); what makes git run programs there now is what must stay. Fail closed: a git
+    // dir that cannot be recorded is not made writable at all.
+    let taken = crate::blocking::atomic(|| git_dir.as_deref().map(Snapshot::take));
+    let (guard, writable) = match (taken, &git_dir) {
+        (Some(Ok(guard)), Some(common)) => (Some(guard), worktree.writable_git_paths(common)),
+        (Some(Err(error)), Some(common)) => {
+            bus.emit(Event::reasoning(format!(
+                "Splice could not record the git config and hooks of {} ({error}), so the run's commands may not write it\n",
+                common.display()
+            )));
+            (None, Vec::new())
+        }
+        _ => (None, Vec::new()),
+    };
     if let Ok(mut slot) = shared.git_guard.lock() {
-        *slot = crate::blocking::atomic(|| git_dir.first().map(|dir| Snapshot::take(dir)));
+        *slot = guard;
     }
     let tools = Tools {
-        writable: git_dir,
+        writable,
         gate: None,
         origin: settings.cwd.clone(),
     };

@@ -177,6 +177,53 @@ impl Worktree {
         crate::git::common_dir(&self.source)
     }
 
+    /// What of the source's git dir (`common`) a command in the worktree may write: what
+    /// `git commit` there writes (the worktree's private git dir, the object store, and the
+    /// branch's ref and reflog directories, `refs/heads/splice/` and its `logs/`), and nothing
+    /// else: not the config or hooks, not other branches' refs, not `packed-refs`. Each
+    /// must be a real directory reached from `common` through directories only (Landlock
+    /// would follow a link to wherever it points); one that is not is left out.
+    pub fn writable_git_paths(&self, common: &Path) -> Vec<PathBuf> {
+        let Some(private) = self.private_git_dir(common) else {
+            return Vec::new();
+        };
+        let Some(branch_dir) = Path::new("refs/heads")
+            .join(&self.branch)
+            .parent()
+            .map(Path::to_path_buf)
+        else {
+            return Vec::new();
+        };
+        [
+            private,
+            PathBuf::from("objects"),
+            branch_dir.clone(),
+            Path::new("logs").join(&branch_dir),
+        ]
+        .into_iter()
+        .filter(|relative| crate::git::snapshot::real_directory(common, relative))
+        .map(|relative| common.join(relative))
+        .collect()
+    }
+
+    /// The worktree's own git dir, `worktrees/<name>` (relative to `common`): the one whose
+    /// `gitdir` names this worktree's `.git`. Read from the common dir, not from the
+    /// worktree's `.git` file, which a command in the run could rewrite.
+    fn private_git_dir(&self, common: &Path) -> Option<PathBuf> {
+        let wanted = self.path.join(".git");
+        let wanted = wanted.canonicalize().unwrap_or(wanted);
+        std::fs::read_dir(common.join("worktrees"))
+            .ok()?
+            .flatten()
+            .find(|entry| {
+                std::fs::read_to_string(entry.path().join("gitdir")).is_ok_and(|text| {
+                    let named = PathBuf::from(text.trim_end_matches('\n'));
+                    named.canonicalize().unwrap_or(named) == wanted
+                })
+            })
+            .map(|entry| Path::new("worktrees").join(entry.file_name()))
+    }
+
     /// Add a worktree for `run_id` on a new branch from the source's HEAD, live (locked) until
     /// `finish` or `remove`.
     pub fn create(data_dir: &Path, cwd: &Path, run_id: &str) -> Result<Worktree, WorktreeError> {

@@ -67,14 +67,23 @@ pub(super) async fn prepare(
         mcp: None,
     };
     let mut guard: Option<Snapshot> = None;
+    let mut unrecorded: Option<String> = None;
     let mut calls = 0;
     let expanded = slash::expand(command, invocation.arguments, &settings.cwd, |command| {
         calls += 1;
         // A sandboxed command may write the git dir under the root: what it changes there
         // that makes git run programs is put back below, as a run's tools' changes are.
-        if guard.is_none() {
-            guard = crate::git::common_dir(&settings.cwd).map(|dir| Snapshot::take(&dir));
+        if guard.is_none() && unrecorded.is_none() {
+            match crate::git::common_dir(&settings.cwd).map(|dir| Snapshot::take(&dir)) {
+                Some(Ok(taken)) => guard = Some(taken),
+                Some(Err(error)) => unrecorded = Some(error.to_string()),
+                None => {}
+            }
         }
+        // Fail closed: what could not be recorded could not be put back.
+        let refused = unrecorded.as_ref().map(|error| {
+            format!("Splice could not record the repository's git config and hooks ({error}), so it runs no command")
+        });
         let call = ToolCallRequest {
             id: format!("slash_{}_{calls}", bus.run_id()),
             name: ToolName::RunCommand.as_str().to_string(),
@@ -82,6 +91,9 @@ pub(super) async fn prepare(
         };
         let runner = &runner;
         async move {
+            if let Some(refused) = refused {
+                return Err(refused);
+            }
             let reply = runner.execute(&call, &[ToolName::RunCommand]).await;
             match reply.status {
                 ToolStatus::Ok => Ok(strip_status(&reply.content)),

@@ -325,7 +325,10 @@ async fn run_task(
     };
     let base = ctx.agent.runner;
     let mut writable = base.writable.clone();
-    writable.extend(worktree.git_dir());
+    // What a commit in its worktree writes of the repository's git dir, not the rest.
+    if let Some(common) = worktree.git_dir() {
+        writable.extend(worktree.writable_git_paths(&common));
+    }
     let tools = ToolRunner {
         root: root.clone(),
         // Its own writes' checkpoints are the worktree's (removed with it); the task's run id

@@ -185,12 +185,30 @@ fn worktree_run_neither_runs_nor_keeps_planted_git_config() {
     let outside = Outside::new();
     let sandbox = project();
     let git_dir = sandbox.root.join(".git");
-    let config_before = std::fs::read(git_dir.join("config")).expect("read config");
     let hooks_before = listing(&git_dir.join("hooks"));
-    let (out, _) = standard_run(&sandbox, &plant(&outside), &["--worktree", "--merge-back"]);
+    // The common dir's config and hooks are out of the worktree's commands' reach; the
+    // worktree's own git dir is not, and its `config.worktree` counts once the person turned
+    // per-worktree config on.
+    git(
+        &sandbox.root,
+        &["config", "extensions.worktreeConfig", "true"],
+    );
+    let config_before = std::fs::read(git_dir.join("config")).expect("read config");
+    let command = format!(
+        "{}; p=$(git rev-parse --path-format=absolute --git-dir) && \
+         printf '[core]\\n\\tfsmonitor = {}\\n' > \"$p/config.worktree\"",
+        plant(&outside),
+        outside.script("fsm")
+    );
+    let (out, _) = standard_run(&sandbox, &command, &["--worktree", "--merge-back"]);
     assert_eq!(
         out.of_type("tool_result")[0]["status"],
         "ok",
+        "{}",
+        command_output(&out)
+    );
+    assert!(
+        command_output(&out).contains("could not lock config file"),
         "{}",
         command_output(&out)
     );
@@ -208,7 +226,7 @@ fn worktree_run_neither_runs_nor_keeps_planted_git_config() {
         .find(|w| w["code"] == "git_config_restored")
         .unwrap_or_else(|| panic!("no git_config_restored warning: {}", out.stdout));
     let message = warning["message"].as_str().unwrap_or_default();
-    assert!(message.contains("config"), "{message}");
+    assert!(message.contains("config.worktree"), "{message}");
     // Fail closed: a run that tampered with the repository is not merged.
     assert_eq!(sandbox.read("calc.py").as_deref(), Some(BUGGY));
     let run_id = out.lines[0]["runId"].as_str().unwrap_or_default();

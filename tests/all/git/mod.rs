@@ -3,6 +3,7 @@
 
 mod config_protection;
 mod config_record;
+mod git_dirs;
 mod merge_back_and_cleanup;
 mod review_diff;
 mod worktree;
