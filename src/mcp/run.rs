@@ -45,8 +45,22 @@ impl Plan {
         let Selection {
             start, unapproved, ..
         } = approval::select(user, project, &canonical_root(root), approvals.as_ref());
-        if !unapproved.is_empty() {
-            let names: Vec<String> = unapproved.iter().map(|e| format!("`{}`", e.name)).collect();
+        // A server approved before whose files changed since: said apart, naming the file.
+        let mut fresh = Vec::new();
+        for entry in &unapproved {
+            match approvals
+                .as_ref()
+                .and_then(|a| a.changed_file(&canonical_root(root), entry))
+            {
+                Some(file) => warnings.push((
+                    WarningCode::McpServerUnapproved,
+                    changed_warning(&entry.name, &file),
+                )),
+                None => fresh.push(entry),
+            }
+        }
+        if !fresh.is_empty() {
+            let names: Vec<String> = fresh.iter().map(|e| format!("`{}`", e.name)).collect();
             warnings.push((
                 WarningCode::McpServerUnapproved,
                 format!(
@@ -68,6 +82,18 @@ impl Plan {
     pub fn is_empty(&self) -> bool {
         self.start.is_empty() && self.unapproved.is_empty()
     }
+}
+
+/// Why an approved project server did not start this time: `file`, which its config names,
+/// changed since the approval (a pull, or something the model ran in an earlier session).
+pub fn changed_warning(name: &str, file: &Path) -> String {
+    format!(
+        "the project's MCP server `{name}` did not start: {} changed since it was approved, so \
+         it would not run what was approved; look at the change, then approve the server again \
+         in the terminal UI (`splice` in this directory), or pass --trust-project-mcp to start \
+         it for this run",
+        file.display()
+    )
 }
 
 /// The servers one run uses: the session's hub (left as it is at the end), or the run's own,
@@ -236,6 +262,7 @@ mod tests {
                 env_passthrough: Vec::new(),
             },
             source,
+            pins: Vec::new(),
         }
     }
 

@@ -43,6 +43,14 @@ pub fn plan(settings: &RunSettings) -> Plan {
         &root,
         Some(&approvals),
     );
+    for entry in &ask {
+        if let Some(file) = approvals.changed_file(&root, entry) {
+            notes.push((
+                Level::Warning,
+                crate::mcp::run::changed_warning(&entry.name, &file),
+            ));
+        }
+    }
     for name in shadowed {
         notes.push((
             Level::Info,
@@ -71,6 +79,7 @@ mod tests {
                 env_passthrough: Vec::new(),
             },
             source,
+            pins: Vec::new(),
         }
     }
 

@@ -427,6 +427,7 @@ fn servers_that_fail_to_start_are_warnings_and_the_run_goes_on() {
             env_passthrough: Vec::new(),
         },
         source: splice::mcp::Source::User,
+        pins: Vec::new(),
     };
     configure(
         &sandbox,
@@ -521,6 +522,7 @@ fn marker_server(marker: &Path) -> ServerEntry {
             env_passthrough: Vec::new(),
         },
         source: splice::mcp::Source::Project,
+        pins: Vec::new(),
     }
 }
 
@@ -881,6 +883,7 @@ fn a_streamable_http_servers_tool_runs_in_a_run() {
                 headers: Default::default(),
             },
             source: splice::mcp::Source::User,
+            pins: Vec::new(),
         }],
     );
     let provider = FakeProvider::start(calls_then_answers(
