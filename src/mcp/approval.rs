@@ -321,4 +321,51 @@ mod tests {
         assert!(!again.is_approved(root, &passing), "a variable passed on");
         assert!(!again.is_approved(Path::new("/repo/b"), &entry("node")));
     }
+
+    #[test]
+    fn an_approval_covers_the_files_the_config_names_and_names_the_one_that_changed() {
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("tools")).expect("create root");
+        let root = root.canonicalize().expect("canonicalize");
+        std::fs::write(root.join("tools/server.mjs"), "honest").expect("write");
+        let entry = || {
+            let config = ServerConfig::Stdio {
+                command: "node".into(),
+                args: vec!["tools/server.mjs".into()],
+                env: Default::default(),
+                env_passthrough: Vec::new(),
+            };
+            ServerEntry {
+                name: "tools".into(),
+                pins: crate::permissions::pinned::pin_argv(["node", "tools/server.mjs"], &root),
+                config,
+                source: Source::Project,
+            }
+        };
+        let data = dir.path().join("data");
+        let approved = entry();
+        assert!(approved.files().contains(&root.join("tools/server.mjs")));
+        approve(&data, &root, &approved).expect("approve");
+        let approvals = Approvals::load(&data);
+        assert!(approvals.is_approved(&root, &entry()));
+        assert_eq!(approvals.changed_file(&root, &entry()), None);
+
+        std::fs::write(root.join("tools/server.mjs"), "pwned").expect("rewrite");
+        let now = entry();
+        assert!(!approvals.is_approved(&root, &now), "a changed script");
+        assert_eq!(
+            approvals.changed_file(&root, &now),
+            Some(root.join("tools/server.mjs"))
+        );
+        // The approval still holds for what it covered (the file put back).
+        std::fs::write(root.join("tools/server.mjs"), "honest").expect("put back");
+        std::fs::write(root.join("node"), "planted").expect("plant");
+        let planted = entry();
+        assert!(!approvals.is_approved(&root, &planted), "a planted `node`");
+        assert_eq!(
+            approvals.changed_file(&root, &planted),
+            Some(root.join("node"))
+        );
+    }
 }

@@ -291,8 +291,15 @@ mod tests {
         assert!(message.contains("`a`, `b`"), "{message}");
         assert!(message.contains("--trust-project-mcp"), "{message}");
         let canonical = root.canonicalize().expect("canonicalize root");
+        // As read from `.mcp.json`: `touch` beneath the root pinned (absent).
+        let a = config::load_project(&root)
+            .expect("load")
+            .into_iter()
+            .find(|e| e.name == "a")
+            .expect("server a");
+        assert!(!a.pins.is_empty());
         Approvals::load(&data)
-            .approve(&canonical, &entry("a", "touch", Source::Project))
+            .approve(&canonical, &a)
             .expect("approve canonical");
         let plan = Plan::make(user.clone(), &root, &data, false);
         let started: Vec<&str> = plan.start.iter().map(|e| e.name.as_str()).collect();

@@ -215,4 +215,34 @@ mod tests {
         std::fs::write(root.join("python3"), "planted").expect("plant");
         assert_eq!(changed(&pins), Some(root.join("python3").as_path()));
     }
+
+    #[test]
+    fn an_argument_vector_pins_each_argument_whole_and_as_a_command_line() {
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let root = dir.path().canonicalize().expect("canonicalize");
+        std::fs::create_dir_all(root.join("tools")).expect("create dir");
+        std::fs::write(root.join("tools/my server.mjs"), "x").expect("write");
+        let pins = pin_argv(
+            [
+                "node",
+                "tools/my server.mjs",
+                "--config=conf.json",
+                "-y",
+                "sh -c 'python3 x.py'",
+            ],
+            &root,
+        );
+        let paths: Vec<&Path> = pins.iter().map(|p| p.path.as_path()).collect();
+        for named in ["node", "tools/my server.mjs", "conf.json", "x.py"] {
+            assert!(
+                paths.contains(&root.join(named).as_path()),
+                "{named}: {paths:?}"
+            );
+        }
+        assert!(!paths.contains(&root.join("-y").as_path()));
+        assert!(
+            pins.iter()
+                .any(|p| p.path.ends_with("my server.mjs") && p.state.starts_with("sha256:"))
+        );
+    }
 }

@@ -574,10 +574,12 @@ fn project_servers_start_only_when_approved_or_trusted() {
     assert_eq!(out.first("tool_result")["status"], "ok");
 
     std::fs::remove_file(&marker).expect("remove marker");
-    let root = sandbox.root.canonicalize().expect("canonicalize the root");
-    splice::mcp::approval::Approvals::load(&sandbox.data)
-        .approve(&root, &server)
-        .expect("approve the server");
+    // Approved as Splice reads it: the approval covers the files its config names too (the
+    // marker, absent now).
+    for entry in splice::mcp::load_project(&sandbox.root).expect("read .mcp.json") {
+        splice::mcp::approval::approve(&sandbox.data, &sandbox.root, &entry)
+            .expect("approve the server");
+    }
     let out = exec(&sandbox, &provider, "anthropic", &["Hello again."]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(marker.exists(), "an approved project server did not start");
