@@ -3,7 +3,7 @@
 //! the servers a run started itself, on every path.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::approval::{self, Approvals, Selection, canonical_root};
@@ -21,6 +21,9 @@ pub struct Plan {
     pub unapproved: Vec<ServerEntry>,
     /// `mcp_server_failed` and `mcp_server_unapproved` warnings, in that order.
     pub warnings: Vec<(WarningCode, String)>,
+    /// The canonical root whose `.mcp.json` was read: the project servers' files were pinned
+    /// there.
+    pub origin: PathBuf,
 }
 
 impl Plan {
@@ -76,6 +79,7 @@ impl Plan {
             start,
             unapproved,
             warnings,
+            origin: canonical_root(root),
         }
     }
 
@@ -176,7 +180,13 @@ pub async fn start_own(
         });
     }
     hub.record_unapproved(plan.unapproved);
-    hub.start(plan.start).await;
+    let here = canonical_root(cwd);
+    let start = plan
+        .start
+        .into_iter()
+        .map(|entry| rebased(entry, &plan.origin, &here))
+        .collect();
+    hub.start(start).await;
     // A failure the notices already told is not told again.
     for status in hub.statuses() {
         if status.state == ServerState::Failed {
@@ -189,6 +199,21 @@ pub async fn start_own(
         }
     }
     Some(hub)
+}
+
+/// `entry` as it runs in `here` (a `--worktree` run's worktree) when its files were pinned in
+/// `origin`: a relative path names the file beneath `here`, so that is the file that must hold
+/// what was approved (and that is kept from the model), not the one in `origin`.
+fn rebased(mut entry: ServerEntry, origin: &Path, here: &Path) -> ServerEntry {
+    if origin == here {
+        return entry;
+    }
+    for pin in &mut entry.pins {
+        if let Ok(inside) = pin.path.strip_prefix(origin) {
+            pin.path = here.join(inside);
+        }
+    }
+    entry
 }
 
 async fn watch(

@@ -259,3 +259,47 @@ fn a_file_planted_where_the_config_names_an_absent_one_stops_the_server() {
     let warned = warnings(&out, "mcp_server_unapproved").join("\n");
     assert!(warned.contains("tools/preload.mjs"), "{warned}");
 }
+
+/// A `--worktree` run starts the servers of the checkout's `.mcp.json` in the worktree, where a
+/// relative script names the worktree's copy: that copy is the one that must hold what was
+/// approved, and the one kept from the model.
+#[test]
+fn in_a_worktree_run_the_worktrees_copy_of_the_script_is_checked_and_kept() {
+    let sandbox = Sandbox::new();
+    let marker = sandbox.dir.path().join("started.txt");
+    let pwned = sandbox.dir.path().join("pwned");
+    project(&sandbox, &marker);
+    support::commit_all(&sandbox.root);
+    approve(&sandbox);
+    let provider = FakeProvider::start(vec![
+        openai::call_json(
+            "call_1",
+            "write_file",
+            json!({"path": "tools/server.mjs", "content": script("pwned", &pwned)}),
+        ),
+        openai::answer(&["Done."]),
+    ]);
+    let out = exec(
+        &sandbox,
+        &provider,
+        &[
+            "--worktree",
+            "--permission-mode",
+            "accept-edits",
+            "rewrite the server",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(offered(&provider, 0), "the approved server did not start");
+    let refused = out.first("tool_result");
+    assert_eq!(refused["status"], "error", "{refused}");
+    assert!(
+        refused["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("approved hooks or MCP servers"),
+        "{refused}"
+    );
+    assert_eq!(read(&marker), "honest\n");
+    assert!(!pwned.exists());
+}
