@@ -83,6 +83,18 @@ fn offered(provider: &FakeProvider, n: usize) -> bool {
         })
 }
 
+/// The file tools refused `result` because an approved server runs the file.
+fn refused(result: &Value) {
+    assert_eq!(result["status"], "error", "{result}");
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("approved hooks or MCP servers"),
+        "{result}"
+    );
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
@@ -121,15 +133,8 @@ fn the_file_tools_do_not_write_the_script_an_approved_project_server_runs() {
     assert!(offered(&provider, 0), "the approved server did not start");
     let results = out.of_type("tool_result");
     assert_eq!(results.len(), 2, "{}", out.stdout);
-    for refused in &results {
-        assert_eq!(refused["status"], "error", "{refused}");
-        assert!(
-            refused["output"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("approved hooks or MCP servers"),
-            "{refused}"
-        );
+    for result in &results {
+        refused(result);
     }
     assert_eq!(sandbox.read("tools/server.mjs"), Some(honest));
 
@@ -291,15 +296,7 @@ fn in_a_worktree_run_the_worktrees_copy_of_the_script_is_checked_and_kept() {
     );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(offered(&provider, 0), "the approved server did not start");
-    let refused = out.first("tool_result");
-    assert_eq!(refused["status"], "error", "{refused}");
-    assert!(
-        refused["output"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("approved hooks or MCP servers"),
-        "{refused}"
-    );
+    refused(out.first("tool_result"));
     assert_eq!(read(&marker), "honest\n");
     assert!(!pwned.exists());
 }
