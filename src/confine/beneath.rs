@@ -46,9 +46,9 @@ pub enum Escape {
     /// it holds governs the next run (hooks, MCP servers, rules).
     #[error("path leads into Splice's own config or data directory")]
     Own,
-    /// A file one of the project's approved hooks runs (`hooks::pinned`): the hook runs it as
-    /// the person, unsandboxed, so the model may not change it while the hooks may run.
-    #[error("the file is run by one of the project's approved hooks")]
+    /// A file one of the project's approved hooks or MCP servers runs (`permissions::pinned`):
+    /// it runs as the person, unsandboxed, so the model may not change it meanwhile.
+    #[error("the file is run by one of the project's approved hooks or MCP servers")]
     HookFile,
 }
 

@@ -37,9 +37,9 @@ pub struct HookCommand {
     pub command: String,
     pub timeout: Duration,
     pub source: Source,
-    /// A project hook's files as approved ([`super::pinned`]): it runs only while they hold
+    /// A project hook's files as approved ([`crate::permissions::pinned`]): it runs only while they hold
     /// that. None for the user's own hooks.
-    pub pins: Vec<super::pinned::Pinned>,
+    pub pins: Vec<crate::permissions::pinned::Pinned>,
 }
 
 #[derive(Debug, Clone)]
@@ -123,9 +123,9 @@ impl HookConfig {
             .all(|g| g.iter().all(|g| g.hooks.is_empty()))
     }
 
-    /// Pin the files each hook's command names, as they are now in `root` ([`super::pinned`]);
+    /// Pin the files each hook's command names, as they are now in `root` ([`crate::permissions::pinned`]);
     /// every file pinned, once.
-    fn pin_files(&mut self, root: &Path) -> Vec<super::pinned::Pinned> {
+    fn pin_files(&mut self, root: &Path) -> Vec<crate::permissions::pinned::Pinned> {
         let mut all = Vec::new();
         for hook in self
             .groups
@@ -133,7 +133,7 @@ impl HookConfig {
             .flatten()
             .flat_map(|g| &mut g.hooks)
         {
-            hook.pins = super::pinned::pin(&hook.command, root);
+            hook.pins = crate::permissions::pinned::pin(&hook.command, root);
             all.extend(hook.pins.iter().cloned());
         }
         all.sort();
@@ -251,14 +251,14 @@ pub fn user_hooks(value: Option<&Value>) -> Result<HookConfig, HookConfigError> 
 
 /// A project's hooks, read from its `.splice/settings.json`, with the fingerprint an approval
 /// names: a hash of exactly the `hooks` configured and of every file their commands name
-/// ([`super::pinned`]), so any change to either needs a new approval.
+/// ([`crate::permissions::pinned`]), so any change to either needs a new approval.
 #[derive(Debug, Clone)]
 pub struct ProjectHooks {
     pub file: PathBuf,
     pub config: HookConfig,
     pub fingerprint: String,
     /// The files the approval covers, with what they held when read.
-    pub pins: Vec<super::pinned::Pinned>,
+    pub pins: Vec<crate::permissions::pinned::Pinned>,
 }
 
 impl ProjectHooks {

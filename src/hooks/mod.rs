@@ -15,7 +15,7 @@ mod decision;
 mod event;
 mod lifecycle;
 mod matcher;
-mod pinned;
+use crate::permissions::pinned;
 mod process;
 pub mod tool;
 

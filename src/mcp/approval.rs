@@ -1,8 +1,10 @@
 //! Which project servers a person approved: a repository's `.mcp.json` must not run programs
 //! just by being opened. An approval names the project root, the server and a fingerprint of
-//! its config, so a changed command (a pull that edits `.mcp.json`) needs approving again.
+//! its config and of the files that config names ([`crate::permissions::pinned`]), so a
+//! changed command (a pull that edits `.mcp.json`) or a changed script (a pull, or the model,
+//! that rewrites `tools/server.mjs`) needs approving again.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -23,6 +25,21 @@ struct Approval {
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Stored {
     approved: BTreeSet<Approval>,
+    /// The files each approved server's config named and what they held (path, state), by
+    /// [`files_key`]: only to say which file changed when a server is asked about again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    files: BTreeMap<String, Vec<(String, String)>>,
+}
+
+/// The project root, the server's name and its config's fingerprint: what a server approved
+/// before has in common with the same server whose files changed.
+fn files_key(root: &Path, entry: &ServerEntry) -> Option<String> {
+    Some(format!(
+        "{}\n{}\n{}",
+        root.to_str()?,
+        entry.name,
+        fingerprint(&entry.config)
+    ))
 }
 
 #[derive(Debug)]
@@ -53,10 +70,46 @@ pub fn fingerprint(config: &ServerConfig) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The fingerprint an approval of `entry` names: its config's and, when its config names
+/// files, what each held when `.mcp.json` was read (a path and its state per file).
+pub fn entry_fingerprint(entry: &ServerEntry) -> String {
+    let config = fingerprint(&entry.config);
+    // A config naming no file keeps the fingerprint approvals made before files were pinned.
+    if entry.pins.is_empty() {
+        return config;
+    }
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(config.as_bytes());
+    for pin in &entry.pins {
+        hasher.update(b"\0");
+        hasher.update(pin.path.as_os_str().as_encoded_bytes());
+        hasher.update(b"\0");
+        hasher.update(pin.state.as_bytes());
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The fingerprint `entry` had when its files held `files` (as stored with its approval).
+fn entry_fingerprint_of(files: &[(String, String)], entry: &ServerEntry) -> String {
+    let mut then = entry.clone();
+    then.pins = files
+        .iter()
+        .map(|(path, state)| crate::permissions::pinned::Pinned {
+            path: PathBuf::from(path),
+            state: state.clone(),
+        })
+        .collect();
+    entry_fingerprint(&then)
+}
+
 /// `None` for a root that is not UTF-8: its lossy text could be another directory's (`a\xff`
 /// and `a\xfe` both read `a�`), so such a root is never approved.
 fn approval(root: &Path, entry: &ServerEntry) -> Option<Approval> {
-    keyed(root, &entry.name, fingerprint(&entry.config))
+    keyed(root, &entry.name, entry_fingerprint(entry))
 }
 
 fn keyed(root: &Path, name: &str, fingerprint: String) -> Option<Approval> {
@@ -97,7 +150,43 @@ impl Approvals {
 
     /// Remember the approval (written at once, owner-only).
     pub fn approve(&mut self, root: &Path, entry: &ServerEntry) -> std::io::Result<()> {
+        if let Some(key) = files_key(root, entry)
+            && !entry.pins.is_empty()
+        {
+            let files = entry
+                .pins
+                .iter()
+                .filter_map(|p| Some((p.path.to_str()?.to_string(), p.state.clone())))
+                .collect();
+            self.stored.files.insert(key, files);
+        }
         self.store(approval(root, entry))
+    }
+
+    /// For a server not approved as it is: the file it names that changed since its config,
+    /// as it is now, was approved for `root`, if that is why.
+    pub fn changed_file(&self, root: &Path, entry: &ServerEntry) -> Option<PathBuf> {
+        let approved = self.stored.files.get(&files_key(root, entry)?)?;
+        if !self.is_approved_key(root, &entry.name, &entry_fingerprint_of(approved, entry)) {
+            return None;
+        }
+        let held = |path: &Path| {
+            approved
+                .iter()
+                .find(|(p, _)| Path::new(p) == path)
+                .map(|(_, state)| state.as_str())
+        };
+        entry
+            .pins
+            .iter()
+            .find(|pin| held(&pin.path) != Some(pin.state.as_str()))
+            .map(|pin| pin.path.clone())
+            .or_else(|| {
+                approved
+                    .iter()
+                    .find(|(p, _)| !entry.pins.iter().any(|pin| pin.path == Path::new(p)))
+                    .map(|(p, _)| PathBuf::from(p))
+            })
     }
 
     /// Remember that `name` with this `fingerprint` is approved for `root` (canonical).
@@ -211,6 +300,7 @@ mod tests {
                 env_passthrough: Vec::new(),
             },
             source: Source::Project,
+            pins: Vec::new(),
         };
         let root = Path::new("/repo/a");
         let mut approvals = Approvals::load(dir.path());
@@ -230,5 +320,52 @@ mod tests {
         }
         assert!(!again.is_approved(root, &passing), "a variable passed on");
         assert!(!again.is_approved(Path::new("/repo/b"), &entry("node")));
+    }
+
+    #[test]
+    fn an_approval_covers_the_files_the_config_names_and_names_the_one_that_changed() {
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("tools")).expect("create root");
+        let root = root.canonicalize().expect("canonicalize");
+        std::fs::write(root.join("tools/server.mjs"), "honest").expect("write");
+        let entry = || {
+            let config = ServerConfig::Stdio {
+                command: "node".into(),
+                args: vec!["tools/server.mjs".into()],
+                env: Default::default(),
+                env_passthrough: Vec::new(),
+            };
+            ServerEntry {
+                name: "tools".into(),
+                pins: crate::permissions::pinned::pin_argv(["node", "tools/server.mjs"], &root),
+                config,
+                source: Source::Project,
+            }
+        };
+        let data = dir.path().join("data");
+        let approved = entry();
+        assert!(approved.files().contains(&root.join("tools/server.mjs")));
+        approve(&data, &root, &approved).expect("approve");
+        let approvals = Approvals::load(&data);
+        assert!(approvals.is_approved(&root, &entry()));
+        assert_eq!(approvals.changed_file(&root, &entry()), None);
+
+        std::fs::write(root.join("tools/server.mjs"), "pwned").expect("rewrite");
+        let now = entry();
+        assert!(!approvals.is_approved(&root, &now), "a changed script");
+        assert_eq!(
+            approvals.changed_file(&root, &now),
+            Some(root.join("tools/server.mjs"))
+        );
+        // The approval still holds for what it covered (the file put back).
+        std::fs::write(root.join("tools/server.mjs"), "honest").expect("put back");
+        std::fs::write(root.join("node"), "planted").expect("plant");
+        let planted = entry();
+        assert!(!approvals.is_approved(&root, &planted), "a planted `node`");
+        assert_eq!(
+            approvals.changed_file(&root, &planted),
+            Some(root.join("node"))
+        );
     }
 }

@@ -55,6 +55,22 @@ pub struct ServerEntry {
     pub name: String,
     pub config: ServerConfig,
     pub source: Source,
+    /// A project server's files as they were when `.mcp.json` was read
+    /// ([`crate::permissions::pinned`]): the files its command, arguments and environment
+    /// values name where the model could write them. Its approval covers them, and it starts
+    /// only while they hold what was approved. Empty for the user's servers.
+    pub pins: Vec<crate::permissions::pinned::Pinned>,
+}
+
+impl ServerEntry {
+    /// The pinned files that exist (by content), for the approval question.
+    pub fn files(&self) -> Vec<std::path::PathBuf> {
+        self.pins
+            .iter()
+            .filter(|p| p.state.starts_with("sha256:"))
+            .map(|p| p.path.clone())
+            .collect()
+    }
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -212,6 +228,7 @@ pub fn parse_servers(value: &Value, source: Source) -> Result<Vec<ServerEntry>, 
             name: name.clone(),
             config,
             source,
+            pins: Vec::new(),
         });
     }
     Ok(entries)
@@ -235,10 +252,34 @@ pub fn load_project(root: &std::path::Path) -> Result<Vec<ServerEntry>, McpConfi
     let value: Value = serde_json::from_slice(&bytes)
         .map_err(|e| McpConfigError::Shape(format!("{PROJECT_FILE} is not JSON: {e}")))?;
     match value.get("mcpServers") {
-        Some(servers) => parse_servers(servers, Source::Project),
+        Some(servers) => {
+            let mut entries = parse_servers(servers, Source::Project)?;
+            let canonical = super::approval::canonical_root(root);
+            for entry in &mut entries {
+                entry.pins = pin(&entry.config, &canonical);
+            }
+            Ok(entries)
+        }
         None => Err(McpConfigError::Shape(format!(
             "{PROJECT_FILE} has no `mcpServers` object"
         ))),
+    }
+}
+
+/// The files a server's config names where the model could write them, as they are now in
+/// `root` (where a stdio server runs): its command, arguments and environment values. An
+/// HTTP server runs nothing here.
+fn pin(config: &ServerConfig, root: &std::path::Path) -> Vec<crate::permissions::pinned::Pinned> {
+    match config {
+        ServerConfig::Stdio {
+            command, args, env, ..
+        } => crate::permissions::pinned::pin_argv(
+            std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .chain(env.values().map(String::as_str)),
+            root,
+        ),
+        ServerConfig::Http { .. } => Vec::new(),
     }
 }
 

@@ -297,6 +297,9 @@ impl McpHub {
                     None => list.push(status),
                 }
             }
+            // An approved project server runs unsandboxed: from now on the model cannot change
+            // the files it runs (its next start, a restart, the next session would run them).
+            crate::permissions::pinned::protect(&entry.pins);
             tracing::info!(server = entry.name, "mcp server starting");
             let (ready_tx, ready_rx) = oneshot::channel();
             let (end_tx, end_rx) = oneshot::channel();
@@ -693,6 +696,7 @@ mod tests {
                 env_passthrough: Vec::new(),
             },
             source: crate::mcp::Source::User,
+            pins: Vec::new(),
         };
         let pending = hub.launch(vec![entry]);
         assert_eq!(pending.len(), 1);

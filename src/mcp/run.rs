@@ -3,7 +3,7 @@
 //! the servers a run started itself, on every path.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::approval::{self, Approvals, Selection, canonical_root};
@@ -21,6 +21,9 @@ pub struct Plan {
     pub unapproved: Vec<ServerEntry>,
     /// `mcp_server_failed` and `mcp_server_unapproved` warnings, in that order.
     pub warnings: Vec<(WarningCode, String)>,
+    /// The canonical root whose `.mcp.json` was read: the project servers' files were pinned
+    /// there.
+    pub origin: PathBuf,
 }
 
 impl Plan {
@@ -45,8 +48,22 @@ impl Plan {
         let Selection {
             start, unapproved, ..
         } = approval::select(user, project, &canonical_root(root), approvals.as_ref());
-        if !unapproved.is_empty() {
-            let names: Vec<String> = unapproved.iter().map(|e| format!("`{}`", e.name)).collect();
+        // A server approved before whose files changed since: said apart, naming the file.
+        let mut fresh = Vec::new();
+        for entry in &unapproved {
+            match approvals
+                .as_ref()
+                .and_then(|a| a.changed_file(&canonical_root(root), entry))
+            {
+                Some(file) => warnings.push((
+                    WarningCode::McpServerUnapproved,
+                    changed_warning(&entry.name, &file),
+                )),
+                None => fresh.push(entry),
+            }
+        }
+        if !fresh.is_empty() {
+            let names: Vec<String> = fresh.iter().map(|e| format!("`{}`", e.name)).collect();
             warnings.push((
                 WarningCode::McpServerUnapproved,
                 format!(
@@ -62,12 +79,25 @@ impl Plan {
             start,
             unapproved,
             warnings,
+            origin: canonical_root(root),
         }
     }
 
     pub fn is_empty(&self) -> bool {
         self.start.is_empty() && self.unapproved.is_empty()
     }
+}
+
+/// Why an approved project server did not start this time: `file`, which its config names,
+/// changed since the approval (a pull, or something the model ran in an earlier session).
+pub fn changed_warning(name: &str, file: &Path) -> String {
+    format!(
+        "the project's MCP server `{name}` did not start: {} changed since it was approved, so \
+         it would not run what was approved; look at the change, then approve the server again \
+         in the terminal UI (`splice` in this directory), or pass --trust-project-mcp to start \
+         it for this run",
+        file.display()
+    )
 }
 
 /// The servers one run uses: the session's hub (left as it is at the end), or the run's own,
@@ -150,7 +180,13 @@ pub async fn start_own(
         });
     }
     hub.record_unapproved(plan.unapproved);
-    hub.start(plan.start).await;
+    let here = canonical_root(cwd);
+    let start = plan
+        .start
+        .into_iter()
+        .map(|entry| rebased(entry, &plan.origin, &here))
+        .collect();
+    hub.start(start).await;
     // A failure the notices already told is not told again.
     for status in hub.statuses() {
         if status.state == ServerState::Failed {
@@ -163,6 +199,21 @@ pub async fn start_own(
         }
     }
     Some(hub)
+}
+
+/// `entry` as it runs in `here` (a `--worktree` run's worktree) when its files were pinned in
+/// `origin`: a relative path names the file beneath `here`, so that is the file that must hold
+/// what was approved (and that is kept from the model), not the one in `origin`.
+fn rebased(mut entry: ServerEntry, origin: &Path, here: &Path) -> ServerEntry {
+    if origin == here {
+        return entry;
+    }
+    for pin in &mut entry.pins {
+        if let Ok(inside) = pin.path.strip_prefix(origin) {
+            pin.path = here.join(inside);
+        }
+    }
+    entry
 }
 
 async fn watch(
@@ -236,6 +287,7 @@ mod tests {
                 env_passthrough: Vec::new(),
             },
             source,
+            pins: Vec::new(),
         }
     }
 
@@ -264,8 +316,15 @@ mod tests {
         assert!(message.contains("`a`, `b`"), "{message}");
         assert!(message.contains("--trust-project-mcp"), "{message}");
         let canonical = root.canonicalize().expect("canonicalize root");
+        // As read from `.mcp.json`: `touch` beneath the root pinned (absent).
+        let a = config::load_project(&root)
+            .expect("load")
+            .into_iter()
+            .find(|e| e.name == "a")
+            .expect("server a");
+        assert!(!a.pins.is_empty());
         Approvals::load(&data)
-            .approve(&canonical, &entry("a", "touch", Source::Project))
+            .approve(&canonical, &a)
             .expect("approve canonical");
         let plan = Plan::make(user.clone(), &root, &data, false);
         let started: Vec<&str> = plan.start.iter().map(|e| e.name.as_str()).collect();

@@ -25,6 +25,22 @@ pub(super) async fn supervise(
     mut end: oneshot::Receiver<()>,
 ) {
     let name = entry.name.clone();
+    // A project server starts only while the files it names hold what was approved.
+    if let Some(file) = crate::permissions::pinned::changed(&entry.pins) {
+        if let Some(hub) = hub.upgrade() {
+            hub.fail(
+                &name,
+                format!(
+                    "not started: {} changed since the server was approved, so it would not run \
+                     what was approved; look at the change, then approve the server again in a \
+                     new session",
+                    file.display()
+                ),
+            );
+        }
+        let _ = ready.send(());
+        return;
+    }
     let connected = tokio::select! {
         connected = connect::connect(&entry, &options) => connected,
         // Ended while starting: dropping the connection attempt kills its process group.

@@ -6,6 +6,7 @@ pub(crate) mod helper;
 pub(crate) mod hidden;
 pub(crate) mod mask;
 pub(crate) mod own;
+pub(crate) mod pinned;
 pub(crate) mod policy;
 pub(crate) mod risk;
 pub mod sandbox;

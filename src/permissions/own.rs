@@ -65,9 +65,9 @@ fn compute() -> OwnPlaces {
     places
 }
 
-/// The files the project's approved hooks run (`hooks::pinned`), resolved: they run as the
-/// person, so while those hooks may run the model must not change them. Only ever added to
-/// (a session's hooks stay approved for its life).
+/// The files the project's approved hooks and MCP servers run (`permissions::pinned`),
+/// resolved: they run as the person, so while those may run the model must not change them.
+/// Only ever added to (a session's hooks and servers stay approved for its life).
 static HOOK_FILES: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
 /// Keep `files` (resolved; existing or not) from the file tools and, those that are regular

@@ -863,6 +863,7 @@ fn sleeping_server(name: &str, source: crate::mcp::Source) -> crate::mcp::Server
             env_passthrough: Vec::new(),
         },
         source,
+        pins: Vec::new(),
     }
 }
 

@@ -96,8 +96,9 @@ pub fn resolve_for_write(root: &Path, raw: &str) -> Result<PathBuf, ToolError> {
                 "`{raw}` is in Splice's own config or data directory, which file tools do not write"
             )),
             Some(Escape::HookFile) => ToolError::Failed(format!(
-                "`{raw}` is run by one of the project's approved hooks, which run outside the \
-                 sandbox, so file tools do not change it during the session (the person can)"
+                "`{raw}` is run by one of the project's approved hooks or MCP servers, which run \
+                 outside the sandbox, so file tools do not change it during the session (the \
+                 person can)"
             )),
             None => ToolError::Failed(format!("cannot write {raw}: {error}")),
         }),

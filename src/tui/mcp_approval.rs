@@ -117,6 +117,22 @@ impl McpApprovalModal {
                 width,
             ));
         }
+        let files = self.entry.files();
+        if !files.is_empty() {
+            lines.push(Line::default());
+            lines.push(Line::from(Span::styled(
+                "The approval covers these files as they are now (a change needs a new one):"
+                    .to_string(),
+                theme.dim(),
+            )));
+            for file in &files {
+                lines.extend(hanging(
+                    Span::styled("  ".to_string(), theme.dim()),
+                    Span::styled(exact(&file.display().to_string()), code),
+                    width,
+                ));
+            }
+        }
         lines.push(Line::default());
         let warning = match self.entry.config {
             ServerConfig::Stdio { .. } => {
@@ -329,6 +345,7 @@ mod tests {
                 env_passthrough: Vec::new(),
             },
             source: Source::Project,
+            pins: Vec::new(),
         }
     }
 
@@ -388,6 +405,33 @@ mod tests {
         let alt_y = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::ALT);
         assert_eq!(modal.handle_key(alt_y, late), KeyOutcome::ToComposer);
         assert_eq!(modal.answer, None);
+    }
+
+    /// The files an approval covers are listed (by path) in the question.
+    #[test]
+    fn the_files_the_approval_covers_are_listed() {
+        let mut covered = entry();
+        covered.pins = vec![
+            crate::permissions::pinned::Pinned {
+                path: "/repo/tools/server.mjs".into(),
+                state: "sha256:00".into(),
+            },
+            crate::permissions::pinned::Pinned {
+                path: "/repo/node".into(),
+                state: "absent".into(),
+            },
+        ];
+        let shown: String = McpApprovalModal::new(covered, Instant::now())
+            .body(&Theme::ansi(), 80)
+            .iter()
+            .flat_map(|l| l.spans.iter().map(|s| s.content.to_string()))
+            .collect();
+        assert!(shown.contains("/repo/tools/server.mjs"), "{shown}");
+        assert!(
+            !shown.contains("/repo/node"),
+            "an absent file is not listed: {shown}"
+        );
+        assert!(shown.contains("The approval covers these files"));
     }
 
     /// The variables a server would take from the person's environment are named before it is

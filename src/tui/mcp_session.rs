@@ -43,6 +43,14 @@ pub fn plan(settings: &RunSettings) -> Plan {
         &root,
         Some(&approvals),
     );
+    for entry in &ask {
+        if let Some(file) = approvals.changed_file(&root, entry) {
+            notes.push((
+                Level::Warning,
+                crate::mcp::run::changed_warning(&entry.name, &file),
+            ));
+        }
+    }
     for name in shadowed {
         notes.push((
             Level::Info,
@@ -71,6 +79,7 @@ mod tests {
                 env_passthrough: Vec::new(),
             },
             source,
+            pins: Vec::new(),
         }
     }
 
@@ -92,12 +101,13 @@ mod tests {
         settings.cwd = root.clone();
         settings.data_dir = dir.path().join("data");
         settings.mcp.servers = vec![stdio("mine", "mine-server", Source::User)];
-        crate::mcp::approval::approve(
-            &settings.data_dir,
-            &root,
-            &stdio("approved", "node", Source::Project),
-        )
-        .expect("approve");
+        // As read from `.mcp.json` (its files pinned).
+        let approved = config::load_project(&root)
+            .expect("load")
+            .into_iter()
+            .find(|e| e.name == "approved")
+            .expect("approved entry");
+        crate::mcp::approval::approve(&settings.data_dir, &root, &approved).expect("approve");
 
         let plan = plan(&settings);
         let names = |list: &[ServerEntry]| list.iter().map(|e| e.name.clone()).collect::<Vec<_>>();
@@ -133,6 +143,40 @@ mod tests {
                 .any(|(level, n)| *level == Level::Warning && n.contains(PROJECT_FILE)),
             "{:?}",
             plan.notes
+        );
+    }
+
+    #[test]
+    fn an_approved_server_whose_script_changed_is_asked_again_with_the_file_named() {
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("tools")).expect("create root");
+        std::fs::write(root.join("tools/server.mjs"), "honest").expect("write");
+        let text = serde_json::json!({"mcpServers": {
+            "proj": {"command": "node", "args": ["tools/server.mjs"]},
+        }});
+        std::fs::write(root.join(PROJECT_FILE), text.to_string()).expect("write");
+        let mut settings = super::super::snapshot_tests::settings();
+        settings.cwd = root.clone();
+        settings.data_dir = dir.path().join("data");
+        for entry in config::load_project(&root).expect("load") {
+            crate::mcp::approval::approve(&settings.data_dir, &root, &entry).expect("approve");
+        }
+        let plan = plan(&settings);
+        assert_eq!(plan.start.len(), 1);
+        assert!(plan.notes.is_empty(), "{:?}", plan.notes);
+
+        std::fs::write(root.join("tools/server.mjs"), "pwned").expect("rewrite");
+        let again = super::plan(&settings);
+        assert!(again.start.is_empty());
+        assert_eq!(again.ask.len(), 1);
+        assert!(
+            again
+                .notes
+                .iter()
+                .any(|(level, n)| *level == Level::Warning && n.contains("tools/server.mjs")),
+            "{:?}",
+            again.notes
         );
     }
 }

@@ -88,6 +88,7 @@ fn stdio_entry() -> ServerEntry {
             env_passthrough: Vec::new(),
         },
         source: Source::Project,
+        pins: Vec::new(),
     }
 }
 
@@ -103,6 +104,7 @@ fn http_entry() -> ServerEntry {
             .into(),
         },
         source: Source::Project,
+        pins: Vec::new(),
     }
 }
 

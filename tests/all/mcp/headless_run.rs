@@ -427,6 +427,7 @@ fn servers_that_fail_to_start_are_warnings_and_the_run_goes_on() {
             env_passthrough: Vec::new(),
         },
         source: splice::mcp::Source::User,
+        pins: Vec::new(),
     };
     configure(
         &sandbox,
@@ -521,6 +522,7 @@ fn marker_server(marker: &Path) -> ServerEntry {
             env_passthrough: Vec::new(),
         },
         source: splice::mcp::Source::Project,
+        pins: Vec::new(),
     }
 }
 
@@ -572,10 +574,12 @@ fn project_servers_start_only_when_approved_or_trusted() {
     assert_eq!(out.first("tool_result")["status"], "ok");
 
     std::fs::remove_file(&marker).expect("remove marker");
-    let root = sandbox.root.canonicalize().expect("canonicalize the root");
-    splice::mcp::approval::Approvals::load(&sandbox.data)
-        .approve(&root, &server)
-        .expect("approve the server");
+    // Approved as Splice reads it: the approval covers the files its config names too (the
+    // marker, absent now).
+    for entry in splice::mcp::load_project(&sandbox.root).expect("read .mcp.json") {
+        splice::mcp::approval::approve(&sandbox.data, &sandbox.root, &entry)
+            .expect("approve the server");
+    }
     let out = exec(&sandbox, &provider, "anthropic", &["Hello again."]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(marker.exists(), "an approved project server did not start");
@@ -881,6 +885,7 @@ fn a_streamable_http_servers_tool_runs_in_a_run() {
                 headers: Default::default(),
             },
             source: splice::mcp::Source::User,
+            pins: Vec::new(),
         }],
     );
     let provider = FakeProvider::start(calls_then_answers(

@@ -486,6 +486,7 @@ fn an_approval_for_a_non_utf8_root_does_not_cover_a_lookalike() {
             env_passthrough: Vec::new(),
         },
         source: splice::mcp::Source::Project,
+        pins: Vec::new(),
     };
     let canonical = approved_root
         .canonicalize()

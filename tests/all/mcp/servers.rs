@@ -220,6 +220,7 @@ async fn everything_over_streamable_http_sums() {
             .collect(),
         },
         source: splice::mcp::Source::User,
+        pins: Vec::new(),
     }])
     .await;
     let web = status(&hub, "web");
@@ -248,6 +249,7 @@ async fn an_http_server_that_is_not_there_fails_alone() {
                 headers: Default::default(),
             },
             source: splice::mcp::Source::User,
+            pins: Vec::new(),
         },
         mcp::hostile("fine", &[], &[]),
     ])

@@ -234,6 +234,7 @@ fn a_command_cannot_approve_a_project_mcp_server() {
             env_passthrough: Vec::new(),
         },
         source: splice::mcp::Source::Project,
+        pins: Vec::new(),
     };
     let prepared = outside.path().join("prepared");
     let root = sandbox.root.canonicalize().expect("canonicalize the root");

@@ -45,6 +45,7 @@ fn stdio(name: &str, command: String, args: Vec<String>, env: &[(&str, &str)]) -
             env_passthrough: Vec::new(),
         },
         source: Source::User,
+        pins: Vec::new(),
     }
 }
 

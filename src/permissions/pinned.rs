@@ -1,10 +1,11 @@
-//! The files a project hook names, pinned to what they held when its hooks were read. A
-//! project's hooks run unsandboxed once approved, but the model can write the project (its file
-//! tools, its confined commands, a subagent): an approved `.splice/hooks/check.sh` or `python3
-//! fmt.py` whose file it rewrote would run its code as the person. So an approval covers each
-//! file a project hook's command names, where the model could write it (beneath the root, the
-//! temporary directories), by content, or as absent; before the hook runs, each is read again,
-//! and a hook whose file changed does not run (it is reported instead).
+//! The files a project hook or a project MCP server names, pinned to what they held when the
+//! project's config was read. Both run unsandboxed once approved, but the model can write the
+//! project (its file tools, its confined commands, a subagent): an approved
+//! `.splice/hooks/check.sh`, `python3 fmt.py` or `node tools/server.mjs` whose file it rewrote
+//! would run its code as the person. So an approval covers each file the command names, where
+//! the model could write it (beneath the root, the temporary directories), by content, or as
+//! absent; before it runs, each is read again, and one whose file changed does not run (it is
+//! reported instead).
 //!
 //! Which words name files is read generously (a word that may be a path is one): pinning one
 //! too many only means a spurious "changed", never a hook run with code nobody approved.
@@ -17,7 +18,7 @@ use sha2::Digest;
 /// Variables a hook command names the project by (both are set for it).
 const PROJECT_VARS: [&str; 2] = ["CLAUDE_PROJECT_DIR", "SPLICE_PROJECT_DIR"];
 
-/// One file a hook names, and what it held.
+/// One file a command names, and what it held.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pinned {
     /// Absolute, as the command names it (links are followed when it is read).
@@ -29,6 +30,14 @@ pub struct Pinned {
 /// The files `command`, run in `root`, names where the model could write them, with what
 /// they hold now.
 pub fn pin(command: &str, root: &Path) -> Vec<Pinned> {
+    let mut pins = pinned_words(words(command, root), root);
+    pins.sort();
+    pins.dedup();
+    pins
+}
+
+/// The paths `words` name where the model could write them, with what they hold now.
+fn pinned_words(words: Vec<String>, root: &Path) -> Vec<Pinned> {
     let places: Vec<PathBuf> = crate::permissions::sandbox::writable_paths(root, &[])
         .iter()
         .map(|p| crate::permissions::own::resolved(p))
@@ -39,15 +48,34 @@ pub fn pin(command: &str, root: &Path) -> Vec<Pinned> {
                 .iter()
                 .any(|p| crate::permissions::own::resolved(path).starts_with(p))
     };
-    let mut pins: Vec<Pinned> = words(command, root)
+    words
         .into_iter()
+        .filter(|w| !w.is_empty() && !w.contains('$'))
         .filter_map(|word| candidate(&word, root))
         .filter(|path| writable(path))
         .map(|path| Pinned {
             state: state(&path),
             path,
         })
-        .collect();
+        .collect()
+}
+
+/// The files an argument vector (a server's command, its arguments, its environment's values),
+/// run in `root`, names where the model could write them, with what they hold now. Each
+/// element is a word as it is, and is also read as a command line (`sh -c "node x.js"`).
+pub fn pin_argv<'a>(argv: impl IntoIterator<Item = &'a str>, root: &Path) -> Vec<Pinned> {
+    let mut pins = Vec::new();
+    for arg in argv {
+        pins.extend(pin(arg, root));
+        let mut whole = Vec::new();
+        if !arg.starts_with('-') {
+            whole.push(arg.to_string());
+        }
+        if let Some((_, value)) = arg.split_once('=') {
+            whole.push(value.to_string());
+        }
+        pins.extend(pinned_words(whole, root));
+    }
     pins.sort();
     pins.dedup();
     pins
@@ -60,7 +88,7 @@ pub fn changed(pins: &[Pinned]) -> Option<&Path> {
         .map(|p| p.path.as_path())
 }
 
-/// Keep the files of `pins` from the model while the hooks may run: the file tools refuse to
+/// Keep the files of `pins` from the model while what names them may run (for the session): the file tools refuse to
 /// write them (and to create one that was absent), confined commands see the ones that exist
 /// read-only, as they see Splice's own files (`permissions::own`).
 pub fn protect(pins: &[Pinned]) {
@@ -186,5 +214,35 @@ mod tests {
         std::fs::write(root.join("fmt.py"), "print(1)\n").expect("put back");
         std::fs::write(root.join("python3"), "planted").expect("plant");
         assert_eq!(changed(&pins), Some(root.join("python3").as_path()));
+    }
+
+    #[test]
+    fn an_argument_vector_pins_each_argument_whole_and_as_a_command_line() {
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let root = dir.path().canonicalize().expect("canonicalize");
+        std::fs::create_dir_all(root.join("tools")).expect("create dir");
+        std::fs::write(root.join("tools/my server.mjs"), "x").expect("write");
+        let pins = pin_argv(
+            [
+                "node",
+                "tools/my server.mjs",
+                "--config=conf.json",
+                "-y",
+                "sh -c 'python3 x.py'",
+            ],
+            &root,
+        );
+        let paths: Vec<&Path> = pins.iter().map(|p| p.path.as_path()).collect();
+        for named in ["node", "tools/my server.mjs", "conf.json", "x.py"] {
+            assert!(
+                paths.contains(&root.join(named).as_path()),
+                "{named}: {paths:?}"
+            );
+        }
+        assert!(!paths.contains(&root.join("-y").as_path()));
+        assert!(
+            pins.iter()
+                .any(|p| p.path.ends_with("my server.mjs") && p.state.starts_with("sha256:"))
+        );
     }
 }
