@@ -442,6 +442,8 @@ fn mcp_servers(
                     env_passthrough: Vec::new(),
                 },
                 source: crate::mcp::config::Source::User,
+                // The editor's servers are the person's own configuration, as the user's are.
+                pins: Vec::new(),
             },
             McpServer::Http(http) => ServerEntry {
                 name: http.name,
@@ -454,6 +456,8 @@ fn mcp_servers(
                         .collect(),
                 },
                 source: crate::mcp::config::Source::User,
+                // The editor's servers are the person's own configuration, as the user's are.
+                pins: Vec::new(),
             },
             _ => continue,
         };
