@@ -4,7 +4,8 @@
 //! that runs, so scattered hot functions keep most of a 10 MB `.text` resident. Linking with
 //! `link/headless.order` (written by `scripts/link_order.py`) puts those functions first and
 //! halves the three-turn run's peak RSS (docs/benchmarks.md). A name that no longer exists is
-//! skipped by the linker, so a stale list only costs memory, never a build.
+//! skipped by the linker, so a stale list only costs memory, never a build. Where glibc is
+//! new enough, the relative relocations are packed too (DT_RELR).
 
 use std::env;
 use std::path::Path;
@@ -19,7 +20,12 @@ fn main() {
     ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
-    if ordering_applies() {
+    if linker_is_ours() && glibc_has_relr() {
+        // 1.3 MB of relative relocations (`.rela.dyn`), which the loader reads whole at every
+        // start, packed into 15 KB (DT_RELR; glibc 2.36+, where the build runs).
+        println!("cargo:rustc-link-arg-bin=splice=-Wl,-z,pack-relative-relocs");
+    }
+    if linker_is_ours() {
         let manifest = env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
         let order = Path::new(&manifest).join("link/headless.order");
         if order.is_file() {
@@ -32,11 +38,11 @@ fn main() {
     }
 }
 
-/// Only where the linker is known to take `--symbol-ordering-file`: release builds for
-/// x86_64 Linux (GNU), whose default linker since Rust 1.90 is rust-lld, and no linker of the
-/// person's own choosing (a configured linker or flags naming one); `SPLICE_LINK_ORDER=0`
-/// turns it off.
-fn ordering_applies() -> bool {
+/// Only where the linker is known to take `--symbol-ordering-file` and `-z
+/// pack-relative-relocs`: release builds for x86_64 Linux (GNU), whose default linker since
+/// Rust 1.90 is rust-lld, and no linker of the person's own choosing (a configured linker or
+/// flags naming one); `SPLICE_LINK_ORDER=0` turns both off.
+fn linker_is_ours() -> bool {
     let var = |name: &str| env::var(name).unwrap_or_default();
     if var("SPLICE_LINK_ORDER") == "0" || var("PROFILE") != "release" {
         return false;
@@ -46,4 +52,25 @@ fn ordering_applies() -> bool {
     }
     let rustflags = var("CARGO_ENCODED_RUSTFLAGS");
     !(rustflags.contains("linker") || rustflags.contains("fuse-ld"))
+}
+
+/// Whether the C library of the machine building (and so, with `cargo install`, running)
+/// Splice loads packed relocations: glibc 2.36 or later. A binary that uses them does not
+/// start on an older glibc, so when in doubt, no.
+fn glibc_has_relr() -> bool {
+    if env::var("HOST").ok() != env::var("TARGET").ok() {
+        return false;
+    }
+    let Ok(out) = std::process::Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+    else {
+        return false;
+    };
+    // "glibc 2.36"
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text.trim().strip_prefix("glibc ").unwrap_or_default();
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    out.status.success() && (major, minor) >= (2, 36)
 }
