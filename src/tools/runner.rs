@@ -168,17 +168,8 @@ impl ToolRunner {
                 None,
             );
         };
-        if let Some(gate) = &self.gate
-            && let Err(why) = gate.wait().await
-        {
-            return self.finish(
-                &call.id,
-                ToolStatus::Error,
-                why.to_string(),
-                false,
-                None,
-                None,
-            );
+        if let Some(refused) = self.wait_for_gate(&call.id).await {
+            return refused;
         }
         // The one place every call passes: its `PreToolUse` hooks, the call, its
         // `PostToolUse` hooks.
@@ -232,6 +223,14 @@ impl ToolRunner {
         reply
     }
 
+    /// Wait for what the run's tools wait on first (the record of the git dir); the call's
+    /// error result when that failed, so nothing runs unrecorded.
+    async fn wait_for_gate(&self, id: &str) -> Option<ToolReply> {
+        let gate = self.gate.as_ref()?;
+        let why = gate.wait().await.err()?;
+        Some(self.finish(id, ToolStatus::Error, why.to_string(), false, None, None))
+    }
+
     /// A resolved call, once its hooks let it run.
     async fn run_tool(&self, call: &ToolCallRequest, tool: ToolId<'_>, args: &Value) -> ToolReply {
         let args = args.clone();
@@ -267,17 +266,8 @@ impl ToolRunner {
             }
         };
         self.emit_agent_call(call, args.clone());
-        if let Some(gate) = &self.gate
-            && let Err(why) = gate.wait().await
-        {
-            return self.finish(
-                &call.id,
-                ToolStatus::Error,
-                why.to_string(),
-                false,
-                None,
-                None,
-            );
+        if let Some(refused) = self.wait_for_gate(&call.id).await {
+            return refused;
         }
         // Its hooks, as for every call (Claude Code's `Task` matches it too): a block means
         // no subagent starts; a rewrite is checked by the subagent's own reading of it.
