@@ -20,21 +20,22 @@ fn main() {
     ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
-    if linker_is_ours() && glibc_has_relr() {
+    if !linker_is_ours() {
+        return;
+    }
+    if glibc_has_relr() {
         // 1.3 MB of relative relocations (`.rela.dyn`), which the loader reads whole at every
         // start, packed into 15 KB (DT_RELR; glibc 2.36+, where the build runs).
         println!("cargo:rustc-link-arg-bin=splice=-Wl,-z,pack-relative-relocs");
     }
-    if linker_is_ours() {
-        let manifest = env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
-        let order = Path::new(&manifest).join("link/headless.order");
-        if order.is_file() {
-            println!(
-                "cargo:rustc-link-arg-bin=splice=-Wl,--symbol-ordering-file={}",
-                order.display()
-            );
-            println!("cargo:rustc-link-arg-bin=splice=-Wl,--no-warn-symbol-ordering");
-        }
+    let manifest = env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
+    let order = Path::new(&manifest).join("link/headless.order");
+    if order.is_file() {
+        println!(
+            "cargo:rustc-link-arg-bin=splice=-Wl,--symbol-ordering-file={}",
+            order.display()
+        );
+        println!("cargo:rustc-link-arg-bin=splice=-Wl,--no-warn-symbol-ordering");
     }
 }
 

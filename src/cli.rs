@@ -441,8 +441,8 @@ impl PipelineArgs {
         if max_iterations == 0 {
             return Err(RunFailure::usage("--max-iterations must be at least 1"));
         }
-        let jobs = self.jobs.or(config.jobs).unwrap_or_else(default_jobs);
-        if jobs == 0 {
+        let jobs = self.jobs.or(config.jobs);
+        if jobs == Some(0) {
             return Err(RunFailure::usage("--jobs must be at least 1"));
         }
         let test_command = self
@@ -467,15 +467,6 @@ impl PipelineArgs {
             ),
         })
     }
-}
-
-const MAX_DEFAULT_JOBS: u32 = 4;
-
-/// The cores this process may use, at most [`MAX_DEFAULT_JOBS`]: more tasks at once than that
-/// mostly wait on the provider's rate limit.
-fn default_jobs() -> u32 {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    u32::try_from(cores).map_or(MAX_DEFAULT_JOBS, |n| n.min(MAX_DEFAULT_JOBS))
 }
 
 #[derive(Debug, Clone, Args)]
@@ -908,12 +899,15 @@ mod tests {
                 ..PipelineArgs::default()
             }
             .resolve(config)
-            .map(|s| s.jobs)
+            .map(|s| s.jobs())
         };
         assert_eq!(resolve(Some(2), &config), Ok(2));
         assert_eq!(resolve(None, &config), Ok(3));
         let default = resolve(None, &ConfigFile::default()).expect("default jobs");
-        assert!((1..=MAX_DEFAULT_JOBS).contains(&default), "{default}");
+        assert!(
+            (1..=crate::settings::MAX_DEFAULT_JOBS).contains(&default),
+            "{default}"
+        );
         assert!(resolve(Some(0), &config).is_err());
     }
 }

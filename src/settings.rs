@@ -91,7 +91,8 @@ pub struct PipelineSettings {
     pub merge_back: bool,
     pub design_plan: bool,
     /// `--jobs` (config `jobs`): most design-plan tasks at once; 1 runs them one after another.
-    pub jobs: u32,
+    /// `None`: the default, worked out by [`PipelineSettings::jobs`] when a plan needs it.
+    pub jobs: Option<u32>,
     /// Config `maxAgents`: most subagents (the `agent` tool) running at once.
     pub max_agents: u32,
     /// Config `agentTimeoutSecs`: how long a subagent may run.
@@ -111,12 +112,27 @@ impl Default for PipelineSettings {
             worktree: false,
             merge_back: false,
             design_plan: false,
-            jobs: 1,
+            jobs: Some(1),
             max_agents: DEFAULT_MAX_AGENTS,
             agent_timeout: std::time::Duration::from_secs(DEFAULT_AGENT_TIMEOUT_SECS),
         }
     }
 }
+
+impl PipelineSettings {
+    /// Most design-plan tasks at once: as set, else the cores this process may use, at most
+    /// [`MAX_DEFAULT_JOBS`]. Worked out only here, as finding the cores reads the cgroup's
+    /// quota, which a run without a plan has no need to wait for.
+    pub fn jobs(&self) -> u32 {
+        self.jobs.unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            u32::try_from(cores).map_or(MAX_DEFAULT_JOBS, |n| n.min(MAX_DEFAULT_JOBS))
+        })
+    }
+}
+
+/// More tasks at once than this mostly wait on the provider's rate limit.
+pub const MAX_DEFAULT_JOBS: u32 = 4;
 
 #[cfg(test)]
 mod tests {

@@ -78,7 +78,7 @@ pub async fn run(
     };
     // Side by side only when it can matter: more than one job, and tasks that need not wait
     // for each other.
-    if ctx.settings.pipeline.jobs > 1 && jobs::any_side_by_side(&tasks) {
+    if ctx.settings.pipeline.jobs() > 1 && jobs::any_side_by_side(&tasks) {
         let root = ctx.root().clone();
         match crate::blocking::atomic(|| crate::worktree::clean_checkout(&root)) {
             Ok((top, base)) => {

@@ -77,7 +77,7 @@ struct Done {
     budget: Option<String>,
 }
 
-/// Run `tasks` (in dependency order) up to `ctx.settings.pipeline.jobs` at once in worktrees of
+/// Run `tasks` (in dependency order) up to `ctx.settings.pipeline.jobs()` at once in worktrees of
 /// the clean checkout `top` at commit `base`. Returns the error that stopped the plan, if any.
 #[allow(clippy::too_many_arguments)]
 pub async fn run(
@@ -90,7 +90,7 @@ pub async fn run(
     result: &mut DesignPlanResult,
     slot: &Mutex<Option<DesignPlanResult>>,
 ) -> Option<AgentError> {
-    let jobs = usize::try_from(ctx.settings.pipeline.jobs.max(1)).unwrap_or(1);
+    let jobs = usize::try_from(ctx.settings.pipeline.jobs().max(1)).unwrap_or(1);
     ctx.bus.emit(Event::reasoning(format!(
         "Design plan: up to {jobs} tasks at once, each in its own worktree\n"
     )));
