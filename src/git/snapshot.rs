@@ -293,7 +293,7 @@ impl Snapshot {
         if identity.is_none() {
             return Ok(snapshot);
         }
-        snapshot.record_git_dirs()?;
+        snapshot.record_git_dirs(Found::walk(dir)?);
         let mut included = Vec::new();
         for (git_dir, nodes) in &snapshot.git_dirs {
             for config in ["config", "config.worktree"] {
@@ -311,9 +311,8 @@ impl Snapshot {
         Ok(snapshot)
     }
 
-    /// Record the watched entries of every git dir there is now, and the links on the way.
-    fn record_git_dirs(&mut self) -> std::io::Result<()> {
-        let found = Found::walk(&self.dir)?;
+    /// Record the watched entries of every git dir `found`, and the links on the way.
+    fn record_git_dirs(&mut self, found: Found) {
         for git_dir in found.git_dirs {
             let base = self.dir.join(&git_dir);
             let mut nodes = BTreeMap::new();
@@ -323,12 +322,11 @@ impl Snapshot {
             self.git_dirs.insert(git_dir, nodes);
         }
         self.links = found.links;
-        Ok(())
     }
 
-    /// The same snapshot of what is there now: the same included files, whatever the config
-    /// says now.
-    fn again(&self) -> std::io::Result<Snapshot> {
+    /// The same snapshot of what is there now (the git dirs `found`): the same included
+    /// files, whatever the config says now.
+    fn again(&self, found: Found) -> Snapshot {
         let mut now = Snapshot {
             dir: self.dir.clone(),
             identity: self.identity,
@@ -337,11 +335,11 @@ impl Snapshot {
             included: BTreeMap::new(),
             include_paths: Vec::new(),
         };
-        now.record_git_dirs()?;
+        now.record_git_dirs(found);
         for path in &self.include_paths {
             record(&self.dir, path, &mut now.included);
         }
-        Ok(now)
+        now
     }
 
     /// The (common) git dir it watches.
@@ -362,7 +360,9 @@ impl Snapshot {
             ));
         }
         let mut changed = Vec::new();
-        // Links first, so that nothing below is reached through one the run made.
+        // Links first, so that nothing below is reached through one the run made. The walk
+        // does not follow a link, so removing them leaves the git dirs it found as they are:
+        // one walk serves both.
         let found = Found::walk(&self.dir)?;
         for (relative, target) in &found.links {
             if self.links.get(relative) != Some(target) {
@@ -370,7 +370,7 @@ impl Snapshot {
                 changed.push(relative.display().to_string());
             }
         }
-        let now = self.again()?;
+        let now = self.again(found);
         let empty = BTreeMap::new();
         let all: std::collections::BTreeSet<&PathBuf> =
             self.git_dirs.keys().chain(now.git_dirs.keys()).collect();

@@ -332,11 +332,9 @@ impl<'a> Subagents<'a> {
                 // of its commands' reach (the checkout's root may not even hold them).
                 writable.extend(scratch.admin.clone());
                 let root = scratch.root().to_path_buf();
-                let store = CheckpointStore::new(
-                    data_dir,
-                    &format!("{}_worktree", scratch.worktree.run_id),
-                    &root,
-                );
+                // The id `Worktree::remove` drops the store by when the worktree goes.
+                let own = crate::checkpoint::worktree_store_id(&scratch.worktree.run_id);
+                let store = CheckpointStore::new(data_dir, &own, &root);
                 (root, Arc::new(store))
             }
             None => (parent.root.clone(), Arc::clone(&parent.checkpoints)),
