@@ -22,8 +22,8 @@ use crate::protocol::Event;
 use crate::protocol::codes::ErrorCode as RunErrorCode;
 use crate::sanitize::rechunk::Rechunker;
 use crate::sanitize::redact::Redactor;
+use crate::session::log::{Record, SessionWriter};
 use crate::session::{Handle, Op, ReportSink, SessionEvent};
-use crate::tui::session::{Record, SessionWriter};
 
 /// A built-in command typed as a prompt, answered by the session's report of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
