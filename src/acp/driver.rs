@@ -163,11 +163,11 @@ impl Driver {
                 if let Event::RunStart { .. } = &*event {
                     self.last_error = None;
                 }
-                let redactor = self.redactor.clone();
+                // The secret list is cloned once per task, not once per event.
                 let rechunker = self
                     .rechunkers
                     .entry(task.clone())
-                    .or_insert_with(|| Rechunker::new(redactor));
+                    .or_insert_with(|| Rechunker::new(self.redactor.clone()));
                 for event in rechunker.push(&event) {
                     for update in self.translator.event(task.as_deref(), &event) {
                         self.send(update);
