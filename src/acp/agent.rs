@@ -259,15 +259,15 @@ impl Agent {
         let id = settings.session_id.clone();
         let scope =
             McpScope::session_from_env(&settings.cwd).map_err(|e| invalid(e.to_string()))?;
-        let log = crate::tui::session::SessionLog::open(
+        let log = crate::session::log::SessionLog::open(
             &settings.data_dir,
             &id,
             &settings.cwd,
             redactor.clone(),
         )
         .and_then(|log| {
-            crate::tui::session::SessionWriter::spawn(log).map_err(|e| {
-                crate::tui::session::SessionError::Io {
+            crate::session::log::SessionWriter::spawn(log).map_err(|e| {
+                crate::session::log::SessionError::Io {
                     path: id.clone(),
                     message: e.to_string(),
                 }

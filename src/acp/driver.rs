@@ -22,8 +22,8 @@ use crate::protocol::Event;
 use crate::protocol::codes::ErrorCode as RunErrorCode;
 use crate::sanitize::rechunk::Rechunker;
 use crate::sanitize::redact::Redactor;
+use crate::session::log::{Record, SessionWriter};
 use crate::session::{Handle, Op, ReportSink, SessionEvent};
-use crate::tui::session::{Record, SessionWriter};
 
 /// A built-in command typed as a prompt, answered by the session's report of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,11 +163,11 @@ impl Driver {
                 if let Event::RunStart { .. } = &*event {
                     self.last_error = None;
                 }
-                let redactor = self.redactor.clone();
+                // The secret list is cloned once per task, not once per event.
                 let rechunker = self
                     .rechunkers
                     .entry(task.clone())
-                    .or_insert_with(|| Rechunker::new(redactor));
+                    .or_insert_with(|| Rechunker::new(self.redactor.clone()));
                 for event in rechunker.push(&event) {
                     for update in self.translator.event(task.as_deref(), &event) {
                         self.send(update);

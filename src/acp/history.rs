@@ -7,7 +7,7 @@ use agent_client_protocol::v1::schema::SessionUpdate;
 
 use super::updates::{Translator, chunk};
 use crate::conversation::Conversation;
-use crate::tui::session::{Record, SessionError, load, started_in, typed_request};
+use crate::session::log::{Record, SessionError, load, started_in, typed_request};
 
 /// A saved session, read back.
 pub struct Loaded {

@@ -189,11 +189,9 @@ fn fenced(text: &str) -> String {
 }
 
 fn redacted_value(redactor: &Redactor, value: &Value) -> Value {
-    let text = value.to_string();
-    match redactor.redact_str(&text) {
-        Some(clean) => serde_json::from_str(&clean).unwrap_or(Value::Null),
-        None => value.clone(),
-    }
+    let mut value = value.clone();
+    redactor.redact_json(&mut value);
+    value
 }
 
 /// Each write's diff: the file's text before (none: new) and after (a deletion shows empty).

@@ -9,6 +9,16 @@ const BEL: char = '\u{7}';
 /// The 8-bit "string terminator" C1 control.
 const ST: char = '\u{9c}';
 
+/// Whether a character from a model or a saved file may reach the screen as it is: not a
+/// control character, nor a bidirectional or invisible format character that disguises text.
+pub fn shown_as_is(c: char) -> bool {
+    !c.is_control()
+        && !matches!(
+            c,
+            '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}'
+        )
+}
+
 /// `text` without escape sequences and control characters; newlines and tabs stay. A sequence
 /// split across two pieces of a stream loses its introducer here, so its tail can only ever
 /// print as plain characters.

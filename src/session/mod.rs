@@ -8,6 +8,7 @@
 
 mod compact;
 mod core_loop;
+pub mod log;
 mod login;
 mod mcp;
 mod model;

@@ -23,12 +23,12 @@ use tokio::sync::mpsc;
 
 use super::app::{App, Outgoing, Request};
 use super::cells::Level;
-use super::session::{Record, SessionLog, SessionWriter};
 use crate::bus::{Preview, Sink};
 use crate::conversation::Conversation;
 use crate::exit::Exit;
 use crate::protocol::Event;
 use crate::sanitize::redact::Redactor;
+use crate::session::log::{Record, SessionLog, SessionWriter};
 use crate::session::{Frontend, Input, McpScope, Op, ReportSink, Session, SessionEvent};
 
 const TICK: Duration = Duration::from_millis(100);
@@ -205,7 +205,7 @@ pub async fn run_loop(input: LoopInput) -> std::io::Result<Exit> {
 
 /// `--resume` without an id: the picker on the real terminal, given back before the app opens.
 pub async fn pick(
-    sessions: Vec<super::session::Summary>,
+    sessions: Vec<crate::session::log::Summary>,
     theme: &super::theme::Theme,
 ) -> std::io::Result<Option<String>> {
     let guard = TerminalGuard::enter()?;
@@ -445,7 +445,7 @@ pub struct Opened {
 pub fn open_session(
     app: &mut App,
     records: Option<Vec<Record>>,
-) -> Result<Opened, super::session::SessionError> {
+) -> Result<Opened, crate::session::log::SessionError> {
     let history = Conversation::default();
     if let Some(records) = records {
         let conversation = &history;
@@ -455,7 +455,7 @@ pub fn open_session(
                 Record::Session { .. } => {}
                 Record::Prompt { text } => {
                     // The saved text may carry the earlier context; show only the request.
-                    let shown = super::session::typed_request(&text).to_string();
+                    let shown = crate::session::log::typed_request(&text).to_string();
                     memory.flush(conversation);
                     memory.exchange = Some((shown.clone(), String::new()));
                     memory.turn_ended = false;

@@ -297,7 +297,7 @@ async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
         mcp: crate::session::McpScope::PerTurn,
     };
     drive(input, screen).await.expect("drive input");
-    let records = super::super::session::load(dir.path(), "session_test").expect("load dir");
+    let records = crate::session::log::load(dir.path(), "session_test").expect("load dir");
     let kinds: Vec<&str> = records
         .iter()
         .filter_map(|r| match r {

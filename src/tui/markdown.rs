@@ -379,15 +379,7 @@ fn clean_url(url: &str) -> String {
     url.chars().filter(|c| shown_as_is(*c)).collect()
 }
 
-/// Whether a character from a model or a saved file may reach the screen as it is: not a
-/// control character, nor a bidirectional or invisible format character that disguises text.
-pub fn shown_as_is(c: char) -> bool {
-    !c.is_control()
-        && !matches!(
-            c,
-            '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}'
-        )
-}
+pub use crate::sanitize::terminal::shown_as_is;
 
 /// Markdown joins a paragraph's lines; a model's code-like lines (commands, paths, settings)
 /// are meant one per line, so a line break next to one is kept (as a hard break).

@@ -31,7 +31,6 @@ pub(crate) mod progress;
 #[cfg(test)]
 mod progress_snapshot_tests;
 pub(crate) mod qr;
-pub(crate) mod session;
 #[cfg(test)]
 pub(crate) mod snapshot_tests;
 pub(crate) mod subagent;
@@ -44,6 +43,7 @@ pub(crate) mod wrap;
 use thiserror::Error;
 
 use crate::exit::Exit;
+use crate::session::log as session;
 use crate::settings::RunSettings;
 
 #[derive(Debug, Error)]
@@ -271,9 +271,9 @@ mod reopen_tests {
 mod find_tests {
     use std::path::Path;
 
-    use super::session::{Record, SessionLog};
     use super::{Opening, Reopen, find};
     use crate::sanitize::redact::Redactor;
+    use crate::session::log::{Record, SessionLog};
 
     fn saved(data: &Path, id: &str, cwd: &str) {
         let mut log =

@@ -12,8 +12,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Widget};
 
-use super::session::Summary;
 use super::theme::Theme;
+use crate::session::log::Summary;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PickerAction {

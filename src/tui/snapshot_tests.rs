@@ -682,7 +682,7 @@ fn a_notice_during_streaming_does_not_split_the_answer() {
 
 #[test]
 fn a_resumed_session_whose_run_never_ended_shows_nothing_still_running() {
-    use crate::tui::session::Record;
+    use crate::session::log::Record;
     let dir = tempfile::tempdir().expect("create a temporary directory");
     let mut settings = settings();
     settings.data_dir = dir.path().to_path_buf();
@@ -1281,7 +1281,7 @@ fn resume_picker_lists_sessions_and_enter_opens_the_selected_one() {
     use super::picker::{Picker, PickerAction};
     use crossterm::event::{KeyCode, KeyEvent};
     let now = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
-    let summary = |id: &str, ago: u64, prompt: &str| super::session::Summary {
+    let summary = |id: &str, ago: u64, prompt: &str| crate::session::log::Summary {
         id: id.into(),
         modified: now - Duration::from_secs(ago),
         first_prompt: prompt.into(),

@@ -300,7 +300,7 @@ fn one_line(text: &str) -> String {
     text.split_whitespace()
         .map(|w| {
             w.chars()
-                .filter(|c| super::markdown::shown_as_is(*c))
+                .filter(|c| crate::sanitize::terminal::shown_as_is(*c))
                 .collect::<String>()
         })
         .collect::<Vec<_>>()
