@@ -307,11 +307,7 @@ pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigErro
     Ok(Some(ProjectHooks {
         file,
         config,
-        fingerprint: hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
+        fingerprint: crate::ids::hex(&hasher.finalize()),
         pins,
     }))
 }

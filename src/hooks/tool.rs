@@ -77,11 +77,11 @@ pub enum Pre {
 }
 
 /// The `PreToolUse` hooks of call `id` of `tool` with `args`, the run's file tools working in
-/// `root`.
-pub async fn pre_tool(bus: &Bus, root: &Path, id: &str, tool: &str, args: &Value) -> Pre {
+/// `root`. Takes `args` by value: with no hooks they come straight back, uncopied.
+pub async fn pre_tool(bus: &Bus, root: &Path, id: &str, tool: &str, args: Value) -> Pre {
     let Some(hooks) = bus.hooks() else {
         return Pre::Run {
-            args: args.clone(),
+            args,
             changed: false,
             permission: None,
         };
@@ -93,7 +93,7 @@ pub async fn pre_tool(bus: &Bus, root: &Path, id: &str, tool: &str, args: &Value
             &matcher::tool_names(tool),
             fields(json!({
                 "tool_name": tool,
-                "tool_input": hook_input(root, tool, args),
+                "tool_input": hook_input(root, tool, &args),
                 "tool_use_id": id,
             })),
             Some(id),
@@ -109,7 +109,7 @@ pub async fn pre_tool(bus: &Bus, root: &Path, id: &str, tool: &str, args: &Value
             permission: verdict.permission,
         },
         None => Pre::Run {
-            args: args.clone(),
+            args,
             changed: false,
             permission: verdict.permission,
         },

@@ -67,7 +67,7 @@ pub fn fingerprint(config: &ServerConfig) -> String {
         ServerConfig::Http { url, headers } => serde_json::json!({"url": url, "headers": headers}),
     };
     let digest = sha2::Sha256::digest(shape.to_string().as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::ids::hex(&digest)
 }
 
 /// The fingerprint an approval of `entry` names: its config's and, when its config names
@@ -86,11 +86,7 @@ pub fn entry_fingerprint(entry: &ServerEntry) -> String {
         hasher.update(b"\0");
         hasher.update(pin.state.as_bytes());
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::ids::hex(&hasher.finalize())
 }
 
 /// The fingerprint `entry` had when its files held `files` (as stored with its approval).

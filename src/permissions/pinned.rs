@@ -172,12 +172,7 @@ fn digest(path: &Path) -> Option<String> {
             n => hasher.update(&buffer[..n]),
         }
     }
-    let hex: String = hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    Some(format!("sha256:{hex}"))
+    Some(format!("sha256:{}", crate::ids::hex(&hasher.finalize())))
 }
 
 #[cfg(test)]

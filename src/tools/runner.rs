@@ -175,7 +175,7 @@ impl ToolRunner {
         // `PostToolUse` hooks.
         let name = tool.name().to_string();
         let (args, permission) =
-            match hooks::tool::pre_tool(&self.bus, &self.root, &call.id, &name, &args).await {
+            match hooks::tool::pre_tool(&self.bus, &self.root, &call.id, &name, args).await {
                 Pre::Refused(reason) => {
                     return self.finish(&call.id, ToolStatus::Denied, reason, false, None, None);
                 }
@@ -197,17 +197,21 @@ impl ToolRunner {
                     args, permission, ..
                 } => (args, permission),
             };
+        // Kept for the `PostToolUse` hooks only when there are hooks: no copy otherwise.
+        let hooked_args = self.bus.hooks().map(|_| args.clone());
         let hooked = hooks::tool::CallHooks {
-            tool_input: match self.bus.hooks() {
-                Some(_) => hooks::tool::hook_input(&self.root, &name, &args),
+            tool_input: match &hooked_args {
+                Some(args) => hooks::tool::hook_input(&self.root, &name, args),
                 None => Value::Null,
             },
             permission,
         };
         // Boxed, as the call's own future is large: the hooks' futures come on top of it.
         let mut reply =
-            Box::pin(hooks::tool::CALL.scope(hooked, self.run_tool(call, tool, &args))).await;
-        if reply.status == ToolStatus::Ok && self.bus.hooks().is_some() {
+            Box::pin(hooks::tool::CALL.scope(hooked, self.run_tool(call, tool, args))).await;
+        if reply.status == ToolStatus::Ok
+            && let Some(args) = hooked_args
+        {
             let response = json!({
                 "success": true,
                 "status": reply.status,
@@ -232,8 +236,7 @@ impl ToolRunner {
     }
 
     /// A resolved call, once its hooks let it run.
-    async fn run_tool(&self, call: &ToolCallRequest, tool: ToolId<'_>, args: &Value) -> ToolReply {
-        let args = args.clone();
+    async fn run_tool(&self, call: &ToolCallRequest, tool: ToolId<'_>, args: Value) -> ToolReply {
         let tool = match tool {
             ToolId::Builtin(tool) => tool,
             ToolId::Package(tool) => return self.run_package(&call.id, tool, args).await,
@@ -272,7 +275,7 @@ impl ToolRunner {
         // Its hooks, as for every call (Claude Code's `Task` matches it too): a block means
         // no subagent starts; a rewrite is checked by the subagent's own reading of it.
         let args =
-            match hooks::tool::pre_tool(&self.bus, &self.root, &call.id, AGENT_TOOL, &args).await {
+            match hooks::tool::pre_tool(&self.bus, &self.root, &call.id, AGENT_TOOL, args).await {
                 Pre::Refused(reason) => {
                     return self.finish(&call.id, ToolStatus::Denied, reason, false, None, None);
                 }

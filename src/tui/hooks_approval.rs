@@ -11,7 +11,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::mcp_approval::{Approval, approval_frame, approval_key, approval_legend, exact};
+use super::mcp_approval::{
+    Approval, approval_frame, approval_key, approval_legend, covered_files, exact,
+};
 use super::mcp_overlay::hanging;
 use super::modal_frame::Scroll;
 use super::permission::{KeyGuard, KeyOutcome, ModalView};
@@ -69,21 +71,7 @@ impl HooksApprovalModal {
                 width,
             ));
         }
-        if !self.files.is_empty() {
-            lines.push(Line::default());
-            lines.push(Line::from(Span::styled(
-                "The approval covers these files as they are now (a change needs a new one):"
-                    .to_string(),
-                theme.dim(),
-            )));
-            for file in &self.files {
-                lines.extend(hanging(
-                    Span::styled("  ".to_string(), theme.dim()),
-                    Span::styled(exact(file), code),
-                    width,
-                ));
-            }
-        }
+        lines.extend(covered_files(&self.files, theme, width));
         lines.push(Line::default());
         lines.push(Line::from(Span::styled(
             "They run as you, unsandboxed: they can read and change your files and use the network."

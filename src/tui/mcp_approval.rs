@@ -117,22 +117,13 @@ impl McpApprovalModal {
                 width,
             ));
         }
-        let files = self.entry.files();
-        if !files.is_empty() {
-            lines.push(Line::default());
-            lines.push(Line::from(Span::styled(
-                "The approval covers these files as they are now (a change needs a new one):"
-                    .to_string(),
-                theme.dim(),
-            )));
-            for file in &files {
-                lines.extend(hanging(
-                    Span::styled("  ".to_string(), theme.dim()),
-                    Span::styled(exact(&file.display().to_string()), code),
-                    width,
-                ));
-            }
-        }
+        let files: Vec<String> = self
+            .entry
+            .files()
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        lines.extend(covered_files(&files, theme, width));
         lines.push(Line::default());
         let warning = match self.entry.config {
             ServerConfig::Stdio { .. } => {
@@ -225,6 +216,29 @@ pub(super) fn approval_key(
     };
     scroll.by(rows);
     KeyOutcome::Handled
+}
+
+/// An approval modal's list of the files its approval pins by content, if it names any.
+pub(super) fn covered_files(files: &[String], theme: &Theme, width: usize) -> Vec<Line<'static>> {
+    if files.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![
+        Line::default(),
+        Line::from(Span::styled(
+            "The approval covers these files as they are now (a change needs a new one):"
+                .to_string(),
+            theme.dim(),
+        )),
+    ];
+    for file in files {
+        lines.extend(hanging(
+            Span::styled("  ".to_string(), theme.dim()),
+            Span::styled(exact(file), theme.bold(theme.code)),
+            width,
+        ));
+    }
+    lines
 }
 
 /// An approval modal's legend: `approve` says what y does; a reminder while keys still go to

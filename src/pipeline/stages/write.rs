@@ -119,7 +119,7 @@ async fn write_stage(
     let raw = ctx.output().unwrap_or_default();
     let tool = submit_tool.as_str();
     let (submitted, permission) =
-        match hooks::tool::pre_tool(ctx.bus, ctx.root(), &id, tool, &raw).await {
+        match hooks::tool::pre_tool(ctx.bus, ctx.root(), &id, tool, raw).await {
             Pre::Refused(reason) => return Ok(Err(StageOutcome::failed(reason))),
             Pre::Run {
                 args,
