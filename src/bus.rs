@@ -68,6 +68,10 @@ pub enum Preview {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PermissionQuestion {
+    /// The session's own name for this question, minted when it asks it and never used for
+    /// another: the one thing an answer names (`id` is the tool call's, which the model
+    /// chooses and may use again in a later run). Empty until the session asks it.
+    pub token: String,
     pub id: String,
     pub tool: String,
     pub side_effect: SideEffect,

@@ -318,6 +318,7 @@ impl Agent {
             commands: Default::default(),
             rechunkers: HashMap::new(),
             last_error: None,
+            asked: HashMap::new(),
         };
         let driver = tokio::spawn(driver.serve(inbox));
         self.sessions.insert(

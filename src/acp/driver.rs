@@ -6,16 +6,17 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
-    ConfigOptionUpdate, CurrentModeUpdate, PermissionOption, PermissionOptionKind, PromptResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
-    StopReason, ToolCallUpdate, ToolCallUpdateFields,
+    ConfigOptionUpdate, ContentBlock, CurrentModeUpdate, PermissionOption, PermissionOptionKind,
+    PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
+    SessionUpdate, StopReason, TextContent, ToolCallContent, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Client, RequestCancellationHandle};
 use tokio::sync::mpsc;
 
-use super::updates::{Translator, chunk, kind};
+use super::updates::{Translator, chunk};
 use crate::bus::{Answer, PermissionQuestion, Preview, Sink};
 use crate::exit::Exit;
 use crate::protocol::Event;
@@ -23,7 +24,7 @@ use crate::protocol::codes::ErrorCode as RunErrorCode;
 use crate::sanitize::rechunk::Rechunker;
 use crate::sanitize::redact::Redactor;
 use crate::session::log::{Record, SessionWriter};
-use crate::session::{Handle, Op, ReportSink, SessionEvent};
+use crate::session::{Handle, Op, ReportSink, SessionEvent, Withdrawal};
 
 /// A built-in command typed as a prompt, answered by the session's report of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +111,9 @@ pub struct Driver {
     pub rechunkers: HashMap<Option<String>, Rechunker>,
     /// The last error a run reported, for its prompt's answer.
     pub last_error: Option<(RunErrorCode, String)>,
+    /// The permission requests sent this turn, by the token of their question: a withdrawn
+    /// one is cancelled in the editor.
+    pub asked: HashMap<String, RequestCancellationHandle>,
 }
 
 impl Driver {
@@ -221,6 +225,11 @@ impl Driver {
         match report {
             SessionEvent::TurnEnded { code } => {
                 self.flush();
+                // Each question of the turn was answered or withdrawn; a request the editor
+                // still holds open is cancelled (a no-op for one answered).
+                for (_, request) in self.asked.drain() {
+                    let _ = request.cancel();
+                }
                 let answer = self.stop_reason(code);
                 if let Some(responder) = self.turns.pop_front() {
                     let _ = responder.respond_with_result(answer);
@@ -232,6 +241,7 @@ impl Driver {
                 }
             }
             SessionEvent::PermissionAsked(question) => self.ask(question),
+            SessionEvent::PermissionWithdrawn { token, id, why } => self.withdraw(&token, id, why),
             SessionEvent::Memory(unsaved) => self.log(Record::Memory(unsaved)),
             SessionEvent::Cleared => {
                 self.log(Record::Clear);
@@ -302,20 +312,20 @@ impl Driver {
         }
     }
 
-    /// Ask the client; its answer goes back to the session (a cancelled request, or an
-    /// error, is a denial).
-    fn ask(&self, question: PermissionQuestion) {
-        let fields = ToolCallUpdateFields::new()
-            .kind(kind(&question.tool, question.side_effect))
-            .content(self.translator.preview_content(&question.previews));
+    /// Ask the client; the response to this request, and nothing else, answers this
+    /// question: it goes back to the session under the question's token (a cancelled
+    /// request, or an error, is a denial).
+    fn ask(&mut self, question: PermissionQuestion) {
         let request = RequestPermissionRequest::new(
             self.session_id.clone(),
-            ToolCallUpdate::new(question.id.clone(), fields),
+            self.translator.permission_call(&question),
             permission_options(&question),
         );
         let sent = self.cx.send_request(request);
+        self.asked
+            .insert(question.token.clone(), sent.cancellation_handle());
         let handle = self.handle.clone();
-        let id = question.id;
+        let token = question.token;
         tokio::spawn(async move {
             let answer = match sent.block_task().await {
                 Ok(response) => match response.outcome {
@@ -334,8 +344,28 @@ impl Driver {
                     Answer::Deny
                 }
             };
-            handle.submit(Op::AnswerPermission { id, answer });
+            handle.submit(Op::AnswerPermission { token, answer });
         });
+    }
+
+    /// The question no longer waits: its request is cancelled in the editor (an answer
+    /// that comes anyway is refused by the session), and its tool call ends, not run.
+    fn withdraw(&mut self, token: &str, id: String, why: Withdrawal) {
+        if let Some(request) = self.asked.remove(token) {
+            let _ = request.cancel();
+        }
+        let note = format!(
+            "Not run: the permission request was withdrawn ({}).",
+            why.text()
+        );
+        let fields = ToolCallUpdateFields::new()
+            .status(ToolCallStatus::Failed)
+            .content(vec![ToolCallContent::from(ContentBlock::Text(
+                TextContent::new(note),
+            ))]);
+        self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            id, fields,
+        )));
     }
 }
 

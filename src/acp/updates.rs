@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
 use serde_json::Value;
 
 use super::plan::PlanTracker;
-use crate::bus::Preview;
+use crate::bus::{PermissionQuestion, Preview};
 use crate::protocol::Event;
 use crate::protocol::events::{SideEffect, ToolStatus};
 use crate::protocol::marker::{ReasoningPiece, split_markers};
@@ -154,18 +154,33 @@ impl Translator {
         ))]
     }
 
-    /// The content a permission request shows of the call: its diffs, its command, its input.
-    pub fn preview_content(&self, previews: &[Preview]) -> Vec<ToolCallContent> {
+    /// The tool call a permission request is about, as the dialog shows it: what it does to
+    /// what (its title), the files it writes, and all of what it would do.
+    pub fn permission_call(&self, question: &PermissionQuestion) -> ToolCallUpdate {
+        let mut fields = ToolCallUpdateFields::new()
+            .kind(kind(&question.tool, question.side_effect))
+            .title(self.clean(&question_title(question)))
+            .content(self.preview_content(&question.previews));
+        let at = changed_lines(&self.root, &question.previews);
+        // None rather than an empty list, which would clear the call's own.
+        if !at.is_empty() {
+            fields = fields.locations(at);
+        }
+        ToolCallUpdate::new(question.id.clone(), fields)
+    }
+
+    /// The content a permission request shows of the call: its diffs, its command, its
+    /// input, its notes, each fenced (a note holds a definition's text: markdown in it must
+    /// not hide what follows).
+    fn preview_content(&self, previews: &[Preview]) -> Vec<ToolCallContent> {
         let mut content = diff_content(&self.root, previews);
         for preview in previews {
             match preview {
-                Preview::Command(command) => {
-                    content.push(text_content(fenced(&self.clean(command))));
+                Preview::Command(text)
+                | Preview::Call { input: text, .. }
+                | Preview::Note(text) => {
+                    content.push(text_content(fenced(&self.clean(text))));
                 }
-                Preview::Call { input, .. } => {
-                    content.push(text_content(fenced(&self.clean(input))));
-                }
-                Preview::Note(note) => content.push(text_content(self.clean(note))),
                 Preview::Write { .. } | Preview::None => {}
             }
         }
@@ -182,10 +197,83 @@ fn text_content(text: String) -> ToolCallContent {
     ToolCallContent::from(ContentBlock::Text(TextContent::new(text)))
 }
 
-/// Output shown as it is (a command's, a tool's), not read as markdown.
-fn fenced(text: &str) -> String {
-    let fence = if text.contains("```") { "````" } else { "```" };
+/// Output shown as it is (a command's, a tool's), not read as markdown: fenced by one
+/// backtick more than the longest run of them in it, so no line of it closes the fence.
+pub(crate) fn fenced(text: &str) -> String {
+    let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
     format!("{fence}\n{}\n{fence}", text.trim_end())
+}
+
+/// Text as one inline code span, whatever it holds: on one line (a line break shown as
+/// `⏎`), between backtick runs longer than any in it, so nothing in it is read as markdown.
+pub(crate) fn inline_code(text: &str) -> String {
+    let line = one_line(text);
+    let ticks = "`".repeat(longest_run(&line, '`') + 1);
+    // A span starting or ending with a backtick needs a space between; a space each side
+    // is taken off when read.
+    let padded = line.starts_with('`')
+        || line.ends_with('`')
+        || (line.starts_with(' ') && line.ends_with(' ') && !line.trim().is_empty());
+    if padded {
+        format!("{ticks} {line} {ticks}")
+    } else {
+        format!("{ticks}{line}{ticks}")
+    }
+}
+
+/// The text on one line: line breaks as ` ⏎ `, other control characters as `\u{…}`.
+fn one_line(text: &str) -> String {
+    let mut line = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' | '\r' | '\u{2028}' | '\u{2029}' => line.push_str(" ⏎ "),
+            '\t' => line.push(' '),
+            c if c.is_control() => line.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => line.push(c),
+        }
+    }
+    line
+}
+
+/// The length of the longest run of `c` in `text`.
+fn longest_run(text: &str, c: char) -> usize {
+    let (mut longest, mut run) = (0, 0);
+    for found in text.chars() {
+        run = if found == c { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    longest
+}
+
+/// A permission request's title: the command it runs, the files it writes, the tool it
+/// calls (on its server), or the tool's name.
+fn question_title(question: &PermissionQuestion) -> String {
+    let mut paths = Vec::new();
+    for preview in &question.previews {
+        match preview {
+            Preview::Command(command) => return format!("Run {}", inline_code(command)),
+            Preview::Call {
+                tool,
+                server: Some(server),
+                ..
+            } => return format!("Call {} on {}", inline_code(tool), inline_code(server)),
+            Preview::Call { tool, .. } => return format!("Call {}", inline_code(tool)),
+            Preview::Write { path, .. } => paths.push(inline_code(path)),
+            Preview::Note(_) | Preview::None => {}
+        }
+    }
+    let verb = match question.tool.as_str() {
+        "write_file" => "Write".to_string(),
+        "edit_file" => "Edit".to_string(),
+        tool => inline_code(tool),
+    };
+    if paths.is_empty() {
+        verb
+    } else {
+        format!("{verb} {}", paths.join(", "))
+    }
 }
 
 fn redacted_value(redactor: &Redactor, value: &Value) -> Value {
@@ -256,18 +344,20 @@ pub fn kind(name: &str, side_effect: SideEffect) -> ToolKind {
     }
 }
 
-/// A short title: what the call does to what.
+/// A short title: what the call does to what. The model's words are inline code (editors
+/// read titles as markdown, which must not hide part of them).
 pub fn title(name: &str, args: &Value) -> String {
-    let text = |key: &str| args.get(key).and_then(Value::as_str);
+    let text =
+        |key: &str, or: &str| inline_code(args.get(key).and_then(Value::as_str).unwrap_or(or));
     match name {
-        "read_file" => format!("Read {}", text("path").unwrap_or("?")),
-        "list_files" => format!("List {}", text("path").unwrap_or(".")),
-        "search_files" => format!("Search for `{}`", text("pattern").unwrap_or("")),
-        "write_file" => format!("Write {}", text("path").unwrap_or("?")),
-        "edit_file" => format!("Edit {}", text("path").unwrap_or("?")),
-        "run_command" => format!("Run `{}`", text("command").unwrap_or("")),
-        "transcribe" => format!("Transcribe {}", text("path").unwrap_or("?")),
-        _ => name.to_string(),
+        "read_file" => format!("Read {}", text("path", "?")),
+        "list_files" => format!("List {}", text("path", ".")),
+        "search_files" => format!("Search for {}", text("pattern", "")),
+        "write_file" => format!("Write {}", text("path", "?")),
+        "edit_file" => format!("Edit {}", text("path", "?")),
+        "run_command" => format!("Run {}", text("command", "")),
+        "transcribe" => format!("Transcribe {}", text("path", "?")),
+        _ => inline_code(name),
     }
 }
 
@@ -316,7 +406,7 @@ mod tests {
         assert_eq!(kind("mcp__web__get", SideEffect::Network), ToolKind::Fetch);
         assert_eq!(kind("submit_verdict", SideEffect::None), ToolKind::Think);
         let args = json!({"path": "src/a.rs", "offset": 12});
-        assert_eq!(title("read_file", &args), "Read src/a.rs");
+        assert_eq!(title("read_file", &args), "Read `src/a.rs`");
         let found = locations(Path::new("/work"), &args);
         assert_eq!(found[0].path, PathBuf::from("/work/src/a.rs"));
         assert_eq!(found[0].line, Some(12));
@@ -324,6 +414,95 @@ mod tests {
         let found = locations(Path::new("/work"), &submitted);
         assert_eq!(found.len(), 2);
         assert_eq!(found[1].path, PathBuf::from("/work/b.py"));
+    }
+
+    /// What markdown shows of `text`: its text and code, line breaks as `\n`.
+    fn rendered(markdown: &str) -> String {
+        use pulldown_cmark::{Event as Md, Parser};
+        let mut shown = String::new();
+        for event in Parser::new(markdown) {
+            match event {
+                Md::Text(text) | Md::Code(text) | Md::Html(text) => shown.push_str(&text),
+                Md::SoftBreak | Md::HardBreak => shown.push('\n'),
+                _ => {}
+            }
+        }
+        shown
+    }
+
+    /// Texts that close a fence or a code span early, or hide in markdown once out of it.
+    const HOSTILE: &[&str] = &[
+        "ls\n````\n[x]: # \"\nid > PWNED # \"",
+        "ls\n```\n<!-- id > PWNED -->",
+        "ls\n``````````\n[x]: # (\nid > PWNED\n)",
+        "`ls` `` ``` `id > PWNED`",
+        "```",
+        "~~~\nid > PWNED\n~~~",
+    ];
+
+    /// A command or an output shows whole, whatever backticks it holds.
+    #[test]
+    fn fenced_text_shows_whole() {
+        for text in HOSTILE {
+            assert_eq!(
+                rendered(&fenced(text)).trim_end(),
+                *text,
+                "{}",
+                fenced(text)
+            );
+        }
+        assert_eq!(fenced("ls"), "```\nls\n```");
+    }
+
+    /// A title's code span shows all of it on one line.
+    #[test]
+    fn inline_code_shows_whole_on_one_line() {
+        for text in HOSTILE {
+            let shown = rendered(&inline_code(text));
+            assert_eq!(shown, one_line(text), "{}", inline_code(text));
+            assert!(!shown.contains('\n'));
+        }
+        assert_eq!(inline_code("ls -la"), "`ls -la`");
+        assert_eq!(rendered(&inline_code("`a`")), "`a`");
+        assert_eq!(one_line("a\r\nb\u{1b}[2J"), "a ⏎ b\\u{1b}[2J");
+    }
+
+    /// A permission request's call: a title naming the command or the files, and where the
+    /// files are.
+    #[test]
+    fn a_permission_call_has_a_title_and_locations() {
+        let t = translator();
+        let question = |tool: &str, previews: Vec<Preview>| PermissionQuestion {
+            token: "q_1".into(),
+            id: "c1".into(),
+            tool: tool.into(),
+            side_effect: SideEffect::Write,
+            risk: None,
+            reason: String::new(),
+            rule: String::new(),
+            previews,
+        };
+        let write = Preview::Write {
+            path: "a.txt".into(),
+            before: Some("one\ntwo\n".into()),
+            after: Some("one\n2\n".into()),
+        };
+        let call = t.permission_call(&question("edit_file", vec![write]));
+        assert_eq!(call.fields.title.as_deref(), Some("Edit `a.txt`"));
+        let at = call.fields.locations.unwrap_or_default();
+        assert_eq!(at[0].path, PathBuf::from("/work/a.txt"));
+        assert_eq!(at[0].line, Some(2));
+        let run = question("run_command", vec![Preview::Command("cargo test".into())]);
+        let call = t.permission_call(&run);
+        assert_eq!(call.fields.title.as_deref(), Some("Run `cargo test`"));
+        assert_eq!(call.fields.locations, None);
+        let mcp = Preview::Call {
+            tool: "get-sum".into(),
+            server: Some("ev".into()),
+            input: "{}".into(),
+        };
+        let call = t.permission_call(&question("mcp__ev__get-sum", vec![mcp]));
+        assert_eq!(call.fields.title.as_deref(), Some("Call `get-sum` on `ev`"));
     }
 
     #[test]

@@ -5,7 +5,9 @@ use std::collections::{HashMap, VecDeque};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{CompactOutcome, Frontend, Input, Op, SessionEvent, compact, login, rules, undo};
+use super::{
+    CompactOutcome, Frontend, Input, Op, SessionEvent, Withdrawal, compact, login, rules, undo,
+};
 use crate::bus::{Answer, Bus, PermissionAsk};
 use crate::exit::Exit;
 use crate::ids::new_run_id;
@@ -35,10 +37,14 @@ pub(super) struct Core {
     last_code: Exit,
     /// Where runs ask permission questions, when the front end answers them.
     asks: Option<mpsc::UnboundedSender<PermissionAsk>>,
-    /// Questions asked and not yet answered, by id.
-    waiting: HashMap<String, oneshot::Sender<Answer>>,
-    /// One relay per question asked: it hands the answer on, or ends with the question's id
-    /// when the asker stopped waiting (a subagent that timed out), so the prompt is withdrawn.
+    /// Questions asked and not yet answered, by token: an answer reaches only the question
+    /// it was given for, never a later one of the same tool call id.
+    waiting: HashMap<String, Waiting>,
+    /// Mints the questions' tokens.
+    tokens: Tokens,
+    /// One relay per question asked: it hands the answer on, or ends with the question's
+    /// token when the asker stopped waiting (a subagent that timed out), so the prompt is
+    /// withdrawn.
     relays: tokio::task::JoinSet<Option<String>>,
     /// The login going on; dropped (its task ended) when cancelled or over.
     login: Option<crate::device_login::DeviceLogin>,
@@ -59,6 +65,7 @@ impl Core {
             asks,
             files,
             waiting: HashMap::new(),
+            tokens: Tokens::new(),
             relays: tokio::task::JoinSet::new(),
             login: None,
             mcp_starts: tokio::task::JoinSet::new(),
@@ -107,25 +114,29 @@ impl Core {
                         self.report(&SessionEvent::Warning { message });
                     }
                 }
-                Some(ask) = next_question(&mut questions) => {
-                    let (answer, answered) = oneshot::channel();
-                    self.waiting.insert(ask.question.id.clone(), answer);
-                    self.relays.spawn(relay(ask.question.id.clone(), answered, ask.reply));
+                Some(mut ask) = next_question(&mut questions) => {
+                    let (asked, token) = self.tokens.mint();
+                    ask.question.token = token.clone();
+                    let (reply, answered) = oneshot::channel();
+                    let id = ask.question.id.clone();
+                    self.waiting.insert(token.clone(), Waiting { asked, id, reply });
+                    self.relays.spawn(relay(token, answered, ask.reply));
                     self.report(&SessionEvent::PermissionAsked(ask.question));
                 }
                 Some(done) = self.relays.join_next(), if !self.relays.is_empty() => {
-                    // Its relay has ended (the sender it listened on is closed); a later
-                    // question of the same id has a relay of its own and stays.
-                    if let Ok(Some(id)) = done
-                        && self.waiting.get(&id).is_some_and(oneshot::Sender::is_closed)
+                    if let Ok(Some(token)) = done
+                        && let Some(waiting) = self.waiting.remove(&token)
                     {
-                        self.waiting.remove(&id);
-                        self.report(&SessionEvent::PermissionWithdrawn { id });
+                        self.report(&SessionEvent::PermissionWithdrawn {
+                            token,
+                            id: waiting.id,
+                            why: Withdrawal::AskerStopped,
+                        });
                     }
                 }
                 code = turn_end(&mut self.running) => {
                     self.running = None;
-                    self.deny_waiting();
+                    self.deny_waiting(Withdrawal::TurnEnded);
                     self.last_code = code;
                     self.report_memory();
                     self.report(&SessionEvent::TurnEnded { code });
@@ -189,12 +200,13 @@ impl Core {
             }
             Op::ApproveMcp(entry) => self.approve_mcp(entry),
             Op::ApproveHooks(fingerprint) => self.approve_hooks(fingerprint),
-            Op::AnswerPermission { id, answer } => {
-                if let Some(reply) = self.waiting.remove(&id) {
-                    // The run may have ended meanwhile; then nobody waits for the answer.
-                    let _ = reply.send(answer);
+            Op::AnswerPermission { token, answer } => match self.waiting.remove(&token) {
+                // The asker may have gone meanwhile; then its relay withdraws nothing more.
+                Some(waiting) => {
+                    let _ = waiting.reply.send(answer);
                 }
-            }
+                None => self.refuse_answer(&token, &answer),
+            },
             // A compaction under way is discarded: its conversation is gone.
             Op::Clear if self.running.is_none() && self.queued.is_empty() => self.clear().await,
             Op::Clear => self.queued.push_back(Queued::Clear),
@@ -395,15 +407,37 @@ impl Core {
         self.report_memory();
     }
 
-    /// Never leave a run waiting on a question nobody will answer.
-    fn deny_waiting(&mut self) {
-        for (_, reply) in self.waiting.drain() {
-            let _ = reply.send(Answer::Deny);
+    /// Never leave a run waiting on a question nobody will answer: each is denied, and the
+    /// front ends take its prompt down.
+    fn deny_waiting(&mut self, why: Withdrawal) {
+        let mut waiting: Vec<(String, Waiting)> = self.waiting.drain().collect();
+        // In the order asked, for the front ends.
+        waiting.sort_by_key(|(_, waiting)| waiting.asked);
+        for (token, waiting) in waiting {
+            let _ = waiting.reply.send(Answer::Deny);
+            self.report(&SessionEvent::PermissionWithdrawn {
+                token,
+                id: waiting.id,
+                why,
+            });
+        }
+    }
+
+    /// An answer for a question that no longer waits (answered, withdrawn, or never asked)
+    /// answers nothing; an approval the person gave too late is told about.
+    fn refuse_answer(&self, token: &str, answer: &Answer) {
+        tracing::warn!(token, "answer to a question that no longer waits: refused");
+        if matches!(answer, Answer::AllowOnce | Answer::AllowAlways) {
+            self.report(&SessionEvent::Warning {
+                message: "an approval arrived for a permission question that no longer waits \
+                          (withdrawn or already answered); it was not used"
+                    .into(),
+            });
         }
     }
 
     fn interrupt(&mut self) {
-        self.deny_waiting();
+        self.deny_waiting(Withdrawal::Interrupted);
         if self.compacting.take().is_some() {
             self.report(&SessionEvent::CompactEnded(CompactOutcome::nothing(
                 "compaction cancelled; the conversation is unchanged".into(),
@@ -454,10 +488,40 @@ impl Core {
     }
 }
 
-/// Hand the person's answer to the asker; `Some(id)` when the asker stopped waiting first
-/// (its future was dropped: a subagent's time ran out), and the question is void.
-async fn relay(
+/// A question waiting for the person: its tool call, and where its answer goes.
+struct Waiting {
+    /// Its place in the order questions were asked.
+    asked: u64,
     id: String,
+    reply: oneshot::Sender<Answer>,
+}
+
+/// The tokens of one session's questions: `q_` then a prefix of the session's own and a
+/// count, so none is ever handed out twice, nor one of another session's.
+struct Tokens {
+    prefix: String,
+    next: u64,
+}
+
+impl Tokens {
+    fn new() -> Tokens {
+        Tokens {
+            prefix: crate::ids::random_suffix(8),
+            next: 0,
+        }
+    }
+
+    /// The next question's place and token.
+    fn mint(&mut self) -> (u64, String) {
+        self.next += 1;
+        (self.next, format!("q_{}_{}", self.prefix, self.next))
+    }
+}
+
+/// Hand the person's answer to the asker; `Some(token)` when the asker stopped waiting
+/// first (its future was dropped: a subagent's time ran out), and the question is void.
+async fn relay(
+    token: String,
     answered: oneshot::Receiver<Answer>,
     mut reply: oneshot::Sender<Answer>,
 ) -> Option<String> {
@@ -468,7 +532,7 @@ async fn relay(
             }
             None
         }
-        () = reply.closed() => Some(id),
+        () = reply.closed() => Some(token),
     }
 }
 

@@ -30,7 +30,7 @@ pub use compact::{Outcome as CompactOutcome, STAGE as COMPACT_STAGE, fill_after}
 pub use login::LoginTarget;
 pub use mcp::{McpScope, McpView, TimeoutEnvError};
 pub use model::{ModelChoice, missing_key_hint, resolve_model, resolve_model_from_env};
-pub use ops::{Input, Op, SessionEvent};
+pub use ops::{Input, Op, SessionEvent, Withdrawal};
 pub use rules::{RulesOp, RulesReport};
 pub use turn::{RunFuture, RunTurn, execute_turn};
 pub use undo::Undone;

@@ -39,8 +39,10 @@ pub enum Op {
     /// Put back the files as they were before this checkpoint of a run (`/undo`); the model is
     /// told. Refused while a turn runs.
     Undo { run_id: String, sequence: u32 },
-    /// The person's answer to the permission question `id` ([`SessionEvent::PermissionAsked`]).
-    AnswerPermission { id: String, answer: Answer },
+    /// The person's answer to the permission question whose token is `token`
+    /// ([`SessionEvent::PermissionAsked`]). An answer for a question that no longer waits
+    /// (answered, withdrawn, or never asked) is refused: it never answers another question.
+    AnswerPermission { token: String, answer: Answer },
     /// Start these MCP servers on the session's hub, in the background, and list the project
     /// servers not approved (shown in the servers' state, never started unasked).
     StartMcp {
@@ -100,6 +102,28 @@ impl Op {
     }
 }
 
+/// Why a permission question stopped waiting before the person answered it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Withdrawal {
+    /// Whoever asked stopped waiting (a subagent whose time ran out).
+    AskerStopped,
+    /// The turn was interrupted (Esc, an editor's `session/cancel`): the call is denied.
+    Interrupted,
+    /// The turn ended with the question still open: the call is denied.
+    TurnEnded,
+}
+
+impl Withdrawal {
+    /// Why, in words, after "withdrawn: ".
+    pub fn text(self) -> &'static str {
+        match self {
+            Withdrawal::AskerStopped => "the subagent that asked has ended",
+            Withdrawal::Interrupted => "the turn was cancelled",
+            Withdrawal::TurnEnded => "the turn ended",
+        }
+    }
+}
+
 /// What a session reports besides a run's protocol events, to sinks that want it (the
 /// stream-json and text writers ignore these: their output is the runs' events alone). Each
 /// [`Op::UserTurn`] is answered by exactly one `TurnEnded` or `TurnDropped`, in the order the
@@ -112,12 +136,15 @@ pub enum SessionEvent {
     /// A request queued behind a turn was dropped by an interrupt, never started.
     TurnDropped,
     /// A tool call waits for the person's permission: answer with [`Op::AnswerPermission`]
-    /// (an interrupt, or the turn's end, denies it).
+    /// naming the question's token (an interrupt, or the turn's end, denies it).
     PermissionAsked(PermissionQuestion),
-    /// The permission question `id` no longer waits for an answer: whoever asked stopped
-    /// waiting (a subagent whose time ran out while its prompt was open). A front end takes
-    /// the prompt down; an answer sent for it anyway does nothing.
-    PermissionWithdrawn { id: String },
+    /// The permission question `token` (of tool call `id`) no longer waits for an answer. A
+    /// front end takes the prompt down; an answer sent for it anyway is refused.
+    PermissionWithdrawn {
+        token: String,
+        id: String,
+        why: Withdrawal,
+    },
     /// A login started: its events follow ([`SessionEvent::Login`]).
     LoginStarted { service: String },
     /// A login could not start, and why.

@@ -704,6 +704,7 @@ fn asking_turn() -> RunTurn {
     Arc::new(|_settings, bus, _input, _stopped| {
         Box::pin(async move {
             let question = crate::bus::PermissionQuestion {
+                token: "q_1".into(),
                 id: "call_1".into(),
                 tool: "run_command".into(),
                 side_effect: crate::protocol::SideEffect::Execute,
@@ -723,7 +724,7 @@ fn asking_turn() -> RunTurn {
 
 fn asked(event: &SessionEvent) -> Option<String> {
     match event {
-        SessionEvent::PermissionAsked(question) => Some(question.id.clone()),
+        SessionEvent::PermissionAsked(question) => Some(question.token.clone()),
         _ => None,
     }
 }
@@ -746,9 +747,9 @@ fn answering_session() -> (Session, Arc<Reports>) {
 async fn a_permission_question_is_reported_and_answered_by_an_operation() {
     let (session, reports) = answering_session();
     session.submit(Op::UserTurn(Input::text("test it")));
-    let id = reports.until(asked).await;
+    let token = reports.until(asked).await;
     session.submit(Op::AnswerPermission {
-        id,
+        token,
         answer: Answer::AllowOnce,
     });
     session.submit(Op::Shutdown);
@@ -762,6 +763,60 @@ async fn an_interrupt_denies_the_question_waiting() {
     reports.until(asked).await;
     session.submit(Op::Interrupt);
     session.submit(Op::Shutdown);
+    assert_eq!(session.ended().await, crate::exit::Exit::Usage);
+}
+
+/// A question abandoned by an interrupt is withdrawn; the next turn asks again about a tool
+/// call of the same id. An approval sent late for the first question is refused, with a
+/// warning: it never answers the second, whose own answer decides.
+#[tokio::test]
+async fn a_late_answer_never_answers_a_later_question_of_the_same_call_id() {
+    let (session, reports) = answering_session();
+    session.submit(Op::UserTurn(Input::text("test it")));
+    let first = reports.until(asked).await;
+    session.submit(Op::Interrupt);
+    let withdrawn = reports
+        .until(|event| match event {
+            SessionEvent::PermissionWithdrawn { token, id, why } => {
+                Some((token.clone(), id.clone(), *why))
+            }
+            _ => None,
+        })
+        .await;
+    assert_eq!(
+        withdrawn,
+        (first.clone(), "call_1".to_string(), Withdrawal::Interrupted)
+    );
+    reports
+        .until(|event| matches!(event, SessionEvent::TurnEnded { .. }).then_some(()))
+        .await;
+    session.submit(Op::UserTurn(Input::text("test it again")));
+    let second = reports
+        .until(|_| {
+            let tokens: Vec<String> = reports.taken().iter().filter_map(asked).collect();
+            tokens.get(1).cloned()
+        })
+        .await;
+    assert_ne!(second, first, "a token is never used twice");
+    session.submit(Op::AnswerPermission {
+        token: first,
+        answer: Answer::AllowOnce,
+    });
+    reports
+        .until(|event| matches!(event, SessionEvent::Warning { .. }).then_some(()))
+        .await;
+    for unknown in ["call_1", "", "q_x_1"] {
+        session.submit(Op::AnswerPermission {
+            token: unknown.into(),
+            answer: Answer::AllowAlways,
+        });
+    }
+    session.submit(Op::AnswerPermission {
+        token: second,
+        answer: Answer::Deny,
+    });
+    session.submit(Op::Shutdown);
+    // Denied (exit 2), not allowed once (exit 1).
     assert_eq!(session.ended().await, crate::exit::Exit::Usage);
 }
 

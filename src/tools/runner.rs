@@ -814,6 +814,8 @@ impl ToolRunner {
             risk: question.risk,
         });
         let asked = PermissionQuestion {
+            // The session mints it when it takes the question.
+            token: String::new(),
             id: question.id.to_string(),
             tool: question.tool.to_string(),
             side_effect: question.side_effect,

@@ -467,12 +467,11 @@ impl App {
                 self.notice(level, text);
             }
             SessionEvent::PermissionAsked(question) => self.on_permission(question),
-            SessionEvent::PermissionWithdrawn { id } => {
-                if self.modals.withdraw(&id, self.now) {
+            SessionEvent::PermissionWithdrawn { token, why, .. } => {
+                if self.modals.withdraw(&token, self.now) {
                     self.notice(
                         Level::Info,
-                        "a permission prompt was withdrawn: the subagent that asked has ended"
-                            .to_string(),
+                        format!("a permission prompt was withdrawn: {}", why.text()),
                     );
                 }
             }
@@ -603,7 +602,7 @@ impl App {
             Modal::Permission(prompt) => {
                 if let Some(answer) = prompt.answer {
                     self.submit_op(Op::AnswerPermission {
-                        id: prompt.question.id,
+                        token: prompt.question.token,
                         answer,
                     });
                 }

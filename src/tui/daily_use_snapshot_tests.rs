@@ -280,6 +280,7 @@ fn the_transcribe_prompt_says_the_recording_is_uploaded_and_costs_money() {
     let input = crate::tools::transcribe::input(root.path(), "demo.mp4").expect("input root");
     let mut app = started("Transcribe demo.mp4");
     app.on_permission(PermissionQuestion {
+        token: "q_1".into(),
         id: "call_1".into(),
         tool: "transcribe".into(),
         side_effect: SideEffect::Network,

@@ -324,6 +324,7 @@ fn mcp_tool_permission_prompt() {
         },
     );
     app.on_permission(PermissionQuestion {
+        token: "q_1".into(),
         id: "call_1".into(),
         tool: wire.into(),
         side_effect: SideEffect::Execute,

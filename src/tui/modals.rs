@@ -133,10 +133,11 @@ impl ModalStack {
         }
     }
 
-    /// Take down the permission prompt of question `id` (its asker stopped waiting); the one
-    /// this uncovers starts its guard again. Whether one was open.
-    pub fn withdraw(&mut self, id: &str, now: Instant) -> bool {
-        let is_it = |m: &Modal| matches!(m, Modal::Permission(prompt) if prompt.question.id == id);
+    /// Take down the permission prompt of the question `token` names (it no longer waits);
+    /// the one this uncovers starts its guard again. Whether one was open.
+    pub fn withdraw(&mut self, token: &str, now: Instant) -> bool {
+        let is_it =
+            |m: &Modal| matches!(m, Modal::Permission(prompt) if prompt.question.token == token);
         let on_top = self.modals.last().is_some_and(is_it);
         let before = self.modals.len();
         self.modals.retain(|m| !is_it(m));
@@ -270,6 +271,7 @@ mod tests {
 
     fn question(id: &str) -> PermissionQuestion {
         PermissionQuestion {
+            token: format!("q_{id}"),
             id: id.into(),
             tool: "run_command".into(),
             side_effect: crate::protocol::SideEffect::Execute,
@@ -300,9 +302,10 @@ mod tests {
         for id in ["c1", "c2", "c3"] {
             stack.open(Modal::Permission(PermissionModal::new(question(id), now)));
         }
-        assert!(stack.withdraw("c2", now));
-        assert!(!stack.withdraw("c2", now), "already gone");
-        assert!(stack.withdraw("c3", now));
+        assert!(stack.withdraw("q_c2", now));
+        assert!(!stack.withdraw("q_c2", now), "already gone");
+        assert!(!stack.withdraw("c3", now), "a call id is not a token");
+        assert!(stack.withdraw("q_c3", now));
         assert_eq!(stack.count(Kind::Permission), 1);
         let left: Vec<String> = stack
             .modals

@@ -518,6 +518,7 @@ mod tests {
 
     fn ask() -> PermissionQuestion {
         PermissionQuestion {
+            token: "q_1".into(),
             id: "c1".into(),
             tool: "run_command".into(),
             side_effect: SideEffect::Execute,

@@ -166,6 +166,7 @@ fn tool_call_with_folded_result() {
 
 fn write_ask() -> PermissionQuestion {
     PermissionQuestion {
+        token: "q_1".into(),
         id: "call_1".into(),
         tool: "edit_file".into(),
         side_effect: SideEffect::Write,
@@ -225,20 +226,24 @@ fn permission_prompt_for_a_write_shows_its_diff_and_queues() {
 }
 
 /// A question the session withdrew (its subagent's time ran out) leaves the screen; the one
-/// queued behind it shows, and nothing was answered.
+/// queued behind it shows, and nothing was answered. Prompts are told apart by their token,
+/// not by the tool call's id (the model's, which a later question may share): the answer to
+/// the one left names its own token.
 #[test]
 fn a_withdrawn_permission_prompt_leaves_the_screen() {
     let mut app = app();
     start(&mut app, "Make parse safe");
     let second = PermissionQuestion {
-        id: "call_2".into(),
+        token: "q_2".into(),
         ..write_ask()
     };
     app.on_permission(write_ask());
     app.on_permission(second);
     assert_eq!(app.modals().count(super::modals::Kind::Permission), 2);
     app.on_session(crate::session::SessionEvent::PermissionWithdrawn {
+        token: "q_1".into(),
         id: "call_1".into(),
+        why: crate::session::Withdrawal::AskerStopped,
     });
     assert_eq!(app.modals().count(super::modals::Kind::Permission), 1);
     assert!(answered(&mut app).is_none());
@@ -246,9 +251,13 @@ fn a_withdrawn_permission_prompt_leaves_the_screen() {
     let screen = draw(&mut app, 90, 26);
     assert!(!screen.contains("1 more waiting"), "{screen}");
     assert!(screen.contains("withdrawn"), "{screen}");
-    app.on_session(crate::session::SessionEvent::PermissionWithdrawn {
-        id: "call_2".into(),
+    app.set_now(app.now() + GUARD);
+    app.on_key(key('y'));
+    let token = app.take_ops().into_iter().find_map(|op| match op {
+        crate::session::Op::AnswerPermission { token, .. } => Some(token),
+        _ => None,
     });
+    assert_eq!(token.as_deref(), Some("q_2"));
     assert!(!app.modals().has(super::modals::Kind::Permission));
 }
 
@@ -959,6 +968,7 @@ fn press(app: &mut App, code: crossterm::event::KeyCode) {
 
 fn command_ask(command: &str, risk: Risk) -> PermissionQuestion {
     PermissionQuestion {
+        token: "q_1".into(),
         id: "call_1".into(),
         tool: "run_command".into(),
         side_effect: SideEffect::Execute,
@@ -1051,6 +1061,7 @@ fn a_long_diff_scrolls_before_deciding() {
     let before: String = (1..=60).map(|n| format!("line {n}\n")).collect();
     let after: String = (1..=60).map(|n| format!("LINE {n}\n")).collect();
     app.on_permission(PermissionQuestion {
+        token: "q_1".into(),
         id: "call_1".into(),
         tool: "write_file".into(),
         side_effect: SideEffect::Write,

@@ -10,7 +10,10 @@
 // answer `buffers[path]` when given), mode (a mode id set before the prompts), closeOn (end the
 // connection, without cancelling, when a tool_call of this kind arrives; both wait for the file
 // waitFor, which the command writes once it runs), model (a model option value set before the
-// prompts), mcpServers (passed to session/new).
+// prompts), mcpServers (passed to session/new), hold (an editor that keeps the first
+// permission dialog open: it is answered with `answer` only once a later request has come, and
+// that later one with `laterAnswer` a while after), cancelOnPermission (with hold: cancel the turn
+// when the first permission request arrives, leaving its dialog open).
 
 import { spawn } from "node:child_process";
 import { readFileSync, existsSync } from "node:fs";
@@ -44,6 +47,10 @@ function started() {
 
 const updates = [];
 const permissions = [];
+// Per permission request: whether the agent had cancelled it ($/cancel_request) when answered.
+const withdrawn = [];
+// Answers the held first dialog.
+let releaseFirst = null;
 const reads = [];
 const writes = [];
 let cancelled = false;
@@ -64,8 +71,28 @@ const app = acp
       closing = started();
     }
   })
-  .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+  .onRequest(acp.methods.client.session.requestPermission, async ({ params, signal }) => {
+    const index = permissions.length;
     permissions.push(params);
+    if (scenario.hold) {
+      if (index === 0) {
+        if (scenario.cancelOnPermission) {
+          context.notify(acp.methods.agent.session.cancel, { sessionId });
+        }
+        await new Promise((resolve) => {
+          releaseFirst = resolve;
+          // At most 20 s; the timer does not keep the client alive.
+          setTimeout(resolve, 20000).unref();
+        });
+        withdrawn[index] = signal.aborted;
+        return { outcome: { outcome: "selected", optionId: scenario.answer ?? "allow_once" } };
+      }
+      // The stale dialog is answered first; this one once that answer had time to land.
+      releaseFirst?.();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      withdrawn[index] = signal.aborted;
+      return { outcome: { outcome: "selected", optionId: scenario.laterAnswer ?? "reject_once" } };
+    }
     if (scenario.answer === "cancelled" || cancelled) {
       return { outcome: { outcome: "cancelled" } };
     }
@@ -159,6 +186,7 @@ result.exit = await exited;
 clearTimeout(timer);
 result.updates = updates;
 result.permissions = permissions;
+result.withdrawn = withdrawn;
 result.reads = reads;
 result.writes = writes;
 process.stdout.write(JSON.stringify(result) + "\n");

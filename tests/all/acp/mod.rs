@@ -3,6 +3,7 @@
 //! Node 22) as an editor drives it (client.mjs starts `splice acp` as its child), against the
 //! fake provider. Malformed input is written raw.
 
+mod attacks;
 mod protocol;
 
 use std::os::unix::process::CommandExt;

@@ -85,7 +85,7 @@ fn a_prompt_edits_a_file_through_a_permission_the_client_answers() {
     let call = updates(&report, "tool_call");
     assert_eq!(call.len(), 1, "{report}");
     assert_eq!(call[0]["kind"], "edit");
-    assert_eq!(call[0]["title"], "Edit a.txt");
+    assert_eq!(call[0]["title"], "Edit `a.txt`");
     let location = call[0]["locations"][0]["path"].as_str().unwrap_or_default();
     assert_eq!(location, sandbox.root.join("a.txt").display().to_string());
     let done = updates(&report, "tool_call_update");

@@ -470,7 +470,7 @@ async fn a_project_agents_approval_shows_its_mode_and_tools() {
         "{shown}"
     );
     session.submit(Op::AnswerPermission {
-        id: approval.id,
+        token: approval.token,
         answer: Answer::Deny,
     });
     assert_eq!(seen.wait(0, ended).await, splice::exit::Exit::Success);
@@ -507,7 +507,7 @@ async fn a_prompt_of_a_subagent_that_timed_out_is_withdrawn() {
     let approval = seen.wait(0, asked).await;
     assert_eq!(approval.tool, "agent");
     session.submit(Op::AnswerPermission {
-        id: approval.id,
+        token: approval.token,
         answer: Answer::AllowOnce,
     });
     let command = seen.wait(1, asked).await;
@@ -515,14 +515,14 @@ async fn a_prompt_of_a_subagent_that_timed_out_is_withdrawn() {
     assert_eq!(command.id, "call_r");
     let withdrawn = seen
         .wait(0, |event| match event {
-            SessionEvent::PermissionWithdrawn { id } => Some(id.clone()),
+            SessionEvent::PermissionWithdrawn { id, .. } => Some(id.clone()),
             _ => None,
         })
         .await;
     assert_eq!(withdrawn, "call_r");
     // Too late: nothing runs.
     session.submit(Op::AnswerPermission {
-        id: command.id,
+        token: command.token,
         answer: Answer::AllowOnce,
     });
     assert_eq!(seen.wait(0, ended).await, splice::exit::Exit::Success);

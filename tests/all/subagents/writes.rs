@@ -302,7 +302,7 @@ async fn a_project_writer_is_approved_once_and_its_diff_is_asked_about() {
         approval.reason
     );
     session.submit(Op::AnswerPermission {
-        id: approval.id,
+        token: approval.token,
         answer: Answer::AllowAlways,
     });
     let diff = seen.wait(1, asked).await;
@@ -315,7 +315,7 @@ async fn a_project_writer_is_approved_once_and_its_diff_is_asked_about() {
         "not before the answer"
     );
     session.submit(Op::AnswerPermission {
-        id: diff.id,
+        token: diff.token,
         answer: Answer::AllowOnce,
     });
     assert_eq!(seen.wait(0, ended).await, splice::exit::Exit::Success);
@@ -336,7 +336,7 @@ async fn a_project_writer_is_approved_once_and_its_diff_is_asked_about() {
         "approved before: only the diff is asked about"
     );
     session.submit(Op::AnswerPermission {
-        id: diff.id,
+        token: diff.token,
         answer: Answer::Deny,
     });
     assert_eq!(seen.wait(1, ended).await, splice::exit::Exit::Success);
