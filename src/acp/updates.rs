@@ -199,14 +199,14 @@ fn text_content(text: String) -> ToolCallContent {
 
 /// Output shown as it is (a command's, a tool's), not read as markdown: fenced by one
 /// backtick more than the longest run of them in it, so no line of it closes the fence.
-pub(crate) fn fenced(text: &str) -> String {
+fn fenced(text: &str) -> String {
     let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
     format!("{fence}\n{}\n{fence}", text.trim_end())
 }
 
 /// Text as one inline code span, whatever it holds: on one line (a line break shown as
 /// `⏎`), between backtick runs longer than any in it, so nothing in it is read as markdown.
-pub(crate) fn inline_code(text: &str) -> String {
+fn inline_code(text: &str) -> String {
     let line = one_line(text);
     let ticks = "`".repeat(longest_run(&line, '`') + 1);
     // A span starting or ending with a backtick needs a space between; a space each side
