@@ -88,7 +88,7 @@ fn a_stale_answer_after_a_subagent_timed_out_never_approves_a_later_command() {
     support::commit_all(&sandbox.root);
     std::fs::write(
         sandbox.dir.path().join("config.json"),
-        r#"{"agentTimeoutSecs": 2}"#,
+        r#"{"agentTimeoutSecs": 4}"#,
     )
     .expect("write the config");
     crate::subagents::user_agent(
