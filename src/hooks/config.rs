@@ -17,6 +17,14 @@ use super::matcher::Matcher;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The project's settings file, beneath the working root.
 pub const PROJECT_FILE: &str = ".splice/settings.json";
+/// Every settings file whose hooks are the project's, beneath the working root, in the order
+/// their hooks run: Splice's own, then Claude Code's (shared, then local), so a project set up
+/// for Claude Code brings its hooks (asked about as Splice's are).
+pub const PROJECT_FILES: [&str; 3] = [
+    PROJECT_FILE,
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+];
 /// Largest project settings file read; a bigger one is an error.
 const MAX_PROJECT_FILE_BYTES: u64 = 1024 * 1024;
 
@@ -249,12 +257,13 @@ pub fn user_hooks(value: Option<&Value>) -> Result<HookConfig, HookConfigError> 
     }
 }
 
-/// A project's hooks, read from its `.splice/settings.json`, with the fingerprint an approval
-/// names: a hash of exactly the `hooks` configured and of every file their commands name
-/// ([`crate::permissions::pinned`]), so any change to either needs a new approval.
+/// A project's hooks, read from its settings files ([`PROJECT_FILES`]), with the fingerprint an
+/// approval names: a hash of exactly the `hooks` configured in each and of every file their
+/// commands name ([`crate::permissions::pinned`]), so any change to either needs a new approval.
 #[derive(Debug, Clone)]
 pub struct ProjectHooks {
-    pub file: PathBuf,
+    /// The settings files that configure hooks, in [`PROJECT_FILES`]' order.
+    pub settings: Vec<PathBuf>,
     pub config: HookConfig,
     pub fingerprint: String,
     /// The files the approval covers, with what they held when read.
@@ -272,13 +281,53 @@ impl ProjectHooks {
     }
 }
 
-/// The project's hooks beneath `root`; none when the file or its `hooks` is absent. Other
-/// keys of the file are left to whatever reads them.
+/// The project's hooks beneath `root`; none when no settings file has a `hooks`. Other keys
+/// of the files are left to whatever reads them.
 pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigError> {
+    let mut found = Vec::new();
+    for name in PROJECT_FILES {
+        if let Some(hooks) = settings_hooks(root, name)? {
+            found.push((name, hooks));
+        }
+    }
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let mut config = HookConfig::default();
+    let mut hasher = sha2::Sha256::new();
+    for (name, hooks) in &found {
+        let place = root.join(name).display().to_string();
+        config = config.merged(HookConfig::parse(hooks, Source::Project, &place)?);
+        // Splice's own file hashes as it always did (approvals of it stay good); the others
+        // are named, so the same hooks moved to another file are a change.
+        if *name != PROJECT_FILE {
+            hasher.update(b"\n@");
+            hasher.update(name.as_bytes());
+            hasher.update(b"\0");
+        }
+        hasher.update(hooks.to_string().as_bytes());
+    }
+    let pins = config.pin_files(root);
+    for pin in &pins {
+        hasher.update(b"\n");
+        hasher.update(pin.path.as_os_str().as_encoded_bytes());
+        hasher.update(b"\0");
+        hasher.update(pin.state.as_bytes());
+    }
+    Ok(Some(ProjectHooks {
+        settings: found.iter().map(|(name, _)| root.join(name)).collect(),
+        config,
+        fingerprint: crate::ids::hex(&hasher.finalize()),
+        pins,
+    }))
+}
+
+/// The `hooks` of settings file `name` beneath `root`, if it has any.
+fn settings_hooks(root: &Path, name: &str) -> Result<Option<Value>, HookConfigError> {
     // A file Splice reads on its own (as `.mcp.json`): beneath the root, a regular file,
     // bounded, so a link out of the repository, a FIFO or `/dev/zero` can neither choose the
     // hooks nor hang the start.
-    let file = root.join(PROJECT_FILE);
+    let file = root.join(name);
     let text = match crate::confine::beneath::read_at_most(root, &file, MAX_PROJECT_FILE_BYTES) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -289,27 +338,9 @@ pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigErro
             )));
         }
     };
-    let value: Value = serde_json::from_slice(&text)
+    let mut value: Value = serde_json::from_slice(&text)
         .map_err(|e| HookConfigError(format!("{} is not valid JSON: {e}", file.display())))?;
-    let Some(hooks) = value.get("hooks") else {
-        return Ok(None);
-    };
-    let mut config = HookConfig::parse(hooks, Source::Project, &file.display().to_string())?;
-    let pins = config.pin_files(root);
-    let mut hasher = sha2::Sha256::new();
-    hasher.update(hooks.to_string().as_bytes());
-    for pin in &pins {
-        hasher.update(b"\n");
-        hasher.update(pin.path.as_os_str().as_encoded_bytes());
-        hasher.update(b"\0");
-        hasher.update(pin.state.as_bytes());
-    }
-    Ok(Some(ProjectHooks {
-        file,
-        config,
-        fingerprint: crate::ids::hex(&hasher.finalize()),
-        pins,
-    }))
+    Ok(value.get_mut("hooks").map(Value::take))
 }
 
 #[cfg(test)]
