@@ -69,6 +69,17 @@ impl HookConfig {
         source: Source,
         place: &str,
     ) -> Result<HookConfig, HookConfigError> {
+        Self::parse_with(value, source, place, None)
+    }
+
+    /// [`HookConfig::parse`], where an event Splice does not have is put in `unknown` (when
+    /// given) instead of being an error.
+    fn parse_with(
+        value: &Value,
+        source: Source,
+        place: &str,
+        mut unknown: Option<&mut Vec<String>>,
+    ) -> Result<HookConfig, HookConfigError> {
         let prefix = if place.is_empty() {
             String::new()
         } else {
@@ -81,6 +92,12 @@ impl HookConfig {
         let mut groups: BTreeMap<HookEvent, Vec<Group>> = BTreeMap::new();
         for (name, list) in events {
             let at = format!("hooks.{name}");
+            if HookEvent::parse(name).is_none()
+                && let Some(unknown) = unknown.as_deref_mut()
+            {
+                unknown.push(name.clone());
+                continue;
+            }
             let event = HookEvent::parse(name).ok_or_else(|| {
                 let names: Vec<&str> = HookEvent::ALL.iter().map(|e| e.as_str()).collect();
                 bad(
@@ -268,6 +285,9 @@ pub struct ProjectHooks {
     pub fingerprint: String,
     /// The files the approval covers, with what they held when read.
     pub pins: Vec<crate::permissions::pinned::Pinned>,
+    /// Events of Claude Code's settings files that Splice does not have (`Setup`,
+    /// `PostToolUseFailure` …), with the file: their hooks never run, and each run says so.
+    pub unknown_events: Vec<(String, PathBuf)>,
 }
 
 impl ProjectHooks {
@@ -295,9 +315,21 @@ pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigErro
     }
     let mut config = HookConfig::default();
     let mut hasher = sha2::Sha256::new();
+    let mut unknown_events = Vec::new();
     for (name, hooks) in &found {
-        let place = root.join(name).display().to_string();
-        config = config.merged(HookConfig::parse(hooks, Source::Project, &place)?);
+        let file = root.join(name);
+        let place = file.display().to_string();
+        // Claude Code has events Splice does not: a project set up for it still starts, and
+        // is told which of its hooks never run. Splice's own file has only Splice's events.
+        let mut unknown = Vec::new();
+        let lenient = (*name != PROJECT_FILE).then_some(&mut unknown);
+        config = config.merged(HookConfig::parse_with(
+            hooks,
+            Source::Project,
+            &place,
+            lenient,
+        )?);
+        unknown_events.extend(unknown.into_iter().map(|event| (event, file.clone())));
         // Splice's own file hashes as it always did (approvals of it stay good); the others
         // are named, so the same hooks moved to another file are a change.
         if *name != PROJECT_FILE {
@@ -319,6 +351,7 @@ pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigErro
         config,
         fingerprint: crate::ids::hex(&hasher.finalize()),
         pins,
+        unknown_events,
     }))
 }
 
@@ -377,6 +410,31 @@ mod tests {
             config.matching(HookEvent::Stop, &[])[0].timeout,
             DEFAULT_TIMEOUT
         );
+    }
+
+    #[test]
+    fn claude_codes_settings_may_have_events_splice_does_not() {
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".claude")).expect("mkdir");
+        let hooks = |event: &str| {
+            json!({"hooks": {event: [{"hooks": [{"type": "command", "command": "x"}]}]}})
+                .to_string()
+        };
+        std::fs::write(root.join(".claude/settings.local.json"), hooks("Setup")).expect("write");
+        std::fs::write(root.join(".claude/settings.json"), hooks("Stop")).expect("write");
+        let project = project_hooks(root)
+            .ok()
+            .flatten()
+            .expect("the project's hooks");
+        assert_eq!(project.settings.len(), 2);
+        assert_eq!(project.config.matching(HookEvent::Stop, &[]).len(), 1);
+        assert_eq!(project.unknown_events.len(), 1);
+        assert_eq!(project.unknown_events[0].0, "Setup");
+        // Splice's own file has only Splice's events.
+        std::fs::create_dir_all(root.join(".splice")).expect("mkdir");
+        std::fs::write(root.join(PROJECT_FILE), hooks("Setup")).expect("write");
+        assert!(project_hooks(root).is_err());
     }
 
     #[test]

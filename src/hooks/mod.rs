@@ -174,8 +174,28 @@ impl Hooks {
         }))
     }
 
-    /// A `hooks_unapproved` warning naming each project hook that will not run, if any.
+    /// A `hooks_unapproved` warning naming each project hook that will not run, if any, and a
+    /// `hook_failed` one for the events of Claude Code's settings that Splice does not have.
     pub fn report_unapproved(&self, bus: &Bus) {
+        let unknown = self
+            .settings
+            .project
+            .as_ref()
+            .map(|p| p.unknown_events.as_slice())
+            .unwrap_or_default();
+        if !unknown.is_empty() {
+            let list: Vec<String> = unknown
+                .iter()
+                .map(|(event, file)| format!("{event} (in {})", file.display()))
+                .collect();
+            bus.emit(Event::warning(
+                WarningCode::HookFailed,
+                format!(
+                    "the project's hooks of events Splice does not have never run: {}",
+                    list.join(", ")
+                ),
+            ));
+        }
         if self.unapproved.is_empty() {
             return;
         }

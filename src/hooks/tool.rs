@@ -96,8 +96,7 @@ pub async fn pre_tool(bus: &Bus, root: &Path, id: &str, tool: &str, args: Value)
     let back = |updated| claude_names::args(root, tool, &args, updated);
     let names = matcher::tool_names(tool);
     let call = call_fields(root, tool, &args);
-    let Some(verdict) = fire_call(bus, HookEvent::PreToolUse, &names, call, id, &back).await
-    else {
+    let Some(verdict) = fire_call(bus, HookEvent::PreToolUse, &names, call, id, &back).await else {
         return Pre::Run {
             args,
             changed: false,
@@ -197,7 +196,10 @@ pub async fn post_tool(
 ) -> Option<String> {
     bus.hooks()?;
     if let Value::Object(map) = &mut response {
-        let output = map.get("output").and_then(Value::as_str).unwrap_or_default();
+        let output = map
+            .get("output")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let claude = claude_names::response(root, tool, args, output);
         map.extend(claude);
     }
@@ -281,7 +283,11 @@ mod tests {
         let call = call_fields(root, "mcp__docs__search", &json!({"q": 1}));
         assert_eq!(call["tool_name"], "mcp__docs__search");
         assert_eq!(call["tool_input"], json!({"q": 1}));
-        let file = file_fields(root, "submit_code", &json!({"path": "b.py", "content": "y"}));
+        let file = file_fields(
+            root,
+            "submit_code",
+            &json!({"path": "b.py", "content": "y"}),
+        );
         assert_eq!(file["tool_name"], "Write");
         assert_eq!(file["tool_input"]["file_path"], "/p/b.py");
         assert_eq!(file["splice_tool_name"], "submit_code");

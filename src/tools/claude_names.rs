@@ -50,7 +50,10 @@ const SHAPES: [Shape; 7] = [
     Shape {
         splice: "run_command",
         claude: "Bash",
-        fields: &[Field::Key("command", "command"), Field::Key("timeout_ms", "timeout")],
+        fields: &[
+            Field::Key("command", "command"),
+            Field::Key("timeout_ms", "timeout"),
+        ],
         dropped: &["description"],
     },
     Shape {
@@ -66,7 +69,10 @@ const SHAPES: [Shape; 7] = [
     Shape {
         splice: "write_file",
         claude: "Write",
-        fields: &[Field::Path("path", "file_path"), Field::Key("content", "content")],
+        fields: &[
+            Field::Path("path", "file_path"),
+            Field::Key("content", "content"),
+        ],
         dropped: &[],
     },
     Shape {
@@ -285,7 +291,8 @@ pub fn response(root: &Path, tool: &str, args: &Value, output: &str) -> Map<Stri
 pub fn submitted_file(root: &Path, file: &Value) -> Value {
     let mut input = input(root, "write_file", file);
     if let (Value::Object(map), Some(delete)) = (&mut input, file.get("delete")) {
-        map.entry("content").or_insert_with(|| Value::String(String::new()));
+        map.entry("content")
+            .or_insert_with(|| Value::String(String::new()));
         map.insert("delete".into(), delete.clone());
     }
     input

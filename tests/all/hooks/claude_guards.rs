@@ -68,7 +68,10 @@ fn model_saw(provider: &FakeProvider, text: &str) -> bool {
 fn guard_keeps_the_secret(command: &str, reason: &str) {
     let sandbox = Sandbox::new();
     sandbox.write(".env", &format!("API_KEY={SECRET}\n"));
-    user_hooks(&sandbox, hook("PreToolUse", "Read|Edit|Write|Bash", command));
+    user_hooks(
+        &sandbox,
+        hook("PreToolUse", "Read|Edit|Write|Bash", command),
+    );
     let provider = FakeProvider::start(vec![
         openai::call_json("call_1", "run_command", json!({"command": "cat .env"})),
         openai::call_json("call_2", "read_file", json!({"path": ".env"})),
@@ -244,7 +247,10 @@ fn post_tool_use_sees_claude_codes_input_and_response_shapes() {
     assert_eq!(out.code, 0, "{}", out.stdout);
     let root = sandbox.root.display().to_string();
     let seen = logged(&log);
-    let names: Vec<&str> = seen.iter().filter_map(|s| s["tool_name"].as_str()).collect();
+    let names: Vec<&str> = seen
+        .iter()
+        .filter_map(|s| s["tool_name"].as_str())
+        .collect();
     assert_eq!(names, ["Bash", "Read", "Write", "Edit", "Glob", "Grep"]);
     let splice: Vec<&str> = seen
         .iter()
@@ -308,7 +314,10 @@ fn post_tool_use_sees_claude_codes_input_and_response_shapes() {
     assert_eq!(edit["tool_response"]["oldString"], "one");
     assert_eq!(glob["tool_input"], json!({"pattern": "*.txt"}));
     let filenames = glob["tool_response"]["filenames"].to_string();
-    assert!(filenames.contains("a.txt") && filenames.contains("b.txt"), "{glob}");
+    assert!(
+        filenames.contains("a.txt") && filenames.contains("b.txt"),
+        "{glob}"
+    );
     assert_eq!(grep["tool_input"], json!({"pattern": "alp"}));
     assert!(
         grep["tool_response"]["content"]
@@ -368,9 +377,13 @@ fn project_guard(sandbox: &Sandbox, file: &str, marker: &std::path::Path) -> Str
         ),
     );
     let command = "python3 $CLAUDE_PROJECT_DIR/.claude/hooks/guard.py".to_string();
+    // `Setup` is one of Claude Code's events that Splice does not have.
     let settings = json!({
         "permissions": {"allow": ["Bash(ls:*)"]},
-        "hooks": hook("PreToolUse", "Bash", &command),
+        "hooks": merged(&[
+            hook("PreToolUse", "Bash", &command),
+            hook("Setup", "", "true"),
+        ]),
     });
     sandbox.write(file, &settings.to_string());
     command
@@ -379,7 +392,8 @@ fn project_guard(sandbox: &Sandbox, file: &str, marker: &std::path::Path) -> Str
 /// A project's `.claude/settings.json` and `.claude/settings.local.json` hooks are project
 /// hooks: not run until approved (headless: a `hooks_unapproved` warning naming them), run
 /// with `--trust-project-hooks`, with `CLAUDE_PROJECT_DIR` set; while they may run, the model
-/// cannot rewrite the file that configures them.
+/// cannot rewrite the file that configures them, with a file tool or a confined command. Their events Splice does not have are named
+/// in a `hook_failed` warning rather than stopping the run.
 #[test]
 fn claude_settings_hooks_are_project_hooks() {
     for file in [".claude/settings.json", ".claude/settings.local.json"] {
@@ -414,6 +428,11 @@ fn claude_settings_hooks_are_project_hooks() {
                 "write_file",
                 json!({"path": file, "content": planted}),
             ),
+            openai::call_json(
+                "call_3",
+                "run_command",
+                json!({"command": format!("printf '{{}}' > {file}")}),
+            ),
             openai::answer(&["Done."]),
         ]);
         let out = exec(
@@ -422,8 +441,17 @@ fn claude_settings_hooks_are_project_hooks() {
             &["--trust-project-hooks", "--permission-mode", "auto", "env"],
         );
         assert_eq!(out.code, 0, "{}", out.stdout);
-        assert!(warnings(&out, "hooks_unapproved").is_empty(), "{}", out.stdout);
-        assert!(!model_saw(&provider, SECRET), "{file}: the secret reached the model");
+        assert!(
+            warnings(&out, "hooks_unapproved").is_empty(),
+            "{}",
+            out.stdout
+        );
+        let never = warnings(&out, "hook_failed").join("\n");
+        assert!(never.contains("Setup") && never.contains(file), "{never}");
+        assert!(
+            !model_saw(&provider, SECRET),
+            "{file}: the secret reached the model"
+        );
         let results = out.of_type("tool_result");
         assert_eq!(results[0]["status"], "denied", "{}", results[0]);
         assert!(
@@ -432,9 +460,10 @@ fn claude_settings_hooks_are_project_hooks() {
                 .unwrap_or_default()
                 .contains("project guard: no .env")
         );
+        // Once for each command: `cat .env`, then the `printf` below.
         assert_eq!(
             std::fs::read_to_string(&marker).unwrap_or_default(),
-            format!("{}\n", sandbox.root.display()),
+            format!("{0}\n{0}\n", sandbox.root.display()),
             "{file}"
         );
         assert_ne!(results[1]["status"], "ok", "{file}: {}", results[1]);
