@@ -17,6 +17,14 @@ use super::matcher::Matcher;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The project's settings file, beneath the working root.
 pub const PROJECT_FILE: &str = ".splice/settings.json";
+/// Every settings file whose hooks are the project's, beneath the working root, in the order
+/// their hooks run: Splice's own, then Claude Code's (shared, then local), so a project set up
+/// for Claude Code brings its hooks (asked about as Splice's are).
+pub const PROJECT_FILES: [&str; 3] = [
+    PROJECT_FILE,
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+];
 /// Largest project settings file read; a bigger one is an error.
 const MAX_PROJECT_FILE_BYTES: u64 = 1024 * 1024;
 
@@ -61,6 +69,17 @@ impl HookConfig {
         source: Source,
         place: &str,
     ) -> Result<HookConfig, HookConfigError> {
+        Self::parse_with(value, source, place, None)
+    }
+
+    /// [`HookConfig::parse`], where an event Splice does not have is put in `unknown` (when
+    /// given) instead of being an error.
+    fn parse_with(
+        value: &Value,
+        source: Source,
+        place: &str,
+        mut unknown: Option<&mut Vec<String>>,
+    ) -> Result<HookConfig, HookConfigError> {
         let prefix = if place.is_empty() {
             String::new()
         } else {
@@ -73,6 +92,12 @@ impl HookConfig {
         let mut groups: BTreeMap<HookEvent, Vec<Group>> = BTreeMap::new();
         for (name, list) in events {
             let at = format!("hooks.{name}");
+            if HookEvent::parse(name).is_none()
+                && let Some(unknown) = unknown.as_deref_mut()
+            {
+                unknown.push(name.clone());
+                continue;
+            }
             let event = HookEvent::parse(name).ok_or_else(|| {
                 let names: Vec<&str> = HookEvent::ALL.iter().map(|e| e.as_str()).collect();
                 bad(
@@ -249,16 +274,20 @@ pub fn user_hooks(value: Option<&Value>) -> Result<HookConfig, HookConfigError> 
     }
 }
 
-/// A project's hooks, read from its `.splice/settings.json`, with the fingerprint an approval
-/// names: a hash of exactly the `hooks` configured and of every file their commands name
-/// ([`crate::permissions::pinned`]), so any change to either needs a new approval.
+/// A project's hooks, read from its settings files ([`PROJECT_FILES`]), with the fingerprint an
+/// approval names: a hash of exactly the `hooks` configured in each and of every file their
+/// commands name ([`crate::permissions::pinned`]), so any change to either needs a new approval.
 #[derive(Debug, Clone)]
 pub struct ProjectHooks {
-    pub file: PathBuf,
+    /// The settings files that configure hooks, in [`PROJECT_FILES`]' order.
+    pub settings: Vec<PathBuf>,
     pub config: HookConfig,
     pub fingerprint: String,
     /// The files the approval covers, with what they held when read.
     pub pins: Vec<crate::permissions::pinned::Pinned>,
+    /// Events of Claude Code's settings files that Splice does not have (`Setup`,
+    /// `PostToolUseFailure` …), with the file: their hooks never run, and each run says so.
+    pub unknown_events: Vec<(String, PathBuf)>,
 }
 
 impl ProjectHooks {
@@ -272,13 +301,66 @@ impl ProjectHooks {
     }
 }
 
-/// The project's hooks beneath `root`; none when the file or its `hooks` is absent. Other
-/// keys of the file are left to whatever reads them.
+/// The project's hooks beneath `root`; none when no settings file has a `hooks`. Other keys
+/// of the files are left to whatever reads them.
 pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigError> {
+    let mut found = Vec::new();
+    for name in PROJECT_FILES {
+        if let Some(hooks) = settings_hooks(root, name)? {
+            found.push((name, hooks));
+        }
+    }
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let mut config = HookConfig::default();
+    let mut hasher = sha2::Sha256::new();
+    let mut unknown_events = Vec::new();
+    for (name, hooks) in &found {
+        let file = root.join(name);
+        let place = file.display().to_string();
+        // Claude Code has events Splice does not: a project set up for it still starts, and
+        // is told which of its hooks never run. Splice's own file has only Splice's events.
+        let mut unknown = Vec::new();
+        let lenient = (*name != PROJECT_FILE).then_some(&mut unknown);
+        config = config.merged(HookConfig::parse_with(
+            hooks,
+            Source::Project,
+            &place,
+            lenient,
+        )?);
+        unknown_events.extend(unknown.into_iter().map(|event| (event, file.clone())));
+        // Splice's own file hashes as it always did (approvals of it stay good); the others
+        // are named, so the same hooks moved to another file are a change.
+        if *name != PROJECT_FILE {
+            hasher.update(b"\n@");
+            hasher.update(name.as_bytes());
+            hasher.update(b"\0");
+        }
+        hasher.update(hooks.to_string().as_bytes());
+    }
+    let pins = config.pin_files(root);
+    for pin in &pins {
+        hasher.update(b"\n");
+        hasher.update(pin.path.as_os_str().as_encoded_bytes());
+        hasher.update(b"\0");
+        hasher.update(pin.state.as_bytes());
+    }
+    Ok(Some(ProjectHooks {
+        settings: found.iter().map(|(name, _)| root.join(name)).collect(),
+        config,
+        fingerprint: crate::ids::hex(&hasher.finalize()),
+        pins,
+        unknown_events,
+    }))
+}
+
+/// The `hooks` of settings file `name` beneath `root`, if it has any.
+fn settings_hooks(root: &Path, name: &str) -> Result<Option<Value>, HookConfigError> {
     // A file Splice reads on its own (as `.mcp.json`): beneath the root, a regular file,
     // bounded, so a link out of the repository, a FIFO or `/dev/zero` can neither choose the
     // hooks nor hang the start.
-    let file = root.join(PROJECT_FILE);
+    let file = root.join(name);
     let text = match crate::confine::beneath::read_at_most(root, &file, MAX_PROJECT_FILE_BYTES) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -289,27 +371,9 @@ pub fn project_hooks(root: &Path) -> Result<Option<ProjectHooks>, HookConfigErro
             )));
         }
     };
-    let value: Value = serde_json::from_slice(&text)
+    let mut value: Value = serde_json::from_slice(&text)
         .map_err(|e| HookConfigError(format!("{} is not valid JSON: {e}", file.display())))?;
-    let Some(hooks) = value.get("hooks") else {
-        return Ok(None);
-    };
-    let mut config = HookConfig::parse(hooks, Source::Project, &file.display().to_string())?;
-    let pins = config.pin_files(root);
-    let mut hasher = sha2::Sha256::new();
-    hasher.update(hooks.to_string().as_bytes());
-    for pin in &pins {
-        hasher.update(b"\n");
-        hasher.update(pin.path.as_os_str().as_encoded_bytes());
-        hasher.update(b"\0");
-        hasher.update(pin.state.as_bytes());
-    }
-    Ok(Some(ProjectHooks {
-        file,
-        config,
-        fingerprint: crate::ids::hex(&hasher.finalize()),
-        pins,
-    }))
+    Ok(value.get_mut("hooks").map(Value::take))
 }
 
 #[cfg(test)]
@@ -346,6 +410,31 @@ mod tests {
             config.matching(HookEvent::Stop, &[])[0].timeout,
             DEFAULT_TIMEOUT
         );
+    }
+
+    #[test]
+    fn claude_codes_settings_may_have_events_splice_does_not() {
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".claude")).expect("mkdir");
+        let hooks = |event: &str| {
+            json!({"hooks": {event: [{"hooks": [{"type": "command", "command": "x"}]}]}})
+                .to_string()
+        };
+        std::fs::write(root.join(".claude/settings.local.json"), hooks("Setup")).expect("write");
+        std::fs::write(root.join(".claude/settings.json"), hooks("Stop")).expect("write");
+        let project = project_hooks(root)
+            .ok()
+            .flatten()
+            .expect("the project's hooks");
+        assert_eq!(project.settings.len(), 2);
+        assert_eq!(project.config.matching(HookEvent::Stop, &[]).len(), 1);
+        assert_eq!(project.unknown_events.len(), 1);
+        assert_eq!(project.unknown_events[0].0, "Setup");
+        // Splice's own file has only Splice's events.
+        std::fs::create_dir_all(root.join(".splice")).expect("mkdir");
+        std::fs::write(root.join(PROJECT_FILE), hooks("Setup")).expect("write");
+        assert!(project_hooks(root).is_err());
     }
 
     #[test]

@@ -5,21 +5,7 @@
 
 use regex::Regex;
 
-/// Claude Code's names of the built-in tools Splice has too.
-const ALIASES: [(&str, &str); 7] = [
-    ("run_command", "Bash"),
-    ("read_file", "Read"),
-    ("write_file", "Write"),
-    ("edit_file", "Edit"),
-    ("list_files", "Glob"),
-    ("search_files", "Grep"),
-    ("agent", "Task"),
-];
-
-/// The Claude Code name of a Splice tool, if it has one.
-pub fn claude_name(tool: &str) -> Option<&'static str> {
-    ALIASES.iter().find(|(s, _)| *s == tool).map(|(_, c)| *c)
-}
+use crate::tools::claude_names::claude_name;
 
 #[derive(Debug, Clone)]
 pub enum Matcher {

@@ -102,7 +102,8 @@ pub struct Hooks {
     config: HookConfig,
     /// The project's hooks that no approval covers: not run.
     unapproved: Vec<(HookEvent, String)>,
-    project_file: Option<PathBuf>,
+    /// The project's settings files that configure hooks.
+    project_files: Vec<PathBuf>,
     root: PathBuf,
     session_id: String,
     transcript_path: String,
@@ -139,12 +140,14 @@ impl Hooks {
             if hooks.trust_project
                 || approval::is_approved(&settings.data_dir, &root, &project.fingerprint)
             {
-                // From now on the model cannot change what they run, nor the file that
-                // configures them (which the next run reads).
+                // From now on the model cannot change what they run, nor the files that
+                // configure them (which the next run reads), one still absent included.
                 pinned::protect(&project.pins);
-                crate::permissions::own::protect_hook_files(&[crate::permissions::own::resolved(
-                    &project.file,
-                )]);
+                let files: Vec<PathBuf> = config::PROJECT_FILES
+                    .iter()
+                    .map(|name| crate::permissions::own::resolved(&settings.cwd.join(name)))
+                    .collect();
+                crate::permissions::own::protect_hook_files(&files);
                 config = config.merged(project.config.clone());
             } else {
                 unapproved = project.config.commands();
@@ -158,7 +161,11 @@ impl Hooks {
         Some(Arc::new(Hooks {
             config,
             unapproved,
-            project_file: hooks.project.as_ref().map(|p| p.file.clone()),
+            project_files: hooks
+                .project
+                .as_ref()
+                .map(|p| p.settings.clone())
+                .unwrap_or_default(),
             root: settings.cwd.clone(),
             session_id: settings.session_id.clone(),
             transcript_path: transcript.display().to_string(),
@@ -167,16 +174,37 @@ impl Hooks {
         }))
     }
 
-    /// A `hooks_unapproved` warning naming each project hook that will not run, if any.
+    /// A `hooks_unapproved` warning naming each project hook that will not run, if any, and a
+    /// `hook_failed` one for the events of Claude Code's settings that Splice does not have.
     pub fn report_unapproved(&self, bus: &Bus) {
+        let unknown = self
+            .settings
+            .project
+            .as_ref()
+            .map(|p| p.unknown_events.as_slice())
+            .unwrap_or_default();
+        if !unknown.is_empty() {
+            let list: Vec<String> = unknown
+                .iter()
+                .map(|(event, file)| format!("{event} (in {})", file.display()))
+                .collect();
+            bus.emit(Event::warning(
+                WarningCode::HookFailed,
+                format!(
+                    "the project's hooks of events Splice does not have never run: {}",
+                    list.join(", ")
+                ),
+            ));
+        }
         if self.unapproved.is_empty() {
             return;
         }
         let file = self
-            .project_file
-            .as_ref()
+            .project_files
+            .iter()
             .map(|f| f.display().to_string())
-            .unwrap_or_default();
+            .collect::<Vec<_>>()
+            .join(", ");
         let list: Vec<String> = self
             .unapproved
             .iter()
@@ -207,7 +235,21 @@ impl Hooks {
         fields: Map<String, Value>,
         call_id: Option<&'a str>,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Verdict> + Send + 'a>> {
-        Box::pin(self.fire_all(bus, event, names, fields, call_id))
+        Box::pin(self.fire_all(bus, event, names, fields, call_id, None))
+    }
+
+    /// [`Hooks::fire`] for a tool call: a hook's changed `tool_input` (Claude Code's shape) is
+    /// given to the next hook with Splice's own input beside it, as `back` maps it.
+    pub(crate) fn fire_call<'a>(
+        &'a self,
+        bus: &'a Bus,
+        event: HookEvent,
+        names: &'a [&'a str],
+        fields: Map<String, Value>,
+        call_id: Option<&'a str>,
+        back: &'a (dyn Fn(Value) -> Value + Send + Sync),
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Verdict> + Send + 'a>> {
+        Box::pin(self.fire_all(bus, event, names, fields, call_id, Some(back)))
     }
 
     async fn fire_all(
@@ -217,6 +259,7 @@ impl Hooks {
         names: &[&str],
         fields: Map<String, Value>,
         call_id: Option<&str>,
+        back: Option<&(dyn Fn(Value) -> Value + Send + Sync)>,
     ) -> Verdict {
         let mut verdict = Verdict::default();
         let commands = self.config.matching(event, names);
@@ -278,6 +321,9 @@ impl Hooks {
                 report("update", None);
                 if let Value::Object(input) = &mut input {
                     input.insert("tool_input".into(), updated.clone());
+                    if let Some(back) = back {
+                        input.insert("splice_tool_input".into(), back(updated.clone()));
+                    }
                 }
                 verdict.updated_input = Some(updated);
             }

@@ -1,14 +1,17 @@
 //! The hooks of one tool call: `PreToolUse` before it runs (it may refuse it, change its input,
 //! or settle its permission), `PermissionRequest` where the policy would ask, `PostToolUse`
-//! once it ran. The input hooks see is the call's, with `file_path` (absolute) beside a file
-//! tool's `path`, as Claude Code's hooks read it.
+//! once it ran. Hooks are told the call as Claude Code tells them (`tool_name` `Bash`,
+//! `tool_input` {command} …, [`crate::tools::claude_names`]), with Splice's own name and input
+//! beside them (`splice_tool_name`, `splice_tool_input`); an `updatedInput` in either shape is
+//! mapped back to Splice's tool. A pipeline's submission is also a `Write` of each of its files.
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::{HookEvent, Permission, fields, matcher};
+use super::{HookEvent, Permission, Verdict, fields, matcher};
 use crate::bus::Bus;
+use crate::tools::claude_names;
 
 tokio::task_local! {
     /// The call whose permission is being decided, with what its `PreToolUse` hooks said:
@@ -19,48 +22,33 @@ tokio::task_local! {
 /// What the permission check of a call needs from its hooks.
 #[derive(Debug, Clone, Default)]
 pub struct CallHooks {
-    pub tool_input: Value,
+    /// The call as its hooks see it ([`call_fields`]).
+    pub call: Map<String, Value>,
     pub permission: Option<Permission>,
 }
 
-/// The built-in file tools, whose input names one file.
-const FILE_TOOLS: [&str; 3] = ["read_file", "write_file", "edit_file"];
+/// Claude Code's names of a write, under which each file of a submission is matched.
+const WRITE_NAMES: [&str; 2] = ["write_file", "Write"];
 
-/// `args` as hooks see them: a file tool's `path` also as an absolute `file_path`.
-pub fn hook_input(root: &Path, tool: &str, args: &Value) -> Value {
-    let mut input = args.clone();
-    if FILE_TOOLS.contains(&tool)
-        && let Value::Object(map) = &mut input
-        && let Some(path) = map.get("path").and_then(Value::as_str)
-    {
-        let absolute = root.join(path).display().to_string();
-        map.insert("file_path".into(), Value::String(absolute));
-    }
-    input
+/// Call `args` of `tool` as hooks see it: `tool_name` and `tool_input` as Claude Code names
+/// and shapes them (a tool without an equivalent keeps its own), Splice's own beside them.
+pub fn call_fields(root: &Path, tool: &str, args: &Value) -> Map<String, Value> {
+    fields(json!({
+        "tool_name": claude_names::claude_name(tool).unwrap_or(tool),
+        "tool_input": claude_names::input(root, tool, args),
+        "splice_tool_name": tool,
+        "splice_tool_input": args,
+    }))
 }
 
-/// A hook's `updatedInput` as the tool takes it: a `file_path` it kept (or set instead of
-/// `path`) is folded back into `path`, relative to the root when it is beneath it.
-pub fn tool_args(root: &Path, tool: &str, updated: Value) -> Value {
-    let mut args = updated;
-    if FILE_TOOLS.contains(&tool)
-        && let Value::Object(map) = &mut args
-        && let Some(Value::String(file_path)) = map.remove("file_path")
-    {
-        let original = map.get("path").and_then(Value::as_str).map(str::to_string);
-        let absolute_before = original
-            .as_deref()
-            .map(|p| root.join(p).display().to_string());
-        // Only a file_path that differs from the one handed out names another file.
-        if absolute_before.as_deref() != Some(file_path.as_str()) {
-            let relative = Path::new(&file_path)
-                .strip_prefix(root)
-                .map(|p| p.display().to_string())
-                .unwrap_or(file_path);
-            map.insert("path".into(), Value::String(relative));
-        }
-    }
-    args
+/// One file of submission `tool` as hooks see it: a `Write`.
+fn file_fields(root: &Path, tool: &str, file: &Value) -> Map<String, Value> {
+    fields(json!({
+        "tool_name": "Write",
+        "tool_input": claude_names::submitted_file(root, file),
+        "splice_tool_name": tool,
+        "splice_tool_input": file,
+    }))
 }
 
 /// What a call's `PreToolUse` hooks decided.
@@ -76,35 +64,51 @@ pub enum Pre {
     Refused(String),
 }
 
+/// Fire `event` for one call (`names` matched, `call` its fields), a changed input mapped back
+/// to Splice's with `back` for the hooks after the one that changed it.
+async fn fire_call(
+    bus: &Bus,
+    event: HookEvent,
+    names: &[&str],
+    mut call: Map<String, Value>,
+    id: &str,
+    back: &(dyn Fn(Value) -> Value + Send + Sync),
+) -> Option<Verdict> {
+    let hooks = bus.hooks()?;
+    call.insert("tool_use_id".into(), Value::String(id.to_string()));
+    Some(
+        hooks
+            .fire_call(bus, event, names, call, Some(id), back)
+            .await,
+    )
+}
+
 /// The `PreToolUse` hooks of call `id` of `tool` with `args`, the run's file tools working in
 /// `root`. Takes `args` by value: with no hooks they come straight back, uncopied.
 pub async fn pre_tool(bus: &Bus, root: &Path, id: &str, tool: &str, args: Value) -> Pre {
-    let Some(hooks) = bus.hooks() else {
+    if bus.hooks().is_none() {
+        return Pre::Run {
+            args,
+            changed: false,
+            permission: None,
+        };
+    }
+    let back = |updated| claude_names::args(root, tool, &args, updated);
+    let names = matcher::tool_names(tool);
+    let call = call_fields(root, tool, &args);
+    let Some(verdict) = fire_call(bus, HookEvent::PreToolUse, &names, call, id, &back).await else {
         return Pre::Run {
             args,
             changed: false,
             permission: None,
         };
     };
-    let verdict = hooks
-        .fire(
-            bus,
-            HookEvent::PreToolUse,
-            &matcher::tool_names(tool),
-            fields(json!({
-                "tool_name": tool,
-                "tool_input": hook_input(root, tool, &args),
-                "tool_use_id": id,
-            })),
-            Some(id),
-        )
-        .await;
     if let Some(reason) = verdict.block.or(verdict.stop) {
         return Pre::Refused(format!("blocked by a PreToolUse hook: {reason}"));
     }
     match verdict.updated_input {
         Some(updated) => Pre::Run {
-            args: tool_args(root, tool, updated),
+            args: back(updated),
             changed: true,
             permission: verdict.permission,
         },
@@ -116,54 +120,141 @@ pub async fn pre_tool(bus: &Bus, root: &Path, id: &str, tool: &str, args: Value)
     }
 }
 
+/// The `PreToolUse` hooks of each file of submission `tool` (its `files`), as `Write` calls:
+/// one that blocks refuses the submission; one that changes a file changes it in the
+/// submission. Their say on the permission adds to `permission`, the submission's own: an
+/// `ask` asks, an `allow` of every file allows.
+pub async fn pre_files(
+    bus: &Bus,
+    root: &Path,
+    id: &str,
+    tool: &str,
+    mut submission: Value,
+    permission: Option<Permission>,
+) -> Pre {
+    let count = submission
+        .get("files")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if bus.hooks().is_none() || count == 0 {
+        return Pre::Run {
+            args: submission,
+            changed: false,
+            permission,
+        };
+    }
+    let mut changed = false;
+    let (mut asks, mut allows) = (None, 0);
+    for index in 0..count {
+        let file = submission["files"][index].clone();
+        let back = |updated| claude_names::submitted_args(root, &file, updated);
+        let call = file_fields(root, tool, &file);
+        let Some(verdict) =
+            fire_call(bus, HookEvent::PreToolUse, &WRITE_NAMES, call, id, &back).await
+        else {
+            break;
+        };
+        if let Some(reason) = verdict.block.or(verdict.stop) {
+            let path = file.get("path").and_then(Value::as_str).unwrap_or("?");
+            return Pre::Refused(format!(
+                "blocked by a PreToolUse hook on its file {path}: {reason}"
+            ));
+        }
+        if let Some(updated) = verdict.updated_input {
+            submission["files"][index] = back(updated);
+            changed = true;
+        }
+        match verdict.permission {
+            Some(Permission::Ask(reason)) => asks = asks.or(Some(reason)),
+            Some(Permission::Allow(_)) => allows += 1,
+            None => {}
+        }
+    }
+    let permission = match (asks, permission) {
+        (Some(reason), _) => Some(Permission::Ask(reason)),
+        (None, Some(own)) => Some(own),
+        (None, None) if allows == count => Some(Permission::Allow(String::new())),
+        (None, None) => None,
+    };
+    Pre::Run {
+        args: submission,
+        changed,
+        permission,
+    }
+}
+
 /// The `PostToolUse` hooks of a call that ran: what they have to tell the model about it (a
-/// block's reason, context), if anything.
+/// block's reason, context), if anything. `response` is Splice's (its `output` the call's
+/// text); Claude Code's fields for the tool are added to it.
 pub async fn post_tool(
     bus: &Bus,
     root: &Path,
     id: &str,
     tool: &str,
     args: &Value,
-    response: Value,
+    mut response: Value,
 ) -> Option<String> {
-    let hooks = bus.hooks()?;
-    let verdict = hooks
-        .fire(
-            bus,
-            HookEvent::PostToolUse,
-            &matcher::tool_names(tool),
-            fields(json!({
-                "tool_name": tool,
-                "tool_input": hook_input(root, tool, args),
-                "tool_response": response,
-                "tool_use_id": id,
-            })),
-            Some(id),
-        )
-        .await;
+    bus.hooks()?;
+    if let Value::Object(map) = &mut response {
+        let output = map
+            .get("output")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let claude = claude_names::response(root, tool, args, output);
+        map.extend(claude);
+    }
+    let mut call = call_fields(root, tool, args);
+    call.insert("tool_response".into(), response);
+    let keep = |updated| updated;
+    let names = matcher::tool_names(tool);
+    let verdict = fire_call(bus, HookEvent::PostToolUse, &names, call, id, &keep).await?;
     let mut said: Vec<String> = verdict.block.or(verdict.stop).into_iter().collect();
     said.extend(verdict.context);
     (!said.is_empty()).then(|| format!("PostToolUse hook feedback:\n{}", said.join("\n")))
 }
 
-/// The `PermissionRequest` hooks of a call the policy would ask about: `Some(Ok(reason))`
-/// allows it without asking, `Some(Err(reason))` denies it, `None` leaves it to the person.
+/// The `PostToolUse` hooks of each file submission `tool` wrote, as `Write` calls. What they
+/// say is in their `hook` events: the conversation is over.
+pub async fn post_files(bus: &Bus, root: &Path, id: &str, tool: &str, submission: &Value) {
+    if bus.hooks().is_none() {
+        return;
+    }
+    let files = submission.get("files").and_then(Value::as_array);
+    for file in files.into_iter().flatten() {
+        if file.get("delete").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
+        let mut call = file_fields(root, tool, file);
+        let path = call["tool_input"]["file_path"].clone();
+        call.insert(
+            "tool_response".into(),
+            json!({"success": true, "filePath": path, "content": file.get("content")}),
+        );
+        let keep = |updated| updated;
+        let _ = fire_call(bus, HookEvent::PostToolUse, &WRITE_NAMES, call, id, &keep).await;
+    }
+}
+
+/// The `PermissionRequest` hooks of a call the policy would ask about (`call`, as its
+/// `PreToolUse` hooks saw it): `Some(Ok(reason))` allows it without asking, `Some(Err(reason))`
+/// denies it, `None` leaves it to the person.
 pub async fn permission_request(
     bus: &Bus,
     id: &str,
     tool: &str,
-    input: &Value,
+    call: &Map<String, Value>,
 ) -> Option<Result<String, String>> {
-    let hooks = bus.hooks()?;
-    let verdict = hooks
-        .fire(
-            bus,
-            HookEvent::PermissionRequest,
-            &matcher::tool_names(tool),
-            fields(json!({ "tool_name": tool, "tool_input": input, "tool_use_id": id })),
-            Some(id),
-        )
-        .await;
+    let keep = |updated| updated;
+    let names = matcher::tool_names(tool);
+    let verdict = fire_call(
+        bus,
+        HookEvent::PermissionRequest,
+        &names,
+        call.clone(),
+        id,
+        &keep,
+    )
+    .await?;
     if let Some(reason) = verdict.block.or(verdict.stop) {
         return Some(Err(reason));
     }
@@ -178,21 +269,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn file_tools_get_file_path_and_it_folds_back() {
+    fn a_call_is_told_in_claude_codes_shape_with_splices_beside_it() {
         let root = Path::new("/p");
-        let input = hook_input(
-            root,
-            "write_file",
-            &json!({"path": "a.txt", "content": "x"}),
-        );
-        assert_eq!(input["file_path"], "/p/a.txt");
+        let args = json!({"path": "a.txt", "content": "x"});
+        let call = call_fields(root, "write_file", &args);
+        assert_eq!(call["tool_name"], "Write");
         assert_eq!(
-            tool_args(root, "write_file", input),
-            json!({"path": "a.txt", "content": "x"})
+            call["tool_input"],
+            json!({"file_path": "/p/a.txt", "content": "x"})
         );
-        let moved = json!({"path": "a.txt", "file_path": "/p/b/c.txt", "content": "x"});
-        assert_eq!(tool_args(root, "write_file", moved)["path"], "b/c.txt");
-        let command = hook_input(root, "run_command", &json!({"command": "ls"}));
-        assert_eq!(command, json!({"command": "ls"}));
+        assert_eq!(call["splice_tool_name"], "write_file");
+        assert_eq!(call["splice_tool_input"], args);
+        let call = call_fields(root, "mcp__docs__search", &json!({"q": 1}));
+        assert_eq!(call["tool_name"], "mcp__docs__search");
+        assert_eq!(call["tool_input"], json!({"q": 1}));
+        let file = file_fields(
+            root,
+            "submit_code",
+            &json!({"path": "b.py", "content": "y"}),
+        );
+        assert_eq!(file["tool_name"], "Write");
+        assert_eq!(file["tool_input"]["file_path"], "/p/b.py");
+        assert_eq!(file["splice_tool_name"], "submit_code");
     }
 }

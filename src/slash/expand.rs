@@ -149,15 +149,9 @@ fn allow_rule(text: &str) -> Result<Option<Rule>, String> {
         Some(open) => (&text[..open], Some(&text[open..])),
         None => (text, None),
     };
-    let builtin = match tool {
-        "Bash" => Some("run_command"),
-        "Read" => Some("read_file"),
-        "Write" => Some("write_file"),
-        "Edit" | "MultiEdit" => Some("edit_file"),
-        "Glob" => Some("list_files"),
-        "Grep" => Some("search_files"),
-        _ => None,
-    };
+    let builtin = crate::tools::claude_names::tool_named(tool)
+        .filter(|_| tool.starts_with(|c: char| c.is_ascii_uppercase()))
+        .map(crate::tools::ToolName::as_str);
     let rule = match builtin {
         Some("run_command") => {
             // Claude Code's `prefix:*` matches what starts with the prefix.

@@ -255,16 +255,7 @@ pub fn parse(path: &Path, text: &str, origin: Origin) -> Result<Definition, Stri
 
 /// A tool by Splice's name or Claude Code's (so its agent files work unchanged).
 fn tool_named(name: &str) -> Option<ToolName> {
-    let name = name.trim();
-    ToolName::parse(name).or(match name {
-        "Read" => Some(ToolName::ReadFile),
-        "Write" => Some(ToolName::WriteFile),
-        "Edit" | "MultiEdit" => Some(ToolName::EditFile),
-        "Glob" | "LS" => Some(ToolName::ListFiles),
-        "Grep" => Some(ToolName::SearchFiles),
-        "Bash" => Some(ToolName::RunCommand),
-        _ => None,
-    })
+    crate::tools::claude_names::tool_named(name.trim())
 }
 
 /// A mode by Splice's name or Claude Code's.

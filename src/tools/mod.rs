@@ -1,6 +1,7 @@
 //! The real tools a model can call: their names, argument schemas, side effects and errors.
 //! Execution with events, permissions and checkpoints is in [`runner`].
 
+pub mod claude_names;
 pub mod command;
 pub mod fs;
 pub mod paths;

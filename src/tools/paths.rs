@@ -114,7 +114,7 @@ pub fn display(root: &Path, path: &Path) -> String {
 }
 
 /// Lexical normalization: drop `.`, apply `..`; `None` when `..` climbs above the filesystem root.
-fn normalize(path: &Path) -> Option<PathBuf> {
+pub(crate) fn normalize(path: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -200,9 +200,9 @@ impl ToolRunner {
         // Kept for the `PostToolUse` hooks only when there are hooks: no copy otherwise.
         let hooked_args = self.bus.hooks().map(|_| args.clone());
         let hooked = hooks::tool::CallHooks {
-            tool_input: match &hooked_args {
-                Some(args) => hooks::tool::hook_input(&self.root, &name, args),
-                None => Value::Null,
+            call: match &hooked_args {
+                Some(args) => hooks::tool::call_fields(&self.root, &name, args),
+                None => serde_json::Map::new(),
             },
             permission,
         };
@@ -699,7 +699,7 @@ impl ToolRunner {
         if let Verdict::Prompt { .. } = verdict {
             let decided = match &hooked.permission {
                 Some(Permission::Allow(reason)) => Some(Ok(reason.clone())),
-                _ => hooks::tool::permission_request(&self.bus, id, tool, &hooked.tool_input).await,
+                _ => hooks::tool::permission_request(&self.bus, id, tool, &hooked.call).await,
             };
             // A hook spares the person the prompt, never the sandbox: a command it allows runs
             // confined, as one the mode allows does; where nothing can confine it, its allow

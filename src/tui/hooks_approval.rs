@@ -1,5 +1,5 @@
 //! The project-hooks approval: a modal asking whether the hooks of the repository's
-//! `.splice/settings.json` may run. It shows every command with the event it runs at, exactly
+//! settings files (`.splice/settings.json`, Claude Code's `.claude/settings*.json`) may run. It shows every command with the event it runs at, exactly
 //! as configured, and that they run as the person, outside any sandbox. An approval covers
 //! exactly these hooks: a changed configuration is asked about again. Keys typed ahead go to
 //! the composer, as for the MCP approval.
@@ -26,6 +26,8 @@ pub struct HooksApprovalModal {
     pub commands: Vec<(String, String)>,
     /// The files those commands run, covered by the approval by their content.
     pub files: Vec<String>,
+    /// The settings files that configure them, beneath the root.
+    pub settings: Vec<String>,
     pub answer: Option<Approval>,
     guard: KeyGuard,
     scroll: Scroll,
@@ -36,12 +38,14 @@ impl HooksApprovalModal {
         fingerprint: String,
         commands: Vec<(String, String)>,
         files: Vec<String>,
+        settings: Vec<String>,
         now: Instant,
     ) -> HooksApprovalModal {
         HooksApprovalModal {
             fingerprint,
             commands,
             files,
+            settings,
             answer: None,
             guard: KeyGuard::new(now),
             scroll: Scroll::default(),
@@ -57,7 +61,7 @@ impl HooksApprovalModal {
             Line::from(Span::styled(
                 format!(
                     "This project's {} configures hooks:",
-                    crate::hooks::config::PROJECT_FILE
+                    exact(&self.settings.join(", "))
                 ),
                 theme.dim(),
             )),
@@ -120,7 +124,7 @@ mod tests {
     fn y_approves_and_esc_does_not_after_the_guard() {
         let t0 = Instant::now();
         let commands = vec![("PreToolUse".to_string(), "./check.sh".to_string())];
-        let mut modal = HooksApprovalModal::new("fp".into(), commands.clone(), vec![], t0);
+        let mut modal = HooksApprovalModal::new("fp".into(), commands.clone(), vec![], vec![], t0);
         let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
         // Too soon: the key belongs to the composer.
         assert!(matches!(
@@ -133,7 +137,7 @@ mod tests {
             KeyOutcome::Answered
         ));
         assert_eq!(modal.answer, Some(Approval::Approve));
-        let mut modal = HooksApprovalModal::new("fp".into(), commands, vec![], t0);
+        let mut modal = HooksApprovalModal::new("fp".into(), commands, vec![], vec![], t0);
         assert!(matches!(
             modal.handle_key(key(KeyCode::Esc), later),
             KeyOutcome::Answered

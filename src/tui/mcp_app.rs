@@ -79,7 +79,20 @@ impl App {
             .iter()
             .map(|f| f.strip_prefix(&root).unwrap_or(f).display().to_string())
             .collect();
-        let modal = HooksApprovalModal::new(project.fingerprint.clone(), commands, files, self.now);
+        let shown = |f: &std::path::PathBuf| {
+            f.strip_prefix(&settings.cwd)
+                .unwrap_or(f)
+                .display()
+                .to_string()
+        };
+        let sources = project.settings.iter().map(shown).collect();
+        let modal = HooksApprovalModal::new(
+            project.fingerprint.clone(),
+            commands,
+            files,
+            sources,
+            self.now,
+        );
         self.open_modal(Modal::HooksAsk(modal));
     }
 

@@ -115,30 +115,44 @@ async fn write_stage(
             )));
         }
     };
-    // A submission is a tool call too: its `PreToolUse` hooks may refuse or change it.
+    // A submission is a tool call too: its `PreToolUse` hooks may refuse or change it, and
+    // each of its files is a write, for the hooks on `Write` (as Claude Code's guards expect).
     let raw = ctx.output().unwrap_or_default();
     let tool = submit_tool.as_str();
-    let (submitted, permission) =
+    let (args, changed, permission) =
         match hooks::tool::pre_tool(ctx.bus, ctx.root(), &id, tool, raw).await {
             Pre::Refused(reason) => return Ok(Err(StageOutcome::failed(reason))),
             Pre::Run {
                 args,
-                changed: true,
+                changed,
                 permission,
-            } => match decode::<FilesSubmission>(&submit_spec(submit_tool), &args.to_string()) {
-                Ok(changed) => {
-                    ctx.set_output(Some(args));
-                    (changed, permission)
-                }
-                Err(error) => {
-                    return Ok(Err(StageOutcome::failed(format!(
-                        "a PreToolUse hook changed the {tool} submission into one it does not \
-                         take ({error}); it was not applied"
-                    ))));
-                }
-            },
-            Pre::Run { permission, .. } => (submitted, permission),
+            } => (args, changed, permission),
         };
+    let (args, changed, permission) =
+        match hooks::tool::pre_files(ctx.bus, ctx.root(), &id, tool, args, permission).await {
+            Pre::Refused(reason) => return Ok(Err(StageOutcome::failed(reason))),
+            Pre::Run {
+                args,
+                changed: file_changed,
+                permission,
+            } => (args, changed || file_changed, permission),
+        };
+    let submitted = if changed {
+        match decode::<FilesSubmission>(&submit_spec(submit_tool), &args.to_string()) {
+            Ok(changed) => {
+                ctx.set_output(Some(args));
+                changed
+            }
+            Err(error) => {
+                return Ok(Err(StageOutcome::failed(format!(
+                    "a PreToolUse hook changed the {tool} submission into one it does not \
+                     take ({error}); it was not applied"
+                ))));
+            }
+        }
+    } else {
+        submitted
+    };
     // Planning reads each file's current contents: off the runtime's threads.
     let changes = match crate::blocking::atomic(|| plan_files(ctx, &submitted.files)) {
         Ok(changes) => changes,
@@ -148,7 +162,7 @@ async fn write_stage(
         return Ok(Ok((submitted.summary, Vec::new())));
     }
     let hooked = hooks::tool::CallHooks {
-        tool_input: ctx.output().unwrap_or_default(),
+        call: hooks::tool::call_fields(ctx.root(), tool, &ctx.output().unwrap_or_default()),
         permission,
     };
     let writing = ctx
@@ -162,6 +176,7 @@ async fn write_stage(
             let response = serde_json::json!({"success": true, "changedFiles": written});
             let input = ctx.output().unwrap_or_default();
             let _ = hooks::tool::post_tool(ctx.bus, ctx.root(), &id, tool, &input, response).await;
+            hooks::tool::post_files(ctx.bus, ctx.root(), &id, tool, &input).await;
             Ok(Ok((submitted.summary, written)))
         }
         Err((status, reason)) => {

@@ -2,6 +2,7 @@
 //! project's `.splice/settings.json`, run by the real binary against the fake provider.
 
 mod attacks;
+mod claude_guards;
 mod config;
 mod lifecycle;
 mod notification;

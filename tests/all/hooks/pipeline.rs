@@ -98,10 +98,8 @@ fn a_stage_end_hook_fails_a_stage_and_tool_hooks_see_the_pipelines_calls() {
         .iter()
         .filter_map(|i| i["tool_name"].as_str())
         .collect();
-    assert_eq!(
-        tools,
-        ["submit_code", "run_command", "submit_code", "run_command"]
-    );
+    assert_eq!(tools, ["submit_code", "Bash", "submit_code", "Bash"]);
+    assert_eq!(inputs[1]["splice_tool_name"], "run_command");
     assert_eq!(inputs[1]["tool_input"]["command"], "true");
     assert_eq!(inputs[0]["tool_input"]["files"][0]["path"], "calc.py");
 }

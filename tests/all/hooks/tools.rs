@@ -126,7 +126,7 @@ const FORMAT: &str = r#"#!/usr/bin/env python3
 import json, sys
 data = json.load(sys.stdin)
 with open(sys.argv[1], "a") as log:
-    log.write(json.dumps(data["tool_input"]) + "\n")
+    log.write(json.dumps(data) + "\n")
 path = data["tool_input"]["file_path"]
 with open(path) as f:
     text = f.read()
@@ -135,7 +135,7 @@ with open(path, "w") as f:
 "#;
 
 /// A `PostToolUse` formatter (Claude Code's `Write|Edit` matcher) rewrites the file the model
-/// wrote, reading it by the absolute `file_path` beside `path`.
+/// wrote, reading it by Claude Code's absolute `file_path`; Splice's own input is beside it.
 #[test]
 fn a_post_tool_use_formatter_changes_the_written_file() {
     let sandbox = Sandbox::new();
@@ -167,11 +167,13 @@ fn a_post_tool_use_formatter_changes_the_written_file() {
     let logged = std::fs::read_to_string(&log).expect("the formatter ran");
     let input: serde_json::Value =
         serde_json::from_str(logged.lines().next().unwrap_or_default()).expect("its input");
-    assert_eq!(input["path"], "notes.txt");
+    assert_eq!(input["tool_name"], "Write");
     assert_eq!(
-        input["file_path"],
+        input["tool_input"]["file_path"],
         sandbox.root.join("notes.txt").display().to_string()
     );
+    assert_eq!(input["splice_tool_name"], "write_file");
+    assert_eq!(input["splice_tool_input"]["path"], "notes.txt");
 }
 
 /// A `PermissionRequest` hook answers the prompt the policy would show: headless ask mode

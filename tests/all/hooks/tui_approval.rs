@@ -31,7 +31,10 @@ fn the_tui_asks_with_each_command_and_the_approval_covers_exactly_those_hooks() 
         (120, 40),
         &splice_shell(&sandbox, &provider.url, sandbox.dir.path(), ""),
     );
-    let modal = tmux.wait_for("splice", "Run this project's hooks?");
+    // The whole modal: a capture may come while its frame is still being written.
+    let modal = tmux.wait_until("splice", "the whole approval modal", |screen| {
+        screen.contains("Run this project's hooks?") && screen.contains("unsandboxed")
+    });
     assert!(modal.contains("UserPromptSubmit"), "{modal}");
     assert!(modal.contains("echo approved-hook"), "{modal}");
     assert!(modal.contains("unsandboxed"), "{modal}");
