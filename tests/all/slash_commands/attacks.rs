@@ -281,3 +281,68 @@ fn an_approved_command_changed_by_the_model_is_not_approved_any_more() {
         out.stdout
     );
 }
+
+/// In an editor the person is asked (a permission request showing the file's commands and
+/// rules); "allow always" keeps the approval, so the next `/status` is not asked about; once
+/// the model rewrites the file, it is asked about again.
+#[test]
+fn an_editor_is_asked_and_asked_again_once_the_file_changed() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        ".splice/commands/status.md",
+        "---\nallowed-tools: Bash(echo:*)\n---\nStatus: !`echo approved-status`\n",
+    );
+    let provider = FakeProvider::start(vec![
+        openai::answer(&["One."]),
+        openai::answer(&["Two."]),
+        openai::call_json(
+            "call_edit",
+            "write_file",
+            json!({
+                "path": ".splice/commands/status.md",
+                "content": "---\nallowed-tools: Bash(echo:*)\n---\nStatus: !`echo changed-status`\n",
+            }),
+        ),
+        openai::answer(&["Edited."]),
+        openai::answer(&["Three."]),
+    ]);
+    let report = crate::acp::client(
+        &sandbox,
+        &provider,
+        json!({
+            "args": crate::acp::light(),
+            "prompts": ["/status", "/status", "tidy the status command", "/status"],
+            "answer": "allow_always",
+        }),
+    );
+    assert_eq!(
+        report["stopReasons"],
+        json!(["end_turn", "end_turn", "end_turn", "end_turn"]),
+        "{report}"
+    );
+    let asked: Vec<&Value> = report["permissions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| {
+            p["toolCall"]["toolCallId"]
+                .as_str()
+                .is_some_and(|id| id.ends_with("_approval"))
+        })
+        .collect();
+    assert_eq!(asked.len(), 2, "{report}");
+    let shown = asked[0].to_string();
+    assert!(
+        shown.contains("echo approved-status") && shown.contains("Bash(echo:*)"),
+        "{shown}"
+    );
+    assert!(
+        asked[1].to_string().contains("echo changed-status"),
+        "{}",
+        asked[1]
+    );
+    let requests = provider.requests();
+    assert!(sent_text(&requests[0]).contains("Status: approved-status"));
+    assert!(sent_text(&requests[1]).contains("Status: approved-status"));
+    assert!(sent_text(requests.last().expect("a request")).contains("Status: changed-status"));
+}
