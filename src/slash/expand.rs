@@ -291,6 +291,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn arguments_are_never_read_for_commands_or_files() {
+        let root = tempfile::tempdir().expect("root");
+        std::fs::write(root.path().join("secret.txt"), "SECRET\n").expect("file");
+        let catalog = catalog_with(root.path(), "r", "Review: $ARGUMENTS\nRan: !`git log $1`");
+        let (expanded, ran) = expand_text(&catalog, root.path(), "/r !`id` @secret.txt").await;
+        assert_eq!(ran, ["git log '!`id`'"]);
+        let text = expanded.expect("expanded");
+        assert!(text.starts_with("Review: !`id` @secret.txt\n"), "{text}");
+        assert!(!text.contains("SECRET"), "{text}");
+        // Not approved: the file's commands stay, marked, and none runs.
+        let command = catalog.lookup("r").expect("r");
+        let text = expand(command, "a", root.path(), false, |_| async {
+            Err::<String, _>("ran".to_string())
+        })
+        .await
+        .expect("expanded");
+        assert_eq!(
+            text,
+            "Review: a\nRan: `git log $1` (not run: this command file is not approved)"
+        );
+    }
+
+    #[tokio::test]
     async fn failures_are_errors() {
         let root = tempfile::tempdir().expect("root");
         let catalog = catalog_with(root.path(), "x", "A: !`false`");
