@@ -108,10 +108,15 @@ pub enum WarningCode {
     HooksUnapproved,
     /// `Stop` hooks blocked the run's end too many times in a row: it ended anyway.
     StopHookLimit,
+    /// A project command file that would run commands or allow tools was not approved: it
+    /// was sent as plain text, its commands not run, its `allowed-tools` allowing nothing.
+    CommandUnapproved,
+    /// The project's command takes the place of the user's own command of that name.
+    CommandShadowed,
 }
 
 impl WarningCode {
-    pub const ALL: [WarningCode; 23] = [
+    pub const ALL: [WarningCode; 25] = [
         WarningCode::ProviderRetry,
         WarningCode::ResponseTruncated,
         WarningCode::ContextCompacted,
@@ -135,6 +140,8 @@ impl WarningCode {
         WarningCode::HookFailed,
         WarningCode::HooksUnapproved,
         WarningCode::StopHookLimit,
+        WarningCode::CommandUnapproved,
+        WarningCode::CommandShadowed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -162,6 +169,8 @@ impl WarningCode {
             WarningCode::HookFailed => "hook_failed",
             WarningCode::HooksUnapproved => "hooks_unapproved",
             WarningCode::StopHookLimit => "stop_hook_limit",
+            WarningCode::CommandUnapproved => "command_unapproved",
+            WarningCode::CommandShadowed => "command_shadowed",
         }
     }
 }

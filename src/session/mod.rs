@@ -15,6 +15,7 @@ mod model;
 mod ops;
 mod rules;
 mod slash;
+mod slash_trust;
 mod turn;
 mod undo;
 

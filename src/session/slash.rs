@@ -3,7 +3,10 @@
 //! `` !`command` `` runs as a `run_command` call of the run (the permission policy decides,
 //! a question is asked where the front end answers them and denied headless, the sandbox
 //! confines what no person allowed), and `model` and `allowed-tools` are this run's settings
-//! alone. Hooks (`UserPromptSubmit`) belong beside this: they see the expanded request.
+//! alone. A project's command runs its commands and gets its rules only once approved
+//! ([`super::slash_trust`]); a command an argument was put into is judged without the file's
+//! rules, since part of it is the invoker's text (an editor's attachment, pasted text).
+//! Hooks (`UserPromptSubmit`) belong beside this: they see the expanded request.
 
 use std::sync::Arc;
 
@@ -41,19 +44,11 @@ pub(super) async fn prepare(
     let command = catalog.lookup(invocation.name).map_err(failure)?;
     // The command's rules hold for its own commands and for the turn, and no longer.
     let allow = slash::allow_rules(command).map_err(failure)?;
-    let mut turn = settings.clone();
-    if let Some(model) = &command.matter.model {
-        turn.provider = super::resolve_model_from_env(&settings.provider, model)
-            .map_err(|e| RunFailure::usage(format!("/{}: model `{model}`: {e}", command.name)))?;
-    }
-    if !allow.is_empty() {
-        turn.policy = settings
-            .policy
-            .with_extra_rules(settings.policy.mode, allow);
-    }
-    let runner = ToolRunner {
+    // Without the file's rules: for the approval question, and for a command an argument
+    // was put into.
+    let plain = ToolRunner {
         root: settings.cwd.clone(),
-        policy: turn.policy.clone(),
+        policy: settings.policy.clone(),
         checkpoints: Arc::new(CheckpointStore::new(
             &settings.data_dir,
             bus.run_id(),
@@ -66,10 +61,26 @@ pub(super) async fn prepare(
         transcriber: None,
         mcp: None,
     };
+    let trusted = super::slash_trust::trusted(settings, bus, &plain, command).await;
+    let mut turn = settings.clone();
+    if let Some(model) = &command.matter.model {
+        turn.provider = super::resolve_model_from_env(&settings.provider, model)
+            .map_err(|e| RunFailure::usage(format!("/{}: model `{model}`: {e}", command.name)))?;
+    }
+    if trusted && !allow.is_empty() {
+        turn.policy = settings
+            .policy
+            .with_extra_rules(settings.policy.mode, allow);
+    }
+    let runner = ToolRunner {
+        policy: turn.policy.clone(),
+        ..plain.clone()
+    };
     let mut guard: Option<Snapshot> = None;
     let mut unrecorded: Option<String> = None;
     let mut calls = 0;
-    let expanded = slash::expand(command, invocation.arguments, &settings.cwd, |command| {
+    let root = settings.cwd.as_path();
+    let expanded = slash::expand(command, invocation.arguments, root, trusted, |command| {
         calls += 1;
         // A sandboxed command may write the git dir under the root: what it changes there
         // that makes git run programs is put back below, as a run's tools' changes are.
@@ -87,9 +98,13 @@ pub(super) async fn prepare(
         let call = ToolCallRequest {
             id: format!("slash_{}_{calls}", bus.run_id()),
             name: ToolName::RunCommand.as_str().to_string(),
-            arguments: json!({ "command": command }).to_string(),
+            arguments: json!({ "command": command.text }).to_string(),
         };
-        let runner = &runner;
+        let runner = if command.with_arguments {
+            &plain
+        } else {
+            &runner
+        };
         async move {
             if let Some(refused) = refused {
                 return Err(refused);

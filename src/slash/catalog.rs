@@ -2,9 +2,13 @@
 //! `.splice/commands/`, then its `.claude/commands/`, then the user's `commands/` (the project
 //! over the user, as in Claude Code). The TUI's own commands ([`super::RESERVED`]) cannot be
 //! shadowed: a file of that name is skipped. Project files are read beneath the root: a link
-//! that leads out of the project is refused, as for every project file.
+//! that leads out of the project is refused, as for every project file. A project command
+//! that takes the place of one of the user's says so ([`CommandFile::shadows`]): the model can
+//! write the project's folders, the user's it cannot.
 
 use std::path::{Path, PathBuf};
+
+use sha2::Digest;
 
 use super::SlashError;
 use super::front_matter::{self, FrontMatter};
@@ -45,6 +49,10 @@ pub struct CommandFile {
     pub path: PathBuf,
     pub matter: FrontMatter,
     pub body: String,
+    /// `sha256:HEX` of the file's text: an approval holds for exactly this text.
+    pub digest: String,
+    /// The user's command file of the same name that this project one takes the place of.
+    pub shadows: Option<PathBuf>,
 }
 
 impl CommandFile {
@@ -60,7 +68,19 @@ impl CommandFile {
                 .take(80)
                 .collect()
         });
-        format!("{text} ({})", self.source.label())
+        match &self.shadows {
+            Some(_) => format!(
+                "{text} ({}; replaces your own /{})",
+                self.source.label(),
+                self.name
+            ),
+            None => format!("{text} ({})", self.source.label()),
+        }
+    }
+
+    /// Whether it comes with the project (which the model can write), not the user's folder.
+    pub fn is_project(&self) -> bool {
+        self.source != Source::User
     }
 }
 
@@ -97,7 +117,14 @@ impl Catalog {
             catalog.read_dir(&dir, &dir, source, Some(root), 0);
         }
         if let Some(user) = user {
-            catalog.read_dir(user, user, Source::User, None, 0);
+            // A user folder inside the project (SPLICE_CONFIG there) is the project's to
+            // write: its commands are read as the project's, approval and all.
+            let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+            if canonical(user).starts_with(canonical(root)) {
+                catalog.read_dir(user, user, Source::Project, Some(root), 0);
+            } else {
+                catalog.read_dir(user, user, Source::User, None, 0);
+            }
         }
         catalog.commands.sort_by(|a, b| a.name.cmp(&b.name));
         catalog
@@ -176,20 +203,26 @@ impl Catalog {
                 });
                 continue;
             }
-            // An earlier folder has it already.
-            if self.commands.iter().any(|c| c.name == name) {
+            // An earlier folder has it already; a project command over the user's says so.
+            if let Some(taken) = self.commands.iter_mut().find(|c| c.name == name) {
+                if source == Source::User && taken.is_project() {
+                    taken.shadows = Some(path);
+                }
                 continue;
             }
             match read(&path, root) {
                 Ok(text) => {
                     let (matter, body) = front_matter::split(&text);
                     let body = body.to_string();
+                    let digest = sha2::Sha256::digest(text.as_bytes());
                     self.commands.push(CommandFile {
                         name,
                         source,
                         path,
                         matter,
                         body,
+                        digest: format!("sha256:{}", crate::ids::hex(&digest)),
+                        shadows: None,
                     });
                 }
                 Err(reason) => self.skipped.push(Skipped {
@@ -275,6 +308,10 @@ mod tests {
             (review.body.as_str(), review.source),
             ("splice review", Source::Project)
         );
+        // It takes the place of the user's, and says so.
+        assert_eq!(review.shadows, Some(user.path().join("review.md")));
+        assert!(review.help().contains("replaces your own /review"));
+        assert_eq!(catalog.lookup("mine").expect("mine").shadows, None);
         assert_eq!(catalog.lookup("mine").expect("mine").help(), "Mine (user)");
         assert!(matches!(
             catalog.lookup("model"),

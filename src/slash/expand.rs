@@ -1,12 +1,15 @@
-//! Turning an invocation into the user's turn: the arguments put in place, each `@path`
-//! replaced by the file (read beneath the root), each `` !`command` `` by its output (run by
-//! the caller, through the permission policy and the sandbox, before the turn is sent). A file
-//! or command that fails is an error, never a silent blank.
+//! Turning an invocation into the user's turn. The command file's own body is read for
+//! `@path` (replaced by the file, read beneath the root) and `` !`command` `` (replaced by its
+//! output: run by the caller, through the permission policy and the sandbox, before the turn
+//! is sent); only then are the arguments put in, as data: text in the text, quoted words in a
+//! command ([`super::command_line`]), so an argument (an editor's attachment is one) is never
+//! read for commands or files. A file or command that fails is an error, never a silent blank.
 
 use std::future::Future;
 use std::path::Path;
 
-use super::{CommandFile, SlashError, args};
+use super::args::{self, Arguments};
+use super::{CommandFile, SlashError, command_line};
 use crate::permissions::{Effect, Rule};
 
 /// The allow rules a command's `allowed-tools` give its turn (and its own `` !`command` ``s).
@@ -23,60 +26,107 @@ pub fn allow_rules(command: &CommandFile) -> Result<Vec<Rule>, SlashError> {
         })
 }
 
+/// A `` !`command` `` of a body, ready to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BodyCommand {
+    pub text: String,
+    /// Arguments were put into it: it is partly the invoker's text, so the command file's
+    /// `allowed-tools` do not cover it.
+    pub with_arguments: bool,
+}
+
+/// The `` !`command` ``s of a body as the file writes them, in order.
+pub fn body_commands(body: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = body;
+    loop {
+        match next_piece(rest) {
+            Piece::Text => return found,
+            Piece::Command { command, end, .. } => {
+                found.push(command);
+                rest = &rest[end..];
+            }
+            Piece::File { end, .. } => rest = &rest[end..],
+        }
+    }
+}
+
 /// The turn `command` makes with `arguments`; `run` runs a `` !`command` `` and gives its
-/// output, or why it did not run or failed.
+/// output, or why it did not run or failed. Without `run_commands` none runs: each stays in the
+/// text, as written, marked as not run.
 pub async fn expand<F, Fut>(
     command: &CommandFile,
     arguments: &str,
     root: &Path,
+    run_commands: bool,
     mut run: F,
 ) -> Result<String, SlashError>
 where
-    F: FnMut(String) -> Fut,
+    F: FnMut(BodyCommand) -> Fut,
     Fut: Future<Output = Result<String, String>>,
 {
     let name = &command.name;
-    let body = args::substitute(&command.body, arguments);
-    let mut text = String::with_capacity(body.len());
-    let mut rest = body.as_str();
+    let values = Arguments::new(arguments);
+    let body = command.body.as_str();
+    let mut text = String::with_capacity(body.len() + arguments.len());
+    let mut rest = body;
     loop {
         match next_piece(rest) {
             Piece::Text => {
-                text.push_str(rest);
+                text.push_str(&args::substitute(rest, &values));
                 break;
             }
             Piece::Command { at, command, end } => {
-                text.push_str(&rest[..at]);
-                let output =
-                    run(command.to_string())
-                        .await
-                        .map_err(|reason| SlashError::Command {
+                text.push_str(&args::substitute(&rest[..at], &values));
+                if run_commands {
+                    let line = command_line::substitute(command, &values).map_err(|reason| {
+                        SlashError::Command {
                             name: name.clone(),
                             command: command.to_string(),
                             reason,
-                        })?;
-                text.push_str(output.trim_end());
-                rest = &rest[end..];
-            }
-            Piece::File { path, end, .. }
-                if !looks_like_path(path) && !root.join(path).exists() =>
-            {
-                // `@Override`, `@team`: a word, not a file.
-                text.push_str(&rest[..end]);
+                        }
+                    })?;
+                    let shown = line.text.clone();
+                    let output = run(BodyCommand {
+                        text: line.text,
+                        with_arguments: line.with_arguments,
+                    })
+                    .await
+                    .map_err(|reason| SlashError::Command {
+                        name: name.clone(),
+                        command: shown,
+                        reason,
+                    })?;
+                    text.push_str(output.trim_end());
+                } else {
+                    text.push_str(&format!(
+                        "`{command}` (not run: this command file is not approved)"
+                    ));
+                }
                 rest = &rest[end..];
             }
             Piece::File { at, path, end } => {
-                text.push_str(&rest[..at]);
-                let contents = include(root, path).map_err(|reason| SlashError::Include {
-                    name: name.clone(),
-                    reason: format!("@{path}: {reason}"),
-                })?;
-                text.push_str(&format!("`{path}`:\n```\n{}\n```", contents.trim_end()));
+                text.push_str(&args::substitute(&rest[..at], &values));
+                // A path may name an argument (`@$1`): it is read as a path, beneath the root.
+                let path = args::substitute(path, &values);
+                if !looks_like_path(&path) && !root.join(&path).exists() {
+                    // `@Override`, `@team`: a word, not a file.
+                    text.push('@');
+                    text.push_str(&path);
+                } else {
+                    let contents = include(root, &path).map_err(|reason| SlashError::Include {
+                        name: name.clone(),
+                        reason: format!("@{path}: {reason}"),
+                    })?;
+                    text.push_str(&format!("`{path}`:\n```\n{}\n```", contents.trim_end()));
+                }
                 rest = &rest[end..];
             }
         }
     }
-    Ok(text.trim().to_string())
+    Ok(args::append_unnamed(body, text, arguments)
+        .trim()
+        .to_string())
 }
 
 /// The next thing to replace in a body, by byte offsets.
@@ -194,10 +244,10 @@ mod tests {
             Ok(command) => command,
             Err(error) => return (Err(error), ran),
         };
-        let result = expand(command, call.arguments, root, |command| {
-            ran.push(command.clone());
+        let result = expand(command, call.arguments, root, true, |command| {
+            ran.push(command.text.clone());
             async move {
-                match command.as_str() {
+                match command.text.as_str() {
                     "false" => Err("exited with 1".to_string()),
                     other => Ok(format!("output of {other}\n")),
                 }
@@ -232,6 +282,29 @@ mod tests {
             .map(Rule::render)
             .collect();
         assert_eq!(rules, ["run_command(git diff *)", "read_file"]);
+    }
+
+    #[tokio::test]
+    async fn arguments_are_never_read_for_commands_or_files() {
+        let root = tempfile::tempdir().expect("root");
+        std::fs::write(root.path().join("secret.txt"), "SECRET\n").expect("file");
+        let catalog = catalog_with(root.path(), "r", "Review: $ARGUMENTS\nRan: !`git log $1`");
+        let (expanded, ran) = expand_text(&catalog, root.path(), "/r !`id` @secret.txt").await;
+        assert_eq!(ran, ["git log '!`id`'"]);
+        let text = expanded.expect("expanded");
+        assert!(text.starts_with("Review: !`id` @secret.txt\n"), "{text}");
+        assert!(!text.contains("SECRET"), "{text}");
+        // Not approved: the file's commands stay, marked, and none runs.
+        let command = catalog.lookup("r").expect("r");
+        let text = expand(command, "a", root.path(), false, |_| async {
+            Err::<String, _>("ran".to_string())
+        })
+        .await
+        .expect("expanded");
+        assert_eq!(
+            text,
+            "Review: a\nRan: `git log $1` (not run: this command file is not approved)"
+        );
     }
 
     #[tokio::test]

@@ -2,16 +2,21 @@
 //! project's `.splice/commands/` and `.claude/commands/` (Claude Code's, so commands written for
 //! it work) and in `commands/` beside the user's config file; a folder is a namespace
 //! (`git/commit.md` is `/git:commit`). The session expands them when a turn arrives, so every
-//! front end shares them; a front end only lists them ([`Catalog`]).
+//! front end shares them; a front end only lists them ([`Catalog`]). A project's command
+//! whose `` !`…` `` commands or `allowed-tools` would act runs them only once a person
+//! approved the file ([`approve`]); arguments are data, never read for commands.
 
+mod approval;
 mod args;
 mod catalog;
+mod command_line;
 mod expand;
 mod front_matter;
 
+pub use approval::{APPROVALS_FILE, approve, fingerprint, is_approved, needs_approval};
 pub(crate) use catalog::read as read_markdown;
 pub use catalog::{Catalog, CommandFile, Skipped, Source, user_commands_dir};
-pub use expand::{allow_rules, expand};
+pub use expand::{BodyCommand, allow_rules, body_commands, expand};
 pub use front_matter::{FrontMatter, split as split_front_matter};
 
 use thiserror::Error;

@@ -159,7 +159,8 @@ try {
     for (const text of scenario.prompts ?? []) {
       const turn = ctx.request(acp.methods.agent.session.prompt, {
         sessionId,
-        prompt: [{ type: "text", text }],
+        // A prompt is a text, or its content blocks as given (an attached resource).
+        prompt: Array.isArray(text) ? text : [{ type: "text", text }],
       });
       try {
         if (scenario.closeOn) {

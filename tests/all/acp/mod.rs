@@ -24,7 +24,7 @@ fn sdk() -> PathBuf {
 
 /// Run client.mjs with `scenario` (its `cwd` defaults to the sandbox's root) against the fake
 /// provider; what it reports.
-fn client(sandbox: &Sandbox, provider: &FakeProvider, mut scenario: Value) -> Value {
+pub(crate) fn client(sandbox: &Sandbox, provider: &FakeProvider, mut scenario: Value) -> Value {
     if scenario.get("cwd").is_none() {
         scenario["cwd"] = json!(sandbox.root.display().to_string());
     }
@@ -76,7 +76,7 @@ fn text_of(report: &Value, kind: &str) -> String {
         .collect()
 }
 
-fn light() -> Value {
+pub(crate) fn light() -> Value {
     json!(["--provider", "openai", "--tier", "light"])
 }
 

@@ -5,7 +5,7 @@ use crate::support;
 use support::fake_provider::{FakeProvider, openai};
 use support::{Outcome, Sandbox, exec_json, run};
 
-use super::sent_text;
+use super::{approve, sent_text};
 
 fn user_commands(sandbox: &Sandbox, path: &str, text: &str) {
     let full = sandbox.dir.path().join("commands").join(path);
@@ -35,10 +35,12 @@ fn a_command_with_arguments_a_file_and_a_command_reaches_the_model() {
         "---\ndescription: Review a file\nargument-hint: PATH FOCUS\nallowed-tools: Bash(echo:*)\n\
          model: gpt-4.1-mini\n\
          unknown-key: ignored\n---\nReview $1 for $2 (all: $ARGUMENTS).\nNotes: @notes.txt\n\
-         Marker: !`echo marker-$1`\n",
+         Marker: !`echo marker-static`\n",
     );
-    // The user's command of the same name is shadowed by the project's.
+    // The user's command of the same name is shadowed by the project's, which says so.
     user_commands(&sandbox, "review.md", "USER-REVIEW");
+    // A project file that runs a command: approved first, as a person would in the TUI.
+    approve(&sandbox, "review");
     let out = exec_json(&sandbox, &provider, &["/review src/a.rs \"the parser\""]);
     assert_eq!(out.code, 0, "{}", out.stdout);
     let text = sent_text(&provider.requests()[0]);
@@ -47,7 +49,19 @@ fn a_command_with_arguments_a_file_and_a_command_reaches_the_model() {
         "{text}"
     );
     assert!(text.contains("NOTE-CONTENT"), "{text}");
-    assert!(text.contains("Marker: marker-src/a.rs"), "{text}");
+    assert!(text.contains("Marker: marker-static"), "{text}");
+    let shadowed = out
+        .of_type("warning")
+        .into_iter()
+        .find(|w| w["code"] == "command_shadowed")
+        .unwrap_or_else(|| panic!("no command_shadowed warning: {}", out.stdout));
+    assert!(
+        shadowed["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("review.md"),
+        "{shadowed}"
+    );
     assert!(
         !text.contains("USER-REVIEW") && !text.contains("!`"),
         "{text}"
@@ -142,6 +156,7 @@ fn a_command_the_policy_would_ask_about_is_denied_headless() {
     let provider = FakeProvider::start(vec![]);
     let sandbox = Sandbox::new();
     sandbox.write(".splice/commands/mark.md", "State: !`touch made.txt`");
+    approve(&sandbox, "mark");
     let out = exec_json(&sandbox, &provider, &["/mark"]);
     assert_eq!(out.code, 1, "{}", out.stdout);
     let error = out.first("error");
@@ -173,6 +188,7 @@ fn a_hook_planted_by_a_commands_command_is_put_back() {
         ".splice/commands/plant.md",
         "Planted: !`echo planted > .git/hooks/pre-commit && echo ok`",
     );
+    approve(&sandbox, "plant");
     let out = exec_json(
         &sandbox,
         &provider,

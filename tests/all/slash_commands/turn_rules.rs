@@ -24,6 +24,7 @@ async fn allowed_tools_let_the_commands_turn_run_a_command_but_not_the_next_turn
         ".splice/commands/echo.md",
         "---\nallowed-tools: run_command(echo *)\n---\nRun echo.",
     );
+    super::approve(&sandbox, "echo");
     // Ask mode, and no one to ask: a command not allowed by a rule is denied.
     let settings = crate::session::conversation::settings(&sandbox, &provider.url, Tier::Light);
     let recorder = Arc::new(Recorder::default());
