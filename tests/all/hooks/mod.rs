@@ -5,6 +5,7 @@ mod attacks;
 mod config;
 mod lifecycle;
 mod notification;
+mod pinning;
 mod pipeline;
 mod process;
 mod project;
