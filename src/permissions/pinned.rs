@@ -402,6 +402,7 @@ mod tests {
             ". \"$X\"",
             "exec $RUNNER",
             "sh <<EOF\n$X\nEOF",
+            "bash <<< \"$X\"",
         ] {
             let pins = pin(command, &root);
             assert!(refused(&pins).is_some(), "{command}: {pins:?}");

@@ -323,9 +323,10 @@ impl Walker<'_> {
     fn command(&mut self, node: Node<'_>, src: &str, strict: bool) {
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        let feeds_shell = self.runs_shell(node, src);
         for (index, child) in children.iter().enumerate() {
             match node.field_name_for_child(index as u32) {
-                Some("redirect") => self.redirect(*child, src, strict, false),
+                Some("redirect") => self.redirect(*child, src, strict, feeds_shell),
                 Some("name") | Some("argument") => {}
                 _ if child.kind() == "variable_assignment" => self.children(*child, src, strict),
                 _ => {}

@@ -369,6 +369,10 @@ fn a_server_that_runs_a_file_known_only_when_it_runs_does_not_start() {
         "a server that cannot be pinned started"
     );
     assert!(!marker.exists(), "a server that cannot be pinned ran");
-    let said = out.stdout.contains("cannot be pinned");
-    assert!(said, "{}", out.stdout);
+    let warned = warnings(&out, "mcp_server_failed").join("\n");
+    assert!(
+        warned.contains("`proj`") && warned.contains("cannot be pinned"),
+        "{}",
+        out.stdout
+    );
 }
