@@ -202,13 +202,18 @@ fn root_git_dirs(root: &OwnedFd) -> Vec<Stat> {
 }
 
 /// Refuse `dir` (opened beneath the root) when it or any directory between it and the root
-/// is a git dir, or one of Splice's own directories. Walks up with `..` from the opened directory itself, so how the path was
+/// is a git dir, one of Splice's own directories, or one an approved hook runs from. Walks up with `..` from the opened directory itself, so how the path was
 /// spelled, and which links it went through, do not matter.
 fn refuse_git_dir(root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
     let root_stat = fstat(root)?;
     let protected = root_git_dirs(root);
     let own: Vec<Stat> = crate::permissions::own::own_places()
         .dirs
+        .iter()
+        .filter_map(|dir| rustix::fs::stat(dir).ok())
+        .collect();
+    // The directories approved hooks run from, pinned whole (`permissions::pinned`).
+    let hooks: Vec<Stat> = crate::permissions::own::hook_dirs()
         .iter()
         .filter_map(|dir| rustix::fs::stat(dir).ok())
         .collect();
@@ -229,6 +234,9 @@ fn refuse_git_dir(root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
         }
         if own.iter().any(|p| same(p, &stat)) {
             return Err(Escape::Own.error());
+        }
+        if hooks.iter().any(|p| same(p, &stat)) {
+            return Err(Escape::HookFile.error());
         }
         let parent = openat(
             &current,

@@ -291,13 +291,15 @@ pub struct ProjectHooks {
 }
 
 impl ProjectHooks {
-    /// The files the approval covers that exist (by content), for the approval question.
+    /// The files (and directories, whole) the approval covers that exist, by content, for
+    /// the approval question.
     pub fn files(&self) -> Vec<PathBuf> {
-        self.pins
-            .iter()
-            .filter(|p| p.state.starts_with("sha256:"))
-            .map(|p| p.path.clone())
-            .collect()
+        crate::permissions::pinned::covered(&self.pins)
+    }
+
+    /// Why what it runs cannot be pinned (so it never runs), for the approval question.
+    pub fn refused(&self) -> Option<&str> {
+        crate::permissions::pinned::refused(&self.pins)
     }
 }
 

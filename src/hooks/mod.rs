@@ -277,6 +277,19 @@ impl Hooks {
             input.extend(fields);
         }
         for hook in commands {
+            // Nor one whose command cannot be pinned: what it runs is known only when it runs.
+            if let Some(reason) = pinned::refused(&hook.pins) {
+                bus.emit(Event::warning(
+                    WarningCode::HooksUnapproved,
+                    format!(
+                        "the project's {event} hook `{}` was not run: what it runs cannot be \
+                         pinned ({reason}), so the model could change it; name its script by a \
+                         path Splice can read (such as \"$CLAUDE_PROJECT_DIR\"/.splice/hooks/x.sh)",
+                        hook.command
+                    ),
+                ));
+                continue;
+            }
             // A project hook runs only while the files it names hold what was approved.
             if let Some(file) = pinned::changed(&hook.pins) {
                 bus.emit(Event::warning(

@@ -25,6 +25,20 @@ pub(super) async fn supervise(
     mut end: oneshot::Receiver<()>,
 ) {
     let name = entry.name.clone();
+    // Nor one whose command cannot be pinned: what it runs is known only when it runs.
+    if let Some(reason) = crate::permissions::pinned::refused(&entry.pins) {
+        if let Some(hub) = hub.upgrade() {
+            hub.fail(
+                &name,
+                format!(
+                    "not started: what it runs cannot be pinned ({reason}), so the model could \
+                     change it; name its script by a path Splice can read"
+                ),
+            );
+        }
+        let _ = ready.send(());
+        return;
+    }
     // A project server starts only while the files it names hold what was approved.
     if let Some(file) = crate::permissions::pinned::changed(&entry.pins) {
         if let Some(hub) = hub.upgrade() {

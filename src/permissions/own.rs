@@ -86,16 +86,43 @@ pub fn hook_files() -> Vec<PathBuf> {
     HOOK_FILES.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+/// The directories approved hooks and MCP servers run from, pinned whole (a project hook
+/// directory whose scripts source their siblings): kept as [`HOOK_FILES`] are, with
+/// everything beneath them.
+static HOOK_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Keep `dirs` (resolved) and everything beneath them from the file tools and confined
+/// commands, from now on.
+pub fn protect_hook_dirs(dirs: &[PathBuf]) {
+    let mut kept = HOOK_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    for dir in dirs {
+        if !kept.contains(dir) {
+            kept.push(dir.clone());
+        }
+    }
+}
+
+/// The directories [`protect_hook_dirs`] keeps.
+pub fn hook_dirs() -> Vec<PathBuf> {
+    HOOK_DIRS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// Splice's own places and, when a confined command could otherwise write all of it, HOME
 /// ([`exposed_home`]): what a command given `writable` must see read-only. The files the
-/// project's approved hooks run are among them (those that exist: one that is missing would
-/// be created to be covered, and an empty script is no script).
+/// project's approved hooks run are among them, and the directories they run from (those that
+/// exist: one that is missing would be created to be covered, and an empty script is no script).
 pub fn command_places(writable: &[PathBuf]) -> OwnPlaces {
     let mut places = own_places().clone();
     places.files.extend(
         hook_files()
             .into_iter()
             .filter(|f| std::fs::symlink_metadata(f).is_ok_and(|m| m.is_file())),
+    );
+    // Those that exist: a missing one would be created to be covered.
+    places.dirs.extend(
+        hook_dirs()
+            .into_iter()
+            .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir())),
     );
     if let Some(home) = exposed_home(writable) {
         places.dirs.insert(0, home);

@@ -16,6 +16,12 @@ use tree_sitter::{Node, Parser};
 
 use programs::Dialect;
 pub use words::Word;
+pub(crate) use words::unescape;
+
+/// The word a grammar node stands for (for readers of their own, as `permissions::pinned`).
+pub(crate) fn word_of(node: Node<'_>, src: &str) -> Word {
+    words::word(node, src)
+}
 
 /// One simple command of a command line, as written, for allow rules.
 #[derive(Debug, Clone, PartialEq, Eq)]

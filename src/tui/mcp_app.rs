@@ -74,11 +74,17 @@ impl App {
             .into_iter()
             .map(|(event, command)| (event.as_str().to_string(), command))
             .collect();
-        let files = project
+        let mut files: Vec<String> = project
             .files()
             .iter()
             .map(|f| f.strip_prefix(&root).unwrap_or(f).display().to_string())
             .collect();
+        // Shown where the covered files are: approved or not, such a hook does not run.
+        if let Some(reason) = project.refused() {
+            files.push(format!(
+                "(a hook that will not run: it cannot be pinned, {reason})"
+            ));
+        }
         let shown = |f: &std::path::PathBuf| {
             f.strip_prefix(&settings.cwd)
                 .unwrap_or(f)

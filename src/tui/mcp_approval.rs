@@ -117,12 +117,18 @@ impl McpApprovalModal {
                 width,
             ));
         }
-        let files: Vec<String> = self
+        let mut files: Vec<String> = self
             .entry
             .files()
             .iter()
             .map(|f| f.display().to_string())
             .collect();
+        // Shown where the covered files are: approved or not, such a server does not start.
+        if let Some(reason) = self.entry.refused() {
+            files.push(format!(
+                "(it will not start: it cannot be pinned, {reason})"
+            ));
+        }
         lines.extend(covered_files(&files, theme, width));
         lines.push(Line::default());
         let warning = match self.entry.config {

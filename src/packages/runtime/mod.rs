@@ -422,9 +422,11 @@ impl Grants {
         let own = crate::permissions::own::own_places();
         // Nor the files the project's approved hooks run, which run as the person.
         let hook_files = crate::permissions::own::hook_files();
+        let hook_dirs = crate::permissions::own::hook_dirs();
         let protected: Vec<PathBuf> = std::iter::once(&package.dir)
             .chain(own.all())
             .chain(&hook_files)
+            .chain(&hook_dirs)
             .map(|p| crate::permissions::own::resolved(p))
             .collect();
         for path in &write {

@@ -6,6 +6,7 @@ mod claude_guards;
 mod config;
 mod lifecycle;
 mod notification;
+mod pinning;
 mod pipeline;
 mod process;
 mod project;

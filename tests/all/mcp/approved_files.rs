@@ -300,3 +300,79 @@ fn in_a_worktree_run_the_worktrees_copy_of_the_script_is_checked_and_kept() {
     assert_eq!(read(&marker), "honest\n");
     assert!(!pwned.exists());
 }
+
+/// A server whose command reaches its script through a `cd` in `sh -c` (`cd tools && exec
+/// node ./server.mjs`): the approval covers the script it really runs, so the model's
+/// `write_file` is refused, and the next session starts what was approved.
+#[test]
+fn a_server_script_reached_through_cd_cannot_be_rewritten() {
+    let sandbox = Sandbox::new();
+    let marker = sandbox.dir.path().join("started.txt");
+    let pwned = sandbox.dir.path().join("pwned");
+    let honest = honest_script(&marker);
+    sandbox.write("tools/server.mjs", &honest);
+    let node = support::node::node22().display().to_string();
+    let line = format!("cd tools && exec {node} ./server.mjs stdio");
+    sandbox.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"proj": {"command": "sh", "args": ["-c", line]}}}).to_string(),
+    );
+    approve(&sandbox);
+    let provider = FakeProvider::start(vec![
+        openai::call_json(
+            "call_1",
+            "write_file",
+            json!({"path": "tools/server.mjs", "content": script("pwned", &pwned)}),
+        ),
+        openai::answer(&["Done."]),
+        openai::answer(&["Hello."]),
+    ]);
+    let out = exec(
+        &sandbox,
+        &provider,
+        &["--permission-mode", "accept-edits", "rewrite the server"],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(offered(&provider, 0), "the approved server did not start");
+    refused(out.first("tool_result"));
+    assert_eq!(sandbox.read("tools/server.mjs"), Some(honest));
+
+    let out = exec(&sandbox, &provider, &["Hello."]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        offered(&provider, 2),
+        "the approved server did not start again"
+    );
+    assert_eq!(read(&marker), "honest\nhonest\n");
+    assert!(!pwned.exists(), "the model's script ran as the server");
+}
+
+/// A server whose `sh -c` script runs a file known only when it runs cannot be pinned: it does
+/// not start, approved or not, and says why.
+#[test]
+fn a_server_that_runs_a_file_known_only_when_it_runs_does_not_start() {
+    let sandbox = Sandbox::new();
+    let marker = sandbox.dir.path().join("started.txt");
+    sandbox.write("tools/server.mjs", &honest_script(&marker));
+    let node = support::node::node22().display().to_string();
+    let line = format!("exec {node} \"$(ls tools/*.mjs | head -n 1)\" stdio");
+    sandbox.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"proj": {"command": "sh", "args": ["-c", line]}}}).to_string(),
+    );
+    approve(&sandbox);
+    let provider = FakeProvider::start(vec![openai::answer(&["Hello."])]);
+    let out = exec(&sandbox, &provider, &["Hello."]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        !offered(&provider, 0),
+        "a server that cannot be pinned started"
+    );
+    assert!(!marker.exists(), "a server that cannot be pinned ran");
+    let warned = warnings(&out, "mcp_server_failed").join("\n");
+    assert!(
+        warned.contains("`proj`") && warned.contains("cannot be pinned"),
+        "{}",
+        out.stdout
+    );
+}
