@@ -162,7 +162,33 @@ fn base(dir: &Path, overrides: &[(String, String)]) -> Command {
 
 /// `git -C dir`, hardened; the caller adds the subcommand and its arguments.
 pub fn command(dir: &Path, access: Access) -> Result<Command, GitError> {
-    let listing = base(dir, &[])
+    vetted(dir, None, access)
+}
+
+/// `git` for the repository whose git dir and work tree are named outright (`GIT_DIR`,
+/// `GIT_WORK_TREE`), never found through a `.git` file or `core.worktree` a command could have
+/// rewritten; its config is vetted as [`command`]'s, with the same two variables set.
+pub fn command_for(git_dir: &Path, work_tree: &Path, access: Access) -> Result<Command, GitError> {
+    vetted(work_tree, Some((git_dir, work_tree)), access)
+}
+
+fn vetted(
+    dir: &Path,
+    repository: Option<(&Path, &Path)>,
+    access: Access,
+) -> Result<Command, GitError> {
+    let named = |mut command: Command| {
+        if let Some((git_dir, work_tree)) = repository {
+            command
+                .env("GIT_DIR", git_dir)
+                .env("GIT_WORK_TREE", work_tree)
+                .env_remove("GIT_COMMON_DIR")
+                .env_remove("GIT_OBJECT_DIRECTORY")
+                .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES");
+        }
+        command
+    };
+    let listing = named(base(dir, &[]))
         .args(["config", "--null", "--list", "--show-scope"])
         .output()
         .map_err(|e| GitError::Io(e.to_string()))?;
@@ -175,7 +201,7 @@ pub fn command(dir: &Path, access: Access) -> Result<Command, GitError> {
         )));
     }
     let overrides = neutralise(&repository_keys(&listing.stdout), access)?;
-    Ok(base(dir, &overrides))
+    Ok(named(base(dir, &overrides)))
 }
 
 /// The (common) git dir of the repository `dir` is in, if it is in one.

@@ -5,5 +5,6 @@ mod config_protection;
 mod config_record;
 mod git_dirs;
 mod merge_back_and_cleanup;
+mod object_store;
 mod review_diff;
 mod worktree;
