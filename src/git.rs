@@ -1,9 +1,9 @@
 //! Every git process Splice starts itself (the pipeline's diff, worktrees, merges) comes from
 //! here, hardened against repository configuration that runs programs.
 //!
-//! A sandboxed command may write the repository's git dir (it is inside the root; with
-//! `--worktree`, the parts a commit writes are made writable on purpose), so its config is the
-//! model's to choose, and Splice runs git unconfined. What can make git run a program, and how each is neutralised:
+//! A sandboxed command may write the repository's git dir (it is inside the root; a worktree's
+//! own repository is made writable on purpose), so its config is the model's to choose, and
+//! Splice runs git unconfined. What can make git run a program, and how each is neutralised:
 //!
 //! - hooks (`.git/hooks/*`, `core.hooksPath`): `core.hooksPath=/dev/null` (no hook is found).
 //! - `core.fsmonitor` (a hook run on every index refresh): `false`.
@@ -25,7 +25,8 @@
 //!   ask for). `submodule.recurse`: off (a submodule's config is a second repository's).
 //! - `alias.*`: git never lets an alias shadow a built-in, and Splice only runs built-ins.
 //! - Not reached by the commands Splice runs (`rev-parse`, `config`, `diff`, `ls-files`,
-//!   `status`, `worktree`, `add`, `commit`, `merge-tree`, `merge`, `rev-list`, `branch`):
+//!   `status`, `worktree`, `add`, `commit`, `merge-tree`, `merge`, `rev-list`, `branch`, `init`,
+//!   `reset`, `update-ref`, `cat-file`, `pack-objects`, `index-pack`; no transport):
 //!   `core.alternateRefsCommand`, `credential.<url>.helper`, `url.*.insteadOf` (transports),
 //!   `submodule.<name>.update=!cmd`, `interactive.diffFilter`, `imap.tunnel`, `sendemail.*`,
 //!   `difftool.*`/`mergetool.*`/`guitool.*`/`man.*`/`browser.*`/`instaweb.*`, `help.autoCorrect`
