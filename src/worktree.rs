@@ -282,6 +282,13 @@ impl Worktree {
     ) -> Result<Worktree, WorktreeError> {
         let created = Worktree::add(data_dir, cwd, run_id, start);
         if created.is_err() {
+            // Nothing half made stays: the directories are this new run's own.
+            if crate::ids::is_run_id(run_id) {
+                let dir = worktrees_dir(data_dir);
+                let _ = remove_tree(&dir.join(run_id));
+                let _ = remove_tree(&dir.join(format!("{run_id}.git")));
+            }
+            let _ = take_own_record(run_id);
             release_live_lock(data_dir, run_id);
         }
         created
@@ -343,6 +350,9 @@ impl Worktree {
     /// Commit whatever the run left in the worktree, in its own repository, and bring its
     /// branch into the source repository (verified); whether there was anything to commit.
     pub fn commit(&self, message: &str) -> Result<bool, WorktreeError> {
+        if !self.own_git_dir().is_dir() {
+            return self.commit_linked(message);
+        }
         self.own(Access::Write, &["add", "-A"])?;
         let mut diff = vec!["diff", "--cached", "--quiet"];
         diff.extend(DIFF_FLAGS);
@@ -357,6 +367,24 @@ impl Worktree {
         }
         self.publish()?;
         Ok(changed)
+    }
+
+    /// A worktree an older Splice made, a linked worktree of the source: committed there, as
+    /// it was then (`splice worktree recover` of a leftover).
+    fn commit_linked(&self, message: &str) -> Result<bool, WorktreeError> {
+        git_write(&self.path, &["add", "-A"])?;
+        let mut diff = vec!["diff", "--cached", "--quiet"];
+        diff.extend(DIFF_FLAGS);
+        if git_output(&self.path, Access::Read, &diff)?
+            .status
+            .success()
+        {
+            return Ok(false);
+        }
+        let mut args = fallback_identity(&self.path);
+        args.extend(["commit", "-q", "--no-verify", "-m", message]);
+        git_write(&self.path, &args)?;
+        Ok(true)
     }
 
     /// Bring the branch of the worktree's own repository into the source repository as
@@ -714,9 +742,14 @@ fn finish_run(
     let git_dir = restore_git_dirs(worktree, guard);
     let source = worktree.source.display();
     if let Err(error) = worktree.commit(&message) {
+        // Nothing of the branch reached the source repository: the work is in the worktree.
         bus.emit(Event::error(
             ErrorCode::MergeBackFailed,
-            format!("{error}; {kept}"),
+            format!(
+                "{error}; the work stays in worktree {} (on branch {} of its own repository)",
+                worktree.path.display(),
+                worktree.branch
+            ),
         ));
         return exit.as_failure();
     }
@@ -899,7 +932,7 @@ fn describe(worktree: &Worktree, live: bool) -> String {
 
 /// Commit what an interrupted run left, drop the worktree directory, keep the branch.
 fn recover(worktree: &Worktree, data_dir: &Path) -> Result<String, WorktreeError> {
-    if worktree.path.exists() && worktree.own_git_dir().is_dir() {
+    if worktree.path.exists() {
         worktree.commit(&format!("splice {}: recovered work", worktree.run_id))?;
     }
     let commits = worktree.commits()?;

@@ -286,78 +286,15 @@ fn a_worktree_runs_commands_commit_on_its_branch_and_move_no_other() {
 
 #[test]
 fn a_task_side_by_side_cannot_move_the_persons_branch() {
-    use support::fake_provider::openai::call_json as submit;
-    use support::fake_provider::{FakeProvider, Reply};
     let sandbox = Sandbox::new();
     sandbox.write("calc.py", "X = 1\n");
     support::commit_all(&sandbox.root);
-    let needle = |id: &str| format!("This is task {id} of");
-    let task = |id: &str| json!({"id": id, "title": format!("task {id}"), "description": format!("do {id}"), "depends_on": []});
-    let mut replies = vec![
-        submit(
-            "plan",
-            "submit_plan",
-            json!({"tasks": [task("A"), task("B")]}),
-        ),
-        submit(
-            "critique",
-            "submit_critique",
-            json!({"approved": true, "issues": []}),
-        ),
-        Reply::when(
-            &needle("A"),
-            submit(
-                "Arc",
-                "run_command",
-                json!({ "command": beyond_its_branch(&git_dir(&sandbox.root)) }),
-            ),
-        ),
-    ];
-    for id in ["A", "B"] {
-        let path = format!("{}.txt", id.to_lowercase());
-        replies.push(Reply::when(
-            &needle(id),
-            submit(
-                &format!("{id}cw"),
-                "submit_code",
-                json!({"files": [{"path": path, "content": "x\n"}], "summary": id}),
-            ),
-        ));
-        replies.push(Reply::when(
-            &needle(id),
-            submit(
-                &format!("{id}av"),
-                "submit_verdict",
-                json!({"accepted": true, "reasons": ["ok"]}),
-            ),
-        ));
-    }
-    let provider = FakeProvider::start(replies);
     let main_before = git(&sandbox.root, &["rev-parse", "main"])
         .trim()
         .to_string();
     let config_before = std::fs::read(git_dir(&sandbox.root).join("config")).expect("config");
-    let mut command = sandbox.command(&provider.url);
-    support::stream_json(&mut command).args([
-        "--design-plan",
-        "--jobs",
-        "2",
-        "--permission-mode",
-        "auto",
-        "--max-iterations",
-        "1",
-        "--test-command",
-        "true",
-        "Do the plan",
-    ]);
-    let out = support::run(command, None);
-    out.assert_well_formed();
-    let output = out
-        .of_type("tool_result")
-        .into_iter()
-        .find(|r| r["id"] == "Arc")
-        .and_then(|r| r["output"].as_str().map(str::to_string))
-        .unwrap_or_else(|| panic!("no result of the task's command: {}", out.stdout));
+    let command = beyond_its_branch(&git_dir(&sandbox.root));
+    let output = super::task_side_by_side_runs(&sandbox, &command);
     assert!(output.contains("COMMITTED"), "{output}");
     assert_repository_untouched(&sandbox, &main_before, &config_before);
 }

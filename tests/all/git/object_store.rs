@@ -10,8 +10,6 @@ use crate::support;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use support::fake_provider::openai::call_json as submit;
-use support::fake_provider::{FakeProvider, Reply};
 use support::one_call::{one_call, result_of};
 use support::{Sandbox, git};
 
@@ -113,65 +111,7 @@ fn a_worktree_runs_command_cannot_rewrite_an_object_of_the_persons_branch() {
 fn a_task_side_by_side_cannot_rewrite_an_object_of_the_persons_branch() {
     let sandbox = project();
     let target = Target::new(&sandbox);
-    let needle = |id: &str| format!("This is task {id} of");
-    let task = |id: &str| json!({"id": id, "title": format!("task {id}"), "description": format!("do {id}"), "depends_on": []});
-    let mut replies = vec![
-        submit(
-            "plan",
-            "submit_plan",
-            json!({"tasks": [task("A"), task("B")]}),
-        ),
-        submit(
-            "critique",
-            "submit_critique",
-            json!({"approved": true, "issues": []}),
-        ),
-        Reply::when(
-            &needle("A"),
-            submit("Arc", "run_command", json!({ "command": target.command() })),
-        ),
-    ];
-    for id in ["A", "B"] {
-        let path = format!("{}.txt", id.to_lowercase());
-        replies.push(Reply::when(
-            &needle(id),
-            submit(
-                &format!("{id}cw"),
-                "submit_code",
-                json!({"files": [{"path": path, "content": "x\n"}], "summary": id}),
-            ),
-        ));
-        replies.push(Reply::when(
-            &needle(id),
-            submit(
-                &format!("{id}av"),
-                "submit_verdict",
-                json!({"accepted": true, "reasons": ["ok"]}),
-            ),
-        ));
-    }
-    let provider = FakeProvider::start(replies);
-    let mut command = sandbox.command(&provider.url);
-    support::stream_json(&mut command).args([
-        "--design-plan",
-        "--jobs",
-        "2",
-        "--permission-mode",
-        "auto",
-        "--max-iterations",
-        "1",
-        "--test-command",
-        "true",
-        "Do the plan",
-    ]);
-    let out = support::run(command, None);
-    out.assert_well_formed();
-    let output = out
-        .of_type("tool_result")
-        .into_iter()
-        .find(|r| r["id"] == "Arc")
-        .and_then(|r| r["output"].as_str().map(str::to_string))
-        .unwrap_or_else(|| panic!("no result of the task's command: {}", out.stdout));
+    let output = super::task_side_by_side_runs(&sandbox, &target.command());
     // The tasks' work came into the checkout as changes not committed; the objects did not.
     assert!(output.contains("tried"), "{output}");
     assert!(!output.contains("REWROTE"), "{output}");
