@@ -1,9 +1,9 @@
 //! Every git process Splice starts itself (the pipeline's diff, worktrees, merges) comes from
 //! here, hardened against repository configuration that runs programs.
 //!
-//! A sandboxed command may write the repository's git dir (it is inside the root; with
-//! `--worktree`, the parts a commit writes are made writable on purpose), so its config is the
-//! model's to choose, and Splice runs git unconfined. What can make git run a program, and how each is neutralised:
+//! A sandboxed command may write the repository's git dir (it is inside the root; a worktree's
+//! own repository is made writable on purpose), so its config is the model's to choose, and
+//! Splice runs git unconfined. What can make git run a program, and how each is neutralised:
 //!
 //! - hooks (`.git/hooks/*`, `core.hooksPath`): `core.hooksPath=/dev/null` (no hook is found).
 //! - `core.fsmonitor` (a hook run on every index refresh): `false`.
@@ -25,7 +25,8 @@
 //!   ask for). `submodule.recurse`: off (a submodule's config is a second repository's).
 //! - `alias.*`: git never lets an alias shadow a built-in, and Splice only runs built-ins.
 //! - Not reached by the commands Splice runs (`rev-parse`, `config`, `diff`, `ls-files`,
-//!   `status`, `worktree`, `add`, `commit`, `merge-tree`, `merge`, `rev-list`, `branch`):
+//!   `status`, `worktree`, `add`, `commit`, `merge-tree`, `merge`, `rev-list`, `branch`, `init`,
+//!   `reset`, `update-ref`, `cat-file`, `pack-objects`, `index-pack`; no transport):
 //!   `core.alternateRefsCommand`, `credential.<url>.helper`, `url.*.insteadOf` (transports),
 //!   `submodule.<name>.update=!cmd`, `interactive.diffFilter`, `imap.tunnel`, `sendemail.*`,
 //!   `difftool.*`/`mergetool.*`/`guitool.*`/`man.*`/`browser.*`/`instaweb.*`, `help.autoCorrect`
@@ -162,7 +163,33 @@ fn base(dir: &Path, overrides: &[(String, String)]) -> Command {
 
 /// `git -C dir`, hardened; the caller adds the subcommand and its arguments.
 pub fn command(dir: &Path, access: Access) -> Result<Command, GitError> {
-    let listing = base(dir, &[])
+    vetted(dir, None, access)
+}
+
+/// `git` for the repository whose git dir and work tree are named outright (`GIT_DIR`,
+/// `GIT_WORK_TREE`), never found through a `.git` file or `core.worktree` a command could have
+/// rewritten; its config is vetted as [`command`]'s, with the same two variables set.
+pub fn command_for(git_dir: &Path, work_tree: &Path, access: Access) -> Result<Command, GitError> {
+    vetted(work_tree, Some((git_dir, work_tree)), access)
+}
+
+fn vetted(
+    dir: &Path,
+    repository: Option<(&Path, &Path)>,
+    access: Access,
+) -> Result<Command, GitError> {
+    let named = |mut command: Command| {
+        if let Some((git_dir, work_tree)) = repository {
+            command
+                .env("GIT_DIR", git_dir)
+                .env("GIT_WORK_TREE", work_tree)
+                .env_remove("GIT_COMMON_DIR")
+                .env_remove("GIT_OBJECT_DIRECTORY")
+                .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES");
+        }
+        command
+    };
+    let listing = named(base(dir, &[]))
         .args(["config", "--null", "--list", "--show-scope"])
         .output()
         .map_err(|e| GitError::Io(e.to_string()))?;
@@ -175,7 +202,7 @@ pub fn command(dir: &Path, access: Access) -> Result<Command, GitError> {
         )));
     }
     let overrides = neutralise(&repository_keys(&listing.stdout), access)?;
-    Ok(base(dir, &overrides))
+    Ok(named(base(dir, &overrides)))
 }
 
 /// The (common) git dir of the repository `dir` is in, if it is in one.

@@ -185,6 +185,13 @@ where
             // might still write to the git dir must be over before it is put back.
             crate::mcp::run::close(&shared.mcp).await;
             crate::blocking::atomic(|| put_back_git_dir(bus, &shared, Exit::Interrupted));
+            // A worktree kept for `splice worktree recover` fires nothing planted there either.
+            if let Some(record) = crate::worktree::take_own_record(bus.run_id()) {
+                let restored = crate::blocking::atomic(|| record.restore());
+                if let Err(message) = put_back_reporting(bus, &record, "the run", restored) {
+                    bus.emit(Event::error(ErrorCode::GitConfigRestoreFailed, message));
+                }
+            }
             if let Some(note) = shared.worktree_note.lock().ok().and_then(|mut n| n.take()) {
                 crate::worktree::release_live_lock(&settings.data_dir, bus.run_id());
                 bus.emit(Event::warning(WarningCode::WorktreeInterrupted, note));
@@ -416,21 +423,22 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     set_slot(&shared.worktree_note, Some(worktree.interrupted_note()));
     shared.hold_final.store(true, Ordering::SeqCst);
     let git_dir = worktree.git_dir();
-    // The run's sandbox may write parts of that git dir (what a commit in the worktree
-    // writes); what makes git run programs there now is what must stay. Fail closed: a git
-    // dir that cannot be recorded is not made writable at all.
+    // The run's commands write only the worktree's own repository, never the source's git
+    // dir; what makes git run programs there is recorded anyway and put back at the end
+    // (person-approved commands and hooks run unconfined).
     let taken = crate::blocking::atomic(|| git_dir.as_deref().map(Snapshot::take));
-    let (guard, writable) = match (taken, &git_dir) {
-        (Some(Ok(guard)), Some(common)) => (Some(guard), worktree.writable_git_paths(common)),
+    let guard = match (taken, &git_dir) {
+        (Some(Ok(guard)), Some(_)) => Some(guard),
         (Some(Err(error)), Some(common)) => {
             bus.emit(Event::reasoning(format!(
-                "Splice could not record the git config and hooks of {} ({error}), so the run's commands may not write it\n",
+                "Splice could not record the git config and hooks of {} ({error})\n",
                 common.display()
             )));
-            (None, Vec::new())
+            None
         }
-        _ => (None, Vec::new()),
+        _ => None,
     };
+    let writable = worktree.writable_git_paths();
     if let Ok(mut slot) = shared.git_guard.lock() {
         *slot = guard;
     }

@@ -1,8 +1,14 @@
 //! `--worktree`: a run in its own git worktree on branch `splice/<runId>`, its merge back into
 //! the source checkout (`--merge-back`), and `splice worktree list|recover|clean` for leftovers.
 //!
+//! The worktree is a repository of its own (`store`), which reads the source's objects but
+//! never writes them: what the run made enters the source repository only when Splice commits
+//! it there (merged back or kept), verified object by object.
+//!
 //! A merge is tried with `git merge-tree` first, which touches neither the index nor the files,
 //! so a conflict leaves the source checkout exactly as it was.
+
+mod store;
 
 use std::fs::File;
 use std::io::Write;
@@ -92,6 +98,48 @@ fn git_write(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
     run(dir, Access::Write, args)
 }
 
+/// `-c` options naming the identity git has in `dir` (the source checkout), `Splice
+/// <splice@localhost>` for the parts it has none for: a commit in a worktree's own repository
+/// is the source's, whatever that repository's config says.
+fn identity(dir: &Path) -> Vec<String> {
+    let mut args = Vec::new();
+    for (key, fallback) in [("user.name", "Splice"), ("user.email", "splice@localhost")] {
+        let value = git(dir, &["config", key])
+            .ok()
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| fallback.to_string());
+        args.extend(["-c".to_string(), format!("{key}={value}")]);
+    }
+    args
+}
+
+/// Remove a directory of Splice's own and what it holds, links as links; one the run made
+/// unwritable (a directory without write permission) is made writable first. Gone already: Ok.
+fn remove_tree(path: &Path) -> Result<(), WorktreeError> {
+    use std::os::unix::fs::PermissionsExt;
+    let cannot =
+        |e: std::io::Error| WorktreeError::Io(format!("cannot remove {}: {e}", path.display()));
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(cannot(e)),
+        Ok(meta) if !meta.is_dir() => return std::fs::remove_file(path).map_err(cannot),
+        Ok(_) => {}
+    }
+    if std::fs::remove_dir_all(path).is_ok() {
+        return Ok(());
+    }
+    let mut pending = vec![path.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(entry.path());
+            }
+        }
+    }
+    std::fs::remove_dir_all(path).map_err(cannot)
+}
+
 /// `-c` options for the parts of `Splice <splice@localhost>` git has no identity for in `dir`
 /// (a fresh container, CI), so a commit there does not fail; none when it has one.
 fn fallback_identity(dir: &Path) -> Vec<&'static str> {
@@ -122,6 +170,16 @@ fn lock_path(data_dir: &Path, run_id: &str) -> PathBuf {
 /// `<run_id>.lock` says "this run is going": the kernel drops it when the process ends however
 /// it ends, so a lock nobody holds is a leftover, and `clean` never touches a held one.
 static LIVE: Mutex<Vec<(String, File)>> = Mutex::new(Vec::new());
+
+/// By run id, the record of each worktree's own git dir as Splice made it (see `add`).
+static OWN_RECORDS: Mutex<Vec<(String, Snapshot)>> = Mutex::new(Vec::new());
+
+/// The record of the own git dir of run `run_id`'s worktree, made by this process, taken out.
+pub fn take_own_record(run_id: &str) -> Option<Snapshot> {
+    let mut records = OWN_RECORDS.lock().ok()?;
+    let at = records.iter().position(|(id, _)| id == run_id)?;
+    Some(records.swap_remove(at).1)
+}
 
 /// Take the live lock of `run_id` for this process.
 fn hold_live_lock(data_dir: &Path, run_id: &str) -> Result<(), WorktreeError> {
@@ -170,58 +228,43 @@ pub fn is_present(data_dir: &Path, run_id: &str) -> bool {
 }
 
 impl Worktree {
-    /// The source repository's git directory, where git in the worktree writes its index,
-    /// objects and refs. Asked of the source checkout (outside the run's reach), never read
-    /// from the worktree's own `.git` file, which a command in the run could rewrite.
+    /// The source repository's (common) git dir. Asked of the source checkout (outside the
+    /// run's reach), never read from the worktree's own `.git` file, which a command in the
+    /// run could rewrite.
     pub fn git_dir(&self) -> Option<PathBuf> {
         crate::git::common_dir(&self.source)
     }
 
-    /// What of the source's git dir (`common`) a command in the worktree may write: what
-    /// `git commit` there writes (the worktree's private git dir, the object store, and the
-    /// branch's ref and reflog directories, `refs/heads/splice/` and its `logs/`), and nothing
-    /// else: not the config or hooks, not other branches' refs, not `packed-refs`. Each
-    /// must be a real directory reached from `common` through directories only (Landlock
-    /// would follow a link to wherever it points); one that is not is left out.
-    pub fn writable_git_paths(&self, common: &Path) -> Vec<PathBuf> {
-        let Some(private) = self.private_git_dir(common) else {
-            return Vec::new();
-        };
-        let Some(branch_dir) = Path::new("refs/heads")
-            .join(&self.branch)
-            .parent()
-            .map(Path::to_path_buf)
-        else {
-            return Vec::new();
-        };
-        [
-            private,
-            PathBuf::from("objects"),
-            branch_dir.clone(),
-            Path::new("logs").join(&branch_dir),
-        ]
-        .into_iter()
-        .filter(|relative| crate::git::snapshot::real_directory(common, relative))
-        .map(|relative| common.join(relative))
-        .collect()
+    /// The git dir of the worktree's own repository, `<runId>.git` beside it in Splice's data
+    /// directory: named by Splice's record of the worktree, never by its `.git` file.
+    pub fn own_git_dir(&self) -> PathBuf {
+        self.path.with_file_name(format!("{}.git", self.run_id))
     }
 
-    /// The worktree's own git dir, `worktrees/<name>` (relative to `common`): the one whose
-    /// `gitdir` names this worktree's `.git`. Read from the common dir, not from the
-    /// worktree's `.git` file, which a command in the run could rewrite.
-    fn private_git_dir(&self, common: &Path) -> Option<PathBuf> {
-        let wanted = self.path.join(".git");
-        let wanted = wanted.canonicalize().unwrap_or(wanted);
-        std::fs::read_dir(common.join("worktrees"))
-            .ok()?
-            .flatten()
-            .find(|entry| {
-                std::fs::read_to_string(entry.path().join("gitdir")).is_ok_and(|text| {
-                    let named = PathBuf::from(text.trim_end_matches('\n'));
-                    named.canonicalize().unwrap_or(named) == wanted
-                })
-            })
-            .map(|entry| Path::new("worktrees").join(entry.file_name()))
+    /// What a command in the worktree may write besides the worktree: its own repository's git
+    /// dir (what `git commit` there writes), when that is a real directory (Landlock would
+    /// follow a link to wherever it points). Nothing of the source repository's git dir: its
+    /// objects, refs, config and hooks stay read-only to the run.
+    pub fn writable_git_paths(&self) -> Vec<PathBuf> {
+        let own = self.own_git_dir();
+        if std::fs::symlink_metadata(&own).is_ok_and(|m| m.is_dir()) {
+            vec![own]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Git in the worktree's own repository.
+    fn own(&self, access: Access, args: &[&str]) -> Result<String, WorktreeError> {
+        store::own(&self.own_git_dir(), &self.path, access, args)
+    }
+
+    fn own_output(
+        &self,
+        access: Access,
+        args: &[&str],
+    ) -> Result<std::process::Output, WorktreeError> {
+        store::own_output(&self.own_git_dir(), &self.path, access, args)
     }
 
     /// Add a worktree for `run_id` on a new branch from the source's HEAD, live (locked) until
@@ -239,6 +282,13 @@ impl Worktree {
     ) -> Result<Worktree, WorktreeError> {
         let created = Worktree::add(data_dir, cwd, run_id, start);
         if created.is_err() {
+            // Nothing half made stays: the directories are this new run's own.
+            if crate::ids::is_run_id(run_id) {
+                let dir = worktrees_dir(data_dir);
+                let _ = remove_tree(&dir.join(run_id));
+                let _ = remove_tree(&dir.join(format!("{run_id}.git")));
+            }
+            let _ = take_own_record(run_id);
             release_live_lock(data_dir, run_id);
         }
         created
@@ -256,17 +306,29 @@ impl Worktree {
             Some(commit) => commit.to_string(),
             None => git(&source, &["rev-parse", "HEAD"]).map_err(not_repo)?,
         };
-        let path = worktrees_dir(data_dir).join(run_id);
-        let branch = format!("splice/{run_id}");
-        std::fs::create_dir_all(worktrees_dir(data_dir))
+        // As a checkout in the source would be: refused where its config defines filters.
+        git_write(&source, &["rev-parse", "--git-dir"])?;
+        let common = crate::git::common_dir(&source).ok_or_else(|| {
+            WorktreeError::NotARepo("the repository's git dir could not be found".into())
+        })?;
+        let dir = worktrees_dir(data_dir);
+        std::fs::create_dir_all(&dir)
             .map_err(|e| WorktreeError::Io(format!("cannot create the worktrees dir: {e}")))?;
+        let dir = dir.canonicalize().unwrap_or(dir);
+        let path = dir.join(run_id);
+        let branch = format!("splice/{run_id}");
         // Live before it exists, so `clean` never sees it unlocked.
         hold_live_lock(data_dir, run_id)?;
-        let shown = path.display().to_string();
-        git_write(
-            &source,
-            &["worktree", "add", "-q", "-b", &branch, &shown, &base],
-        )?;
+        let own = dir.join(format!("{run_id}.git"));
+        store::init(&source, (&own, &path), &common, &branch, &base)?;
+        // What makes git run programs in the run's own repository, as Splice made it: put
+        // back before Splice commits there, and before a person could run git in a worktree
+        // that is kept.
+        let record = Snapshot::take(&own)
+            .map_err(|e| WorktreeError::Io(format!("cannot record the worktree's git dir: {e}")))?;
+        if let Ok(mut records) = OWN_RECORDS.lock() {
+            records.push((run_id.to_string(), record));
+        }
         let source_real = source.canonicalize().unwrap_or_else(|_| source.clone());
         let relative = cwd.strip_prefix(&source_real).unwrap_or(Path::new(""));
         let path = path.canonicalize().unwrap_or(path);
@@ -285,13 +347,38 @@ impl Worktree {
         Ok(worktree)
     }
 
-    /// Commit whatever the run left in the worktree; whether there was anything.
+    /// Commit whatever the run left in the worktree, in its own repository, and bring its
+    /// branch into the source repository (verified); whether there was anything to commit.
     pub fn commit(&self, message: &str) -> Result<bool, WorktreeError> {
+        if !self.own_git_dir().is_dir() {
+            return self.commit_linked(message);
+        }
+        self.own(Access::Write, &["add", "-A"])?;
+        let mut diff = vec!["diff", "--cached", "--quiet"];
+        diff.extend(DIFF_FLAGS);
+        let staged = self.own_output(Access::Read, &diff)?;
+        let changed = !staged.status.success();
+        if changed {
+            // The source's identity, not one the run's own config names.
+            let identity = identity(&self.source);
+            let mut args: Vec<&str> = identity.iter().map(String::as_str).collect();
+            args.extend(["commit", "-q", "--no-verify", "-m", message]);
+            self.own(Access::Write, &args)?;
+        }
+        self.publish()?;
+        Ok(changed)
+    }
+
+    /// A worktree an older Splice made, a linked worktree of the source: committed there, as
+    /// it was then (`splice worktree recover` of a leftover).
+    fn commit_linked(&self, message: &str) -> Result<bool, WorktreeError> {
         git_write(&self.path, &["add", "-A"])?;
         let mut diff = vec!["diff", "--cached", "--quiet"];
         diff.extend(DIFF_FLAGS);
-        let staged = git_output(&self.path, Access::Read, &diff)?;
-        if staged.status.success() {
+        if git_output(&self.path, Access::Read, &diff)?
+            .status
+            .success()
+        {
             return Ok(false);
         }
         let mut args = fallback_identity(&self.path);
@@ -300,10 +387,23 @@ impl Worktree {
         Ok(true)
     }
 
-    /// Commits on the branch since it was made.
+    /// Bring the branch of the worktree's own repository into the source repository as
+    /// `self.branch`, every object verified (see `store`).
+    pub fn publish(&self) -> Result<(), WorktreeError> {
+        let own = self.own_git_dir();
+        let tip = store::tip(&own, &self.path, &self.branch)?;
+        store::publish(&self.source, &own, &self.branch, &self.base, &tip)
+    }
+
+    /// Commits on the branch since it was made: in the worktree's own repository while it is
+    /// there, else in the source's.
     pub fn commits(&self) -> Result<u32, WorktreeError> {
-        let range = format!("{}..{}", self.base, self.branch);
-        let count = git(&self.source, &["rev-list", "--count", &range])?;
+        let range = format!("{}..refs/heads/{}", self.base, self.branch);
+        let count = if self.own_git_dir().is_dir() {
+            self.own(Access::Read, &["rev-list", "--count", &range])?
+        } else {
+            git(&self.source, &["rev-list", "--count", &range])?
+        };
         Ok(count.parse().unwrap_or(0))
     }
 
@@ -378,17 +478,33 @@ impl Worktree {
         Ok(MergeOutcome::Merged { commits })
     }
 
-    /// Remove the worktree and its record; the branch too when `drop_branch`.
+    /// Remove the worktree, its own repository and its record; the branch too when
+    /// `drop_branch`.
     pub fn remove(&self, data_dir: &Path, drop_branch: bool) -> Result<(), WorktreeError> {
-        if self.path.exists() {
-            let shown = self.path.display().to_string();
-            git(&self.source, &["worktree", "remove", "--force", &shown])?;
+        // Only ever Splice's own directories in the data dir, whatever the record says.
+        let dir = worktrees_dir(data_dir);
+        let dir = dir.canonicalize().unwrap_or(dir);
+        if !crate::ids::is_run_id(&self.run_id) || self.path != dir.join(&self.run_id) {
+            return Err(WorktreeError::Unsafe(format!(
+                "{} is not a worktree of Splice's data directory; not removed",
+                self.path.display()
+            )));
         }
+        for place in [&self.path, &self.own_git_dir()] {
+            remove_tree(place)?;
+        }
+        // A worktree of an older Splice was a linked worktree of the source.
         let _ = git(&self.source, &["worktree", "prune"]);
-        if drop_branch {
-            git(&self.source, &["branch", "-D", &self.branch])?;
+        let reference = format!("refs/heads/{}", self.branch);
+        let present = git(
+            &self.source,
+            &["rev-parse", "--verify", "--quiet", &reference],
+        );
+        if drop_branch && present.is_ok() {
+            git(&self.source, &["update-ref", "-d", &reference])?;
         }
         let _ = std::fs::remove_file(record_path(data_dir, &self.run_id));
+        let _ = take_own_record(&self.run_id);
         let own = crate::checkpoint::worktree_store_id(&self.run_id);
         let _ = std::fs::remove_dir_all(crate::checkpoint::checkpoints_dir(data_dir).join(own));
         release_live_lock(data_dir, &self.run_id);
@@ -550,13 +666,36 @@ pub fn changes_between(
     Ok(changes)
 }
 
-/// Put back what the run changed in the source repository's git dir (see `git::snapshot`).
-fn restore_git_dir(guard: Option<&Snapshot>) -> GitDir {
-    match guard.map(Snapshot::restore) {
-        None => GitDir::Untouched,
-        Some(Ok(changed)) if changed.is_empty() => GitDir::Untouched,
-        Some(Ok(changed)) => GitDir::Restored(changed),
-        Some(Err(error)) => GitDir::Unrestorable(error.to_string()),
+/// Put back what the run changed in the source repository's git dir (`guard`) and in its
+/// worktree's own (see `git::snapshot`).
+fn restore_git_dirs(worktree: &Worktree, guard: Option<&Snapshot>) -> GitDir {
+    let own = take_own_record(&worktree.run_id);
+    let places = [
+        (
+            guard,
+            format!("the git dir of {}", worktree.source.display()),
+        ),
+        (
+            own.as_ref(),
+            format!(
+                "the worktree's own git dir {}",
+                worktree.own_git_dir().display()
+            ),
+        ),
+    ];
+    let (mut said, mut failed) = (Vec::new(), Vec::new());
+    for (record, place) in places {
+        match record.map(Snapshot::restore) {
+            None => {}
+            Some(Ok(changed)) if changed.is_empty() => {}
+            Some(Ok(changed)) => said.push(format!("{} in {place}", changed.join(", "))),
+            Some(Err(error)) => failed.push(format!("{place}: {error}")),
+        }
+    }
+    match (said.is_empty(), failed.is_empty()) {
+        (_, false) => GitDir::Unrestorable(failed.join("; ")),
+        (true, true) => GitDir::Untouched,
+        (false, true) => GitDir::Restored(said),
     }
 }
 
@@ -600,12 +739,17 @@ fn finish_run(
         worktree.path.display()
     );
     // Before Splice's own git commands, so nothing planted there is in force for them either.
-    let git_dir = restore_git_dir(guard);
+    let git_dir = restore_git_dirs(worktree, guard);
     let source = worktree.source.display();
     if let Err(error) = worktree.commit(&message) {
+        // Nothing of the branch reached the source repository: the work is in the worktree.
         bus.emit(Event::error(
             ErrorCode::MergeBackFailed,
-            format!("{error}; {kept}"),
+            format!(
+                "{error}; the work stays in worktree {} (on branch {} of its own repository)",
+                worktree.path.display(),
+                worktree.branch
+            ),
         ));
         return exit.as_failure();
     }
@@ -618,8 +762,8 @@ fn finish_run(
             bus.emit(Event::warning(
                 WarningCode::GitConfigRestored,
                 format!(
-                    "the run changed {} in the git dir of {source}, which can make git run programs; Splice put them back as they were{merge}; {kept}",
-                    changed.join(", ")
+                    "the run changed {}, which can make git run programs; Splice put them back as they were{merge}; {kept}",
+                    changed.join("; ")
                 ),
             ));
         }
@@ -627,7 +771,7 @@ fn finish_run(
             bus.emit(Event::error(
                 ErrorCode::MergeBackFailed,
                 format!(
-                    "the run changed the git config or hooks of {source} and Splice could not put them back ({error}): check them before running git there; {kept}"
+                    "the run changed the git config or hooks of {source} or of its worktree and Splice could not put them back ({error}): check them before running git there; {kept}"
                 ),
             ));
             return exit.as_failure();
@@ -769,7 +913,8 @@ fn describe(worktree: &Worktree, live: bool) -> String {
     let state = if live {
         "live: the run is still going".to_string()
     } else if worktree.path.exists() {
-        let dirty = git(&worktree.path, &["status", "--porcelain"])
+        let dirty = worktree
+            .own(Access::Read, &["status", "--porcelain"])
             .map(|s| s.lines().count())
             .unwrap_or(0);
         let commits = worktree.commits().unwrap_or(0);
@@ -805,6 +950,9 @@ fn recover(worktree: &Worktree, data_dir: &Path) -> Result<String, WorktreeError
 /// Remove the worktree (uncommitted work is discarded); keep a branch that has commits.
 fn clean(worktree: &Worktree, data_dir: &Path) -> Result<String, WorktreeError> {
     let commits = worktree.commits().unwrap_or(0);
+    if commits > 0 && worktree.own_git_dir().is_dir() {
+        worktree.publish()?;
+    }
     worktree.remove(data_dir, commits == 0)?;
     Ok(if commits == 0 {
         format!("{}: removed", worktree.run_id)

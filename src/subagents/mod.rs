@@ -328,9 +328,10 @@ impl<'a> Subagents<'a> {
         let mut writable = parent.writable.clone();
         let (root, checkpoints) = match &scratch {
             Some(scratch) => {
-                // Its worktree's own git dir only: the repository's hooks and config stay out
-                // of its commands' reach (the checkout's root may not even hold them).
-                writable.extend(scratch.admin.clone());
+                // Its worktree's own repository only, not the parent's (a `--worktree` run's):
+                // the repository's objects, hooks and config stay out of its commands' reach
+                // (the checkout's root may not even hold them).
+                writable = scratch.admin.iter().cloned().collect();
                 let root = scratch.root().to_path_buf();
                 // The id `Worktree::remove` drops the store by when the worktree goes.
                 let own = crate::checkpoint::worktree_store_id(&scratch.worktree.run_id);

@@ -13,9 +13,9 @@ use crate::worktree::{self, Worktree};
 /// A subagent's worktree; removed with its branch when dropped.
 pub struct Scratch {
     pub worktree: Worktree,
-    /// The worktree's own git dir (`<common>/worktrees/<id>`: its index and HEAD), the one
-    /// place beyond the worktree its confined commands may write; never the repository's
-    /// common git dir (hooks, config, other branches), which the parent's root may not hold.
+    /// The git dir of the worktree's own repository (`<id>.git` beside it), the one place
+    /// beyond the worktree its confined commands may write; never the repository's git dir
+    /// (objects, hooks, config, branches), which the parent's root may not hold.
     pub admin: Option<PathBuf>,
     /// The checkout's top level and the commit the worktree started from (the checkout then).
     top: PathBuf,
@@ -115,16 +115,8 @@ impl Scratch {
         let base = base?;
         let worktree = Worktree::create_at(data_dir, cwd, id, Some(&base))
             .map_err(|e| format!("its worktree could not be made ({e})"))?;
-        // Asked now, before anything of the subagent's ran there.
-        let admin = git(
-            &worktree.path,
-            Access::Read,
-            &["rev-parse", "--absolute-git-dir"],
-            None,
-        )
-        .and_then(|out| text(out, "rev-parse --absolute-git-dir"))
-        .ok()
-        .map(PathBuf::from);
+        // Named by Splice's record, never by the worktree's `.git` file.
+        let admin = worktree.writable_git_paths().into_iter().next();
         Ok(Scratch {
             worktree,
             admin,

@@ -324,11 +324,8 @@ async fn run_task(
         ..ctx.settings.clone()
     };
     let base = ctx.agent.runner;
-    let mut writable = base.writable.clone();
-    // What a commit in its worktree writes of the repository's git dir, not the rest.
-    if let Some(common) = worktree.git_dir() {
-        writable.extend(worktree.writable_git_paths(&common));
-    }
+    // Its worktree's own repository: never the source's git dir, nor the plan's.
+    let writable = worktree.writable_git_paths();
     let tools = ToolRunner {
         root: root.clone(),
         // Its own writes' checkpoints are the worktree's (removed with it); the task's run id
@@ -364,6 +361,30 @@ async fn run_task(
         && let Some(worktree) = &done.worktree
     {
         let message = format!("splice task run {task_run}");
+        // What makes git run programs in its own repository is put back first; a task that
+        // changed it is not merged (fail closed).
+        if let Some(record) = crate::worktree::take_own_record(&task_run) {
+            let restored = crate::blocking::atomic(|| record.restore());
+            match restored {
+                Ok(changed) if changed.is_empty() => {}
+                Ok(changed) => {
+                    let why = format!(
+                        "its commands changed {} in its worktree's git dir {}, which can make git \
+                         run programs; Splice put them back, and the task is not merged",
+                        changed.join(", "),
+                        record.dir().display()
+                    );
+                    done.end = PipelineEnd::Failed(why);
+                    return done;
+                }
+                Err(error) => {
+                    done.end = PipelineEnd::Failed(format!(
+                        "its worktree's git dir could not be put back ({error})"
+                    ));
+                    return done;
+                }
+            }
+        }
         if let Err(error) = crate::blocking::atomic(|| worktree.commit(&message)) {
             let why = format!("its work could not be committed ({error})");
             done.end = PipelineEnd::Failed(why);

@@ -187,8 +187,8 @@ fn worktree_run_neither_runs_nor_keeps_planted_git_config() {
     let git_dir = sandbox.root.join(".git");
     let hooks_before = listing(&git_dir.join("hooks"));
     // The common dir's config and hooks are out of the worktree's commands' reach; the
-    // worktree's own git dir is not, and its `config.worktree` counts once the person turned
-    // per-worktree config on.
+    // worktree's own repository's are not (its config, hooks, `config.worktree`), and what they
+    // plant there is put back before Splice commits or a person runs git in the kept worktree.
     git(
         &sandbox.root,
         &["config", "extensions.worktreeConfig", "true"],
@@ -204,11 +204,6 @@ fn worktree_run_neither_runs_nor_keeps_planted_git_config() {
     assert_eq!(
         out.of_type("tool_result")[0]["status"],
         "ok",
-        "{}",
-        command_output(&out)
-    );
-    assert!(
-        command_output(&out).contains("could not lock config file"),
         "{}",
         command_output(&out)
     );
@@ -237,6 +232,20 @@ fn worktree_run_neither_runs_nor_keeps_planted_git_config() {
     // Running git by hand in the source afterwards fires nothing either.
     git(&sandbox.root, &["status"]);
     git(&sandbox.root, &["diff", &format!("splice/{run_id}")]);
+    assert_eq!(outside.ran(), Vec::<String>::new());
+    // Nor in the kept worktree, whose own git dir is as Splice made it.
+    let own = sandbox.data.join("worktrees").join(format!("{run_id}.git"));
+    let own_config = std::fs::read_to_string(own.join("config")).unwrap_or_default();
+    assert!(
+        !own_config.contains("fsmonitor") && !own_config.contains("evil"),
+        "{own_config}"
+    );
+    assert!(!own.join("hooks/pre-commit").exists());
+    assert!(!own.join("config.worktree").exists());
+    let kept = sandbox.data.join("worktrees").join(run_id);
+    std::fs::write(kept.join("calc.py"), "changed\n").expect("write calc.py");
+    git(&kept, &["status"]);
+    git(&kept, &["diff"]);
     assert_eq!(outside.ran(), Vec::<String>::new());
 }
 

@@ -222,14 +222,18 @@ fn a_link_planted_as_the_modules_dir_is_removed_not_followed() {
     assert!(!marker.ran(), "a planted hook ran when the person used git");
 }
 
-/// What a hostile command in a worktree tries on the person's repository besides its own
-/// commit: move their branch, rewrite their config, plant a hook; `COMMITTED` once its own
-/// commit went through.
-const BEYOND_ITS_BRANCH: &str = "echo changed > calc.py && git commit -qam inside && echo COMMITTED; \
-     g=$(git rev-parse --path-format=absolute --git-common-dir); \
-     git update-ref refs/heads/main HEAD; git branch -f main HEAD; \
-     git config core.fsmonitor /bin/false; echo '#!/bin/sh' > \"$g/hooks/pre-commit\"; \
-     echo > \"$g/packed-refs\"; echo done";
+/// What a hostile command in a worktree tries on the person's repository (its git dir
+/// `common`) besides its own commit: move their branch, add a tag, rewrite their config, plant
+/// a hook; `COMMITTED` once its own commit (in its own repository) went through.
+fn beyond_its_branch(common: &Path) -> String {
+    format!(
+        "echo changed > calc.py && git commit -qam inside && echo COMMITTED; g='{}'; \
+         git rev-parse HEAD > \"$g/refs/heads/main\"; git --git-dir=\"$g\" tag evil main; \
+         git --git-dir=\"$g\" config core.fsmonitor /bin/false; \
+         echo '#!/bin/sh' > \"$g/hooks/pre-commit\"; echo > \"$g/packed-refs\"; echo done",
+        common.display()
+    )
+}
 
 fn assert_repository_untouched(sandbox: &Sandbox, main_before: &str, config_before: &[u8]) {
     let common = git_dir(&sandbox.root);
@@ -243,6 +247,7 @@ fn assert_repository_untouched(sandbox: &Sandbox, main_before: &str, config_befo
     );
     assert!(!common.join("hooks/pre-commit").exists());
     assert!(!common.join("packed-refs").exists());
+    assert!(!common.join("refs/tags/evil").exists());
 }
 
 #[test]
@@ -257,13 +262,20 @@ fn a_worktree_runs_commands_commit_on_its_branch_and_move_no_other() {
     let out = one_call(
         &sandbox,
         "run_command",
-        json!({ "command": BEYOND_ITS_BRANCH }),
+        json!({ "command": beyond_its_branch(&git_dir(&sandbox.root)) }),
         &["--permission-mode", "auto", "--worktree"],
     );
     let (_, output) = result_of(&out);
     assert!(output.contains("COMMITTED"), "{output}\n{}", out.stderr);
+    // Each of the five writes into the person's git dir failed (the kernel's refusal reads
+    // "Read-only file system" where HOME, around the repository, is kept read-only).
+    let refused = output
+        .lines()
+        .filter(|l| l.contains("Permission denied") || l.contains("Read-only file system"))
+        .count();
+    assert_eq!(refused, 5, "{output}");
     assert_repository_untouched(&sandbox, &main_before, &config_before);
-    // Its own commit is on its own branch.
+    // Its own commit is on its own branch, brought in when the run ended.
     let branch = format!(
         "splice/{}",
         out.lines[0]["runId"].as_str().unwrap_or_default()
@@ -274,50 +286,6 @@ fn a_worktree_runs_commands_commit_on_its_branch_and_move_no_other() {
 
 #[test]
 fn a_task_side_by_side_cannot_move_the_persons_branch() {
-    use support::fake_provider::openai::call_json as submit;
-    use support::fake_provider::{FakeProvider, Reply};
-    let needle = |id: &str| format!("This is task {id} of");
-    let task = |id: &str| json!({"id": id, "title": format!("task {id}"), "description": format!("do {id}"), "depends_on": []});
-    let mut replies = vec![
-        submit(
-            "plan",
-            "submit_plan",
-            json!({"tasks": [task("A"), task("B")]}),
-        ),
-        submit(
-            "critique",
-            "submit_critique",
-            json!({"approved": true, "issues": []}),
-        ),
-        Reply::when(
-            &needle("A"),
-            submit(
-                "Arc",
-                "run_command",
-                json!({ "command": BEYOND_ITS_BRANCH }),
-            ),
-        ),
-    ];
-    for id in ["A", "B"] {
-        let path = format!("{}.txt", id.to_lowercase());
-        replies.push(Reply::when(
-            &needle(id),
-            submit(
-                &format!("{id}cw"),
-                "submit_code",
-                json!({"files": [{"path": path, "content": "x\n"}], "summary": id}),
-            ),
-        ));
-        replies.push(Reply::when(
-            &needle(id),
-            submit(
-                &format!("{id}av"),
-                "submit_verdict",
-                json!({"accepted": true, "reasons": ["ok"]}),
-            ),
-        ));
-    }
-    let provider = FakeProvider::start(replies);
     let sandbox = Sandbox::new();
     sandbox.write("calc.py", "X = 1\n");
     support::commit_all(&sandbox.root);
@@ -325,27 +293,8 @@ fn a_task_side_by_side_cannot_move_the_persons_branch() {
         .trim()
         .to_string();
     let config_before = std::fs::read(git_dir(&sandbox.root).join("config")).expect("config");
-    let mut command = sandbox.command(&provider.url);
-    support::stream_json(&mut command).args([
-        "--design-plan",
-        "--jobs",
-        "2",
-        "--permission-mode",
-        "auto",
-        "--max-iterations",
-        "1",
-        "--test-command",
-        "true",
-        "Do the plan",
-    ]);
-    let out = support::run(command, None);
-    out.assert_well_formed();
-    let output = out
-        .of_type("tool_result")
-        .into_iter()
-        .find(|r| r["id"] == "Arc")
-        .and_then(|r| r["output"].as_str().map(str::to_string))
-        .unwrap_or_else(|| panic!("no result of the task's command: {}", out.stdout));
+    let command = beyond_its_branch(&git_dir(&sandbox.root));
+    let output = super::task_side_by_side_runs(&sandbox, &command);
     assert!(output.contains("COMMITTED"), "{output}");
     assert_repository_untouched(&sandbox, &main_before, &config_before);
 }
@@ -403,7 +352,8 @@ fn git_dirs_past_the_bounds_refuse_the_tools_rather_than_go_unrecorded() {
     assert!(output.contains("could not record"), "{output}");
     assert!(!sandbox.root.join("made.txt").exists());
 
-    // A worktree run goes on, but its commands may not write the git dir at all.
+    // A worktree run goes on: its commands write only its own repository, never this git dir.
+    let main_before = git(&sandbox.root, &["rev-parse", "main"]);
     let out = one_call(
         &sandbox,
         "run_command",
@@ -411,6 +361,7 @@ fn git_dirs_past_the_bounds_refuse_the_tools_rather_than_go_unrecorded() {
         &["--permission-mode", "auto", "--worktree"],
     );
     let (_, output) = result_of(&out);
-    assert!(!output.contains("COMMITTED"), "{output}");
+    assert!(output.contains("COMMITTED"), "{output}");
     assert!(out.stdout.contains("could not record"), "{}", out.stdout);
+    assert_eq!(git(&sandbox.root, &["rev-parse", "main"]), main_before);
 }

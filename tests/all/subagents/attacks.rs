@@ -789,3 +789,57 @@ fn a_subagent_cannot_move_the_checkouts_branch() {
         );
     }
 }
+
+/// A writing subagent of a `--worktree` run replaces the loose object behind the checkout's
+/// `main:notes.txt` (git does not hash an object again when it reads it): its commands may write
+/// neither the repository's object store nor the parent's own repository, only its own.
+#[test]
+fn a_subagent_of_a_worktree_run_cannot_rewrite_an_object_of_the_checkouts_branch() {
+    let sandbox = Sandbox::new_in(&support::outside_dir());
+    sandbox.write("notes.txt", "old\n");
+    support::commit_all(&sandbox.root);
+    let blob = support::git(&sandbox.root, &["rev-parse", "main:notes.txt"])
+        .trim()
+        .to_string();
+    let object = sandbox
+        .root
+        .join(".git/objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    let before = std::fs::read(&object).expect("read the loose object");
+    let command = format!(
+        "t='{}'; chmod u+w \"$t\"; printf forged > \"$t\" && echo REWROTE; unlink \"$t\" && echo REWROTE; echo tried",
+        object.display()
+    );
+    let provider = FakeProvider::start(vec![
+        start("runner", "SUBTASK-OBJECT"),
+        Reply::when(
+            "SUBTASK-OBJECT",
+            openai::call_json("call_o", "run_command", json!({ "command": command })),
+        ),
+        Reply::when("call_o", openai::answer(&["OBJECT-ANSWER"])),
+        Reply::when("OBJECT-ANSWER", openai::answer(&["Done."])),
+    ]);
+    user_agent(
+        &sandbox,
+        "runner",
+        "---\ndescription: Runs\ntools: [run_command]\npermissionMode: auto\n---\nRun.\n",
+    );
+    let out = exec_json(
+        &sandbox,
+        &provider,
+        &["--tier", "light", "--worktree", "PARENT-REQUEST"],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let output = result_of(&out, "call_o")["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(output.contains("tried"), "{output}");
+    assert!(!output.contains("REWROTE"), "{output}");
+    assert_eq!(std::fs::read(&object).ok(), Some(before));
+    assert_eq!(
+        support::git(&sandbox.root, &["cat-file", "-p", &blob]),
+        "old\n"
+    );
+}
