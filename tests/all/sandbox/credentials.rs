@@ -243,3 +243,87 @@ fn a_confined_command_cannot_reach_the_kernels_keyrings() {
     }
     assert!(!output.contains("UPDATE"), "{output}");
 }
+
+/// A tool that reads (opening without blocking, and without taking a terminal as its own)
+/// every entry of `data`: `OPENED text` or `REFUSED code`, by name.
+const READ_TOOL: &str = r#"import fs from 'node:fs';
+export default async function () {
+  const out: Record<string, string> = {};
+  const { O_RDONLY, O_NONBLOCK, O_NOCTTY } = fs.constants;
+  for (const name of fs.readdirSync('data')) {
+    let fd: number;
+    try {
+      fd = fs.openSync(`data/${name}`, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    } catch (e: any) {
+      out[name] = `REFUSED ${e.code}`;
+      continue;
+    }
+    const buf = Buffer.alloc(100);
+    try {
+      out[name] = `OPENED ${buf.subarray(0, fs.readSync(fd, buf)).toString()}`;
+    } catch (e: any) {
+      out[name] = `OPENED read ${e.code}`;
+    }
+    fs.closeSync(fd);
+  }
+  return out;
+}"#;
+
+/// Node's permission model follows a link inside a granted directory wherever it points (the
+/// repository can hold one): a package tool that may read `data/` read a credential store and
+/// opened a terminal through links there. Landlock under it now refuses both; the control file
+/// beside them still reads.
+#[test]
+fn a_package_tool_reads_no_credential_store_or_terminal_through_a_link() {
+    let sandbox = Sandbox::new_in(&outside_dir());
+    plant(&sandbox);
+    // A terminal of the person's: a pseudo-terminal `script` holds while the tool runs.
+    let mut terminal = Command::new("script")
+        .args(["-q", "-c", "echo \"PTY $(tty)\"; sleep 30", "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start script");
+    let mut first = String::new();
+    let stdout = terminal.stdout.take().expect("script's stdout");
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut first)
+        .expect("read script's line");
+    let pty = first.trim().trim_start_matches("PTY ").to_string();
+    assert!(pty.starts_with("/dev/pts/"), "{first}");
+    let data = sandbox.root.join("data");
+    std::fs::create_dir_all(&data).expect("create data");
+    std::fs::write(data.join("control.txt"), "control-readable").expect("write control");
+    let home = sandbox.dir.path();
+    for (link, target) in [
+        ("aws", home.join(".aws/credentials")),
+        ("key", home.join(".ssh/id_ed25519")),
+        ("pty", Path::new(&pty).to_path_buf()),
+        ("tty", Path::new("/dev/tty").to_path_buf()),
+    ] {
+        std::os::unix::fs::symlink(target, data.join(link)).expect("link");
+    }
+    let package = home.join("pkg");
+    support::package::write_package(
+        &package,
+        &support::package::manifest(json!({"fs": {"read": ["data"]}}), &[("peek", 10_000)]),
+        &[("peek", READ_TOOL)],
+    );
+    let mut command = sandbox.command("http://127.0.0.1:9");
+    command
+        .env("SPLICE_NODE", support::node::node22())
+        .args(["pkg", "run"])
+        .arg(&package)
+        .args(["peek", "{}", "--json"]);
+    let outcome = support::run_raw(command, None);
+    let _ = terminal.kill();
+    let _ = terminal.wait();
+    let result: serde_json::Value = serde_json::from_str(outcome.stdout.trim())
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {:?} {}", outcome.stdout, outcome.stderr));
+    assert_eq!(result["ok"], true, "{result}");
+    let read = &result["output"];
+    assert_eq!(read["control.txt"], "OPENED control-readable", "{result}");
+    for link in ["aws", "key", "pty", "tty"] {
+        assert_eq!(read[link], "REFUSED EACCES", "{link}: {result}");
+    }
+    assert!(!result.to_string().contains("cred-marker"), "{result}");
+}
