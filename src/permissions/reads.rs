@@ -179,10 +179,10 @@ pub fn credential_stores() -> Vec<PathBuf> {
 /// there is as much the person's.
 fn homes() -> Vec<PathBuf> {
     let mut homes: Vec<PathBuf> = dirs::home_dir().into_iter().collect();
-    if let Some(own) = passwd_home() {
-        if !homes.contains(&own) {
-            homes.push(own);
-        }
+    if let Some(own) = passwd_home()
+        && !homes.contains(&own)
+    {
+        homes.push(own);
     }
     homes.retain(|h| h.is_absolute() && h != Path::new("/"));
     homes
@@ -337,7 +337,7 @@ mod tests {
     fn ssh_keeps_public_files_readable_and_hides_the_rest_even_before_it_exists() {
         let dir = tempfile::tempdir().expect("create a temporary directory");
         let ssh = dir.path().join(".ssh");
-        assert_eq!(ssh_secrets(&ssh), [ssh.clone()]);
+        assert_eq!(ssh_secrets(&ssh), std::slice::from_ref(&ssh));
         std::fs::create_dir(&ssh).expect("create .ssh");
         for name in ["id_work", "id_work.pub", "config", "known_hosts"] {
             std::fs::write(ssh.join(name), "x").expect("write");
@@ -364,7 +364,7 @@ mod tests {
         assert_eq!(except_allowed(stores.clone(), &[]), stores);
         assert_eq!(
             except_allowed(stores.clone(), std::slice::from_ref(&aws)),
-            [netrc.clone()]
+            std::slice::from_ref(&netrc)
         );
         let split = except_allowed(stores, &[aws.join("config")]);
         assert!(split.contains(&aws.join("credentials")), "{split:?}");
