@@ -59,6 +59,10 @@ pub struct SandboxConfig {
     /// non-empty list is refused rather than read as "all".
     #[serde(default)]
     pub allow_unix_sockets: Vec<String>,
+    /// Paths confined commands and package tools may read although they are credential stores
+    /// or devices (absolute, or `~/…`; see `permissions::reads`).
+    #[serde(default)]
+    pub allow_read: Vec<String>,
 }
 
 /// Why `sandbox.allowUnixSockets` is refused: the seccomp filter that blocks Unix sockets sees
@@ -184,6 +188,20 @@ impl ConfigFile {
                 });
             }
         }
+        if let Some(entry) = config
+            .sandbox
+            .allow_read
+            .iter()
+            .find(|e| crate::permissions::reads::expand(e).is_none())
+        {
+            return Err(ConfigError::Parse {
+                path: path.display().to_string(),
+                message: format!(
+                    "`sandbox.allowRead`: `{entry}` is neither an absolute path nor one in HOME \
+                     (`~/…`)"
+                ),
+            });
+        }
         if !config.sandbox.allow_unix_sockets.is_empty() {
             return Err(ConfigError::Parse {
                 path: path.display().to_string(),
@@ -230,6 +248,13 @@ mod tests {
             std::fs::write(&path, text).expect("write path");
             ConfigFile::load(Some(&path))
         };
+        let config = load(r#"{"sandbox":{"allowRead":["~/.aws","/dev/pts"]}}"#).expect("load");
+        assert_eq!(config.sandbox.allow_read, ["~/.aws", "/dev/pts"]);
+        let error = load(r#"{"sandbox":{"allowRead":[".aws"]}}"#)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("sandbox.allowRead"), "{error}");
         let config = load(r#"{"sandbox":{"allowAllUnixSockets":true}}"#).expect("load");
         assert!(config.sandbox.allow_all_unix_sockets);
         assert!(!ConfigFile::default().sandbox.allow_all_unix_sockets);

@@ -122,10 +122,21 @@ impl Error {
 pub(crate) fn confine_as_configured(pass_env: &[String]) -> crate::config::ConfigFile {
     let config = crate::settings::load_config().unwrap_or_default();
     sandbox::set_unix_sockets_allowed(config.sandbox.allow_all_unix_sockets);
+    allow_reads_as_configured(&config);
     let mut names = config.pass_env.clone();
     names.extend(pass_env.iter().cloned());
     sandbox::set_passed_env(names);
     config
+}
+
+/// Record the paths `sandbox.allowRead` lets confined commands and package tools read.
+pub(crate) fn allow_reads_as_configured(config: &crate::config::ConfigFile) {
+    let paths = config.sandbox.allow_read.iter();
+    crate::permissions::reads::set_allowed_reads(
+        paths
+            .filter_map(|e| crate::permissions::reads::expand(e))
+            .collect(),
+    );
 }
 
 /// Completes on SIGINT, SIGTERM or SIGHUP.

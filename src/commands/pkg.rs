@@ -49,6 +49,7 @@ pub async fn run(args: &PkgArgs, mut io: Io) -> Result<Exit, Error> {
     if let PkgAction::Test { dir } = action {
         let config = crate::settings::load_config().unwrap_or_default();
         sandbox::set_unix_sockets_allowed(config.sandbox.allow_all_unix_sockets);
+        super::allow_reads_as_configured(&config);
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let exit = crate::packages::testing::test(dir, &mut out, &mut err).await;
         write_buffered(&mut io, &out, &err);

@@ -28,6 +28,12 @@ pub enum HiddenError {
     Unresolved(PathBuf),
     #[error("cannot list {}: {error}", .dir.display())]
     List { dir: PathBuf, error: std::io::Error },
+    #[error(
+        "the terminals cannot be kept from the command: it may write {}, which holds them; \
+         run Splice in a project directory",
+        .0.display()
+    )]
+    TerminalsWritable(PathBuf),
 }
 
 /// Files no confined command may read.
@@ -67,7 +73,7 @@ pub fn readable_roots(
 /// `path` made absolute with its links resolved: the real file when it exists, else the
 /// deepest existing ancestor (resolved) joined with the next name down (which a later file
 /// would take).
-fn resolved(path: &Path) -> Result<PathBuf, HiddenError> {
+pub(crate) fn resolved(path: &Path) -> Result<PathBuf, HiddenError> {
     let absolute = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -97,7 +103,9 @@ fn resolved(path: &Path) -> Result<PathBuf, HiddenError> {
 }
 
 /// Replace the root that holds `target` by its siblings' subtrees on every level down to it.
-fn carve(roots: &mut Vec<PathBuf>, target: &Path) -> Result<(), HiddenError> {
+/// A directory on the way that is missing or that Splice may not list holds nothing more to
+/// grant (what lies below stays unreadable).
+pub(crate) fn carve(roots: &mut Vec<PathBuf>, target: &Path) -> Result<(), HiddenError> {
     if let Some(exact) = roots.iter().position(|r| r == target) {
         roots.remove(exact);
         return Ok(());
@@ -121,7 +129,18 @@ fn carve(roots: &mut Vec<PathBuf>, target: &Path) -> Result<(), HiddenError> {
             dir: dir.clone(),
             error,
         };
-        for entry in std::fs::read_dir(&dir).map_err(cannot_list)? {
+        let listing = match std::fs::read_dir(&dir) {
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+                ) =>
+            {
+                return Ok(());
+            }
+            listing => listing.map_err(cannot_list)?,
+        };
+        for entry in listing {
             let entry = entry.map_err(cannot_list)?;
             // Links get no rule: a rule follows its link, and one to an ancestor of `target`
             // would grant it back. What a link points at is readable through its own rule.

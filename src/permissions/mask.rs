@@ -8,7 +8,9 @@
 //! and file onto itself read-only (created first when missing, so one the command would create
 //! is covered too; a writable place inside one, such as a worktree in the data directory or
 //! the project and tool caches in HOME, stays writable), and mounts an empty, read-only file
-//! (`/dev/null`, without device access) over each saved-logins file. The command cannot undo
+//! (`/dev/null`, without device access) over each saved-logins file and credential store file,
+//! and an empty, read-only file system no one may enter over each credential store directory
+//! (`reads.rs`). The command cannot undo
 //! it: Landlock refuses mount changes and it has no capabilities.
 //!
 //! What else could change or show them, and why it does not:
@@ -30,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::StatVfsMountFlags;
 use rustix::mount::{
-    MountFlags, MountPropagationFlags, mount_bind, mount_bind_recursive, mount_change,
+    MountFlags, MountPropagationFlags, mount, mount_bind, mount_bind_recursive, mount_change,
     mount_remount,
 };
 use rustix::thread::UnshareFlags;
@@ -66,10 +68,11 @@ pub fn protect_writable(
         return Ok(rest);
     }
     for (path, real) in &masked {
-        let links = std::fs::metadata(real)
-            .map_err(|e| cannot(path, format!("cannot read it: {e}")))?
-            .nlink();
-        if links > 1 {
+        let meta =
+            std::fs::metadata(real).map_err(|e| cannot(path, format!("cannot read it: {e}")))?;
+        // A directory's count is its subdirectories'; none can be linked elsewhere.
+        let links = meta.nlink();
+        if !meta.is_dir() && links > 1 {
             return Err(cannot(
                 path,
                 format!("it has {links} hard links, and another could show it"),
@@ -331,7 +334,8 @@ fn enter_namespace() -> Result<(), String> {
 
 /// Pin every directory above `file` that the command could rename (its parent is inside a
 /// writable place) by making it a mount point, outermost first, then mount the empty file over
-/// `file`; check that `file` now shows something else.
+/// `file` (an empty, read-only file system no one may enter over a directory: a credential
+/// store, `reads.rs`); check that `file` now shows something else.
 fn mask(
     file: &Path,
     inside: &dyn Fn(&Path) -> bool,
@@ -339,6 +343,21 @@ fn mask(
 ) -> Result<(), String> {
     let before = std::fs::metadata(file).map_err(|e| format!("cannot read it: {e}"))?;
     pin_ancestors(file, inside, pinned)?;
+    if before.is_dir() {
+        mount(
+            "none",
+            file,
+            "tmpfs",
+            MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+            c"mode=000,size=4k",
+        )
+        .map_err(|e| format!("cannot mount over it: {e}"))?;
+        let after = std::fs::metadata(file).map_err(|e| format!("cannot check the mount: {e}"))?;
+        if (after.dev(), after.ino()) == (before.dev(), before.ino()) {
+            return Err("the mount over it did not take".into());
+        }
+        return Ok(());
+    }
     mount_bind(EMPTY, file).map_err(|e| format!("cannot mount over it: {e}"))?;
     // Read-only and no device access: reading fails as Landlock's refusal would, writes too.
     // Flags are only added, so a user namespace's locked ones are kept.

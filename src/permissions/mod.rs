@@ -8,6 +8,7 @@ pub(crate) mod mask;
 pub(crate) mod own;
 pub(crate) mod pinned;
 pub(crate) mod policy;
+pub(crate) mod reads;
 pub(crate) mod risk;
 pub mod sandbox;
 pub(crate) mod seccomp;

@@ -1,6 +1,7 @@
 //! The sandbox for commands Splice runs on its own authority (`auto` mode, and the analyzers and
-//! test command a pipeline stage chooses): Linux Landlock lets them read everywhere (but
-//! Splice's saved registry logins) and write only inside the working root, the temporary
+//! test command a pipeline stage chooses): Linux Landlock lets them read everywhere but
+//! Splice's saved registry logins, the devices and the credential stores in HOME (`reads.rs`),
+//! and write only inside the working root, the temporary
 //! directories, a few devices (never a terminal) and the build tools' caches, and never in
 //! Splice's own config and data directories, wherever they lie, nor elsewhere in HOME when HOME
 //! lies in one of those places (`own.rs`, `mask.rs`).
@@ -133,11 +134,12 @@ pub fn available() -> Result<(), SandboxError> {
 /// (`node_modules/.bin`, a venv), and a planted `sh` there must not run the next command.
 pub const SHELL: &str = "/bin/sh";
 
-/// The devices a command may write: sinks, sources and shared memory. Not `/dev` as a whole:
+/// The devices a command may write (and the only ones it may read, `reads.rs`): sinks, sources
+/// and shared memory. Not `/dev` as a whole:
 /// terminals (`/dev/pts/*`, `/dev/tty*`) are the user's screen, and a command that found
 /// Splice's (`ps -o tty=`) could draw over the TUI or send escape sequences to the terminal.
 /// `/dev/stdout`, `/dev/stderr` and `/dev/fd/*` still work: they reopen the command's own pipes.
-const DEVICES: [&str; 6] = [
+pub(crate) const DEVICES: [&str; 6] = [
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -214,8 +216,11 @@ pub fn shell_command(
                 for path in &writable {
                     process.arg("--write").arg(path);
                 }
-                for path in super::hidden::hidden_files() {
+                for path in super::reads::hidden_paths() {
                     process.arg("--hide").arg(path);
+                }
+                for path in super::reads::allowed_reads() {
+                    process.arg(super::reads::READ_ARG).arg(path);
                 }
                 let own = super::own::command_places(&writable);
                 for path in &own.dirs {
@@ -246,12 +251,16 @@ pub fn shell_command(
 }
 
 /// Confine this process (the supervisor, before it starts the shell): it reads files
-/// everywhere but in `hidden` (see `hidden.rs`), lists every directory, and writes only in
-/// `writable`. Fails unless the kernel enforces the rules: a command that was to be confined
-/// never runs unconfined.
-pub fn confine_self(writable: &[PathBuf], hidden: &[PathBuf]) -> Result<(), SandboxError> {
+/// everywhere but in `hidden` and `/dev` (see `reads.rs`) and in `allowed`, lists every
+/// directory, and writes only in `writable`. Fails unless the kernel enforces the rules: a
+/// command that was to be confined never runs unconfined.
+pub fn confine_self(
+    writable: &[PathBuf],
+    hidden: &[PathBuf],
+    allowed: &[PathBuf],
+) -> Result<(), SandboxError> {
     available()?;
-    let readable = super::hidden::readable_roots(hidden, writable)?;
+    let readable = super::reads::readable_roots(hidden, writable, allowed)?;
     let status = Ruleset::default()
         .handle_access(AccessFs::from_all(ABI_VERSION))
         // No signal to a process outside the domain (the supervisor, Splice, your other

@@ -14,7 +14,9 @@
 //! that type is refused. The ways around the `socket` check are closed as well: io_uring (which
 //! creates and connects sockets without the syscall), another architecture's syscalls (i386
 //! through `int 0x80`), x32 numbers, and `pidfd_getfd` (taking a connected socket from another
-//! process).
+//! process). The kernel's keyrings are refused as well (`add_key`, `request_key`, `keyctl`): the
+//! session keyring Splice inherited, and the user keyring every process of yours shares, hold
+//! Kerberos tickets and other logins.
 //!
 //! `sandbox.allowAllUnixSockets` lifts the Unix-socket part only: the other families, io_uring
 //! (which could create them) and `pidfd_getfd` stay refused.
@@ -73,14 +75,20 @@ const JMP_JSET_K: u16 = 0x45;
 /// `BPF_RET | BPF_K`.
 const RET_K: u16 = 0x06;
 
-/// The syscalls refused outright: io_uring (sockets without `socket`), and taking a file
-/// descriptor (a connected socket) from another process.
-fn refused_syscalls() -> [u32; 4] {
+/// The syscalls refused outright: io_uring (sockets without `socket`), taking a file
+/// descriptor (a connected socket) from another process, and the kernel's keyrings (`add_key`,
+/// `request_key`, `keyctl`: a confined command would read and replace the keys of every
+/// keyring it can name, the session keyring Splice inherited and the user keyring, none of
+/// them its own).
+fn refused_syscalls() -> [u32; 7] {
     [
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
         libc::SYS_io_uring_register,
         libc::SYS_pidfd_getfd,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_keyctl,
     ]
     .map(word)
 }
@@ -388,6 +396,9 @@ mod tests {
             libc::SYS_io_uring_enter,
             libc::SYS_io_uring_register,
             libc::SYS_pidfd_getfd,
+            libc::SYS_add_key,
+            libc::SYS_request_key,
+            libc::SYS_keyctl,
         ] {
             assert_eq!(check(native(), nr, [0, 0, 0]), REFUSED, "{nr}");
         }

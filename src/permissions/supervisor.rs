@@ -1,6 +1,6 @@
 //! The supervisor every command runs under, so that no process a command starts outlives it.
 //!
-//! `splice __sandbox-exec --parent PID [--confine --write DIR… --hide FILE… --own-dir DIR… --own-file FILE…] -- sh -c COMMAND` makes itself a
+//! `splice __sandbox-exec --parent PID [--confine --write DIR… --hide FILE… --read PATH… --own-dir DIR… --own-file FILE…] -- sh -c COMMAND` makes itself a
 //! child subreaper (orphaned descendants, even ones that left the process group with `setsid`
 //! or a double fork, are reparented to it rather than to init), asks for SIGHUP when Splice
 //! dies, leaves the terminal's session, and starts the shell as its child: when asked to
@@ -50,6 +50,8 @@ struct Request {
     writable: Vec<PathBuf>,
     /// Files the confined command may not read.
     hidden: Vec<PathBuf>,
+    /// Paths the person lets it read anyway (`sandbox.allowRead`, `reads.rs`).
+    readable: Vec<PathBuf>,
     /// Splice's own places, which the confined command may not write (`own.rs`).
     own: super::own::OwnPlaces,
     /// The person let confined commands use Unix sockets (`sandbox.allowAllUnixSockets`).
@@ -69,6 +71,8 @@ fn parse(args: &[OsString]) -> Request {
             request.writable.extend(rest.next().map(PathBuf::from));
         } else if arg == "--hide" {
             request.hidden.extend(rest.next().map(PathBuf::from));
+        } else if arg == super::reads::READ_ARG {
+            request.readable.extend(rest.next().map(PathBuf::from));
         } else if arg == OWN_DIR_ARG {
             request.own.dirs.extend(rest.next().map(PathBuf::from));
         } else if arg == OWN_FILE_ARG {
@@ -175,6 +179,9 @@ pub fn main(args: &[OsString]) -> i32 {
         for path in &request.hidden {
             launch.arg("--hide").arg(path);
         }
+        for path in &request.readable {
+            launch.arg(super::reads::READ_ARG).arg(path);
+        }
         for path in &request.own.dirs {
             launch.arg(OWN_DIR_ARG).arg(path);
         }
@@ -237,7 +244,7 @@ fn inner(request: &Request) -> i32 {
                 return CANNOT_RUN;
             }
         };
-    if let Err(error) = sandbox::confine_self(&request.writable, &hidden) {
+    if let Err(error) = sandbox::confine_self(&request.writable, &hidden, &request.readable) {
         eprintln!("splice sandbox: the command was not run: {error}");
         return CANNOT_RUN;
     }

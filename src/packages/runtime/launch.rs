@@ -1,5 +1,5 @@
 //! The launcher a tool's Node process starts through: `splice __pkg-launch --parent PID
-//! [--network] [--write DIR…] -- NODE ARGS…`, the splice binary itself, single-threaded, so it
+//! [--network] [--write DIR…] [--hide FILE…] [--read PATH…] -- NODE ARGS…`, the splice binary itself, single-threaded, so it
 //! can do what a multi-threaded Splice cannot without `unsafe`:
 //!
 //! - the outer stage asks for SIGKILL when Splice dies, makes a PID namespace (the tool can
@@ -8,9 +8,10 @@
 //!   user namespace when not root; it sets up the result channel (fd 3 is the pipe it got as
 //!   stdout; stdout becomes stderr, so what the tool prints is a log) and starts the inner stage;
 //! - the inner stage, PID 1 of the new namespace (when it dies the kernel kills everything left
-//!   in it), asks for SIGKILL when the outer stage dies, confines its writes with Landlock where
-//!   the kernel has it (a second layer under Node's permission model), gives up every
-//!   capability, and becomes Node.
+//!   in it), asks for SIGKILL when the outer stage dies, confines its writes and reads with
+//!   Landlock where the kernel has it (a second layer under Node's permission model: no
+//!   terminal or other device but the sinks and sources, no credential store, `--hide` and
+//!   `--read` as for confined commands), gives up every capability, and becomes Node.
 //!
 //! The outer stage installs the seccomp filter that refuses Unix sockets and the other socket
 //! families that reach programs outside (`permissions/seccomp.rs`; `--allow-unix-sockets`, the
@@ -29,14 +30,14 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
-    path_beneath_rules,
+    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    Scope, path_beneath_rules,
 };
 use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
 use rustix::thread::UnshareFlags;
 
 use crate::permissions::sandbox::ALLOW_UNIX_SOCKETS_ARG;
-use crate::permissions::{descriptors, seccomp};
+use crate::permissions::{descriptors, reads, seccomp};
 
 /// The hidden first argument of the launcher.
 pub const LAUNCH_ARG: &str = "__pkg-launch";
@@ -62,6 +63,10 @@ struct Request {
     /// The test hook: act as if the filter refusing them could not be installed.
     no_seccomp: bool,
     writable: Vec<PathBuf>,
+    /// Files no tool may read (Splice's saved logins, the credential stores), and paths the
+    /// person lets it read anyway (`permissions/reads.rs`).
+    hidden: Vec<PathBuf>,
+    readable: Vec<PathBuf>,
     program: Vec<OsString>,
 }
 
@@ -81,6 +86,10 @@ fn parse(args: &[OsString]) -> Request {
             request.no_seccomp = true;
         } else if arg == "--write" {
             request.writable.extend(rest.next().map(PathBuf::from));
+        } else if arg == "--hide" {
+            request.hidden.extend(rest.next().map(PathBuf::from));
+        } else if arg == reads::READ_ARG {
+            request.readable.extend(rest.next().map(PathBuf::from));
         } else if arg == "--parent" {
             request.parent = rest.next().and_then(|p| p.to_str()?.parse().ok());
         } else if arg == "--" {
@@ -151,6 +160,12 @@ fn outer(request: &Request) -> i32 {
     for path in &request.writable {
         inner.arg("--write").arg(path);
     }
+    for path in &request.hidden {
+        inner.arg("--hide").arg(path);
+    }
+    for path in &request.readable {
+        inner.arg(reads::READ_ARG).arg(path);
+    }
     inner.arg("--").args(&request.program).stdout(logs);
     let status = inner.status();
     match status {
@@ -175,7 +190,7 @@ fn inner(request: &Request) -> i32 {
         let _ = writeln!(std::io::stderr(), "splice: {why}");
         return NOT_STARTED;
     }
-    if let Err(why) = confine_writes(&request.writable) {
+    if let Err(why) = confine(request) {
         let _ = writeln!(std::io::stderr(), "splice: {why}");
         return NOT_STARTED;
     }
@@ -205,23 +220,40 @@ fn real_parent() -> Option<i32> {
     from_proc.or_else(|| getppid().map(|pid| pid.as_raw_nonzero().get()))
 }
 
-/// Writes only beneath the declared directories (and `/dev/null`), and no signals or abstract
-/// sockets out of the domain, where the kernel has Landlock: a second layer under Node's
-/// permission model, which some Node APIs have been found to bypass. Best effort: the
-/// permission model and the namespaces hold without it.
-fn confine_writes(writable: &[PathBuf]) -> Result<(), String> {
+/// Writes only beneath the declared directories (and `/dev/null`), reads nowhere in `/dev` but
+/// the sinks and sources, nor the hidden files (Splice's saved logins, the credential stores:
+/// `permissions/reads.rs`), and no signals or abstract sockets out of the domain, where the
+/// kernel has Landlock: a second layer under Node's permission model, which some Node APIs have
+/// been found to bypass. Best effort: the permission model and the namespaces hold without it.
+/// A hidden file inside a declared write grant cannot be kept from the tool: refused.
+fn confine(request: &Request) -> Result<(), String> {
     let abi = ABI::V5;
-    let mut allowed: Vec<PathBuf> = writable.iter().filter(|p| p.exists()).cloned().collect();
+    let mut allowed: Vec<PathBuf> = request
+        .writable
+        .iter()
+        .filter(|p| p.exists())
+        .cloned()
+        .collect();
     allowed.push(PathBuf::from("/dev/null"));
+    let readable = reads::readable_roots(&request.hidden, &allowed, &request.readable)
+        .map_err(|e| format!("cannot confine the tool's reads: {e}"))?;
     Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_write(abi))
+        .handle_access(AccessFs::from_all(abi))
         .and_then(|r| r.scope(Scope::Signal | Scope::AbstractUnixSocket))
         .and_then(|r| r.create())
-        .and_then(|r| r.add_rules(path_beneath_rules(allowed, AccessFs::from_write(abi))))
+        .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::ReadDir)))
+        .and_then(|r| r.add_rules(path_beneath_rules(readable, AccessFs::from_read(abi))))
+        .and_then(|r| {
+            r.add_rules(path_beneath_rules(
+                crate::permissions::sandbox::DEVICES,
+                AccessFs::from_read(abi),
+            ))
+        })
+        .and_then(|r| r.add_rules(path_beneath_rules(allowed, AccessFs::from_all(abi))))
         .and_then(|r| r.restrict_self())
         .map(drop)
-        .map_err(|e| format!("cannot confine the tool's writes: {e}"))
+        .map_err(|e| format!("cannot confine the tool: {e}"))
 }
 
 /// A PID namespace, and a network namespace unless the tool declares network, inside a user

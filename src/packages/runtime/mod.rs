@@ -536,6 +536,12 @@ impl Grants {
         for path in &self.write {
             command.arg("--write").arg(path);
         }
+        for path in crate::permissions::reads::hidden_paths() {
+            command.arg("--hide").arg(path);
+        }
+        for path in crate::permissions::reads::allowed_reads() {
+            command.arg(crate::permissions::reads::READ_ARG).arg(path);
+        }
         // node:sqlite opens files itself, unseen by the permission model: off.
         command
             .arg("--")

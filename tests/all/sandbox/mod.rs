@@ -1,6 +1,7 @@
 //! The sandbox around confined commands and package tools: Unix sockets, Splice's own directories,
-//! saved logins, the environment, Landlock and the processes Splice starts.
+//! saved logins, credential stores and keyrings, the environment, Landlock and the processes Splice starts.
 
+mod credentials;
 mod detached_processes;
 mod environment;
 mod landlock;

@@ -82,8 +82,9 @@ fn a_confined_command_cannot_type_into_the_users_terminal() {
         typed, "",
         "the command typed into the terminal; events: {events}"
     );
-    // It ran and found no terminal to open (ENXIO), rather than failing for another reason.
-    assert!(events.contains("No such device or address"), "{events}");
+    // It ran and was refused the terminal (no device opens for it; without a controlling
+    // terminal `/dev/tty` would not open anyway), rather than failing for another reason.
+    assert!(events.contains("Permission denied"), "{events}");
 }
 
 /// `/dev` was writable as a whole, terminals included: a confined command found Splice's
@@ -133,3 +134,86 @@ fn a_confined_command_cannot_write_to_the_users_terminal() {
         "{events}"
     );
 }
+
+/// Issue 28: Landlock granted reading everywhere, so a confined command opened Splice's
+/// terminal (`/dev/pts/N`, found from the process table) and read what the person typed, and
+/// any other terminal of theirs (a `sudo` password). No terminal device opens, nor Splice's
+/// through `/proc/<pid>/fd`; the command's own streams still do.
+#[test]
+fn a_confined_command_cannot_open_any_terminal_to_read_keystrokes() {
+    let home = Sandbox::new_in(&outside_dir());
+    home.write("probe.py", TERMINAL_PROBE);
+    let provider = FakeProvider::start(vec![
+        openai::tool_call(
+            "call_1",
+            "run_command",
+            &[&json!({ "command": "python3 probe.py" }).to_string()],
+        ),
+        openai::answer(&["done"]),
+    ]);
+    let line = "\"$SPLICE\" exec --output-format stream-json --permission-mode auto 'do it' \
+                > \"$OUT\" 2>&1";
+    let out = home.dir.path().join("out.jsonl");
+    on_a_terminal(
+        &home,
+        &provider.url,
+        line,
+        &[("OUT", out.as_path())],
+        Path::new("/dev/null"),
+    );
+    let events = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(events.contains("probe-ended"), "{events}");
+    assert!(!events.contains("OPENED"), "{events}");
+    // Splice's own terminal was found and refused, as were the others.
+    let splice_tty = events
+        .split("SPLICE_TTY ")
+        .nth(1)
+        // The output is a JSON string here: lines end with `\n`.
+        .and_then(|rest| rest.split(['\\', ' ']).next())
+        .unwrap_or_else(|| panic!("the probe found no terminal of Splice's: {events}"));
+    assert!(splice_tty.starts_with("/dev/pts/"), "{events}");
+    for refused in [splice_tty, "/dev/tty", "/dev/ptmx"] {
+        let said = format!("REFUSED {refused} 13");
+        assert!(events.contains(&said), "{said}: {events}");
+    }
+    assert!(events.contains("REFUSED /proc/"), "{events}");
+    assert!(events.contains("own-stream-ok"), "{events}");
+}
+
+/// Every terminal device there is, and fd 0 to 2 of each ancestor (Splice's is its terminal),
+/// opened for reading (non-blocking, not to become a controlling terminal): `OPENED path` or
+/// `REFUSED path errno` (or `NOT-A-TERMINAL` for an ancestor's stream that is none). Then the command's own stdout, reopened.
+const TERMINAL_PROBE: &str = r#"import glob, os
+def attempt(path):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as e:
+        print("REFUSED", path, e.errno)
+        return
+    # The command's own shell shares its sandbox: its streams are pipes and /dev/null.
+    if path.startswith("/proc/") and not os.isatty(fd):
+        print("NOT-A-TERMINAL", path)
+    else:
+        try:
+            print("OPENED", path, os.read(fd, 100))
+        except OSError as e:
+            print("OPENED", path, "read:", e.errno)
+    os.close(fd)
+paths = sorted(set(glob.glob("/dev/pts/*") + glob.glob("/dev/tty*") + glob.glob("/dev/vcs*")
+        + ["/dev/tty", "/dev/console", "/dev/ptmx"]))
+pid = os.getpid()
+while pid > 1:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    pid, tty = int(fields[1]), int(fields[4])
+    major, minor = (tty >> 8) & 0xFFF, (tty & 0xFF) | ((tty >> 12) & 0xFFF00)
+    if tty and 136 <= major < 144:
+        print("SPLICE_TTY", f"/dev/pts/{(major - 136) * 256 + minor}")
+    paths += [f"/proc/{pid}/fd/{n}" for n in range(3)]
+for path in paths:
+    if os.path.exists(path) or path.startswith("/proc/"):
+        attempt(path)
+with open("/proc/self/fd/1", "w") as out:
+    out.write("own-stream-ok\n")
+print("probe-ended")
+"#;
