@@ -108,10 +108,12 @@ pub enum WarningCode {
     HooksUnapproved,
     /// `Stop` hooks blocked the run's end too many times in a row: it ended anyway.
     StopHookLimit,
+    /// A confined command's connection to a host nobody allowed was refused.
+    NetworkBlocked,
 }
 
 impl WarningCode {
-    pub const ALL: [WarningCode; 23] = [
+    pub const ALL: [WarningCode; 24] = [
         WarningCode::ProviderRetry,
         WarningCode::ResponseTruncated,
         WarningCode::ContextCompacted,
@@ -135,6 +137,7 @@ impl WarningCode {
         WarningCode::HookFailed,
         WarningCode::HooksUnapproved,
         WarningCode::StopHookLimit,
+        WarningCode::NetworkBlocked,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -162,6 +165,7 @@ impl WarningCode {
             WarningCode::HookFailed => "hook_failed",
             WarningCode::HooksUnapproved => "hooks_unapproved",
             WarningCode::StopHookLimit => "stop_hook_limit",
+            WarningCode::NetworkBlocked => "network_blocked",
         }
     }
 }

@@ -4,6 +4,7 @@
 mod detached_processes;
 mod environment;
 mod landlock;
+mod network;
 mod own_dirs;
 mod process_isolation;
 mod saved_logins;
