@@ -168,7 +168,7 @@ fn remove(name: &str, out: &mut dyn Write) -> Result<(), String> {
 
 /// The user's config file, checked as a run would load it, as a JSON document to edit. Unlike
 /// a run, a file `SPLICE_CONFIG` names may be missing: `add` creates it.
-pub(crate) fn read_config() -> Result<(PathBuf, Value), String> {
+fn read_config() -> Result<(PathBuf, Value), String> {
     let path = config_path().ok_or("no config directory: set SPLICE_CONFIG")?;
     crate::settings::load_config_at(Some(&path)).map_err(|e| e.to_string())?;
     let document = match std::fs::read_to_string(&path) {
@@ -193,7 +193,7 @@ fn servers_of(document: &mut Value) -> Result<&mut Map<String, Value>, String> {
 
 /// Write through a temporary file and a rename, so a crash leaves the old file or the new one.
 /// A new file is owner-only: it may hold tokens (headers, env).
-pub(crate) fn write_config(path: &Path, document: &Value) -> Result<(), String> {
+fn write_config(path: &Path, document: &Value) -> Result<(), String> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let failed = |e: std::io::Error| format!("cannot write config file {}: {e}", path.display());
     let mut text = serde_json::to_string_pretty(document).map_err(|e| e.to_string())?;

@@ -166,14 +166,15 @@ fn start_relay(listener: TcpListener, proxy: &Path) -> Result<(), String> {
 /// The relay's entry points (`--relay`, `--relay-serve`); the exit code.
 pub fn relay_main(args: &[OsString]) -> i32 {
     let serve = args.iter().any(|a| a == RELAY_SERVE_ARG);
-    let mut proxy = None;
-    let mut parent = None;
+    let (mut proxy, mut parent, mut via) = (None, None, None);
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         if arg == PROXY_ARG {
             proxy = rest.next().map(PathBuf::from);
         } else if arg == "--parent" {
             parent = rest.next().and_then(|p| p.to_str()?.parse::<i32>().ok());
+        } else if arg == "--via" {
+            via = rest.next().and_then(|p| p.to_str()?.parse::<i32>().ok());
         }
     }
     let (Some(proxy), Some(parent)) = (proxy, parent) else {
@@ -186,6 +187,8 @@ pub fn relay_main(args: &[OsString]) -> i32 {
             std::process::Command::new(me)
                 .args([SANDBOX_ARG, RELAY_ARG, RELAY_SERVE_ARG, "--parent"])
                 .arg(parent.to_string())
+                .arg("--via")
+                .arg(rustix::process::getpid().as_raw_nonzero().get().to_string())
                 .arg(PROXY_ARG)
                 .arg(&proxy)
                 .spawn()
@@ -209,7 +212,7 @@ pub fn relay_main(args: &[OsString]) -> i32 {
         eprintln!("splice relay: {why}");
         return 1;
     }
-    watch_parent(parent);
+    watch_parent(parent, via.unwrap_or(0));
     for client in listener.incoming() {
         let Ok(client) = client else { continue };
         let proxy = proxy.clone();
@@ -233,23 +236,21 @@ fn harden() -> Result<(), String> {
         .map_err(|e| format!("cannot give up file access: {e}"))
 }
 
-/// End with the supervisor: once it is the parent (after the first stage exits), ask for
-/// SIGKILL when it dies; any other parent means it is gone already.
-fn watch_parent(supervisor: i32) {
-    let first = rustix::process::getppid().map(|p| p.as_raw_nonzero().get());
+/// End with the supervisor: once it is the parent (after the first stage, `via`, exits), ask
+/// for SIGKILL when it dies; any other parent means it is gone already.
+fn watch_parent(supervisor: i32, via: i32) {
+    let parent = || rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get());
     std::thread::spawn(move || {
         loop {
-            let now = rustix::process::getppid().map(|p| p.as_raw_nonzero().get());
-            if now == Some(supervisor) {
+            let now = parent();
+            if now == supervisor {
                 let _ = rustix::process::set_parent_process_death_signal(Some(
                     rustix::process::Signal::KILL,
                 ));
-                if rustix::process::getppid().map(|p| p.as_raw_nonzero().get()) == Some(supervisor)
-                {
+                if parent() == supervisor {
                     return;
                 }
-            }
-            if now != first && now != Some(supervisor) {
+            } else if now != via {
                 std::process::exit(0);
             }
             std::thread::sleep(std::time::Duration::from_millis(20));

@@ -11,10 +11,11 @@
 
 use std::collections::HashSet;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
-use crate::bus::Bus;
+use crate::bus::{Answer, Bus, PermissionQuestion, Preview};
 use crate::config::ConfigFile;
+use crate::protocol::events::SideEffect;
 use crate::protocol::{Event, WarningCode};
 
 /// The package registries' hosts the preset allows: what `cargo`, `npm`, `pip` and `apt`
@@ -133,31 +134,17 @@ pub fn is_local(address: IpAddr) -> bool {
     }
 }
 
-/// How long a person's answer holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Grant {
-    Deny,
-    Once,
-    Session,
-    /// For the session, and written to the config file's allowed domains.
-    Always,
-}
-
-/// Asks the person about a blocked host (the terminal UI); headless runs have none.
-pub trait Asker: Send + Sync {
-    /// The answer, or `None` when nobody can be asked now.
-    fn ask(&self, host: &str) -> std::pin::Pin<Box<dyn Future<Output = Option<Grant>> + Send>>;
-}
-
 #[derive(Default)]
 struct State {
     policy: NetworkPolicy,
-    /// Hosts granted for the session.
+    /// Hosts granted, and refused, for the session in the terminal UI's prompt.
     granted: HashSet<String>,
+    denied: HashSet<String>,
     /// The run whose warnings refusals become, and the hosts it has been told about.
     bus: Option<Bus>,
     reported: HashSet<String>,
-    asker: Option<Arc<dyn Asker>>,
+    /// The front end asks about blocked hosts (the terminal UI).
+    ask: bool,
 }
 
 fn state() -> &'static Mutex<State> {
@@ -185,10 +172,10 @@ pub fn report_to(bus: &Bus) {
     }
 }
 
-/// Who is asked about a blocked host (the terminal UI sets itself).
-pub fn set_asker(asker: Arc<dyn Asker>) {
+/// Ask the person about blocked hosts, through the run's prompt (the terminal UI does).
+pub fn ask_about_blocked_hosts() {
     if let Ok(mut state) = state().lock() {
-        state.asker = Some(asker);
+        state.ask = true;
     }
 }
 
@@ -205,67 +192,52 @@ pub fn local_allowed() -> bool {
     state().lock().is_ok_and(|s| s.policy.local)
 }
 
-/// A host not allowed: ask the person when someone can be asked (holding the connection
-/// meanwhile), else refuse and report it. True when the connection may go on.
+/// A host not allowed: ask the person when someone can be asked (the proxy holds the
+/// connection meanwhile), else refuse and report it. True when the connection may go on.
 pub async fn ask_or_refuse(host: &str) -> bool {
     let host = normalize(host);
-    let asker = state().lock().ok().and_then(|s| s.asker.clone());
-    let grant = match asker {
-        Some(asker) => asker.ask(&host).await,
-        None => None,
+    let bus = state()
+        .lock()
+        .ok()
+        .filter(|s| s.ask && !s.denied.contains(&host))
+        .and_then(|s| s.bus.clone())
+        .filter(Bus::has_responder);
+    let Some(bus) = bus else {
+        refused(&host, &not_allowed(&host));
+        return false;
     };
-    match grant {
-        Some(Grant::Once) => true,
-        Some(Grant::Session) => {
-            grant_for_session(&host);
-            true
-        }
-        Some(Grant::Always) => {
-            grant_for_session(&host);
-            if let Err(why) = save_always(&host) {
-                report(
-                    &host,
-                    &format!("{host} was allowed for this session, but {why}"),
-                );
+    match bus.ask(question(&host)).await {
+        Some(Answer::AllowOnce) => true,
+        Some(Answer::AllowAlways) => {
+            if let Ok(mut state) = state().lock() {
+                state.granted.insert(host);
             }
             true
         }
-        Some(Grant::Deny) => false,
-        None => {
-            refused(&host, &not_allowed(&host));
+        Some(Answer::DenyAlways) => {
+            if let Ok(mut state) = state().lock() {
+                state.denied.insert(host);
+            }
             false
         }
+        Some(Answer::Deny) | None => false,
     }
 }
 
-fn grant_for_session(host: &str) {
-    if let Ok(mut state) = state().lock() {
-        state.granted.insert(host.to_string());
+/// The prompt about a blocked host: "always" holds for the session, as for a tool's rule.
+fn question(host: &str) -> PermissionQuestion {
+    PermissionQuestion {
+        id: format!("network:{host}"),
+        tool: "network".into(),
+        side_effect: SideEffect::Network,
+        risk: None,
+        reason: format!("a confined command wants to reach {host}, which is not in {DOMAINS_KEY}"),
+        rule: format!("WebFetch(domain:{host})"),
+        previews: vec![Preview::Note(format!(
+            "allow always: {host} for this session; to allow it in every session, add it to \
+             {DOMAINS_KEY} in the config file"
+        ))],
     }
-}
-
-/// Add `host` to the user config file's `sandbox.network.allowedDomains`.
-fn save_always(host: &str) -> Result<(), String> {
-    let (path, mut document) = crate::commands::mcp::read_config()?;
-    let domains = document
-        .as_object_mut()
-        .ok_or("the config file is not a JSON object")?
-        .entry("sandbox")
-        .or_insert_with(|| serde_json::json!({}))
-        .as_object_mut()
-        .ok_or("`sandbox` in the config file is not an object")?
-        .entry("network")
-        .or_insert_with(|| serde_json::json!({}))
-        .as_object_mut()
-        .ok_or("`sandbox.network` in the config file is not an object")?
-        .entry("allowedDomains")
-        .or_insert_with(|| serde_json::json!([]))
-        .as_array_mut()
-        .ok_or("`sandbox.network.allowedDomains` in the config file is not a list")?;
-    if !domains.iter().any(|d| d.as_str() == Some(host)) {
-        domains.push(serde_json::Value::String(host.to_string()));
-    }
-    crate::commands::mcp::write_config(&path, &document)
 }
 
 /// Why `host` was refused: the settings that would allow it.
@@ -354,6 +326,40 @@ mod tests {
         };
         let p = NetworkPolicy::from_config(&config, &["WebFetch(domain:x.org)".into()]);
         assert!(p.allows_host("a.docs.rs") && p.allows_host("x.org"));
+    }
+
+    /// The terminal UI's prompt: "always" grants the host for the session, "deny always"
+    /// stops asking; with nobody to ask, the host is refused.
+    #[tokio::test]
+    async fn a_blocked_host_is_asked_about_where_someone_can_answer() {
+        let (asks, mut questions) = tokio::sync::mpsc::unbounded_channel();
+        let bus = Bus::with_responder("run_t", vec![], asks);
+        report_to(&bus);
+        assert!(!ask_or_refuse("asked.example").await, "nobody to ask yet");
+        ask_about_blocked_hosts();
+        let answers = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            for answer in [Answer::AllowAlways, Answer::DenyAlways] {
+                let Some(ask) = questions.recv().await else {
+                    break;
+                };
+                seen.push((ask.question.tool.clone(), ask.question.rule.clone()));
+                let _ = ask.reply.send(answer);
+            }
+            seen
+        });
+        assert!(ask_or_refuse("asked.example").await);
+        assert!(allowed("asked.example"));
+        assert!(!ask_or_refuse("refused.example").await);
+        assert!(!ask_or_refuse("refused.example").await, "asked again");
+        let seen = answers.await.expect("answers");
+        assert_eq!(
+            seen,
+            [
+                ("network".into(), "WebFetch(domain:asked.example)".into()),
+                ("network".into(), "WebFetch(domain:refused.example)".into())
+            ]
+        );
     }
 
     #[test]
