@@ -574,6 +574,12 @@ impl RunArgs {
             (Effect::Allow, config.allow.iter().chain(&self.allow)),
         ] {
             for text in texts {
+                // Claude Code's network rule: a host confined commands may reach, not a tool's.
+                if effect == Effect::Allow
+                    && crate::permissions::network::web_fetch_domain(text).is_some()
+                {
+                    continue;
+                }
                 rules
                     .push(Rule::parse(effect, text).map_err(|e| RunFailure::usage(e.to_string()))?);
             }

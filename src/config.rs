@@ -63,6 +63,26 @@ pub struct SandboxConfig {
     /// or devices (absolute, or `~/…`; see `permissions::reads`).
     #[serde(default)]
     pub allow_read: Vec<String>,
+    /// The hosts confined commands may reach through Splice's proxy (`permissions/network.rs`).
+    #[serde(default)]
+    pub network: NetworkConfig,
+}
+
+/// The config file's `sandbox.network` object: confined commands reach no host but these,
+/// and only through Splice's proxy.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NetworkConfig {
+    /// Host names (`example.com`, `*.example.com` for every name below it) or IP literals.
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
+    /// The package registries' hosts (crates.io, npm, PyPI, Debian) as well.
+    #[serde(default)]
+    pub allow_package_registries: bool,
+    /// Allowed hosts may resolve to loopback, private and link-local addresses (off: such a
+    /// host is refused, whatever its name, so a name cannot be pointed at your machine).
+    #[serde(default)]
+    pub allow_local_addresses: bool,
 }
 
 /// Why `sandbox.allowUnixSockets` is refused: the seccomp filter that blocks Unix sockets sees

@@ -22,6 +22,7 @@ pub(crate) mod instructions;
 pub mod logging;
 pub mod mcp;
 pub mod media;
+pub(crate) mod net_proxy;
 pub mod packages;
 pub mod permissions;
 pub mod pipeline;

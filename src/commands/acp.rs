@@ -13,6 +13,6 @@ pub async fn run(args: &AcpArgs, mut io: Io) -> Result<Exit, Error> {
         let _ = writeln!(io.err, "splice: {}", failure.message);
         return Ok(failure.exit_code);
     }
-    confine_as_configured(&args.run.pass_env);
+    confine_as_configured(&args.run.pass_env, &args.run.allow);
     Ok(crate::acp::serve(args.run.clone()).await)
 }

@@ -40,7 +40,7 @@ pub async fn run(exec: &ExecArgs, io: Io) -> Result<Exit, Error> {
             return Ok(failure.exit_code);
         }
     };
-    confine_as_configured(&run_args.pass_env);
+    confine_as_configured(&run_args.pass_env, &run_args.allow);
     // The bus above reports what fails before the session starts; the session's runs report
     // to the same output.
     let session = Session::spawn(settings, Frontend::headless(bus_sinks));

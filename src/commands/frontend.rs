@@ -35,7 +35,8 @@ async fn tui(cli: &Cli, mut io: Io) -> Result<Exit, Error> {
             return Ok(failure.exit_code);
         }
     };
-    let config = confine_as_configured(&cli.run.pass_env);
+    let config = confine_as_configured(&cli.run.pass_env, &cli.run.allow);
+    crate::permissions::network::ask_about_blocked_hosts();
     let theme = cli.tui.theme.clone().or(config.theme);
     let (reopen, words) = Reopen::choose(
         cli.tui.resume.as_deref(),

@@ -119,10 +119,16 @@ impl Error {
 /// Unix-socket switch, and the secret-named variables commands may see (the file's `passEnv`
 /// and the `--pass-env` flags). A file that cannot be read allows nothing extra (resolving the
 /// run's settings reports why). Returns the config for the caller's other settings.
-pub(crate) fn confine_as_configured(pass_env: &[String]) -> crate::config::ConfigFile {
+pub(crate) fn confine_as_configured(
+    pass_env: &[String],
+    allow: &[String],
+) -> crate::config::ConfigFile {
     let config = crate::settings::load_config().unwrap_or_default();
     sandbox::set_unix_sockets_allowed(config.sandbox.allow_all_unix_sockets);
     allow_reads_as_configured(&config);
+    crate::permissions::network::set_policy(
+        crate::permissions::network::NetworkPolicy::from_config(&config, allow),
+    );
     let mut names = config.pass_env.clone();
     names.extend(pass_env.iter().cloned());
     sandbox::set_passed_env(names);

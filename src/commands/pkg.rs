@@ -23,7 +23,7 @@ pub async fn run(args: &PkgArgs, mut io: Io) -> Result<Exit, Error> {
     } = action
     {
         // As for commands: the config file's `passEnv` and the flags.
-        confine_as_configured(pass_env);
+        confine_as_configured(pass_env, &[]);
         let input = match input.as_deref() {
             Some("-") => match read_stdin().await {
                 Ok(text) => Some(text),

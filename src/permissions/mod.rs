@@ -5,6 +5,8 @@ pub(crate) mod descriptors;
 pub(crate) mod helper;
 pub(crate) mod hidden;
 pub(crate) mod mask;
+pub(crate) mod netns;
+pub mod network;
 pub(crate) mod own;
 pub(crate) mod pinned;
 pub(crate) mod policy;

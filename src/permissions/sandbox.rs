@@ -212,6 +212,13 @@ pub fn shell_command(
                 if unix_sockets_allowed() {
                     process.arg(ALLOW_UNIX_SOCKETS_ARG);
                 }
+                // Without the proxy the command still gets a network of its own: none at all.
+                match crate::net_proxy::socket() {
+                    Ok(proxy) => {
+                        process.arg(super::netns::PROXY_ARG).arg(proxy);
+                    }
+                    Err(why) => tracing::warn!("confined commands get no network: {why}"),
+                }
                 let writable = writable_paths(root, extra);
                 for path in &writable {
                     process.arg("--write").arg(path);

@@ -56,6 +56,8 @@ struct Request {
     own: super::own::OwnPlaces,
     /// The person let confined commands use Unix sockets (`sandbox.allowAllUnixSockets`).
     allow_unix_sockets: bool,
+    /// Splice's network proxy, the confined command's only way out (`netns.rs`).
+    proxy: Option<PathBuf>,
     program: Vec<OsString>,
 }
 
@@ -83,6 +85,8 @@ fn parse(args: &[OsString]) -> Request {
             request.inner = true;
         } else if arg == sandbox::ALLOW_UNIX_SOCKETS_ARG {
             request.allow_unix_sockets = true;
+        } else if arg == super::netns::PROXY_ARG {
+            request.proxy = rest.next().map(PathBuf::from);
         } else if arg == "--parent" {
             request.parent = rest.next().and_then(|p| p.to_str()?.parse().ok());
         } else if arg == "--" {
@@ -99,6 +103,9 @@ fn parse(args: &[OsString]) -> Request {
 /// memory), and with SIGTERM passed on to the program's process group for a graceful end;
 /// SIGHUP or SIGINT (Splice's last word, or its death) still ends everything at once.
 pub fn main(args: &[OsString]) -> i32 {
+    if args.first().is_some_and(|a| a == super::netns::RELAY_ARG) {
+        return super::netns::relay_main(args);
+    }
     let request = parse(args);
     if request.inner {
         return inner(&request);
@@ -191,6 +198,9 @@ pub fn main(args: &[OsString]) -> i32 {
         if request.allow_unix_sockets {
             launch.arg(sandbox::ALLOW_UNIX_SOCKETS_ARG);
         }
+        if let Some(proxy) = &request.proxy {
+            launch.arg(super::netns::PROXY_ARG).arg(proxy);
+        }
         launch.arg("--").arg(first).args(others);
         launch
     } else {
@@ -234,6 +244,15 @@ fn inner(request: &Request) -> i32 {
         eprintln!("splice supervisor: no command given");
         return CANNOT_RUN;
     };
+    // A network of its own whose only way out is Splice's proxy; first, so the relay it starts
+    // is in none of the namespaces and rules that follow.
+    let proxy_env = match super::netns::isolate(request.proxy.as_deref()) {
+        Ok(env) => env,
+        Err(error) => {
+            eprintln!("splice sandbox: the command was not run: {error}");
+            return CANNOT_RUN;
+        }
+    };
     // Splice's own places and hidden files where the command may write are kept read-only and
     // masked in a mount namespace; Landlock keeps the rest.
     let hidden =
@@ -261,7 +280,15 @@ fn inner(request: &Request) -> i32 {
         eprintln!("splice sandbox: the command was not run: {error}");
         return CANNOT_RUN;
     }
-    let error = std::process::Command::new(first).args(others).exec();
+    let mut program = std::process::Command::new(first);
+    program.args(others);
+    for (name, value) in proxy_env {
+        match value {
+            Some(value) => program.env(name, value),
+            None => program.env_remove(name),
+        };
+    }
+    let error = program.exec();
     eprintln!(
         "splice supervisor: cannot run {}: {error}",
         first.to_string_lossy()

@@ -113,10 +113,12 @@ pub enum WarningCode {
     CommandUnapproved,
     /// The project's command takes the place of the user's own command of that name.
     CommandShadowed,
+    /// A confined command's connection to a host nobody allowed was refused.
+    NetworkBlocked,
 }
 
 impl WarningCode {
-    pub const ALL: [WarningCode; 25] = [
+    pub const ALL: [WarningCode; 26] = [
         WarningCode::ProviderRetry,
         WarningCode::ResponseTruncated,
         WarningCode::ContextCompacted,
@@ -142,6 +144,7 @@ impl WarningCode {
         WarningCode::StopHookLimit,
         WarningCode::CommandUnapproved,
         WarningCode::CommandShadowed,
+        WarningCode::NetworkBlocked,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -171,6 +174,7 @@ impl WarningCode {
             WarningCode::StopHookLimit => "stop_hook_limit",
             WarningCode::CommandUnapproved => "command_unapproved",
             WarningCode::CommandShadowed => "command_shadowed",
+            WarningCode::NetworkBlocked => "network_blocked",
         }
     }
 }

@@ -5,6 +5,7 @@ mod credentials;
 mod detached_processes;
 mod environment;
 mod landlock;
+mod network;
 mod own_dirs;
 mod process_isolation;
 mod saved_logins;
