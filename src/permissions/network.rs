@@ -228,6 +228,7 @@ pub async fn ask_or_refuse(host: &str) -> bool {
 fn question(host: &str) -> PermissionQuestion {
     PermissionQuestion {
         id: format!("network:{host}"),
+        token: String::new(),
         tool: "network".into(),
         side_effect: SideEffect::Network,
         risk: None,
