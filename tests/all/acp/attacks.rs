@@ -217,3 +217,51 @@ fn a_permission_request_has_a_title_and_the_files_it_writes() {
     assert_eq!(asked["locations"][0]["line"], 1, "{asked}");
     assert_eq!(sandbox.read("b.txt"), None);
 }
+
+/// Characters an editor lays out or hides rather than shows: bidirectional embeddings,
+/// overrides and isolates, and zero-width marks.
+fn disguising(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}'
+    )
+}
+
+/// A Trojan Source command: to the shell `ls ; id > PWNED #`, but with a right-to-left
+/// override around two isolates an editor lays it out as `ls # ; id > PWNED`, the command
+/// shown as a comment; a zero-width space hides in the file's name. The dialog (its text and
+/// its title) and the call's own title show each such character as an escape, never as it
+/// is.
+#[test]
+fn the_permission_dialog_shows_bidi_overrides_and_invisible_characters() {
+    let trojan = format!("ls \u{202e}\u{2066}; {PWNED}\u{2069}\u{2066}# \u{2069}\u{200b}");
+    let sandbox = Sandbox::new();
+    let provider = FakeProvider::start(vec![
+        command("call_1", &trojan),
+        openai::answer(&["Not allowed."]),
+    ]);
+    let report = client(
+        &sandbox,
+        &provider,
+        json!({"args": light(), "prompts": ["list the files"], "answer": "reject_once"}),
+    );
+    assert_eq!(report["stopReasons"], json!(["end_turn"]), "{report}");
+    assert!(!sandbox.root.join("PWNED").exists(), "{report}");
+    let asked = &report["permissions"][0]["toolCall"];
+    let text = asked["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in the dialog: {asked}"));
+    let title = asked["title"].as_str().unwrap_or_default();
+    let call = updates(&report, "tool_call");
+    let call_title = call[0]["title"].as_str().unwrap_or_default();
+    for (what, shown) in [("text", text), ("title", title), ("call title", call_title)] {
+        assert!(
+            !shown.chars().any(disguising),
+            "the dialog's {what} lays the command out as something else: {shown:?}"
+        );
+        for escape in ["\\u{202e}", "\\u{2066}", "\\u{2069}", "\\u{200b}"] {
+            assert!(shown.contains(escape), "{what} hides {escape}: {shown:?}");
+        }
+        assert!(shown.contains(PWNED), "{what}: {shown:?}");
+    }
+}
