@@ -201,14 +201,17 @@ fn text_content(text: String) -> ToolCallContent {
 /// Output shown as it is (a command's, a tool's), not read as markdown: fenced by one
 /// backtick more than the longest run of them in it, so no line of it closes the fence.
 fn fenced(text: &str) -> String {
-    let text = visible(text.trim_end());
-    let fence = "`".repeat(longest_run(&text, '`').max(2) + 1);
+    // Escaped first: a trailing no-break space is a word the shell runs.
+    let text = visible(text);
+    let text = text.trim_end();
+    let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
     format!("{fence}\n{text}\n{fence}")
 }
 
 /// `text` with each character an editor would lay out or hide rather than show (controls,
-/// bidirectional overrides and isolates, zero-width marks) written as its `\u{…}` escape, so
-/// `ls ; rm -rf ~ #` cannot show as `ls # ; rm -rf ~`; line breaks and tabs stay.
+/// bidirectional overrides and isolates, zero-width marks, spaces the shell does not split
+/// on) written as its `\u{…}` escape, so `ls ; rm -rf ~ #` cannot show as `ls # ; rm -rf ~`
+/// nor the file `./a\u{a0}b` as `./a b`; line breaks and tabs stay.
 fn visible(text: &str) -> String {
     let mut shown = String::with_capacity(text.len());
     for c in text.chars() {
@@ -220,9 +223,10 @@ fn visible(text: &str) -> String {
     shown
 }
 
-/// `c` itself where it shows as itself, else its `\u{…}` escape.
+/// `c` itself where it shows as itself, else its `\u{…}` escape (a space other than ` `
+/// looks like one but is part of a word to the shell).
 fn push_shown(out: &mut String, c: char) {
-    if shown_as_is(c) {
+    if shown_as_is(c) && (c == ' ' || !c.is_whitespace()) {
         out.push(c);
     } else {
         out.extend(c.escape_unicode());

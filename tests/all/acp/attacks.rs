@@ -265,3 +265,40 @@ fn the_permission_dialog_shows_bidi_overrides_and_invisible_characters() {
         assert!(shown.contains(PWNED), "{what}: {shown:?}");
     }
 }
+
+/// The shell splits words on spaces, tabs and line breaks only: `./check\u{a0}--help` runs
+/// the planted file `check --help`, not `./check` with `--help`, and a trailing no-break space
+/// after `. ` sources a planted file the dialog showed as nothing. The dialog shows every
+/// space the shell does not split on as an escape.
+#[test]
+fn the_permission_dialog_shows_spaces_the_shell_does_not_split_on() {
+    let sandbox = Sandbox::new();
+    sandbox.write("check", "echo fine\n");
+    sandbox.write("check\u{a0}--help", &format!("{PWNED}\n"));
+    sandbox.write("\u{2003}", &format!("{PWNED}\n"));
+    let disguised = "sh ./check\u{a0}--help; . \u{2003}";
+    let provider = FakeProvider::start(vec![
+        command("call_1", disguised),
+        openai::answer(&["Not allowed."]),
+    ]);
+    let report = client(
+        &sandbox,
+        &provider,
+        json!({"args": light(), "prompts": ["check"], "answer": "reject_once"}),
+    );
+    assert_eq!(report["stopReasons"], json!(["end_turn"]), "{report}");
+    let asked = &report["permissions"][0]["toolCall"];
+    let text = asked["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in the dialog: {asked}"));
+    let title = asked["title"].as_str().unwrap_or_default();
+    for (what, shown) in [("text", text), ("title", title)] {
+        assert!(
+            !shown.contains(['\u{a0}', '\u{2003}']),
+            "the dialog's {what} shows a word the shell runs as two: {shown:?}"
+        );
+        for escape in ["\\u{a0}", "\\u{2003}"] {
+            assert!(shown.contains(escape), "{what} hides {escape}: {shown:?}");
+        }
+    }
+}
