@@ -130,6 +130,32 @@ fn a_stale_answer_after_a_subagent_timed_out_never_approves_a_later_command() {
     assert!(!sandbox.root.join("first.txt").exists(), "{report}");
 }
 
+/// The editor's report of one turn whose model asks to run `shown` and whose person rejects
+/// it: nothing ran.
+fn rejected(sandbox: &Sandbox, shown: &str) -> Value {
+    let provider = FakeProvider::start(vec![
+        command("call_1", shown),
+        openai::answer(&["Not allowed."]),
+    ]);
+    let report = client(
+        sandbox,
+        &provider,
+        json!({"args": light(), "prompts": ["list the files"], "answer": "reject_once"}),
+    );
+    assert_eq!(report["stopReasons"], json!(["end_turn"]), "{report}");
+    assert!(!sandbox.root.join("PWNED").exists(), "{report}");
+    report
+}
+
+/// The first dialog's text and title.
+fn dialog(report: &Value) -> (&str, &str) {
+    let asked = &report["permissions"][0]["toolCall"];
+    let text = asked["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in the dialog: {asked}"));
+    (text, asked["title"].as_str().unwrap_or_default())
+}
+
 /// What an editor shows of markdown: the text of every text and code event, in order.
 fn rendered(markdown: &str) -> String {
     use pulldown_cmark::{Event, Parser};
@@ -153,22 +179,8 @@ fn the_permission_dialog_shows_all_of_a_command_that_hides_in_markdown() {
     // each line is a comment. To markdown: a fence's end, then a link reference definition
     // whose title spans the line that writes PWNED.
     let hiding = format!("ls # ```\n````\n[x]: # \"\n{PWNED} # \"");
-    let sandbox = Sandbox::new();
-    let provider = FakeProvider::start(vec![
-        command("call_1", &hiding),
-        openai::answer(&["Not allowed."]),
-    ]);
-    let report = client(
-        &sandbox,
-        &provider,
-        json!({"args": light(), "prompts": ["list the files"], "answer": "reject_once"}),
-    );
-    assert_eq!(report["stopReasons"], json!(["end_turn"]), "{report}");
-    assert!(!sandbox.root.join("PWNED").exists(), "{report}");
-    let asked = &report["permissions"][0]["toolCall"];
-    let text = asked["content"][0]["content"]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text in the dialog: {asked}"));
+    let report = rejected(&Sandbox::new(), &hiding);
+    let (text, title) = dialog(&report);
     let shown = rendered(text);
     assert!(
         shown.contains(PWNED),
@@ -180,7 +192,6 @@ fn the_permission_dialog_shows_all_of_a_command_that_hides_in_markdown() {
         "the dialog shows {shown:?} of {text:?}"
     );
     // The title names the command, whole, on one line.
-    let title = asked["title"].as_str().unwrap_or_default();
     let shown = rendered(title);
     assert!(shown.starts_with("Run "), "{title}");
     assert!(shown.contains(PWNED) && !shown.contains('\n'), "{shown:?}");
@@ -235,23 +246,8 @@ fn disguising(c: char) -> bool {
 #[test]
 fn the_permission_dialog_shows_bidi_overrides_and_invisible_characters() {
     let trojan = format!("ls \u{202e}\u{2066}; {PWNED}\u{2069}\u{2066}# \u{2069}\u{200b}");
-    let sandbox = Sandbox::new();
-    let provider = FakeProvider::start(vec![
-        command("call_1", &trojan),
-        openai::answer(&["Not allowed."]),
-    ]);
-    let report = client(
-        &sandbox,
-        &provider,
-        json!({"args": light(), "prompts": ["list the files"], "answer": "reject_once"}),
-    );
-    assert_eq!(report["stopReasons"], json!(["end_turn"]), "{report}");
-    assert!(!sandbox.root.join("PWNED").exists(), "{report}");
-    let asked = &report["permissions"][0]["toolCall"];
-    let text = asked["content"][0]["content"]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text in the dialog: {asked}"));
-    let title = asked["title"].as_str().unwrap_or_default();
+    let report = rejected(&Sandbox::new(), &trojan);
+    let (text, title) = dialog(&report);
     let call = updates(&report, "tool_call");
     let call_title = call[0]["title"].as_str().unwrap_or_default();
     for (what, shown) in [("text", text), ("title", title), ("call title", call_title)] {
@@ -276,22 +272,8 @@ fn the_permission_dialog_shows_spaces_the_shell_does_not_split_on() {
     sandbox.write("check", "echo fine\n");
     sandbox.write("check\u{a0}--help", &format!("{PWNED}\n"));
     sandbox.write("\u{2003}", &format!("{PWNED}\n"));
-    let disguised = "sh ./check\u{a0}--help; . \u{2003}";
-    let provider = FakeProvider::start(vec![
-        command("call_1", disguised),
-        openai::answer(&["Not allowed."]),
-    ]);
-    let report = client(
-        &sandbox,
-        &provider,
-        json!({"args": light(), "prompts": ["check"], "answer": "reject_once"}),
-    );
-    assert_eq!(report["stopReasons"], json!(["end_turn"]), "{report}");
-    let asked = &report["permissions"][0]["toolCall"];
-    let text = asked["content"][0]["content"]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text in the dialog: {asked}"));
-    let title = asked["title"].as_str().unwrap_or_default();
+    let report = rejected(&sandbox, "sh ./check\u{a0}--help; . \u{2003}");
+    let (text, title) = dialog(&report);
     for (what, shown) in [("text", text), ("title", title)] {
         assert!(
             !shown.contains(['\u{a0}', '\u{2003}']),
