@@ -17,6 +17,7 @@ use crate::protocol::Event;
 use crate::protocol::events::{SideEffect, ToolStatus};
 use crate::protocol::marker::{ReasoningPiece, split_markers};
 use crate::sanitize::redact::Redactor;
+use crate::sanitize::terminal::shown_as_is;
 
 /// Turns one session's events into updates; it remembers what later updates need (each
 /// call's diffs, the plan so far, the cost so far).
@@ -200,8 +201,36 @@ fn text_content(text: String) -> ToolCallContent {
 /// Output shown as it is (a command's, a tool's), not read as markdown: fenced by one
 /// backtick more than the longest run of them in it, so no line of it closes the fence.
 fn fenced(text: &str) -> String {
+    // Escaped first: a trailing no-break space is a word the shell runs.
+    let text = visible(text);
+    let text = text.trim_end();
     let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
-    format!("{fence}\n{}\n{fence}", text.trim_end())
+    format!("{fence}\n{text}\n{fence}")
+}
+
+/// `text` with each character an editor would lay out or hide rather than show (controls,
+/// bidirectional overrides and isolates, zero-width marks, spaces the shell does not split
+/// on) written as its `\u{…}` escape, so `ls ; rm -rf ~ #` cannot show as `ls # ; rm -rf ~`
+/// nor the file `./a\u{a0}b` as `./a b`; line breaks and tabs stay.
+fn visible(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' | '\t' => shown.push(c),
+            c => push_shown(&mut shown, c),
+        }
+    }
+    shown
+}
+
+/// `c` itself where it shows as itself, else its `\u{…}` escape (a space other than ` `
+/// looks like one but is part of a word to the shell).
+fn push_shown(out: &mut String, c: char) {
+    if shown_as_is(c) && (c == ' ' || !c.is_whitespace()) {
+        out.push(c);
+    } else {
+        out.extend(c.escape_unicode());
+    }
 }
 
 /// Text as one inline code span, whatever it holds: on one line (a line break shown as
@@ -221,7 +250,8 @@ fn inline_code(text: &str) -> String {
     }
 }
 
-/// The text on one line: line breaks as ` ⏎ `, other control characters as `\u{…}`.
+/// The text on one line: line breaks as ` ⏎ `, other controls and the characters that
+/// disguise text as `\u{…}`.
 fn one_line(text: &str) -> String {
     let mut line = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
@@ -230,8 +260,7 @@ fn one_line(text: &str) -> String {
             '\r' if chars.peek() == Some(&'\n') => {}
             '\n' | '\r' | '\u{2028}' | '\u{2029}' => line.push_str(" ⏎ "),
             '\t' => line.push(' '),
-            c if c.is_control() => line.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-            c => line.push(c),
+            c => push_shown(&mut line, c),
         }
     }
     line

@@ -130,6 +130,32 @@ fn a_stale_answer_after_a_subagent_timed_out_never_approves_a_later_command() {
     assert!(!sandbox.root.join("first.txt").exists(), "{report}");
 }
 
+/// The editor's report of one turn whose model asks to run `shown` and whose person rejects
+/// it: nothing ran.
+fn rejected(sandbox: &Sandbox, shown: &str) -> Value {
+    let provider = FakeProvider::start(vec![
+        command("call_1", shown),
+        openai::answer(&["Not allowed."]),
+    ]);
+    let report = client(
+        sandbox,
+        &provider,
+        json!({"args": light(), "prompts": ["list the files"], "answer": "reject_once"}),
+    );
+    assert_eq!(report["stopReasons"], json!(["end_turn"]), "{report}");
+    assert!(!sandbox.root.join("PWNED").exists(), "{report}");
+    report
+}
+
+/// The first dialog's text and title.
+fn dialog(report: &Value) -> (&str, &str) {
+    let asked = &report["permissions"][0]["toolCall"];
+    let text = asked["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in the dialog: {asked}"));
+    (text, asked["title"].as_str().unwrap_or_default())
+}
+
 /// What an editor shows of markdown: the text of every text and code event, in order.
 fn rendered(markdown: &str) -> String {
     use pulldown_cmark::{Event, Parser};
@@ -153,22 +179,8 @@ fn the_permission_dialog_shows_all_of_a_command_that_hides_in_markdown() {
     // each line is a comment. To markdown: a fence's end, then a link reference definition
     // whose title spans the line that writes PWNED.
     let hiding = format!("ls # ```\n````\n[x]: # \"\n{PWNED} # \"");
-    let sandbox = Sandbox::new();
-    let provider = FakeProvider::start(vec![
-        command("call_1", &hiding),
-        openai::answer(&["Not allowed."]),
-    ]);
-    let report = client(
-        &sandbox,
-        &provider,
-        json!({"args": light(), "prompts": ["list the files"], "answer": "reject_once"}),
-    );
-    assert_eq!(report["stopReasons"], json!(["end_turn"]), "{report}");
-    assert!(!sandbox.root.join("PWNED").exists(), "{report}");
-    let asked = &report["permissions"][0]["toolCall"];
-    let text = asked["content"][0]["content"]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text in the dialog: {asked}"));
+    let report = rejected(&Sandbox::new(), &hiding);
+    let (text, title) = dialog(&report);
     let shown = rendered(text);
     assert!(
         shown.contains(PWNED),
@@ -180,7 +192,6 @@ fn the_permission_dialog_shows_all_of_a_command_that_hides_in_markdown() {
         "the dialog shows {shown:?} of {text:?}"
     );
     // The title names the command, whole, on one line.
-    let title = asked["title"].as_str().unwrap_or_default();
     let shown = rendered(title);
     assert!(shown.starts_with("Run "), "{title}");
     assert!(shown.contains(PWNED) && !shown.contains('\n'), "{shown:?}");
@@ -216,4 +227,60 @@ fn a_permission_request_has_a_title_and_the_files_it_writes() {
     assert_eq!(asked["locations"][0]["path"], b, "{asked}");
     assert_eq!(asked["locations"][0]["line"], 1, "{asked}");
     assert_eq!(sandbox.read("b.txt"), None);
+}
+
+/// Characters an editor lays out or hides rather than shows: bidirectional embeddings,
+/// overrides and isolates, and zero-width marks.
+fn disguising(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}'
+    )
+}
+
+/// A Trojan Source command: to the shell `ls ; id > PWNED #`, but with a right-to-left
+/// override around two isolates an editor lays it out as `ls # ; id > PWNED`, the command
+/// shown as a comment; a zero-width space hides in the file's name. The dialog (its text and
+/// its title) and the call's own title show each such character as an escape, never as it
+/// is.
+#[test]
+fn the_permission_dialog_shows_bidi_overrides_and_invisible_characters() {
+    let trojan = format!("ls \u{202e}\u{2066}; {PWNED}\u{2069}\u{2066}# \u{2069}\u{200b}");
+    let report = rejected(&Sandbox::new(), &trojan);
+    let (text, title) = dialog(&report);
+    let call = updates(&report, "tool_call");
+    let call_title = call[0]["title"].as_str().unwrap_or_default();
+    for (what, shown) in [("text", text), ("title", title), ("call title", call_title)] {
+        assert!(
+            !shown.chars().any(disguising),
+            "the dialog's {what} lays the command out as something else: {shown:?}"
+        );
+        for escape in ["\\u{202e}", "\\u{2066}", "\\u{2069}", "\\u{200b}"] {
+            assert!(shown.contains(escape), "{what} hides {escape}: {shown:?}");
+        }
+        assert!(shown.contains(PWNED), "{what}: {shown:?}");
+    }
+}
+
+/// The shell splits words on spaces, tabs and line breaks only: `./check\u{a0}--help` runs
+/// the planted file `check --help`, not `./check` with `--help`, and a trailing no-break space
+/// after `. ` sources a planted file the dialog showed as nothing. The dialog shows every
+/// space the shell does not split on as an escape.
+#[test]
+fn the_permission_dialog_shows_spaces_the_shell_does_not_split_on() {
+    let sandbox = Sandbox::new();
+    sandbox.write("check", "echo fine\n");
+    sandbox.write("check\u{a0}--help", &format!("{PWNED}\n"));
+    sandbox.write("\u{2003}", &format!("{PWNED}\n"));
+    let report = rejected(&sandbox, "sh ./check\u{a0}--help; . \u{2003}");
+    let (text, title) = dialog(&report);
+    for (what, shown) in [("text", text), ("title", title)] {
+        assert!(
+            !shown.contains(['\u{a0}', '\u{2003}']),
+            "the dialog's {what} shows a word the shell runs as two: {shown:?}"
+        );
+        for escape in ["\\u{a0}", "\\u{2003}"] {
+            assert!(shown.contains(escape), "{what} hides {escape}: {shown:?}");
+        }
+    }
 }
