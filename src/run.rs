@@ -123,7 +123,7 @@ where
     I: Future<Output = ()>,
 {
     bus.emit(run_start(settings));
-    crate::permissions::network::report_to(bus);
+    let _network_reports = crate::permissions::network::report_to(bus);
     if let Some(hooks) = bus.hooks() {
         hooks.report_unapproved(bus);
     }

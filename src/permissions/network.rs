@@ -142,6 +142,9 @@ struct State {
     denied: HashSet<String>,
     /// The run whose warnings refusals become, and the hosts it has been told about.
     bus: Option<Bus>,
+    /// Which `report_to` set `bus`, so only its own guard puts the one before back.
+    generation: u64,
+    next_generation: u64,
     reported: HashSet<String>,
     /// The front end asks about blocked hosts (the terminal UI).
     ask: bool,
@@ -164,11 +167,42 @@ pub fn policy() -> NetworkPolicy {
     state().lock().map(|s| s.policy.clone()).unwrap_or_default()
 }
 
-/// The run that refusals are reported to from now on (each run anew: once per host per run).
-pub fn report_to(bus: &Bus) {
+/// The run that refusals are reported to from now on (each run anew: once per host per run),
+/// until the guard returned is dropped, which gives them back to the run before it (a
+/// design-plan task's run inside its plan's): the bus is not kept past its run, whose front
+/// end waits for every handle on its events to go before it ends.
+#[must_use = "the run is reported to only while the guard lives"]
+pub fn report_to(bus: &Bus) -> Reporting {
+    let mut guard = Reporting {
+        generation: 0,
+        previous: None,
+    };
     if let Ok(mut state) = state().lock() {
+        guard.previous = Some((state.generation, state.bus.take()));
+        state.next_generation += 1;
+        state.generation = state.next_generation;
+        guard.generation = state.generation;
         state.bus = Some(bus.clone());
         state.reported.clear();
+    }
+    guard
+}
+
+/// Ends a run's reporting when dropped (see `report_to`).
+pub struct Reporting {
+    generation: u64,
+    previous: Option<(u64, Option<Bus>)>,
+}
+
+impl Drop for Reporting {
+    fn drop(&mut self) {
+        if let Ok(mut state) = state().lock()
+            && state.generation == self.generation
+        {
+            let (generation, bus) = self.previous.take().unwrap_or_default();
+            state.generation = generation;
+            state.bus = bus;
+        }
     }
 }
 
@@ -335,7 +369,7 @@ mod tests {
     async fn a_blocked_host_is_asked_about_where_someone_can_answer() {
         let (asks, mut questions) = tokio::sync::mpsc::unbounded_channel();
         let bus = Bus::with_responder("run_t", vec![], asks);
-        report_to(&bus);
+        let _reporting = report_to(&bus);
         assert!(!ask_or_refuse("asked.example").await, "nobody to ask yet");
         ask_about_blocked_hosts();
         let answers = tokio::spawn(async move {

@@ -249,6 +249,32 @@ fn safe(text: &str, altered: &mut bool) -> String {
     clean.into_owned()
 }
 
+/// What the prompt shows of a command: as `safe`, and whitespace the shell does not split
+/// words on (a no-break or em space) written as its `\u{…}` escape, so `./check\u{a0}--help`,
+/// which runs a file named `check --help`, is not drawn as `./check --help`.
+fn safe_command(text: &str, altered: &mut bool) -> String {
+    let clean = safe(text, altered);
+    if !clean.chars().any(hidden_space) {
+        return clean;
+    }
+    *altered = true;
+    clean
+        .chars()
+        .map(|c| {
+            if hidden_space(c) {
+                format!("\\u{{{:x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Whitespace that looks like a word break but is none to the shell.
+fn hidden_space(c: char) -> bool {
+    c.is_whitespace() && !matches!(c, ' ' | '\t' | '\n')
+}
+
 fn sanitize(question: &PermissionQuestion) -> (PermissionQuestion, bool) {
     let mut altered = false;
     let mut shown = question.clone();
@@ -257,7 +283,7 @@ fn sanitize(question: &PermissionQuestion) -> (PermissionQuestion, bool) {
     shown.rule = safe(&question.rule, &mut altered);
     for preview in &mut shown.previews {
         match preview {
-            Preview::Command(command) => *command = safe(command, &mut altered),
+            Preview::Command(command) => *command = safe_command(command, &mut altered),
             Preview::Write {
                 path,
                 before,
@@ -638,6 +664,22 @@ mod tests {
         );
         let (_, plain) = sanitize(&self::tests::ask());
         assert!(!plain);
+    }
+
+    #[test]
+    fn spaces_the_shell_does_not_split_on_are_escaped_in_commands() {
+        let mut ask = ask();
+        ask.previews = vec![Preview::Command(
+            "sh ./check\u{a0}--help; . \u{2003}".into(),
+        )];
+        let (shown, altered) = sanitize(&ask);
+        assert!(altered);
+        assert_eq!(
+            shown.previews,
+            [Preview::Command(
+                "sh ./check\\u{a0}--help; . \\u{2003}".into()
+            )]
+        );
     }
 
     #[test]
