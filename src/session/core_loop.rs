@@ -48,8 +48,11 @@ pub(super) struct Core {
     relays: tokio::task::JoinSet<Option<String>>,
     /// The login going on; dropped (its task ended) when cancelled or over.
     login: Option<crate::device_login::DeviceLogin>,
-    /// MCP servers starting on the hub (and approvals being saved): a warning each, or none.
+    /// MCP servers starting on the hub: a warning each, or none.
     mcp_starts: tokio::task::JoinSet<Option<String>>,
+    /// Approvals being saved: a warning each, or none. Awaited, never aborted, when the
+    /// session ends, so an approval the person gave just before quitting is kept.
+    saves: tokio::task::JoinSet<Option<String>>,
     /// The front end's editor files, handed to every run (ACP).
     files: Option<std::sync::Arc<dyn crate::bus::ClientFiles>>,
 }
@@ -69,6 +72,7 @@ impl Core {
             relays: tokio::task::JoinSet::new(),
             login: None,
             mcp_starts: tokio::task::JoinSet::new(),
+            saves: tokio::task::JoinSet::new(),
             settings,
             frontend,
             running: None,
@@ -114,6 +118,11 @@ impl Core {
                         self.report(&SessionEvent::Warning { message });
                     }
                 }
+                Some(done) = self.saves.join_next(), if !self.saves.is_empty() => {
+                    if let Ok(Some(message)) = done {
+                        self.report(&SessionEvent::Warning { message });
+                    }
+                }
                 Some(mut ask) = next_question(&mut questions) => {
                     let (asked, token) = self.tokens.mint();
                     ask.question.token = token.clone();
@@ -155,6 +164,11 @@ impl Core {
             }
         }
         self.mcp_starts.shutdown().await;
+        while let Some(done) = self.saves.join_next().await {
+            if let Ok(Some(message)) = done {
+                self.report(&SessionEvent::Warning { message });
+            }
+        }
         // A session whose hooks saw it start sees it end.
         if self.settings.hooks.started()
             && let Some(hooks) = crate::hooks::Hooks::for_run(&self.settings)
@@ -259,7 +273,7 @@ impl Core {
     fn approve_mcp(&mut self, entry: crate::mcp::ServerEntry) {
         let (data, cwd) = (self.settings.data_dir.clone(), self.settings.cwd.clone());
         let saved = entry.clone();
-        self.mcp_starts.spawn(async move {
+        self.saves.spawn(async move {
             let name = saved.name.clone();
             let written = crate::blocking::detached(move || {
                 crate::mcp::approval::approve(&data, &cwd, &saved)
@@ -294,7 +308,7 @@ impl Core {
             self.settings.data_dir.clone(),
             crate::mcp::approval::canonical_root(&self.settings.cwd),
         );
-        self.mcp_starts.spawn(async move {
+        self.saves.spawn(async move {
             let written = crate::blocking::detached(move || {
                 crate::hooks::approval::approve(&data, &root, &fingerprint)
             })
