@@ -366,7 +366,9 @@ pub struct RunArgs {
     /// ask (default), accept-edits, auto or read-only.
     #[arg(long, value_parser = Named::<PermissionMode>::new("permission mode"))]
     pub permission_mode: Option<PermissionMode>,
-    /// Allow a tool or a command pattern without asking, e.g. `run_command(cargo test*)`. Repeatable.
+    /// Allow a tool or a command pattern without asking, e.g. `run_command(cargo test*)`;
+    /// `WebFetch(domain:HOST)` lets confined commands reach HOST through Splice's proxy.
+    /// Repeatable.
     #[arg(long)]
     pub allow: Vec<String>,
     /// Refuse a tool or a command pattern, e.g. `run_command(git push*)`. Repeatable.
