@@ -222,6 +222,21 @@ impl ConfigFile {
                 ),
             });
         }
+        if let Some(entry) = config
+            .sandbox
+            .network
+            .allowed_domains
+            .iter()
+            .find(|e| !is_domain_pattern(e))
+        {
+            return Err(ConfigError::Parse {
+                path: path.display().to_string(),
+                message: format!(
+                    "`sandbox.network.allowedDomains`: `{entry}` is not a host name, `*.` and a \
+                     host name, or an IP address (no scheme, port or path)"
+                ),
+            });
+        }
         if !config.sandbox.allow_unix_sockets.is_empty() {
             return Err(ConfigError::Parse {
                 path: path.display().to_string(),
@@ -230,6 +245,26 @@ impl ConfigFile {
         }
         Ok(config)
     }
+}
+
+/// An `allowedDomains` entry: a host name (`example.com`), every name below one
+/// (`*.example.com`) or an IP literal. Anything else (`https://…`, `host:443`, `a/b`) would
+/// silently allow nothing, so it is refused.
+fn is_domain_pattern(entry: &str) -> bool {
+    let name = entry.strip_prefix("*.").unwrap_or(entry);
+    let name = name.strip_suffix('.').unwrap_or(name);
+    let literal = entry
+        .strip_prefix('[')
+        .and_then(|e| e.strip_suffix(']'))
+        .unwrap_or(entry);
+    literal.parse::<std::net::IpAddr>().is_ok()
+        || (!name.is_empty()
+            && name.split('.').all(|label| {
+                !label.is_empty()
+                    && label
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            }))
 }
 
 #[cfg(test)]

@@ -231,3 +231,44 @@ fn provider_precedence_is_flag_then_config_then_environment() {
     std::fs::write(sandbox.dir.path().join("config.json"), "{}").expect("write config.json");
     assert_eq!(start(&[]), (json!("openai"), json!("gpt-4o")));
 }
+
+/// The sandbox settings are checked like the rest: a read grant that is no absolute path, a
+/// domain written as a URL (which would allow nothing, silently) and an unknown network key are
+/// usage errors naming what is wrong, and nothing is sent.
+#[test]
+fn bad_sandbox_settings_are_usage_errors() {
+    let cases = [
+        (
+            r#"{"sandbox":{"allowRead":["relative/dir"]}}"#,
+            "relative/dir",
+        ),
+        (
+            r#"{"sandbox":{"network":{"allowedDomains":["https://github.com"]}}}"#,
+            "https://github.com",
+        ),
+        (
+            r#"{"sandbox":{"network":{"allowedDomains":["github.com:443"]}}}"#,
+            "github.com:443",
+        ),
+        (
+            r#"{"sandbox":{"network":{"allowedHosts":["x.org"]}}}"#,
+            "allowedHosts",
+        ),
+    ];
+    for (config, named) in cases {
+        let provider = FakeProvider::start(vec![openai::answer(&["hi"])]);
+        let sandbox = Sandbox::new();
+        std::fs::write(sandbox.dir.path().join("config.json"), config).expect("write config.json");
+        let mut command = sandbox.command(&provider.url);
+        stream_json(&mut command).arg("hello");
+        let out = run(command, None);
+        out.assert_well_formed();
+        assert_eq!(out.code, 2, "{config}: {}", out.stdout);
+        let message = out.first("error")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(message.contains(named), "{config}: {message}");
+        assert!(provider.requests().is_empty());
+    }
+}
