@@ -1,44 +1,4 @@
-//! Splice: a terminal coding agent. The library holds the core; `main.rs` is the binary edge.
+//! The `splice` package: the binaries' edge. The core lives in `crates/splice-core`; this
+//! library re-exports it under the paths the binaries, tests and benches use.
 
-pub mod acp;
-pub(crate) mod agent;
-pub(crate) mod blocking;
-pub mod bus;
-pub(crate) mod checkpoint;
-pub mod cli;
-pub mod commands;
-pub(crate) mod compaction;
-pub(crate) mod config;
-pub(crate) mod confine;
-pub mod conversation;
-pub(crate) mod device_login;
-pub mod exit;
-pub mod git;
-pub(crate) mod headless;
-pub(crate) mod hooks;
-pub mod http;
-pub(crate) mod ids;
-pub(crate) mod instructions;
-pub mod logging;
-pub mod mcp;
-pub mod media;
-pub(crate) mod net_proxy;
-pub mod packages;
-pub mod permissions;
-pub mod pipeline;
-pub(crate) mod process_group;
-pub mod protocol;
-pub mod provider;
-pub mod registry;
-pub(crate) mod registry_client;
-pub mod run;
-pub(crate) mod sanitize;
-pub mod scribiz;
-pub mod session;
-pub(crate) mod settings;
-pub mod slash;
-pub(crate) mod subagents;
-pub(crate) mod tools;
-pub mod tui;
-pub mod usage;
-pub(crate) mod worktree;
+pub use splice_core::*;

@@ -8,7 +8,7 @@ use crate::pipeline::runner::Iteration;
 use crate::pipeline::schema::{FindingsSubmission, SubmitTool};
 use crate::protocol::stage::Stage;
 
-const PROMPT: &str = include_str!("../../../assets/prompts/security_auditor.md");
+const PROMPT: &str = include_str!("../../../../../assets/prompts/security_auditor.md");
 
 pub async fn security_auditor(
     ctx: &Ctx<'_>,

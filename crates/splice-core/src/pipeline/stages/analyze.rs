@@ -14,7 +14,7 @@ use crate::protocol::{Event, WarningCode};
 use crate::provider::ToolCallRequest;
 use crate::tools::ToolName;
 
-const PROMPT: &str = include_str!("../../../assets/prompts/static_analyzer.md");
+const PROMPT: &str = include_str!("../../../../../assets/prompts/static_analyzer.md");
 /// Analyzer output handed to the model, per command.
 const MAX_REPORT: usize = 12 * 1024;
 

@@ -58,7 +58,7 @@ mod tests {
 
     #[test]
     fn the_official_json_package_loads_and_a_broken_one_does_not() {
-        let official = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/packages/json");
+        let official = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/packages/json");
         let package = Package::load(&official).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(package.id(), "splice/json");
         assert!(package.tool("parse").is_some());

@@ -8,7 +8,7 @@ use crate::pipeline::runner::Iteration;
 use crate::pipeline::schema::{SubmitTool, Verdict};
 use crate::protocol::stage::Stage;
 
-const PROMPT: &str = include_str!("../../../assets/prompts/acceptance_verifier.md");
+const PROMPT: &str = include_str!("../../../../../assets/prompts/acceptance_verifier.md");
 
 pub async fn acceptance_verifier(
     ctx: &Ctx<'_>,

@@ -318,7 +318,7 @@ fn make_read_only(dir: &Path) -> Result<(), InstallError> {
 mod tests {
     use super::*;
 
-    const OFFICIAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/packages/json");
+    const OFFICIAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/packages/json");
 
     /// A download whose bytes are not the ones the registry vouched for places nothing.
     #[test]

@@ -278,7 +278,7 @@ mod tests {
     use super::*;
 
     fn official() -> Arc<Package> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/packages/json");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/packages/json");
         Arc::new(Package::load(&dir).unwrap_or_else(|e| panic!("{e:?}")))
     }
 

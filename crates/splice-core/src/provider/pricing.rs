@@ -12,7 +12,7 @@ use thiserror::Error;
 use super::TokenUsage;
 use crate::protocol::events::{CostStatus, UsageEvent};
 
-const BUILTIN: &str = include_str!("../../assets/pricing.json");
+const BUILTIN: &str = include_str!("../../../../assets/pricing.json");
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]

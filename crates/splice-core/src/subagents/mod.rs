@@ -35,7 +35,7 @@ use crate::usage::UsageMeter;
 pub use definition::{Catalog, Definition};
 use scratch::Scratch;
 
-const SUBAGENT_PROMPT: &str = include_str!("../../assets/prompts/subagent.md");
+const SUBAGENT_PROMPT: &str = include_str!("../../../../assets/prompts/subagent.md");
 
 /// The `agent` tool's arguments.
 #[derive(Debug, Deserialize)]

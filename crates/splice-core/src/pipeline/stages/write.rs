@@ -14,8 +14,8 @@ use crate::protocol::stage::Stage;
 use crate::tools::ToolName;
 use crate::tools::fs::plan_file;
 
-const CODE_PROMPT: &str = include_str!("../../../assets/prompts/code_writer.md");
-const TESTS_PROMPT: &str = include_str!("../../../assets/prompts/test_generator.md");
+const CODE_PROMPT: &str = include_str!("../../../../../assets/prompts/code_writer.md");
+const TESTS_PROMPT: &str = include_str!("../../../../../assets/prompts/test_generator.md");
 
 pub async fn code_writer(ctx: &Ctx<'_>, it: &mut Iteration) -> Result<StageOutcome, AgentError> {
     let mut user = format!("Request:\n{}\n", it.request);

@@ -30,7 +30,7 @@ use crate::worktree::{self, Worktree, WorktreeError};
 // callers that start a run find everything in one place.
 pub use crate::settings::{RunSettings, Tier};
 
-const AGENT_PROMPT: &str = include_str!("../assets/prompts/agent.md");
+const AGENT_PROMPT: &str = include_str!("../../../assets/prompts/agent.md");
 
 /// A failure that ends a run: the `error` event's code and message, and the exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,11 +10,11 @@ use serde::Deserialize;
 use thiserror::Error;
 
 const BUILT_IN: [(&str, &str); 3] = [
-    ("dark", include_str!("../../themes/dark.json")),
-    ("light", include_str!("../../themes/light.json")),
+    ("dark", include_str!("../../../../themes/dark.json")),
+    ("light", include_str!("../../../../themes/light.json")),
     (
         "high-contrast",
-        include_str!("../../themes/high-contrast.json"),
+        include_str!("../../../../themes/high-contrast.json"),
     ),
 ];
 

@@ -12,7 +12,7 @@ use crate::protocol::Event;
 use crate::provider::Message;
 use serde_json::{Value, json};
 
-const STEP_BACK_PROMPT: &str = include_str!("../../assets/prompts/step_back.md");
+const STEP_BACK_PROMPT: &str = include_str!("../../../../assets/prompts/step_back.md");
 
 /// What the stages of one iteration share.
 pub struct Iteration {

@@ -21,8 +21,8 @@ use crate::protocol::result::{
 use crate::protocol::{Event, WarningCode};
 use crate::settings::Tier;
 
-const PLAN_PROMPT: &str = include_str!("../../assets/prompts/design_plan.md");
-const CRITIQUE_PROMPT: &str = include_str!("../../assets/prompts/design_critique.md");
+const PLAN_PROMPT: &str = include_str!("../../../../assets/prompts/design_plan.md");
+const CRITIQUE_PROMPT: &str = include_str!("../../../../assets/prompts/design_critique.md");
 
 /// How a design-plan run ended; the result is also kept in `slot` as it grows, so that an
 /// interrupted run can still report it.
