@@ -166,74 +166,47 @@ impl Redactor {
     /// Redact every string of a JSON value in place (keys included), adding no marker: for data
     /// handed on as it is (a package tool's output). Returns whether anything changed.
     pub fn redact_json(&self, value: &mut Value) -> bool {
-        match value {
-            Value::String(text) => match self.redact_str(text) {
-                Some(clean) => {
-                    *text = clean;
-                    true
-                }
-                None => false,
-            },
-            Value::Array(items) => items
-                .iter_mut()
-                .fold(false, |changed, item| self.redact_json(item) | changed),
-            Value::Object(object) => {
-                let entries = std::mem::take(object);
-                let mut changed = false;
-                for (key, mut inner) in entries {
-                    changed |= self.redact_json(&mut inner);
-                    let key = match self.redact_str(&key) {
-                        Some(clean) => {
-                            changed = true;
-                            clean
-                        }
-                        None => key,
-                    };
-                    object.insert(key, inner);
-                }
-                changed
-            }
-            _ => false,
-        }
+        let (direct, deeper) = self.redact_value(value, Marks::None);
+        direct || deeper
     }
 
     /// Redact every string in a line object (keys included). The line, and any nested object
     /// whose own keys or values changed, carry `redacted: true`.
     pub fn redact_line(&self, line: &mut Map<String, Value>) -> bool {
-        let changed = self.redact_object(line);
+        let changed = self.redact_object(line, Marks::Objects);
         if changed {
             line.insert("redacted".into(), Value::Bool(true));
         }
         changed
     }
 
-    /// Redact an object; marks it when a key or a value of its own (not of a nested object)
-    /// changed. Returns whether anything inside changed.
-    fn redact_object(&self, object: &mut Map<String, Value>) -> bool {
+    /// Redact an object, keys in place (their order kept); with `Marks::Objects` it is marked
+    /// when a key or a value of its own (not of a nested object) changed. Returns whether
+    /// anything inside changed.
+    fn redact_object(&self, object: &mut Map<String, Value>, marks: Marks) -> bool {
         let mut own = false;
         let mut nested = false;
-        let keys: Vec<String> = object.keys().cloned().collect();
-        for key in keys {
-            if let Some(clean_key) = self.redact_str(&key) {
-                if let Some(inner) = object.remove(&key) {
-                    object.insert(clean_key, inner);
-                }
-                own = true;
-            }
-        }
-        for inner in object.values_mut() {
-            let (direct, deeper) = self.redact_value(inner);
+        for (key, mut inner) in std::mem::take(object) {
+            let (direct, deeper) = self.redact_value(&mut inner, marks);
             own |= direct;
             nested |= deeper;
+            let key = match self.redact_str(&key) {
+                Some(clean) => {
+                    own = true;
+                    clean
+                }
+                None => key,
+            };
+            object.insert(key, inner);
         }
-        if own {
+        if own && marks == Marks::Objects {
             object.insert("redacted".into(), Value::Bool(true));
         }
         own || nested
     }
 
     /// (a string of this value changed, something in a nested object changed)
-    fn redact_value(&self, value: &mut Value) -> (bool, bool) {
+    fn redact_value(&self, value: &mut Value, marks: Marks) -> (bool, bool) {
         match value {
             Value::String(text) => match self.redact_str(text) {
                 Some(clean) => {
@@ -243,13 +216,20 @@ impl Redactor {
                 None => (false, false),
             },
             Value::Array(items) => items.iter_mut().fold((false, false), |(a, b), item| {
-                let (direct, deeper) = self.redact_value(item);
+                let (direct, deeper) = self.redact_value(item, marks);
                 (a | direct, b | deeper)
             }),
-            Value::Object(object) => (false, self.redact_object(object)),
+            Value::Object(object) => (false, self.redact_object(object, marks)),
             _ => (false, false),
         }
     }
+}
+
+/// Whether redacted objects say so (`redacted: true`): lines do, data handed on does not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Marks {
+    None,
+    Objects,
 }
 
 #[cfg(test)]
