@@ -80,6 +80,16 @@ pub struct PermissionQuestion {
     /// The rule `a` (allow always) adds, e.g. `write_file` or `run_command(cargo test)`.
     pub rule: String,
     pub previews: Vec<Preview>,
+    /// What "always, saved" writes to the user's config file, for a question that offers it
+    /// (a blocked host's); `None` for the rest, whose "always" lasts the session.
+    pub save: Option<ConfigSave>,
+}
+
+/// A setting an answer adds to the user's config file (see `config::save`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSave {
+    /// A host for `sandbox.network.allowedDomains`.
+    AllowedDomain(String),
 }
 
 /// The decision reason of a call the person denied in the TUI's prompt (in
@@ -91,6 +101,9 @@ pub enum Answer {
     AllowOnce,
     /// Allow now and add the question's rule for the rest of the session.
     AllowAlways,
+    /// As `AllowAlways`, and write the question's `save` to the user's config file. Only a
+    /// front end sends it: the session saves and hands the asker `AllowAlways`.
+    AllowAndSave,
     Deny,
     /// Deny now and add the question's rule as a deny rule for the rest of the session (an
     /// editor's "reject always").

@@ -509,6 +509,7 @@ mod tests {
             risk: None,
             reason: String::new(),
             rule: String::new(),
+            save: None,
             previews,
         };
         let write = Preview::Write {

@@ -711,6 +711,7 @@ fn asking_turn() -> RunTurn {
                 risk: None,
                 reason: "Runs a shell command.".into(),
                 rule: "run_command(cargo test)".into(),
+                save: None,
                 previews: vec![],
             };
             match bus.ask(question).await {

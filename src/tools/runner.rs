@@ -833,6 +833,7 @@ impl ToolRunner {
                 (None, None) => question.reason,
             },
             rule: question.rule,
+            save: None,
             previews: question.previews,
         };
         if self.bus.has_responder() {
@@ -1010,7 +1011,9 @@ pub(crate) struct Question<'a> {
 /// The decision an answer makes: granted (`Ok`) or denied (`Err`), with its reason.
 pub(crate) fn answer_decision(answer: Option<&Answer>) -> Result<String, String> {
     match answer {
-        Some(Answer::AllowOnce | Answer::AllowAlways) => Ok("approved in TUI".to_string()),
+        Some(Answer::AllowOnce | Answer::AllowAlways | Answer::AllowAndSave) => {
+            Ok("approved in TUI".to_string())
+        }
         Some(Answer::Deny | Answer::DenyAlways) => Err(crate::bus::DENIED_IN_TUI.to_string()),
         None => Err("headless run has no interactive responder".to_string()),
     }
