@@ -5,6 +5,7 @@ mod compact;
 mod daily_use;
 mod login;
 mod mcp;
+mod network_prompt;
 mod permission_prompt;
 mod scribiz_login;
 mod tool_interrupt;
