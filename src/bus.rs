@@ -80,9 +80,30 @@ pub struct PermissionQuestion {
     /// The rule `a` (allow always) adds, e.g. `write_file` or `run_command(cargo test)`.
     pub rule: String,
     pub previews: Vec<Preview>,
-    /// What "always, saved" writes to the user's config file, for a question that offers it
-    /// (a blocked host's); `None` for the rest, whose "always" lasts the session.
-    pub save: Option<ConfigSave>,
+    /// What "allow always" does, as the prompt says it.
+    pub always: AlwaysScope,
+}
+
+/// How long "allow always" holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AlwaysScope {
+    /// The rest of the session (a tool's rule).
+    Session,
+    /// Later sessions too: the asker keeps the approval (a project's command file, an agent).
+    Kept,
+    /// The rest of the session; or, "always, saved", this written to the user's config file
+    /// too (a blocked host).
+    SessionOrSaved(ConfigSave),
+}
+
+impl AlwaysScope {
+    /// What "always, saved" writes, where it is offered.
+    pub fn save(&self) -> Option<&ConfigSave> {
+        match self {
+            AlwaysScope::SessionOrSaved(save) => Some(save),
+            AlwaysScope::Session | AlwaysScope::Kept => None,
+        }
+    }
 }
 
 /// A setting an answer adds to the user's config file (see `config::save`).
@@ -101,7 +122,7 @@ pub enum Answer {
     AllowOnce,
     /// Allow now and add the question's rule for the rest of the session.
     AllowAlways,
-    /// As `AllowAlways`, and write the question's `save` to the user's config file. Only a
+    /// As `AllowAlways`, and write the question's `always.save()` to the user's config file. Only a
     /// front end sends it: the session saves and hands the asker `AllowAlways`.
     AllowAndSave,
     Deny,

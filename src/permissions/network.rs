@@ -14,7 +14,7 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
-use crate::bus::{Answer, Bus, ConfigSave, PermissionQuestion, Preview};
+use crate::bus::{AlwaysScope, Answer, Bus, ConfigSave, PermissionQuestion, Preview};
 use crate::config::ConfigFile;
 use crate::protocol::events::SideEffect;
 use crate::protocol::{Event, WarningCode};
@@ -284,7 +284,10 @@ pub(crate) fn question(host: &str, config: Option<&Path>) -> PermissionQuestion 
         reason: format!("a confined command wants to reach {host}, which is not in {DOMAINS_KEY}"),
         rule: format!("WebFetch(domain:{host})"),
         previews: vec![Preview::Note(note)],
-        save: config.map(|_| ConfigSave::AllowedDomain(host.to_string())),
+        always: match config {
+            Some(_) => AlwaysScope::SessionOrSaved(ConfigSave::AllowedDomain(host.to_string())),
+            None => AlwaysScope::Session,
+        },
     }
 }
 

@@ -129,7 +129,7 @@ impl Core {
                     ask.question.token = token.clone();
                     let (reply, answered) = oneshot::channel();
                     let id = ask.question.id.clone();
-                    let save = ask.question.save.clone();
+                    let save = ask.question.always.save().cloned();
                     self.waiting.insert(token.clone(), Waiting { asked, id, reply, save });
                     self.relays.spawn(relay(token, answered, ask.reply));
                     self.report(&SessionEvent::PermissionAsked(ask.question));

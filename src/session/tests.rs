@@ -711,7 +711,7 @@ fn asking_turn() -> RunTurn {
                 risk: None,
                 reason: "Runs a shell command.".into(),
                 rule: "run_command(cargo test)".into(),
-                save: None,
+                always: crate::bus::AlwaysScope::Session,
                 previews: vec![],
             };
             match bus.ask(question).await {

@@ -746,6 +746,7 @@ impl ToolRunner {
                             rules.join(", ")
                         },
                         previews,
+                        always: crate::bus::AlwaysScope::Session,
                     })
                     .await;
                 let decision = match answer {
@@ -833,7 +834,7 @@ impl ToolRunner {
                 (None, None) => question.reason,
             },
             rule: question.rule,
-            save: None,
+            always: question.always,
             previews: question.previews,
         };
         if self.bus.has_responder() {
@@ -1006,6 +1007,8 @@ pub(crate) struct Question<'a> {
     /// What "allow always" covers, in words (a rule, or where an approval is kept).
     pub rule: String,
     pub previews: Vec<Preview>,
+    /// How long "allow always" holds.
+    pub always: crate::bus::AlwaysScope,
 }
 
 /// The decision an answer makes: granted (`Ok`) or denied (`Err`), with its reason.

@@ -331,7 +331,7 @@ fn mcp_tool_permission_prompt() {
         risk: Some(Risk::Medium),
         reason: "MCP tool of server `everything`: the server's own code runs".into(),
         rule: wire.into(),
-        save: None,
+        always: crate::bus::AlwaysScope::Session,
         previews: vec![Preview::Call {
             tool: "get-sum".into(),
             server: Some("everything".into()),

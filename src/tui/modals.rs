@@ -278,7 +278,7 @@ mod tests {
             risk: None,
             reason: "Runs a shell command.".into(),
             rule: "run_command(cargo test)".into(),
-            save: None,
+            always: crate::bus::AlwaysScope::Session,
             previews: vec![],
         }
     }

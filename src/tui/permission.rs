@@ -17,7 +17,7 @@ use similar::{ChangeTag, TextDiff};
 use super::modal_frame::{self, Border, Fit, Rows, Scroll};
 use super::theme::Theme;
 use super::wrap::{str_width, wrap_line};
-use crate::bus::{Answer, ConfigSave, PermissionQuestion, Preview};
+use crate::bus::{AlwaysScope, Answer, ConfigSave, PermissionQuestion, Preview};
 use crate::protocol::events::Risk;
 use crate::sanitize::terminal::strip_controls;
 
@@ -148,7 +148,7 @@ impl PermissionModal {
 
     /// "Always, saved" is offered where the question says what it saves (and "always" is).
     pub fn offers_save(&self) -> bool {
-        self.offers_always() && self.question.save.is_some()
+        self.offers_always() && self.question.always.save().is_some()
     }
 
     pub fn answer(&mut self, answer: Answer) {
@@ -190,7 +190,7 @@ impl PermissionModal {
                 theme.dim(),
             )));
         } else if self.confirming == Some(Always::Saved) {
-            let host = match &self.shown.save {
+            let host = match self.shown.always.save() {
                 Some(ConfigSave::AllowedDomain(host)) => host.clone(),
                 None => String::new(),
             };
@@ -219,7 +219,15 @@ impl PermissionModal {
             lines.push(Line::from(vec![
                 Span::styled("allow always: ", theme.bold(theme.warning)),
                 Span::styled(self.shown.rule.clone(), theme.bold(theme.code)),
-                Span::styled(" for the rest of the session?", theme.text()),
+                Span::styled(
+                    match self.shown.always {
+                        AlwaysScope::Kept => ", kept for later sessions?",
+                        AlwaysScope::Session | AlwaysScope::SessionOrSaved(_) => {
+                            " for the rest of the session?"
+                        }
+                    },
+                    theme.text(),
+                ),
             ]));
             lines.push(Line::from(vec![
                 key("a", ok),
@@ -331,7 +339,7 @@ fn sanitize(question: &PermissionQuestion) -> (PermissionQuestion, bool) {
     shown.tool = safe(&question.tool, &mut altered);
     shown.reason = safe(&question.reason, &mut altered);
     shown.rule = safe(&question.rule, &mut altered);
-    if let Some(ConfigSave::AllowedDomain(host)) = &mut shown.save {
+    if let AlwaysScope::SessionOrSaved(ConfigSave::AllowedDomain(host)) = &mut shown.always {
         *host = safe(host, &mut altered);
     }
     for preview in &mut shown.previews {
@@ -613,7 +621,7 @@ mod tests {
             risk: Some(Risk::Medium),
             reason: "Runs a shell command.".into(),
             rule: "run_command(cargo test)".into(),
-            save: None,
+            always: crate::bus::AlwaysScope::Session,
             previews: vec![Preview::Command("cargo test".into())],
         }
     }

@@ -173,7 +173,7 @@ fn write_ask() -> PermissionQuestion {
         risk: Some(Risk::Medium),
         reason: "Changes files in the working tree.".into(),
         rule: "edit_file".into(),
-        save: None,
+        always: crate::bus::AlwaysScope::Session,
         previews: vec![Preview::Write {
             path: "src/parse.rs".into(),
             before: Some("fn parse(s: &str) -> u32 {\n    s.parse().unwrap()\n}\n".into()),
@@ -976,7 +976,7 @@ fn command_ask(command: &str, risk: Risk) -> PermissionQuestion {
         risk: Some(risk),
         reason: "Runs a shell command.".into(),
         rule: format!("run_command({command})"),
-        save: None,
+        always: crate::bus::AlwaysScope::Session,
         previews: vec![Preview::Command(command.into())],
     }
 }
@@ -1119,7 +1119,7 @@ fn a_long_diff_scrolls_before_deciding() {
         risk: Some(Risk::Medium),
         reason: "Changes files in the working tree.".into(),
         rule: "write_file".into(),
-        save: None,
+        always: crate::bus::AlwaysScope::Session,
         previews: vec![Preview::Write {
             path: "notes.txt".into(),
             before: Some(before),

@@ -8,5 +8,6 @@ mod mcp;
 mod network_prompt;
 mod permission_prompt;
 mod scribiz_login;
+mod slash_approval;
 mod tool_interrupt;
 mod write_approval;

@@ -38,6 +38,20 @@ fn config(sandbox: &Sandbox) -> Value {
     serde_json::from_str(&text).expect("config.json is JSON")
 }
 
+/// The config file once it lists a host (the session saves it on the blocking pool).
+fn saved_config(sandbox: &Sandbox) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let config = config(sandbox);
+        if config["sandbox"]["network"]["allowedDomains"].is_array()
+            || std::time::Instant::now() > deadline
+        {
+            return config;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn always_saved_writes_the_host_to_the_config_and_the_next_session_does_not_ask() {
     let sandbox = Sandbox::new_in(&support::outside_dir());
@@ -71,7 +85,8 @@ fn always_saved_writes_the_host_to_the_config_and_the_next_session_does_not_ask(
     assert!(done.contains(REACHED), "{done}");
     assert!(!done.contains("not saved"), "{done}");
     assert_eq!(server.heads().len(), 1, "{:?}", server.heads());
-    let saved = config(&sandbox);
+    // The session writes the file beside the run (and before it exits): wait for it.
+    let saved = saved_config(&sandbox);
     assert_eq!(
         saved,
         json!({
