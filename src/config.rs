@@ -230,6 +230,12 @@ pub fn save(what: &ConfigSave) -> Result<PathBuf, String> {
 /// Add `host` to `sandbox.network.allowedDomains`, the objects and the list made when absent;
 /// false when it is there already (in any case, with or without a trailing dot).
 fn add_allowed_domain(document: &mut Value, host: &str) -> Result<bool, String> {
+    // What the file would then refuse to load is not written.
+    if !is_domain_pattern(host) {
+        return Err(format!(
+            "`{host}` is not a host name or IP address that sandbox.network.allowedDomains takes"
+        ));
+    }
     let not = |key: &str, what: &str| format!("`{key}` in the config file is not {what}");
     let mut node = document
         .as_object_mut()
@@ -348,7 +354,7 @@ impl ConfigFile {
 /// An `allowedDomains` entry: a host name (`example.com`), every name below one
 /// (`*.example.com`) or an IP literal. Anything else (`https://…`, `host:443`, `a/b`) would
 /// silently allow nothing, so it is refused.
-fn is_domain_pattern(entry: &str) -> bool {
+pub(crate) fn is_domain_pattern(entry: &str) -> bool {
     let name = entry.strip_prefix("*.").unwrap_or(entry);
     let name = name.strip_suffix('.').unwrap_or(name);
     let literal = entry
@@ -386,6 +392,9 @@ mod tests {
         );
         let mut wrong = json!({"sandbox": {"network": {"allowedDomains": "docs.rs"}}});
         assert!(add_allowed_domain(&mut wrong, "x.org").is_err());
+        // A name the proxy passes but the file would refuse to load (an empty label).
+        assert!(add_allowed_domain(&mut document, "a..b").is_err());
+        assert!(add_allowed_domain(&mut document, "::1").is_ok());
     }
 
     #[test]

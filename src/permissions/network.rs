@@ -265,12 +265,12 @@ pub async fn ask_or_refuse(host: &str) -> bool {
 /// is saved to the user's config file for every session (when there is one to write).
 pub(crate) fn question(host: &str, config: Option<&Path>) -> PermissionQuestion {
     let note = match config {
-        Some(path) => format!(
+        Some(path) if crate::config::is_domain_pattern(host) => format!(
             "this session: {host} is allowed until Splice exits\nalways: {host} is added to \
              {DOMAINS_KEY} in {}, for every session",
             path.display()
         ),
-        None => format!(
+        _ => format!(
             "this session: {host} is allowed until Splice exits; to allow it in every session, \
              add it to {DOMAINS_KEY} in the config file"
         ),
@@ -284,9 +284,12 @@ pub(crate) fn question(host: &str, config: Option<&Path>) -> PermissionQuestion 
         reason: format!("a confined command wants to reach {host}, which is not in {DOMAINS_KEY}"),
         rule: format!("WebFetch(domain:{host})"),
         previews: vec![Preview::Note(note)],
+        // Offered only where the file would take the host (so it still loads).
         always: match config {
-            Some(_) => AlwaysScope::SessionOrSaved(ConfigSave::AllowedDomain(host.to_string())),
-            None => AlwaysScope::Session,
+            Some(_) if crate::config::is_domain_pattern(host) => {
+                AlwaysScope::SessionOrSaved(ConfigSave::AllowedDomain(host.to_string()))
+            }
+            _ => AlwaysScope::Session,
         },
     }
 }
@@ -411,6 +414,18 @@ mod tests {
                 ("network".into(), "WebFetch(domain:refused.example)".into())
             ]
         );
+    }
+
+    /// "Always, saved" is offered where there is a config file and it would take the host.
+    #[test]
+    fn saving_is_offered_for_hosts_the_config_file_takes() {
+        let file = Some(Path::new("/c/config.json"));
+        assert_eq!(
+            question("docs.rs", file).always,
+            AlwaysScope::SessionOrSaved(ConfigSave::AllowedDomain("docs.rs".into()))
+        );
+        assert_eq!(question("docs.rs", None).always, AlwaysScope::Session);
+        assert_eq!(question("a..b", file).always, AlwaysScope::Session);
     }
 
     #[test]
