@@ -80,6 +80,37 @@ pub struct PermissionQuestion {
     /// The rule `a` (allow always) adds, e.g. `write_file` or `run_command(cargo test)`.
     pub rule: String,
     pub previews: Vec<Preview>,
+    /// What "allow always" does, as the prompt says it.
+    pub always: AlwaysScope,
+}
+
+/// How long "allow always" holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AlwaysScope {
+    /// The rest of the session (a tool's rule).
+    Session,
+    /// Later sessions too: the asker keeps the approval (a project's command file, an agent).
+    Kept,
+    /// The rest of the session; or, "always, saved", this written to the user's config file
+    /// too (a blocked host).
+    SessionOrSaved(ConfigSave),
+}
+
+impl AlwaysScope {
+    /// What "always, saved" writes, where it is offered.
+    pub fn save(&self) -> Option<&ConfigSave> {
+        match self {
+            AlwaysScope::SessionOrSaved(save) => Some(save),
+            AlwaysScope::Session | AlwaysScope::Kept => None,
+        }
+    }
+}
+
+/// A setting an answer adds to the user's config file (see `config::save`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSave {
+    /// A host for `sandbox.network.allowedDomains`.
+    AllowedDomain(String),
 }
 
 /// The decision reason of a call the person denied in the TUI's prompt (in
@@ -91,6 +122,9 @@ pub enum Answer {
     AllowOnce,
     /// Allow now and add the question's rule for the rest of the session.
     AllowAlways,
+    /// As `AllowAlways`, and write the question's `always.save()` to the user's config file. Only a
+    /// front end sends it: the session saves and hands the asker `AllowAlways`.
+    AllowAndSave,
     Deny,
     /// Deny now and add the question's rule as a deny rule for the rest of the session (an
     /// editor's "reject always").

@@ -6,7 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use serde_json::{Value, json};
 use thiserror::Error;
+
+use crate::bus::ConfigSave;
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -161,6 +164,107 @@ pub fn data_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".splice"))
 }
 
+/// The user's config file, checked as a run would load it, as a JSON document to edit (its
+/// keys keep their order). Unlike a run, a file `SPLICE_CONFIG` names may be missing: writing
+/// creates it.
+pub fn read_document() -> Result<(PathBuf, Value), String> {
+    let path = config_path().ok_or("no config directory: set SPLICE_CONFIG")?;
+    crate::settings::load_config_at(Some(&path)).map_err(|e| e.to_string())?;
+    let document = match std::fs::read_to_string(&path) {
+        Ok(text) if text.trim().is_empty() => json!({}),
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| format!("invalid config file {}: {e}", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+        Err(e) => return Err(format!("cannot read config file {}: {e}", path.display())),
+    };
+    Ok((path, document))
+}
+
+/// Write through a temporary file and a rename, so a crash leaves the old file or the new one.
+/// A new file is owner-only: it may hold tokens (headers, env).
+pub fn write_document(path: &Path, document: &Value) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let failed = |e: std::io::Error| format!("cannot write config file {}: {e}", path.display());
+    let mut text = serde_json::to_string_pretty(document).map_err(|e| e.to_string())?;
+    text.push('\n');
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(failed)?;
+    }
+    let mode = std::fs::metadata(path).map_or(0o600, |m| m.permissions().mode() & 0o777);
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("config.json");
+    let temp = path.with_file_name(format!(".{name}.{}.tmp", crate::ids::random_suffix(8)));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&temp)
+        .and_then(|mut f| {
+            f.write_all(text.as_bytes())?;
+            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written.map_err(failed)
+}
+
+/// Write what a person's answer saves into the user's config file (see [`ConfigSave`]); the
+/// file written, or why not. Saves in one process are one at a time, so none is lost.
+pub fn save(what: &ConfigSave) -> Result<PathBuf, String> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (path, mut document) = read_document()?;
+    let ConfigSave::AllowedDomain(host) = what;
+    if add_allowed_domain(&mut document, host)? {
+        write_document(&path, &document)?;
+    }
+    Ok(path)
+}
+
+/// Add `host` to `sandbox.network.allowedDomains`, the objects and the list made when absent;
+/// false when it is there already (in any case, with or without a trailing dot).
+fn add_allowed_domain(document: &mut Value, host: &str) -> Result<bool, String> {
+    // What the file would then refuse to load is not written.
+    if !is_domain_pattern(host) {
+        return Err(format!(
+            "`{host}` is not a host name or IP address that sandbox.network.allowedDomains takes"
+        ));
+    }
+    let not = |key: &str, what: &str| format!("`{key}` in the config file is not {what}");
+    let mut node = document
+        .as_object_mut()
+        .ok_or("the config file is not a JSON object")?;
+    for key in ["sandbox", "network"] {
+        node = node
+            .entry(key)
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+            .ok_or_else(|| not(key, "an object"))?;
+    }
+    let list = node
+        .entry("allowedDomains")
+        .or_insert_with(|| json!([]))
+        .as_array_mut()
+        .ok_or_else(|| not("sandbox.network.allowedDomains", "a list"))?;
+    let same = |entry: &Value| {
+        entry.as_str().is_some_and(|e| {
+            e.trim_end_matches('.')
+                .eq_ignore_ascii_case(host.trim_end_matches('.'))
+        })
+    };
+    if list.iter().any(same) {
+        return Ok(false);
+    }
+    list.push(Value::String(host.to_string()));
+    Ok(true)
+}
+
 impl ConfigFile {
     /// The user's config file (see [`user_config_path`]), its feature sections unchecked.
     pub fn load_user() -> Result<ConfigFile, ConfigError> {
@@ -250,7 +354,7 @@ impl ConfigFile {
 /// An `allowedDomains` entry: a host name (`example.com`), every name below one
 /// (`*.example.com`) or an IP literal. Anything else (`https://…`, `host:443`, `a/b`) would
 /// silently allow nothing, so it is refused.
-fn is_domain_pattern(entry: &str) -> bool {
+pub(crate) fn is_domain_pattern(entry: &str) -> bool {
     let name = entry.strip_prefix("*.").unwrap_or(entry);
     let name = name.strip_suffix('.').unwrap_or(name);
     let literal = entry
@@ -270,6 +374,28 @@ fn is_domain_pattern(entry: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A saved host lands in `sandbox.network.allowedDomains`, made where absent, once, and
+    /// the file's other keys keep their place.
+    #[test]
+    fn a_saved_host_is_added_once_beside_the_other_keys() {
+        let mut document: Value = serde_json::from_str(
+            r#"{"model":"m","sandbox":{"allowRead":["~/x"]},"allow":["read_file"]}"#,
+        )
+        .expect("parse");
+        assert_eq!(add_allowed_domain(&mut document, "docs.rs"), Ok(true));
+        assert_eq!(add_allowed_domain(&mut document, "DOCS.rs."), Ok(false));
+        assert_eq!(add_allowed_domain(&mut document, "x.org"), Ok(true));
+        assert_eq!(
+            document.to_string(),
+            r#"{"model":"m","sandbox":{"allowRead":["~/x"],"network":{"allowedDomains":["docs.rs","x.org"]}},"allow":["read_file"]}"#
+        );
+        let mut wrong = json!({"sandbox": {"network": {"allowedDomains": "docs.rs"}}});
+        assert!(add_allowed_domain(&mut wrong, "x.org").is_err());
+        // A name the proxy passes but the file would refuse to load (an empty label).
+        assert!(add_allowed_domain(&mut document, "a..b").is_err());
+        assert!(add_allowed_domain(&mut document, "::1").is_ok());
+    }
 
     #[test]
     fn unknown_keys_are_rejected_and_missing_file_is_empty() {

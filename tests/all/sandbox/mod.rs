@@ -5,7 +5,8 @@ mod credentials;
 mod detached_processes;
 mod environment;
 mod landlock;
-mod network;
+// Its test server serves the terminal UI's network prompt test too.
+pub(crate) mod network;
 mod own_dirs;
 mod process_isolation;
 mod saved_logins;

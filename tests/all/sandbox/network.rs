@@ -17,16 +17,16 @@ use support::sockets::results;
 use support::{Outcome, Sandbox};
 
 /// What the server answers, so a command's output shows it got through.
-const REACHED: &str = "reached-the-test-server";
+pub(crate) const REACHED: &str = "reached-the-test-server";
 
 /// An HTTP server on 127.0.0.1 that records each request head it gets.
-struct Server {
-    port: u16,
+pub(crate) struct Server {
+    pub(crate) port: u16,
     heads: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
-    fn start() -> Server {
+    pub(crate) fn start() -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the test server");
         let port = listener.local_addr().expect("read the port").port();
         let heads = Arc::new(Mutex::new(Vec::new()));
@@ -53,7 +53,7 @@ impl Server {
         Server { port, heads }
     }
 
-    fn heads(&self) -> Vec<String> {
+    pub(crate) fn heads(&self) -> Vec<String> {
         self.heads.lock().expect("lock").clone()
     }
 }

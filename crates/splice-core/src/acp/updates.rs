@@ -509,6 +509,7 @@ mod tests {
             risk: None,
             reason: String::new(),
             rule: String::new(),
+            always: crate::bus::AlwaysScope::Session,
             previews,
         };
         let write = Preview::Write {

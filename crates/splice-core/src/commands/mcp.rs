@@ -3,13 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
 use super::{Error, Io};
 use crate::cli::{McpAction, McpArgs};
-use crate::config::{config_path, data_dir};
+use crate::config::{data_dir, read_document, write_document};
 use crate::exit::Exit;
 use crate::mcp::approval::{self, Approvals, Selection, canonical_root};
 use crate::mcp::config::{self, Source, valid_name};
@@ -133,7 +132,7 @@ fn add(name: &str, args: &ServerArgs, force: bool, out: &mut dyn Write) -> Resul
     // The server alone must be valid as the config would hold it (a URL's scheme, say).
     config::parse_servers(&json!({ name: server.clone() }), Source::User)
         .map_err(|e| e.to_string())?;
-    let (path, mut document) = read_config()?;
+    let (path, mut document) = read_document()?;
     let servers = servers_of(&mut document)?;
     if servers.contains_key(name) && !force {
         return Err(format!(
@@ -142,13 +141,13 @@ fn add(name: &str, args: &ServerArgs, force: bool, out: &mut dyn Write) -> Resul
         ));
     }
     servers.insert(name.to_string(), server);
-    write_config(&path, &document)?;
+    write_document(&path, &document)?;
     let _ = writeln!(out, "Added MCP server `{name}` to {}", path.display());
     Ok(())
 }
 
 fn remove(name: &str, out: &mut dyn Write) -> Result<(), String> {
-    let (path, mut document) = read_config()?;
+    let (path, mut document) = read_document()?;
     let servers = servers_of(&mut document)?;
     if servers.shift_remove(name).is_none() {
         return Err(format!(
@@ -161,23 +160,9 @@ fn remove(name: &str, out: &mut dyn Write) -> Result<(), String> {
     {
         object.shift_remove("mcpServers");
     }
-    write_config(&path, &document)?;
+    write_document(&path, &document)?;
     let _ = writeln!(out, "Removed MCP server `{name}` from {}", path.display());
     Ok(())
-}
-
-/// The user's config file, checked as a run would load it, as a JSON document to edit. Unlike
-/// a run, a file `SPLICE_CONFIG` names may be missing: `add` creates it.
-fn read_config() -> Result<(PathBuf, Value), String> {
-    let path = config_path().ok_or("no config directory: set SPLICE_CONFIG")?;
-    crate::settings::load_config_at(Some(&path)).map_err(|e| e.to_string())?;
-    let document = match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| format!("invalid config file {}: {e}", path.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(e) => return Err(format!("cannot read config file {}: {e}", path.display())),
-    };
-    Ok((path, document))
 }
 
 fn servers_of(document: &mut Value) -> Result<&mut Map<String, Value>, String> {
@@ -189,39 +174,6 @@ fn servers_of(document: &mut Value) -> Result<&mut Map<String, Value>, String> {
         .or_insert_with(|| json!({}))
         .as_object_mut()
         .ok_or_else(|| "`mcpServers` in the config file is not an object".to_string())
-}
-
-/// Write through a temporary file and a rename, so a crash leaves the old file or the new one.
-/// A new file is owner-only: it may hold tokens (headers, env).
-fn write_config(path: &Path, document: &Value) -> Result<(), String> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let failed = |e: std::io::Error| format!("cannot write config file {}: {e}", path.display());
-    let mut text = serde_json::to_string_pretty(document).map_err(|e| e.to_string())?;
-    text.push('\n');
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(failed)?;
-    }
-    let mode = std::fs::metadata(path).map_or(0o600, |m| m.permissions().mode() & 0o777);
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("config.json");
-    let temp = path.with_file_name(format!(".{name}.{}.tmp", crate::ids::random_suffix(8)));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(&temp)
-        .and_then(|mut f| {
-            f.write_all(text.as_bytes())?;
-            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-            f.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&temp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written.map_err(failed)
 }
 
 async fn list(as_json: bool, trust_project: bool, out: &mut dyn Write) -> Result<(), String> {

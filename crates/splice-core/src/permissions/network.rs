@@ -11,9 +11,10 @@
 
 use std::collections::HashSet;
 use std::net::IpAddr;
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
-use crate::bus::{Answer, Bus, PermissionQuestion, Preview};
+use crate::bus::{AlwaysScope, Answer, Bus, ConfigSave, PermissionQuestion, Preview};
 use crate::config::ConfigFile;
 use crate::protocol::events::SideEffect;
 use crate::protocol::{Event, WarningCode};
@@ -240,9 +241,11 @@ pub async fn ask_or_refuse(host: &str) -> bool {
         refused(&host, &not_allowed(&host));
         return false;
     };
-    match bus.ask(question(&host)).await {
+    let config = crate::config::config_path();
+    match bus.ask(question(&host, config.as_deref())).await {
         Some(Answer::AllowOnce) => true,
-        Some(Answer::AllowAlways) => {
+        // The session has saved the host for the next sessions (`AllowAndSave`).
+        Some(Answer::AllowAlways | Answer::AllowAndSave) => {
             if let Ok(mut state) = state().lock() {
                 state.granted.insert(host);
             }
@@ -258,8 +261,20 @@ pub async fn ask_or_refuse(host: &str) -> bool {
     }
 }
 
-/// The prompt about a blocked host: "always" holds for the session, as for a tool's rule.
-fn question(host: &str) -> PermissionQuestion {
+/// The prompt about a blocked host: "always" holds for the session, as for a tool's rule, or
+/// is saved to the user's config file for every session (when there is one to write).
+pub(crate) fn question(host: &str, config: Option<&Path>) -> PermissionQuestion {
+    let note = match config {
+        Some(path) if crate::config::is_domain_pattern(host) => format!(
+            "this session: {host} is allowed until Splice exits\nalways: {host} is added to \
+             {DOMAINS_KEY} in {}, for every session",
+            path.display()
+        ),
+        _ => format!(
+            "this session: {host} is allowed until Splice exits; to allow it in every session, \
+             add it to {DOMAINS_KEY} in the config file"
+        ),
+    };
     PermissionQuestion {
         id: format!("network:{host}"),
         token: String::new(),
@@ -268,10 +283,14 @@ fn question(host: &str) -> PermissionQuestion {
         risk: None,
         reason: format!("a confined command wants to reach {host}, which is not in {DOMAINS_KEY}"),
         rule: format!("WebFetch(domain:{host})"),
-        previews: vec![Preview::Note(format!(
-            "allow always: {host} for this session; to allow it in every session, add it to \
-             {DOMAINS_KEY} in the config file"
-        ))],
+        previews: vec![Preview::Note(note)],
+        // Offered only where the file would take the host (so it still loads).
+        always: match config {
+            Some(_) if crate::config::is_domain_pattern(host) => {
+                AlwaysScope::SessionOrSaved(ConfigSave::AllowedDomain(host.to_string()))
+            }
+            _ => AlwaysScope::Session,
+        },
     }
 }
 
@@ -395,6 +414,18 @@ mod tests {
                 ("network".into(), "WebFetch(domain:refused.example)".into())
             ]
         );
+    }
+
+    /// "Always, saved" is offered where there is a config file and it would take the host.
+    #[test]
+    fn saving_is_offered_for_hosts_the_config_file_takes() {
+        let file = Some(Path::new("/c/config.json"));
+        assert_eq!(
+            question("docs.rs", file).always,
+            AlwaysScope::SessionOrSaved(ConfigSave::AllowedDomain("docs.rs".into()))
+        );
+        assert_eq!(question("docs.rs", None).always, AlwaysScope::Session);
+        assert_eq!(question("a..b", file).always, AlwaysScope::Session);
     }
 
     #[test]

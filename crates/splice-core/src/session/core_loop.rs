@@ -8,9 +8,10 @@ use tokio::sync::{mpsc, oneshot};
 use super::{
     CompactOutcome, Frontend, Input, Op, SessionEvent, Withdrawal, compact, login, rules, undo,
 };
-use crate::bus::{Answer, Bus, PermissionAsk};
+use crate::bus::{Answer, Bus, ConfigSave, PermissionAsk};
 use crate::exit::Exit;
 use crate::ids::new_run_id;
+use crate::permissions::network::DOMAINS_KEY;
 use crate::settings::RunSettings;
 
 /// What waits for the turn in progress to end, in the order submitted.
@@ -128,7 +129,8 @@ impl Core {
                     ask.question.token = token.clone();
                     let (reply, answered) = oneshot::channel();
                     let id = ask.question.id.clone();
-                    self.waiting.insert(token.clone(), Waiting { asked, id, reply });
+                    let save = ask.question.always.save().cloned();
+                    self.waiting.insert(token.clone(), Waiting { asked, id, reply, save });
                     self.relays.spawn(relay(token, answered, ask.reply));
                     self.report(&SessionEvent::PermissionAsked(ask.question));
                 }
@@ -217,6 +219,16 @@ impl Core {
             Op::AnswerPermission { token, answer } => match self.waiting.remove(&token) {
                 // The asker may have gone meanwhile; then its relay withdraws nothing more.
                 Some(waiting) => {
+                    let answer = match answer {
+                        // The asker grants for the session; the session writes the config.
+                        Answer::AllowAndSave => {
+                            if let Some(save) = waiting.save {
+                                self.save_config(save);
+                            }
+                            Answer::AllowAlways
+                        }
+                        answer => answer,
+                    };
                     let _ = waiting.reply.send(answer);
                 }
                 None => self.refuse_answer(&token, &answer),
@@ -289,6 +301,24 @@ impl Core {
             }
         });
         self.start_mcp(vec![entry]);
+    }
+
+    /// What an answer saves, written on the blocking pool. A write that fails is a warning;
+    /// what was allowed still holds for this session, as the person asked.
+    fn save_config(&mut self, save: ConfigSave) {
+        self.saves.spawn(async move {
+            let what = match &save {
+                ConfigSave::AllowedDomain(host) => format!("{host} in {DOMAINS_KEY}"),
+            };
+            match crate::blocking::detached(move || crate::config::save(&save)).await {
+                Some(Ok(_)) => None,
+                Some(Err(e)) => Some(format!(
+                    "{what} not saved to the config file ({e}); it is allowed for this session \
+                     only"
+                )),
+                None => Some(format!("{what} not saved to the config file")),
+            }
+        });
     }
 
     /// The project's hooks approved: they run for the rest of the session (the approval
@@ -441,7 +471,10 @@ impl Core {
     /// answers nothing; an approval the person gave too late is told about.
     fn refuse_answer(&self, token: &str, answer: &Answer) {
         tracing::warn!(token, "answer to a question that no longer waits: refused");
-        if matches!(answer, Answer::AllowOnce | Answer::AllowAlways) {
+        if matches!(
+            answer,
+            Answer::AllowOnce | Answer::AllowAlways | Answer::AllowAndSave
+        ) {
             self.report(&SessionEvent::Warning {
                 message: "an approval arrived for a permission question that no longer waits \
                           (withdrawn or already answered); it was not used"
@@ -508,6 +541,8 @@ struct Waiting {
     asked: u64,
     id: String,
     reply: oneshot::Sender<Answer>,
+    /// What "always, saved" writes, when the question offers it.
+    save: Option<ConfigSave>,
 }
 
 /// The tokens of one session's questions: `q_` then a prefix of the session's own and a

@@ -7,7 +7,7 @@
 //! `command_unapproved` warning says so. A project command that takes the place of the
 //! user's own says so too (`command_shadowed`).
 
-use crate::bus::{Answer, Bus, Preview};
+use crate::bus::{AlwaysScope, Answer, Bus, Preview};
 use crate::protocol::events::Risk;
 use crate::protocol::{Event, SideEffect, WarningCode};
 use crate::settings::RunSettings;
@@ -61,6 +61,8 @@ pub(super) async fn trusted(
                 ),
                 rule: format!("{shown} as it is now, in this project"),
                 previews: vec![Preview::Note(details(command, &commands, &shown))],
+                // The approval is kept in the data dir (`slash::approve`).
+                always: AlwaysScope::Kept,
             })
             .await;
         if answer == Some(Answer::AllowAlways) {

@@ -711,6 +711,7 @@ fn asking_turn() -> RunTurn {
                 risk: None,
                 reason: "Runs a shell command.".into(),
                 rule: "run_command(cargo test)".into(),
+                always: crate::bus::AlwaysScope::Session,
                 previews: vec![],
             };
             match bus.ask(question).await {

@@ -267,6 +267,8 @@ impl<'a> Subagents<'a> {
                 reason,
                 rule: format!("agent {} in this project", definition.name),
                 previews: vec![Preview::Note(shown)],
+                // The approval is kept in the data dir (`definition::approve`).
+                always: crate::bus::AlwaysScope::Kept,
             })
             .await;
         if answer == Some(Answer::AllowAlways) {

@@ -746,6 +746,7 @@ impl ToolRunner {
                             rules.join(", ")
                         },
                         previews,
+                        always: crate::bus::AlwaysScope::Session,
                     })
                     .await;
                 let decision = match answer {
@@ -833,6 +834,7 @@ impl ToolRunner {
                 (None, None) => question.reason,
             },
             rule: question.rule,
+            always: question.always,
             previews: question.previews,
         };
         if self.bus.has_responder() {
@@ -1005,12 +1007,16 @@ pub(crate) struct Question<'a> {
     /// What "allow always" covers, in words (a rule, or where an approval is kept).
     pub rule: String,
     pub previews: Vec<Preview>,
+    /// How long "allow always" holds.
+    pub always: crate::bus::AlwaysScope,
 }
 
 /// The decision an answer makes: granted (`Ok`) or denied (`Err`), with its reason.
 pub(crate) fn answer_decision(answer: Option<&Answer>) -> Result<String, String> {
     match answer {
-        Some(Answer::AllowOnce | Answer::AllowAlways) => Ok("approved in TUI".to_string()),
+        Some(Answer::AllowOnce | Answer::AllowAlways | Answer::AllowAndSave) => {
+            Ok("approved in TUI".to_string())
+        }
         Some(Answer::Deny | Answer::DenyAlways) => Err(crate::bus::DENIED_IN_TUI.to_string()),
         None => Err("headless run has no interactive responder".to_string()),
     }

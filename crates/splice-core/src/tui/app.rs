@@ -593,7 +593,9 @@ impl App {
     }
 
     pub fn on_permission(&mut self, question: PermissionQuestion) {
-        self.open_modal(Modal::Permission(PermissionModal::new(question, self.now)));
+        self.open_modal(Modal::Permission(Box::new(PermissionModal::new(
+            question, self.now,
+        ))));
     }
 
     /// The top modal closed: a prompt's answer goes to the session, a login cancelled ends.

@@ -287,6 +287,7 @@ fn the_transcribe_prompt_says_the_recording_is_uploaded_and_costs_money() {
         risk: Some(Risk::Medium),
         reason: "Reaches the network.".into(),
         rule: "transcribe".into(),
+        always: crate::bus::AlwaysScope::Session,
         previews: crate::tools::transcribe::previews("demo.mp4", &input),
     });
     app.set_now(app.now() + GUARD);

@@ -331,6 +331,7 @@ fn mcp_tool_permission_prompt() {
         risk: Some(Risk::Medium),
         reason: "MCP tool of server `everything`: the server's own code runs".into(),
         rule: wire.into(),
+        always: crate::bus::AlwaysScope::Session,
         previews: vec![Preview::Call {
             tool: "get-sum".into(),
             server: Some("everything".into()),

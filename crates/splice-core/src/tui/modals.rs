@@ -42,7 +42,7 @@ pub enum Modal {
     McpOverlay(McpOverlay),
     McpAsk(McpApprovalModal),
     HooksAsk(HooksApprovalModal),
-    Permission(PermissionModal),
+    Permission(Box<PermissionModal>),
     Login(DeviceLoginModal),
 }
 
@@ -278,6 +278,7 @@ mod tests {
             risk: None,
             reason: "Runs a shell command.".into(),
             rule: "run_command(cargo test)".into(),
+            always: crate::bus::AlwaysScope::Session,
             previews: vec![],
         }
     }
@@ -300,7 +301,10 @@ mod tests {
         let now = Instant::now();
         let mut stack = ModalStack::default();
         for id in ["c1", "c2", "c3"] {
-            stack.open(Modal::Permission(PermissionModal::new(question(id), now)));
+            stack.open(Modal::Permission(Box::new(PermissionModal::new(
+                question(id),
+                now,
+            ))));
         }
         assert!(stack.withdraw("q_c2", now));
         assert!(!stack.withdraw("q_c2", now), "already gone");
@@ -328,14 +332,14 @@ mod tests {
         let mut stack = ModalStack::default();
         stack.open(Modal::McpOverlay(McpOverlay::new(vec![])));
         stack.open(Modal::Login(DeviceLoginModal::new("registry x")));
-        stack.open(Modal::Permission(PermissionModal::new(
+        stack.open(Modal::Permission(Box::new(PermissionModal::new(
             question("call_1"),
             now,
-        )));
-        stack.open(Modal::Permission(PermissionModal::new(
+        ))));
+        stack.open(Modal::Permission(Box::new(PermissionModal::new(
             question("call_2"),
             now,
-        )));
+        ))));
         assert_eq!(stack.top(), Some(Kind::Login));
         assert_eq!(stack.count(Kind::Permission), 2);
 

@@ -2,7 +2,8 @@
 //! its risk and the exact command or a diff of the write. It cannot be answered by accident:
 //! keys are the composer's for a moment after it appears and while the person is typing,
 //! "allow always" asks twice (and is not offered for high-risk calls), and every key that is
-//! not the prompt's goes back to the composer.
+//! not the prompt's goes back to the composer. A question that can be saved to the config file
+//! (a blocked host) offers "always, saved" beside "for the session", asked twice as well.
 
 use std::time::{Duration, Instant};
 
@@ -16,7 +17,7 @@ use similar::{ChangeTag, TextDiff};
 use super::modal_frame::{self, Border, Fit, Rows, Scroll};
 use super::theme::Theme;
 use super::wrap::{str_width, wrap_line};
-use crate::bus::{Answer, PermissionQuestion, Preview};
+use crate::bus::{AlwaysScope, Answer, ConfigSave, PermissionQuestion, Preview};
 use crate::protocol::events::Risk;
 use crate::sanitize::terminal::strip_controls;
 
@@ -82,6 +83,15 @@ pub trait ModalView {
     fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant);
 }
 
+/// Which "always" waits to be confirmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Always {
+    /// `a`: the question's rule for the rest of the session.
+    Session,
+    /// `s`: and the question's setting written to the config file.
+    Saved,
+}
+
 pub struct PermissionModal {
     pub question: PermissionQuestion,
     /// The question as drawn: controls and bidirectional overrides removed.
@@ -93,8 +103,8 @@ pub struct PermissionModal {
     pub answer: Option<Answer>,
     /// Keys before this instant go to the composer.
     guard: KeyGuard,
-    /// `a` was pressed once; a second `a` or Enter grants "allow always".
-    pub confirming: bool,
+    /// `a` (or `s`) was pressed once; the same key again or Enter grants it.
+    pub confirming: Option<Always>,
     /// First body row shown, and the body rows visible at the last draw (a page).
     scroll: Scroll,
     /// The body's lines wrapped to a width (and compact or not), kept between frames: a diff
@@ -114,7 +124,7 @@ impl PermissionModal {
             queued: 0,
             answer: None,
             guard: KeyGuard::new(now),
-            confirming: false,
+            confirming: None,
             scroll: Scroll::default(),
             body: None,
         }
@@ -134,6 +144,11 @@ impl PermissionModal {
     /// "Allow always" is not offered for a high-risk call: each must be approved on its own.
     pub fn offers_always(&self) -> bool {
         self.question.risk != Some(Risk::High)
+    }
+
+    /// "Always, saved" is offered where the question says what it saves (and "always" is).
+    pub fn offers_save(&self) -> bool {
+        self.offers_always() && self.question.always.save().is_some()
     }
 
     pub fn answer(&mut self, answer: Answer) {
@@ -174,11 +189,45 @@ impl PermissionModal {
                 "keys go to the composer while you type; y/n in a moment",
                 theme.dim(),
             )));
-        } else if self.confirming {
+        } else if self.confirming == Some(Always::Saved) {
+            let host = match self.shown.always.save() {
+                Some(ConfigSave::AllowedDomain(host)) => host.clone(),
+                None => String::new(),
+            };
+            lines.push(Line::from(vec![
+                Span::styled("always: ", theme.bold(theme.warning)),
+                Span::styled(host, theme.bold(theme.code)),
+                Span::styled(
+                    " added to sandbox.network.allowedDomains in the config file, for every \
+                     session?",
+                    theme.text(),
+                ),
+            ]));
+            lines.push(Line::from(vec![
+                key("s", ok),
+                Span::styled("/", theme.dim()),
+                key("Enter", ok),
+                Span::styled(" confirm  ", theme.text()),
+                key("y", ok),
+                Span::styled(" once only  ", theme.text()),
+                key("Esc", theme.bold(theme.warning)),
+                Span::styled(" back  ", theme.text()),
+                key("n", no),
+                Span::styled(" deny", theme.text()),
+            ]));
+        } else if self.confirming == Some(Always::Session) {
             lines.push(Line::from(vec![
                 Span::styled("allow always: ", theme.bold(theme.warning)),
                 Span::styled(self.shown.rule.clone(), theme.bold(theme.code)),
-                Span::styled(" for the rest of the session?", theme.text()),
+                Span::styled(
+                    match self.shown.always {
+                        AlwaysScope::Kept => ", kept for later sessions?",
+                        AlwaysScope::Session | AlwaysScope::SessionOrSaved(_) => {
+                            " for the rest of the session?"
+                        }
+                    },
+                    theme.text(),
+                ),
             ]));
             lines.push(Line::from(vec![
                 key("a", ok),
@@ -195,7 +244,16 @@ impl PermissionModal {
         } else {
             let mut long = vec![key("y", ok), Span::styled(" allow once  ", theme.text())];
             let mut short = vec![key("y", ok), Span::styled(" once ", theme.text())];
-            if self.offers_always() {
+            if self.offers_save() {
+                long.push(key("a", ok));
+                long.push(Span::styled(" this session…  ", theme.text()));
+                long.push(key("s", ok));
+                long.push(Span::styled(" always (saved in config)…  ", theme.text()));
+                short.push(key("a", ok));
+                short.push(Span::styled(" session ", theme.text()));
+                short.push(key("s", ok));
+                short.push(Span::styled(" always ", theme.text()));
+            } else if self.offers_always() {
                 long.push(key("a", ok));
                 long.push(Span::styled(
                     format!(" allow always ({})…  ", self.shown.rule),
@@ -281,6 +339,9 @@ fn sanitize(question: &PermissionQuestion) -> (PermissionQuestion, bool) {
     shown.tool = safe(&question.tool, &mut altered);
     shown.reason = safe(&question.reason, &mut altered);
     shown.rule = safe(&question.rule, &mut altered);
+    if let AlwaysScope::SessionOrSaved(ConfigSave::AllowedDomain(host)) = &mut shown.always {
+        *host = safe(host, &mut altered);
+    }
     for preview in &mut shown.previews {
         match preview {
             Preview::Command(command) => *command = safe_command(command, &mut altered),
@@ -331,23 +392,32 @@ impl ModalView for PermissionModal {
             KeyCode::End => return self.scrolled_to(usize::MAX),
             KeyCode::Char('y' | 'Y') if plain => Answer::AllowOnce,
             KeyCode::Char('n' | 'N') if plain => Answer::Deny,
-            KeyCode::Esc if self.confirming => {
-                self.confirming = false;
+            KeyCode::Esc if self.confirming.is_some() => {
+                self.confirming = None;
                 return KeyOutcome::Handled;
             }
             KeyCode::Esc => Answer::Deny,
             KeyCode::Char('a' | 'A') | KeyCode::Enter
-                if plain && self.confirming && self.offers_always() =>
+                if plain && self.confirming == Some(Always::Session) && self.offers_always() =>
             {
                 Answer::AllowAlways
             }
+            KeyCode::Char('s' | 'S') | KeyCode::Enter
+                if plain && self.confirming == Some(Always::Saved) && self.offers_save() =>
+            {
+                Answer::AllowAndSave
+            }
             KeyCode::Char('a' | 'A') if plain && self.offers_always() => {
-                self.confirming = true;
+                self.confirming = Some(Always::Session);
+                return KeyOutcome::Handled;
+            }
+            KeyCode::Char('s' | 'S') if plain && self.offers_save() => {
+                self.confirming = Some(Always::Saved);
                 return KeyOutcome::Handled;
             }
             _ => {
                 // Someone typing: back to the composer, and the prompt waits for a pause.
-                self.confirming = false;
+                self.confirming = None;
                 self.guard.typed(now);
                 return KeyOutcome::ToComposer;
             }
@@ -551,6 +621,7 @@ mod tests {
             risk: Some(Risk::Medium),
             reason: "Runs a shell command.".into(),
             rule: "run_command(cargo test)".into(),
+            always: crate::bus::AlwaysScope::Session,
             previews: vec![Preview::Command("cargo test".into())],
         }
     }
@@ -647,7 +718,7 @@ mod tests {
             KeyOutcome::ToComposer
         );
         assert!(modal.answer.is_none());
-        assert!(!modal.confirming);
+        assert!(modal.confirming.is_none());
     }
 
     #[test]

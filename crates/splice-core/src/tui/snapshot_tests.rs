@@ -173,6 +173,7 @@ fn write_ask() -> PermissionQuestion {
         risk: Some(Risk::Medium),
         reason: "Changes files in the working tree.".into(),
         rule: "edit_file".into(),
+        always: crate::bus::AlwaysScope::Session,
         previews: vec![Preview::Write {
             path: "src/parse.rs".into(),
             before: Some("fn parse(s: &str) -> u32 {\n    s.parse().unwrap()\n}\n".into()),
@@ -975,6 +976,7 @@ fn command_ask(command: &str, risk: Risk) -> PermissionQuestion {
         risk: Some(risk),
         reason: "Runs a shell command.".into(),
         rule: format!("run_command({command})"),
+        always: crate::bus::AlwaysScope::Session,
         previews: vec![Preview::Command(command.into())],
     }
 }
@@ -1036,6 +1038,55 @@ fn allow_always_asks_for_confirmation_with_the_rule() {
     assert!(!app.modals().has(super::modals::Kind::Permission));
 }
 
+/// A blocked host's prompt offers once, this session, and always (saved to the config file);
+/// "always" asks twice, naming the host and the file, and typed-ahead keys answer nothing.
+#[test]
+fn a_blocked_host_can_be_allowed_always_in_the_config_file() {
+    let mut app = app();
+    start(&mut app, "Fetch the docs");
+    let config = std::path::Path::new("/home/me/.config/splice/config.json");
+    app.on_permission(crate::permissions::network::question(
+        "docs.example.com",
+        Some(config),
+    ));
+    // Typed as the prompt appears: an `s` and Enter reach the composer, not the prompt.
+    app.on_key(key('s'));
+    press(&mut app, crossterm::event::KeyCode::Enter);
+    assert!(answered(&mut app).is_none(), "a typed-ahead `s` answered");
+    app.set_now(app.now() + GUARD);
+    let screen = draw(&mut app, 100, 20);
+    assert!(
+        screen.contains("y allow once  a this session…  s always (saved in config)…"),
+        "{screen}"
+    );
+    assert!(screen.contains(&config.display().to_string()), "{screen}");
+    assert_snapshot!(screen);
+    app.on_key(key('s'));
+    assert!(answered(&mut app).is_none(), "one `s` saved");
+    let confirm = draw(&mut app, 100, 20);
+    assert!(
+        confirm.contains("always: docs.example.com added to sandbox.network.allowedDomains"),
+        "{confirm}"
+    );
+    assert_snapshot!(confirm);
+    app.on_key(key('s'));
+    assert_eq!(answered(&mut app), Some(Answer::AllowAndSave));
+    assert!(!app.modals().has(super::modals::Kind::Permission));
+    // A tool's question keeps its options: `s` is no answer there.
+    app.on_permission(command_ask("cargo test", Risk::Medium));
+    app.set_now(app.now() + GUARD);
+    let tool = draw(&mut app, 100, 20);
+    assert!(!tool.contains("saved in config"), "{tool}");
+    app.on_key(key('s'));
+    app.set_now(app.now() + GUARD);
+    press(&mut app, crossterm::event::KeyCode::Enter);
+    assert!(
+        answered(&mut app).is_none(),
+        "`s` answered a tool's question"
+    );
+    assert_eq!(app.modals().count(super::modals::Kind::Permission), 1);
+}
+
 #[test]
 fn a_high_risk_prompt_offers_no_allow_always() {
     let mut app = app();
@@ -1068,6 +1119,7 @@ fn a_long_diff_scrolls_before_deciding() {
         risk: Some(Risk::Medium),
         reason: "Changes files in the working tree.".into(),
         rule: "write_file".into(),
+        always: crate::bus::AlwaysScope::Session,
         previews: vec![Preview::Write {
             path: "notes.txt".into(),
             before: Some(before),
