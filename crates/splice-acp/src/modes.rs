@@ -8,9 +8,9 @@ use agent_client_protocol::v1::schema::{
     SessionConfigSelectOption, SessionMode, SessionModeState, UnstructuredCommandInput,
 };
 
-use crate::permissions::PermissionMode;
-use crate::provider::pricing::PriceTable;
-use crate::provider::{ProviderConfig, ProviderKind};
+use splice_core::permissions::PermissionMode;
+use splice_core::provider::pricing::PriceTable;
+use splice_core::provider::{ProviderConfig, ProviderKind};
 
 /// The id of the model option.
 pub const MODEL_OPTION: &str = "model";
@@ -112,8 +112,8 @@ pub fn commands(root: &Path) -> Vec<AvailableCommand> {
         AvailableCommand::new("tier", "Choose the pipeline tier of the next requests")
             .input(hint("auto, light, standard or full")),
     ];
-    let user = crate::slash::user_commands_dir();
-    let catalog = crate::slash::Catalog::load(root, user.as_deref());
+    let user = splice_core::slash::user_commands_dir();
+    let catalog = splice_core::slash::Catalog::load(root, user.as_deref());
     for command in catalog.commands {
         let mut available = AvailableCommand::new(command.name.clone(), command.help());
         if let Some(text) = &command.matter.argument_hint {

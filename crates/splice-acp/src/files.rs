@@ -10,7 +10,7 @@ use agent_client_protocol::v1::schema::{
     FileSystemCapabilities, ReadTextFileRequest, WriteTextFileRequest,
 };
 
-use crate::bus::{ClientFiles, FilesFuture};
+use splice_core::bus::{ClientFiles, FilesFuture};
 
 pub struct EditorFiles {
     pub cx: ConnectionTo<Client>,

@@ -4,8 +4,8 @@
 
 use agent_client_protocol::v1::schema::{Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus};
 
-use crate::pipeline::tiers;
-use crate::protocol::marker::{StageMarker, StageStatus};
+use splice_core::pipeline::tiers;
+use splice_core::protocol::marker::{StageMarker, StageStatus};
 
 /// One entry: what it names and how far it is.
 #[derive(Debug, Clone, PartialEq)]

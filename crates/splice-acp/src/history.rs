@@ -5,9 +5,9 @@ use std::path::Path;
 
 use agent_client_protocol::v1::schema::SessionUpdate;
 
-use super::updates::{Translator, chunk};
-use crate::conversation::Conversation;
-use crate::session::log::{Record, SessionError, load, started_in, typed_request};
+use crate::updates::{Translator, chunk};
+use splice_core::conversation::Conversation;
+use splice_core::session::log::{Record, SessionError, load, started_in, typed_request};
 
 /// A saved session, read back.
 pub struct Loaded {
@@ -46,7 +46,7 @@ pub fn replay(records: Vec<Record>, translator: &mut Translator) -> Loaded {
             Record::Clear => conversation.clear(),
             Record::Undo { files, .. } => {
                 if !files.is_empty() {
-                    conversation.push_note(&crate::conversation::undo_note(&files));
+                    conversation.push_note(&splice_core::conversation::undo_note(&files));
                 }
             }
         }

@@ -16,15 +16,15 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, RequestCancellationHandle};
 use tokio::sync::mpsc;
 
-use super::updates::{Translator, chunk};
-use crate::bus::{Answer, PermissionQuestion, Preview, Sink};
-use crate::exit::Exit;
-use crate::protocol::Event;
-use crate::protocol::codes::ErrorCode as RunErrorCode;
-use crate::sanitize::rechunk::Rechunker;
-use crate::sanitize::redact::Redactor;
-use crate::session::log::{Record, SessionWriter};
-use crate::session::{Handle, Op, ReportSink, SessionEvent, Withdrawal};
+use crate::updates::{Translator, chunk};
+use splice_core::bus::{Answer, PermissionQuestion, Preview, Sink};
+use splice_core::exit::Exit;
+use splice_core::protocol::Event;
+use splice_core::protocol::codes::ErrorCode as RunErrorCode;
+use splice_core::sanitize::rechunk::Rechunker;
+use splice_core::sanitize::redact::Redactor;
+use splice_core::session::log::{Record, SessionWriter};
+use splice_core::session::{Handle, Op, ReportSink, SessionEvent, Withdrawal};
 
 /// A built-in command typed as a prompt, answered by the session's report of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,7 +103,7 @@ pub struct Driver {
     pub redactor: Redactor,
     pub log: Option<SessionWriter>,
     /// The model's settings as applied, for the session's options.
-    pub models: super::modes::Models,
+    pub models: crate::modes::Models,
     pub turns: VecDeque<Responder<PromptResponse>>,
     pub commands: VecDeque<(Builtin, Responder<PromptResponse>)>,
     /// Held-back deltas per stream (the run's, each task's), so no secret straddles two
@@ -129,7 +129,7 @@ impl Driver {
             let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
         }
         if let Some(log) = self.log.take() {
-            crate::blocking::atomic(|| log.close());
+            splice_core::blocking::atomic(|| log.close());
         }
     }
 

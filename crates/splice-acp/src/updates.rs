@@ -11,13 +11,13 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 
-use super::plan::PlanTracker;
-use crate::bus::{PermissionQuestion, Preview};
-use crate::protocol::Event;
-use crate::protocol::events::{SideEffect, ToolStatus};
-use crate::protocol::marker::{ReasoningPiece, split_markers};
-use crate::sanitize::redact::Redactor;
-use crate::sanitize::terminal::shown_as_is;
+use crate::plan::PlanTracker;
+use splice_core::bus::{PermissionQuestion, Preview};
+use splice_core::protocol::Event;
+use splice_core::protocol::events::{SideEffect, ToolStatus};
+use splice_core::protocol::marker::{ReasoningPiece, split_markers};
+use splice_core::sanitize::redact::Redactor;
+use splice_core::sanitize::terminal::shown_as_is;
 
 /// Turns one session's events into updates; it remembers what later updates need (each
 /// call's diffs, the plan so far, the cost so far).
