@@ -41,7 +41,7 @@ struct Open {
     cwd: PathBuf,
 }
 
-pub struct Agent {
+pub(crate) struct Agent {
     settle: Settle,
     cx: ConnectionTo<Client>,
     client: ClientCapabilities,
@@ -61,7 +61,7 @@ fn not_found(id: &str) -> Error {
 }
 
 impl Agent {
-    pub fn new(settle: Settle, cx: ConnectionTo<Client>) -> Agent {
+    pub(crate) fn new(settle: Settle, cx: ConnectionTo<Client>) -> Agent {
         Agent {
             settle,
             cx,
@@ -72,7 +72,7 @@ impl Agent {
 
     /// Serve the client's requests until the connection's input ends; then every session
     /// ends, its turn interrupted and its processes and servers with it.
-    pub async fn serve(mut self, mut inbox: mpsc::UnboundedReceiver<Incoming>) {
+    pub(crate) async fn serve(mut self, mut inbox: mpsc::UnboundedReceiver<Incoming>) {
         let cx = self.cx.clone();
         let closed = cx.incoming_closed();
         tokio::pin!(closed);

@@ -10,13 +10,13 @@ use splice_core::conversation::Conversation;
 use splice_core::session::log::{Record, SessionError, load, started_in, typed_request};
 
 /// A saved session, read back.
-pub struct Loaded {
-    pub conversation: Conversation,
-    pub updates: Vec<SessionUpdate>,
+pub(crate) struct Loaded {
+    pub(crate) conversation: Conversation,
+    pub(crate) updates: Vec<SessionUpdate>,
 }
 
 /// Read session `id` of `data_dir`, which must have been started in `cwd`.
-pub fn read(data_dir: &Path, id: &str, cwd: &Path) -> Result<Vec<Record>, SessionError> {
+pub(crate) fn read(data_dir: &Path, id: &str, cwd: &Path) -> Result<Vec<Record>, SessionError> {
     let records = load(data_dir, id)?;
     if let Some(started) = started_in(&records)
         && Path::new(started) != cwd
@@ -32,7 +32,7 @@ pub fn read(data_dir: &Path, id: &str, cwd: &Path) -> Result<Vec<Record>, Sessio
 /// The conversation the records leave (exact where the log kept it, `Record::Memory`), and
 /// the updates that show the session as it went: each request as the person's message, then
 /// what the runs said and did.
-pub fn replay(records: Vec<Record>, translator: &mut Translator) -> Loaded {
+pub(crate) fn replay(records: Vec<Record>, translator: &mut Translator) -> Loaded {
     let conversation = Conversation::default();
     let mut updates = Vec::new();
     for record in records {

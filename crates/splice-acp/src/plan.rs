@@ -18,7 +18,7 @@ struct Entry {
 
 /// The plan so far of one session's current run.
 #[derive(Debug, Default)]
-pub struct PlanTracker {
+pub(crate) struct PlanTracker {
     stages: Vec<Entry>,
     iteration: u32,
     tasks: Vec<Entry>,
@@ -26,7 +26,7 @@ pub struct PlanTracker {
 
 impl PlanTracker {
     /// Apply a marker (of design-plan task `task`, if any); the plan to send.
-    pub fn apply(&mut self, task: Option<&str>, marker: &StageMarker) -> Option<Plan> {
+    pub(crate) fn apply(&mut self, task: Option<&str>, marker: &StageMarker) -> Option<Plan> {
         match task.or(marker.task_id.as_deref()) {
             Some(task) => Some(self.apply_task(task, marker)),
             None => Some(self.apply_stage(marker)),
