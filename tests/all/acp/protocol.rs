@@ -14,20 +14,10 @@ use support::process::Running;
 
 /// Write `lines` to a fresh `splice acp`, close its input, and read every line it wrote.
 fn exchange(lines: &[&str], args: &[&str]) -> (Vec<Value>, i32) {
-    exchange_in(&Sandbox::new(), lines, args, &[])
-}
-
-/// [`exchange`] in `sandbox`, with `env` set for the agent.
-fn exchange_in(
-    sandbox: &Sandbox,
-    lines: &[&str],
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> (Vec<Value>, i32) {
+    let sandbox = Sandbox::new();
     let provider = FakeProvider::start(Vec::new());
     let mut command = sandbox.command(&provider.url);
     command
-        .envs(env.iter().copied())
         .arg("acp")
         .args(args)
         .stdin(Stdio::piped())
@@ -132,40 +122,6 @@ fn malformed_input_gets_a_json_rpc_error_and_the_agent_keeps_serving() {
     );
     assert_eq!(answer(&lines, 6)["error"]["code"], -32002, "{lines:?}");
     assert_eq!(code, 0);
-}
-
-/// `SPLICE_LOG=splice::acp=…` selects the front end's events: their target is the interface
-/// (docs/user-guide.md#logs), whichever crate they are written in.
-#[test]
-fn splice_log_selects_the_acp_front_end_by_its_target() {
-    let sandbox = Sandbox::new();
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": 1, "clientCapabilities": {}}});
-    let new = json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
-        "params": {"cwd": sandbox.root.display().to_string(), "mcpServers": []}});
-    let (lines, code) = exchange_in(
-        &sandbox,
-        &[&initialize.to_string(), &new.to_string()],
-        &["--provider", "openai"],
-        &[("SPLICE_LOG", "splice::acp=info")],
-    );
-    assert_eq!(code, 0, "{lines:?}");
-    let session = answer(&lines, 2)["result"]["sessionId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no session: {lines:?}"))
-        .to_string();
-    let log =
-        std::fs::read_to_string(sandbox.data.join("log").join("splice.log")).unwrap_or_default();
-    let ends = log
-        .lines()
-        .find(|l| l.contains("session ends"))
-        .unwrap_or_else(|| panic!("no `session ends` in the log:\n{log}"));
-    assert!(
-        ends.contains("splice::acp") && ends.contains(&session),
-        "{ends}"
-    );
-    // Only that target: the process's own records (`splice`) are filtered out.
-    assert!(!log.contains("splice started"), "{log}");
 }
 
 /// Without the provider's key, `initialize` names the variable to set and `session/new` is
