@@ -2,3 +2,5 @@
 //! library re-exports it under the paths the binaries, tests and benches use.
 
 pub use splice_core::*;
+
+pub mod commands_acp;

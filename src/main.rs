@@ -93,7 +93,7 @@ async fn dispatch(cli: Cli, io: Io) -> Result<Exit, commands::Error> {
         Some(Command::Registry(_)) => Ok(Exit::Failed),
         Some(Command::Scribiz(args)) => commands::scribiz::run(args, io).await,
         Some(Command::Mcp(args)) => commands::mcp::run(args, io).await,
-        Some(Command::Acp(args)) => commands::acp::run(args, io).await,
+        Some(Command::Acp(args)) => splice::commands_acp::run(args, io).await,
         None => commands::frontend::run(&cli, io).await,
     }
 }

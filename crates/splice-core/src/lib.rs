@@ -1,8 +1,7 @@
 //! Splice: a terminal coding agent. The library holds the core; `main.rs` is the binary edge.
 
-pub mod acp;
 pub(crate) mod agent;
-pub(crate) mod blocking;
+pub mod blocking;
 pub mod bus;
 pub(crate) mod checkpoint;
 pub mod cli;
@@ -32,10 +31,10 @@ pub mod provider;
 pub mod registry;
 pub(crate) mod registry_client;
 pub mod run;
-pub(crate) mod sanitize;
+pub mod sanitize;
 pub mod scribiz;
 pub mod session;
-pub(crate) mod settings;
+pub mod settings;
 pub mod slash;
 pub(crate) mod subagents;
 pub(crate) mod tools;

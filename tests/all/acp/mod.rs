@@ -24,7 +24,17 @@ fn sdk() -> PathBuf {
 
 /// Run client.mjs with `scenario` (its `cwd` defaults to the sandbox's root) against the fake
 /// provider; what it reports.
-pub(crate) fn client(sandbox: &Sandbox, provider: &FakeProvider, mut scenario: Value) -> Value {
+pub(crate) fn client(sandbox: &Sandbox, provider: &FakeProvider, scenario: Value) -> Value {
+    client_with_env(sandbox, provider, scenario, &[])
+}
+
+/// [`client`] with `env` set for the agent besides the sandbox's.
+fn client_with_env(
+    sandbox: &Sandbox,
+    provider: &FakeProvider,
+    mut scenario: Value,
+    env: &[(&str, &str)],
+) -> Value {
     if scenario.get("cwd").is_none() {
         scenario["cwd"] = json!(sandbox.root.display().to_string());
     }
@@ -38,6 +48,7 @@ pub(crate) fn client(sandbox: &Sandbox, provider: &FakeProvider, mut scenario: V
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/all/acp/client.mjs");
     command
+        .envs(env.iter().copied())
         .arg(script)
         .env("SPLICE_BIN", env!("CARGO_BIN_EXE_splice"))
         .env("ACP_SDK", format!("file://{}", sdk().display()))

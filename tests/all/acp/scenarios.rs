@@ -500,3 +500,32 @@ fn mcp_servers_the_client_passes_are_started() {
         first.body
     );
 }
+
+/// `SPLICE_LOG=splice::acp=…` selects the front end's events: their target is the interface
+/// (docs/user-guide.md#logs), whichever crate writes them.
+#[test]
+fn splice_log_selects_the_acp_front_end_by_its_target() {
+    let sandbox = Sandbox::new();
+    let provider = FakeProvider::start(Vec::new());
+    let report = super::client_with_env(
+        &sandbox,
+        &provider,
+        json!({ "args": super::light() }),
+        &[("SPLICE_LOG", "splice::acp=info")],
+    );
+    let session = report["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session: {report}"));
+    let log =
+        std::fs::read_to_string(sandbox.data.join("log").join("splice.log")).unwrap_or_default();
+    let ends = log
+        .lines()
+        .find(|l| l.contains("session ends"))
+        .unwrap_or_else(|| panic!("no `session ends` in the log:\n{log}"));
+    assert!(
+        ends.contains("splice::acp") && ends.contains(session),
+        "{ends}"
+    );
+    // Only that target: the process's own records (`splice`) are filtered out.
+    assert!(!log.contains("splice started"), "{log}");
+}

@@ -2,7 +2,6 @@
 //! and dispatches here. Each reports its own failures (on stderr, or as stream-json on stdout)
 //! and returns how the process exits; an [`Error`] is what it could not report itself.
 
-pub mod acp;
 pub mod exec;
 pub mod frontend;
 pub mod login;
@@ -119,10 +118,7 @@ impl Error {
 /// Unix-socket switch, and the secret-named variables commands may see (the file's `passEnv`
 /// and the `--pass-env` flags). A file that cannot be read allows nothing extra (resolving the
 /// run's settings reports why). Returns the config for the caller's other settings.
-pub(crate) fn confine_as_configured(
-    pass_env: &[String],
-    allow: &[String],
-) -> crate::config::ConfigFile {
+pub fn confine_as_configured(pass_env: &[String], allow: &[String]) -> crate::config::ConfigFile {
     let config = crate::settings::load_config().unwrap_or_default();
     sandbox::set_unix_sockets_allowed(config.sandbox.allow_all_unix_sockets);
     allow_reads_as_configured(&config);

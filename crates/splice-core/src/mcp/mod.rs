@@ -17,7 +17,7 @@ mod stdio;
 mod supervise;
 pub(crate) mod tool;
 
-pub use config::{McpConfigError, ServerConfig, ServerEntry, Source, load_project};
+pub use config::{McpConfigError, ServerConfig, ServerEntry, Source, load_project, valid_name};
 pub use hub::{
     CallError, HubNotice, HubOptions, McpHub, McpOutput, Progress, ServerState, ServerStatus,
 };

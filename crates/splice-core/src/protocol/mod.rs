@@ -1,10 +1,10 @@
 //! The contract with every consumer of Splice: output events, stream-json input, stage markers
 //! and the final-result documents. No I/O and no async here.
 
-pub(crate) mod codes;
+pub mod codes;
 pub mod events;
 pub mod input;
-pub(crate) mod marker;
+pub mod marker;
 pub(crate) mod result;
 pub(crate) mod stage;
 pub(crate) mod tier;

@@ -19,7 +19,7 @@ mod login_snapshot_tests;
 pub(crate) mod markdown;
 pub(crate) mod mcp_approval;
 pub(crate) mod mcp_overlay;
-pub(crate) mod mcp_session;
+pub mod mcp_session;
 #[cfg(test)]
 mod mcp_snapshot_tests;
 pub(crate) mod modal_frame;

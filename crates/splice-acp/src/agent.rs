@@ -17,31 +17,32 @@ use agent_client_protocol::{Client, Error, ErrorCode};
 use base64::Engine;
 use tokio::sync::mpsc;
 
-use super::Incoming;
-use super::driver::{self, Builtin, Driver, Out};
-use super::files::EditorFiles;
-use super::history;
-use super::modes::{self, MODEL_OPTION, Models};
-use super::updates::Translator;
-use crate::cli::RunArgs;
-use crate::mcp::{ServerConfig, ServerEntry};
-use crate::permissions::PermissionMode;
-use crate::protocol::input::{Image, Prompt};
-use crate::sanitize::redact::Redactor;
-use crate::session::{Frontend, Input, McpScope, Op, Session, execute_turn, missing_key_hint};
-use crate::settings::{RunSettings, Tier};
+use crate::driver::{self, Builtin, Driver, Out};
+use crate::files::EditorFiles;
+use crate::history;
+use crate::modes::{self, MODEL_OPTION, Models};
+use crate::updates::Translator;
+use crate::{Incoming, Settle};
+use splice_core::mcp::{ServerConfig, ServerEntry};
+use splice_core::permissions::PermissionMode;
+use splice_core::protocol::input::{Image, Prompt};
+use splice_core::sanitize::redact::Redactor;
+use splice_core::session::{
+    Frontend, Input, McpScope, Op, Session, execute_turn, missing_key_hint,
+};
+use splice_core::settings::{RunSettings, Tier};
 
 /// A session the client opened.
 struct Open {
     session: Session,
     out: mpsc::UnboundedSender<Out>,
     driver: tokio::task::JoinHandle<()>,
-    provider: crate::provider::ProviderConfig,
+    provider: splice_core::provider::ProviderConfig,
     cwd: PathBuf,
 }
 
-pub struct Agent {
-    run: RunArgs,
+pub(crate) struct Agent {
+    settle: Settle,
     cx: ConnectionTo<Client>,
     client: ClientCapabilities,
     sessions: HashMap<String, Open>,
@@ -60,9 +61,9 @@ fn not_found(id: &str) -> Error {
 }
 
 impl Agent {
-    pub fn new(run: RunArgs, cx: ConnectionTo<Client>) -> Agent {
+    pub(crate) fn new(settle: Settle, cx: ConnectionTo<Client>) -> Agent {
         Agent {
-            run,
+            settle,
             cx,
             client: ClientCapabilities::default(),
             sessions: HashMap::new(),
@@ -71,7 +72,7 @@ impl Agent {
 
     /// Serve the client's requests until the connection's input ends; then every session
     /// ends, its turn interrupted and its processes and servers with it.
-    pub async fn serve(mut self, mut inbox: mpsc::UnboundedReceiver<Incoming>) {
+    pub(crate) async fn serve(mut self, mut inbox: mpsc::UnboundedReceiver<Incoming>) {
         let cx = self.cx.clone();
         let closed = cx.incoming_closed();
         tokio::pin!(closed);
@@ -197,7 +198,7 @@ impl Agent {
 
     /// The provider's key variable and what to do, when the key is missing.
     fn missing_key(&self) -> Option<(String, String)> {
-        let settings = self.run.resolve(None).ok()?;
+        let settings = (self.settle)(None, None).ok()?;
         let hint = missing_key_hint(&settings.provider)?;
         Some((settings.provider.kind.key_var().to_string(), hint))
     }
@@ -239,13 +240,10 @@ impl Agent {
         {
             return Err(invalid(format!("session `{id}` is already open")));
         }
-        let mut args = self.run.clone();
-        args.cwd = Some(cwd.to_path_buf());
-        let mut settings = args
-            .resolve(load.clone())
-            .map_err(|failure| invalid(failure.message))?;
+        let mut settings =
+            (self.settle)(Some(cwd), load.clone()).map_err(|failure| invalid(failure.0))?;
         let redactor = Redactor::from_env();
-        let window = crate::session::context_window(&settings);
+        let window = splice_core::session::context_window(&settings);
         let mut translator = Translator::new(&settings.cwd, redactor.clone(), window);
         if let Some(id) = &load {
             let records = history::read(&settings.data_dir, id, &settings.cwd)
@@ -259,15 +257,15 @@ impl Agent {
         let id = settings.session_id.clone();
         let scope =
             McpScope::session_from_env(&settings.cwd).map_err(|e| invalid(e.to_string()))?;
-        let log = crate::session::log::SessionLog::open(
+        let log = splice_core::session::log::SessionLog::open(
             &settings.data_dir,
             &id,
             &settings.cwd,
             redactor.clone(),
         )
         .and_then(|log| {
-            crate::session::log::SessionWriter::spawn(log).map_err(|e| {
-                crate::session::log::SessionError::Io {
+            splice_core::session::log::SessionWriter::spawn(log).map_err(|e| {
+                splice_core::session::log::SessionError::Io {
                     path: id.clone(),
                     message: e.to_string(),
                 }
@@ -289,7 +287,7 @@ impl Agent {
             mcp: scope,
         };
         let files = EditorFiles::offered(&self.cx, &id, &self.client.fs)
-            .map(|f| Arc::new(f) as Arc<dyn crate::bus::ClientFiles>);
+            .map(|f| Arc::new(f) as Arc<dyn splice_core::bus::ClientFiles>);
         let mode = settings.policy.mode;
         let models = Models {
             provider: settings.provider.clone(),
@@ -400,13 +398,13 @@ impl Agent {
         }
         let value = value.ok_or_else(|| invalid("the model option takes a value id"))?;
         // Checked here, so a model the session cannot use is refused in the answer.
-        let provider = crate::session::resolve_model_from_env(&open.provider, &value)
+        let provider = splice_core::session::resolve_model_from_env(&open.provider, &value)
             .map_err(|e| invalid(e.to_string()))?;
         open.provider = provider.clone();
         open.session.submit(Op::SetModel(value));
         let models = Models {
             provider,
-            pricing: crate::provider::pricing::PriceTable::builtin(),
+            pricing: splice_core::provider::pricing::PriceTable::builtin(),
         };
         Ok(SetSessionConfigOptionResponse::new(models.options()))
     }
@@ -425,7 +423,7 @@ fn mcp_servers(
     settings: &RunSettings,
     passed: Vec<McpServer>,
 ) -> (Vec<ServerEntry>, Vec<ServerEntry>) {
-    let plan = crate::tui::mcp_session::plan(settings);
+    let plan = splice_core::tui::mcp_session::plan(settings);
     let mut start = plan.start;
     let mut unapproved = plan.ask;
     // `--trust-project-mcp` starts the project's servers unasked, as in the terminal UI.
@@ -442,7 +440,7 @@ fn mcp_servers(
                     env: stdio.env.into_iter().map(|v| (v.name, v.value)).collect(),
                     env_passthrough: Vec::new(),
                 },
-                source: crate::mcp::config::Source::User,
+                source: splice_core::mcp::Source::User,
                 // The editor's servers are the person's own configuration, as the user's are.
                 pins: Vec::new(),
             },
@@ -456,13 +454,13 @@ fn mcp_servers(
                         .map(|h| (h.name, h.value))
                         .collect(),
                 },
-                source: crate::mcp::config::Source::User,
+                source: splice_core::mcp::Source::User,
                 // The editor's servers are the person's own configuration, as the user's are.
                 pins: Vec::new(),
             },
             _ => continue,
         };
-        if !crate::mcp::config::valid_name(&entry.name) {
+        if !splice_core::mcp::valid_name(&entry.name) {
             tracing::warn!(target: "splice::acp", name = %entry.name, "MCP server name refused");
             continue;
         }

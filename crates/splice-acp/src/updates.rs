@@ -11,17 +11,17 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 
-use super::plan::PlanTracker;
-use crate::bus::{PermissionQuestion, Preview};
-use crate::protocol::Event;
-use crate::protocol::events::{SideEffect, ToolStatus};
-use crate::protocol::marker::{ReasoningPiece, split_markers};
-use crate::sanitize::redact::Redactor;
-use crate::sanitize::terminal::shown_as_is;
+use crate::plan::PlanTracker;
+use splice_core::bus::{PermissionQuestion, Preview};
+use splice_core::protocol::Event;
+use splice_core::protocol::events::{SideEffect, ToolStatus};
+use splice_core::protocol::marker::{ReasoningPiece, split_markers};
+use splice_core::sanitize::redact::Redactor;
+use splice_core::sanitize::terminal::shown_as_is;
 
 /// Turns one session's events into updates; it remembers what later updates need (each
 /// call's diffs, the plan so far, the cost so far).
-pub struct Translator {
+pub(crate) struct Translator {
     root: PathBuf,
     redactor: Redactor,
     /// The diffs a write showed, by call id: a result's content replaces the call's, so they
@@ -34,7 +34,7 @@ pub struct Translator {
 }
 
 impl Translator {
-    pub fn new(root: &Path, redactor: Redactor, window: u64) -> Translator {
+    pub(crate) fn new(root: &Path, redactor: Redactor, window: u64) -> Translator {
         Translator {
             root: root.to_path_buf(),
             redactor,
@@ -45,7 +45,7 @@ impl Translator {
         }
     }
 
-    pub fn set_window(&mut self, window: u64) {
+    pub(crate) fn set_window(&mut self, window: u64) {
         self.window = window;
     }
 
@@ -57,7 +57,7 @@ impl Translator {
     }
 
     /// The updates for one event of a run (`task`: the design-plan task it belongs to).
-    pub fn event(&mut self, task: Option<&str>, event: &Event) -> Vec<SessionUpdate> {
+    pub(crate) fn event(&mut self, task: Option<&str>, event: &Event) -> Vec<SessionUpdate> {
         match event {
             Event::Text { delta } if !delta.is_empty() => {
                 vec![SessionUpdate::AgentMessageChunk(chunk(self.clean(delta)))]
@@ -140,7 +140,7 @@ impl Translator {
     }
 
     /// What an allowed write changed (before its result): the call's diffs.
-    pub fn changes(&mut self, id: &str, changes: &[Preview]) -> Vec<SessionUpdate> {
+    pub(crate) fn changes(&mut self, id: &str, changes: &[Preview]) -> Vec<SessionUpdate> {
         let content = diff_content(&self.root, changes);
         if content.is_empty() {
             return Vec::new();
@@ -157,7 +157,7 @@ impl Translator {
 
     /// The tool call a permission request is about, as the dialog shows it: what it does to
     /// what (its title), the files it writes, and all of what it would do.
-    pub fn permission_call(&self, question: &PermissionQuestion) -> ToolCallUpdate {
+    pub(crate) fn permission_call(&self, question: &PermissionQuestion) -> ToolCallUpdate {
         let mut fields = ToolCallUpdateFields::new()
             .kind(kind(&question.tool, question.side_effect))
             .title(self.clean(&question_title(question)))
@@ -190,7 +190,7 @@ impl Translator {
 }
 
 /// A text chunk of a message or thought.
-pub fn chunk(text: impl Into<String>) -> ContentChunk {
+pub(crate) fn chunk(text: impl Into<String>) -> ContentChunk {
     ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
 }
 
@@ -356,7 +356,7 @@ fn changed_lines(root: &Path, changes: &[Preview]) -> Vec<ToolCallLocation> {
 
 /// The kind an editor shows for a call: by its name where Splice knows it, else by what it
 /// does.
-pub fn kind(name: &str, side_effect: SideEffect) -> ToolKind {
+pub(crate) fn kind(name: &str, side_effect: SideEffect) -> ToolKind {
     match name {
         "read_file" | "list_files" => ToolKind::Read,
         "search_files" => ToolKind::Search,
@@ -375,7 +375,7 @@ pub fn kind(name: &str, side_effect: SideEffect) -> ToolKind {
 
 /// A short title: what the call does to what. The model's words are inline code (editors
 /// read titles as markdown, which must not hide part of them).
-pub fn title(name: &str, args: &Value) -> String {
+pub(crate) fn title(name: &str, args: &Value) -> String {
     let text =
         |key: &str, or: &str| inline_code(args.get(key).and_then(Value::as_str).unwrap_or(or));
     match name {
@@ -392,7 +392,7 @@ pub fn title(name: &str, args: &Value) -> String {
 
 /// The files a call names, absolute: `path` (with `offset` as its line), or a submission's
 /// `files`.
-pub fn locations(root: &Path, args: &Value) -> Vec<ToolCallLocation> {
+pub(crate) fn locations(root: &Path, args: &Value) -> Vec<ToolCallLocation> {
     let absolute = |path: &str| {
         let path = Path::new(path);
         if path.is_absolute() {

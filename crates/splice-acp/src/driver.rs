@@ -16,19 +16,19 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, RequestCancellationHandle};
 use tokio::sync::mpsc;
 
-use super::updates::{Translator, chunk};
-use crate::bus::{Answer, PermissionQuestion, Preview, Sink};
-use crate::exit::Exit;
-use crate::protocol::Event;
-use crate::protocol::codes::ErrorCode as RunErrorCode;
-use crate::sanitize::rechunk::Rechunker;
-use crate::sanitize::redact::Redactor;
-use crate::session::log::{Record, SessionWriter};
-use crate::session::{Handle, Op, ReportSink, SessionEvent, Withdrawal};
+use crate::updates::{Translator, chunk};
+use splice_core::bus::{Answer, PermissionQuestion, Preview, Sink};
+use splice_core::exit::Exit;
+use splice_core::protocol::Event;
+use splice_core::protocol::codes::ErrorCode as RunErrorCode;
+use splice_core::sanitize::rechunk::Rechunker;
+use splice_core::sanitize::redact::Redactor;
+use splice_core::session::log::{Record, SessionWriter};
+use splice_core::session::{Handle, Op, ReportSink, SessionEvent, Withdrawal};
 
 /// A built-in command typed as a prompt, answered by the session's report of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Builtin {
+pub(crate) enum Builtin {
     Compact,
     Clear,
     Model,
@@ -36,7 +36,7 @@ pub enum Builtin {
 }
 
 /// What reaches the driver, in the order it happened.
-pub enum Out {
+pub(crate) enum Out {
     Event {
         run_id: String,
         task: Option<String>,
@@ -60,7 +60,7 @@ pub enum Out {
 }
 
 /// The session's sink and report sink: everything to the driver.
-pub struct Tap(pub mpsc::UnboundedSender<Out>);
+pub(crate) struct Tap(pub(crate) mpsc::UnboundedSender<Out>);
 
 impl Sink for Tap {
     fn emit(&self, run_id: &str, event: &Event) {
@@ -90,34 +90,34 @@ impl ReportSink for Tap {
 }
 
 /// The option ids of a permission request.
-pub const ALLOW_ONCE: &str = "allow_once";
-pub const ALLOW_ALWAYS: &str = "allow_always";
-pub const REJECT_ONCE: &str = "reject_once";
-pub const REJECT_ALWAYS: &str = "reject_always";
+pub(crate) const ALLOW_ONCE: &str = "allow_once";
+pub(crate) const ALLOW_ALWAYS: &str = "allow_always";
+pub(crate) const REJECT_ONCE: &str = "reject_once";
+pub(crate) const REJECT_ALWAYS: &str = "reject_always";
 
-pub struct Driver {
-    pub cx: ConnectionTo<Client>,
-    pub session_id: String,
-    pub handle: Handle,
-    pub translator: Translator,
-    pub redactor: Redactor,
-    pub log: Option<SessionWriter>,
+pub(crate) struct Driver {
+    pub(crate) cx: ConnectionTo<Client>,
+    pub(crate) session_id: String,
+    pub(crate) handle: Handle,
+    pub(crate) translator: Translator,
+    pub(crate) redactor: Redactor,
+    pub(crate) log: Option<SessionWriter>,
     /// The model's settings as applied, for the session's options.
-    pub models: super::modes::Models,
-    pub turns: VecDeque<Responder<PromptResponse>>,
-    pub commands: VecDeque<(Builtin, Responder<PromptResponse>)>,
+    pub(crate) models: crate::modes::Models,
+    pub(crate) turns: VecDeque<Responder<PromptResponse>>,
+    pub(crate) commands: VecDeque<(Builtin, Responder<PromptResponse>)>,
     /// Held-back deltas per stream (the run's, each task's), so no secret straddles two
     /// updates.
-    pub rechunkers: HashMap<Option<String>, Rechunker>,
+    pub(crate) rechunkers: HashMap<Option<String>, Rechunker>,
     /// The last error a run reported, for its prompt's answer.
-    pub last_error: Option<(RunErrorCode, String)>,
+    pub(crate) last_error: Option<(RunErrorCode, String)>,
     /// The permission requests sent this turn, by the token of their question: a withdrawn
     /// one is cancelled in the editor.
-    pub asked: HashMap<String, RequestCancellationHandle>,
+    pub(crate) asked: HashMap<String, RequestCancellationHandle>,
 }
 
 impl Driver {
-    pub async fn serve(mut self, mut inbox: mpsc::UnboundedReceiver<Out>) {
+    pub(crate) async fn serve(mut self, mut inbox: mpsc::UnboundedReceiver<Out>) {
         while let Some(out) = inbox.recv().await {
             self.take(out);
         }
@@ -129,7 +129,7 @@ impl Driver {
             let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
         }
         if let Some(log) = self.log.take() {
-            crate::blocking::atomic(|| log.close());
+            splice_core::blocking::atomic(|| log.close());
         }
     }
 
@@ -389,7 +389,7 @@ fn permission_options(question: &PermissionQuestion) -> Vec<PermissionOption> {
 }
 
 /// The driver's channel and its sink, for a new session.
-pub fn channel() -> (
+pub(crate) fn channel() -> (
     mpsc::UnboundedSender<Out>,
     mpsc::UnboundedReceiver<Out>,
     Arc<Tap>,

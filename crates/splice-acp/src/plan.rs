@@ -4,8 +4,8 @@
 
 use agent_client_protocol::v1::schema::{Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus};
 
-use crate::pipeline::tiers;
-use crate::protocol::marker::{StageMarker, StageStatus};
+use splice_core::pipeline::tiers;
+use splice_core::protocol::marker::{StageMarker, StageStatus};
 
 /// One entry: what it names and how far it is.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,7 +18,7 @@ struct Entry {
 
 /// The plan so far of one session's current run.
 #[derive(Debug, Default)]
-pub struct PlanTracker {
+pub(crate) struct PlanTracker {
     stages: Vec<Entry>,
     iteration: u32,
     tasks: Vec<Entry>,
@@ -26,7 +26,7 @@ pub struct PlanTracker {
 
 impl PlanTracker {
     /// Apply a marker (of design-plan task `task`, if any); the plan to send.
-    pub fn apply(&mut self, task: Option<&str>, marker: &StageMarker) -> Option<Plan> {
+    pub(crate) fn apply(&mut self, task: Option<&str>, marker: &StageMarker) -> Option<Plan> {
         match task.or(marker.task_id.as_deref()) {
             Some(task) => Some(self.apply_task(task, marker)),
             None => Some(self.apply_stage(marker)),

@@ -8,15 +8,15 @@ use agent_client_protocol::v1::schema::{
     SessionConfigSelectOption, SessionMode, SessionModeState, UnstructuredCommandInput,
 };
 
-use crate::permissions::PermissionMode;
-use crate::provider::pricing::PriceTable;
-use crate::provider::{ProviderConfig, ProviderKind};
+use splice_core::permissions::PermissionMode;
+use splice_core::provider::pricing::PriceTable;
+use splice_core::provider::{ProviderConfig, ProviderKind};
 
 /// The id of the model option.
-pub const MODEL_OPTION: &str = "model";
+pub(crate) const MODEL_OPTION: &str = "model";
 
 /// The session's modes: `ask`, `accept-edits`, `auto`, `read-only`.
-pub fn modes(current: PermissionMode) -> SessionModeState {
+pub(crate) fn modes(current: PermissionMode) -> SessionModeState {
     let described = |mode: PermissionMode| match mode {
         PermissionMode::Ask => ("Ask", "Reads run; writes and commands ask first"),
         PermissionMode::AcceptEdits => ("Accept edits", "Writes run; commands ask first"),
@@ -35,30 +35,30 @@ pub fn modes(current: PermissionMode) -> SessionModeState {
 }
 
 /// The model a session runs, and the ones it could switch to.
-pub struct Models {
-    pub provider: ProviderConfig,
-    pub pricing: PriceTable,
+pub(crate) struct Models {
+    pub(crate) provider: ProviderConfig,
+    pub(crate) pricing: PriceTable,
 }
 
 impl Models {
-    pub fn set(&mut self, provider: ProviderConfig) {
+    pub(crate) fn set(&mut self, provider: ProviderConfig) {
         self.provider = provider;
     }
 
     /// The context window of the model now.
-    pub fn window(&self) -> u64 {
+    pub(crate) fn window(&self) -> u64 {
         self.pricing
             .context_window(self.provider.kind.name(), &self.provider.api_model)
     }
 
     /// The model as `provider/model`, the option's value.
-    pub fn current(&self) -> String {
+    pub(crate) fn current(&self) -> String {
         format!("{}/{}", self.provider.kind.name(), self.provider.model)
     }
 
     /// The model option: the model now, each provider's default model whose key is set, and
     /// the aliases of those providers.
-    pub fn options(&self) -> Vec<SessionConfigOption> {
+    pub(crate) fn options(&self) -> Vec<SessionConfigOption> {
         let mut values = vec![self.current()];
         for kind in [
             ProviderKind::Anthropic,
@@ -95,7 +95,7 @@ impl Models {
 }
 
 /// The built-in commands a prompt may start with, and the project's and user's custom ones.
-pub fn commands(root: &Path) -> Vec<AvailableCommand> {
+pub(crate) fn commands(root: &Path) -> Vec<AvailableCommand> {
     let hint = |text: &str| {
         Some(AvailableCommandInput::Unstructured(
             UnstructuredCommandInput::new(text),
@@ -112,8 +112,8 @@ pub fn commands(root: &Path) -> Vec<AvailableCommand> {
         AvailableCommand::new("tier", "Choose the pipeline tier of the next requests")
             .input(hint("auto, light, standard or full")),
     ];
-    let user = crate::slash::user_commands_dir();
-    let catalog = crate::slash::Catalog::load(root, user.as_deref());
+    let user = splice_core::slash::user_commands_dir();
+    let catalog = splice_core::slash::Catalog::load(root, user.as_deref());
     for command in catalog.commands {
         let mut available = AvailableCommand::new(command.name.clone(), command.help());
         if let Some(text) = &command.matter.argument_hint {

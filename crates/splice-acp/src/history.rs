@@ -5,18 +5,18 @@ use std::path::Path;
 
 use agent_client_protocol::v1::schema::SessionUpdate;
 
-use super::updates::{Translator, chunk};
-use crate::conversation::Conversation;
-use crate::session::log::{Record, SessionError, load, started_in, typed_request};
+use crate::updates::{Translator, chunk};
+use splice_core::conversation::Conversation;
+use splice_core::session::log::{Record, SessionError, load, started_in, typed_request};
 
 /// A saved session, read back.
-pub struct Loaded {
-    pub conversation: Conversation,
-    pub updates: Vec<SessionUpdate>,
+pub(crate) struct Loaded {
+    pub(crate) conversation: Conversation,
+    pub(crate) updates: Vec<SessionUpdate>,
 }
 
 /// Read session `id` of `data_dir`, which must have been started in `cwd`.
-pub fn read(data_dir: &Path, id: &str, cwd: &Path) -> Result<Vec<Record>, SessionError> {
+pub(crate) fn read(data_dir: &Path, id: &str, cwd: &Path) -> Result<Vec<Record>, SessionError> {
     let records = load(data_dir, id)?;
     if let Some(started) = started_in(&records)
         && Path::new(started) != cwd
@@ -32,7 +32,7 @@ pub fn read(data_dir: &Path, id: &str, cwd: &Path) -> Result<Vec<Record>, Sessio
 /// The conversation the records leave (exact where the log kept it, `Record::Memory`), and
 /// the updates that show the session as it went: each request as the person's message, then
 /// what the runs said and did.
-pub fn replay(records: Vec<Record>, translator: &mut Translator) -> Loaded {
+pub(crate) fn replay(records: Vec<Record>, translator: &mut Translator) -> Loaded {
     let conversation = Conversation::default();
     let mut updates = Vec::new();
     for record in records {
@@ -46,7 +46,7 @@ pub fn replay(records: Vec<Record>, translator: &mut Translator) -> Loaded {
             Record::Clear => conversation.clear(),
             Record::Undo { files, .. } => {
                 if !files.is_empty() {
-                    conversation.push_note(&crate::conversation::undo_note(&files));
+                    conversation.push_note(&splice_core::conversation::undo_note(&files));
                 }
             }
         }

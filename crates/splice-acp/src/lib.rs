@@ -21,8 +21,23 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Agent, Stdio, on_receive_notification, on_receive_request};
 use tokio::sync::mpsc;
 
-use crate::cli::RunArgs;
-use crate::exit::Exit;
+use splice_core::exit::Exit;
+use splice_core::settings::RunSettings;
+
+/// Why a session's settings could not be made (a flag or config file that cannot work); the
+/// client gets it as the answer to its `session/new` or `session/load`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SettingsError(pub String);
+
+/// Makes the settings of a session: in the client's working directory (`None`: the agent's
+/// own), new or the saved session to load. The edge that started the agent (its flags, the
+/// config file) decides them; the front end only says where and which.
+pub type Settle = Box<
+    dyn Fn(Option<&std::path::Path>, Option<String>) -> Result<RunSettings, SettingsError>
+        + Send
+        + Sync,
+>;
 
 /// The protocol version this agent speaks (the crate's stable v1).
 pub const PROTOCOL_VERSION: u16 = 1;
@@ -46,7 +61,7 @@ pub(crate) enum Incoming {
 /// Serve one client on stdin/stdout until its input ends. Malformed messages and unknown
 /// methods are answered with JSON-RPC errors by the connection; every session (its turn, its
 /// commands, its MCP servers) ends before this returns.
-pub async fn serve(run: RunArgs) -> Exit {
+pub async fn serve(settle: Settle) -> Exit {
     let (tx, inbox) = mpsc::unbounded_channel::<Incoming>();
     macro_rules! forward {
         ($variant:ident, $request:ty) => {{
@@ -70,7 +85,7 @@ pub async fn serve(run: RunArgs) -> Exit {
     let (connected, connection) = tokio::sync::oneshot::channel();
     let agent = tokio::spawn(async move {
         if let Ok(cx) = connection.await {
-            agent::Agent::new(run, cx).serve(inbox).await;
+            agent::Agent::new(settle, cx).serve(inbox).await;
         }
     });
     let input_closed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -10,17 +10,17 @@ use agent_client_protocol::v1::schema::{
     FileSystemCapabilities, ReadTextFileRequest, WriteTextFileRequest,
 };
 
-use crate::bus::{ClientFiles, FilesFuture};
+use splice_core::bus::{ClientFiles, FilesFuture};
 
-pub struct EditorFiles {
-    pub cx: ConnectionTo<Client>,
-    pub session_id: String,
-    pub caps: FileSystemCapabilities,
+pub(crate) struct EditorFiles {
+    pub(crate) cx: ConnectionTo<Client>,
+    pub(crate) session_id: String,
+    pub(crate) caps: FileSystemCapabilities,
 }
 
 impl EditorFiles {
     /// The client's files, when it offers to read or write any.
-    pub fn offered(
+    pub(crate) fn offered(
         cx: &ConnectionTo<Client>,
         session_id: &str,
         caps: &FileSystemCapabilities,
