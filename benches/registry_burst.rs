@@ -1,7 +1,9 @@
 //! Benchmark: a burst against `splice registry serve` on loopback, as the issue states it:
 //! 50 concurrent clients make 1,000 version-metadata reads and 200 archive downloads. Prints
 //! p50/p99/max per kind and whether metadata p99 is under 50 ms; any failed request fails the
-//! bench. Run: `cargo bench --bench registry_burst` (a release build of server and client).
+//! bench. Run: `cargo build --release --locked -p splice-registry && cargo bench --bench
+//! registry_burst` (release builds of the server, `splice-registry`, which `splice registry`
+//! becomes from beside `splice`, and of the client).
 
 // A benchmark is test code: a failed step fails it with a message saying what failed.
 #![allow(clippy::expect_used)]
@@ -47,6 +49,12 @@ fn figures(mut times: Vec<Duration>) -> (f64, f64, f64) {
 }
 
 fn main() {
+    let server = Path::new(SPLICE).with_file_name("splice-registry");
+    assert!(
+        server.is_file(),
+        "there is no {}: build it first with `cargo build --release --locked -p splice-registry`",
+        server.display()
+    );
     let dir = tempfile::tempdir().expect("create a temporary directory");
     let data = dir.path().join("registry");
     splice(

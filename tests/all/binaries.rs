@@ -13,7 +13,7 @@ use support::fake_provider::{FakeProvider, openai};
 use support::process::Start;
 use support::{Outcome, Sandbox, run, run_raw, stream_json};
 
-const INSTALL: &str = "cargo install --locked --path . --features registry-server";
+const INSTALL: &str = "cargo install --locked --path crates/splice-registry";
 
 /// `splice` copied alone into a directory of its own under the sandbox.
 fn splice_alone(sandbox: &Sandbox) -> PathBuf {
@@ -119,6 +119,7 @@ fn splice_registry_without_the_server_beside_it_says_how_to_install_it() {
 
 #[test]
 fn splice_registry_serve_becomes_the_server_and_a_sigterm_at_once_stops_it_cleanly() {
+    support::need_registry_server();
     let sandbox = Sandbox::new();
     let data = sandbox.dir.path().join("registry");
     let mut child = Command::new(env!("CARGO_BIN_EXE_splice"))

@@ -146,6 +146,7 @@ fn a_log_that_cannot_be_written_does_not_fail_the_run() {
 
 #[test]
 fn the_registry_server_logs_each_request_on_stderr_without_its_headers() {
+    crate::support::need_registry_server();
     let sandbox = Sandbox::new();
     let stderr_path = sandbox.dir.path().join("server.stderr");
     let stderr = std::fs::File::create(&stderr_path).expect("create server.stderr");

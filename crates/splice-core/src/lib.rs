@@ -16,7 +16,7 @@ pub mod git;
 pub(crate) mod headless;
 pub(crate) mod hooks;
 pub mod http;
-pub(crate) mod ids;
+pub mod ids;
 pub(crate) mod instructions;
 pub mod logging;
 pub mod mcp;

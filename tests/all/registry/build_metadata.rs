@@ -8,7 +8,7 @@ use crate::support;
 
 use reqwest::StatusCode;
 use splice::packages::archive;
-use splice::registry::db::{self, Db, Inserted, VersionRow};
+use splice_registry::db::{self, Db, Inserted, VersionRow};
 use support::{Sandbox, run_raw};
 
 use crate::registry::client::json_of;

@@ -63,6 +63,7 @@ impl Server {
             "registry client test on {}",
             backend.postgres.as_ref().map_or("sqlite", |_| "postgres")
         );
+        crate::support::need_registry_server();
         let data = sandbox.dir.path().join("registry");
         let schema = backend.postgres.as_deref().map(PgSchema::create);
         let database = schema.as_ref().map(|s| s.url.clone());

@@ -175,6 +175,7 @@ fn a_taken_key_is_never_overwritten_and_counts_as_stored_only_when_it_holds_the_
 
 /// `registry serve --blobs URL` with `env`, expected to stop at start.
 fn serve(data: &Path, url: &str, env: &[(&'static str, String)]) -> Outcome {
+    crate::support::need_registry_server();
     let mut command = Command::new(env!("CARGO_BIN_EXE_splice"));
     command
         .env_clear()

@@ -104,6 +104,7 @@ impl Registry {
 
     /// `splice registry ACTION… --data DIR [--database URL]`.
     pub fn cli(&self, args: &[&str]) -> Command {
+        crate::support::need_registry_server();
         let mut command = self.sandbox.command("http://127.0.0.1:9");
         command.arg("registry");
         let (action, rest) = args.split_at(if args.first() == Some(&"user") { 2 } else { 1 });

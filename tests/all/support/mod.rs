@@ -186,6 +186,18 @@ fn assert_no_null(value: &Value, at: &str) {
 
 /// Make `root` a git repository on `main` with everything in it committed, under an identity
 /// of its own (so it works where git has none).
+/// `splice registry …` becomes `splice-registry` from beside `splice`: the binary of another
+/// package (crates/splice-registry), which `cargo test` of this one does not build.
+pub fn need_registry_server() {
+    let server = Path::new(env!("CARGO_BIN_EXE_splice")).with_file_name("splice-registry");
+    assert!(
+        server.is_file(),
+        "there is no {}: build the registry server first, `cargo build --locked -p splice-registry` \
+         (scripts/test does)",
+        server.display()
+    );
+}
+
 pub fn commit_all(root: &Path) {
     git(root, &["init", "-q", "-b", "main"]);
     git(root, &["config", "user.email", "test@example.com"]);

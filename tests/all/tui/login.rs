@@ -26,6 +26,7 @@ struct Server {
 
 impl Server {
     fn start(sandbox: &Sandbox) -> Server {
+        crate::support::need_registry_server();
         let data = sandbox.dir.path().join("registry");
         let mut add = Command::new(env!("CARGO_BIN_EXE_splice"));
         add.args(["registry", "user", "add", "alice", "--namespace", "acme"])
@@ -69,7 +70,7 @@ impl Server {
 
     /// The pending login's state and last poll time, read from the server's own index.
     fn device_row(&self, user_code: &str) -> Option<(String, i64)> {
-        let url = splice::registry::db::default_url(&self.data);
+        let url = splice_registry::db::default_url(&self.data);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -1,30 +1,12 @@
-//! `splice registry serve|user add|approve|deny`: the arguments, parsed by `splice-registry`
-//! and by `splice` too (its `--help` and usage errors) before it starts `splice-registry`.
+//! `splice registry serve|user add|approve|deny`: the arguments, parsed by `splice` (its
+//! `--help` and usage errors) before it becomes `splice-registry`, which parses them again as
+//! its own (`splice_registry::cli::ServerCli`). Clap types only: the client links none of the
+//! server's crates.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
-
-/// `splice-registry ARGS`: the server binary's own command line (the same as `splice registry`).
-#[derive(Debug, Parser)]
-#[command(
-    name = "splice-registry",
-    version,
-    about = "The Splice package registry: serve it, add users, approve or deny device logins \
-             (also `splice registry`)."
-)]
-pub struct ServerCli {
-    #[command(flatten)]
-    pub registry: RegistryArgs,
-}
-
-impl ServerCli {
-    /// The process's arguments; clap prints help or a usage error and exits on its own.
-    pub fn from_env() -> ServerCli {
-        ServerCli::parse()
-    }
-}
+use clap::{Args, Subcommand};
 
 #[derive(Debug, Clone, Args)]
 pub struct RegistryArgs {

@@ -90,27 +90,6 @@ pub fn init_stderr() {
     let _ = tracing::subscriber::set_global_default(subscriber);
 }
 
-/// The registry server's request log: a span per request (method and path: no query, which
-/// may hold a device login's code, and no headers, which hold tokens) and its response's status
-/// and latency, at `info`; 5xx answers at `error`.
-#[cfg(feature = "registry-server")]
-pub fn server_trace() -> tower_http::trace::TraceLayer<ServerErrors, RequestSpan> {
-    use tower_http::trace::{DefaultOnResponse, TraceLayer};
-    fn span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
-        let (method, path) = (request.method(), request.uri().path());
-        tracing::info_span!("request", %method, path)
-    }
-    TraceLayer::new_for_http()
-        .make_span_with(span as RequestSpan)
-        .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))
-}
-
-#[cfg(feature = "registry-server")]
-type ServerErrors =
-    tower_http::classify::SharedClassifier<tower_http::classify::ServerErrorsAsFailures>;
-#[cfg(feature = "registry-server")]
-type RequestSpan = fn(&axum::http::Request<axum::body::Body>) -> tracing::Span;
-
 /// `SPLICE_LOG`'s filter, else `default`.
 fn filter(stderr_free: bool, default: &str) -> EnvFilter {
     let spec = crate::config::env_value(ENV);

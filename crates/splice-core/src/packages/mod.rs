@@ -8,7 +8,7 @@ pub(crate) mod install;
 pub(crate) mod installed;
 pub(crate) mod inventory;
 pub(crate) mod manifest;
-pub(crate) mod names;
+pub mod names;
 pub(crate) mod offer;
 pub mod package;
 pub(crate) mod run;
@@ -20,8 +20,8 @@ pub(crate) mod skill_md;
 pub(crate) mod spec;
 pub(crate) mod store_command;
 pub(crate) mod testing;
-pub(crate) mod validate;
-pub(crate) mod version;
+pub mod validate;
+pub mod version;
 
 use serde::{Deserialize, Serialize};
 

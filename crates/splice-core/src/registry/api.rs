@@ -1,6 +1,6 @@
 //! The registry's HTTP API under `/api/v1`, as types: what the server writes and the client
-//! reads (docs/registry.md is the contract). Serde only, so it compiles without
-//! the `registry-server` feature. Responses are written whole by the server; the client
+//! reads (docs/registry.md is the contract). Serde only: the client links none of the server's
+//! crates (the server is the `splice-registry` crate). Responses are written whole by the server; the client
 //! reads them leniently (`#[serde(default)]` on what it never required), as it always has.
 
 use std::fmt;

@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 
 /// The server's binary, installed beside `splice`.
 pub const SERVER_BIN: &str = "splice-registry";
-/// The command that installs it (and `splice`), from Splice's source directory.
-pub const INSTALL_COMMAND: &str = "cargo install --locked --path . --features registry-server";
+/// The command that installs it (the `splice-registry` crate), from Splice's source directory.
+pub const INSTALL_COMMAND: &str = "cargo install --locked --path crates/splice-registry";
 
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
     #[error(
         "the registry server is not installed: there is no `{SERVER_BIN}` in {dir}; install it \
-         (with `splice`) from Splice's source directory with `{INSTALL_COMMAND}`"
+         from Splice's source directory with `{INSTALL_COMMAND}`"
     )]
     Missing { dir: String },
     #[error("cannot start the registry server {path}: {source}")]

@@ -10,7 +10,7 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-pub use crate::ids::rfc3339;
+pub use splice_core::ids::rfc3339;
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,6 @@
 //! Archives, content-addressed: stored under their sha256, written once. The trait keeps the
 //! index independent of where the bytes live: a directory (`FsBlobStore`) or S3-compatible
-//! object storage (`super::s3::S3BlobStore`). It is async, and the directory store does its
+//! object storage (`crate::s3::S3BlobStore`). It is async, and the directory store does its
 //! file I/O on tokio's blocking pool, so no request ever blocks a runtime worker thread.
 
 use std::io::Write;
@@ -125,7 +125,7 @@ fn put_file(root: &Path, path: &Path, sha256: &str, bytes: &[u8]) -> Result<(), 
     if path.exists() {
         return Ok(());
     }
-    let temp = root.join(format!(".{sha256}.{}", crate::ids::random_suffix(12)));
+    let temp = root.join(format!(".{sha256}.{}", splice_core::ids::random_suffix(12)));
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -8,9 +8,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::packages::Issue;
-use crate::packages::archive::{self, ArchiveError, LIMITS};
-use crate::packages::validate;
+use splice_core::packages::Issue;
+use splice_core::packages::archive::{self, ArchiveError, LIMITS};
+use splice_core::packages::validate;
 
 #[derive(Debug)]
 pub struct Verified {
@@ -27,7 +27,7 @@ pub fn verify(
     version: &str,
     scratch_root: &Path,
 ) -> Result<Verified, Vec<Issue>> {
-    let scratch = scratch_root.join(format!("upload-{}", crate::ids::random_suffix(12)));
+    let scratch = scratch_root.join(format!("upload-{}", splice_core::ids::random_suffix(12)));
     let made = std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)

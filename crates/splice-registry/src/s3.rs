@@ -13,8 +13,8 @@ use object_store::{
 };
 use thiserror::Error;
 
-use super::storage::{BlobError, BlobFuture, BlobStore, checked_key};
-use crate::packages::archive::sha256_hex;
+use crate::storage::{BlobError, BlobFuture, BlobStore, checked_key};
+use splice_core::packages::archive::sha256_hex;
 
 /// `--blobs` that is not a usable `s3://` URL, or an environment object_store refuses.
 #[derive(Debug, Error)]
@@ -86,7 +86,7 @@ impl S3BlobStore {
         let location = parse_url(url)?;
         // object_store builds its own reqwest client: the process's provider must be ring's
         // before it does (aws-lc-rs is compiled in too here, and rustls would pick neither).
-        crate::http::install_crypto_provider();
+        splice_core::http::install_crypto_provider();
         // Few, short retries: an unreachable store is reported at start within seconds, and a
         // publish fails rather than hanging for the crate's default three minutes.
         let retry = RetryConfig {

@@ -15,21 +15,21 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::MAX_UPLOAD;
-use super::accounts::{NO_PASSWORD, secret_hash, verify_password};
-use super::api::{
+use crate::MAX_UPLOAD;
+use crate::accounts::{NO_PASSWORD, secret_hash, verify_password};
+use crate::db::{Db, Inserted, VersionRow};
+use crate::device::{self, DeviceSettings, normalize_user_code};
+use crate::error::ApiError;
+use crate::html;
+use crate::publish;
+use crate::storage::BlobStore;
+use crate::time::{now_ms, rfc3339};
+use splice_core::packages::Issue;
+use splice_core::packages::version;
+use splice_core::registry::api::{
     self, DeviceCodeResponse, DeviceErrorCode, DeviceTokenRequest, ErrorCode, Me, PackageVersions,
     Published, Revoked, SearchHit, SearchQuery, SearchResults, VersionMeta, VersionSummary, Yanked,
 };
-use super::db::{Db, Inserted, VersionRow};
-use super::device::{self, DeviceSettings, normalize_user_code};
-use super::error::ApiError;
-use super::html;
-use super::publish;
-use super::storage::BlobStore;
-use super::time::{now_ms, rfc3339};
-use crate::packages::Issue;
-use crate::packages::version;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -43,7 +43,7 @@ pub struct AppState {
     /// Password checks running at once.
     pub password_checks: Arc<tokio::sync::Semaphore>,
     /// Failed sign-ins on the device page, per user name.
-    pub sign_ins: Arc<super::throttle::SignInThrottle>,
+    pub sign_ins: Arc<crate::throttle::SignInThrottle>,
 }
 
 /// Password checks allowed at once (each holds 19 MiB for tens of milliseconds).
@@ -52,7 +52,7 @@ pub const PASSWORD_CHECKS: usize = 4;
 /// A hash of no one's password, checked for an unknown user so that it takes as long.
 fn stand_in_hash() -> &'static str {
     static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    HASH.get_or_init(|| super::accounts::hash_password("stand-in").unwrap_or_default())
+    HASH.get_or_init(|| crate::accounts::hash_password("stand-in").unwrap_or_default())
 }
 
 /// Small JSON and form bodies: the default limit of everything but an upload.
@@ -83,7 +83,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/packages/{ns}/{name}/{version}/yank", post(yank))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(SMALL_BODY))
-        .layer(crate::logging::server_trace())
+        .layer(crate::trace::server_trace())
         .with_state(state)
 }
 
@@ -355,7 +355,7 @@ async fn publish_body(
     .await
     .map_err(ApiError::internal)?
     .map_err(ApiError::invalid)?;
-    let sha256 = crate::packages::archive::sha256_hex(&bytes);
+    let sha256 = splice_core::packages::archive::sha256_hex(&bytes);
     state
         .blobs
         .put(&sha256, bytes.clone())

@@ -5,8 +5,8 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use super::api::{ErrorBody, ErrorCode, ErrorDetail};
-use crate::packages::Issue;
+use splice_core::packages::Issue;
+use splice_core::registry::api::{ErrorBody, ErrorCode, ErrorDetail};
 
 #[derive(Debug)]
 pub struct ApiError {
@@ -60,8 +60,8 @@ impl ApiError {
     }
 }
 
-impl From<crate::registry::db::DbError> for ApiError {
-    fn from(error: crate::registry::db::DbError) -> ApiError {
+impl From<crate::db::DbError> for ApiError {
+    fn from(error: crate::db::DbError) -> ApiError {
         ApiError::internal(error)
     }
 }

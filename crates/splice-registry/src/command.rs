@@ -4,16 +4,16 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::accounts::{NO_PASSWORD, hash_password};
-use super::db::{self, Db};
-use super::device::{DeviceSettings, normalize_user_code};
-use super::s3::{S3BlobStore, parse_url};
-use super::server::{AppState, router};
-use super::storage::{BlobStore, FsBlobStore};
-use super::time::now_ms;
-use crate::cli::registry::{RegistryAction, RegistryArgs, Store, UserAction};
-use crate::exit::Exit;
-use crate::packages::names::name_problem;
+use crate::accounts::{NO_PASSWORD, hash_password};
+use crate::db::{self, Db};
+use crate::device::{DeviceSettings, normalize_user_code};
+use crate::s3::{S3BlobStore, parse_url};
+use crate::server::{AppState, router};
+use crate::storage::{BlobStore, FsBlobStore};
+use crate::time::now_ms;
+use splice_core::cli::registry::{RegistryAction, RegistryArgs, Store, UserAction};
+use splice_core::exit::Exit;
+use splice_core::packages::names::name_problem;
 
 pub async fn run(args: &RegistryArgs) -> Exit {
     let result = match &args.action {
@@ -123,7 +123,7 @@ async fn serve(
         base: base.clone(),
         device,
         scratch: store.data.join("tmp"),
-        password_checks: Arc::new(tokio::sync::Semaphore::new(super::server::PASSWORD_CHECKS)),
+        password_checks: Arc::new(tokio::sync::Semaphore::new(crate::server::PASSWORD_CHECKS)),
         sign_ins: Arc::default(),
     };
     let stop = stop_signal();

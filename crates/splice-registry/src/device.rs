@@ -7,11 +7,13 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use super::accounts::{self, random_bytes, secret_hash};
-use super::api::{DeviceCodeResponse, DeviceError, DeviceErrorCode, DeviceToken, TOKEN_TYPE};
-use super::db::{Db, DbError, Inserted};
-use super::error::ApiError;
-use super::time::now_ms;
+use crate::accounts::{self, random_bytes, secret_hash};
+use crate::db::{Db, DbError, Inserted};
+use crate::error::ApiError;
+use crate::time::now_ms;
+use splice_core::registry::api::{
+    DeviceCodeResponse, DeviceError, DeviceErrorCode, DeviceToken, TOKEN_TYPE,
+};
 
 /// No vowels (no words) and nothing that looks like a digit (RFC 8628 §6.1).
 const USER_CODE_LETTERS: &[u8] = b"BCDFGHJKLMNPQRSTVWXZ";
@@ -56,7 +58,7 @@ pub async fn start(
     let now = now_ms();
     db.purge_devices(now - 3_600_000).await?;
     for _ in 0..8 {
-        let device_code = crate::ids::hex(&random_bytes::<32>().map_err(ApiError::internal)?);
+        let device_code = splice_core::ids::hex(&random_bytes::<32>().map_err(ApiError::internal)?);
         let code = user_code()?;
         let expires = now + settings.expiry_secs * 1000;
         let inserted = db

@@ -1,13 +1,12 @@
 //! The package registry server as a binary of its own, so `splice` links none of its crates
-//! (axum, sqlx with SQLite's C code, the PostgreSQL driver, object_store, argon2). Built with
-//! the `registry-server` feature; `splice registry ARGS` parses ARGS and becomes
-//! `splice-registry ARGS` from beside `splice` (see `registry::launch`), so either is the same
-//! command.
+//! (axum, sqlx with SQLite's C code, the PostgreSQL driver, object_store, argon2).
+//! `splice registry ARGS` parses ARGS and becomes `splice-registry ARGS` from beside `splice`
+//! (see `splice_core::registry::launch`), so either is the same command.
 
 use std::process::ExitCode;
 
-use splice::cli::registry::ServerCli;
-use splice::exit;
+use splice_core::exit::Exit;
+use splice_registry::cli::ServerCli;
 
 fn main() -> ExitCode {
     // As `splice` itself: no other process of the user reads its environment (database URL,
@@ -15,7 +14,7 @@ fn main() -> ExitCode {
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
     let cli = ServerCli::from_env();
     // Its requests and failures on stderr (`SPLICE_LOG` picks what), as servers do.
-    splice::logging::init_stderr();
+    splice_core::logging::init_stderr();
     // The server answers many clients at once: worker threads.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -24,10 +23,10 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("splice registry: cannot start the async runtime: {error}");
-            return exit::Exit::Failed.process();
+            return Exit::Failed.process();
         }
     };
-    let code = runtime.block_on(splice::registry::command::run(&cli.registry));
+    let code = runtime.block_on(splice_registry::command::run(&cli.registry));
     // A blocking task stuck in a system call must not keep the process alive after the server
     // stopped.
     runtime.shutdown_background();

@@ -6,7 +6,7 @@ use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use thiserror::Error;
 
-use crate::packages::archive::sha256_hex;
+use splice_core::packages::archive::sha256_hex;
 
 #[derive(Debug, Error)]
 pub enum AccountError {
@@ -55,7 +55,7 @@ pub fn verify_password(password: &str, stored: &str) -> bool {
 pub fn new_token() -> Result<String, AccountError> {
     Ok(format!(
         "splice_{}",
-        crate::ids::hex(&random_bytes::<32>()?)
+        splice_core::ids::hex(&random_bytes::<32>()?)
     ))
 }
 
