@@ -509,7 +509,7 @@ mod tests {
             risk: None,
             reason: String::new(),
             rule: String::new(),
-            always: crate::bus::AlwaysScope::Session,
+            always: splice_core::bus::AlwaysScope::Session,
             previews,
         };
         let write = Preview::Write {
