@@ -9,8 +9,8 @@ use serde_json::{Map, Value, json};
 
 use super::{Error, Io};
 use crate::cli::{McpAction, McpArgs};
-use crate::config::{config_path, data_dir};
 use crate::exit::Exit;
+use crate::layout::Layout;
 use crate::mcp::approval::{self, Approvals, Selection, canonical_root};
 use crate::mcp::config::{self, Source, valid_name};
 use crate::mcp::hub::{HubOptions, McpHub, ServerState, ServerStatus};
@@ -169,7 +169,10 @@ fn remove(name: &str, out: &mut dyn Write) -> Result<(), String> {
 /// The user's config file, checked as a run would load it, as a JSON document to edit. Unlike
 /// a run, a file `SPLICE_CONFIG` names may be missing: `add` creates it.
 fn read_config() -> Result<(PathBuf, Value), String> {
-    let path = config_path().ok_or("no config directory: set SPLICE_CONFIG")?;
+    let path = Layout::process()
+        .config_file()
+        .ok_or("no config directory: set SPLICE_CONFIG")?
+        .to_path_buf();
     crate::settings::load_config_at(Some(&path)).map_err(|e| e.to_string())?;
     let document = match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)
@@ -231,7 +234,7 @@ async fn list(as_json: bool, trust_project: bool, out: &mut dyn Write) -> Result
     let project = config::load_project(&root)
         .map_err(|e| format!("{}: {e}", root.join(config::PROJECT_FILE).display()))?;
     let options = HubOptions::from_env(root.clone()).map_err(|e| e.to_string())?;
-    let approvals = (!trust_project).then(|| Approvals::load(&data_dir()));
+    let approvals = (!trust_project).then(|| Approvals::load(Layout::process()));
     let Selection {
         start,
         unapproved,

@@ -1063,7 +1063,11 @@ mod tests {
         let runner = ToolRunner {
             root: dir.path().to_path_buf(),
             policy: Policy::new(crate::permissions::PermissionMode::Ask, vec![]),
-            checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
+            checkpoints: Arc::new(CheckpointStore::new(
+                &crate::layout::Layout::at(dir.path()),
+                "run_t",
+                dir.path(),
+            )),
             bus: Bus::with_responder("run_t", vec![], tx),
             writable: vec![],
             gate: None,
@@ -1101,7 +1105,11 @@ mod tests {
         let runner = ToolRunner {
             root: dir.path().to_path_buf(),
             policy: Policy::new(crate::permissions::PermissionMode::Ask, vec![]),
-            checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
+            checkpoints: Arc::new(CheckpointStore::new(
+                &crate::layout::Layout::at(dir.path()),
+                "run_t",
+                dir.path(),
+            )),
             bus: Bus::with_responder("run_t", vec![], tx).for_task("T2"),
             writable: vec![],
             gate: None,
@@ -1144,7 +1152,11 @@ mod tests {
         let runner = ToolRunner {
             root: dir.path().to_path_buf(),
             policy: Policy::new(crate::permissions::PermissionMode::AcceptEdits, vec![]),
-            checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
+            checkpoints: Arc::new(CheckpointStore::new(
+                &crate::layout::Layout::at(dir.path()),
+                "run_t",
+                dir.path(),
+            )),
             bus: Bus::new("run_t", vec![shown.clone() as Arc<dyn crate::bus::Sink>]),
             writable: vec![],
             gate: None,
@@ -1190,7 +1202,11 @@ mod tests {
         let runner = ToolRunner {
             root: dir.path().to_path_buf(),
             policy: Policy::new(crate::permissions::PermissionMode::AcceptEdits, vec![]),
-            checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
+            checkpoints: Arc::new(CheckpointStore::new(
+                &crate::layout::Layout::at(dir.path()),
+                "run_t",
+                dir.path(),
+            )),
             bus: Bus::new("run_t", vec![]),
             writable: vec![],
             gate: Some(gate.clone()),
