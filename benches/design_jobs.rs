@@ -4,7 +4,9 @@
 //! (code writer, acceptance verifier). Bar: `--jobs 4` takes at most 0.5 × the wall time of
 //! `--jobs 1`, with the same files at the end. Exits 1 when the bar is missed.
 //!
-//! Run: `cargo bench --bench design_jobs` (optionally `-- 3` for the rounds).
+//! Run: `cargo bench --bench design_jobs` (optionally `-- 3` for the rounds, and `-- 3 2000` to
+//! commit 2000 more files in the repository, so each task's git work (its worktree, commit and
+//! merge) takes long enough to show whether it holds up the tasks beside it).
 
 // A benchmark is test code: a failed step fails it with a message saying what failed.
 #![allow(clippy::expect_used)]
@@ -83,7 +85,7 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 /// One plan run with `--jobs jobs` in a fresh repository: its wall time and the files it left.
-fn one_run(jobs: &str) -> (Duration, Vec<(String, String)>) {
+fn one_run(jobs: &str, bulk: usize) -> (Duration, Vec<(String, String)>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let work = dir.path().join("repo");
     let data = dir.path().join("data");
@@ -91,6 +93,13 @@ fn one_run(jobs: &str) -> (Duration, Vec<(String, String)>) {
     std::fs::create_dir_all(&data).expect("mkdir data");
     std::fs::write(data.join("config.json"), "{}").expect("write config");
     std::fs::write(work.join("README"), "bench\n").expect("write README");
+    if bulk > 0 {
+        let dir = work.join("bulk");
+        std::fs::create_dir_all(&dir).expect("mkdir bulk");
+        for n in 0..bulk {
+            std::fs::write(dir.join(format!("f{n}.txt")), format!("{n}\n")).expect("write bulk");
+        }
+    }
     git(&work, &["init", "-q", "-b", "main"]);
     git(&work, &["add", "-A"]);
     git(
@@ -162,14 +171,16 @@ fn median(mut times: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let rounds: usize = std::env::args()
+    let numbers: Vec<usize> = std::env::args()
         .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(3);
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let rounds = numbers.first().copied().unwrap_or(3);
+    let bulk = numbers.get(1).copied().unwrap_or(0);
     let (mut serial, mut parallel) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        let (one, files_one) = one_run("1");
-        let (four, files_four) = one_run("4");
+        let (one, files_one) = one_run("1", bulk);
+        let (four, files_four) = one_run("4", bulk);
         assert_eq!(files_one, files_four, "the same files at the end");
         assert_eq!(files_one.len(), 5, "README and the four tasks' files");
         serial.push(one);
@@ -177,7 +188,9 @@ fn main() {
     }
     let (one, four) = (median(serial), median(parallel));
     let ratio = four.as_secs_f64() / one.as_secs_f64();
-    eprintln!("design plan, 4 independent tasks, provider 1 s per request, {rounds} rounds");
+    eprintln!(
+        "design plan, 4 independent tasks, provider 1 s per request, {bulk} more files, {rounds} rounds"
+    );
     eprintln!("--jobs 1: median {:.2} s", one.as_secs_f64());
     eprintln!("--jobs 4: median {:.2} s", four.as_secs_f64());
     eprintln!("ratio: {ratio:.2} (bar: at most 0.50)");

@@ -57,7 +57,7 @@ fn app() -> App {
         policy: Policy::new(PermissionMode::Ask, vec![]),
         tier: Tier::Auto,
         max_turns: 40,
-        data_dir: PathBuf::from("/nonexistent"),
+        layout: splice::layout::Layout::at(std::path::Path::new("/nonexistent")),
         pricing: PriceTable::default(),
         budget: Budget::default(),
         pipeline: Default::default(),

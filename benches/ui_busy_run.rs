@@ -88,7 +88,7 @@ fn settings(root: PathBuf) -> RunSettings {
         policy: Policy::new(PermissionMode::Ask, vec![]),
         tier: Tier::Full,
         max_turns: 40,
-        data_dir: PathBuf::from("/nonexistent/splice-data"),
+        layout: splice::layout::Layout::at(std::path::Path::new("/nonexistent/splice-data")),
         pricing: PriceTable::default(),
         budget: Budget::default(),
         pipeline: Default::default(),

@@ -246,7 +246,7 @@ impl Agent {
         let window = splice_core::session::context_window(&settings);
         let mut translator = Translator::new(&settings.cwd, redactor.clone(), window);
         if let Some(id) = &load {
-            let records = history::read(&settings.data_dir, id, &settings.cwd)
+            let records = history::read(&settings.layout, id, &settings.cwd)
                 .map_err(|e| Error::new(ErrorCode::RESOURCE_NOT_FOUND, e.to_string()))?;
             let loaded = history::replay(records, &mut translator);
             settings.conversation = loaded.conversation;
@@ -258,7 +258,7 @@ impl Agent {
         let scope =
             McpScope::session_from_env(&settings.cwd).map_err(|e| invalid(e.to_string()))?;
         let log = splice_core::session::log::SessionLog::open(
-            &settings.data_dir,
+            &settings.layout,
             &id,
             &settings.cwd,
             redactor.clone(),

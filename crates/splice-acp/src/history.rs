@@ -7,6 +7,7 @@ use agent_client_protocol::v1::schema::SessionUpdate;
 
 use crate::updates::{Translator, chunk};
 use splice_core::conversation::Conversation;
+use splice_core::layout::Layout;
 use splice_core::session::log::{Record, SessionError, load, started_in, typed_request};
 
 /// A saved session, read back.
@@ -15,9 +16,9 @@ pub(crate) struct Loaded {
     pub(crate) updates: Vec<SessionUpdate>,
 }
 
-/// Read session `id` of `data_dir`, which must have been started in `cwd`.
-pub(crate) fn read(data_dir: &Path, id: &str, cwd: &Path) -> Result<Vec<Record>, SessionError> {
-    let records = load(data_dir, id)?;
+/// Read session `id` of `layout`, which must have been started in `cwd`.
+pub(crate) fn read(layout: &Layout, id: &str, cwd: &Path) -> Result<Vec<Record>, SessionError> {
+    let records = load(layout, id)?;
     if let Some(started) = started_in(&records)
         && Path::new(started) != cwd
     {

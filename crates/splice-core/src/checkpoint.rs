@@ -10,6 +10,7 @@
 //! own `<data>/checkpoints/<taskRunId>/part_of` names the plan, so the task's id restores just
 //! that task's files.
 
+use crate::layout::Layout;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -85,10 +86,6 @@ fn content_hash(bytes: Option<&[u8]>) -> String {
     }
 }
 
-pub fn checkpoints_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join("checkpoints")
-}
-
 /// The id under which the writes made inside worktree `run_id` (a design-plan task's, a
 /// subagent's) are checkpointed: they restore nothing once the worktree is gone, and go with it.
 pub fn worktree_store_id(run_id: &str) -> String {
@@ -106,9 +103,9 @@ pub struct CheckpointStore {
 }
 
 impl CheckpointStore {
-    pub fn new(data_dir: &Path, run_id: &str, root: &Path) -> CheckpointStore {
+    pub fn new(layout: &Layout, run_id: &str, root: &Path) -> CheckpointStore {
         CheckpointStore {
-            dir: checkpoints_dir(data_dir).join(run_id),
+            dir: layout.run_checkpoints(run_id),
             run_id: run_id.to_string(),
             root: root.to_path_buf(),
             next: AtomicU32::new(1),
@@ -264,10 +261,10 @@ fn restore_entry(
 /// The manifests of `run_id`, newest first: its own, or for a design-plan task, those its plan
 /// holds for it.
 fn manifests_of(
-    data_dir: &Path,
+    layout: &Layout,
     run_id: &str,
 ) -> Result<Vec<(PathBuf, Manifest)>, CheckpointError> {
-    let all = checkpoints_dir(data_dir);
+    let all = layout.checkpoints();
     let run_dir = all.join(run_id);
     if !run_dir.is_dir() {
         return Err(CheckpointError::UnknownRun(run_id.to_string()));
@@ -297,8 +294,8 @@ fn manifests_of(
 /// Refuse a root that is gone before touching anything: a removed worktree is named as such
 /// (not "changed after Splice wrote them"), and a directory made where it was is not it, so
 /// not even `--force` writes there.
-fn check_root(data_dir: &Path, root: &Path) -> Result<(), CheckpointError> {
-    let worktrees = crate::worktree::worktrees_dir(data_dir);
+fn check_root(layout: &Layout, root: &Path) -> Result<(), CheckpointError> {
+    let worktrees = layout.worktrees();
     let inside = [Some(worktrees.clone()), worktrees.canonicalize().ok()]
         .into_iter()
         .flatten()
@@ -308,7 +305,7 @@ fn check_root(data_dir: &Path, root: &Path) -> Result<(), CheckpointError> {
             Some((dir.join(run.as_ref()), run.into_owned()))
         });
     if let Some((worktree, run)) = inside {
-        if !crate::worktree::is_present(data_dir, &run) || !root.is_dir() {
+        if !crate::worktree::is_present(layout, &run) || !root.is_dir() {
             return Err(CheckpointError::WorktreeGone {
                 worktree: worktree.display().to_string(),
                 run,
@@ -328,15 +325,15 @@ fn check_root(data_dir: &Path, root: &Path) -> Result<(), CheckpointError> {
 /// that is gone (a removed worktree) is an error, and nothing is restored.
 /// Checkpoints restored whole are removed; one with skipped files stays for a forced retry.
 pub fn restore(
-    data_dir: &Path,
+    layout: &Layout,
     run_id: &str,
     to: u32,
     force: bool,
 ) -> Result<Vec<RestoreInfo>, CheckpointError> {
-    let mut manifests = manifests_of(data_dir, run_id)?;
+    let mut manifests = manifests_of(layout, run_id)?;
     manifests.retain(|(_, m)| m.sequence >= to);
     for (_, manifest) in &manifests {
-        check_root(data_dir, Path::new(&manifest.root))?;
+        check_root(layout, Path::new(&manifest.root))?;
     }
     let mut reports = Vec::new();
     for (dir, manifest) in manifests {
@@ -393,9 +390,9 @@ pub fn left_alone(reports: &[RestoreInfo]) -> Option<String> {
 }
 
 /// The highest sequence of a run's checkpoints not yet restored (`None`: all are spent).
-pub fn highest_sequence(data_dir: &Path, run_id: &str) -> Result<Option<u32>, CheckpointError> {
+pub fn highest_sequence(layout: &Layout, run_id: &str) -> Result<Option<u32>, CheckpointError> {
     // Manifests come newest first.
-    Ok(manifests_of(data_dir, run_id)?
+    Ok(manifests_of(layout, run_id)?
         .first()
         .map(|(_, m)| m.sequence))
 }
@@ -453,7 +450,7 @@ mod tests {
         let root = work.path();
         std::fs::write(root.join("a.txt"), "old").expect("write a.txt");
         std::fs::write(root.join("c.txt"), "c0").expect("write c.txt");
-        let store = CheckpointStore::new(data.path(), "run_t", root);
+        let store = CheckpointStore::new(&crate::layout::Layout::at(data.path()), "run_t", root);
         let first = vec![
             change(root, "a.txt", Some("new")),
             change(root, "b.txt", Some("b")),
@@ -470,7 +467,8 @@ mod tests {
         // Someone edits c.txt after Splice did.
         std::fs::write(root.join("c.txt"), "human").expect("write c.txt");
 
-        let reports = restore(data.path(), "run_t", 1, false).expect("restore data");
+        let reports = restore(&crate::layout::Layout::at(data.path()), "run_t", 1, false)
+            .expect("restore data");
         assert_eq!(reports.len(), 2);
         assert_eq!(reports[0].sequence, 2);
         assert_eq!(reports[0].skipped, vec!["c.txt".to_string()]);
@@ -492,7 +490,7 @@ mod tests {
         let data = tempfile::tempdir().expect("create a temporary directory");
         let work = tempfile::tempdir().expect("create a temporary directory");
         let root = work.path();
-        let store = CheckpointStore::new(data.path(), "run_plan", root);
+        let store = CheckpointStore::new(&crate::layout::Layout::at(data.path()), "run_plan", root);
         let write = |task: &str, path: &str| {
             store.begin_task(Some(task));
             let changes = vec![change(root, path, Some(task))];
@@ -504,20 +502,32 @@ mod tests {
         write("run_t1", "one.txt");
         write("run_t2", "two.txt");
         store.begin_task(None);
-        assert_eq!(highest_sequence(data.path(), "run_t1").ok(), Some(Some(1)));
-        let reports = restore(data.path(), "run_t1", 1, false).expect("restore data");
+        assert_eq!(
+            highest_sequence(&crate::layout::Layout::at(data.path()), "run_t1").ok(),
+            Some(Some(1))
+        );
+        let reports = restore(&crate::layout::Layout::at(data.path()), "run_t1", 1, false)
+            .expect("restore data");
         assert_eq!(reports.len(), 1);
         assert_eq!(reports[0].files_deleted, vec!["one.txt".to_string()]);
         assert!(!root.join("one.txt").exists() && root.join("two.txt").exists());
         // The plan's id restores what is left.
-        let reports = restore(data.path(), "run_plan", 1, false).expect("restore data");
+        let reports = restore(
+            &crate::layout::Layout::at(data.path()),
+            "run_plan",
+            1,
+            false,
+        )
+        .expect("restore data");
         assert_eq!(reports.len(), 1);
         assert!(!root.join("two.txt").exists());
         // A link that names anything but a run id is not followed.
-        let link = checkpoints_dir(data.path()).join("run_t2").join(PART_OF);
+        let link = crate::layout::Layout::at(data.path())
+            .run_checkpoints("run_t2")
+            .join(PART_OF);
         std::fs::write(&link, "../elsewhere").expect("write link");
         assert!(matches!(
-            restore(data.path(), "run_t2", 1, false),
+            restore(&crate::layout::Layout::at(data.path()), "run_t2", 1, false),
             Err(CheckpointError::Corrupt { .. })
         ));
     }
@@ -528,12 +538,12 @@ mod tests {
         let work = tempfile::tempdir().expect("create a temporary directory");
         let root = work.path().join("gone");
         std::fs::create_dir_all(&root).expect("create root");
-        let store = CheckpointStore::new(data.path(), "run_g", &root);
+        let store = CheckpointStore::new(&crate::layout::Layout::at(data.path()), "run_g", &root);
         let changes = vec![change(&root, "a.txt", Some("a"))];
         store.save("write_file", &changes).expect("save write_file");
         std::fs::remove_dir_all(&root).expect("remove root");
         assert!(matches!(
-            restore(data.path(), "run_g", 1, true),
+            restore(&crate::layout::Layout::at(data.path()), "run_g", 1, true),
             Err(CheckpointError::RootGone(_))
         ));
         assert!(!root.exists());
@@ -543,7 +553,7 @@ mod tests {
     fn unknown_run_is_an_error() {
         let data = tempfile::tempdir().expect("create a temporary directory");
         assert!(matches!(
-            restore(data.path(), "run_x", 1, false),
+            restore(&crate::layout::Layout::at(data.path()), "run_x", 1, false),
             Err(CheckpointError::UnknownRun(_))
         ));
     }

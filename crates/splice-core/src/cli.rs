@@ -11,7 +11,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 use clap::{Arg, Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::{self, ConfigFile, env_value};
+use crate::config::{ConfigFile, env_value};
 use crate::ids::new_session_id;
 use crate::packages::package::Package;
 use crate::permissions::{Effect, PermissionMode, Policy, Rule};
@@ -605,10 +605,12 @@ impl RunArgs {
         // The MCP timeouts (`SPLICE_MCP_*_TIMEOUT_MS`): a bad value is refused, not replaced.
         crate::mcp::HubOptions::from_env(cwd.clone())
             .map_err(|e| RunFailure::usage(e.to_string()))?;
-        let pricing_file =
-            config::user_pricing_path().map_err(|e| RunFailure::usage(e.to_string()))?;
-        let pricing = PriceTable::load(pricing_file.as_deref())
+        let layout = crate::layout::Layout::process().clone();
+        let pricing_file = layout
+            .user_pricing_file()
             .map_err(|e| RunFailure::usage(e.to_string()))?;
+        let pricing =
+            PriceTable::load(pricing_file).map_err(|e| RunFailure::usage(e.to_string()))?;
         let max_turns = self
             .max_turns
             .or(config.max_turns)
@@ -638,7 +640,7 @@ impl RunArgs {
             policy: Policy::new(mode, rules),
             tier,
             max_turns,
-            data_dir: config::data_dir(),
+            layout,
             pricing,
             budget: Budget {
                 max_cost_usd: self.max_cost_usd,

@@ -1,7 +1,4 @@
-//! The user's config file and directories.
-//!
-//! Config: `SPLICE_CONFIG`, else `<config dir>/splice/config.json`. Data (checkpoints, sessions,
-//! worktrees): `SPLICE_DATA_DIR`, else `<data dir>/splice`.
+//! The user's config file (where it is: [`crate::layout::Layout`]).
 
 use std::path::{Path, PathBuf};
 
@@ -118,57 +115,14 @@ pub fn env_value(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-fn env_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os(name)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-}
-
-pub fn config_path() -> Option<PathBuf> {
-    env_path("SPLICE_CONFIG")
-        .or_else(|| dirs::config_dir().map(|d| d.join("splice").join("config.json")))
-}
-
-pub fn pricing_path() -> Option<PathBuf> {
-    env_path("SPLICE_PRICING_FILE")
-        .or_else(|| dirs::config_dir().map(|d| d.join("splice").join("pricing.json")))
-}
-
-/// The user's price table: the file `SPLICE_PRICING_FILE` names, which must exist (a typo there
-/// must not silently price with other numbers), else the default file, which may be absent.
-pub fn user_pricing_path() -> Result<Option<PathBuf>, ConfigError> {
-    match env_path("SPLICE_PRICING_FILE") {
-        Some(path) if !path.exists() => Err(ConfigError::Read {
-            path: path.display().to_string(),
-            message: "no such file (named by SPLICE_PRICING_FILE)".into(),
-        }),
-        _ => Ok(pricing_path()),
-    }
-}
-
-/// The user's config file: the one `SPLICE_CONFIG` names, which must exist (a typo there must
-/// not silently drop the deny rules it holds), else the default file, which may be absent.
-pub fn user_config_path() -> Result<Option<PathBuf>, ConfigError> {
-    match env_path("SPLICE_CONFIG") {
-        Some(path) if !path.exists() => Err(ConfigError::Read {
-            path: path.display().to_string(),
-            message: "no such file (named by SPLICE_CONFIG)".into(),
-        }),
-        named => Ok(named.or_else(config_path)),
-    }
-}
-
-pub fn data_dir() -> PathBuf {
-    env_path("SPLICE_DATA_DIR")
-        .or_else(|| dirs::data_dir().map(|d| d.join("splice")))
-        .unwrap_or_else(|| PathBuf::from(".splice"))
-}
-
 /// The user's config file, checked as a run would load it, as a JSON document to edit (its
 /// keys keep their order). Unlike a run, a file `SPLICE_CONFIG` names may be missing: writing
 /// creates it.
 pub fn read_document() -> Result<(PathBuf, Value), String> {
-    let path = config_path().ok_or("no config directory: set SPLICE_CONFIG")?;
+    let path = crate::layout::Layout::process()
+        .config_file()
+        .ok_or("no config directory: set SPLICE_CONFIG")?
+        .to_path_buf();
     crate::settings::load_config_at(Some(&path)).map_err(|e| e.to_string())?;
     let document = match std::fs::read_to_string(&path) {
         Ok(text) if text.trim().is_empty() => json!({}),
@@ -266,9 +220,12 @@ fn add_allowed_domain(document: &mut Value, host: &str) -> Result<bool, String> 
 }
 
 impl ConfigFile {
-    /// The user's config file (see [`user_config_path`]), its feature sections unchecked.
+    /// The user's config file (see [`Layout::user_config_file`]), its feature sections
+    /// unchecked.
+    ///
+    /// [`Layout::user_config_file`]: crate::layout::Layout::user_config_file
     pub fn load_user() -> Result<ConfigFile, ConfigError> {
-        ConfigFile::load(user_config_path()?.as_deref())
+        ConfigFile::load(crate::layout::Layout::process().user_config_file()?)
     }
 
     /// Load the config file; a missing or empty (blank) file is an empty config, a broken one

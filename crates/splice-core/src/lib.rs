@@ -18,6 +18,7 @@ pub(crate) mod hooks;
 pub mod http;
 pub mod ids;
 pub(crate) mod instructions;
+pub mod layout;
 pub mod logging;
 pub mod mcp;
 pub mod media;

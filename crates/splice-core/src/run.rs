@@ -86,6 +86,8 @@ struct Shared {
     /// The run's MCP servers: ended before the run's end on every path (a session's hub is
     /// left running).
     mcp: Mutex<Option<RunServers>>,
+    /// Design-plan tasks' git work, one piece at a time; an interrupt's cleanup waits for it.
+    repo: crate::blocking::RunLock,
 }
 
 /// A run's request once read: its prompt, and the settings for this run alone when the request
@@ -145,6 +147,7 @@ where
         answer: Mutex::new(None),
         worktree_note: Mutex::new(None),
         mcp: Mutex::new(None),
+        repo: crate::blocking::RunLock::default(),
     });
     let work = async {
         let request = match request.await {
@@ -178,8 +181,10 @@ where
             shared.log.interrupt(bus);
             // Design-plan tasks that ran side by side are failed now: their worktrees go.
             if let Some(plan) = shared.plan.lock().ok().and_then(|p| p.clone()) {
+                // A task's merge or commit still running ends first, and none starts after.
+                let _held = shared.repo.hold().await;
                 crate::blocking::atomic(|| {
-                    crate::pipeline::jobs::discard_all(bus, &settings.data_dir, &plan)
+                    crate::pipeline::jobs::discard_all(bus, &settings.layout, &plan)
                 });
             }
             // The servers the run started end first: they are not sandboxed, and what they
@@ -194,7 +199,7 @@ where
                 }
             }
             if let Some(note) = shared.worktree_note.lock().ok().and_then(|mut n| n.take()) {
-                crate::worktree::release_live_lock(&settings.data_dir, bus.run_id());
+                crate::worktree::release_live_lock(&settings.layout, bus.run_id());
                 bus.emit(Event::warning(WarningCode::WorktreeInterrupted, note));
             }
             // A cancelled transcription gets to clean up (the CLI's cancel, then its SIGTERM
@@ -396,9 +401,8 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
         return release_final(bus, shared, exit);
     }
     // Git commands that change the repository: blocking, and not to be cut in half.
-    let created = crate::blocking::atomic(|| {
-        Worktree::create(&settings.data_dir, &settings.cwd, bus.run_id())
-    });
+    let created =
+        crate::blocking::atomic(|| Worktree::create(&settings.layout, &settings.cwd, bus.run_id()));
     let worktree = match created {
         Ok(worktree) => worktree,
         Err(error @ WorktreeError::NotARepo(_)) => {
@@ -455,7 +459,7 @@ async fn run_tier(settings: &RunSettings, bus: &Bus, shared: &Shared, prompt: Pr
     let merged_exit = crate::blocking::atomic(|| {
         worktree::finish(
             bus,
-            &settings.data_dir,
+            &settings.layout,
             &worktree,
             settings.pipeline.merge_back,
             &request,
@@ -491,9 +495,9 @@ async fn run_work(
     }
     // Found once per run: the installed packages, the run's own, and the Node that runs them;
     // meanwhile the MCP servers start.
-    let (data_dir, packages) = (settings.data_dir.clone(), settings.packages.clone());
+    let (layout, packages) = (settings.layout.clone(), settings.packages.clone());
     let offer = crate::blocking::detached(move || {
-        crate::packages::offer::prepare(&data_dir, &packages.extra, packages.node.as_deref())
+        crate::packages::offer::prepare(&layout, &packages.extra, packages.node.as_deref())
     });
     let ((offered, warnings), mcp) = tokio::join!(
         async { offer.await.unwrap_or_default() },
@@ -506,7 +510,7 @@ async fn run_work(
         root: settings.cwd.clone(),
         policy: settings.policy.clone(),
         checkpoints: Arc::new(CheckpointStore::new(
-            &settings.data_dir,
+            &settings.layout,
             bus.run_id(),
             &settings.cwd,
         )),
@@ -516,7 +520,7 @@ async fn run_work(
         packages: Arc::new(offered),
         transcriber: crate::tools::transcribe::Transcriber::find(
             crate::scribiz::launch::own_env(),
-            &settings.data_dir,
+            &settings.layout,
             bus.run_id(),
             Arc::clone(&shared.meter),
             shared.settling.clone(),
@@ -554,7 +558,7 @@ async fn run_work(
             run_light(settings, bus, shared, &agent, prompt, &tools.origin).await
         }
         Tier::Standard | Tier::Full => {
-            let ctx = Ctx::new(settings, bus, &agent, &shared.log);
+            let ctx = Ctx::new(settings, bus, &agent, &shared.log, shared.repo.clone());
             let end = runner::run(&ctx, tiers::stages(tier), &request).await;
             let (exit, summary) = finish_pipeline(bus, shared, end);
             settings.conversation.push_exchange(&prompt.text, &summary);
@@ -576,14 +580,14 @@ async fn mcp_servers(
         set_slot(&shared.mcp, Some(RunServers::shared(hub.clone())));
         return Some(hub.clone());
     }
-    let (user, data_dir, trust) = (
+    let (user, layout, trust) = (
         settings.mcp.servers.clone(),
-        settings.data_dir.clone(),
+        settings.layout.clone(),
         settings.mcp.trust_project,
     );
     let origin = origin.to_path_buf();
     // Reading `.mcp.json` and the approvals: blocking, and quick.
-    let plan = crate::blocking::detached(move || Plan::make(user, &origin, &data_dir, trust))
+    let plan = crate::blocking::detached(move || Plan::make(user, &origin, &layout, trust))
         .await
         .unwrap_or_default();
     crate::mcp::run::start_own(plan, &settings.cwd, bus, &shared.mcp).await
@@ -684,7 +688,7 @@ async fn run_plan(
     request: &str,
     tier: Tier,
 ) -> Exit {
-    let ctx = Ctx::new(settings, bus, agent, &shared.log);
+    let ctx = Ctx::new(settings, bus, agent, &shared.log, shared.repo.clone());
     let end = plan::run(&ctx, request, tier, &shared.plan).await;
     let (status, reason, exit) = match end {
         PlanEnd::Invalid(detail) => {

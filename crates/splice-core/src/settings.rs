@@ -20,7 +20,7 @@ pub const DEFAULT_MAX_ITERATIONS: u32 = 3;
 /// The user's config file as a run or a command reads it: the file read into its raw sections
 /// (see [`ConfigFile::load`]), then each feature's section checked by that feature.
 pub fn load_config() -> Result<ConfigFile, ConfigError> {
-    load_config_at(crate::config::user_config_path()?.as_deref())
+    load_config_at(crate::layout::Layout::process().user_config_file()?)
 }
 
 /// The config file at `path` read and checked as [`load_config`] does.
@@ -47,7 +47,8 @@ pub struct RunSettings {
     pub policy: Policy,
     pub tier: Tier,
     pub max_turns: u32,
-    pub data_dir: PathBuf,
+    /// Where Splice keeps its files (the data directory: checkpoints, sessions, worktrees…).
+    pub layout: crate::layout::Layout,
     pub pricing: PriceTable,
     pub budget: Budget,
     pub pipeline: PipelineSettings,

@@ -10,6 +10,7 @@
 
 mod store;
 
+use crate::layout::Layout;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -154,16 +155,12 @@ fn fallback_identity(dir: &Path) -> Vec<&'static str> {
     args
 }
 
-pub fn worktrees_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join("worktrees")
+fn record_path(layout: &Layout, run_id: &str) -> PathBuf {
+    layout.worktrees().join(format!("{run_id}.json"))
 }
 
-fn record_path(data_dir: &Path, run_id: &str) -> PathBuf {
-    worktrees_dir(data_dir).join(format!("{run_id}.json"))
-}
-
-fn lock_path(data_dir: &Path, run_id: &str) -> PathBuf {
-    worktrees_dir(data_dir).join(format!("{run_id}.lock"))
+fn lock_path(layout: &Layout, run_id: &str) -> PathBuf {
+    layout.worktrees().join(format!("{run_id}.lock"))
 }
 
 /// The live-run locks this process holds, by run id. An exclusive `flock` on
@@ -182,8 +179,8 @@ pub fn take_own_record(run_id: &str) -> Option<Snapshot> {
 }
 
 /// Take the live lock of `run_id` for this process.
-fn hold_live_lock(data_dir: &Path, run_id: &str) -> Result<(), WorktreeError> {
-    let path = lock_path(data_dir, run_id);
+fn hold_live_lock(layout: &Layout, run_id: &str) -> Result<(), WorktreeError> {
+    let path = lock_path(layout, run_id);
     let file = File::create(&path)
         .map_err(|e| WorktreeError::Io(format!("cannot create {}: {e}", path.display())))?;
     rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
@@ -196,17 +193,17 @@ fn hold_live_lock(data_dir: &Path, run_id: &str) -> Result<(), WorktreeError> {
 
 /// Let go of the live lock of `run_id`: the run is over (finished or interrupted; a terminal
 /// UI that goes on must not keep showing it as live).
-pub fn release_live_lock(data_dir: &Path, run_id: &str) {
+pub fn release_live_lock(layout: &Layout, run_id: &str) {
     if let Ok(mut live) = LIVE.lock() {
         live.retain(|(id, _)| id != run_id);
     }
-    let _ = std::fs::remove_file(lock_path(data_dir, run_id));
+    let _ = std::fs::remove_file(lock_path(layout, run_id));
 }
 
 /// Whether some process holds the live lock of `run_id` (fails closed: a lock file that cannot
 /// be opened or tested counts as live).
-pub fn is_live(data_dir: &Path, run_id: &str) -> bool {
-    let path = lock_path(data_dir, run_id);
+pub fn is_live(layout: &Layout, run_id: &str) -> bool {
+    let path = lock_path(layout, run_id);
     let file = match File::open(&path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
@@ -221,10 +218,10 @@ pub fn is_live(data_dir: &Path, run_id: &str) -> bool {
 
 /// Whether the worktree of `run_id` is still there: recorded (as `clean` and `recover` leave
 /// it not) and on disk. A directory alone where it was is not it.
-pub fn is_present(data_dir: &Path, run_id: &str) -> bool {
+pub fn is_present(layout: &Layout, run_id: &str) -> bool {
     crate::ids::is_run_id(run_id)
-        && record_path(data_dir, run_id).is_file()
-        && worktrees_dir(data_dir).join(run_id).is_dir()
+        && record_path(layout, run_id).is_file()
+        && layout.worktrees().join(run_id).is_dir()
 }
 
 impl Worktree {
@@ -269,33 +266,33 @@ impl Worktree {
 
     /// Add a worktree for `run_id` on a new branch from the source's HEAD, live (locked) until
     /// `finish` or `remove`.
-    pub fn create(data_dir: &Path, cwd: &Path, run_id: &str) -> Result<Worktree, WorktreeError> {
-        Worktree::create_at(data_dir, cwd, run_id, None)
+    pub fn create(layout: &Layout, cwd: &Path, run_id: &str) -> Result<Worktree, WorktreeError> {
+        Worktree::create_at(layout, cwd, run_id, None)
     }
 
     /// As [`Worktree::create`], the branch made from commit `start` (None: HEAD).
     pub fn create_at(
-        data_dir: &Path,
+        layout: &Layout,
         cwd: &Path,
         run_id: &str,
         start: Option<&str>,
     ) -> Result<Worktree, WorktreeError> {
-        let created = Worktree::add(data_dir, cwd, run_id, start);
+        let created = Worktree::add(layout, cwd, run_id, start);
         if created.is_err() {
             // Nothing half made stays: the directories are this new run's own.
             if crate::ids::is_run_id(run_id) {
-                let dir = worktrees_dir(data_dir);
+                let dir = layout.worktrees();
                 let _ = remove_tree(&dir.join(run_id));
                 let _ = remove_tree(&dir.join(format!("{run_id}.git")));
             }
             let _ = take_own_record(run_id);
-            release_live_lock(data_dir, run_id);
+            release_live_lock(layout, run_id);
         }
         created
     }
 
     fn add(
-        data_dir: &Path,
+        layout: &Layout,
         cwd: &Path,
         run_id: &str,
         start: Option<&str>,
@@ -311,14 +308,14 @@ impl Worktree {
         let common = crate::git::common_dir(&source).ok_or_else(|| {
             WorktreeError::NotARepo("the repository's git dir could not be found".into())
         })?;
-        let dir = worktrees_dir(data_dir);
+        let dir = layout.worktrees();
         std::fs::create_dir_all(&dir)
             .map_err(|e| WorktreeError::Io(format!("cannot create the worktrees dir: {e}")))?;
         let dir = dir.canonicalize().unwrap_or(dir);
         let path = dir.join(run_id);
         let branch = format!("splice/{run_id}");
         // Live before it exists, so `clean` never sees it unlocked.
-        hold_live_lock(data_dir, run_id)?;
+        hold_live_lock(layout, run_id)?;
         let own = dir.join(format!("{run_id}.git"));
         store::init(&source, (&own, &path), &common, &branch, &base)?;
         // What makes git run programs in the run's own repository, as Splice made it: put
@@ -342,7 +339,7 @@ impl Worktree {
         };
         let text = serde_json::to_string_pretty(&worktree)
             .map_err(|e| WorktreeError::Io(e.to_string()))?;
-        std::fs::write(record_path(data_dir, run_id), text)
+        std::fs::write(record_path(layout, run_id), text)
             .map_err(|e| WorktreeError::Io(format!("cannot record the worktree: {e}")))?;
         Ok(worktree)
     }
@@ -480,9 +477,9 @@ impl Worktree {
 
     /// Remove the worktree, its own repository and its record; the branch too when
     /// `drop_branch`.
-    pub fn remove(&self, data_dir: &Path, drop_branch: bool) -> Result<(), WorktreeError> {
+    pub fn remove(&self, layout: &Layout, drop_branch: bool) -> Result<(), WorktreeError> {
         // Only ever Splice's own directories in the data dir, whatever the record says.
-        let dir = worktrees_dir(data_dir);
+        let dir = layout.worktrees();
         let dir = dir.canonicalize().unwrap_or(dir);
         if !crate::ids::is_run_id(&self.run_id) || self.path != dir.join(&self.run_id) {
             return Err(WorktreeError::Unsafe(format!(
@@ -503,11 +500,11 @@ impl Worktree {
         if drop_branch && present.is_ok() {
             git(&self.source, &["update-ref", "-d", &reference])?;
         }
-        let _ = std::fs::remove_file(record_path(data_dir, &self.run_id));
+        let _ = std::fs::remove_file(record_path(layout, &self.run_id));
         let _ = take_own_record(&self.run_id);
         let own = crate::checkpoint::worktree_store_id(&self.run_id);
-        let _ = std::fs::remove_dir_all(crate::checkpoint::checkpoints_dir(data_dir).join(own));
-        release_live_lock(data_dir, &self.run_id);
+        let _ = std::fs::remove_dir_all(layout.run_checkpoints(&own));
+        release_live_lock(layout, &self.run_id);
         Ok(())
     }
 
@@ -704,21 +701,21 @@ fn restore_git_dirs(worktree: &Worktree, guard: Option<&Snapshot>) -> GitDir {
 /// only a failed merge (or a git dir that could not be put back) changes.
 pub fn finish(
     bus: &Bus,
-    data_dir: &Path,
+    layout: &Layout,
     worktree: &Worktree,
     merge_back: bool,
     request: &str,
     exit: Exit,
     guard: Option<&Snapshot>,
 ) -> Exit {
-    let exit = finish_run(bus, data_dir, worktree, merge_back, request, exit, guard);
-    release_live_lock(data_dir, &worktree.run_id);
+    let exit = finish_run(bus, layout, worktree, merge_back, request, exit, guard);
+    release_live_lock(layout, &worktree.run_id);
     exit
 }
 
 fn finish_run(
     bus: &Bus,
-    data_dir: &Path,
+    layout: &Layout,
     worktree: &Worktree,
     merge_back: bool,
     request: &str,
@@ -783,7 +780,7 @@ fn finish_run(
     if !merge_back || exit != crate::exit::Exit::Success {
         let text = match worktree.commits() {
             Ok(0) => {
-                let _ = worktree.remove(data_dir, true);
+                let _ = worktree.remove(layout, true);
                 "The worktree run made no changes.\n".to_string()
             }
             _ if merge_back => format!("Not merged: the run did not succeed; {kept}.\n"),
@@ -799,7 +796,7 @@ fn finish_run(
     }
     match worktree.merge_back() {
         MergeOutcome::Merged { commits } => {
-            let _ = worktree.remove(data_dir, true);
+            let _ = worktree.remove(layout, true);
             bus.emit(Event::text(format!(
                 "Merged {} into {source} ({commits} commit(s)).\n",
                 worktree.branch
@@ -807,7 +804,7 @@ fn finish_run(
             exit
         }
         MergeOutcome::NoChange => {
-            let _ = worktree.remove(data_dir, true);
+            let _ = worktree.remove(layout, true);
             bus.emit(Event::text("No changes to merge.\n"));
             exit
         }
@@ -840,8 +837,8 @@ fn finish_run(
 }
 
 /// The recorded worktrees, oldest run first.
-pub fn recorded(data_dir: &Path) -> Vec<Worktree> {
-    let mut found: Vec<Worktree> = std::fs::read_dir(worktrees_dir(data_dir))
+pub fn recorded(layout: &Layout) -> Vec<Worktree> {
+    let mut found: Vec<Worktree> = std::fs::read_dir(layout.worktrees())
         .into_iter()
         .flatten()
         .flatten()
@@ -865,13 +862,13 @@ pub enum Action {
 }
 
 pub fn command(
-    data_dir: &Path,
+    layout: &Layout,
     action: Action,
     run_id: Option<&str>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Exit {
-    let all = recorded(data_dir);
+    let all = recorded(layout);
     let chosen: Vec<&Worktree> = all
         .iter()
         .filter(|w| run_id.is_none_or(|id| w.run_id == id))
@@ -886,15 +883,15 @@ pub fn command(
     }
     let mut code = crate::exit::Exit::Success;
     for worktree in chosen {
-        let live = is_live(data_dir, &worktree.run_id);
+        let live = is_live(layout, &worktree.run_id);
         let line = match action {
             Action::List => Ok(describe(worktree, live)),
             _ if live => Err(WorktreeError::Io(format!(
                 "still running (worktree {}); not touched",
                 worktree.path.display()
             ))),
-            Action::Recover => recover(worktree, data_dir),
-            Action::Clean => clean(worktree, data_dir),
+            Action::Recover => recover(worktree, layout),
+            Action::Clean => clean(worktree, layout),
         };
         match line {
             Ok(line) => {
@@ -931,16 +928,16 @@ fn describe(worktree: &Worktree, live: bool) -> String {
 }
 
 /// Commit what an interrupted run left, drop the worktree directory, keep the branch.
-fn recover(worktree: &Worktree, data_dir: &Path) -> Result<String, WorktreeError> {
+fn recover(worktree: &Worktree, layout: &Layout) -> Result<String, WorktreeError> {
     if worktree.path.exists() {
         worktree.commit(&format!("splice {}: recovered work", worktree.run_id))?;
     }
     let commits = worktree.commits()?;
     if commits == 0 {
-        worktree.remove(data_dir, true)?;
+        worktree.remove(layout, true)?;
         return Ok(format!("{}: nothing to recover; removed", worktree.run_id));
     }
-    worktree.remove(data_dir, false)?;
+    worktree.remove(layout, false)?;
     Ok(format!(
         "{}: recovered {commits} commit(s) on branch {}; merge with `git merge {}`",
         worktree.run_id, worktree.branch, worktree.branch
@@ -948,12 +945,12 @@ fn recover(worktree: &Worktree, data_dir: &Path) -> Result<String, WorktreeError
 }
 
 /// Remove the worktree (uncommitted work is discarded); keep a branch that has commits.
-fn clean(worktree: &Worktree, data_dir: &Path) -> Result<String, WorktreeError> {
+fn clean(worktree: &Worktree, layout: &Layout) -> Result<String, WorktreeError> {
     let commits = worktree.commits().unwrap_or(0);
     if commits > 0 && worktree.own_git_dir().is_dir() {
         worktree.publish()?;
     }
-    worktree.remove(data_dir, commits == 0)?;
+    worktree.remove(layout, commits == 0)?;
     Ok(if commits == 0 {
         format!("{}: removed", worktree.run_id)
     } else {
@@ -971,12 +968,13 @@ mod tests {
     #[test]
     fn a_held_lock_is_live_until_released() {
         let dir = tempfile::tempdir().expect("create a temporary directory");
-        std::fs::create_dir_all(worktrees_dir(dir.path())).expect("create");
-        assert!(!is_live(dir.path(), "run_a"));
-        hold_live_lock(dir.path(), "run_a").expect("hold live lock dir");
-        assert!(is_live(dir.path(), "run_a"));
-        assert!(!is_live(dir.path(), "run_b"));
-        release_live_lock(dir.path(), "run_a");
-        assert!(!is_live(dir.path(), "run_a"));
+        std::fs::create_dir_all(crate::layout::Layout::at(dir.path()).worktrees()).expect("create");
+        assert!(!is_live(&crate::layout::Layout::at(dir.path()), "run_a"));
+        hold_live_lock(&crate::layout::Layout::at(dir.path()), "run_a")
+            .expect("hold live lock dir");
+        assert!(is_live(&crate::layout::Layout::at(dir.path()), "run_a"));
+        assert!(!is_live(&crate::layout::Layout::at(dir.path()), "run_b"));
+        release_live_lock(&crate::layout::Layout::at(dir.path()), "run_a");
+        assert!(!is_live(&crate::layout::Layout::at(dir.path()), "run_a"));
     }
 }

@@ -45,8 +45,12 @@ fn project(sandbox: &Sandbox, marker: &Path) {
 fn approve(sandbox: &Sandbox) {
     let entries = splice::mcp::load_project(&sandbox.root).expect("read .mcp.json");
     for entry in &entries {
-        splice::mcp::approval::approve(&sandbox.data, &sandbox.root, entry)
-            .expect("approve the server");
+        splice::mcp::approval::approve(
+            &splice::layout::Layout::at(&sandbox.data),
+            &sandbox.root,
+            entry,
+        )
+        .expect("approve the server");
     }
 }
 

@@ -577,8 +577,12 @@ fn project_servers_start_only_when_approved_or_trusted() {
     // Approved as Splice reads it: the approval covers the files its config names too (the
     // marker, absent now).
     for entry in splice::mcp::load_project(&sandbox.root).expect("read .mcp.json") {
-        splice::mcp::approval::approve(&sandbox.data, &sandbox.root, &entry)
-            .expect("approve the server");
+        splice::mcp::approval::approve(
+            &splice::layout::Layout::at(&sandbox.data),
+            &sandbox.root,
+            &entry,
+        )
+        .expect("approve the server");
     }
     let out = exec(&sandbox, &provider, "anthropic", &["Hello again."]);
     assert_eq!(out.code, 0, "{}", out.stderr);

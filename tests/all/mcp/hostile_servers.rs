@@ -492,7 +492,8 @@ fn an_approval_for_a_non_utf8_root_does_not_cover_a_lookalike() {
         .canonicalize()
         .expect("canonicalize approved_root");
     // Refused now; before, recorded under the lossy text.
-    let _ = splice::mcp::approval::Approvals::load(&sandbox.data).approve(&canonical, &entry);
+    let _ = splice::mcp::approval::Approvals::load(&splice::layout::Layout::at(&sandbox.data))
+        .approve(&canonical, &entry);
     let provider = FakeProvider::start(vec![anthropic::answer(&["Hi."])]);
     let mut command = sandbox.command(&provider.url);
     stream_json(&mut command)

@@ -238,7 +238,7 @@ fn a_command_cannot_approve_a_project_mcp_server() {
     };
     let prepared = outside.path().join("prepared");
     let root = sandbox.root.canonicalize().expect("canonicalize the root");
-    splice::mcp::approval::Approvals::load(&prepared)
+    splice::mcp::approval::Approvals::load(&splice::layout::Layout::at(&prepared))
         .approve(&root, &entry)
         .expect("approve the entry");
     let file = splice::mcp::approval::FILE;

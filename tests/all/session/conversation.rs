@@ -29,7 +29,7 @@ pub(crate) fn settings(sandbox: &Sandbox, url: &str, tier: Tier) -> RunSettings 
         policy: Policy::new(PermissionMode::Ask, vec![]),
         tier,
         max_turns: 10,
-        data_dir: sandbox.data.clone(),
+        layout: splice::layout::Layout::at(&sandbox.data),
         pricing: PriceTable::builtin(),
         budget: Budget::default(),
         pipeline: Default::default(),

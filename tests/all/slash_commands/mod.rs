@@ -13,7 +13,12 @@ use crate::support::fake_provider::Recorded;
 pub(crate) fn approve(sandbox: &Sandbox, name: &str) {
     let catalog = splice::slash::Catalog::load(&sandbox.root, None);
     let command = catalog.lookup(name).expect("the command");
-    splice::slash::approve(&sandbox.data, &sandbox.root, command).expect("approve");
+    splice::slash::approve(
+        &splice::layout::Layout::at(&sandbox.data),
+        &sandbox.root,
+        command,
+    )
+    .expect("approve");
 }
 
 /// Every text the model was sent in `request` (its messages), joined.

@@ -69,7 +69,7 @@ fn reopen_without_terminal(cli: &Cli, mut io: Io) -> Exit {
         cli.tui.continue_session,
         cli.prompt.clone(),
     );
-    let message = match crate::tui::find(reopen.as_ref(), &settings.data_dir, &settings.cwd) {
+    let message = match crate::tui::find(reopen.as_ref(), &settings.layout, &settings.cwd) {
         Err(error) => error.to_string(),
         Ok(_) => "--resume and --continue reopen a session in the terminal UI, and stdout is \
                       not a terminal (`splice exec` runs a request headless)"

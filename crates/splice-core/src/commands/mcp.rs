@@ -8,8 +8,9 @@ use serde_json::{Map, Value, json};
 
 use super::{Error, Io};
 use crate::cli::{McpAction, McpArgs};
-use crate::config::{data_dir, read_document, write_document};
+use crate::config::{read_document, write_document};
 use crate::exit::Exit;
+use crate::layout::Layout;
 use crate::mcp::approval::{self, Approvals, Selection, canonical_root};
 use crate::mcp::config::{self, Source, valid_name};
 use crate::mcp::hub::{HubOptions, McpHub, ServerState, ServerStatus};
@@ -183,7 +184,7 @@ async fn list(as_json: bool, trust_project: bool, out: &mut dyn Write) -> Result
     let project = config::load_project(&root)
         .map_err(|e| format!("{}: {e}", root.join(config::PROJECT_FILE).display()))?;
     let options = HubOptions::from_env(root.clone()).map_err(|e| e.to_string())?;
-    let approvals = (!trust_project).then(|| Approvals::load(&data_dir()));
+    let approvals = (!trust_project).then(|| Approvals::load(Layout::process()));
     let Selection {
         start,
         unapproved,

@@ -5,7 +5,6 @@ use std::io::Write;
 use super::exec::read_stdin;
 use super::{Error, Io, confine_as_configured};
 use crate::cli::{PkgAction, PkgArgs};
-use crate::config;
 use crate::exit::Exit;
 use crate::packages::{command, store_command};
 use crate::permissions::sandbox;
@@ -56,7 +55,7 @@ pub async fn run(args: &PkgArgs, mut io: Io) -> Result<Exit, Error> {
         return Ok(exit);
     }
     let (out, err) = (&mut *io.out, &mut *io.err);
-    let data_dir = config::data_dir();
+    let layout = crate::layout::Layout::process();
     let exit = match action {
         PkgAction::Install {
             source,
@@ -70,7 +69,7 @@ pub async fn run(args: &PkgArgs, mut io: Io) -> Result<Exit, Error> {
         {
             let text = source.to_str().unwrap_or_default();
             let flag = registry.registry.as_deref();
-            registry_client::command::install(&data_dir, text, flag, *force, *json, out, err).await
+            registry_client::command::install(layout, text, flag, *force, *json, out, err).await
         }
         PkgAction::Info {
             spec,
@@ -107,9 +106,9 @@ pub async fn run(args: &PkgArgs, mut io: Io) -> Result<Exit, Error> {
             force,
             json,
             ..
-        } => store_command::install(&data_dir, source, *force, *json, out, err),
-        PkgAction::List { json } => store_command::list(&data_dir, *json, out),
-        PkgAction::Remove { spec, json } => store_command::remove(&data_dir, spec, *json, out, err),
+        } => store_command::install(layout, source, *force, *json, out, err),
+        PkgAction::List { json } => store_command::list(layout, *json, out),
+        PkgAction::Remove { spec, json } => store_command::remove(layout, spec, *json, out, err),
         PkgAction::Run { .. } | PkgAction::Test { .. } => Exit::Usage,
     };
     Ok(exit)

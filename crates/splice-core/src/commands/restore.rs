@@ -1,8 +1,6 @@
 //! `splice restore RUN_ID [--to N] [--force]`: put back the files a run changed, from its
 //! checkpoints, reported as a stream about that run.
 
-use std::path::Path;
-
 use super::exec::output_sink;
 use super::{Error, Io};
 use crate::bus::Bus;
@@ -10,6 +8,7 @@ use crate::checkpoint::{self, CheckpointError};
 use crate::cli::{OutputFormat, RestoreArgs, RunArgs};
 use crate::exit::Exit;
 use crate::ids::new_session_id;
+use crate::layout::Layout;
 use crate::protocol::{ErrorCode, Event, WarningCode};
 
 pub fn run(args: &RestoreArgs, io: Io) -> Result<Exit, Error> {
@@ -22,13 +21,13 @@ pub fn run(args: &RestoreArgs, io: Io) -> Result<Exit, Error> {
     // and ends like every stream-json stream.
     let bus = Bus::new(args.run_id.clone(), vec![output_sink(format, io)]);
     bus.emit(RunArgs::default().fallback_start(&new_session_id()));
-    let data_dir = crate::config::data_dir();
-    if let Err(message) = check_args(&data_dir, args) {
+    let layout = Layout::process();
+    if let Err(message) = check_args(layout, args) {
         bus.emit(Event::error(ErrorCode::UsageError, message));
         bus.emit(Event::run_end(Exit::Usage));
         return Ok(Exit::Usage);
     }
-    let exit = match checkpoint::restore(&data_dir, &args.run_id, args.to, args.force) {
+    let exit = match checkpoint::restore(layout, &args.run_id, args.to, args.force) {
         // Already restored (or never written): the files are as the run found them. Said, and
         // a success, so a script that restores twice does not stop there.
         Ok(reports) if reports.is_empty() => {
@@ -65,7 +64,7 @@ pub fn run(args: &RestoreArgs, io: Io) -> Result<Exit, Error> {
 }
 
 /// A run id of the right shape, and a `--to` that names one of its checkpoints.
-fn check_args(data_dir: &Path, args: &RestoreArgs) -> Result<(), String> {
+fn check_args(layout: &Layout, args: &RestoreArgs) -> Result<(), String> {
     if !crate::ids::is_run_id(&args.run_id) {
         return Err(format!(
             "`{}` is not a run id (run ids look like run_20261129_abc123)",
@@ -76,7 +75,7 @@ fn check_args(data_dir: &Path, args: &RestoreArgs) -> Result<(), String> {
         return Err("--to counts checkpoints from 1 (1: before the run)".into());
     }
     // An unknown run is reported by the restore itself.
-    let Ok(highest) = checkpoint::highest_sequence(data_dir, &args.run_id) else {
+    let Ok(highest) = checkpoint::highest_sequence(layout, &args.run_id) else {
         return Ok(());
     };
     let highest = highest.unwrap_or(1);

@@ -11,9 +11,8 @@ pub fn run(args: &WorktreeArgs, mut io: Io) -> Result<Exit, Error> {
         WorktreeAction::Recover { run_id } => (Action::Recover, run_id.as_deref()),
         WorktreeAction::Clean { run_id } => (Action::Clean, run_id.as_deref()),
     };
-    let data_dir = crate::config::data_dir();
     Ok(crate::worktree::command(
-        &data_dir,
+        crate::layout::Layout::process(),
         action,
         run_id,
         &mut *io.out,

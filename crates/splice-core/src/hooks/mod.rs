@@ -138,7 +138,7 @@ impl Hooks {
         let mut unapproved = Vec::new();
         if let Some(project) = &hooks.project {
             if hooks.trust_project
-                || approval::is_approved(&settings.data_dir, &root, &project.fingerprint)
+                || approval::is_approved(&settings.layout, &root, &project.fingerprint)
             {
                 // From now on the model cannot change what they run, nor the files that
                 // configure them (which the next run reads), one still absent included.
@@ -154,10 +154,7 @@ impl Hooks {
             }
         }
         // Where a terminal UI session's log is written (`<data dir>/sessions/<id>.jsonl`).
-        let transcript = settings
-            .data_dir
-            .join("sessions")
-            .join(format!("{}.jsonl", settings.session_id));
+        let transcript = settings.layout.session_log(&settings.session_id);
         Some(Arc::new(Hooks {
             config,
             unapproved,

@@ -36,15 +36,9 @@ pub const DEFAULT_FILTER: &str = "warn,splice=info";
 pub const MAX_BYTES: u64 = 10 * 1024 * 1024;
 const FILE_NAME: &str = "splice.log";
 
-/// Where the log lives: beside Splice's data when `SPLICE_DATA_DIR` relocates it (the tests
-/// do, so they never write the real HOME), else in the user's state directory.
+/// Where the log lives (see [`crate::layout::Layout::log_dir`]).
 pub fn log_dir() -> PathBuf {
-    if std::env::var_os("SPLICE_DATA_DIR").is_some_and(|v| !v.is_empty()) {
-        return crate::config::data_dir().join("log");
-    }
-    dirs::state_dir()
-        .map(|d| d.join("splice").join("log"))
-        .unwrap_or_else(|| crate::config::data_dir().join("log"))
+    crate::layout::Layout::process().log_dir()
 }
 
 pub fn log_path() -> PathBuf {

@@ -4,6 +4,7 @@
 //! changed command (a pull that edits `.mcp.json`) or a changed script (a pull, or the model,
 //! that rewrites `tools/server.mjs`) needs approving again.
 
+use crate::layout::Layout;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -117,15 +118,15 @@ fn keyed(root: &Path, name: &str, fingerprint: String) -> Option<Approval> {
 }
 
 impl Approvals {
-    /// The approvals in `data_dir`; a missing or unreadable file approves nothing.
-    pub fn load(data_dir: &Path) -> Approvals {
-        Approvals::load_file(data_dir, FILE)
+    /// The approvals in `layout`; a missing or unreadable file approves nothing.
+    pub fn load(layout: &Layout) -> Approvals {
+        Approvals::load_file(layout, FILE)
     }
 
-    /// The approvals kept in `file` of `data_dir` (project agent definitions keep theirs
+    /// The approvals kept in `file` of `layout` (project agent definitions keep theirs
     /// apart from the MCP servers').
-    pub fn load_file(data_dir: &Path, file: &str) -> Approvals {
-        let path = data_dir.join(file);
+    pub fn load_file(layout: &Layout, file: &str) -> Approvals {
+        let path = layout.approvals(file);
         let stored = std::fs::read(&path)
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
@@ -238,8 +239,8 @@ pub(crate) fn replace_owner_only(path: &Path, bytes: &[u8]) -> std::io::Result<(
 
 /// Remember that the person approved `entry` for the project in `cwd`, so the next session
 /// (and a headless run there) starts it unasked, until its config changes.
-pub fn approve(data_dir: &Path, cwd: &Path, entry: &ServerEntry) -> std::io::Result<()> {
-    Approvals::load(data_dir).approve(&canonical_root(cwd), entry)
+pub fn approve(layout: &Layout, cwd: &Path, entry: &ServerEntry) -> std::io::Result<()> {
+    Approvals::load(layout).approve(&canonical_root(cwd), entry)
 }
 
 /// The root approvals are keyed by: the working root, canonical.
@@ -299,12 +300,12 @@ mod tests {
             pins: Vec::new(),
         };
         let root = Path::new("/repo/a");
-        let mut approvals = Approvals::load(dir.path());
+        let mut approvals = Approvals::load(&crate::layout::Layout::at(dir.path()));
         assert!(!approvals.is_approved(root, &entry("node")));
         approvals
             .approve(root, &entry("node"))
             .expect("approve root");
-        let again = Approvals::load(dir.path());
+        let again = Approvals::load(&crate::layout::Layout::at(dir.path()));
         assert!(again.is_approved(root, &entry("node")));
         assert!(!again.is_approved(root, &entry("sh")), "a changed command");
         let mut passing = entry("node");
@@ -342,8 +343,8 @@ mod tests {
         let data = dir.path().join("data");
         let approved = entry();
         assert!(approved.files().contains(&root.join("tools/server.mjs")));
-        approve(&data, &root, &approved).expect("approve");
-        let approvals = Approvals::load(&data);
+        approve(&crate::layout::Layout::at(&data), &root, &approved).expect("approve");
+        let approvals = Approvals::load(&crate::layout::Layout::at(&data));
         assert!(approvals.is_approved(&root, &entry()));
         assert_eq!(approvals.changed_file(&root, &entry()), None);
 

@@ -10,6 +10,7 @@ use super::approval::{self, Approvals, Selection, canonical_root};
 use super::config::{self, PROJECT_FILE, ServerEntry};
 use super::hub::{HubNotice, HubOptions, McpHub, ServerState};
 use crate::bus::Bus;
+use crate::layout::Layout;
 use crate::protocol::{Event, WarningCode, WarningDetail};
 
 /// What a run does with the configured servers.
@@ -29,7 +30,7 @@ pub struct Plan {
 impl Plan {
     /// `user`: the config file's servers; `root`: the working root the run was started in
     /// (never a worktree's), whose `.mcp.json` names the project's servers.
-    pub fn make(user: Vec<ServerEntry>, root: &Path, data_dir: &Path, trust_project: bool) -> Plan {
+    pub fn make(user: Vec<ServerEntry>, root: &Path, layout: &Layout, trust_project: bool) -> Plan {
         let mut warnings = Vec::new();
         let project = match config::load_project(root) {
             Ok(project) => project,
@@ -44,7 +45,7 @@ impl Plan {
                 Vec::new()
             }
         };
-        let approvals = (!trust_project).then(|| Approvals::load(data_dir));
+        let approvals = (!trust_project).then(|| Approvals::load(layout));
         let Selection {
             start, unapproved, ..
         } = approval::select(user, project, &canonical_root(root), approvals.as_ref());
@@ -307,7 +308,12 @@ mod tests {
             r#"{"mcpServers": {"a": {"command": "touch"}, "b": {"command": "rm"}}}"#,
         );
         let user = vec![entry("mine", "node", Source::User)];
-        let plan = Plan::make(user.clone(), &root, &data, false);
+        let plan = Plan::make(
+            user.clone(),
+            &root,
+            &crate::layout::Layout::at(&data),
+            false,
+        );
         assert_eq!(plan.start, user);
         assert_eq!(plan.unapproved.len(), 2);
         assert_eq!(plan.warnings.len(), 1);
@@ -323,14 +329,19 @@ mod tests {
             .find(|e| e.name == "a")
             .expect("server a");
         assert!(!a.pins.is_empty());
-        Approvals::load(&data)
+        Approvals::load(&crate::layout::Layout::at(&data))
             .approve(&canonical, &a)
             .expect("approve canonical");
-        let plan = Plan::make(user.clone(), &root, &data, false);
+        let plan = Plan::make(
+            user.clone(),
+            &root,
+            &crate::layout::Layout::at(&data),
+            false,
+        );
         let started: Vec<&str> = plan.start.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(started, ["mine", "a"]);
         assert_eq!(plan.unapproved.len(), 1);
-        let trusted = Plan::make(user, &root, &data, true);
+        let trusted = Plan::make(user, &root, &crate::layout::Layout::at(&data), true);
         assert_eq!(trusted.start.len(), 3);
         assert!(trusted.warnings.is_empty());
     }
@@ -341,7 +352,12 @@ mod tests {
         let dir = tempfile::tempdir().expect("create a temporary directory");
         project(dir.path(), "{ not json");
         let user = vec![entry("mine", "node", Source::User)];
-        let plan = Plan::make(user.clone(), dir.path(), dir.path(), true);
+        let plan = Plan::make(
+            user.clone(),
+            dir.path(),
+            &crate::layout::Layout::at(dir.path()),
+            true,
+        );
         assert_eq!(plan.start, user);
         assert_eq!(plan.warnings.len(), 1);
         let (code, message) = &plan.warnings[0];
@@ -354,7 +370,12 @@ mod tests {
     #[test]
     fn no_servers_no_plan() {
         let dir = tempfile::tempdir().expect("create a temporary directory");
-        let plan = Plan::make(Vec::new(), dir.path(), dir.path(), false);
+        let plan = Plan::make(
+            Vec::new(),
+            dir.path(),
+            &crate::layout::Layout::at(dir.path()),
+            false,
+        );
         assert!(plan.is_empty());
         assert!(plan.warnings.is_empty());
     }
@@ -411,7 +432,12 @@ mod tests {
             r#"{"mcpServers": {"mine": {"command": "evil"}}}"#,
         );
         let user = vec![entry("mine", "node", Source::User)];
-        let plan = Plan::make(user.clone(), dir.path(), dir.path(), true);
+        let plan = Plan::make(
+            user.clone(),
+            dir.path(),
+            &crate::layout::Layout::at(dir.path()),
+            true,
+        );
         assert_eq!(plan.start, user);
     }
 }

@@ -80,7 +80,7 @@ fn runtime_dir() -> Result<PathBuf, String> {
         std::process::id(),
         crate::ids::random_suffix(6)
     );
-    let data = crate::config::data_dir().join("run").join(&name);
+    let data = crate::layout::Layout::process().runtime(&name);
     let dir = if data.as_os_str().len() + "/proxy.sock".len() < 100 {
         data
     } else {

@@ -14,9 +14,10 @@ use thiserror::Error;
 use super::Issue;
 use super::archive::{self, ArchiveError, LIMITS};
 use super::installed::{self, ResolveError, package_dir};
-use super::inventory::{self, packages_root};
+use super::inventory;
 use super::package::Package;
 use super::spec::PackageSpec;
+use crate::layout::Layout;
 
 const READ_ONLY_FILE: u32 = 0o444;
 
@@ -98,7 +99,7 @@ pub struct Installed {
 
 /// Install a package directory or a `.tgz`/`.tar.gz` archive made by `pkg pack`.
 pub fn install_path(
-    data_dir: &Path,
+    layout: &Layout,
     source: &Path,
     force: bool,
 ) -> Result<Installed, InstallError> {
@@ -107,20 +108,20 @@ pub fn install_path(
         // Validate first, so an invalid directory reports every rule it breaks.
         Package::load(source).map_err(InstallError::Invalid)?;
         let packed = archive::pack(source)?;
-        return install_archive(data_dir, &packed.bytes, None, force);
+        return install_archive(layout, &packed.bytes, None, force);
     }
     let bytes = std::fs::read(source).map_err(io(source))?;
-    install_archive(data_dir, &bytes, None, force)
+    install_archive(layout, &bytes, None, force)
 }
 
 /// Install from an archive's bytes, refused unless its sha256 is `expected` (when given).
 pub fn install_archive(
-    data_dir: &Path,
+    layout: &Layout,
     bytes: &[u8],
     expected: Option<&str>,
     force: bool,
 ) -> Result<Installed, InstallError> {
-    install_archive_as(data_dir, bytes, expected, None, force)
+    install_archive_as(layout, bytes, expected, None, force)
 }
 
 /// The package an archive must hold.
@@ -134,7 +135,7 @@ pub struct Identity<'a> {
 /// `install_archive`, also refused (before anything is placed) unless the archive holds
 /// `identity`: the path a registry download takes.
 pub fn install_archive_as(
-    data_dir: &Path,
+    layout: &Layout,
     bytes: &[u8],
     expected: Option<&str>,
     identity: Option<Identity>,
@@ -149,7 +150,7 @@ pub fn install_archive_as(
             actual,
         });
     }
-    let root = packages_root(data_dir);
+    let root = layout.packages();
     std::fs::create_dir_all(&root).map_err(io(&root))?;
     let staging = Staging::new(&root)?;
     let unpacked = staging.path.join("package");
@@ -170,7 +171,7 @@ pub fn install_archive_as(
     let sha256 = archive::pack(&package.dir)?.sha256;
     make_read_only(&package.dir)?;
     let dest = package_dir(
-        data_dir,
+        layout,
         &manifest.namespace,
         &manifest.name,
         &manifest.version,
@@ -218,32 +219,32 @@ pub struct Removed {
 
 /// Remove `ns/name@version`, or every version of `ns/name`; the versions removed. A version
 /// disappears in one rename before its files are deleted.
-pub fn remove(data_dir: &Path, spec: &str) -> Result<Removed, RemoveError> {
+pub fn remove(layout: &Layout, spec: &str) -> Result<Removed, RemoveError> {
     let (spec, _) = PackageSpec::exact(spec).map_err(|why| ResolveError::BadSpec {
         spec: spec.to_string(),
         why,
     })?;
     let versions = match &spec.version {
         Some(version) => vec![version.clone()],
-        None => inventory::versions(data_dir, &spec.namespace, &spec.name),
+        None => inventory::versions(layout, &spec.namespace, &spec.name),
     };
     let present: Vec<String> = versions
         .into_iter()
-        .filter(|v| package_dir(data_dir, &spec.namespace, &spec.name, v).is_dir())
+        .filter(|v| package_dir(layout, &spec.namespace, &spec.name, v).is_dir())
         .collect();
     if present.is_empty() {
         return Err(RemoveError::Resolve(ResolveError::NotInstalled(
             spec.to_string(),
         )));
     }
-    let root = packages_root(data_dir);
+    let root = layout.packages();
     let staging = Staging::new(&root).map_err(RemoveError::Install)?;
     for (index, version) in present.iter().enumerate() {
-        let dir = package_dir(data_dir, &spec.namespace, &spec.name, version);
+        let dir = package_dir(layout, &spec.namespace, &spec.name, version);
         let gone = staging.path.join(index.to_string());
         std::fs::rename(&dir, &gone).map_err(|e| RemoveError::Install(io(&dir)(e)))?;
         // Its provenance goes with it; none is there for a version installed from a directory.
-        let record = installed::source_record(data_dir, &spec.namespace, &spec.name, version);
+        let record = installed::source_record(layout, &spec.namespace, &spec.name, version);
         match std::fs::remove_file(&record) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(RemoveError::Install(io(&record)(e)));
@@ -326,14 +327,24 @@ mod tests {
         let data = tempfile::tempdir().expect("create a temporary directory");
         let packed = archive::pack(Path::new(OFFICIAL)).expect("pack");
         let wrong = "0".repeat(64);
-        let refused = install_archive(data.path(), &packed.bytes, Some(&wrong), false);
+        let refused = install_archive(
+            &crate::layout::Layout::at(data.path()),
+            &packed.bytes,
+            Some(&wrong),
+            false,
+        );
         assert!(
             matches!(&refused, Err(InstallError::Checksum { actual, .. }) if *actual == packed.sha256),
             "{refused:?}"
         );
         assert!(!data.path().join("packages/splice").exists());
-        let done = install_archive(data.path(), &packed.bytes, Some(&packed.sha256), false)
-            .expect("install archive data");
+        let done = install_archive(
+            &crate::layout::Layout::at(data.path()),
+            &packed.bytes,
+            Some(&packed.sha256),
+            false,
+        )
+        .expect("install archive data");
         assert_eq!(done.outcome, Outcome::Installed);
         assert_eq!(done.sha256, packed.sha256);
         assert!(done.path.join("manifest.json").is_file());
@@ -356,7 +367,7 @@ mod tests {
             version: "0.1.0",
         };
         let refused = install_archive_as(
-            data.path(),
+            &crate::layout::Layout::at(data.path()),
             &packed.bytes,
             Some(&packed.sha256),
             Some(expect),

@@ -3,27 +3,23 @@
 //! picks). Names that are not a namespace, name or version (staging directories start with a
 //! dot) are not packages.
 
-use std::path::{Path, PathBuf};
+use crate::layout::Layout;
+use std::path::Path;
 
 use super::names::name_problem;
 use super::version::{self, Version};
 
-/// The directory all installed packages are under.
-pub fn packages_root(data_dir: &Path) -> PathBuf {
-    data_dir.join("packages")
-}
-
 /// The installed versions of `ns/name`, lowest first. Entries that are not a version (a
 /// staging directory, a stray file) are not versions.
-pub fn versions(data_dir: &Path, ns: &str, name: &str) -> Vec<String> {
-    let mut found = parsed_versions(data_dir, ns, name);
+pub fn versions(layout: &Layout, ns: &str, name: &str) -> Vec<String> {
+    let mut found = parsed_versions(layout, ns, name);
     found.sort_by(|(a, _), (b, _)| a.cmp_precedence(b));
     found.into_iter().map(|(_, text)| text).collect()
 }
 
 /// The installed versions of `ns/name`, parsed, with their directory names.
-fn parsed_versions(data_dir: &Path, ns: &str, name: &str) -> Vec<(Version, String)> {
-    let dir = packages_root(data_dir).join(ns).join(name);
+fn parsed_versions(layout: &Layout, ns: &str, name: &str) -> Vec<(Version, String)> {
+    let dir = layout.packages().join(ns).join(name);
     subdirs(&dir)
         .into_iter()
         .filter_map(|text| Some((version::parse(&text).ok()?, text)))
@@ -31,8 +27,8 @@ fn parsed_versions(data_dir: &Path, ns: &str, name: &str) -> Vec<(Version, Strin
 }
 
 /// Every installed `(namespace, name)`, sorted.
-pub fn ids(data_dir: &Path) -> Vec<(String, String)> {
-    let root = packages_root(data_dir);
+pub fn ids(layout: &Layout) -> Vec<(String, String)> {
+    let root = layout.packages();
     let mut out = Vec::new();
     for ns in subdirs(&root)
         .into_iter()
@@ -62,8 +58,8 @@ fn subdirs(dir: &Path) -> Vec<String> {
 }
 
 /// The version a run offers: the highest release, else the highest pre-release.
-pub fn highest(data_dir: &Path, ns: &str, name: &str) -> Option<String> {
-    version::preferred(parsed_versions(data_dir, ns, name), |(v, _)| v).map(|(_, text)| text)
+pub fn highest(layout: &Layout, ns: &str, name: &str) -> Option<String> {
+    version::preferred(parsed_versions(layout, ns, name), |(v, _)| v).map(|(_, text)| text)
 }
 
 #[cfg(test)]
@@ -75,27 +71,39 @@ mod tests {
     fn versions_ids_and_the_offered_version() {
         let data = tempfile::tempdir().expect("create a temporary directory");
         for v in ["0.9.0", "0.10.0", "0.11.0-rc.1"] {
-            std::fs::create_dir_all(package_dir(data.path(), "splice", "json", v)).expect("create");
-        }
-        std::fs::create_dir_all(package_dir(data.path(), "acme", "pre", "1.0.0-rc.1"))
+            std::fs::create_dir_all(package_dir(
+                &crate::layout::Layout::at(data.path()),
+                "splice",
+                "json",
+                v,
+            ))
             .expect("create");
+        }
+        std::fs::create_dir_all(package_dir(
+            &crate::layout::Layout::at(data.path()),
+            "acme",
+            "pre",
+            "1.0.0-rc.1",
+        ))
+        .expect("create");
         for stray in ["splice/json/.staging", ".staging-x/a", "Bad/name"] {
-            std::fs::create_dir_all(packages_root(data.path()).join(stray)).expect("create");
+            std::fs::create_dir_all(Layout::at(data.path()).packages().join(stray))
+                .expect("create");
         }
         assert_eq!(
-            versions(data.path(), "splice", "json"),
+            versions(&crate::layout::Layout::at(data.path()), "splice", "json"),
             ["0.9.0", "0.10.0", "0.11.0-rc.1"]
         );
         assert_eq!(
-            highest(data.path(), "splice", "json").as_deref(),
+            highest(&crate::layout::Layout::at(data.path()), "splice", "json").as_deref(),
             Some("0.10.0")
         );
         assert_eq!(
-            highest(data.path(), "acme", "pre").as_deref(),
+            highest(&crate::layout::Layout::at(data.path()), "acme", "pre").as_deref(),
             Some("1.0.0-rc.1")
         );
         assert_eq!(
-            ids(data.path()),
+            ids(&crate::layout::Layout::at(data.path())),
             [
                 ("acme".to_string(), "pre".to_string()),
                 ("splice".into(), "json".into())

@@ -14,6 +14,7 @@ use super::manifest::{Permissions, Tool};
 use super::package::Package;
 use super::runtime::{NodeBinary, find_node, parse_version};
 use super::secrets;
+use crate::layout::Layout;
 use crate::protocol::{SideEffect, WarningCode};
 use crate::provider::ToolSpec;
 
@@ -98,20 +99,20 @@ impl Offered {
 /// file's `node`. Warnings say what is not offered and why. Blocking (reads the data dir,
 /// starts `node --version`).
 pub fn prepare(
-    data_dir: &Path,
+    layout: &Layout,
     extra: &[Arc<Package>],
     config_node: Option<&Path>,
 ) -> (Offered, Vec<(WarningCode, String)>) {
     let mut warnings = Vec::new();
     let mut packages: Vec<Arc<Package>> = extra.to_vec();
-    for (ns, name) in inventory::ids(data_dir) {
+    for (ns, name) in inventory::ids(layout) {
         if packages.iter().any(|p| p.id() == format!("{ns}/{name}")) {
             continue;
         }
-        let Some(version) = inventory::highest(data_dir, &ns, &name) else {
+        let Some(version) = inventory::highest(layout, &ns, &name) else {
             continue;
         };
-        match Package::load(&package_dir(data_dir, &ns, &name, &version)) {
+        match Package::load(&package_dir(layout, &ns, &name, &version)) {
             // Its manifest must name the place it is installed at: one edited into another
             // package's id would shadow that package.
             Ok(package) if !installed_as(&package, &ns, &name, &version) => warnings.push((

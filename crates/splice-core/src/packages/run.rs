@@ -132,7 +132,7 @@ fn package_dir(spec: &str) -> Result<PathBuf, Usage> {
     if path.is_dir() {
         return Ok(path.to_path_buf());
     }
-    installed::resolve(&crate::config::data_dir(), spec).map_err(|e| Usage {
+    installed::resolve(crate::layout::Layout::process(), spec).map_err(|e| Usage {
         code: "INVALID_PACKAGE",
         message: e.to_string(),
     })

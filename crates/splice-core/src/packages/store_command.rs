@@ -12,6 +12,7 @@ use super::installed::{ResolveError, package_dir};
 use super::inventory;
 use super::package::Package;
 use crate::exit::Exit;
+use crate::layout::Layout;
 
 const EXIT_FAILED: Exit = Exit::Failed;
 const EXIT_INVALID: Exit = Exit::Usage;
@@ -19,14 +20,14 @@ const EXIT_INVALID: Exit = Exit::Usage;
 /// `pkg install SOURCE [--force] [--json]`: prints `installed ID VERSION PATH sha256:HEX` (or
 /// `unchanged`, `replaced`), with `--json` `{"id","version","path","sha256","status"}`.
 pub fn install(
-    data_dir: &Path,
+    layout: &Layout,
     source: &Path,
     force: bool,
     as_json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Exit {
-    match install::install_path(data_dir, source, force) {
+    match install::install_path(layout, source, force) {
         Ok(done) => {
             if let Some(text) = super::secrets::install_notice(&done.path) {
                 let _ = writeln!(err, "splice: {text}");
@@ -68,8 +69,8 @@ pub fn install(
 }
 
 /// One installed version as `pkg list` shows it.
-fn describe(data_dir: &Path, ns: &str, name: &str, version: &str) -> Value {
-    let dir = package_dir(data_dir, ns, name, version);
+fn describe(layout: &Layout, ns: &str, name: &str, version: &str) -> Value {
+    let dir = package_dir(layout, ns, name, version);
     let mut entry = json!({
         "id": format!("{ns}/{name}"),
         "version": version,
@@ -113,11 +114,11 @@ fn describe(data_dir: &Path, ns: &str, name: &str, version: &str) -> Value {
 /// `pkg list [--json]`: every installed version, `ID VERSION  tools: a, b` a line (an invalid
 /// one says so: it is never offered to the model), or `{"packages":[{"id","version","path",
 /// "tools","valid","errors"?}]}`.
-pub fn list(data_dir: &Path, as_json: bool, out: &mut dyn Write) -> Exit {
+pub fn list(layout: &Layout, as_json: bool, out: &mut dyn Write) -> Exit {
     let mut packages = Vec::new();
-    for (ns, name) in inventory::ids(data_dir) {
-        for version in inventory::versions(data_dir, &ns, &name) {
-            packages.push(describe(data_dir, &ns, &name, &version));
+    for (ns, name) in inventory::ids(layout) {
+        for version in inventory::versions(layout, &ns, &name) {
+            packages.push(describe(layout, &ns, &name, &version));
         }
     }
     if as_json {
@@ -148,13 +149,13 @@ pub fn list(data_dir: &Path, as_json: bool, out: &mut dyn Write) -> Exit {
 /// `pkg remove NS/NAME[@VERSION] [--json]`: every version when none is given; prints `removed
 /// ID VERSION` a line, or `{"id","removed":[versions]}`. Not installed: exit 1.
 pub fn remove(
-    data_dir: &Path,
+    layout: &Layout,
     spec: &str,
     as_json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Exit {
-    match install::remove(data_dir, spec) {
+    match install::remove(layout, spec) {
         Ok(install::Removed { spec, versions }) => {
             let id = spec.id();
             if as_json {

@@ -36,16 +36,18 @@ pub fn own_places() -> &'static OwnPlaces {
 
 fn compute() -> OwnPlaces {
     let mut places = OwnPlaces::default();
-    if let Some(config_dir) = dirs::config_dir() {
-        places.dirs.push(config_dir.join("splice"));
-    }
-    places.dirs.push(crate::config::data_dir());
+    let layout = crate::layout::Layout::process();
+    places
+        .dirs
+        .extend(layout.config_home().map(Path::to_path_buf));
+    places.dirs.push(layout.data().to_path_buf());
     // The log: what it says of past runs is read when something went wrong, so nothing the
     // model runs may write it.
     places.dirs.push(crate::logging::log_dir());
-    let named = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
-    if named("SPLICE_CONFIG") {
-        places.files.extend(crate::config::config_path());
+    if layout.config_named() {
+        places
+            .files
+            .extend(layout.config_file().map(Path::to_path_buf));
         // The user's agent definitions beside it run without approval: a definition planted
         // there would give the next run's subagents any tools and mode.
         places
@@ -55,8 +57,10 @@ fn compute() -> OwnPlaces {
             .files
             .extend(crate::registry_client::credentials::path());
     }
-    if named("SPLICE_PRICING_FILE") {
-        places.files.extend(crate::config::pricing_path());
+    if layout.pricing_named() {
+        places
+            .files
+            .extend(layout.pricing_file().map(Path::to_path_buf));
     }
     places.dirs = places.dirs.iter().map(|p| absolute(p)).collect();
     places.files = places.files.iter().map(|p| absolute(p)).collect();

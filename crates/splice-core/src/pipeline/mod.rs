@@ -33,6 +33,8 @@ pub struct Ctx<'a> {
     calls: Arc<AtomicU32>,
     /// The typed output the stage running now submitted, for its `StageEnd` hooks.
     output: std::sync::Mutex<Option<serde_json::Value>>,
+    /// The run's lock on git work: shared by the plan's tasks and the run's cleanup.
+    pub(crate) repo: crate::blocking::RunLock,
 }
 
 impl<'a> Ctx<'a> {
@@ -41,6 +43,7 @@ impl<'a> Ctx<'a> {
         bus: &'a Bus,
         agent: &'a Agent<'a>,
         log: &'a progress::StageLog,
+        repo: crate::blocking::RunLock,
     ) -> Ctx<'a> {
         Ctx {
             settings,
@@ -49,6 +52,7 @@ impl<'a> Ctx<'a> {
             log,
             calls: Arc::new(AtomicU32::new(1)),
             output: Default::default(),
+            repo,
         }
     }
 
@@ -71,6 +75,7 @@ impl<'a> Ctx<'a> {
             log,
             calls: Arc::clone(&self.calls),
             output: Default::default(),
+            repo: self.repo.clone(),
         }
     }
 

@@ -291,21 +291,21 @@ pub(super) fn halt_reason(id: &str, end: &PipelineEnd) -> Option<String> {
 /// would (a file changed since Splice wrote it is left alone and named); a `restore` event per
 /// checkpoint and a `warning` naming the task and the files. Err: why no later task may start.
 fn rollback(ctx: &Ctx<'_>, id: &str, task_run: &str, entry: &mut PlanTask) -> Result<(), String> {
-    let data_dir = &ctx.settings.data_dir;
-    let reports =
-        match crate::blocking::atomic(|| checkpoint::restore(data_dir, task_run, 1, false)) {
-            Ok(reports) => reports,
-            // It wrote nothing.
-            Err(CheckpointError::UnknownRun(_)) => return Ok(()),
-            Err(error) => {
-                let why = format!("task {id}'s changes could not be rolled back ({error})");
-                ctx.bus.emit(Event::warning(
-                    WarningCode::TaskRolledBack,
-                    format!("{why}; no later task starts"),
-                ));
-                return Err(why);
-            }
-        };
+    let layout = &ctx.settings.layout;
+    let reports = match crate::blocking::atomic(|| checkpoint::restore(layout, task_run, 1, false))
+    {
+        Ok(reports) => reports,
+        // It wrote nothing.
+        Err(CheckpointError::UnknownRun(_)) => return Ok(()),
+        Err(error) => {
+            let why = format!("task {id}'s changes could not be rolled back ({error})");
+            ctx.bus.emit(Event::warning(
+                WarningCode::TaskRolledBack,
+                format!("{why}; no later task starts"),
+            ));
+            return Err(why);
+        }
+    };
     for report in reports {
         entry
             .rolled_back

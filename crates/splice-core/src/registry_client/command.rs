@@ -12,6 +12,7 @@ use super::install::{RegistrySpec, Want};
 use super::publish::{self, PrepareError};
 use super::{RegistryError, credentials, install, login, registry_url};
 use crate::exit::Exit;
+use crate::layout::Layout;
 use crate::registry::api::{ErrorCode, SearchResults, VersionMeta, Yanked};
 
 /// Print a failure on stderr; its exit code.
@@ -400,7 +401,7 @@ pub async fn yank(
 /// `splice pkg install ID[@VERSION|@RANGE] [--registry URL]`: output as for a local install,
 /// with `registry` in the JSON.
 pub async fn install(
-    data_dir: &Path,
+    layout: &Layout,
     text: &str,
     flag: Option<&str>,
     force: bool,
@@ -420,7 +421,7 @@ pub async fn install(
             other => other,
         })?;
         let registry = Registry::new(&url, None)?;
-        let done = install::install(&registry, data_dir, &spec, force).await?;
+        let done = install::install(&registry, layout, &spec, force).await?;
         Ok::<_, RegistryError>((url, done))
     }
     .await;

@@ -48,12 +48,7 @@ type Logins = BTreeMap<String, Login>;
 
 /// Where the logins are kept.
 pub fn path() -> Option<PathBuf> {
-    crate::config::config_path().map(|config| {
-        config
-            .parent()
-            .map(|dir| dir.join("credentials.json"))
-            .unwrap_or_else(|| PathBuf::from("credentials.json"))
-    })
+    crate::layout::Layout::process().credentials_file()
 }
 
 fn failed(path: &Path, e: impl std::fmt::Display) -> RegistryError {

@@ -5,13 +5,12 @@
 //! `<data dir>/package-sources/NS/NAME/VERSION.json` (outside the package directory, whose
 //! contents are its identity).
 
-use std::path::Path;
-
 use serde::Serialize;
 use thiserror::Error;
 
 use super::RegistryError;
 use super::http::Registry;
+use crate::layout::Layout;
 use crate::packages::install::{self, InstallError, Installed};
 use crate::packages::installed;
 use crate::packages::spec::{PackageSpec, SpecError};
@@ -166,7 +165,7 @@ pub async fn resolve(registry: &Registry, spec: &RegistrySpec) -> Result<Version
 /// Resolve, download, verify, install, record.
 pub async fn install(
     registry: &Registry,
-    data_dir: &Path,
+    layout: &Layout,
     spec: &RegistrySpec,
     force: bool,
 ) -> Result<Installed, RegistryError> {
@@ -187,7 +186,7 @@ pub async fn install(
         version: &version,
     };
     let installed =
-        install::install_archive_as(data_dir, &bytes, Some(&expected), Some(identity), force);
+        install::install_archive_as(layout, &bytes, Some(&expected), Some(identity), force);
     let done = installed.map_err(|e| match e {
         InstallError::Checksum { expected, actual } => RegistryError::Failed(format!(
             "the archive of {}@{version} downloaded from {} has sha256 {actual}, but its \
@@ -210,7 +209,7 @@ pub async fn install(
         )),
         other => RegistryError::Failed(format!("cannot install {}: {other}", spec.id())),
     })?;
-    record_source(data_dir, spec, &done, &registry.url)?;
+    record_source(layout, spec, &done, &registry.url)?;
     Ok(done)
 }
 
@@ -227,12 +226,12 @@ struct SourceRecord<'a> {
 
 /// Record where `done` (the package `spec` names: the install checked its identity) came from.
 fn record_source(
-    data_dir: &Path,
+    layout: &Layout,
     spec: &RegistrySpec,
     done: &Installed,
     registry: &str,
 ) -> Result<(), RegistryError> {
-    let path = installed::source_record(data_dir, &spec.namespace, &spec.name, &done.version);
+    let path = installed::source_record(layout, &spec.namespace, &spec.name, &done.version);
     let record = SourceRecord {
         registry,
         id: &done.id,

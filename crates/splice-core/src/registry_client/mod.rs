@@ -113,9 +113,9 @@ pub enum UrlProblem {
 
 /// The config file's `registry`, refused as an invalid config file when it is not a registry URL.
 fn configured_registry() -> Result<Option<String>, ConfigError> {
-    let path = crate::config::user_config_path()?;
-    let config = ConfigFile::load(path.as_deref())?;
-    if let Some(path) = &path {
+    let path = crate::layout::Layout::process().user_config_file()?;
+    let config = ConfigFile::load(path)?;
+    if let Some(path) = path {
         check_config(&config).map_err(|why| ConfigError::invalid(path, why))?;
     }
     Ok(config.registry)

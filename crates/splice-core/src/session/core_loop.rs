@@ -283,7 +283,7 @@ impl Core {
     /// The approval is written on the blocking pool while the server starts. A write that
     /// fails is a warning; the server still starts for this session, as the person asked.
     fn approve_mcp(&mut self, entry: crate::mcp::ServerEntry) {
-        let (data, cwd) = (self.settings.data_dir.clone(), self.settings.cwd.clone());
+        let (data, cwd) = (self.settings.layout.clone(), self.settings.cwd.clone());
         let saved = entry.clone();
         self.saves.spawn(async move {
             let name = saved.name.clone();
@@ -335,7 +335,7 @@ impl Core {
         }
         hooks.trust_project = true;
         let (data, root) = (
-            self.settings.data_dir.clone(),
+            self.settings.layout.clone(),
             crate::mcp::approval::canonical_root(&self.settings.cwd),
         );
         self.saves.spawn(async move {
@@ -423,10 +423,10 @@ impl Core {
                 reason: "wait for the run to end (or press Esc) before /undo".into(),
             });
         }
-        let data_dir = self.settings.data_dir.clone();
+        let layout = self.settings.layout.clone();
         let (run, at) = (run_id.clone(), sequence);
         // Restoring files blocks: on the blocking pool, the session waiting (no turn runs).
-        let restored = crate::blocking::detached(move || undo::restore(&data_dir, &run, at)).await;
+        let restored = crate::blocking::detached(move || undo::restore(&layout, &run, at)).await;
         let event = match restored {
             Some(Ok(undone)) => {
                 if !undone.files.is_empty() {

@@ -1,6 +1,7 @@
 //! Saved sessions: each session's prompts and events as JSON lines under
 //! `<data dir>/sessions/<session id>.jsonl`, replayed to reopen it.
 
+use crate::layout::Layout;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -90,10 +91,6 @@ impl Summary {
     }
 }
 
-pub fn sessions_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join("sessions")
-}
-
 /// Appends records to one session's file; failures are kept quiet after the first, which the
 /// app shows as a warning (a full disk must not stop the UI).
 pub struct SessionLog {
@@ -108,13 +105,12 @@ pub struct SessionLog {
 
 impl SessionLog {
     pub fn open(
-        data_dir: &Path,
+        layout: &Layout,
         session_id: &str,
         cwd: &Path,
         redactor: Redactor,
     ) -> Result<SessionLog, SessionError> {
-        let dir = sessions_dir(data_dir);
-        let path = dir.join(format!("{session_id}.jsonl"));
+        let (dir, path) = (layout.sessions(), layout.session_log(session_id));
         let io = |e: std::io::Error| SessionError::Io {
             path: path.display().to_string(),
             message: e.to_string(),
@@ -248,11 +244,11 @@ pub fn is_session_id(text: &str) -> bool {
 }
 
 /// The records of a saved session, in order; unreadable lines are skipped.
-pub fn load(data_dir: &Path, session_id: &str) -> Result<Vec<Record>, SessionError> {
+pub fn load(layout: &Layout, session_id: &str) -> Result<Vec<Record>, SessionError> {
     if !is_session_id(session_id) {
         return Err(SessionError::Unknown(session_id.to_string()));
     }
-    let path = sessions_dir(data_dir).join(format!("{session_id}.jsonl"));
+    let path = layout.session_log(session_id);
     let text = std::fs::read_to_string(&path)
         .map_err(|_| SessionError::Unknown(session_id.to_string()))?;
     Ok(text
@@ -263,13 +259,13 @@ pub fn load(data_dir: &Path, session_id: &str) -> Result<Vec<Record>, SessionErr
 
 /// A saved session's records up to its first prompt, that one included: enough to tell where
 /// it was started and what it asked, without reading and parsing the whole log.
-pub fn load_head(data_dir: &Path, session_id: &str) -> Result<Vec<Record>, SessionError> {
+pub fn load_head(layout: &Layout, session_id: &str) -> Result<Vec<Record>, SessionError> {
     use std::io::BufRead;
     if !is_session_id(session_id) {
         return Err(SessionError::Unknown(session_id.to_string()));
     }
     let unknown = |_| SessionError::Unknown(session_id.to_string());
-    let path = sessions_dir(data_dir).join(format!("{session_id}.jsonl"));
+    let path = layout.session_log(session_id);
     let file = std::fs::File::open(&path).map_err(unknown)?;
     let mut records = Vec::new();
     for line in std::io::BufReader::new(file).lines() {
@@ -310,8 +306,8 @@ fn one_line(text: &str) -> String {
 /// The sessions started in `cwd` that hold at least one prompt (a launch that was quit at once
 /// leaves nothing to reopen), newest first, at most `limit`. Sessions of other directories are
 /// never offered: their files and conversation are about another tree.
-pub fn recent(data_dir: &Path, cwd: &Path, limit: usize) -> Vec<Summary> {
-    let Ok(entries) = std::fs::read_dir(sessions_dir(data_dir)) else {
+pub fn recent(layout: &Layout, cwd: &Path, limit: usize) -> Vec<Summary> {
+    let Ok(entries) = std::fs::read_dir(layout.sessions()) else {
         return Vec::new();
     };
     let mut found: Vec<(std::time::SystemTime, String)> = entries
@@ -328,7 +324,7 @@ pub fn recent(data_dir: &Path, cwd: &Path, limit: usize) -> Vec<Summary> {
         .into_iter()
         .rev()
         .filter_map(|(modified, id)| {
-            let records = load_head(data_dir, &id).ok()?;
+            let records = load_head(layout, &id).ok()?;
             if started_in(&records).is_none_or(|c| Path::new(c) != cwd) {
                 return None;
             }
@@ -347,8 +343,8 @@ pub fn recent(data_dir: &Path, cwd: &Path, limit: usize) -> Vec<Summary> {
 }
 
 /// The newest session of `cwd` that can be reopened.
-pub fn latest(data_dir: &Path, cwd: &Path) -> Option<String> {
-    recent(data_dir, cwd, 1).into_iter().next().map(|s| s.id)
+pub fn latest(layout: &Layout, cwd: &Path) -> Option<String> {
+    recent(layout, cwd, 1).into_iter().next().map(|s| s.id)
 }
 
 #[cfg(test)]
@@ -360,7 +356,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("create a temporary directory");
         let data = dir.path();
         let mut log = SessionLog::open(
-            data,
+            &crate::layout::Layout::at(data),
             "session_a",
             Path::new("/repo/a"),
             Redactor::from_vars([]),
@@ -377,27 +373,36 @@ mod tests {
         .expect("append log");
         drop(log);
         SessionLog::open(
-            data,
+            &crate::layout::Layout::at(data),
             "session_b",
             Path::new("/repo/b"),
             Redactor::from_vars([]),
         )
         .expect("open data");
-        let records = load(data, "session_a").expect("load data");
+        let records = load(&crate::layout::Layout::at(data), "session_a").expect("load data");
         assert_eq!(records.len(), 3);
         assert!(matches!(&records[1], Record::Prompt { text } if text.starts_with("hi")));
         assert_eq!(
-            latest(data, Path::new("/repo/a")).as_deref(),
+            latest(&crate::layout::Layout::at(data), Path::new("/repo/a")).as_deref(),
             Some("session_a")
         );
-        assert_eq!(latest(data, Path::new("/elsewhere")), None);
+        assert_eq!(
+            latest(&crate::layout::Layout::at(data), Path::new("/elsewhere")),
+            None
+        );
         // session_b was quit before any prompt: nothing to reopen there.
-        assert_eq!(latest(data, Path::new("/repo/b")), None);
-        let listed = recent(data, Path::new("/repo/a"), 5);
+        assert_eq!(
+            latest(&crate::layout::Layout::at(data), Path::new("/repo/b")),
+            None
+        );
+        let listed = recent(&crate::layout::Layout::at(data), Path::new("/repo/a"), 5);
         assert_eq!(listed.len(), 1);
         // Listed on one line, without the escape sequence's control characters.
         assert_eq!(listed[0].first_prompt, "hi]0;owned there");
-        assert!(matches!(load(data, "nope"), Err(SessionError::Unknown(_))));
+        assert!(matches!(
+            load(&crate::layout::Layout::at(data), "nope"),
+            Err(SessionError::Unknown(_))
+        ));
     }
 
     #[test]
@@ -412,7 +417,7 @@ mod tests {
     fn the_head_of_a_session_ends_at_its_first_prompt() {
         let dir = tempfile::tempdir().expect("create a temporary directory");
         let mut log = SessionLog::open(
-            dir.path(),
+            &crate::layout::Layout::at(dir.path()),
             "session_h",
             Path::new("/repo"),
             Redactor::from_vars([]),
@@ -422,7 +427,8 @@ mod tests {
             log.append(&Record::Prompt { text: text.into() })
                 .expect("append log");
         }
-        let head = load_head(dir.path(), "session_h").expect("load head dir");
+        let head =
+            load_head(&crate::layout::Layout::at(dir.path()), "session_h").expect("load head dir");
         assert_eq!(head.len(), 2);
         assert_eq!(started_in(&head), Some("/repo"));
         assert_eq!(
@@ -431,15 +437,15 @@ mod tests {
                 text: "first".into()
             }
         );
-        assert!(load_head(dir.path(), "../session_h").is_err());
-        assert!(load_head(dir.path(), "session_none").is_err());
+        assert!(load_head(&crate::layout::Layout::at(dir.path()), "../session_h").is_err());
+        assert!(load_head(&crate::layout::Layout::at(dir.path()), "session_none").is_err());
     }
 
     #[test]
     fn the_writer_thread_keeps_order_and_writes_everything_before_close_returns() {
         let dir = tempfile::tempdir().expect("create a temporary directory");
         let log = SessionLog::open(
-            dir.path(),
+            &crate::layout::Layout::at(dir.path()),
             "session_w",
             Path::new("/repo"),
             Redactor::from_vars([]),
@@ -452,7 +458,7 @@ mod tests {
             });
         }
         writer.close();
-        let records = load(dir.path(), "session_w").expect("load dir");
+        let records = load(&crate::layout::Layout::at(dir.path()), "session_w").expect("load dir");
         let prompts: Vec<Record> = records.into_iter().skip(1).collect();
         let expected: Vec<Record> = (0..200)
             .map(|i| Record::Prompt {

@@ -50,7 +50,7 @@ pub(super) async fn prepare(
         root: settings.cwd.clone(),
         policy: settings.policy.clone(),
         checkpoints: Arc::new(CheckpointStore::new(
-            &settings.data_dir,
+            &settings.layout,
             bus.run_id(),
             &settings.cwd,
         )),

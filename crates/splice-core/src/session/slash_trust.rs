@@ -36,8 +36,8 @@ pub(super) async fn trusted(
     if !slash::needs_approval(command) {
         return true;
     }
-    let (data_dir, root) = (&settings.data_dir, &settings.cwd);
-    if crate::blocking::atomic(|| slash::is_approved(data_dir, root, command)) {
+    let (layout, root) = (&settings.layout, &settings.cwd);
+    if crate::blocking::atomic(|| slash::is_approved(layout, root, command)) {
         return true;
     }
     let commands = slash::body_commands(&command.body);
@@ -66,7 +66,7 @@ pub(super) async fn trusted(
             })
             .await;
         if answer == Some(Answer::AllowAlways) {
-            let saved = crate::blocking::atomic(|| slash::approve(data_dir, root, command));
+            let saved = crate::blocking::atomic(|| slash::approve(layout, root, command));
             if let Err(error) = saved {
                 bus.emit(Event::warning(
                     WarningCode::CommandUnapproved,

@@ -468,15 +468,19 @@ async fn undo_restores_the_checkpoint_and_tells_the_model() {
         change("old.txt", Some("before\n"), "after\n"),
         change("new.txt", None, "created\n"),
     ];
-    crate::checkpoint::CheckpointStore::new(data.path(), "run_1", &root_path)
-        .save("write_file", &changes)
-        .expect("save write_file");
+    crate::checkpoint::CheckpointStore::new(
+        &crate::layout::Layout::at(data.path()),
+        "run_1",
+        &root_path,
+    )
+    .save("write_file", &changes)
+    .expect("save write_file");
     for c in &changes {
         std::fs::write(&c.path, c.after.as_deref().unwrap_or_default()).expect("write");
     }
     let mut settings = crate::tui::snapshot_tests::settings();
     settings.cwd = root_path.clone();
-    settings.data_dir = data.path().to_path_buf();
+    settings.layout = crate::layout::Layout::at(data.path());
     let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
     session.submit(Op::Undo {
         run_id: "run_1".into(),
@@ -991,7 +995,7 @@ async fn the_session_owns_its_mcp_hub_and_ends_its_servers_with_it() {
 async fn an_interrupt_and_a_shutdown_sent_during_an_undo_are_not_lost() {
     let data = tempfile::tempdir().expect("create a temporary directory");
     let mut settings = crate::tui::snapshot_tests::settings();
-    settings.data_dir = data.path().to_path_buf();
+    settings.layout = crate::layout::Layout::at(data.path());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (session, reports) = session_on(settings, recording_turn(seen.clone(), "long"));
     session.submit(Op::Undo {

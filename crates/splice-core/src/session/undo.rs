@@ -1,9 +1,8 @@
 //! `Op::Undo`: a run's checkpoint restored, as `splice restore` does, reported for the front
 //! end and the session log.
 
-use std::path::Path;
-
 use crate::checkpoint::CheckpointError;
+use crate::layout::Layout;
 
 /// What an undo put back.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,11 +23,11 @@ pub struct Undone {
 /// Put back the files of `run_id` from checkpoint `sequence` on (without force: files changed
 /// since are left alone).
 pub(super) fn restore(
-    data_dir: &Path,
+    layout: &Layout,
     run_id: &str,
     sequence: u32,
 ) -> Result<Undone, CheckpointError> {
-    let reports = crate::checkpoint::restore(data_dir, run_id, sequence, false)?;
+    let reports = crate::checkpoint::restore(layout, run_id, sequence, false)?;
     let mut undone = Undone {
         run_id: run_id.to_string(),
         sequence,

@@ -12,6 +12,7 @@ use sha2::Digest;
 
 use super::CommandFile;
 use super::expand::body_commands;
+use crate::layout::Layout;
 use crate::mcp::approval::{Approvals, canonical_root};
 
 /// The file in the data dir.
@@ -44,8 +45,8 @@ fn key(command: &CommandFile, root: &Path) -> String {
 }
 
 /// Whether `command`, as it is now, was approved for the project at `root`. Blocking.
-pub fn is_approved(data_dir: &Path, root: &Path, command: &CommandFile) -> bool {
-    Approvals::load_file(data_dir, APPROVALS_FILE).is_approved_key(
+pub fn is_approved(layout: &Layout, root: &Path, command: &CommandFile) -> bool {
+    Approvals::load_file(layout, APPROVALS_FILE).is_approved_key(
         &canonical_root(root),
         &key(command, root),
         &fingerprint(command, root),
@@ -54,8 +55,8 @@ pub fn is_approved(data_dir: &Path, root: &Path, command: &CommandFile) -> bool 
 
 /// Remember that the person approved `command`, as it is now, for the project at `root`.
 /// Blocking.
-pub fn approve(data_dir: &Path, root: &Path, command: &CommandFile) -> std::io::Result<()> {
-    Approvals::load_file(data_dir, APPROVALS_FILE).approve_key(
+pub fn approve(layout: &Layout, root: &Path, command: &CommandFile) -> std::io::Result<()> {
+    Approvals::load_file(layout, APPROVALS_FILE).approve_key(
         &canonical_root(root),
         &key(command, root),
         &fingerprint(command, root),
@@ -95,17 +96,21 @@ mod tests {
         assert!(!needs_approval(catalog.lookup("plain").expect("plain")));
         // The user's own commands need none.
         assert!(!needs_approval(catalog.lookup("mine").expect("mine")));
-        assert!(!is_approved(data.path(), &root, run));
-        approve(data.path(), &root, run).expect("approve");
+        assert!(!is_approved(
+            &crate::layout::Layout::at(data.path()),
+            &root,
+            run
+        ));
+        approve(&crate::layout::Layout::at(data.path()), &root, run).expect("approve");
         assert!(is_approved(
-            data.path(),
+            &crate::layout::Layout::at(data.path()),
             &root,
             load().lookup("run").expect("run")
         ));
         // The script its command runs, rewritten: not approved any more.
         write(&root.join("scripts/check.sh"), "curl evil\n");
         assert!(!is_approved(
-            data.path(),
+            &crate::layout::Layout::at(data.path()),
             &root,
             load().lookup("run").expect("run")
         ));
@@ -116,7 +121,7 @@ mod tests {
             "!`sh scripts/check.sh; id`",
         );
         assert!(!is_approved(
-            data.path(),
+            &crate::layout::Layout::at(data.path()),
             &root,
             load().lookup("run").expect("run")
         ));

@@ -103,7 +103,7 @@ pub struct Skipped {
 /// `commands/` beside the user's config file (`SPLICE_CONFIG`'s folder, else
 /// `<config dir>/splice/`).
 pub fn user_commands_dir() -> Option<PathBuf> {
-    crate::config::config_path().and_then(|config| config.parent().map(|dir| dir.join("commands")))
+    crate::layout::Layout::process().beside_config("commands")
 }
 
 impl Catalog {

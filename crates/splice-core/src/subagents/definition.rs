@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::Digest;
 
+use crate::layout::Layout;
 use crate::mcp::approval::{Approvals, canonical_root};
 use crate::permissions::PermissionMode;
 use crate::tools::ToolName;
@@ -105,12 +106,12 @@ pub struct Catalog {
 
 /// `agents/` beside the user's config file.
 pub fn user_agents_dir() -> Option<PathBuf> {
-    crate::config::config_path().and_then(|config| config.parent().map(|dir| dir.join("agents")))
+    crate::layout::Layout::process().beside_config("agents")
 }
 
 impl Catalog {
     /// The definitions of the project at `root` and of the user's folder `user`, with the
-    /// approvals kept in `data_dir` for the checkout `project` (the root itself, or in a
+    /// approvals kept in `layout` for the checkout `project` (the root itself, or in a
     /// `--worktree` run the source checkout the worktree was made from). `ask`: a person can
     /// approve one when it is first used (the TUI), so an unapproved one is offered and asked
     /// about then; otherwise it is not offered. Blocking.
@@ -118,11 +119,11 @@ impl Catalog {
         root: &Path,
         project: &Path,
         user: Option<&Path>,
-        data_dir: &Path,
+        layout: &Layout,
         ask: bool,
     ) -> Catalog {
         let mut catalog = Catalog::default();
-        let approvals = Approvals::load_file(data_dir, APPROVALS_FILE);
+        let approvals = Approvals::load_file(layout, APPROVALS_FILE);
         let canonical = canonical_root(project);
         let mut found = Vec::new();
         // `.claude/agents/` too (after Splice's own), so Claude Code's definitions work.
@@ -271,9 +272,9 @@ fn mode_named(name: &str) -> Option<PermissionMode> {
 
 /// Remember that the person approved project definition `definition` for the project at
 /// `root`, until its file changes.
-pub fn approve(data_dir: &Path, root: &Path, definition: &Definition) -> std::io::Result<()> {
+pub fn approve(layout: &Layout, root: &Path, definition: &Definition) -> std::io::Result<()> {
     // `root`: the checkout the approval is for (the source checkout of a `--worktree` run).
-    Approvals::load_file(data_dir, APPROVALS_FILE).approve_key(
+    Approvals::load_file(layout, APPROVALS_FILE).approve_key(
         &canonical_root(root),
         &definition.name,
         &definition.fingerprint,
@@ -327,7 +328,7 @@ mod tests {
             root.path(),
             root.path(),
             Some(user.path()),
-            data.path(),
+            &crate::layout::Layout::at(data.path()),
             false,
         );
         let names: Vec<&str> = catalog.offered.iter().map(|d| d.name.as_str()).collect();
@@ -350,12 +351,17 @@ mod tests {
             catalog.skipped
         );
 
-        approve(data.path(), root.path(), &catalog.unapproved[0]).expect("approve");
+        approve(
+            &crate::layout::Layout::at(data.path()),
+            root.path(),
+            &catalog.unapproved[0],
+        )
+        .expect("approve");
         let again = Catalog::load(
             root.path(),
             root.path(),
             Some(user.path()),
-            data.path(),
+            &crate::layout::Layout::at(data.path()),
             false,
         );
         assert!(again.unapproved.is_empty());
@@ -369,7 +375,7 @@ mod tests {
             root.path(),
             root.path(),
             Some(user.path()),
-            data.path(),
+            &crate::layout::Layout::at(data.path()),
             false,
         );
         assert_eq!(changed.unapproved.len(), 1);
@@ -378,7 +384,7 @@ mod tests {
             root.path(),
             root.path(),
             Some(user.path()),
-            data.path(),
+            &crate::layout::Layout::at(data.path()),
             true,
         );
         assert!(asking.offered.iter().any(|d| d.name == "fixer"));
@@ -397,7 +403,13 @@ mod tests {
         std::fs::create_dir_all(&agents).expect("create agents");
         std::os::unix::fs::symlink(outside.path().join("secret.md"), agents.join("out.md"))
             .expect("link");
-        let catalog = Catalog::load(root.path(), root.path(), None, data.path(), false);
+        let catalog = Catalog::load(
+            root.path(),
+            root.path(),
+            None,
+            &crate::layout::Layout::at(data.path()),
+            false,
+        );
         assert_eq!(catalog.offered.len(), 1, "{:?}", catalog.offered);
         assert_eq!(catalog.skipped.len(), 1);
     }

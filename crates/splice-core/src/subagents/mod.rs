@@ -98,10 +98,10 @@ impl<'a> Subagents<'a> {
     /// A person who can answer prompts (`bus.has_responder()`) is asked when one is first used.
     /// `project`: the checkout approvals are keyed by (see [`Subagents::new`]).
     pub async fn catalog(settings: &RunSettings, bus: &Bus, project: &std::path::Path) -> Catalog {
-        let (root, project, data_dir, ask) = (
+        let (root, project, layout, ask) = (
             settings.cwd.clone(),
             project.to_path_buf(),
-            settings.data_dir.clone(),
+            settings.layout.clone(),
             bus.has_responder(),
         );
         let catalog = crate::blocking::detached(move || {
@@ -109,7 +109,7 @@ impl<'a> Subagents<'a> {
                 &root,
                 &project,
                 definition::user_agents_dir().as_deref(),
-                &data_dir,
+                &layout,
                 ask,
             )
         })
@@ -205,14 +205,14 @@ impl<'a> Subagents<'a> {
     /// call through only). The question shows everything the file decides (its tools, mode,
     /// model, turn limit and prompt), since the approval covers exactly that content.
     async fn approve(&self, call_id: &str, definition: &Definition) -> Result<(), String> {
-        let data_dir = &self.settings.data_dir;
+        let layout = &self.settings.layout;
         let project = &self.project;
         if !definition.needs_approval()
             || self
                 .approved
                 .lock()
                 .is_ok_and(|a| a.contains(&definition.fingerprint))
-            || crate::mcp::approval::Approvals::load_file(data_dir, definition::APPROVALS_FILE)
+            || crate::mcp::approval::Approvals::load_file(layout, definition::APPROVALS_FILE)
                 .is_approved_key(
                     &crate::mcp::approval::canonical_root(project),
                     &definition.name,
@@ -273,7 +273,7 @@ impl<'a> Subagents<'a> {
             .await;
         if answer == Some(Answer::AllowAlways) {
             let stored =
-                crate::blocking::atomic(|| definition::approve(data_dir, project, definition));
+                crate::blocking::atomic(|| definition::approve(layout, project, definition));
             if let Err(error) = stored {
                 parent.bus.emit(Event::warning(
                     WarningCode::AgentUnapproved,
@@ -301,10 +301,10 @@ impl<'a> Subagents<'a> {
         prompt: String,
     ) -> Delegated {
         let parent = self.parent;
-        let data_dir = &self.settings.data_dir;
+        let layout = &self.settings.layout;
         let scratch = if definition.writes() {
             let run = crate::ids::new_run_id();
-            match crate::blocking::atomic(|| Scratch::create(data_dir, &parent.root, &run)) {
+            match crate::blocking::atomic(|| Scratch::create(layout, &parent.root, &run)) {
                 Ok(scratch) => Some(scratch),
                 Err(why) => {
                     return failed(format!(
@@ -337,7 +337,7 @@ impl<'a> Subagents<'a> {
                 let root = scratch.root().to_path_buf();
                 // The id `Worktree::remove` drops the store by when the worktree goes.
                 let own = crate::checkpoint::worktree_store_id(&scratch.worktree.run_id);
-                let store = CheckpointStore::new(data_dir, &own, &root);
+                let store = CheckpointStore::new(layout, &own, &root);
                 (root, Arc::new(store))
             }
             None => (parent.root.clone(), Arc::clone(&parent.checkpoints)),

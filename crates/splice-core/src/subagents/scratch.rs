@@ -3,6 +3,7 @@
 //! tree and nothing reaches the checkout until the parent applies the diff. The worktree and its
 //! branch go when the subagent ends, however it ends (an interrupt drops it).
 
+use crate::layout::Layout;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -20,7 +21,7 @@ pub struct Scratch {
     /// The checkout's top level and the commit the worktree started from (the checkout then).
     top: PathBuf,
     base: String,
-    data_dir: PathBuf,
+    layout: Layout,
     /// The repository's common git dir, asked of the checkout before the subagent ran: its
     /// work is read through this, never through the worktree's `.git` file or its HEAD, which
     /// its commands can rewrite (to commit onto the checkout's branch).
@@ -100,20 +101,20 @@ fn snapshot(top: &Path, scratch: &Path) -> Result<String, String> {
 impl Scratch {
     /// A worktree for subagent run `id` of the checkout `cwd` is in. Err: why a writing
     /// subagent cannot run (no git repository, no commit, git refused). Blocking.
-    pub fn create(data_dir: &Path, cwd: &Path, id: &str) -> Result<Scratch, String> {
+    pub fn create(layout: &Layout, cwd: &Path, id: &str) -> Result<Scratch, String> {
         let top = git(cwd, Access::Read, &["rev-parse", "--show-toplevel"], None)
             .and_then(|out| text(out, "rev-parse --show-toplevel"))
             .map_err(|_| "the project is not in a git repository".to_string())?;
         let top = PathBuf::from(top);
         let common = crate::git::common_dir(&top)
             .ok_or_else(|| "the repository's git dir could not be found".to_string())?;
-        std::fs::create_dir_all(worktree::worktrees_dir(data_dir))
+        std::fs::create_dir_all(layout.worktrees())
             .map_err(|e| format!("cannot create the worktrees dir: {e}"))?;
-        let index = worktree::worktrees_dir(data_dir).join(format!("{id}.index"));
+        let index = layout.worktrees().join(format!("{id}.index"));
         let base = snapshot(&top, &index);
         let _ = std::fs::remove_file(&index);
         let base = base?;
-        let worktree = Worktree::create_at(data_dir, cwd, id, Some(&base))
+        let worktree = Worktree::create_at(layout, cwd, id, Some(&base))
             .map_err(|e| format!("its worktree could not be made ({e})"))?;
         // Named by Splice's record, never by the worktree's `.git` file.
         let admin = worktree.writable_git_paths().into_iter().next();
@@ -122,7 +123,7 @@ impl Scratch {
             admin,
             top: top.canonicalize().unwrap_or(top),
             base,
-            data_dir: data_dir.to_path_buf(),
+            layout: layout.clone(),
             common,
         })
     }
@@ -136,7 +137,9 @@ impl Scratch {
     /// index of its own through the repository's common git dir and the worktree's path: no
     /// HEAD, branch, index or `.git` file of the worktree takes part, and no ref moves.
     fn work_tree(&self) -> Result<String, String> {
-        let index = worktree::worktrees_dir(&self.data_dir)
+        let index = self
+            .layout
+            .worktrees()
             .join(format!("{}.work.index", self.worktree.run_id));
         let _ = std::fs::remove_file(&index);
         let tree = (|| {
@@ -235,13 +238,13 @@ fn not_files(top: &Path, base: &str, branch: &str) -> Result<Vec<String>, String
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let (worktree, data_dir) = (&self.worktree, &self.data_dir);
+        let (worktree, layout) = (&self.worktree, &self.layout);
         let _ = crate::blocking::atomic(|| {
-            if worktree.remove(data_dir, true).is_err() {
+            if worktree.remove(layout, true).is_err() {
                 // Git may refuse a worktree whose `.git` file the subagent rewrote: the folder
                 // is Splice's own (in the data dir), so it goes anyway, then git forgets it.
                 let _ = std::fs::remove_dir_all(&worktree.path);
-                worktree.remove(data_dir, true)
+                worktree.remove(layout, true)
             } else {
                 Ok(())
             }

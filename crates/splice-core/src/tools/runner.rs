@@ -1069,7 +1069,11 @@ mod tests {
         let runner = ToolRunner {
             root: dir.path().to_path_buf(),
             policy: Policy::new(crate::permissions::PermissionMode::Ask, vec![]),
-            checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
+            checkpoints: Arc::new(CheckpointStore::new(
+                &crate::layout::Layout::at(dir.path()),
+                "run_t",
+                dir.path(),
+            )),
             bus: Bus::with_responder("run_t", vec![], tx),
             writable: vec![],
             gate: None,
@@ -1107,7 +1111,11 @@ mod tests {
         let runner = ToolRunner {
             root: dir.path().to_path_buf(),
             policy: Policy::new(crate::permissions::PermissionMode::Ask, vec![]),
-            checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
+            checkpoints: Arc::new(CheckpointStore::new(
+                &crate::layout::Layout::at(dir.path()),
+                "run_t",
+                dir.path(),
+            )),
             bus: Bus::with_responder("run_t", vec![], tx).for_task("T2"),
             writable: vec![],
             gate: None,
@@ -1150,7 +1158,11 @@ mod tests {
         let runner = ToolRunner {
             root: dir.path().to_path_buf(),
             policy: Policy::new(crate::permissions::PermissionMode::AcceptEdits, vec![]),
-            checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
+            checkpoints: Arc::new(CheckpointStore::new(
+                &crate::layout::Layout::at(dir.path()),
+                "run_t",
+                dir.path(),
+            )),
             bus: Bus::new("run_t", vec![shown.clone() as Arc<dyn crate::bus::Sink>]),
             writable: vec![],
             gate: None,
@@ -1196,7 +1208,11 @@ mod tests {
         let runner = ToolRunner {
             root: dir.path().to_path_buf(),
             policy: Policy::new(crate::permissions::PermissionMode::AcceptEdits, vec![]),
-            checkpoints: Arc::new(CheckpointStore::new(dir.path(), "run_t", dir.path())),
+            checkpoints: Arc::new(CheckpointStore::new(
+                &crate::layout::Layout::at(dir.path()),
+                "run_t",
+                dir.path(),
+            )),
             bus: Bus::new("run_t", vec![]),
             writable: vec![],
             gate: Some(gate.clone()),

@@ -8,6 +8,7 @@
 //! what it is given by path) reads a private copy of that opened file, made in the same
 //! directory and removed when the call ends, never the path in the working root.
 
+use crate::layout::Layout;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -220,7 +221,7 @@ impl Transcriber {
     /// up in `env`); `None` otherwise, and then it is not offered.
     pub fn find(
         env: Env,
-        data_dir: &Path,
+        layout: &Layout,
         run_id: &str,
         meter: Arc<UsageMeter>,
         settling: Settling,
@@ -230,7 +231,7 @@ impl Transcriber {
             program,
             limits: Limits::from_env(&env),
             env,
-            keep_dir: data_dir.join("runs").join(file_stem(run_id)).join(NAME),
+            keep_dir: layout.run_keep(&file_stem(run_id), NAME),
             meter,
             settling,
         })

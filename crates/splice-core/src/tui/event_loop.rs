@@ -511,7 +511,7 @@ pub fn open_session(
     // The session starts its conversation's records afresh: the next holds all of it,
     // whatever this file had before.
     let log = SessionLog::open(
-        &app.settings().data_dir,
+        &app.settings().layout,
         &app.settings().session_id,
         &app.settings().cwd,
         Redactor::from_env(),

@@ -99,7 +99,7 @@ async fn a_key_is_drawn_while_the_run_is_blocked_in_a_blocking_call() {
 fn replayed(records: Vec<Record>) -> (App, Conversation, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("create a temporary directory");
     let mut app = super::super::snapshot_tests::app();
-    app.settings_mut().data_dir = dir.path().to_path_buf();
+    app.settings_mut().layout = crate::layout::Layout::at(dir.path());
     let opened = open_session(&mut app, Some(records)).expect("open session app");
     (app, opened.history, dir)
 }
@@ -266,7 +266,7 @@ async fn a_model_the_session_refuses_leaves_the_old_one_shown() {
 async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
     let dir = tempfile::tempdir().expect("create a temporary directory");
     let mut app = super::super::snapshot_tests::app();
-    app.settings_mut().data_dir = dir.path().to_path_buf();
+    app.settings_mut().layout = crate::layout::Layout::at(dir.path());
     let opened = open_session(&mut app, None).expect("open session app");
     // The run answers in the session's conversation, as a real one does.
     let answering: StartRun = Arc::new(|settings, _bus, _input, _stop| {
@@ -297,7 +297,8 @@ async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
         mcp: crate::session::McpScope::PerTurn,
     };
     drive(input, screen).await.expect("drive input");
-    let records = crate::session::log::load(dir.path(), "session_test").expect("load dir");
+    let records = crate::session::log::load(&crate::layout::Layout::at(dir.path()), "session_test")
+        .expect("load dir");
     let kinds: Vec<&str> = records
         .iter()
         .filter_map(|r| match r {

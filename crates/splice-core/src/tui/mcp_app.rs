@@ -65,7 +65,7 @@ impl App {
             return;
         };
         let root = crate::mcp::approval::canonical_root(&settings.cwd);
-        if crate::hooks::approval::is_approved(&settings.data_dir, &root, &project.fingerprint) {
+        if crate::hooks::approval::is_approved(&settings.layout, &root, &project.fingerprint) {
             return;
         }
         let commands = project

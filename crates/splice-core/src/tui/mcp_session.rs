@@ -32,7 +32,7 @@ pub fn plan(settings: &RunSettings) -> Plan {
         ));
         Vec::new()
     });
-    let approvals = Approvals::load(&settings.data_dir);
+    let approvals = Approvals::load(&settings.layout);
     let Selection {
         start,
         unapproved: ask,
@@ -99,7 +99,7 @@ mod tests {
         write_project("node");
         let mut settings = super::super::snapshot_tests::settings();
         settings.cwd = root.clone();
-        settings.data_dir = dir.path().join("data");
+        settings.layout = crate::layout::Layout::at(&dir.path().join("data"));
         settings.mcp.servers = vec![stdio("mine", "mine-server", Source::User)];
         // As read from `.mcp.json` (its files pinned).
         let approved = config::load_project(&root)
@@ -107,7 +107,7 @@ mod tests {
             .into_iter()
             .find(|e| e.name == "approved")
             .expect("approved entry");
-        crate::mcp::approval::approve(&settings.data_dir, &root, &approved).expect("approve");
+        crate::mcp::approval::approve(&settings.layout, &root, &approved).expect("approve");
 
         let plan = plan(&settings);
         let names = |list: &[ServerEntry]| list.iter().map(|e| e.name.clone()).collect::<Vec<_>>();
@@ -132,7 +132,7 @@ mod tests {
         std::fs::write(dir.path().join(PROJECT_FILE), "{not json").expect("write");
         let mut settings = super::super::snapshot_tests::settings();
         settings.cwd = dir.path().to_path_buf();
-        settings.data_dir = dir.path().join("data");
+        settings.layout = crate::layout::Layout::at(&dir.path().join("data"));
         settings.mcp.servers = vec![stdio("mine", "mine-server", Source::User)];
         let plan = plan(&settings);
         assert_eq!(plan.start.len(), 1);
@@ -158,9 +158,9 @@ mod tests {
         std::fs::write(root.join(PROJECT_FILE), text.to_string()).expect("write");
         let mut settings = super::super::snapshot_tests::settings();
         settings.cwd = root.clone();
-        settings.data_dir = dir.path().join("data");
+        settings.layout = crate::layout::Layout::at(&dir.path().join("data"));
         for entry in config::load_project(&root).expect("load") {
-            crate::mcp::approval::approve(&settings.data_dir, &root, &entry).expect("approve");
+            crate::mcp::approval::approve(&settings.layout, &root, &entry).expect("approve");
         }
         let plan = plan(&settings);
         assert_eq!(plan.start.len(), 1);

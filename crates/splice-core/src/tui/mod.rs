@@ -106,8 +106,8 @@ pub enum Opening {
 }
 
 /// This directory's recent sessions, one a line, for an error message.
-pub fn recent_list(data_dir: &std::path::Path, cwd: &std::path::Path) -> String {
-    let recent = session::recent(data_dir, cwd, RECENT);
+pub fn recent_list(layout: &crate::layout::Layout, cwd: &std::path::Path) -> String {
+    let recent = session::recent(layout, cwd, RECENT);
     if recent.is_empty() {
         return "there is no saved session in this directory".to_string();
     }
@@ -125,27 +125,27 @@ pub fn recent_list(data_dir: &std::path::Path, cwd: &std::path::Path) -> String 
 /// Find the session `reopen` names, among those started in `cwd` only.
 pub fn find(
     reopen: Option<&Reopen>,
-    data_dir: &std::path::Path,
+    layout: &crate::layout::Layout,
     cwd: &std::path::Path,
 ) -> Result<Opening, session::SessionError> {
     let id = match reopen {
         None => return Ok(Opening::Fresh),
         Some(Reopen::Id(id)) => id.clone(),
-        Some(Reopen::LatestHere) => session::latest(data_dir, cwd)
+        Some(Reopen::LatestHere) => session::latest(layout, cwd)
             .ok_or_else(|| session::SessionError::NoneFor(cwd.display().to_string()))?,
         Some(Reopen::Pick) => {
-            let recent = session::recent(data_dir, cwd, RECENT);
+            let recent = session::recent(layout, cwd, RECENT);
             if recent.is_empty() {
                 return Err(session::SessionError::NoneFor(cwd.display().to_string()));
             }
             return Ok(Opening::Pick(recent));
         }
     };
-    let Ok(records) = session::load(data_dir, &id) else {
+    let Ok(records) = session::load(layout, &id) else {
         return Err(session::SessionError::UnknownHere {
             id,
             cwd: cwd.display().to_string(),
-            recent: recent_list(data_dir, cwd),
+            recent: recent_list(layout, cwd),
         });
     };
     match session::started_in(&records) {
@@ -172,7 +172,7 @@ pub async fn run(options: TuiOptions) -> Result<Exit, TuiError> {
     let mut settings = options.settings;
     // Refused before the terminal is taken over, like a bad theme.
     let mcp = crate::session::McpScope::session_from_env(&settings.cwd)?;
-    let records = match find(options.reopen.as_ref(), &settings.data_dir, &settings.cwd)? {
+    let records = match find(options.reopen.as_ref(), &settings.layout, &settings.cwd)? {
         Opening::Fresh => None,
         Opening::Saved { id, records } => {
             settings.session_id = id;
@@ -184,7 +184,7 @@ pub async fn run(options: TuiOptions) -> Result<Exit, TuiError> {
                 return Ok(crate::exit::Exit::Success);
             };
             let reopen = Reopen::Id(id);
-            match find(Some(&reopen), &settings.data_dir, &settings.cwd)? {
+            match find(Some(&reopen), &settings.layout, &settings.cwd)? {
                 Opening::Saved { id, records } => {
                     settings.session_id = id;
                     Some(records)
@@ -193,7 +193,7 @@ pub async fn run(options: TuiOptions) -> Result<Exit, TuiError> {
             }
         }
     };
-    let (data_dir, id) = (settings.data_dir.clone(), settings.session_id.clone());
+    let (layout, id) = (settings.layout.clone(), settings.session_id.clone());
     let mut app = app::App::new(settings, theme);
     // Read once at the start: the popup and `/help` list them; the session reads them again
     // for each request, so an edited file counts from the next request.
@@ -219,7 +219,7 @@ pub async fn run(options: TuiOptions) -> Result<Exit, TuiError> {
     let code = event_loop::run_loop(input).await?;
     // After the terminal is back, as Codex and Claude Code do; a session without a request
     // has nothing to reopen.
-    let reopenable = session::load_head(&data_dir, &id).is_ok_and(|r| {
+    let reopenable = session::load_head(&layout, &id).is_ok_and(|r| {
         r.iter()
             .any(|r| matches!(r, session::Record::Prompt { .. }))
     });
@@ -276,8 +276,13 @@ mod find_tests {
     use crate::session::log::{Record, SessionLog};
 
     fn saved(data: &Path, id: &str, cwd: &str) {
-        let mut log =
-            SessionLog::open(data, id, Path::new(cwd), Redactor::from_vars([])).expect("open data");
+        let mut log = SessionLog::open(
+            &crate::layout::Layout::at(data),
+            id,
+            Path::new(cwd),
+            Redactor::from_vars([]),
+        )
+        .expect("open data");
         log.append(&Record::Prompt {
             text: format!("request in {id}"),
         })
@@ -290,19 +295,30 @@ mod find_tests {
         let data = dir.path();
         saved(data, "session_here", "/repo/a");
         saved(data, "session_there", "/repo/b");
-        match find(Some(&Reopen::Pick), data, Path::new("/repo/a")) {
+        match find(
+            Some(&Reopen::Pick),
+            &crate::layout::Layout::at(data),
+            Path::new("/repo/a"),
+        ) {
             Ok(Opening::Pick(list)) => {
                 let ids: Vec<&str> = list.iter().map(|s| s.id.as_str()).collect();
                 assert_eq!(ids, ["session_here"]);
             }
             other => panic!("{other:?}"),
         }
-        assert!(find(Some(&Reopen::Pick), data, Path::new("/repo/c")).is_err());
+        assert!(
+            find(
+                Some(&Reopen::Pick),
+                &crate::layout::Layout::at(data),
+                Path::new("/repo/c")
+            )
+            .is_err()
+        );
         // An id shaped like a path never names a file.
         assert!(
             find(
                 Some(&Reopen::Id("../sessions/session_here".into())),
-                data,
+                &crate::layout::Layout::at(data),
                 Path::new("/repo/a")
             )
             .is_err()

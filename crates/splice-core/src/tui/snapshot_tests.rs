@@ -32,7 +32,7 @@ pub fn settings() -> RunSettings {
         policy: Policy::new(PermissionMode::Ask, vec![]),
         tier: Tier::Auto,
         max_turns: 40,
-        data_dir: PathBuf::from("/nonexistent/splice-data"),
+        layout: crate::layout::Layout::at(std::path::Path::new("/nonexistent/splice-data")),
         pricing: PriceTable::default(),
         budget: Budget::default(),
         pipeline: Default::default(),
@@ -610,10 +610,10 @@ async fn undo_walks_back_across_runs() {
     };
     let mut settings = settings();
     settings.cwd = root.clone();
-    settings.data_dir = data.clone();
+    settings.layout = crate::layout::Layout::at(&data);
     let mut app = App::new(settings, Theme::ansi());
-    let first = CheckpointStore::new(&data, "run_a", &root);
-    let second = CheckpointStore::new(&data, "run_b", &root);
+    let first = CheckpointStore::new(&crate::layout::Layout::at(&data), "run_a", &root);
+    let second = CheckpointStore::new(&crate::layout::Layout::at(&data), "run_b", &root);
     for (run, event) in [
         write("run_a", &first, "a.txt", "a1"),
         write("run_a", &first, "new.txt", "n"),
@@ -695,7 +695,7 @@ fn a_resumed_session_whose_run_never_ended_shows_nothing_still_running() {
     use crate::session::log::Record;
     let dir = tempfile::tempdir().expect("create a temporary directory");
     let mut settings = settings();
-    settings.data_dir = dir.path().to_path_buf();
+    settings.layout = crate::layout::Layout::at(dir.path());
     let mut app = App::new(settings, Theme::ansi());
     let marker = StageMarker {
         stage: "code_writer".into(),

@@ -127,9 +127,8 @@ fn version_cache(path: &Path) -> PathBuf {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(path.as_os_str().as_encoded_bytes());
     let name = crate::ids::hex(&digest[..16]);
-    crate::config::data_dir()
-        .join("cache")
-        .join("node-version")
+    crate::layout::Layout::process()
+        .cache("node-version")
         .join(name)
 }
 

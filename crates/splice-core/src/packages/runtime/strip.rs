@@ -68,9 +68,8 @@ pub async fn prepared(package: &Package, node: &NodeBinary) -> Map<String, Value
 }
 
 fn cache_dir(node: &NodeBinary) -> PathBuf {
-    crate::config::data_dir()
-        .join("cache")
-        .join("ts-strip")
+    crate::layout::Layout::process()
+        .cache("ts-strip")
         .join(node.version_text())
 }
 

@@ -6,11 +6,12 @@
 //! `merge_conflict` warning naming the files) and its dependants are skipped. A failed task's
 //! worktree is discarded, so there is nothing to roll back in the checkout.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
+use futures_util::{Stream, StreamExt};
 
 mod tree;
 
@@ -101,6 +102,8 @@ pub async fn run(
     };
     let mut states: Vec<State> = tasks.iter().map(|_| State::Pending).collect();
     let mut running = FuturesUnordered::new();
+    // Tasks that finished while the plan's git work ran (see `beside`), in the order they did.
+    let mut finished: VecDeque<(usize, Done)> = VecDeque::new();
     let mut next_merge = 0;
     let mut stopped: Option<AgentError> = None;
     let mut halted: Option<String> = None;
@@ -123,7 +126,8 @@ pub async fn run(
                     _ => None,
                 })
                 .collect();
-            let start = start_commit(&tree, &tasks[index].id, &tips);
+            let start = start_commit(ctx, &tree, &tasks[index].id, &tips);
+            let start = beside(start, &mut running, &mut finished).await;
             let task_run = new_run_id();
             let bus = ctx.bus.for_task(&tasks[index].id);
             bus.emit(Event::reasoning(format!(
@@ -141,7 +145,11 @@ pub async fn run(
             let work = run_task(ctx, bus, log, task_run, start, text, tier);
             running.push(async move { (index, work.await) });
         }
-        let Some((index, mut done)) = running.next().await else {
+        let next = match finished.pop_front() {
+            Some(done) => Some(done),
+            None => running.next().await,
+        };
+        let Some((index, mut done)) = next else {
             break;
         };
         if let State::Running(log) = &states[index] {
@@ -167,15 +175,18 @@ pub async fn run(
         while next_merge < tasks.len() {
             let state = std::mem::replace(&mut states[next_merge], State::Pending);
             let settled = match state {
-                State::Finished(done) => settle(
-                    ctx,
-                    tasks,
-                    (next_merge, tier),
-                    *done,
-                    &mut tree,
-                    result,
-                    &mut halted,
-                ),
+                State::Finished(done) => {
+                    let settling = settle(
+                        ctx,
+                        tasks,
+                        (next_merge, tier),
+                        *done,
+                        &mut tree,
+                        result,
+                        &mut halted,
+                    );
+                    beside(settling, &mut running, &mut finished).await
+                }
                 State::Pending if stopped.is_some() || halted.is_some() => State::Pending,
                 other @ (State::Merged(_) | State::Failed | State::Skipped) => other,
                 other => {
@@ -193,8 +204,15 @@ pub async fn run(
         result.usage = ctx.agent.meter.totals();
         store(slot, result);
         if stopped.is_some() {
-            // The plan ends: the tasks still running end with it (their processes too).
+            // The plan ends: the tasks still running end with it (their processes too), and
+            // those that finished meanwhile are settled below as finished.
             drop(running);
+            for (index, done) in finished.drain(..) {
+                if let State::Running(log) = &states[index] {
+                    ctx.log.release(log);
+                }
+                states[index] = State::Finished(Box::new(done));
+            }
             for (index, state) in states.iter_mut().enumerate() {
                 if let State::Running(log) = state {
                     log.interrupt(ctx.bus);
@@ -208,15 +226,18 @@ pub async fn run(
             for (index, state) in states.iter_mut().enumerate().skip(next_merge) {
                 let taken = std::mem::replace(state, State::Pending);
                 *state = match taken {
-                    State::Finished(done) => settle(
-                        ctx,
-                        tasks,
-                        (index, tier),
-                        *done,
-                        &mut tree,
-                        result,
-                        &mut halted,
-                    ),
+                    State::Finished(done) => {
+                        settle(
+                            ctx,
+                            tasks,
+                            (index, tier),
+                            *done,
+                            &mut tree,
+                            result,
+                            &mut halted,
+                        )
+                        .await
+                    }
                     other => other,
                 };
             }
@@ -230,10 +251,31 @@ pub async fn run(
             result.skipped.push(tasks[index].id.clone());
         }
     }
-    cleanup(ctx, result);
+    cleanup(ctx, result).await;
     result.usage = ctx.agent.meter.totals();
     store(slot, result);
     stopped
+}
+
+/// Await the plan's own git work (`work`: a merge, a task's start) while the tasks in `running`
+/// go on; those that finish meanwhile wait in `finished`, in the order they did.
+async fn beside<T, S>(
+    work: impl Future<Output = T>,
+    running: &mut S,
+    finished: &mut VecDeque<(usize, Done)>,
+) -> T
+where
+    S: Stream<Item = (usize, Done)> + Unpin,
+{
+    let mut work = std::pin::pin!(work);
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut work => return out,
+            // None (no task running) disables this branch: only the work is waited for.
+            Some(done) = running.next() => finished.push_back(done),
+        }
+    }
 }
 
 /// Whether every task `index` depends on is merged.
@@ -306,11 +348,17 @@ async fn run_task(
     if let Some(problem) = start.problem {
         return failed(problem);
     }
-    let data_dir = ctx.settings.data_dir.clone();
-    let created = crate::blocking::atomic(|| {
-        Worktree::create_at(&data_dir, &start.top, &task_run, Some(&start.commit))
+    let layout = ctx.settings.layout.clone();
+    let (dir, top, run, commit) = (
+        layout.clone(),
+        start.top.clone(),
+        task_run.clone(),
+        start.commit.clone(),
+    );
+    let created = crate::blocking::exclusive(&ctx.repo, move || {
+        Worktree::create_at(&dir, &top, &run, Some(&commit))
     });
-    let worktree = match created {
+    let worktree = match created.await {
         Ok(worktree) => worktree,
         Err(error) => return failed(format!("its worktree could not be made ({error})")),
     };
@@ -331,7 +379,7 @@ async fn run_task(
         // Its own writes' checkpoints are the worktree's (removed with it); the task's run id
         // names the checkpoints of its merge into the checkout.
         checkpoints: Arc::new(CheckpointStore::new(
-            &data_dir,
+            &layout,
             &crate::checkpoint::worktree_store_id(&task_run),
             &root,
         )),
@@ -364,7 +412,11 @@ async fn run_task(
         // What makes git run programs in its own repository is put back first; a task that
         // changed it is not merged (fail closed).
         if let Some(record) = crate::worktree::take_own_record(&task_run) {
-            let restored = crate::blocking::atomic(|| record.restore());
+            let (record, restored) = crate::blocking::exclusive(&ctx.repo, move || {
+                let restored = record.restore();
+                (record, restored)
+            })
+            .await;
             match restored {
                 Ok(changed) if changed.is_empty() => {}
                 Ok(changed) => {
@@ -385,7 +437,9 @@ async fn run_task(
                 }
             }
         }
-        if let Err(error) = crate::blocking::atomic(|| worktree.commit(&message)) {
+        let ours = worktree.clone();
+        let committed = crate::blocking::exclusive(&ctx.repo, move || ours.commit(&message));
+        if let Err(error) = committed.await {
             let why = format!("its work could not be committed ({error})");
             done.end = PipelineEnd::Failed(why);
         }
@@ -395,7 +449,7 @@ async fn run_task(
 
 /// A finished task's turn to merge: record it, merge its branch into the plan's tree (and the
 /// checkout), or fail it and discard its worktree. Its new state.
-fn settle(
+async fn settle(
     ctx: &Ctx<'_>,
     tasks: &[PlannedTask],
     (index, tier): (usize, Tier),
@@ -409,7 +463,7 @@ fn settle(
     let mut end = done.end;
     if matches!(end, PipelineEnd::Completed | PipelineEnd::Answered(_))
         && let Some(worktree) = &done.worktree
-        && let Err(why) = merge(ctx, task, &task_run, worktree, tree)
+        && let Err(why) = merge(ctx, task, &task_run, worktree, tree).await
     {
         end = PipelineEnd::Failed(why);
     }
@@ -446,12 +500,10 @@ fn settle(
         answer,
     });
     // Its work is in the plan's tree now, or discarded: the worktree goes either way.
-    let tip = done
-        .worktree
-        .as_ref()
-        .map(|w| resolve_tip(&tree.top, &w.branch));
+    let mut tip = None;
     if let Some(worktree) = &done.worktree {
-        discard(ctx, worktree);
+        tip = Some(resolve_tip(ctx, &tree.top, &worktree.branch).await);
+        discard(ctx, worktree).await;
     }
     if label == TaskStatus::Completed {
         result.completed.push(task.id.clone());

@@ -3,8 +3,10 @@
 //! worktrees.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::bus::Bus;
+use crate::layout::Layout;
 use crate::pipeline::Ctx;
 use crate::pipeline::schema::PlannedTask;
 use crate::protocol::result::DesignPlanResult;
@@ -20,7 +22,7 @@ pub(super) struct Tree {
 
 /// The commit task `id` starts from: the plan's base with its dependencies' branch tips
 /// (`tips`, in plan order) merged in; each holds its own dependencies' work already.
-pub(super) fn start_commit(tree: &Tree, id: &str, tips: &[&str]) -> Start {
+pub(super) async fn start_commit(ctx: &Ctx<'_>, tree: &Tree, id: &str, tips: &[&str]) -> Start {
     let mut start = tree.base.clone();
     for (n, tip) in tips.iter().enumerate() {
         if n == 0 {
@@ -28,7 +30,11 @@ pub(super) fn start_commit(tree: &Tree, id: &str, tips: &[&str]) -> Start {
             continue;
         }
         let message = format!("Dependencies of task {id}");
-        match crate::blocking::atomic(|| worktree::merge_commit(&tree.top, &start, tip, &message)) {
+        let (top, base, tip) = (tree.top.clone(), start.clone(), (*tip).to_string());
+        let merged = crate::blocking::exclusive(&ctx.repo, move || {
+            worktree::merge_commit(&top, &base, &tip, &message)
+        });
+        match merged.await {
             Ok(Merged::Commit(commit)) => start = commit,
             Ok(Merged::Conflict(files)) => {
                 return Start {
@@ -63,13 +69,16 @@ pub(super) struct Start {
     pub problem: Option<String>,
 }
 
-pub(super) fn resolve_tip(top: &Path, branch: &str) -> String {
-    crate::blocking::atomic(|| worktree::resolve(top, branch)).unwrap_or_else(|_| branch.into())
+pub(super) async fn resolve_tip(ctx: &Ctx<'_>, top: &Path, branch: &str) -> String {
+    let (top, name) = (top.to_path_buf(), branch.to_string());
+    crate::blocking::exclusive(&ctx.repo, move || worktree::resolve(&top, &name))
+        .await
+        .unwrap_or_else(|_| branch.into())
 }
 
 /// Merge the task's branch into the plan's tree and bring the checkout along. Err: why the
 /// task fails (a conflict, said in a `merge_conflict` warning naming the files).
-pub(super) fn merge(
+pub(super) async fn merge(
     ctx: &Ctx<'_>,
     task: &PlannedTask,
     task_run: &str,
@@ -77,10 +86,11 @@ pub(super) fn merge(
     tree: &mut Tree,
 ) -> Result<(), String> {
     let message = format!("Merge task {} ({})", task.id, worktree.branch);
-    let merged = crate::blocking::atomic(|| {
-        worktree::merge_commit(&tree.top, &tree.head, &worktree.branch, &message)
+    let (top, head, branch) = (tree.top.clone(), tree.head.clone(), worktree.branch.clone());
+    let merged = crate::blocking::exclusive(&ctx.repo, move || {
+        worktree::merge_commit(&top, &head, &branch, &message)
     });
-    let commit = match merged {
+    let commit = match merged.await {
         Ok(Merged::Commit(commit)) => commit,
         Ok(Merged::Conflict(files)) => {
             let why = format!(
@@ -97,6 +107,7 @@ pub(super) fn merge(
         Err(error) => return Err(format!("its branch could not be merged ({error})")),
     };
     bring_in(ctx, task_run, tree, &commit)
+        .await
         .map_err(|e| format!("its work could not be brought into the checkout ({e})"))?;
     tree.head = commit;
     Ok(())
@@ -105,34 +116,41 @@ pub(super) fn merge(
 /// Write what the merge `commit` changed into the checkout, checkpointed as task `task_run`'s
 /// own (as a task's writes in place are), so `splice restore` undoes it by the task's run id or
 /// the plan's. The checkpoint and the writes land together.
-pub(super) fn bring_in(
+pub(super) async fn bring_in(
     ctx: &Ctx<'_>,
     task_run: &str,
     tree: &Tree,
     commit: &str,
 ) -> Result<(), String> {
-    let root = ctx.root();
-    let changes =
-        crate::blocking::atomic(|| worktree::changes_between(&tree.top, root, &tree.head, commit))
-            .map_err(|e| e.to_string())?;
-    if changes.is_empty() {
-        return Ok(());
-    }
-    let store = &ctx.agent.runner.checkpoints;
-    crate::blocking::atomic(|| {
-        store.begin_task(Some(task_run));
+    let root = ctx.root().clone();
+    let (top, head, commit) = (tree.top.clone(), tree.head.clone(), commit.to_string());
+    let (store, bus, task_run) = (
+        Arc::clone(&ctx.agent.runner.checkpoints),
+        ctx.bus.clone(),
+        task_run.to_string(),
+    );
+    // Reading the changes, the checkpoint and the writes it guards are one piece of work.
+    crate::blocking::exclusive(&ctx.repo, move || {
+        let changes =
+            worktree::changes_between(&top, &root, &head, &commit).map_err(|e| e.to_string())?;
+        if changes.is_empty() {
+            return Ok(());
+        }
+        store.begin_task(Some(&task_run));
         let saved = store.save("merge", &changes);
         store.begin_task(None);
         let info = saved.map_err(|e| e.to_string())?;
-        ctx.bus.emit(Event::Checkpoint { checkpoint: info });
-        crate::confine::change::apply(root, &changes).map_err(|e| e.to_string())
+        bus.emit(Event::Checkpoint { checkpoint: info });
+        crate::confine::change::apply(&root, &changes).map_err(|e| e.to_string())
     })
+    .await
 }
 
 /// Remove a task's worktree and branch (failed: nothing of it stays).
-pub(super) fn discard(ctx: &Ctx<'_>, worktree: &Worktree) {
-    let data_dir = &ctx.settings.data_dir;
-    if let Err(error) = crate::blocking::atomic(|| worktree.remove(data_dir, true)) {
+pub(super) async fn discard(ctx: &Ctx<'_>, worktree: &Worktree) {
+    let (layout, gone) = (ctx.settings.layout.clone(), worktree.clone());
+    let removed = crate::blocking::exclusive(&ctx.repo, move || gone.remove(&layout, true));
+    if let Err(error) = removed.await {
         not_removed(ctx.bus, worktree, &error);
     }
 }
@@ -146,20 +164,21 @@ pub(super) fn not_removed(bus: &Bus, worktree: &Worktree, error: &worktree::Work
 }
 
 /// The plan is over: the worktrees of tasks cut short go too.
-pub(super) fn cleanup(ctx: &Ctx<'_>, result: &DesignPlanResult) {
-    crate::blocking::atomic(|| discard_all(ctx.bus, &ctx.settings.data_dir, result));
+pub(super) async fn cleanup(ctx: &Ctx<'_>, result: &DesignPlanResult) {
+    let (bus, layout, result) = (ctx.bus.clone(), ctx.settings.layout.clone(), result.clone());
+    crate::blocking::exclusive(&ctx.repo, move || discard_all(&bus, &layout, &result)).await;
 }
 
 /// Remove every worktree of the plan's tasks that is still there (an interrupt ends the plan
 /// with its tasks: their worktrees are discarded as a failed task's is), saying which could
 /// not be. Blocking.
-pub fn discard_all(bus: &Bus, data_dir: &Path, result: &DesignPlanResult) {
-    for worktree in worktree::recorded(data_dir) {
+pub fn discard_all(bus: &Bus, layout: &Layout, result: &DesignPlanResult) {
+    for worktree in worktree::recorded(layout) {
         let ours = result
             .tasks
             .iter()
             .any(|t| t.run_id.as_deref() == Some(worktree.run_id.as_str()));
-        if ours && let Err(error) = worktree.remove(data_dir, true) {
+        if ours && let Err(error) = worktree.remove(layout, true) {
             not_removed(bus, &worktree, &error);
         }
     }

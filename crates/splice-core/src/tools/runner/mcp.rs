@@ -171,7 +171,9 @@ mod tests {
             root: dir.to_path_buf(),
             policy: Policy::new(PermissionMode::Ask, vec![]),
             checkpoints: std::sync::Arc::new(crate::checkpoint::CheckpointStore::new(
-                dir, "run_t", dir,
+                &crate::layout::Layout::at(dir),
+                "run_t",
+                dir,
             )),
             bus: crate::bus::Bus::with_responder("run_t", vec![], asks),
             writable: vec![],
