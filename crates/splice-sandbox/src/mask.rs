@@ -1,4 +1,4 @@
-//! Keeping Splice's own places (`own.rs`: its config, data and saved logins) from a confined
+//! Keeping Splice's own places (`places.rs`: its config, data and saved logins) from a confined
 //! command when they lie where the command may write (HOME or SPLICE_CONFIG under `/tmp`, as
 //! in containers and CI, or under the working root), which Landlock cannot do (it only grants,
 //! and write access includes reading). HOME itself is one of them when it lies inside such a
@@ -46,7 +46,7 @@ pub const NO_MOUNTNS_ENV: &str = "SPLICE_TEST_NO_MOUNTNS";
 /// What is mounted over a hidden file.
 const EMPTY: &str = "/dev/null";
 
-/// Keep Splice's own places (`own`, see `own.rs`) read-only and mask each of `hidden` where
+/// Keep Splice's own places (`own`, see `places.rs`) read-only and mask each of `hidden` where
 /// they lie inside one of `writable` (see the module); the hidden files left are returned for
 /// Landlock to keep from the command. An error means the command must not run.
 pub fn protect_writable(

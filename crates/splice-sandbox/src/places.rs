@@ -200,4 +200,29 @@ mod tests {
         );
         assert_eq!(resolved(&real.join("link")), real.join("target"));
     }
+
+    #[test]
+    fn commands_are_kept_from_own_places_and_the_hook_files_and_dirs_that_exist() {
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        let base = dir.path().canonicalize().expect("canonicalize dir");
+        std::fs::create_dir(base.join("hooks")).expect("create hooks");
+        std::fs::write(base.join("check.sh"), "exit 0\n").expect("write check.sh");
+        let own = OwnPlaces {
+            dirs: vec![base.join("config")],
+            files: vec![base.join("settings.json")],
+        };
+        let protected = Protected::new(own.clone());
+        assert_eq!(protected.command_places(&[]), own);
+        let (file, missing_file) = (base.join("check.sh"), base.join("gone.sh"));
+        let (hooks, missing_dir) = (base.join("hooks"), base.join("gone"));
+        protected.protect_hook_files(&[file.clone(), missing_file.clone(), file.clone()]);
+        protected.protect_hook_dirs(&[hooks.clone(), missing_dir.clone()]);
+        // Kept from the file tools whether or not they exist, and only once each.
+        assert_eq!(protected.hook_files(), [file.clone(), missing_file]);
+        assert_eq!(protected.hook_dirs(), [hooks.clone(), missing_dir]);
+        // Kept from commands as they are: a missing one would be created to be covered.
+        let places = protected.command_places(&[]);
+        assert_eq!(places.files, [base.join("settings.json"), file]);
+        assert_eq!(places.dirs, [base.join("config"), hooks]);
+    }
 }

@@ -4,7 +4,7 @@
 //! and write only inside the working root, the temporary
 //! directories, a few devices (never a terminal) and the build tools' caches, and never in
 //! Splice's own config and data directories, wherever they lie, nor elsewhere in HOME when HOME
-//! lies in one of those places (`own.rs`, `mask.rs`).
+//! lies in one of those places (`places.rs`, `mask.rs`).
 //!
 //! Every command, confined or not, is started through Splice's launcher (`splice-pkg-launch`
 //! beside `splice`, else `splice` itself): `__sandbox-exec` is the supervisor (see
