@@ -1,14 +1,15 @@
 //! The small launcher binary: the package tool launcher (`splice __pkg-launch`) and the command
-//! supervisor (`splice __sandbox-exec`), without the rest of Splice, so each tool call's two
-//! launcher stages and each command's supervisor start in a fraction of the time the whole
-//! `splice` binary takes to load. Splice uses it when it sits beside the `splice` binary (as
-//! `cargo install` puts it), and starts itself in its place otherwise.
+//! supervisor (`splice __sandbox-exec`), without the rest of Splice (it uses the sandbox crate
+//! only), so each tool call's two launcher stages and each command's supervisor start in a
+//! fraction of the time the whole `splice` binary takes to load. Splice uses it when it sits
+//! beside the `splice` binary (as `cargo install` puts it), and starts itself in its place
+//! otherwise.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use splice::packages::runtime::{LAUNCH_ARG, launcher_main};
-use splice::permissions::{sandbox, supervisor};
+use splice_sandbox::launch::{self, LAUNCH_ARG};
+use splice_sandbox::{sandbox, supervisor};
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
@@ -19,8 +20,8 @@ fn main() -> ExitCode {
             ExitCode::from(u8::try_from(code).unwrap_or(supervisor::CANNOT_RUN as u8))
         }
         Some((first, rest)) if first == LAUNCH_ARG => {
-            ExitCode::from(u8::try_from(launcher_main(rest)).unwrap_or(1))
+            ExitCode::from(u8::try_from(launch::main(rest)).unwrap_or(1))
         }
-        _ => ExitCode::from(u8::try_from(launcher_main(&args)).unwrap_or(1)),
+        _ => ExitCode::from(u8::try_from(launch::main(&args)).unwrap_or(1)),
     }
 }

@@ -26,7 +26,7 @@ pub(crate) mod net_proxy;
 pub mod packages;
 pub mod permissions;
 pub mod pipeline;
-pub(crate) mod process_group;
+pub(crate) use splice_sandbox::process_group;
 pub mod protocol;
 pub mod provider;
 pub mod registry;

@@ -10,7 +10,7 @@
 //! schema after the process ended.
 
 pub(crate) mod capture;
-mod launch;
+use splice_sandbox::launch;
 mod node;
 mod strip;
 
@@ -419,10 +419,11 @@ impl Grants {
         // A tool that could write its own package or Splice's own places (config, saved
         // logins, approvals, installed packages, caches; `permissions/own.rs`) could change
         // what runs later with other permissions, wherever they lie (HOME inside the project).
-        let own = crate::permissions::own::own_places();
+        let kept = crate::permissions::own::protected();
+        let own = kept.own();
         // Nor the files the project's approved hooks run, which run as the person.
-        let hook_files = crate::permissions::own::hook_files();
-        let hook_dirs = crate::permissions::own::hook_dirs();
+        let hook_files = kept.hook_files();
+        let hook_dirs = kept.hook_dirs();
         let protected: Vec<PathBuf> = std::iter::once(&package.dir)
             .chain(own.all())
             .chain(&hook_files)
@@ -442,7 +443,7 @@ impl Grants {
             }
         }
         // Nor read the saved logins (a registry token), as confined commands cannot.
-        let hidden: Vec<(PathBuf, PathBuf)> = crate::permissions::hidden::hidden_files()
+        let hidden: Vec<(PathBuf, PathBuf)> = crate::permissions::sandbox::hidden_files()
             .into_iter()
             .map(|h| (crate::permissions::own::resolved(&h), h))
             .collect();

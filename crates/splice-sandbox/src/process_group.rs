@@ -1,7 +1,7 @@
 //! The process group of a child Splice started: one guard that ends the child and whatever it
 //! started when asked and when dropped, so no path leaves a descendant running. The child is
 //! either the leader of its own group (`process_group(0)`), ended with SIGKILL to the group, or
-//! Splice's supervisor (`splice __sandbox-exec --forward-term`, see `permissions::supervisor`),
+//! Splice's supervisor (`splice __sandbox-exec --forward-term`, see `supervisor.rs`),
 //! which owns every descendant, even those that left the group: it is asked with SIGHUP, and
 //! never killed itself (what it supervises would outlive it).
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use super::beneath;
+use crate::places::Protected;
 
 /// One file about to change: `after == None` deletes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,20 +33,25 @@ pub enum ApplyError {
     },
 }
 
-/// Write or delete every planned file, each opened beneath `root` by the kernel.
-pub fn apply(root: &Path, changes: &[FileChange]) -> Result<(), ApplyError> {
+/// Write or delete every planned file, each opened beneath `root` by the kernel, never in what
+/// `protected` keeps.
+pub fn apply(protected: &Protected, root: &Path, changes: &[FileChange]) -> Result<(), ApplyError> {
     for change in changes {
         let shown = || change.shown.clone();
         match &change.after {
             Some(bytes) => {
-                beneath::write(root, &change.path, bytes).map_err(|source| ApplyError::Write {
-                    shown: shown(),
-                    source,
+                beneath::write(protected, root, &change.path, bytes).map_err(|source| {
+                    ApplyError::Write {
+                        shown: shown(),
+                        source,
+                    }
                 })?
             }
-            None => beneath::remove(root, &change.path).map_err(|source| ApplyError::Delete {
-                shown: shown(),
-                source,
+            None => beneath::remove(protected, root, &change.path).map_err(|source| {
+                ApplyError::Delete {
+                    shown: shown(),
+                    source,
+                }
             })?,
         }
     }

@@ -7,8 +7,8 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use super::sandbox::{SANDBOX_ARG, launcher};
 use crate::process_group::GroupGuard;
+use crate::sandbox::SANDBOX_ARG;
 
 /// A program ready to start, with only the environment it was given; the caller sets its
 /// pipes and directory.
@@ -30,14 +30,15 @@ impl Helper {
 
 /// `program args` with exactly `env`, found as `exec` would find it (on the PATH of `env`, or
 /// relative to `cwd`), so a missing program fails here with the system's error rather than
-/// later in the supervisor.
+/// later in the supervisor (`launcher`, see `sandbox::Settings`).
 pub fn helper(
+    launcher: Option<&Path>,
     program: &OsStr,
     args: &[impl AsRef<OsStr>],
     env: &[(OsString, OsString)],
     cwd: &Path,
 ) -> std::io::Result<Helper> {
-    let Some(launcher) = launcher() else {
+    let Some(launcher) = launcher else {
         let mut command = tokio::process::Command::new(program);
         command
             .args(args)

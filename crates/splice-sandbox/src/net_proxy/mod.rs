@@ -1,28 +1,28 @@
 //! The proxy that is confined commands' only way to the network (see
-//! `permissions/netns.rs`): one per Splice process, started with the first confined command,
+//! `netns.rs`): one per Splice process, started with the first confined command,
 //! on a thread of its own, listening on a Unix socket in a directory of Splice's data
 //! directory (which confined commands cannot write, and whose sockets they cannot open: the
 //! seccomp filter refuses them Unix sockets; the relay in their namespace can).
 //!
 //! It takes `CONNECT host:port` (tunnelled as is: TLS is not looked into) and plain HTTP
-//! requests with an absolute URL; the host must be one the person allowed
-//! (`permissions/network.rs`), and, unless local addresses are allowed, resolve to none on
-//! this machine or a private network. It connects to the address it checked, not to a name
+//! requests with an absolute URL; the host must be one the [`Gate`] admits (the core's
+//! network policy), and resolve to no address the gate refuses (one on this machine or a
+//! private network, unless local addresses are allowed). It connects to the address it checked, not to a name
 //! resolved again. Anything else gets `403` with the reason, and the run a `network_blocked`
 //! warning.
 
 mod request;
 
+use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixListener, UnixStream};
-
-use crate::permissions::network;
 
 /// The longest request head read.
 const MAX_HEAD: usize = 64 * 1024;
@@ -30,18 +30,25 @@ const MAX_HEAD: usize = 64 * 1024;
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The proxy's socket, started on first use; `Err` says why it could not be.
-pub fn socket() -> Result<&'static Path, &'static str> {
-    static SOCKET: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    SOCKET
-        .get_or_init(start)
-        .as_ref()
-        .map(PathBuf::as_path)
-        .map_err(String::as_str)
+/// What decides which hosts a confined command may reach: the core's network policy and
+/// the session's grants. Each refusal is the gate's to report.
+pub trait Gate: Send + Sync + 'static {
+    /// Whether a connection to `host` may go on (allowed, or granted when the person was
+    /// asked; the proxy holds the connection meanwhile); `Err` is why not.
+    fn admit<'a>(&'a self, host: &'a str) -> BoxFuture<'a, Result<(), String>>;
+    /// Why `host` may not be reached at `address`, where it resolved, if it may not.
+    fn refuse_address(&self, host: &str, address: IpAddr) -> Option<String>;
 }
 
-fn start() -> Result<PathBuf, String> {
-    let dir = runtime_dir()?;
+/// A future the gate answers with.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Start the proxy on a thread of its own, listening on a socket in a directory of this
+/// process's own in `run_dir` (in Splice's data directory, which confined commands cannot
+/// write); `gate` decides every connection. The answer is the socket's path, or why it could
+/// not be started.
+pub fn start(run_dir: &Path, gate: Arc<dyn Gate>) -> Result<PathBuf, String> {
+    let dir = runtime_dir(run_dir)?;
     let path = dir.join("proxy.sock");
     let _ = std::fs::remove_file(&path);
     let listener = std::os::unix::net::UnixListener::bind(&path)
@@ -62,7 +69,7 @@ fn start() -> Result<PathBuf, String> {
                 };
                 loop {
                     if let Ok((client, _)) = listener.accept().await {
-                        tokio::spawn(serve(client));
+                        tokio::spawn(serve(client, gate.clone()));
                     }
                 }
             });
@@ -71,16 +78,12 @@ fn start() -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// A directory of this process's own in the data directory, owner-only; the socket path must
-/// fit a Unix socket address (108 bytes), else the temporary directory is used.
-fn runtime_dir() -> Result<PathBuf, String> {
+/// A directory of this process's own in `run`, owner-only; the socket path must fit a Unix
+/// socket address (108 bytes), else the temporary directory is used.
+fn runtime_dir(run: &Path) -> Result<PathBuf, String> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    let name = format!(
-        "net-{}-{}",
-        std::process::id(),
-        crate::ids::random_suffix(6)
-    );
-    let data = crate::layout::Layout::process().runtime(&name);
+    let name = format!("net-{}-{}", std::process::id(), random_suffix());
+    let data = run.join(&name);
     let dir = if data.as_os_str().len() + "/proxy.sock".len() < 100 {
         data
     } else {
@@ -96,6 +99,18 @@ fn runtime_dir() -> Result<PathBuf, String> {
         remove_stale(run);
     }
     Ok(dir)
+}
+
+/// Six characters from the system's random source, so two processes with the same id (in
+/// different PID namespaces) do not share a directory.
+fn random_suffix() -> String {
+    const ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = [0u8; 6];
+    let _ = rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty());
+    bytes
+        .iter()
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect()
 }
 
 /// Directories earlier Splice processes left behind (killed, they cannot clean up): those
@@ -117,7 +132,7 @@ fn remove_stale(run: &Path) {
     }
 }
 
-async fn serve(mut client: UnixStream) {
+async fn serve(mut client: UnixStream, gate: Arc<dyn Gate>) {
     let Ok(Ok((head, rest))) = tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut client)).await
     else {
         return;
@@ -127,8 +142,8 @@ async fn serve(mut client: UnixStream) {
         Err(why) => return answer(&mut client, "400 Bad Request", why).await,
     };
     let host = target.host.clone();
-    if !network::allowed(&host) && !network::ask_or_refuse(&host).await {
-        return answer(&mut client, "403 Forbidden", &network::not_allowed(&host)).await;
+    if let Err(why) = gate.admit(&host).await {
+        return answer(&mut client, "403 Forbidden", &why).await;
     }
     let addresses: Vec<SocketAddr> =
         match tokio::net::lookup_host((host.as_str(), target.port)).await {
@@ -138,11 +153,10 @@ async fn serve(mut client: UnixStream) {
                 return answer(&mut client, "502 Bad Gateway", &why).await;
             }
         };
-    if !network::local_allowed()
-        && let Some(local) = addresses.iter().find(|a| network::is_local(a.ip()))
+    if let Some(why) = addresses
+        .iter()
+        .find_map(|a| gate.refuse_address(&host, a.ip()))
     {
-        let why = network::local_refused(&host, local.ip());
-        network::refused(&host, &why);
         return answer(&mut client, "403 Forbidden", &why).await;
     }
     let Some(mut server) = connect(&addresses).await else {

@@ -1,8 +1,8 @@
-//! Keeping Splice's own places (`own.rs`: its config, data and saved logins) from a confined
+//! Keeping Splice's own places (`places.rs`: its config, data and saved logins) from a confined
 //! command when they lie where the command may write (HOME or SPLICE_CONFIG under `/tmp`, as
 //! in containers and CI, or under the working root), which Landlock cannot do (it only grants,
 //! and write access includes reading). HOME itself is one of them when it lies inside such a
-//! place (`own::exposed_home`): its startup files and PATH folders run later, unconfined. The
+//! place (`places::exposed_home`): its startup files and PATH folders run later, unconfined. The
 //! command's first process, before it confines itself, enters a mount namespace of its own
 //! (inside a user namespace when not root), makes every mount private, binds each own directory
 //! and file onto itself read-only (created first when missing, so one the command would create
@@ -37,7 +37,7 @@ use rustix::mount::{
 };
 use rustix::thread::UnshareFlags;
 
-use super::own::OwnPlaces;
+use crate::places::OwnPlaces;
 
 /// Test hook: set (non-empty) to make Splice behave as where no mount namespace can be made.
 /// It can only make Splice stricter.
@@ -46,7 +46,7 @@ pub const NO_MOUNTNS_ENV: &str = "SPLICE_TEST_NO_MOUNTNS";
 /// What is mounted over a hidden file.
 const EMPTY: &str = "/dev/null";
 
-/// Keep Splice's own places (`own`, see `own.rs`) read-only and mask each of `hidden` where
+/// Keep Splice's own places (`own`, see `places.rs`) read-only and mask each of `hidden` where
 /// they lie inside one of `writable` (see the module); the hidden files left are returned for
 /// Landlock to keep from the command. An error means the command must not run.
 pub fn protect_writable(
@@ -54,7 +54,10 @@ pub fn protect_writable(
     hidden: &[PathBuf],
     writable: &[PathBuf],
 ) -> Result<Vec<PathBuf>, String> {
-    let places: Vec<PathBuf> = writable.iter().map(|w| super::own::resolved(w)).collect();
+    let places: Vec<PathBuf> = writable
+        .iter()
+        .map(|w| crate::places::resolved(w))
+        .collect();
     let inside = |path: &Path| places.iter().any(|place| path.starts_with(place));
     let read_only = plan_read_only(own, &places, &inside)?;
     let (mut masked, mut rest) = (Vec::new(), Vec::new());
@@ -136,7 +139,7 @@ fn plan_read_only(
     {
         // Even one leading outside: the command could point it elsewhere.
         planted_link(path, inside).map_err(|why| cannot(path, why))?;
-        let real = super::own::resolved(path);
+        let real = crate::places::resolved(path);
         if !inside(&real) {
             continue; // Landlock grants no write there.
         }
@@ -189,7 +192,7 @@ fn planted_link(path: &Path, inside: &dyn Fn(&Path) -> bool) -> Result<(), Strin
         if link
             && at
                 .parent()
-                .is_some_and(|dir| inside(&super::own::resolved(dir)))
+                .is_some_and(|dir| inside(&crate::places::resolved(dir)))
         {
             return Err(format!(
                 "{} is a symbolic link in a place confined commands may write (one of them may \

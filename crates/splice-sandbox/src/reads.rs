@@ -9,9 +9,8 @@
 //! unreadable too (fail closed).
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
-use super::hidden::{self, HiddenError};
+use crate::hidden::{self, HiddenError};
 
 /// The supervisor's and the package launcher's flag naming a path the person lets them read.
 pub const READ_ARG: &str = "--read";
@@ -99,19 +98,6 @@ fn ssh_readable(name: &str) -> bool {
         )
 }
 
-static ALLOWED: OnceLock<Vec<PathBuf>> = OnceLock::new();
-
-/// Record the paths the person lets confined commands and package tools read anyway (the
-/// config file's `sandbox.allowRead`, expanded by [`expand`]).
-pub fn set_allowed_reads(paths: Vec<PathBuf>) {
-    let _ = ALLOWED.set(paths);
-}
-
-/// The paths the person lets them read anyway.
-pub fn allowed_reads() -> &'static [PathBuf] {
-    ALLOWED.get().map(Vec::as_slice).unwrap_or_default()
-}
-
 /// A `sandbox.allowRead` entry as a path: absolute, or `~` / `~/…` in HOME. Anything else
 /// (relative to what?) is `None`, which the config file reports.
 pub fn expand(entry: &str) -> Option<PathBuf> {
@@ -125,11 +111,11 @@ pub fn expand(entry: &str) -> Option<PathBuf> {
     path.is_absolute().then(|| path.to_path_buf())
 }
 
-/// Every file a confined command may not read: Splice's saved logins (never re-granted) and
-/// the credential stores but what `sandbox.allowRead` allows.
-pub fn hidden_paths() -> Vec<PathBuf> {
-    let mut paths = hidden::hidden_files();
-    paths.extend(except_allowed(credential_stores(), allowed_reads()));
+/// Every file a confined command may not read: `never_read` (Splice's saved logins, never
+/// re-granted) and the credential stores but what `allowed` (`sandbox.allowRead`) allows.
+pub fn hidden_paths(never_read: &[PathBuf], allowed: &[PathBuf]) -> Vec<PathBuf> {
+    let mut paths = never_read.to_vec();
+    paths.extend(except_allowed(credential_stores(), allowed));
     paths
 }
 
@@ -217,10 +203,10 @@ fn ssh_secrets(ssh: &Path) -> Vec<PathBuf> {
 /// `stores` but for what `allowed` re-grants: a store inside an allowed path is dropped, and
 /// one holding an allowed path is replaced by its parts beside the way down to it.
 fn except_allowed(stores: Vec<PathBuf>, allowed: &[PathBuf]) -> Vec<PathBuf> {
-    let allowed: Vec<PathBuf> = allowed.iter().map(|a| super::own::resolved(a)).collect();
+    let allowed: Vec<PathBuf> = allowed.iter().map(|a| crate::places::resolved(a)).collect();
     let mut kept = Vec::new();
     for store in stores {
-        let real = super::own::resolved(&store);
+        let real = crate::places::resolved(&store);
         if allowed.iter().any(|a| real.starts_with(a)) {
             continue;
         }
@@ -249,7 +235,7 @@ pub fn readable_roots(
     allowed: &[PathBuf],
 ) -> Result<Vec<PathBuf>, HiddenError> {
     for place in writable {
-        let real = super::own::resolved(place);
+        let real = crate::places::resolved(place);
         if holds_terminals(&real) {
             return Err(HiddenError::TerminalsWritable(place.clone()));
         }
@@ -262,7 +248,7 @@ pub fn readable_roots(
         .map(|t| hidden::resolved(t))
         .collect::<Result<_, _>>()?;
     for path in allowed {
-        let mut parts = vec![super::own::resolved(path)];
+        let mut parts = vec![crate::places::resolved(path)];
         for target in &targets {
             // Each call takes one part holding it away (an allowed device inside `/dev` holds
             // no part of it: the person's choice).

@@ -23,6 +23,8 @@ use rustix::fs::{
     readlinkat, statat, unlinkat,
 };
 
+use crate::places::Protected;
+
 const BENEATH: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
 /// Largest file the write tools load whole (to edit it, or to checkpoint what they replace).
 pub const MAX_EDITED_BYTES: u64 = 10 * 1024 * 1024;
@@ -41,12 +43,12 @@ pub enum Escape {
     /// goes through it.
     #[error("the file has other hard links (one may be inside .git)")]
     HardLinked,
-    /// Splice's own config or data directory, or one of its own files (`permissions/own.rs`),
+    /// Splice's own config or data directory, or one of its own files (the [`Protected`] value),
     /// when it lies beneath the root (HOME as the root, `SPLICE_CONFIG` in the project): what
     /// it holds governs the next run (hooks, MCP servers, rules).
     #[error("path leads into Splice's own config or data directory")]
     Own,
-    /// A file one of the project's approved hooks or MCP servers runs (`permissions::pinned`):
+    /// A file one of the project's approved hooks or MCP servers runs (kept by the [`Protected`] value):
     /// it runs as the person, unsandboxed, so the model may not change it meanwhile.
     #[error("the file is run by one of the project's approved hooks or MCP servers")]
     HookFile,
@@ -106,14 +108,14 @@ fn open_dir(root: &OwnedFd, dir: &Path) -> io::Result<OwnedFd> {
 }
 
 /// Create the directories of `dir` (relative to the root) that do not exist, each beneath it.
-fn create_dirs(root: &OwnedFd, dir: &Path) -> io::Result<()> {
+fn create_dirs(protected: &Protected, root: &OwnedFd, dir: &Path) -> io::Result<()> {
     let mut done = PathBuf::new();
     for component in dir.components() {
         let Component::Normal(name) = component else {
             continue;
         };
         let parent = open_dir(root, &done)?;
-        refuse_git_dir(root, &parent)?;
+        refuse_git_dir(protected, root, &parent)?;
         refuse_completing(&parent, name, true)?;
         match mkdirat(&parent, name, Mode::from_raw_mode(0o777)) {
             Ok(()) | Err(rustix::io::Errno::EXIST) => {}
@@ -204,16 +206,18 @@ fn root_git_dirs(root: &OwnedFd) -> Vec<Stat> {
 /// Refuse `dir` (opened beneath the root) when it or any directory between it and the root
 /// is a git dir, one of Splice's own directories, or one an approved hook runs from. Walks up with `..` from the opened directory itself, so how the path was
 /// spelled, and which links it went through, do not matter.
-fn refuse_git_dir(root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
+fn refuse_git_dir(protected: &Protected, root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
     let root_stat = fstat(root)?;
-    let protected = root_git_dirs(root);
-    let own: Vec<Stat> = crate::permissions::own::own_places()
+    let git_dirs = root_git_dirs(root);
+    let own: Vec<Stat> = protected
+        .own()
         .dirs
         .iter()
         .filter_map(|dir| rustix::fs::stat(dir).ok())
         .collect();
-    // The directories approved hooks run from, pinned whole (`permissions::pinned`).
-    let hooks: Vec<Stat> = crate::permissions::own::hook_dirs()
+    // The directories approved hooks run from, pinned whole (kept by the [`Protected`] value).
+    let hooks: Vec<Stat> = protected
+        .hook_dirs()
         .iter()
         .filter_map(|dir| rustix::fs::stat(dir).ok())
         .collect();
@@ -229,7 +233,7 @@ fn refuse_git_dir(root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
         if same(&stat, &root_stat) {
             return Ok(());
         }
-        if protected.iter().any(|p| same(p, &stat)) || looks_like_git_dir(&current) {
+        if git_dirs.iter().any(|p| same(p, &stat)) || looks_like_git_dir(&current) {
             return Err(Escape::Protected.error());
         }
         if own.iter().any(|p| same(p, &stat)) {
@@ -257,9 +261,9 @@ fn refuse_git_dir(root: &OwnedFd, dir: &OwnedFd) -> io::Result<()> {
 /// target, whose hooks and rules the next run takes, the saved logins, the price table) or one
 /// the project's approved hooks run, there or to be created there: judged by the directory
 /// actually opened, so the path's spelling and the links it went through do not matter.
-fn refuse_protected_file(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
-    let own = &crate::permissions::own::own_places().files;
-    let hooks = crate::permissions::own::hook_files();
+fn refuse_protected_file(protected: &Protected, dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
+    let own = &protected.own().files;
+    let hooks = protected.hook_files();
     if own.is_empty() && hooks.is_empty() {
         return Ok(());
     }
@@ -302,19 +306,23 @@ fn split(relative: &Path) -> io::Result<(PathBuf, OsString)> {
 /// The directory that will hold the file `relative` names, and the file's name in it: every
 /// final symlink followed by hand (beneath the root), every directory judged by
 /// [`refuse_git_dir`].
-fn parent_for_write(root: &OwnedFd, relative: &Path) -> io::Result<(OwnedFd, OsString)> {
+fn parent_for_write(
+    protected: &Protected,
+    root: &OwnedFd,
+    relative: &Path,
+) -> io::Result<(OwnedFd, OsString)> {
     let mut relative = relative.to_path_buf();
     for _ in 0..=MAX_LINK_HOPS {
         let (parent, name) = split(&relative)?;
         let dir = match open_dir(root, &parent) {
             Ok(dir) => dir,
             Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                refuse_nearest(root, &parent)?;
+                refuse_nearest(protected, root, &parent)?;
                 return Err(error);
             }
             Err(error) => return Err(error),
         };
-        refuse_git_dir(root, &dir)?;
+        refuse_git_dir(protected, root, &dir)?;
         if name == OsStr::new(".git") {
             return Err(Escape::Protected.error());
         }
@@ -329,7 +337,7 @@ fn parent_for_write(root: &OwnedFd, relative: &Path) -> io::Result<(OwnedFd, OsS
             // Not a link, or nothing there yet.
             Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOENT) => {
                 refuse_completing(&dir, &name, false)?;
-                refuse_protected_file(&dir, &name)?;
+                refuse_protected_file(protected, &dir, &name)?;
                 if statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
                     .is_ok_and(|st| hard_linked(&st))
                 {
@@ -345,12 +353,12 @@ fn parent_for_write(root: &OwnedFd, relative: &Path) -> io::Result<(OwnedFd, OsS
 
 /// For a directory that does not exist yet: refuse it when the nearest one above it that does
 /// is, or is inside, a git dir (the write would create it there).
-fn refuse_nearest(root: &OwnedFd, missing: &Path) -> io::Result<()> {
+fn refuse_nearest(protected: &Protected, root: &OwnedFd, missing: &Path) -> io::Result<()> {
     let mut above = missing.to_path_buf();
     while let Some(name) = above.file_name().map(OsStr::to_os_string) {
         above.pop();
         if let Ok(dir) = open_dir(root, &above) {
-            refuse_git_dir(root, &dir)?;
+            refuse_git_dir(protected, root, &dir)?;
             // Nor may creating the first missing directory make that one a git dir.
             return refuse_completing(&dir, &name, true);
         }
@@ -358,14 +366,15 @@ fn refuse_nearest(root: &OwnedFd, missing: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// Write `bytes` to `path` (absolute, inside `root`), creating its directories.
-pub fn write(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
+/// Write `bytes` to `path` (absolute, inside `root`), creating its directories; never into
+/// what `protected` keeps.
+pub fn write(protected: &Protected, root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
     let handle = root_handle(root)?;
     let relative = relative(root, path)?;
     if let Some(parent) = relative.parent() {
-        create_dirs(&handle, parent)?;
+        create_dirs(protected, &handle, parent)?;
     }
-    let (dir, name) = parent_for_write(&handle, &relative)?;
+    let (dir, name) = parent_for_write(protected, &handle, &relative)?;
     // NONBLOCK: a FIFO without a reader fails instead of hanging; then only files are written.
     let fd = openat(
         &dir,
@@ -386,10 +395,10 @@ pub fn write(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Whether `path` (absolute, inside `root`) may be written: beneath the root and out of any
 /// git dir, through whatever links lead there now. Checked when a write is planned, so the
 /// refusal can be shown before anything is asked or saved.
-pub fn check_write(root: &Path, path: &Path) -> io::Result<()> {
+pub fn check_write(protected: &Protected, root: &Path, path: &Path) -> io::Result<()> {
     let handle = root_handle(root)?;
     let relative = relative(root, path)?;
-    match parent_for_write(&handle, &relative) {
+    match parent_for_write(protected, &handle, &relative) {
         // Directories still to be created were judged by where they would be created.
         Ok(_) => Ok(()),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -420,13 +429,17 @@ pub fn open_regular(root: &Path, path: &Path) -> io::Result<std::fs::File> {
 /// each hop's directory judged as a write's is; then the file is opened with `O_NOFOLLOW`.
 /// Last, where the opened file really is (`/proc/self/fd`) must be beneath the root and name no
 /// `.git`; when that cannot be read, the file is refused.
-pub fn open_for_upload(root: &Path, path: &Path) -> io::Result<std::fs::File> {
+pub fn open_for_upload(
+    protected: &Protected,
+    root: &Path,
+    path: &Path,
+) -> io::Result<std::fs::File> {
     let handle = root_handle(root)?;
     let mut relative = relative(root, path)?;
     for _ in 0..=MAX_LINK_HOPS {
         let (parent, name) = split(&relative)?;
         let dir = open_dir(&handle, &parent)?;
-        refuse_git_dir(&handle, &dir)?;
+        refuse_git_dir(protected, &handle, &dir)?;
         if name == OsStr::new(".git") {
             return Err(Escape::Protected.error());
         }
@@ -612,7 +625,7 @@ pub fn read_prefix(root: &Path, path: &Path, max: u64) -> io::Result<Vec<u8>> {
 
 /// Remove the file at `path` (absolute, inside `root`); a missing file is not an error. A link
 /// is removed itself, never followed.
-pub fn remove(root: &Path, path: &Path) -> io::Result<()> {
+pub fn remove(protected: &Protected, root: &Path, path: &Path) -> io::Result<()> {
     let handle = root_handle(root)?;
     let relative = relative(root, path)?;
     let (parent, name) = split(&relative)?;
@@ -620,7 +633,7 @@ pub fn remove(root: &Path, path: &Path) -> io::Result<()> {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
         other => other?,
     };
-    refuse_git_dir(&handle, &dir)?;
+    refuse_git_dir(protected, &handle, &dir)?;
     if name == OsStr::new(".git") {
         return Err(Escape::Protected.error());
     }
@@ -633,6 +646,20 @@ pub fn remove(root: &Path, path: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The checks with nothing of Splice's to keep (the protected places have tests of their own).
+    fn write(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        super::write(&Protected::default(), root, path, bytes)
+    }
+    fn check_write(root: &Path, path: &Path) -> io::Result<()> {
+        super::check_write(&Protected::default(), root, path)
+    }
+    fn remove(root: &Path, path: &Path) -> io::Result<()> {
+        super::remove(&Protected::default(), root, path)
+    }
+    fn open_for_upload(root: &Path, path: &Path) -> io::Result<std::fs::File> {
+        super::open_for_upload(&Protected::default(), root, path)
+    }
 
     fn root() -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().expect("create a temporary directory");
@@ -877,5 +904,64 @@ mod tests {
         assert!(!dir.path().join("new.txt").exists());
         std::fs::write(&outside, "secret").expect("write outside");
         assert!(read(&root, &root.join("evil")).is_err());
+    }
+
+    #[test]
+    fn what_the_protected_value_keeps_is_refused_however_it_is_reached() {
+        let (_dir, root) = root();
+        std::fs::create_dir_all(root.join("own/deep")).expect("create own");
+        std::fs::create_dir_all(root.join("hooks")).expect("create hooks");
+        std::os::unix::fs::symlink("own", root.join("via")).expect("link via");
+        let protected = Protected::new(crate::places::OwnPlaces {
+            dirs: vec![root.join("own")],
+            files: vec![root.join("settings.json")],
+        });
+        protected.protect_hook_files(&[root.join("check.sh")]);
+        protected.protect_hook_dirs(&[root.join("hooks")]);
+        let refusal = |result: io::Result<()>| result.err().as_ref().and_then(Escape::of);
+        let own = Some(Escape::Own);
+        assert_eq!(
+            refusal(super::write(
+                &protected,
+                &root,
+                &root.join("via/deep/x"),
+                b"x"
+            )),
+            own
+        );
+        assert_eq!(
+            refusal(super::check_write(
+                &protected,
+                &root,
+                &root.join("own/new/y")
+            )),
+            own
+        );
+        assert_eq!(
+            refusal(super::write(
+                &protected,
+                &root,
+                &root.join("settings.json"),
+                b"x"
+            )),
+            own
+        );
+        let hook = Some(Escape::HookFile);
+        assert_eq!(
+            refusal(super::write(
+                &protected,
+                &root,
+                &root.join("check.sh"),
+                b"x"
+            )),
+            hook
+        );
+        assert_eq!(
+            refusal(super::remove(&protected, &root, &root.join("hooks/a.sh"))),
+            hook
+        );
+        // The same writes pass with nothing protected.
+        assert!(write(&root, &root.join("via/deep/x"), b"x").is_ok());
+        assert!(write(&root, &root.join("check.sh"), b"x").is_ok());
     }
 }

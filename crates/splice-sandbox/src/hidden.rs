@@ -36,13 +36,6 @@ pub enum HiddenError {
     TerminalsWritable(PathBuf),
 }
 
-/// Files no confined command may read.
-pub fn hidden_files() -> Vec<PathBuf> {
-    crate::registry_client::credentials::path()
-        .into_iter()
-        .collect()
-}
-
 /// The subtrees a confined command may read files in: `/` with each of `hidden` carved out.
 /// A hidden file that exists inside a place the command may write cannot be hidden (write
 /// access includes reading): that is an error, so the command is not run.

@@ -14,10 +14,10 @@
 //!   `--read` as for confined commands), gives up every capability, and becomes Node.
 //!
 //! The outer stage installs the seccomp filter that refuses Unix sockets and the other socket
-//! families that reach programs outside (`permissions/seccomp.rs`; `--allow-unix-sockets`, the
+//! families that reach programs outside (`seccomp.rs`; `--allow-unix-sockets`, the
 //! config file's `sandbox.allowAllUnixSockets`, lifts the Unix part only) before it starts the
 //! inner stage, which, with Node, inherits it. The inner stage leaves Node fds 0 to 3 only: a
-//! socket Splice inherited needs no `socket()` call (see `permissions/descriptors.rs`).
+//! socket Splice inherited needs no `socket()` call (see `descriptors.rs`).
 //!
 //! When a namespace or the filter cannot be set up it refuses: it writes a `PERMISSION_DENIED`
 //! result on the result channel and never starts Node.
@@ -36,8 +36,8 @@ use landlock::{
 use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
 use rustix::thread::UnshareFlags;
 
-use crate::permissions::sandbox::ALLOW_UNIX_SOCKETS_ARG;
-use crate::permissions::{descriptors, reads, seccomp};
+use crate::sandbox::ALLOW_UNIX_SOCKETS_ARG;
+use crate::{descriptors, reads, seccomp};
 
 /// The hidden first argument of the launcher.
 pub const LAUNCH_ARG: &str = "__pkg-launch";
@@ -64,7 +64,7 @@ struct Request {
     no_seccomp: bool,
     writable: Vec<PathBuf>,
     /// Files no tool may read (Splice's saved logins, the credential stores), and paths the
-    /// person lets it read anyway (`permissions/reads.rs`).
+    /// person lets it read anyway (`reads.rs`).
     hidden: Vec<PathBuf>,
     readable: Vec<PathBuf>,
     program: Vec<OsString>,
@@ -196,7 +196,7 @@ fn inner(request: &Request) -> i32 {
     }
     // As root, Node would otherwise read Splice's environment and memory through /proc (the
     // PID namespace does not hide the host's procfs).
-    if let Err(why) = crate::permissions::sandbox::drop_capabilities() {
+    if let Err(why) = crate::sandbox::drop_capabilities() {
         let _ = writeln!(std::io::stderr(), "splice: {why}");
         return NOT_STARTED;
     }
@@ -222,7 +222,7 @@ fn real_parent() -> Option<i32> {
 
 /// Writes only beneath the declared directories (and `/dev/null`), reads nowhere in `/dev` but
 /// the sinks and sources, nor the hidden files (Splice's saved logins, the credential stores:
-/// `permissions/reads.rs`), and no signals or abstract sockets out of the domain, where the
+/// `reads.rs`), and no signals or abstract sockets out of the domain, where the
 /// kernel has Landlock: a second layer under Node's permission model, which some Node APIs have
 /// been found to bypass. Best effort: the permission model and the namespaces hold without it.
 /// A hidden file inside a declared write grant cannot be kept from the tool: refused.
@@ -246,7 +246,7 @@ fn confine(request: &Request) -> Result<(), String> {
         .and_then(|r| r.add_rules(path_beneath_rules(readable, AccessFs::from_read(abi))))
         .and_then(|r| {
             r.add_rules(path_beneath_rules(
-                crate::permissions::sandbox::DEVICES,
+                crate::sandbox::DEVICES,
                 AccessFs::from_read(abi),
             ))
         })

@@ -52,8 +52,8 @@ struct Request {
     hidden: Vec<PathBuf>,
     /// Paths the person lets it read anyway (`sandbox.allowRead`, `reads.rs`).
     readable: Vec<PathBuf>,
-    /// Splice's own places, which the confined command may not write (`own.rs`).
-    own: super::own::OwnPlaces,
+    /// Splice's own places, which the confined command may not write (`places.rs`).
+    own: crate::places::OwnPlaces,
     /// The person let confined commands use Unix sockets (`sandbox.allowAllUnixSockets`).
     allow_unix_sockets: bool,
     /// Splice's network proxy, the confined command's only way out (`netns.rs`).
