@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::sse::SseReader;
-use crate::protocol::input::Image;
+use splice_protocol::input::Image;
 
 use super::{
     Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, TokenUsage, ToolCallRequest,
@@ -275,13 +275,13 @@ pub(super) fn preview(data: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::ToolSpec;
+    use crate::ToolSpec;
 
     /// Tool messages carry text only: the images of consecutive tool results follow them in
     /// one user message, after the last of them, so every call still has its answer first.
     #[test]
     fn tool_result_images_follow_the_tool_messages_as_a_user_message() {
-        let image = crate::protocol::input::Image {
+        let image = splice_protocol::input::Image {
             media_type: "image/png".into(),
             data: "iVBORw0K".into(),
         };
@@ -290,7 +290,7 @@ mod tests {
             name: "mcp__everything__get-tiny-image".into(),
             arguments: "{}".into(),
         };
-        let result = |id: &str, images: Vec<crate::protocol::input::Image>| Message::ToolResult {
+        let result = |id: &str, images: Vec<splice_protocol::input::Image>| Message::ToolResult {
             call_id: id.into(),
             content: "[image: image/png, 6 bytes]".into(),
             is_error: false,
@@ -362,7 +362,7 @@ mod tests {
         let messages = vec![
             Message::User {
                 text: "look".into(),
-                images: vec![crate::protocol::input::Image {
+                images: vec![splice_protocol::input::Image {
                     media_type: "image/png".into(),
                     data: "AAAA".into(),
                 }],

@@ -3,6 +3,7 @@
 //! provider-neutral conversation types, errors, and the retry policy.
 
 pub(crate) mod anthropic;
+mod log;
 pub(crate) mod openai;
 pub mod pricing;
 mod sse;
@@ -14,9 +15,8 @@ use serde_json::Value;
 use sse::SseReader;
 use thiserror::Error;
 
-use crate::config::env_value;
-use crate::protocol::ErrorCode;
-use crate::protocol::input::Image;
+use splice_protocol::ErrorCode;
+use splice_protocol::input::Image;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderKind {
@@ -80,6 +80,12 @@ impl ProviderKind {
             ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta/openai",
         }
     }
+}
+
+/// An environment variable's value; unset, empty and blank all count as not set (the rule of
+/// the core's `config::env_value`, which this crate cannot reach).
+fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// Short names a user may type for `--model`, the provider each belongs to, and the API model
@@ -375,7 +381,7 @@ pub struct Provider {
 
 impl Provider {
     pub fn new(config: ProviderConfig) -> Result<Provider, ProviderError> {
-        let mut builder = crate::http::client_builder().connect_timeout(Duration::from_secs(15));
+        let mut builder = splice_http::client_builder().connect_timeout(Duration::from_secs(15));
         // A plain-http endpoint (a local server) needs no TLS: without this the client reads the
         // whole system certificate store on every run. With no roots at all, an https
         // connection (a redirect) fails verification rather than going unchecked.
@@ -427,7 +433,7 @@ impl Provider {
             let started = std::time::Instant::now();
             let outcome = self.send(&url, &body).await;
             let status = outcome.as_ref().map(reqwest::Response::status);
-            crate::logging::request(
+            log::request(
                 provider,
                 &self.config.api_model,
                 &url,
@@ -541,7 +547,7 @@ impl Provider {
             }),
             Ok(Err(e)) => Err(ProviderError::Network {
                 provider,
-                message: crate::http::describe(e),
+                message: splice_http::describe(e),
             }),
             Ok(Ok(response)) => Ok(response),
         }
