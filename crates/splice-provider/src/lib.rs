@@ -355,6 +355,12 @@ pub enum ProviderError {
         provider: &'static str,
         message: String,
     },
+    /// A request body that could not be written as JSON (never expected: every key is text).
+    #[error("the request to {provider} could not be written: {message}")]
+    Encode {
+        provider: &'static str,
+        message: String,
+    },
     #[error("{provider} did not answer within {}", shown_duration(*.waited))]
     Timeout {
         provider: &'static str,
@@ -421,13 +427,17 @@ impl Provider {
         let (url, body) = match self.config.kind {
             ProviderKind::OpenAi | ProviderKind::Gemini => (
                 self.config.endpoint("chat/completions"),
-                openai::request_body(&self.config.api_model, request),
+                serde_json::to_string(&openai::request_body(&self.config.api_model, request)),
             ),
             ProviderKind::Anthropic => (
                 self.config.endpoint("messages"),
-                anthropic::request_body(&self.config.api_model, request),
+                serde_json::to_string(&anthropic::request_body(&self.config.api_model, request)),
             ),
         };
+        let body = body.map_err(|e| ProviderError::Encode {
+            provider,
+            message: e.to_string(),
+        })?;
         let mut attempt = 0;
         loop {
             let started = std::time::Instant::now();
@@ -518,14 +528,14 @@ impl Provider {
         Ok(SseReader::replay(events, provider, idle))
     }
 
-    async fn send(&self, url: &str, body: &Value) -> Result<reqwest::Response, ProviderError> {
+    async fn send(&self, url: &str, body: &str) -> Result<reqwest::Response, ProviderError> {
         let provider = self.config.kind.name();
         let mut builder = self
             .http
             .post(url)
             .header("content-type", "application/json")
             .header("accept", "text/event-stream")
-            .body(body.to_string());
+            .body(body.to_owned());
         builder = match self.config.kind {
             ProviderKind::OpenAi | ProviderKind::Gemini => match &self.config.api_key {
                 Some(key) => builder.bearer_auth(key),
