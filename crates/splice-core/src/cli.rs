@@ -817,7 +817,15 @@ impl<E> Named<E> {
     }
 }
 
-impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for Named<E> {
+/// A closed list of values a flag names: every value and each one's name. A trait of this
+/// module (not clap's `ValueEnum`) so that types of other crates (the protocol's `Tier`, the
+/// provider's `ProviderKind`) can be named by a flag.
+trait Choice: Sized + Clone + Send + Sync + 'static {
+    const ALL: &'static [Self];
+    fn name(&self) -> &'static str;
+}
+
+impl<E: Choice> TypedValueParser for Named<E> {
     type Value = E;
 
     fn parse_ref(
@@ -827,69 +835,61 @@ impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for Named<E>
         value: &OsStr,
     ) -> Result<E, clap::Error> {
         let text = value.to_string_lossy();
-        E::from_str(&text, false).map_err(|_| {
-            let names: Vec<String> = E::value_variants()
-                .iter()
-                .filter_map(|v| v.to_possible_value())
-                .map(|v| v.get_name().to_string())
-                .collect();
-            clap::Error::raw(
-                ErrorKind::InvalidValue,
-                format!(
-                    "unknown {} `{text}` (expected {})\n",
-                    self.what,
-                    names.join(", ")
-                ),
-            )
-            .with_cmd(cmd)
-        })
+        E::ALL
+            .iter()
+            .find(|v| v.name() == text)
+            .cloned()
+            .ok_or_else(|| {
+                let names: Vec<&str> = E::ALL.iter().map(E::name).collect();
+                clap::Error::raw(
+                    ErrorKind::InvalidValue,
+                    format!(
+                        "unknown {} `{text}` (expected {})\n",
+                        self.what,
+                        names.join(", ")
+                    ),
+                )
+                .with_cmd(cmd)
+            })
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
         Some(Box::new(
-            E::value_variants()
-                .iter()
-                .filter_map(|v| v.to_possible_value()),
+            E::ALL.iter().map(|v| PossibleValue::new(v.name())),
         ))
     }
 }
 
-impl ValueEnum for Tier {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[Tier::Auto, Tier::Light, Tier::Standard, Tier::Full]
-    }
+impl Choice for Tier {
+    const ALL: &'static [Self] = &[Tier::Auto, Tier::Light, Tier::Standard, Tier::Full];
 
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.as_str()))
+    fn name(&self) -> &'static str {
+        self.as_str()
     }
 }
 
-impl ValueEnum for PermissionMode {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[
-            PermissionMode::Ask,
-            PermissionMode::AcceptEdits,
-            PermissionMode::Auto,
-            PermissionMode::ReadOnly,
-        ]
-    }
+impl Choice for PermissionMode {
+    const ALL: &'static [Self] = &[
+        PermissionMode::Ask,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Auto,
+        PermissionMode::ReadOnly,
+    ];
 
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.as_str()))
+    fn name(&self) -> &'static str {
+        self.as_str()
     }
 }
 
-impl ValueEnum for ProviderKind {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[
-            ProviderKind::OpenAi,
-            ProviderKind::Anthropic,
-            ProviderKind::Gemini,
-        ]
-    }
+impl Choice for ProviderKind {
+    const ALL: &'static [Self] = &[
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+    ];
 
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.name()))
+    fn name(&self) -> &'static str {
+        ProviderKind::name(*self)
     }
 }
 

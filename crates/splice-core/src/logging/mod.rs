@@ -231,56 +231,9 @@ impl<'a> MakeWriter<'a> for LogFile {
     }
 }
 
-/// One HTTP request to a provider: its answer's status or why there was none, and how long
-/// it took to come (`attempt` counts retries from 0).
-pub fn request<E: std::fmt::Display>(
-    provider: &str,
-    model: &str,
-    url: &str,
-    attempt: u32,
-    started: std::time::Instant,
-    outcome: Result<reqwest::StatusCode, E>,
-) {
-    let (url, ms) = (self::url(url), started.elapsed().as_millis());
-    match outcome {
-        Ok(status) if status.is_success() => {
-            tracing::info!(target: "splice::provider", provider, model, url, attempt, status = status.as_u16(), ms, "request");
-        }
-        Ok(status) => {
-            tracing::warn!(target: "splice::provider", provider, model, url, attempt, status = status.as_u16(), ms, "request failed");
-        }
-        Err(error) => {
-            tracing::warn!(target: "splice::provider", provider, model, url, attempt, ms, %error, "request failed");
-        }
-    }
-}
-
-/// A URL as the log shows it: scheme, host, port and path, without user info, query or
-/// fragment (where keys may ride).
-pub fn url(url: &str) -> String {
-    let Ok(parsed) = reqwest::Url::parse(url) else {
-        return "(unparsable url)".to_string();
-    };
-    let mut shown = format!("{}://{}", parsed.scheme(), parsed.host_str().unwrap_or(""));
-    if let Some(port) = parsed.port() {
-        shown.push_str(&format!(":{port}"));
-    }
-    shown.push_str(parsed.path());
-    shown
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_lose_user_info_query_and_fragment() {
-        assert_eq!(
-            url("https://user:pw@example.com:8443/v1/chat?key=AIzaSECRET#frag"),
-            "https://example.com:8443/v1/chat"
-        );
-        assert_eq!(url("not a url"), "(unparsable url)");
-    }
 
     #[test]
     fn the_file_is_owner_only_redacted_and_rotated() {

@@ -71,7 +71,7 @@ impl Registry {
         };
         let mut response = request.send().await.map_err(unreachable)?;
         let status = response.status().as_u16();
-        let url = crate::logging::url(response.url().as_str());
+        let url = crate::http::log_url(response.url().as_str());
         tracing::info!(target: "splice::registry", url, status, "registry request");
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(unreachable)? {

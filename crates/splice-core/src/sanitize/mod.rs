@@ -5,4 +5,4 @@
 
 pub mod rechunk;
 pub mod redact;
-pub mod terminal;
+pub use splice_protocol::terminal;

@@ -8,7 +8,7 @@ use super::{
     Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, TokenUsage, ToolCallRequest,
 };
 
-fn image_block(image: &crate::protocol::input::Image) -> Value {
+fn image_block(image: &splice_protocol::input::Image) -> Value {
     json!({"type": "image", "source": {
         "type": "base64", "media_type": image.media_type, "data": image.data
     }})
@@ -339,7 +339,7 @@ mod tests {
                 text: String::new(),
                 tool_calls: vec![ToolCallRequest {
                     id: "a".into(),
-                    name: crate::protocol::Builtin::RunCommand.as_str().into(),
+                    name: splice_protocol::Builtin::RunCommand.as_str().into(),
                     arguments: "{\"command\":\"true\"}".into(),
                 }],
             },
@@ -435,7 +435,7 @@ mod tests {
                 call_id: "a".into(),
                 content: "A tiny image".into(),
                 is_error: false,
-                images: vec![crate::protocol::input::Image {
+                images: vec![splice_protocol::input::Image {
                     media_type: "image/png".into(),
                     data: "iVBORw0K".into(),
                 }],
@@ -464,8 +464,8 @@ mod tests {
         );
     }
 
-    fn tool(name: &str) -> super::super::ToolSpec {
-        super::super::ToolSpec {
+    fn tool(name: &str) -> crate::ToolSpec {
+        crate::ToolSpec {
             name: name.into(),
             description: String::new(),
             parameters: json!({"type": "object"}),

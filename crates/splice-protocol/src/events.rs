@@ -337,7 +337,7 @@ impl Event {
         fraction: Option<f64>,
         detail: Option<&str>,
     ) -> Event {
-        let clean = |text: &str| crate::sanitize::terminal::strip_controls(text).into_owned();
+        let clean = |text: &str| crate::terminal::strip_controls(text).into_owned();
         Event::ToolProgress {
             id: id.into(),
             stage: stage.map(clean),

@@ -217,7 +217,7 @@ mod tests {
     /// same way.
     #[test]
     fn every_code_is_documented_in_the_stream_json_doc() {
-        let readme = include_str!("../../../../docs/stream-json.md");
+        let readme = include_str!("../../../docs/stream-json.md");
         let names = ErrorCode::ALL
             .iter()
             .map(|c| c.as_str())

@@ -1,6 +1,9 @@
 //! The one place an HTTP client is made. reqwest is built on rustls with no crypto provider of
 //! its own (no aws-lc C build in the install), so ring's provider is installed here, before the
 //! first client: a client built without one would panic at its first use of TLS.
+//!
+//! A crate of its own, below every crate that speaks HTTP (the provider, MCP, the registry
+//! client and server), none of which may depend on another for it.
 
 use std::sync::Once;
 
@@ -37,9 +40,32 @@ pub fn describe(error: reqwest::Error) -> String {
     message
 }
 
+/// A URL as the log shows it: scheme, host, port and path, without user info, query or
+/// fragment (where keys may ride).
+pub fn log_url(url: &str) -> String {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return "(unparsable url)".to_string();
+    };
+    let mut shown = format!("{}://{}", parsed.scheme(), parsed.host_str().unwrap_or(""));
+    if let Some(port) = parsed.port() {
+        shown.push_str(&format!(":{port}"));
+    }
+    shown.push_str(parsed.path());
+    shown
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_lose_user_info_query_and_fragment() {
+        assert_eq!(
+            log_url("https://user:pw@example.com:8443/v1/chat?key=AIzaSECRET#frag"),
+            "https://example.com:8443/v1/chat"
+        );
+        assert_eq!(log_url("not a url"), "(unparsable url)");
+    }
 
     fn kx_names(provider: &rustls::crypto::CryptoProvider) -> Vec<String> {
         provider

@@ -1,67 +1,87 @@
 //! OpenAI Chat Completions wire format (`/v1/chat/completions`, `stream: true`).
 
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use super::sse::SseReader;
-use crate::protocol::input::Image;
+use splice_protocol::input::Image;
 
 use super::{
     Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, TokenUsage, ToolCallRequest,
 };
 
-fn image_part(image: &Image) -> Value {
-    json!({"type": "image_url", "image_url": {
-        "url": format!("data:{};base64,{}", image.media_type, image.data)
-    }})
+mod body;
+
+pub(crate) use body::ChatRequest;
+use body::{
+    CallFunction, CallOut, ChatMessage, FunctionSpec, FunctionTool, ImageUrl, Kind, Part,
+    StreamOptions, UserContent,
+};
+
+fn image_part<'a>(image: &Image) -> Part<'a> {
+    Part::ImageUrl {
+        image_url: ImageUrl {
+            url: format!("data:{};base64,{}", image.media_type, image.data),
+        },
+    }
 }
 
 /// Chat Completions' `tool` messages carry text only: the images of a run of tool results
 /// follow it in one user message (the API allows a user turn there, and a user message is
 /// where it takes images), each introduced by the call it came from.
-fn tool_images_message(pending: &mut Vec<(&str, &[Image])>) -> Option<Value> {
+fn tool_images_message<'a>(pending: &mut Vec<(&str, &[Image])>) -> Option<ChatMessage<'a>> {
     if pending.is_empty() {
         return None;
     }
     let mut parts = Vec::new();
     for (call_id, images) in pending.drain(..) {
-        parts.push(json!({"type": "text", "text": format!(
-            "The image(s) returned by tool call {call_id}:"
-        )}));
+        parts.push(Part::Text {
+            text: Cow::Owned(format!("The image(s) returned by tool call {call_id}:")),
+        });
         parts.extend(images.iter().map(image_part));
     }
-    Some(json!({"role": "user", "content": parts}))
+    Some(ChatMessage::User {
+        content: UserContent::Parts(parts),
+    })
 }
 
-pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
-    let mut messages = vec![json!({"role": "system", "content": request.system})];
+pub fn request_body<'a>(api_model: &'a str, request: &ModelRequest<'a>) -> ChatRequest<'a> {
+    let mut messages = vec![ChatMessage::System {
+        content: request.system,
+    }];
     let mut pending_images: Vec<(&str, &[Image])> = Vec::new();
     for message in request.messages {
         if !matches!(message, Message::ToolResult { .. }) {
             messages.extend(tool_images_message(&mut pending_images));
         }
         messages.push(match message {
-            Message::User { text, images } if images.is_empty() => {
-                json!({"role": "user", "content": text})
-            }
+            Message::User { text, images } if images.is_empty() => ChatMessage::User {
+                content: UserContent::Text(text),
+            },
             Message::User { text, images } => {
-                let mut parts = vec![json!({"type": "text", "text": text})];
+                let mut parts = vec![Part::Text {
+                    text: Cow::Borrowed(text),
+                }];
                 parts.extend(images.iter().map(image_part));
-                json!({"role": "user", "content": parts})
-            }
-            Message::Assistant { text, tool_calls } => {
-                let mut value = json!({"role": "assistant", "content": text});
-                if !tool_calls.is_empty() {
-                    value["tool_calls"] = tool_calls
-                        .iter()
-                        .map(|call| {
-                            json!({"id": call.id, "type": "function", "function": {
-                                "name": call.name, "arguments": call.arguments
-                            }})
-                        })
-                        .collect();
+                ChatMessage::User {
+                    content: UserContent::Parts(parts),
                 }
-                value
             }
+            Message::Assistant { text, tool_calls } => ChatMessage::Assistant {
+                content: text,
+                tool_calls: tool_calls
+                    .iter()
+                    .map(|call| CallOut {
+                        id: &call.id,
+                        kind: Kind::Function,
+                        function: CallFunction {
+                            name: &call.name,
+                            arguments: &call.arguments,
+                        },
+                    })
+                    .collect(),
+            },
             Message::ToolResult {
                 call_id,
                 content,
@@ -71,29 +91,34 @@ pub fn request_body(api_model: &str, request: &ModelRequest<'_>) -> Value {
                 if !images.is_empty() {
                     pending_images.push((call_id, images));
                 }
-                json!({"role": "tool", "tool_call_id": call_id, "content": content})
+                ChatMessage::Tool {
+                    tool_call_id: call_id,
+                    content,
+                }
             }
         });
     }
     messages.extend(tool_images_message(&mut pending_images));
-    let mut body = json!({
-        "model": api_model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    if !request.tools.is_empty() {
-        body["tools"] = request
+    ChatRequest {
+        model: api_model,
+        messages,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        tools: request
             .tools
             .iter()
-            .map(|tool| {
-                json!({"type": "function", "function": {
-                    "name": tool.name, "description": tool.description, "parameters": tool.parameters
-                }})
+            .map(|tool| FunctionTool {
+                kind: Kind::Function,
+                function: FunctionSpec {
+                    name: &tool.name,
+                    description: &tool.description,
+                    parameters: &tool.parameters,
+                },
             })
-            .collect();
+            .collect(),
     }
-    body
 }
 
 /// A tool call being assembled from indexed chunks.
@@ -275,13 +300,105 @@ pub(super) fn preview(data: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::ToolSpec;
+    use crate::ToolSpec;
+
+    /// The body as the wire has it, for indexing.
+    fn sent(request: &ModelRequest<'_>) -> Value {
+        serde_json::to_value(request_body("m", request)).expect("the body serialises")
+    }
+
+    /// The typed body writes exactly the bytes the `json!` builder it replaced wrote: the same
+    /// keys in the same order, strings and arrays where they were.
+    #[test]
+    fn the_typed_body_is_byte_for_byte_the_json_one() {
+        let image = || splice_protocol::input::Image {
+            media_type: "image/png".into(),
+            data: "AAAA".into(),
+        };
+        let messages = vec![
+            Message::User {
+                text: "plain".into(),
+                images: vec![],
+            },
+            Message::User {
+                text: "look".into(),
+                images: vec![image()],
+            },
+            Message::Assistant {
+                text: "calling".into(),
+                tool_calls: vec![ToolCallRequest {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: "{\"path\":\"a\"}".into(),
+                }],
+            },
+            Message::ToolResult {
+                call_id: "c1".into(),
+                content: "hello".into(),
+                is_error: true,
+                images: vec![image()],
+            },
+            Message::Assistant {
+                text: "done".into(),
+                tool_calls: vec![],
+            },
+        ];
+        let tools = vec![ToolSpec {
+            name: "read_file".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        }];
+        let request = ModelRequest {
+            system: "sys",
+            messages: &messages,
+            tools: &tools,
+            max_tokens: 100,
+        };
+        let url = "data:image/png;base64,AAAA";
+        let expected = json!({
+            "model": "m",
+            "messages": [
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "plain"},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "look"},
+                    {"type": "image_url", "image_url": {"url": url}},
+                ]},
+                {"role": "assistant", "content": "calling", "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {
+                        "name": "read_file", "arguments": "{\"path\":\"a\"}"
+                    }},
+                ]},
+                {"role": "tool", "tool_call_id": "c1", "content": "hello"},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "The image(s) returned by tool call c1:"},
+                    {"type": "image_url", "image_url": {"url": url}},
+                ]},
+                {"role": "assistant", "content": "done"},
+            ],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "tools": [{"type": "function", "function": {
+                "name": "read_file",
+                "description": "d",
+                "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+            }}],
+        });
+        let typed = serde_json::to_string(&request_body("m", &request)).expect("serialises");
+        assert_eq!(typed, expected.to_string());
+        let bare = ModelRequest {
+            tools: &[],
+            ..request
+        };
+        let typed = serde_json::to_string(&request_body("m", &bare)).expect("serialises");
+        assert!(!typed.contains("\"tools\""), "{typed}");
+    }
 
     /// Tool messages carry text only: the images of consecutive tool results follow them in
     /// one user message, after the last of them, so every call still has its answer first.
     #[test]
     fn tool_result_images_follow_the_tool_messages_as_a_user_message() {
-        let image = crate::protocol::input::Image {
+        let image = splice_protocol::input::Image {
             media_type: "image/png".into(),
             data: "iVBORw0K".into(),
         };
@@ -290,7 +407,7 @@ mod tests {
             name: "mcp__everything__get-tiny-image".into(),
             arguments: "{}".into(),
         };
-        let result = |id: &str, images: Vec<crate::protocol::input::Image>| Message::ToolResult {
+        let result = |id: &str, images: Vec<splice_protocol::input::Image>| Message::ToolResult {
             call_id: id.into(),
             content: "[image: image/png, 6 bytes]".into(),
             is_error: false,
@@ -313,15 +430,12 @@ mod tests {
             },
             result("c", vec![image]),
         ];
-        let body = request_body(
-            "m",
-            &ModelRequest {
-                system: "sys",
-                messages: &messages,
-                tools: &[],
-                max_tokens: 100,
-            },
-        );
+        let body = sent(&ModelRequest {
+            system: "sys",
+            messages: &messages,
+            tools: &[],
+            max_tokens: 100,
+        });
         let roles: Vec<&str> = body["messages"]
             .as_array()
             .map(|m| m.iter().filter_map(|m| m["role"].as_str()).collect())
@@ -362,7 +476,7 @@ mod tests {
         let messages = vec![
             Message::User {
                 text: "look".into(),
-                images: vec![crate::protocol::input::Image {
+                images: vec![splice_protocol::input::Image {
                     media_type: "image/png".into(),
                     data: "AAAA".into(),
                 }],
@@ -387,15 +501,12 @@ mod tests {
             description: "d".into(),
             parameters: json!({"type": "object"}),
         }];
-        let body = request_body(
-            "m",
-            &ModelRequest {
-                system: "sys",
-                messages: &messages,
-                tools: &tools,
-                max_tokens: 100,
-            },
-        );
+        let body = sent(&ModelRequest {
+            system: "sys",
+            messages: &messages,
+            tools: &tools,
+            max_tokens: 100,
+        });
         assert_eq!(
             body["messages"][0],
             json!({"role": "system", "content": "sys"})

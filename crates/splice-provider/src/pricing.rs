@@ -10,9 +10,9 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use super::TokenUsage;
-use crate::protocol::events::{CostStatus, UsageEvent};
+use splice_protocol::events::{CostStatus, UsageEvent};
 
-const BUILTIN: &str = include_str!("../../../../assets/pricing.json");
+const BUILTIN: &str = include_str!("../../../assets/pricing.json");
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]

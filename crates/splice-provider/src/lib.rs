@@ -3,6 +3,7 @@
 //! provider-neutral conversation types, errors, and the retry policy.
 
 pub(crate) mod anthropic;
+mod log;
 pub(crate) mod openai;
 pub mod pricing;
 mod sse;
@@ -14,9 +15,8 @@ use serde_json::Value;
 use sse::SseReader;
 use thiserror::Error;
 
-use crate::config::env_value;
-use crate::protocol::ErrorCode;
-use crate::protocol::input::Image;
+use splice_protocol::ErrorCode;
+use splice_protocol::input::Image;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderKind {
@@ -80,6 +80,12 @@ impl ProviderKind {
             ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta/openai",
         }
     }
+}
+
+/// An environment variable's value; unset, empty and blank all count as not set (the rule of
+/// the core's `config::env_value`, which this crate cannot reach).
+fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// Short names a user may type for `--model`, the provider each belongs to, and the API model
@@ -349,6 +355,12 @@ pub enum ProviderError {
         provider: &'static str,
         message: String,
     },
+    /// A request body that could not be written as JSON (never expected: every key is text).
+    #[error("the request to {provider} could not be written: {message}")]
+    Encode {
+        provider: &'static str,
+        message: String,
+    },
     #[error("{provider} did not answer within {}", shown_duration(*.waited))]
     Timeout {
         provider: &'static str,
@@ -375,7 +387,7 @@ pub struct Provider {
 
 impl Provider {
     pub fn new(config: ProviderConfig) -> Result<Provider, ProviderError> {
-        let mut builder = crate::http::client_builder().connect_timeout(Duration::from_secs(15));
+        let mut builder = splice_http::client_builder().connect_timeout(Duration::from_secs(15));
         // A plain-http endpoint (a local server) needs no TLS: without this the client reads the
         // whole system certificate store on every run. With no roots at all, an https
         // connection (a redirect) fails verification rather than going unchecked.
@@ -415,19 +427,23 @@ impl Provider {
         let (url, body) = match self.config.kind {
             ProviderKind::OpenAi | ProviderKind::Gemini => (
                 self.config.endpoint("chat/completions"),
-                openai::request_body(&self.config.api_model, request),
+                serde_json::to_string(&openai::request_body(&self.config.api_model, request)),
             ),
             ProviderKind::Anthropic => (
                 self.config.endpoint("messages"),
-                anthropic::request_body(&self.config.api_model, request),
+                serde_json::to_string(&anthropic::request_body(&self.config.api_model, request)),
             ),
         };
+        let body = body.map_err(|e| ProviderError::Encode {
+            provider,
+            message: e.to_string(),
+        })?;
         let mut attempt = 0;
         loop {
             let started = std::time::Instant::now();
             let outcome = self.send(&url, &body).await;
             let status = outcome.as_ref().map(reqwest::Response::status);
-            crate::logging::request(
+            log::request(
                 provider,
                 &self.config.api_model,
                 &url,
@@ -512,14 +528,14 @@ impl Provider {
         Ok(SseReader::replay(events, provider, idle))
     }
 
-    async fn send(&self, url: &str, body: &Value) -> Result<reqwest::Response, ProviderError> {
+    async fn send(&self, url: &str, body: &str) -> Result<reqwest::Response, ProviderError> {
         let provider = self.config.kind.name();
         let mut builder = self
             .http
             .post(url)
             .header("content-type", "application/json")
             .header("accept", "text/event-stream")
-            .body(body.to_string());
+            .body(body.to_owned());
         builder = match self.config.kind {
             ProviderKind::OpenAi | ProviderKind::Gemini => match &self.config.api_key {
                 Some(key) => builder.bearer_auth(key),
@@ -541,7 +557,7 @@ impl Provider {
             }),
             Ok(Err(e)) => Err(ProviderError::Network {
                 provider,
-                message: crate::http::describe(e),
+                message: splice_http::describe(e),
             }),
             Ok(Ok(response)) => Ok(response),
         }
