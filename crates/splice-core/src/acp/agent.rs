@@ -425,7 +425,7 @@ fn mcp_servers(
     settings: &RunSettings,
     passed: Vec<McpServer>,
 ) -> (Vec<ServerEntry>, Vec<ServerEntry>) {
-    let plan = crate::tui::mcp_session::plan(settings);
+    let plan = crate::session::mcp_plan::plan(settings);
     let mut start = plan.start;
     let mut unapproved = plan.ask;
     // `--trust-project-mcp` starts the project's servers unasked, as in the terminal UI.

@@ -4,7 +4,6 @@
 
 pub mod acp;
 pub mod exec;
-pub mod frontend;
 pub mod login;
 pub mod logout;
 pub mod mcp;
@@ -98,20 +97,15 @@ impl Io {
     }
 }
 
-/// A failure a command could not report itself; `main` prints it on stderr.
+/// A failure a command could not report itself; `main` prints it on stderr. The commands here
+/// report all of theirs (the terminal UI's, which has some, is the root package's).
 #[derive(Debug, Error)]
-pub enum Error {
-    /// The terminal UI could not start, or failed.
-    #[error(transparent)]
-    Tui(#[from] crate::tui::TuiError),
-}
+pub enum Error {}
 
 impl Error {
     /// How the process exits after it.
     pub fn exit(&self) -> Exit {
-        match self {
-            Error::Tui(_) => Exit::Usage,
-        }
+        match *self {}
     }
 }
 
@@ -119,10 +113,7 @@ impl Error {
 /// Unix-socket switch, and the secret-named variables commands may see (the file's `passEnv`
 /// and the `--pass-env` flags). A file that cannot be read allows nothing extra (resolving the
 /// run's settings reports why). Returns the config for the caller's other settings.
-pub(crate) fn confine_as_configured(
-    pass_env: &[String],
-    allow: &[String],
-) -> crate::config::ConfigFile {
+pub fn confine_as_configured(pass_env: &[String], allow: &[String]) -> crate::config::ConfigFile {
     let config = crate::settings::load_config().unwrap_or_default();
     sandbox::set_unix_sockets_allowed(config.sandbox.allow_all_unix_sockets);
     allow_reads_as_configured(&config);

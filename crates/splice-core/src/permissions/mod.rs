@@ -17,4 +17,6 @@ pub(crate) mod seccomp;
 pub(crate) mod shell;
 pub mod supervisor;
 
+pub use pinned::Pinned;
 pub use policy::{Effect, Origin, PermissionMode, Policy, Rule, Verdict};
+pub use shell::quote_word;

@@ -9,7 +9,7 @@ pub(crate) mod progress;
 pub(crate) mod runner;
 pub(crate) mod schema;
 pub(crate) mod stages;
-pub(crate) mod tiers;
+pub mod tiers;
 
 use std::path::PathBuf;
 use std::sync::Arc;

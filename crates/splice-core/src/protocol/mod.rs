@@ -4,7 +4,7 @@
 pub(crate) mod codes;
 pub mod events;
 pub mod input;
-pub(crate) mod marker;
+pub mod marker;
 pub(crate) mod result;
 pub(crate) mod stage;
 pub(crate) mod tier;

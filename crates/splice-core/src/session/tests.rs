@@ -208,7 +208,7 @@ fn recording_turn(seen: Arc<Mutex<Vec<(String, Tier)>>>, blocks: &'static str) -
 }
 
 fn session(turn: RunTurn) -> (Session, Arc<Reports>) {
-    session_on(crate::tui::snapshot_tests::settings(), turn)
+    session_on(super::test_settings::settings(), turn)
 }
 
 fn session_on(settings: RunSettings, turn: RunTurn) -> (Session, Arc<Reports>) {
@@ -226,7 +226,7 @@ fn session_on(settings: RunSettings, turn: RunTurn) -> (Session, Arc<Reports>) {
 /// Settings on gpt-4o (a 128,000-token window) whose requests go to `url`, with the long
 /// conversation.
 fn settings_at(url: &str) -> RunSettings {
-    let mut settings = crate::tui::snapshot_tests::settings();
+    let mut settings = super::test_settings::settings();
     let mut provider =
         ProviderConfig::from_env(ProviderKind::OpenAi, Some("gpt-4o")).expect("from env");
     provider.base_url = url.to_string();
@@ -474,7 +474,7 @@ async fn undo_restores_the_checkpoint_and_tells_the_model() {
     for c in &changes {
         std::fs::write(&c.path, c.after.as_deref().unwrap_or_default()).expect("write");
     }
-    let mut settings = crate::tui::snapshot_tests::settings();
+    let mut settings = super::test_settings::settings();
     settings.cwd = root_path.clone();
     settings.data_dir = data.path().to_path_buf();
     let (session, reports) = session_on(settings, recording_turn(Default::default(), ""));
@@ -533,7 +533,7 @@ fn user(text: &str) -> Message {
 /// the turn's end, as the records a session log keeps, and `Op::Clear` forgets it.
 #[tokio::test]
 async fn the_session_owns_its_conversation_and_reports_each_change_for_the_log() {
-    let settings = crate::tui::snapshot_tests::settings();
+    let settings = super::test_settings::settings();
     settings.conversation.push_exchange("earlier", "before");
     let given = settings.conversation.clone();
     let (session, reports) = session_on(settings, talking_turn(Default::default()));
@@ -614,7 +614,7 @@ async fn a_model_the_session_cannot_use_is_refused_and_the_turns_keep_the_old_on
 
 #[test]
 fn an_alias_of_another_provider_switches_to_it_only_with_its_key() {
-    let current = crate::tui::snapshot_tests::settings().provider;
+    let current = super::test_settings::settings().provider;
     let refused = resolve_model(&current, "sonnet", |_| false)
         .err()
         .unwrap_or_else(|| panic!("sonnet resolved without its key"))
@@ -739,7 +739,7 @@ fn answering_session() -> (Session, Arc<Reports>) {
         turn: asking_turn(),
         mcp: McpScope::PerTurn,
     };
-    let session = Session::spawn(crate::tui::snapshot_tests::settings(), frontend);
+    let session = Session::spawn(super::test_settings::settings(), frontend);
     (session, reports)
 }
 
@@ -940,7 +940,7 @@ async fn the_session_owns_its_mcp_hub_and_ends_its_servers_with_it() {
         turn: recording_turn(Default::default(), ""),
         mcp: McpScope::Session(options),
     };
-    let session = Session::spawn(crate::tui::snapshot_tests::settings(), frontend);
+    let session = Session::spawn(super::test_settings::settings(), frontend);
     let servers = session
         .mcp()
         .unwrap_or_else(|| panic!("a session-wide scope has a hub"));
@@ -975,7 +975,7 @@ async fn the_session_owns_its_mcp_hub_and_ends_its_servers_with_it() {
     assert_eq!(ended[1].last_error.as_deref(), Some("shut down"));
 
     let headless = Session::spawn(
-        crate::tui::snapshot_tests::settings(),
+        super::test_settings::settings(),
         Frontend::headless(Vec::new()),
     );
     assert!(headless.mcp().is_none());
@@ -989,7 +989,7 @@ async fn the_session_owns_its_mcp_hub_and_ends_its_servers_with_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_and_a_shutdown_sent_during_an_undo_are_not_lost() {
     let data = tempfile::tempdir().expect("create a temporary directory");
-    let mut settings = crate::tui::snapshot_tests::settings();
+    let mut settings = super::test_settings::settings();
     settings.data_dir = data.path().to_path_buf();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (session, reports) = session_on(settings, recording_turn(seen.clone(), "long"));
