@@ -8,6 +8,7 @@ use anyhow::Context;
 use splice::cli::{Cli, Command};
 use splice::commands::{self, Io};
 use splice::exit::Exit;
+use splice::frontend::Failure;
 use splice::permissions::{sandbox, supervisor};
 
 fn main() -> ExitCode {
@@ -44,7 +45,7 @@ fn main() -> ExitCode {
     };
     // The registry server is a binary of its own: become it, the arguments checked above.
     if matches!(cli.command, Some(Command::Registry(_))) {
-        return finish(commands::registry::run(&args, io));
+        return finish(commands::registry::run(&args, io).map_err(Failure::from));
     }
     // The TUI's run is a task of its own beside the loop that reads keys and draws, so what
     // it blocks on (git, file planning, checkpoints) never holds that loop up: worker threads.
@@ -80,8 +81,8 @@ fn main() -> ExitCode {
 }
 
 /// The subcommand's module runs it.
-async fn dispatch(cli: Cli, io: Io) -> Result<Exit, commands::Error> {
-    match &cli.command {
+async fn dispatch(cli: Cli, io: Io) -> Result<Exit, Failure> {
+    let done = match &cli.command {
         Some(Command::Exec(exec)) => commands::exec::run(exec, io).await,
         Some(Command::Restore(args)) => commands::restore::run(args, io),
         Some(Command::Worktree(args)) => commands::worktree::run(args, io),
@@ -94,12 +95,13 @@ async fn dispatch(cli: Cli, io: Io) -> Result<Exit, commands::Error> {
         Some(Command::Scribiz(args)) => commands::scribiz::run(args, io).await,
         Some(Command::Mcp(args)) => commands::mcp::run(args, io).await,
         Some(Command::Acp(args)) => splice::commands_acp::run(args, io).await,
-        None => commands::frontend::run(&cli, io).await,
-    }
+        None => return splice::frontend::run(&cli, io).await,
+    };
+    Ok(done?)
 }
 
 /// The process's exit: the command's, or after an error it could not report, that error's.
-fn finish(done: Result<Exit, commands::Error>) -> ExitCode {
+fn finish(done: Result<Exit, Failure>) -> ExitCode {
     let exit = match done {
         Ok(exit) => exit,
         Err(error) => {

@@ -423,7 +423,7 @@ fn mcp_servers(
     settings: &RunSettings,
     passed: Vec<McpServer>,
 ) -> (Vec<ServerEntry>, Vec<ServerEntry>) {
-    let plan = splice_core::tui::mcp_session::plan(settings);
+    let plan = splice_core::session::mcp_plan::plan(settings);
     let mut start = plan.start;
     let mut unapproved = plan.ask;
     // `--trust-project-mcp` starts the project's servers unasked, as in the terminal UI.

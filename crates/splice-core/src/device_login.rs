@@ -119,8 +119,7 @@ impl DeviceLogin {
         self.events.recv().await
     }
 
-    /// An event already waiting, if any.
-    #[cfg(test)]
+    /// An event already waiting, if any (the TUI's tests deliver them by hand).
     pub fn try_next(&mut self) -> Option<DeviceLoginEvent> {
         self.events.try_recv().ok()
     }

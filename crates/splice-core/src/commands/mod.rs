@@ -3,7 +3,6 @@
 //! and returns how the process exits; an [`Error`] is what it could not report itself.
 
 pub mod exec;
-pub mod frontend;
 pub mod login;
 pub mod logout;
 pub mod mcp;
@@ -97,20 +96,15 @@ impl Io {
     }
 }
 
-/// A failure a command could not report itself; `main` prints it on stderr.
+/// A failure a command could not report itself; `main` prints it on stderr. The commands here
+/// report all of theirs (the terminal UI's, which has some, is the root package's).
 #[derive(Debug, Error)]
-pub enum Error {
-    /// The terminal UI could not start, or failed.
-    #[error(transparent)]
-    Tui(#[from] crate::tui::TuiError),
-}
+pub enum Error {}
 
 impl Error {
     /// How the process exits after it.
     pub fn exit(&self) -> Exit {
-        match self {
-            Error::Tui(_) => Exit::Usage,
-        }
+        match *self {}
     }
 }
 

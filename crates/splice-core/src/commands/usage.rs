@@ -39,7 +39,7 @@ pub fn parse_failure(raw: &[String], error: &ParseFailure, io: Io) -> Exit {
 }
 
 /// A usage error as a well-formed stream-json stream of its own, for a reader of stdout.
-pub(crate) fn usage_error_stream(args: &RunArgs, message: String, io: Io) {
+pub fn usage_error_stream(args: &RunArgs, message: String, io: Io) {
     let bus = Bus::new(
         new_run_id(),
         vec![output_sink(OutputFormat::StreamJson, io)],

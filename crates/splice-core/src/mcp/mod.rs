@@ -17,7 +17,9 @@ mod stdio;
 mod supervise;
 pub(crate) mod tool;
 
-pub use config::{McpConfigError, ServerConfig, ServerEntry, Source, load_project, valid_name};
+pub use config::{
+    McpConfigError, PROJECT_FILE, ServerConfig, ServerEntry, Source, load_project, valid_name,
+};
 pub use hub::{
     CallError, HubNotice, HubOptions, McpHub, McpOutput, Progress, ServerState, ServerStatus,
 };

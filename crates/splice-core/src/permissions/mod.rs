@@ -11,6 +11,7 @@ pub mod sandbox;
 pub(crate) mod shell;
 pub use splice_sandbox::supervisor;
 
+pub use pinned::Pinned;
 pub use policy::{Effect, Origin, PermissionMode, Policy, Rule, Verdict};
 
 /// What confined commands and package tools may not read (`splice_sandbox::reads`), with the
@@ -38,3 +39,5 @@ pub(crate) mod helper {
         splice_sandbox::helper::helper(super::sandbox::launcher(), program, args, env, cwd)
     }
 }
+
+pub use shell::quote_word;

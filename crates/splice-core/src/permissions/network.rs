@@ -263,7 +263,8 @@ pub async fn ask_or_refuse(host: &str) -> bool {
 
 /// The prompt about a blocked host: "always" holds for the session, as for a tool's rule, or
 /// is saved to the user's config file for every session (when there is one to write).
-pub(crate) fn question(host: &str, config: Option<&Path>) -> PermissionQuestion {
+/// (`pub` for the terminal UI's snapshot of this prompt.)
+pub fn question(host: &str, config: Option<&Path>) -> PermissionQuestion {
     let note = match config {
         Some(path) if crate::config::is_domain_pattern(host) => format!(
             "this session: {host} is allowed until Splice exits\nalways: {host} is added to \

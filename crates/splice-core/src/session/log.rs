@@ -73,23 +73,6 @@ pub struct Summary {
     pub first_prompt: String,
 }
 
-impl Summary {
-    /// `session_x  5 min ago  fix the add function`, cut to `width` characters.
-    pub fn line(&self, now: std::time::SystemTime, width: usize) -> String {
-        let age = now
-            .duration_since(self.modified)
-            .unwrap_or_default()
-            .as_secs();
-        let age = match age {
-            0..60 => "just now".to_string(),
-            60..3600 => format!("{} min ago", age / 60),
-            3600..86_400 => format!("{} h ago", age / 3600),
-            _ => format!("{} d ago", age / 86_400),
-        };
-        let line = format!("{}  {age:>10}  {}", self.id, self.first_prompt);
-        crate::tui::wrap::truncate(&line, width)
-    }
-}
 
 /// Appends records to one session's file; failures are kept quiet after the first, which the
 /// app shows as a warning (a full disk must not stop the UI).

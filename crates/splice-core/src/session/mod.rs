@@ -6,11 +6,13 @@
 //! operation (an interrupt, a permission answer) is taken while a turn blocks. Operations are
 //! handled in the order submitted: a request sent after `/model` runs on the new model.
 
+mod approval_questions;
 mod compact;
 mod core_loop;
 pub mod log;
 mod login;
 mod mcp;
+pub mod mcp_plan;
 mod model;
 mod ops;
 mod rules;
@@ -27,6 +29,8 @@ use crate::bus::Sink;
 use crate::exit::Exit;
 use crate::settings::RunSettings;
 
+pub use crate::compaction::Compacted;
+pub use approval_questions::project_hooks_to_ask;
 pub use compact::{Outcome as CompactOutcome, STAGE as COMPACT_STAGE, fill_after};
 pub use login::LoginTarget;
 pub use mcp::{McpScope, McpView, TimeoutEnvError};
@@ -159,5 +163,7 @@ impl Session {
     }
 }
 
+#[cfg(test)]
+pub(crate) mod test_settings;
 #[cfg(test)]
 mod tests;
