@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::handler::ToolHandler;
+use super::handler::{Shown, ToolHandler};
 use super::handlers::{
     edit_file::EditFile, list_files::ListFiles, mcp::McpTools, package::Package,
     read_file::ReadFile, run_command::RunCommand, search_files::SearchFiles,
@@ -17,7 +17,7 @@ use crate::hooks::claude::ClaudeTool;
 use crate::hooks::tool::HookedTool;
 use crate::mcp::McpHub;
 use crate::packages::offer::Offered;
-use crate::protocol::{Builtin, ToolIdentity};
+use crate::protocol::{Builtin, SideEffect, ToolIdentity};
 use crate::provider::ToolSpec;
 
 /// The built-in tools: a new one is a handler file and a line here.
@@ -76,6 +76,16 @@ pub fn hooked(tool: Builtin) -> HookedTool<'static> {
     HookedTool {
         name: tool.as_str(),
         claude: claude_of(&tool.into()),
+    }
+}
+
+/// How a call of the tool `name` (with `side_effect`) is shown, as its handler says where the
+/// handler is fixed (the built-ins, `transcribe`); other tools by their name and side effect.
+pub fn shown(name: &str, side_effect: SideEffect, args: &serde_json::Value) -> Shown {
+    match builtin_named(name) {
+        Some(handler) => handler.shown(args),
+        None if name == super::transcribe::NAME => Transcribe::shown_for(args),
+        None => Shown::by_side_effect(name, side_effect),
     }
 }
 

@@ -29,8 +29,10 @@ pub(crate) struct Mcp {
 }
 
 impl ToolHandler for Mcp {
+    /// Its wire name (`mcp__server__tool`), not its name on its server.
     fn name(&self) -> &str {
-        &self.tool.wire
+        let tool: &McpTool = &self.tool;
+        &tool.wire
     }
 
     fn spec(&self) -> ToolSpec {

@@ -51,12 +51,15 @@ async fn permit_read(
     }
 }
 
+/// A read-only tool's blocking work: its output and whether it was cut.
+type Walk<A> = fn(&Path, &A) -> Result<(String, bool), ToolError>;
+
 /// Walking a large tree is blocking work: off the runtime's thread, so the TUI keeps drawing
 /// while a search runs.
 async fn off_thread<A: serde::de::DeserializeOwned + Send + 'static>(
     runner: &ToolRunner,
     args: &Value,
-    work: fn(&Path, &A) -> Result<(String, bool), ToolError>,
+    work: Walk<A>,
 ) -> Result<ToolOutput, ToolError> {
     let (root, args) = (runner.root.clone(), args.clone());
     let (output, truncated) = tokio::task::spawn_blocking(move || work(&root, &parse_args(&args)?))

@@ -30,7 +30,7 @@ impl ToolHandler for Transcribe {
     }
 
     fn shown(&self, args: &Value) -> Shown {
-        Shown::verb("Transcribe", args, "path", "?", ShownKind::Fetch)
+        Transcribe::shown_for(args)
     }
 
     fn handle<'a>(&'a self, runner: &'a ToolRunner, id: &'a str, args: Value) -> Handling<'a> {
@@ -39,6 +39,11 @@ impl ToolHandler for Transcribe {
 }
 
 impl Transcribe {
+    /// A call shown without the run's transcriber (a front end knows only its name).
+    pub(crate) fn shown_for(args: &Value) -> Shown {
+        Shown::verb("Transcribe", args, "path", "?", ShownKind::Fetch)
+    }
+
     /// Who it is to the permission policy.
     fn identity(&self) -> ToolIdentity {
         Builtin::Transcribe.into()
