@@ -354,39 +354,31 @@ fn changed_lines(root: &Path, changes: &[Preview]) -> Vec<ToolCallLocation> {
         .collect()
 }
 
-/// The kind an editor shows for a call: by its name where Splice knows it, else by what it
-/// does.
+/// The kind an editor shows for a call: the pipeline's submissions by name, every other tool
+/// as its handler shows it (else by what it does).
 pub(crate) fn kind(name: &str, side_effect: SideEffect) -> ToolKind {
+    use splice_core::tools::handler::ShownKind;
     match name {
-        "read_file" | "list_files" => ToolKind::Read,
-        "search_files" => ToolKind::Search,
-        "write_file" | "edit_file" | "submit_code" | "submit_tests" => ToolKind::Edit,
-        "run_command" => ToolKind::Execute,
+        "submit_code" | "submit_tests" => ToolKind::Edit,
         "submit_analysis" | "submit_audit" | "submit_verdict" => ToolKind::Think,
-        _ => match side_effect {
-            SideEffect::Read => ToolKind::Read,
-            SideEffect::Write => ToolKind::Edit,
-            SideEffect::Execute => ToolKind::Execute,
-            SideEffect::Network => ToolKind::Fetch,
-            SideEffect::None => ToolKind::Think,
+        _ => match splice_core::tools::registry::shown(name, side_effect, &Value::Null).kind {
+            ShownKind::Read => ToolKind::Read,
+            ShownKind::Search => ToolKind::Search,
+            ShownKind::Edit => ToolKind::Edit,
+            ShownKind::Execute => ToolKind::Execute,
+            ShownKind::Fetch => ToolKind::Fetch,
+            ShownKind::Think => ToolKind::Think,
         },
     }
 }
 
-/// A short title: what the call does to what. The model's words are inline code (editors
-/// read titles as markdown, which must not hide part of them).
+/// A short title: what the call does to what, as its handler shows it. The model's words are
+/// inline code (editors read titles as markdown, which must not hide part of them).
 pub(crate) fn title(name: &str, args: &Value) -> String {
-    let text =
-        |key: &str, or: &str| inline_code(args.get(key).and_then(Value::as_str).unwrap_or(or));
-    match name {
-        "read_file" => format!("Read {}", text("path", "?")),
-        "list_files" => format!("List {}", text("path", ".")),
-        "search_files" => format!("Search for {}", text("pattern", "")),
-        "write_file" => format!("Write {}", text("path", "?")),
-        "edit_file" => format!("Edit {}", text("path", "?")),
-        "run_command" => format!("Run {}", text("command", "")),
-        "transcribe" => format!("Transcribe {}", text("path", "?")),
-        _ => inline_code(name),
+    let shown = splice_core::tools::registry::shown(name, SideEffect::None, args);
+    match shown.verb {
+        Some(verb) => format!("{verb} {}", inline_code(&shown.subject)),
+        None => inline_code(name),
     }
 }
 

@@ -6,10 +6,12 @@ use thiserror::Error;
 use crate::bus::Bus;
 use crate::compaction;
 use crate::hooks::{self, HookEvent, StopVerdict};
+use crate::protocol::Builtin;
 use crate::protocol::{Event, WarningCode};
 use crate::provider::{Message, ModelRequest, Provider, ProviderError, StreamEvent, ToolSpec};
-use crate::tools::ToolName;
-use crate::tools::runner::{AGENT_TOOL, Delegate, ToolRunner};
+use crate::tools::ToolHandler;
+use crate::tools::registry::{Offer, Place};
+use crate::tools::runner::{AGENT_TOOL, ToolRunner};
 use crate::usage::UsageMeter;
 
 /// The stage of the light tier's conversation, whose prose is the run's answer: its end is
@@ -41,7 +43,7 @@ pub enum TextRoute {
 /// What one conversation may do.
 pub struct TurnSpec<'a> {
     pub system: &'a str,
-    pub tools: &'a [ToolName],
+    pub tools: &'a [Builtin],
     /// Whether the run's package tools are offered too (with their guidance in the system
     /// prompt): in the light tier and the stages that have the real tools.
     pub packages: bool,
@@ -70,7 +72,7 @@ pub struct Agent<'a> {
     /// The project's instructions section, read once per run for every system prompt.
     pub instructions: Option<String>,
     /// The `agent` tool, in a light conversation (never a subagent's: depth 1).
-    pub subagents: Option<&'a dyn Delegate>,
+    pub subagents: Option<&'a dyn ToolHandler>,
 }
 
 impl Agent<'_> {
@@ -80,18 +82,17 @@ impl Agent<'_> {
         spec: &TurnSpec<'_>,
     ) -> Result<TurnOutcome, AgentError> {
         let mut specs = crate::tools::specs(spec.tools);
-        let offered = &self.runner.packages;
+        let run_tools = &self.runner.tools;
+        let offered = run_tools.packages();
         let mut system = std::borrow::Cow::Borrowed(spec.system);
-        let package_specs = if spec.packages && !offered.tools.is_empty() {
-            if let Some(guidance) = &offered.guidance {
-                system = format!("{}\n\n{guidance}", spec.system).into();
-            }
-            offered.specs()
-        } else {
-            Vec::new()
-        };
-        if spec.packages && self.runner.transcriber.is_some() {
-            specs.push(crate::tools::transcribe::spec());
+        if spec.packages
+            && !offered.tools.is_empty()
+            && let Some(guidance) = &offered.guidance
+        {
+            system = format!("{}\n\n{guidance}", spec.system).into();
+        }
+        if spec.packages {
+            specs.extend(run_tools.specs(Place::Early));
         }
         if let Some(subagents) = self.subagents {
             specs.push(subagents.spec());
@@ -109,12 +110,9 @@ impl Agent<'_> {
             // (or its death) shows in the next request. Then the package tools: the order in
             // which the runner resolves a call's name, so the guard below keeps that tool.
             let mut specs = base_specs.clone();
-            if spec.packages
-                && let Some(hub) = &self.runner.mcp
-            {
-                specs.extend(hub.tools().iter().map(|tool| tool.spec()));
+            if spec.packages {
+                specs.extend(run_tools.specs(Place::Late));
             }
-            specs.extend(package_specs.iter().cloned());
             let (specs, dropped) = crate::tools::unique::first_of_each_name(specs);
             for (code, message) in dropped {
                 if warned.insert(message.clone()) {
@@ -258,10 +256,16 @@ impl Agent<'_> {
                 } else {
                     at + 1
                 };
-                let replies = futures_util::future::join_all(calls[at..end].iter().map(|call| {
-                    self.runner
-                        .execute_delegating(call, spec.tools, spec.packages, self.subagents)
-                }))
+                let offer = Offer {
+                    builtins: spec.tools,
+                    run_tools: spec.packages,
+                    own: self.subagents,
+                };
+                let replies = futures_util::future::join_all(
+                    calls[at..end]
+                        .iter()
+                        .map(|call| self.runner.execute_offered(call, &offer)),
+                )
                 .await;
                 for (call, reply) in calls[at..end].iter().zip(replies) {
                     messages.push(Message::ToolResult {

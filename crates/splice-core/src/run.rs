@@ -20,7 +20,7 @@ use crate::protocol::input::Prompt;
 use crate::protocol::result::{DesignPlanResult, PipelineResult, ResultStatus};
 use crate::protocol::{ErrorCode, Event, WarningCode};
 use crate::provider::{Message, Provider};
-use crate::tools::ToolName;
+use crate::tools::registry::ToolRegistry;
 use crate::tools::runner::{GateClosed, ToolGate, ToolRunner};
 use crate::tools::transcribe::Settling;
 use crate::usage::UsageMeter;
@@ -517,16 +517,17 @@ async fn run_work(
         bus: bus.clone(),
         writable: tools.writable,
         gate: tools.gate,
-        packages: Arc::new(offered),
-        transcriber: crate::tools::transcribe::Transcriber::find(
-            crate::scribiz::launch::own_env(),
-            &settings.layout,
-            bus.run_id(),
-            Arc::clone(&shared.meter),
-            shared.settling.clone(),
-        )
-        .map(Arc::new),
-        mcp,
+        tools: Arc::new(ToolRegistry::for_run(
+            offered,
+            crate::tools::transcribe::Transcriber::find(
+                crate::scribiz::launch::own_env(),
+                &settings.layout,
+                bus.run_id(),
+                Arc::clone(&shared.meter),
+                shared.settling.clone(),
+            ),
+            mcp,
+        )),
     };
     let agent = Agent {
         provider,
@@ -781,7 +782,7 @@ async fn run_light(
     });
     let spec = TurnSpec {
         system: &system,
-        tools: &ToolName::ALL,
+        tools: &crate::tools::REAL_TOOLS,
         packages: true,
         submit: None,
         stage: crate::agent::ANSWER_STAGE,

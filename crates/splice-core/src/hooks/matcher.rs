@@ -5,8 +5,6 @@
 
 use regex::Regex;
 
-use crate::tools::claude_names::claude_name;
-
 #[derive(Debug, Clone)]
 pub enum Matcher {
     All,
@@ -47,16 +45,15 @@ impl Matcher {
     }
 }
 
-/// The names a tool is matched under: its own, and its Claude Code alias.
-pub fn tool_names(tool: &str) -> Vec<&str> {
-    let mut names = vec![tool];
-    names.extend(claude_name(tool));
-    names
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names the hooks of the tool `name` are matched under (its handler's).
+    fn tool_names(name: &str) -> Vec<&str> {
+        let claude = crate::tools::registry::builtin_named(name).and_then(|h| h.claude());
+        super::super::tool::HookedTool { name, claude }.names()
+    }
 
     fn m(text: &str) -> Matcher {
         Matcher::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"))

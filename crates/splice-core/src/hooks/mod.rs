@@ -10,6 +10,7 @@
 //! with a warning at every run's start, never silently skipped.
 
 pub mod approval;
+pub mod claude;
 pub mod config;
 mod decision;
 mod event;

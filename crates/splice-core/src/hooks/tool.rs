@@ -1,7 +1,7 @@
 //! The hooks of one tool call: `PreToolUse` before it runs (it may refuse it, change its input,
 //! or settle its permission), `PermissionRequest` where the policy would ask, `PostToolUse`
 //! once it ran. Hooks are told the call as Claude Code tells them (`tool_name` `Bash`,
-//! `tool_input` {command} …, [`crate::tools::claude_names`]), with Splice's own name and input
+//! `tool_input` {command} …, [`super::claude`]), with Splice's own name and input
 //! beside them (`splice_tool_name`, `splice_tool_input`); an `updatedInput` in either shape is
 //! mapped back to Splice's tool. A pipeline's submission is also a `Write` of each of its files.
 
@@ -9,9 +9,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::{HookEvent, Permission, Verdict, fields, matcher};
+use super::claude::{self, ClaudeTool};
+use super::{HookEvent, Permission, Verdict, fields};
 use crate::bus::Bus;
-use crate::tools::claude_names;
 
 tokio::task_local! {
     /// The call whose permission is being decided, with what its `PreToolUse` hooks said:
@@ -27,25 +27,44 @@ pub struct CallHooks {
     pub permission: Option<Permission>,
 }
 
-/// Claude Code's names of a write, under which each file of a submission is matched.
-const WRITE_NAMES: [&str; 2] = ["write_file", "Write"];
+/// A tool as its hooks know it: Splice's name, and the Claude Code tool it stands for (its
+/// handler's, [`crate::tools::ToolHandler::claude`]).
+#[derive(Debug, Clone, Copy)]
+pub struct HookedTool<'a> {
+    pub name: &'a str,
+    pub claude: Option<&'static ClaudeTool>,
+}
+
+impl<'a> HookedTool<'a> {
+    /// A tool Claude Code has no equivalent of: known by its own name only.
+    pub fn own(name: &'a str) -> HookedTool<'a> {
+        HookedTool { name, claude: None }
+    }
+
+    /// The names a matcher is tried against: its own, and its Claude Code name.
+    pub fn names(&self) -> Vec<&'a str> {
+        let mut names = vec![self.name];
+        names.extend(self.claude.map(|c| c.name));
+        names
+    }
+}
 
 /// Call `args` of `tool` as hooks see it: `tool_name` and `tool_input` as Claude Code names
 /// and shapes them (a tool without an equivalent keeps its own), Splice's own beside them.
-pub fn call_fields(root: &Path, tool: &str, args: &Value) -> Map<String, Value> {
+pub fn call_fields(root: &Path, tool: HookedTool<'_>, args: &Value) -> Map<String, Value> {
     fields(json!({
-        "tool_name": claude_names::claude_name(tool).unwrap_or(tool),
-        "tool_input": claude_names::input(root, tool, args),
-        "splice_tool_name": tool,
+        "tool_name": tool.claude.map_or(tool.name, |c| c.name),
+        "tool_input": claude::input(root, tool.claude, args),
+        "splice_tool_name": tool.name,
         "splice_tool_input": args,
     }))
 }
 
-/// One file of submission `tool` as hooks see it: a `Write`.
-fn file_fields(root: &Path, tool: &str, file: &Value) -> Map<String, Value> {
+/// One file of submission `tool` as hooks see it: a call of `write` (Claude Code's `Write`).
+fn file_fields(root: &Path, write: HookedTool<'_>, tool: &str, file: &Value) -> Map<String, Value> {
     fields(json!({
-        "tool_name": "Write",
-        "tool_input": claude_names::submitted_file(root, file),
+        "tool_name": write.claude.map_or(write.name, |c| c.name),
+        "tool_input": claude::submitted_file(root, write.claude, file),
         "splice_tool_name": tool,
         "splice_tool_input": file,
     }))
@@ -85,7 +104,7 @@ async fn fire_call(
 
 /// The `PreToolUse` hooks of call `id` of `tool` with `args`, the run's file tools working in
 /// `root`. Takes `args` by value: with no hooks they come straight back, uncopied.
-pub async fn pre_tool(bus: &Bus, root: &Path, id: &str, tool: &str, args: Value) -> Pre {
+pub async fn pre_tool(bus: &Bus, root: &Path, id: &str, tool: HookedTool<'_>, args: Value) -> Pre {
     if bus.hooks().is_none() {
         return Pre::Run {
             args,
@@ -93,8 +112,8 @@ pub async fn pre_tool(bus: &Bus, root: &Path, id: &str, tool: &str, args: Value)
             permission: None,
         };
     }
-    let back = |updated| claude_names::args(root, tool, &args, updated);
-    let names = matcher::tool_names(tool);
+    let back = |updated| claude::args(root, tool.claude, &args, updated);
+    let names = tool.names();
     let call = call_fields(root, tool, &args);
     let Some(verdict) = fire_call(bus, HookEvent::PreToolUse, &names, call, id, &back).await else {
         return Pre::Run {
@@ -120,7 +139,8 @@ pub async fn pre_tool(bus: &Bus, root: &Path, id: &str, tool: &str, args: Value)
     }
 }
 
-/// The `PreToolUse` hooks of each file of submission `tool` (its `files`), as `Write` calls:
+/// The `PreToolUse` hooks of each file of submission `tool` (its `files`), as calls of `write`
+/// (`Write`):
 /// one that blocks refuses the submission; one that changes a file changes it in the
 /// submission. Their say on the permission adds to `permission`, the submission's own: an
 /// `ask` asks, an `allow` of every file allows.
@@ -129,6 +149,7 @@ pub async fn pre_files(
     root: &Path,
     id: &str,
     tool: &str,
+    write: HookedTool<'_>,
     mut submission: Value,
     permission: Option<Permission>,
 ) -> Pre {
@@ -145,12 +166,12 @@ pub async fn pre_files(
     }
     let mut changed = false;
     let (mut asks, mut allows) = (None, 0);
+    let names = write.names();
     for index in 0..count {
         let file = submission["files"][index].clone();
-        let back = |updated| claude_names::submitted_args(root, &file, updated);
-        let call = file_fields(root, tool, &file);
-        let Some(verdict) =
-            fire_call(bus, HookEvent::PreToolUse, &WRITE_NAMES, call, id, &back).await
+        let back = |updated| claude::submitted_args(root, write.claude, &file, updated);
+        let call = file_fields(root, write, tool, &file);
+        let Some(verdict) = fire_call(bus, HookEvent::PreToolUse, &names, call, id, &back).await
         else {
             break;
         };
@@ -190,7 +211,7 @@ pub async fn post_tool(
     bus: &Bus,
     root: &Path,
     id: &str,
-    tool: &str,
+    tool: HookedTool<'_>,
     args: &Value,
     mut response: Value,
 ) -> Option<String> {
@@ -200,38 +221,46 @@ pub async fn post_tool(
             .get("output")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let claude = claude_names::response(root, tool, args, output);
+        let claude = claude::response(root, tool.claude, args, output);
         map.extend(claude);
     }
     let mut call = call_fields(root, tool, args);
     call.insert("tool_response".into(), response);
     let keep = |updated| updated;
-    let names = matcher::tool_names(tool);
+    let names = tool.names();
     let verdict = fire_call(bus, HookEvent::PostToolUse, &names, call, id, &keep).await?;
     let mut said: Vec<String> = verdict.block.or(verdict.stop).into_iter().collect();
     said.extend(verdict.context);
     (!said.is_empty()).then(|| format!("PostToolUse hook feedback:\n{}", said.join("\n")))
 }
 
-/// The `PostToolUse` hooks of each file submission `tool` wrote, as `Write` calls. What they
-/// say is in their `hook` events: the conversation is over.
-pub async fn post_files(bus: &Bus, root: &Path, id: &str, tool: &str, submission: &Value) {
+/// The `PostToolUse` hooks of each file submission `tool` wrote, as calls of `write`
+/// (`Write`). What they say is in their `hook` events: the conversation is over.
+pub async fn post_files(
+    bus: &Bus,
+    root: &Path,
+    id: &str,
+    tool: &str,
+    write: HookedTool<'_>,
+    submission: &Value,
+) {
     if bus.hooks().is_none() {
         return;
     }
+    let names = write.names();
     let files = submission.get("files").and_then(Value::as_array);
     for file in files.into_iter().flatten() {
         if file.get("delete").and_then(Value::as_bool) == Some(true) {
             continue;
         }
-        let mut call = file_fields(root, tool, file);
+        let mut call = file_fields(root, write, tool, file);
         let path = call["tool_input"]["file_path"].clone();
         call.insert(
             "tool_response".into(),
             json!({"success": true, "filePath": path, "content": file.get("content")}),
         );
         let keep = |updated| updated;
-        let _ = fire_call(bus, HookEvent::PostToolUse, &WRITE_NAMES, call, id, &keep).await;
+        let _ = fire_call(bus, HookEvent::PostToolUse, &names, call, id, &keep).await;
     }
 }
 
@@ -241,11 +270,11 @@ pub async fn post_files(bus: &Bus, root: &Path, id: &str, tool: &str, submission
 pub async fn permission_request(
     bus: &Bus,
     id: &str,
-    tool: &str,
+    tool: HookedTool<'_>,
     call: &Map<String, Value>,
 ) -> Option<Result<String, String>> {
     let keep = |updated| updated;
-    let names = matcher::tool_names(tool);
+    let names = tool.names();
     let verdict = fire_call(
         bus,
         HookEvent::PermissionRequest,
@@ -272,7 +301,8 @@ mod tests {
     fn a_call_is_told_in_claude_codes_shape_with_splices_beside_it() {
         let root = Path::new("/p");
         let args = json!({"path": "a.txt", "content": "x"});
-        let call = call_fields(root, "write_file", &args);
+        let write = crate::tools::registry::hooked(crate::protocol::Builtin::WriteFile);
+        let call = call_fields(root, write, &args);
         assert_eq!(call["tool_name"], "Write");
         assert_eq!(
             call["tool_input"],
@@ -280,11 +310,12 @@ mod tests {
         );
         assert_eq!(call["splice_tool_name"], "write_file");
         assert_eq!(call["splice_tool_input"], args);
-        let call = call_fields(root, "mcp__docs__search", &json!({"q": 1}));
+        let call = call_fields(root, HookedTool::own("mcp__docs__search"), &json!({"q": 1}));
         assert_eq!(call["tool_name"], "mcp__docs__search");
         assert_eq!(call["tool_input"], json!({"q": 1}));
         let file = file_fields(
             root,
+            write,
             "submit_code",
             &json!({"path": "b.py", "content": "y"}),
         );

@@ -84,17 +84,6 @@ pub struct Offered {
     pub guidance: Option<String>,
 }
 
-impl Offered {
-    /// The package tool a model's call names (by its wire name).
-    pub fn by_wire(&self, wire: &str) -> Option<&PackageTool> {
-        self.tools.iter().find(|t| t.wire == wire)
-    }
-
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(PackageTool::spec).collect()
-    }
-}
-
 /// Find what the run offers: `extra` are the `--package` packages; `config_node` the config
 /// file's `node`. Warnings say what is not offered and why. Blocking (reads the data dir,
 /// starts `node --version`).

@@ -19,8 +19,8 @@ use crate::agent::Agent;
 use crate::bus::Bus;
 use crate::permissions::policy::exact_pattern;
 use crate::permissions::{Effect, Origin, Rule};
+use crate::protocol::Builtin;
 use crate::settings::RunSettings;
-use crate::tools::ToolName;
 use crate::tools::runner::ToolRunner;
 
 /// Everything a stage needs from the run.
@@ -112,7 +112,7 @@ impl<'a> Ctx<'a> {
         for command in commands {
             rules.push(Rule {
                 effect: Effect::Allow,
-                tool: ToolName::RunCommand.as_str().into(),
+                tool: Builtin::RunCommand.as_str().into(),
                 // Exactly this command: a `\\` or `*` in it is text, not a glob.
                 pattern: Some(exact_pattern(command)),
                 origin: Origin::Splice,

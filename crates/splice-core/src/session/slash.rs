@@ -16,13 +16,13 @@ use crate::bus::Bus;
 use crate::checkpoint::CheckpointStore;
 use crate::exit::Exit;
 use crate::git::snapshot::Snapshot;
+use crate::protocol::Builtin;
 use crate::protocol::input::Prompt;
 use crate::protocol::{ErrorCode, ToolStatus};
 use crate::provider::ToolCallRequest;
 use crate::run::{Request, RunFailure};
 use crate::settings::RunSettings;
 use crate::slash::{self, Catalog, SlashError};
-use crate::tools::ToolName;
 use crate::tools::runner::ToolRunner;
 
 /// The request `prompt` makes: itself, or the custom command it invokes expanded, with the
@@ -57,9 +57,7 @@ pub(super) async fn prepare(
         bus: bus.clone(),
         writable: Vec::new(),
         gate: None,
-        packages: Arc::default(),
-        transcriber: None,
-        mcp: None,
+        tools: Arc::default(),
     };
     let trusted = super::slash_trust::trusted(settings, bus, &plain, command).await;
     let mut turn = settings.clone();
@@ -97,7 +95,7 @@ pub(super) async fn prepare(
         });
         let call = ToolCallRequest {
             id: format!("slash_{}_{calls}", bus.run_id()),
-            name: ToolName::RunCommand.as_str().to_string(),
+            name: Builtin::RunCommand.as_str().to_string(),
             arguments: json!({ "command": command.text }).to_string(),
         };
         let runner = if command.with_arguments {
@@ -109,7 +107,7 @@ pub(super) async fn prepare(
             if let Some(refused) = refused {
                 return Err(refused);
             }
-            let reply = runner.execute(&call, &[ToolName::RunCommand]).await;
+            let reply = runner.execute(&call, &[Builtin::RunCommand]).await;
             match reply.status {
                 ToolStatus::Ok => Ok(strip_status(&reply.content)),
                 _ => Err(reply.content.replacen('\n', ": ", 1)),

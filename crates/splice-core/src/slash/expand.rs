@@ -199,9 +199,9 @@ fn allow_rule(text: &str) -> Result<Option<Rule>, String> {
         Some(open) => (&text[..open], Some(&text[open..])),
         None => (text, None),
     };
-    let builtin = crate::tools::claude_names::tool_named(tool)
+    let builtin = crate::tools::registry::real_tool_named(tool)
         .filter(|_| tool.starts_with(|c: char| c.is_ascii_uppercase()))
-        .map(crate::tools::ToolName::as_str);
+        .map(crate::protocol::Builtin::as_str);
     let rule = match builtin {
         Some("run_command") => {
             // Claude Code's `prefix:*` matches what starts with the prefix.

@@ -13,7 +13,7 @@ use sha2::Digest;
 use crate::layout::Layout;
 use crate::mcp::approval::{Approvals, canonical_root};
 use crate::permissions::PermissionMode;
-use crate::tools::ToolName;
+use crate::protocol::{Builtin, SideEffect};
 
 /// Where approvals of project agent definitions are kept in the data dir.
 pub const APPROVALS_FILE: &str = "agent-approvals.json";
@@ -47,7 +47,7 @@ pub struct Definition {
     pub description: String,
     /// Its system prompt (the file's body).
     pub prompt: String,
-    pub tools: Vec<ToolName>,
+    pub tools: Vec<Builtin>,
     pub model: Option<String>,
     pub mode: Option<PermissionMode>,
     pub max_turns: Option<u32>,
@@ -78,7 +78,7 @@ impl Definition {
 
     /// Whether it may change the tree: write files or run commands (which can write too).
     pub fn writes(&self) -> bool {
-        self.tools.iter().any(|tool| !tool.is_read_only())
+        self.tools.iter().any(|tool| !is_read_only(*tool))
     }
 
     /// Whether a person must approve it before it runs: a project's that writes.
@@ -87,10 +87,15 @@ impl Definition {
     }
 }
 
-fn read_only() -> Vec<ToolName> {
-    ToolName::ALL
+/// Whether built-in `tool` only reads, as its handler says.
+fn is_read_only(tool: Builtin) -> bool {
+    crate::tools::registry::builtin(tool).is_some_and(|h| h.side_effect() == SideEffect::Read)
+}
+
+fn read_only() -> Vec<Builtin> {
+    crate::tools::REAL_TOOLS
         .into_iter()
-        .filter(|tool| tool.is_read_only())
+        .filter(|tool| is_read_only(*tool))
         .collect()
 }
 
@@ -255,8 +260,8 @@ pub fn parse(path: &Path, text: &str, origin: Origin) -> Result<Definition, Stri
 }
 
 /// A tool by Splice's name or Claude Code's (so its agent files work unchanged).
-fn tool_named(name: &str) -> Option<ToolName> {
-    crate::tools::claude_names::tool_named(name.trim())
+fn tool_named(name: &str) -> Option<Builtin> {
+    crate::tools::registry::real_tool_named(name.trim())
 }
 
 /// A mode by Splice's name or Claude Code's.
@@ -337,7 +342,7 @@ mod tests {
         assert_eq!(catalog.offered[0].description, "Reviews");
         assert_eq!(
             catalog.offered[0].tools,
-            [ToolName::ReadFile, ToolName::SearchFiles]
+            [Builtin::ReadFile, Builtin::SearchFiles]
         );
         assert_eq!(catalog.offered[0].max_turns, Some(3));
         // A user's definition needs no approval, even one that runs commands.

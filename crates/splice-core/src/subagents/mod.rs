@@ -10,6 +10,7 @@
 
 pub mod definition;
 mod scratch;
+mod tool;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -17,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::agent::{Agent, AgentError, TextRoute, TurnSpec};
 use crate::bus::{AgentScope, Answer, Bus, Preview};
@@ -25,17 +26,24 @@ use crate::checkpoint::CheckpointStore;
 use crate::permissions::PermissionMode;
 use crate::protocol::events::{Risk, ToolStatus};
 use crate::protocol::{Builtin, Event, SideEffect, WarningCode};
-use crate::provider::{Message, Provider, ProviderConfig, ToolSpec};
+use crate::provider::{Message, Provider, ProviderConfig};
 use crate::settings::RunSettings;
-use crate::tools::runner::{
-    AGENT_TOOL, Delegate, Delegated, Question, ToolRunner, answer_decision,
-};
-use crate::tools::{ToolName, parse_args};
+use crate::tools::parse_args;
+use crate::tools::runner::{AGENT_TOOL, Question, ToolRunner, answer_decision};
 use crate::usage::UsageMeter;
 pub use definition::{Catalog, Definition};
 use scratch::Scratch;
 
 const SUBAGENT_PROMPT: &str = include_str!("../../../../assets/prompts/subagent.md");
+
+/// How an `agent` call ended: its status, what goes back to the model, and the files it
+/// changed in the checkout (a writing subagent's diff, once applied).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Delegated {
+    status: ToolStatus,
+    output: String,
+    changed_files: Option<Vec<String>>,
+}
 
 /// The `agent` tool's arguments.
 #[derive(Debug, Deserialize)]
@@ -221,7 +229,7 @@ impl<'a> Subagents<'a> {
         {
             return Ok(());
         }
-        let side_effect = if definition.tools.contains(&ToolName::RunCommand) {
+        let side_effect = if definition.tools.contains(&Builtin::RunCommand) {
             SideEffect::Execute
         } else {
             SideEffect::Write
@@ -348,9 +356,7 @@ impl<'a> Subagents<'a> {
             checkpoints,
             bus: bus.clone(),
             writable,
-            packages: Arc::default(),
-            transcriber: None,
-            mcp: None,
+            tools: Arc::default(),
             ..parent.clone()
         };
         let (own, own_meter);
@@ -519,54 +525,5 @@ fn failed(output: String) -> Delegated {
         status: ToolStatus::Error,
         output,
         changed_files: None,
-    }
-}
-
-impl Delegate for Subagents<'_> {
-    fn spec(&self) -> ToolSpec {
-        let mut description = String::from(
-            "Start a subagent: a helper with a fresh context of its own that does one task with \
-             its own tools and returns its final answer. It sees nothing of this conversation, \
-             so give it a complete, self-contained task in `prompt`. Several `agent` calls in \
-             one response run at the same time: use that for independent questions. Agents \
-             (`agent`, default `general`):",
-        );
-        for definition in &self.catalog.offered {
-            let writes = if definition.writes() {
-                " (may change files: works in a copy of the project; its changes are applied \
-                 once permitted)"
-            } else {
-                ""
-            };
-            description.push_str(&format!(
-                "\n- {} ({}): {}{writes}",
-                definition.name,
-                definition.origin.label(),
-                definition.description
-            ));
-        }
-        let names: Vec<&str> = self
-            .catalog
-            .offered
-            .iter()
-            .map(|d| d.name.as_str())
-            .collect();
-        ToolSpec {
-            name: AGENT_TOOL.to_string(),
-            description,
-            parameters: json!({"type": "object", "properties": {
-                "description": {"type": "string", "description": "A short label of the task (3 to 6 words)"},
-                "prompt": {"type": "string", "description": "The whole task for the subagent"},
-                "agent": {"type": "string", "enum": names}
-            }, "required": ["description", "prompt"], "additionalProperties": false}),
-        }
-    }
-
-    fn run<'b>(
-        &'b self,
-        call_id: &'b str,
-        args: Value,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Delegated> + Send + 'b>> {
-        Box::pin(self.start(call_id, args))
     }
 }

@@ -1,31 +1,29 @@
-//! Executing a model's tool call: `tool_call`, the permission policy (and a prompt when it asks),
-//! a checkpoint before any write, the tool itself, and `tool_result`, in that order.
+//! Executing a model's tool call, the same steps for every tool: `tool_call`, the run's gate,
+//! the `PreToolUse` hooks (and a check of what they rewrote), the tool's handler (its
+//! permission question, checkpoint and sandbox through the services here), `tool_result`,
+//! then the `PostToolUse` hooks. What a tool is and does is its handler's
+//! ([`super::handler::ToolHandler`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::fs::{apply, plan_edit, plan_write, read_file};
-use super::search::{list_files, search_files};
-use super::transcribe::{self, TranscribeArgs, Transcriber};
-use super::{MAX_OUTPUT_BYTES, ToolError, ToolId, ToolName, cap_output, command, parse_args};
+use super::fs::apply;
+use super::handler::{ToolHandler, ToolOutput};
+use super::registry::{Offer, Resolved, ToolRegistry};
+use super::{MAX_OUTPUT_BYTES, ToolError, cap_output};
 use crate::bus::{Answer, Bus, PermissionQuestion, Preview};
 use crate::checkpoint::CheckpointStore;
 use crate::confine::change::FileChange;
-use crate::hooks::{self, Permission, tool::Pre};
-use crate::packages::offer::{Offered, PackageTool, write_reaching_git_dir};
-use crate::packages::runtime::{self, CallErrorCode, CallRequest};
+use crate::hooks::{self, Permission, tool::HookedTool, tool::Pre};
 use crate::permissions::policy::{Subject, exact_pattern};
-use crate::permissions::risk::command_risk;
 use crate::permissions::sandbox;
 use crate::permissions::shell;
 use crate::permissions::{Effect, Policy, Rule, Verdict};
 use crate::protocol::events::{Block, Risk, ToolStatus};
 use crate::protocol::{Builtin, Event, SideEffect, ToolIdentity};
 use crate::provider::ToolCallRequest;
-
-mod mcp;
 
 /// Opened once the run may use its tools, with why it may not if so: a run in a repository
 /// first records the git config and hooks it puts back at its end, and records them while its
@@ -56,7 +54,7 @@ pub struct ToolReply {
 }
 
 /// The outcome of asking the policy about one call.
-enum Permit {
+pub(crate) enum Permit {
     /// `confine`: granted by autonomy rather than by a person, so a command runs sandboxed.
     Granted {
         confine: bool,
@@ -74,123 +72,72 @@ pub struct ToolRunner {
     pub writable: Vec<PathBuf>,
     /// What every call waits for before it runs (none: calls run at once).
     pub gate: Option<ToolGate>,
-    /// The package tools offered to the run, and the Node that runs them.
-    pub packages: Arc<Offered>,
-    /// The `transcribe` tool, when a Scribiz CLI can be run: offered where package tools are.
-    pub transcriber: Option<Arc<Transcriber>>,
-    /// The MCP servers' tools (`mcp__<server>__<tool>`), offered where package tools are.
-    pub mcp: Option<crate::mcp::McpHub>,
+    /// The run's tools besides the built-ins (`transcribe`, MCP and package tools).
+    pub tools: Arc<ToolRegistry>,
 }
 
 /// The name of the tool that starts a subagent.
 pub const AGENT_TOOL: &str = "agent";
 
-/// What runs an `agent` call: the light conversation's subagents. The runner announces the
-/// call and reports its result like any other tool's; the subagent's own tools come back
-/// through a runner of its own (the same dispatch, a bus that names the agent).
-pub trait Delegate: Sync {
-    /// The `agent` tool as the model is offered it (the agents it may start, described).
-    fn spec(&self) -> crate::provider::ToolSpec;
-
-    fn run<'a>(
-        &'a self,
-        call_id: &'a str,
-        args: Value,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Delegated> + Send + 'a>>;
-}
-
-/// How an `agent` call ended: its status, what goes back to the model, and the files it
-/// changed in the checkout (a writing subagent's diff, once applied).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Delegated {
-    pub status: ToolStatus,
-    pub output: String,
-    pub changed_files: Option<Vec<String>>,
-}
-
-/// Most bytes of a failed package call's logs handed back with its error.
-const MAX_LOG_BYTES: usize = 4 * 1024;
-
 impl ToolRunner {
     /// Run a call that may name only the built-in tools `allowed`.
-    pub async fn execute(&self, call: &ToolCallRequest, allowed: &[ToolName]) -> ToolReply {
-        self.execute_offered(call, allowed, false).await
+    pub async fn execute(&self, call: &ToolCallRequest, allowed: &[Builtin]) -> ToolReply {
+        self.execute_offered(call, &Offer::builtins(allowed)).await
     }
 
-    /// Run a call that may name the built-in tools `allowed` and, with `packages`, the run's
-    /// package tools (by their wire name).
-    pub async fn execute_offered(
-        &self,
-        call: &ToolCallRequest,
-        allowed: &[ToolName],
-        packages: bool,
-    ) -> ToolReply {
-        self.execute_delegating(call, allowed, packages, None).await
-    }
-
-    /// As [`ToolRunner::execute_offered`], and with `delegate` the call may name the `agent`
-    /// tool, which it runs.
-    pub async fn execute_delegating(
-        &self,
-        call: &ToolCallRequest,
-        allowed: &[ToolName],
-        packages: bool,
-        delegate: Option<&dyn Delegate>,
-    ) -> ToolReply {
-        if let Some(delegate) = delegate
-            && call.name == AGENT_TOOL
-        {
-            return self.run_agent(call, delegate).await;
-        }
-        let tool = self.resolve(&call.name, allowed, packages);
+    /// Run a call that may name the tools `offer` offers.
+    pub async fn execute_offered(&self, call: &ToolCallRequest, offer: &Offer<'_>) -> ToolReply {
+        let tool = self.tools.resolve(&call.name, offer);
         let args: Value = match serde_json::from_str(&call.arguments) {
             Ok(args) => args,
             Err(e) => {
-                self.emit_call(call, Value::String(call.arguments.clone()), tool.as_ref());
-                return self.finish(
-                    &call.id,
-                    ToolStatus::Error,
-                    format!("arguments are not valid JSON: {e}"),
-                    false,
-                    None,
-                    None,
-                );
+                self.emit_call(call, Value::String(call.arguments.clone()), tool.as_deref());
+                let why = format!("arguments are not valid JSON: {e}");
+                return self.finish(&call.id, ToolOutput::error(why));
             }
         };
-        self.emit_call(call, args.clone(), tool.as_ref());
+        self.emit_call(call, args.clone(), tool.as_deref());
         let Some(tool) = tool else {
-            return self.finish(
-                &call.id,
-                ToolStatus::Error,
-                ToolError::Unknown(call.name.clone()).to_string(),
-                false,
-                None,
-                None,
-            );
+            let unknown = ToolError::Unknown(call.name.clone()).to_string();
+            return self.finish(&call.id, ToolOutput::error(unknown));
         };
         if let Some(refused) = self.wait_for_gate(&call.id).await {
             return refused;
         }
-        // The one place every call passes: its `PreToolUse` hooks, the call, its
-        // `PostToolUse` hooks.
+        Box::pin(self.run_hooked(call, &tool, args)).await
+    }
+
+    /// A resolved call past its gate: its `PreToolUse` hooks, the call, its result and its
+    /// `PostToolUse` hooks.
+    async fn run_hooked(
+        &self,
+        call: &ToolCallRequest,
+        tool: &Resolved<'_>,
+        args: Value,
+    ) -> ToolReply {
+        let id = call.id.as_str();
         let name = tool.name().to_string();
+        let hooked_tool = HookedTool {
+            name: &name,
+            claude: tool.claude(),
+        };
         let (args, permission) =
-            match hooks::tool::pre_tool(&self.bus, &self.root, &call.id, &name, args).await {
+            match hooks::tool::pre_tool(&self.bus, &self.root, id, hooked_tool, args).await {
                 Pre::Refused(reason) => {
-                    return self.finish(&call.id, ToolStatus::Denied, reason, false, None, None);
+                    return self.finish(id, ToolOutput::new(ToolStatus::Denied, reason));
                 }
                 Pre::Run {
                     args: changed,
                     changed: true,
                     permission,
-                } => match check_input(&tool, &changed) {
+                } => match tool.check_input(&changed) {
                     Ok(()) => (changed, permission),
                     Err(why) => {
                         let text = format!(
                             "a PreToolUse hook changed the input of {name} into one the tool does \
                          not take ({why}); the call was not run"
                         );
-                        return self.finish(&call.id, ToolStatus::Error, text, false, None, None);
+                        return self.finish(id, ToolOutput::error(text));
                     }
                 },
                 Pre::Run {
@@ -201,25 +148,39 @@ impl ToolRunner {
         let hooked_args = self.bus.hooks().map(|_| args.clone());
         let hooked = hooks::tool::CallHooks {
             call: match &hooked_args {
-                Some(args) => hooks::tool::call_fields(&self.root, &name, args),
+                Some(args) => hooks::tool::call_fields(&self.root, hooked_tool, args),
                 None => serde_json::Map::new(),
             },
             permission,
         };
         // Boxed, as the call's own future is large: the hooks' futures come on top of it.
-        let mut reply =
-            Box::pin(hooks::tool::CALL.scope(hooked, self.run_tool(call, tool, args))).await;
-        if reply.status == ToolStatus::Ok
-            && let Some(args) = hooked_args
-        {
-            let response = json!({
-                "success": true,
-                "status": reply.status,
-                "output": reply.content,
-                "exitCode": reply.exit_code,
-            });
+        let mut output =
+            Box::pin(hooks::tool::CALL.scope(hooked, tool.handle(self, id, args))).await;
+        let post = hooked_args.filter(|_| output.status == ToolStatus::Ok);
+        if tool.result_after_hooks() {
+            if let Some(args) = post {
+                let response = tool.hook_response(&output);
+                let said =
+                    hooks::tool::post_tool(&self.bus, &self.root, id, hooked_tool, &args, response);
+                if let Some(feedback) = said.await {
+                    output.output = format!("{}\n\n{feedback}", output.output);
+                }
+            }
+            let (text, truncated) = cap_output(&output.output, MAX_OUTPUT_BYTES);
+            return self.finish(
+                id,
+                ToolOutput {
+                    output: text,
+                    truncated,
+                    ..output
+                },
+            );
+        }
+        let response = post.as_ref().map(|_| tool.hook_response(&output));
+        let mut reply = self.finish(id, output);
+        if let (Some(args), Some(response)) = (post, response) {
             let said =
-                hooks::tool::post_tool(&self.bus, &self.root, &call.id, &name, &args, response);
+                hooks::tool::post_tool(&self.bus, &self.root, id, hooked_tool, &args, response);
             if let Some(feedback) = said.await {
                 reply.content = format!("{}\n\n{feedback}", reply.content);
             }
@@ -232,357 +193,16 @@ impl ToolRunner {
     async fn wait_for_gate(&self, id: &str) -> Option<ToolReply> {
         let gate = self.gate.as_ref()?;
         let why = gate.wait().await.err()?;
-        Some(self.finish(id, ToolStatus::Error, why.to_string(), false, None, None))
+        Some(self.finish(id, ToolOutput::error(why.to_string())))
     }
 
-    /// A resolved call, once its hooks let it run.
-    async fn run_tool(&self, call: &ToolCallRequest, tool: ToolId<'_>, args: Value) -> ToolReply {
-        let tool = match tool {
-            ToolId::Builtin(tool) => tool,
-            ToolId::Package(tool) => return self.run_package(&call.id, tool, args).await,
-            ToolId::Transcribe => return self.run_transcribe(&call.id, &args).await,
-            ToolId::Mcp(tool) => return self.run_mcp(&call.id, &tool, args).await,
-        };
-        match self.dispatch(&call.id, tool, &args).await {
-            Ok(reply) => reply,
-            Err(ToolError::OutsideRoot(path)) => self.block(call, tool, &path, "outside_root"),
-            Err(ToolError::Protected(path)) => self.block(call, tool, &path, "protected_path"),
-            Err(error) => self.finish(
-                &call.id,
-                ToolStatus::Error,
-                error.to_string(),
-                false,
-                None,
-                None,
-            ),
-        }
-    }
-
-    /// `agent`: announced (its own permission questions are its tools'), then the subagent.
-    async fn run_agent(&self, call: &ToolCallRequest, delegate: &dyn Delegate) -> ToolReply {
-        let args: Value = match serde_json::from_str(&call.arguments) {
-            Ok(args) => args,
-            Err(e) => {
-                self.emit_agent_call(call, Value::String(call.arguments.clone()));
-                let why = format!("arguments are not valid JSON: {e}");
-                return self.finish(&call.id, ToolStatus::Error, why, false, None, None);
-            }
-        };
-        self.emit_agent_call(call, args.clone());
-        if let Some(refused) = self.wait_for_gate(&call.id).await {
-            return refused;
-        }
-        // Its hooks, as for every call (Claude Code's `Task` matches it too): a block means
-        // no subagent starts; a rewrite is checked by the subagent's own reading of it.
-        let args =
-            match hooks::tool::pre_tool(&self.bus, &self.root, &call.id, AGENT_TOOL, args).await {
-                Pre::Refused(reason) => {
-                    return self.finish(&call.id, ToolStatus::Denied, reason, false, None, None);
-                }
-                Pre::Run { args, .. } => args,
-            };
-        let done = Box::pin(delegate.run(&call.id, args.clone())).await;
-        let mut output = done.output;
-        if done.status == ToolStatus::Ok && self.bus.hooks().is_some() {
-            let response = json!({"success": true, "status": done.status, "output": output});
-            let said = hooks::tool::post_tool(
-                &self.bus, &self.root, &call.id, AGENT_TOOL, &args, response,
-            );
-            if let Some(feedback) = said.await {
-                output = format!("{output}\n\n{feedback}");
-            }
-        }
-        let (output, truncated) = cap_output(&output, MAX_OUTPUT_BYTES);
-        self.finish(
-            &call.id,
-            done.status,
-            output,
-            truncated,
-            done.changed_files,
-            None,
-        )
-    }
-
-    fn emit_agent_call(&self, call: &ToolCallRequest, args: Value) {
-        self.bus.emit(Event::ToolCall {
-            id: call.id.clone(),
-            name: AGENT_TOOL.to_string(),
-            args,
-            side_effect: SideEffect::None,
-        });
-    }
-
-    /// The tool a call names: a built-in in `allowed`, else (with `packages`) `transcribe`,
-    /// an MCP tool a ready server lists now, or a package tool.
-    fn resolve(&self, name: &str, allowed: &[ToolName], packages: bool) -> Option<ToolId<'_>> {
-        if let Some(tool) = ToolName::parse(name).filter(|t| allowed.contains(t)) {
-            return Some(ToolId::Builtin(tool));
-        }
-        if packages && name == transcribe::NAME && self.transcriber.is_some() {
-            return Some(ToolId::Transcribe);
-        }
-        if packages
-            && name.starts_with(crate::mcp::tool::WIRE_PREFIX)
-            && let Some(tool) = self.mcp.as_ref().and_then(|hub| hub.tool(name))
-        {
-            return Some(ToolId::Mcp(tool));
-        }
-        packages
-            .then(|| self.packages.by_wire(name))
-            .flatten()
-            .map(ToolId::Package)
-    }
-
-    fn emit_call(&self, call: &ToolCallRequest, args: Value, tool: Option<&ToolId<'_>>) {
+    fn emit_call(&self, call: &ToolCallRequest, args: Value, tool: Option<&dyn ToolHandler>) {
         self.bus.emit(Event::ToolCall {
             id: call.id.clone(),
             name: tool.map_or_else(|| call.name.clone(), |t| t.name().to_string()),
             args,
             side_effect: tool.map_or(SideEffect::None, |t| t.side_effect()),
         });
-    }
-
-    /// A package tool: the permission policy as for a built-in (rules name it by its dotted
-    /// name; a pattern is matched against the input as compact JSON), then one sandboxed Node
-    /// process. The output JSON is the result; a failure is `CODE: message` with its logs.
-    async fn run_package(&self, id: &str, tool: &PackageTool, input: Value) -> ToolReply {
-        let permissions = &tool.package.manifest.permissions;
-        if let Some(path) = write_reaching_git_dir(&self.root, permissions) {
-            return self.block_package(id, tool, &path);
-        }
-        let input_text = input.to_string();
-        let risk = if tool.side_effect == SideEffect::Network {
-            Risk::Medium
-        } else {
-            Risk::Low
-        };
-        let (shown, _) = cap_output(&input_text, 2_000);
-        // A tool call, not a command line: the prompt names the tool and shows its input.
-        let preview = vec![Preview::Call {
-            tool: tool.dotted.clone(),
-            server: None,
-            input: shown.to_string(),
-        }];
-        if let Permit::Refused(status, reason) = self
-            .permit(
-                id,
-                &ToolId::Package(tool).identity(),
-                tool.side_effect,
-                &[input_text],
-                risk,
-                preview,
-            )
-            .await
-        {
-            return self.finish(id, status, reason, false, None, None);
-        }
-        let Some(node) = &self.packages.node else {
-            let missing = "NODE_MISSING: no Node to run package tools".to_string();
-            return self.finish(id, ToolStatus::Error, missing, false, None, None);
-        };
-        let outcome = runtime::call(CallRequest {
-            package: &tool.package,
-            tool: &tool.tool,
-            input,
-            project_root: &self.root,
-            node,
-        })
-        .await;
-        match outcome.result {
-            Ok(output) => {
-                let (text, truncated) = cap_output(&output.to_string(), MAX_OUTPUT_BYTES);
-                self.finish(id, ToolStatus::Ok, text, truncated, None, None)
-            }
-            Err(error) => {
-                let status = if error.code == CallErrorCode::Timeout {
-                    ToolStatus::Timeout
-                } else {
-                    ToolStatus::Error
-                };
-                let mut text = error.to_string();
-                if !outcome.logs.is_empty() {
-                    let (logs, _) = cap_output(&outcome.logs.join("\n"), MAX_LOG_BYTES);
-                    text.push_str("\nlogs:\n");
-                    text.push_str(&logs);
-                }
-                self.finish(id, status, text, false, None, None)
-            }
-        }
-    }
-
-    /// `transcribe`: the path checked (beneath the root, not in `.git`: blocked otherwise),
-    /// the permission policy as for any network tool, then the Scribiz CLI.
-    async fn run_transcribe(&self, id: &str, args: &Value) -> ToolReply {
-        let fail = |text: String| self.finish(id, ToolStatus::Error, text, false, None, None);
-        let Some(transcriber) = &self.transcriber else {
-            return fail(ToolError::Unknown(transcribe::NAME.into()).to_string());
-        };
-        let args: TranscribeArgs = match parse_args(args) {
-            Ok(args) => args,
-            Err(error) => return fail(error.to_string()),
-        };
-        let input = match crate::blocking::atomic(|| transcribe::input(&self.root, &args.path)) {
-            Ok(input) => input,
-            Err(ToolError::OutsideRoot(path)) => {
-                let reason = format!("`{path}` is outside the working root");
-                return self.block_tool(
-                    id,
-                    transcribe::NAME,
-                    SideEffect::Network,
-                    &path,
-                    "outside_root",
-                    reason,
-                );
-            }
-            Err(ToolError::Protected(path)) => {
-                let reason = format!("`{path}` is inside .git, which tools do not hand out");
-                return self.block_tool(
-                    id,
-                    transcribe::NAME,
-                    SideEffect::Network,
-                    &path,
-                    "protected_path",
-                    reason,
-                );
-            }
-            Err(error) => return fail(error.to_string()),
-        };
-        let preview = transcribe::previews(&args.path, &input);
-        if let Permit::Refused(status, reason) = self
-            .permit(
-                id,
-                &ToolId::Transcribe.identity(),
-                SideEffect::Network,
-                std::slice::from_ref(&args.path),
-                Risk::Medium,
-                preview,
-            )
-            .await
-        {
-            return self.finish(id, status, reason, false, None, None);
-        }
-        match transcriber.run(&self.bus, &self.root, id, &input).await {
-            Ok((text, truncated)) => self.finish(id, ToolStatus::Ok, text, truncated, None, None),
-            Err(why) => fail(why.to_string()),
-        }
-    }
-
-    async fn dispatch(
-        &self,
-        id: &str,
-        tool: ToolName,
-        args: &Value,
-    ) -> Result<ToolReply, ToolError> {
-        let root = &self.root;
-        match tool {
-            ToolName::ReadFile | ToolName::ListFiles | ToolName::SearchFiles => {
-                let target = args
-                    .get("path")
-                    .and_then(Value::as_str)
-                    .unwrap_or(".")
-                    .to_string();
-                if let Permit::Refused(status, reason) = self
-                    .permit(
-                        id,
-                        &tool.builtin().into(),
-                        SideEffect::Read,
-                        &[target],
-                        Risk::Low,
-                        vec![],
-                    )
-                    .await
-                {
-                    return Ok(self.finish(id, status, reason, false, None, None));
-                }
-                // The editor's buffer, unsaved changes included, when the client offers it.
-                if tool == ToolName::ReadFile
-                    && let Some(files) = self.bus.files().filter(|f| f.reads())
-                {
-                    let args: super::ReadArgs = parse_args(args)?;
-                    let (output, truncated) = super::fs::read_through(root, &args, files).await?;
-                    return Ok(self.finish(id, ToolStatus::Ok, output, truncated, None, None));
-                }
-                // Walking a large tree is blocking work: off the runtime's thread, so the TUI
-                // keeps drawing while a search runs.
-                let (root, args) = (root.clone(), args.clone());
-                let (output, truncated) = tokio::task::spawn_blocking(move || match tool {
-                    ToolName::ReadFile => read_file(&root, &parse_args(&args)?),
-                    ToolName::ListFiles => list_files(&root, &parse_args(&args)?),
-                    _ => search_files(&root, &parse_args(&args)?),
-                })
-                .await
-                .map_err(|e| ToolError::Failed(format!("the tool stopped: {e}")))??;
-                Ok(self.finish(id, ToolStatus::Ok, output, truncated, None, None))
-            }
-            ToolName::WriteFile | ToolName::EditFile => {
-                let editor = self.bus.files().filter(|f| f.reads());
-                let changes = match editor {
-                    // An edit applies to the editor's buffer, as the person sees it.
-                    Some(files) if tool == ToolName::EditFile => {
-                        super::fs::plan_edit_through(root, &parse_args(args)?, files).await?
-                    }
-                    // Planning reads the file: blocking work, off the runtime's threads.
-                    _ => crate::blocking::atomic(|| {
-                        if tool == ToolName::WriteFile {
-                            plan_write(root, &parse_args(args)?)
-                        } else {
-                            plan_edit(root, &parse_args(args)?)
-                        }
-                    })?,
-                };
-                match self.write_changes(id, tool.builtin(), &changes).await {
-                    Ok(changed) => {
-                        let summary = format!("wrote {}", changed.join(", "));
-                        Ok(self.finish(id, ToolStatus::Ok, summary, false, Some(changed), None))
-                    }
-                    Err((status, reason)) => Ok(self.finish(id, status, reason, false, None, None)),
-                }
-            }
-            ToolName::RunCommand => {
-                let args: super::CommandArgs = parse_args(args)?;
-                let risk = command_risk(&args.command);
-                let preview = vec![Preview::Command(args.command.clone())];
-                let targets = [args.command.clone()];
-                let permit = self
-                    .permit(
-                        id,
-                        &tool.builtin().into(),
-                        SideEffect::Execute,
-                        &targets,
-                        risk,
-                        preview,
-                    )
-                    .await;
-                let confine = match permit {
-                    Permit::Granted { confine } => confine,
-                    Permit::Refused(status, reason) => {
-                        return Ok(self.finish(id, status, reason, false, None, None));
-                    }
-                };
-                let timeout = command::timeout_for(args.timeout_ms);
-                let outcome =
-                    command::run(root, &args.command, timeout, confine, &self.writable).await?;
-                let status = match (outcome.timed_out, outcome.exit_code) {
-                    (true, _) => ToolStatus::Timeout,
-                    (false, Some(0)) => ToolStatus::Ok,
-                    _ => ToolStatus::Error,
-                };
-                // A timed-out or signalled command has no exit code: no `display`, never null.
-                let display = outcome.exit_code.map(|code| json!({"exitCode": code}));
-                let reply = self.finish(
-                    id,
-                    status,
-                    outcome.render(timeout),
-                    outcome.truncated,
-                    None,
-                    display,
-                );
-                Ok(ToolReply {
-                    exit_code: outcome.exit_code,
-                    ..reply
-                })
-            }
-        }
     }
 
     /// Pass planned changes through the policy, checkpoint them, and apply them. Used by the
@@ -658,7 +278,10 @@ impl ToolRunner {
         Ok(targets)
     }
 
-    async fn permit(
+    /// The permission policy's say on call `id` of `identity` (what it does to `targets`, at
+    /// `risk`), with what its hooks said; a person is asked, shown `previews`, when the
+    /// policy asks. Every tool's permission question goes through here.
+    pub(crate) async fn permit(
         &self,
         id: &str,
         identity: &ToolIdentity,
@@ -699,7 +322,13 @@ impl ToolRunner {
         if let Verdict::Prompt { .. } = verdict {
             let decided = match &hooked.permission {
                 Some(Permission::Allow(reason)) => Some(Ok(reason.clone())),
-                _ => hooks::tool::permission_request(&self.bus, id, tool, &hooked.call).await,
+                _ => {
+                    let named = HookedTool {
+                        name: tool,
+                        claude: super::registry::claude_of(identity),
+                    };
+                    hooks::tool::permission_request(&self.bus, id, named, &hooked.call).await
+                }
             };
             // A hook spares the person the prompt, never the sandbox: a command it allows runs
             // confined, as one the mode allows does; where nothing can confine it, its allow
@@ -875,47 +504,9 @@ impl ToolRunner {
         }
     }
 
-    /// A package tool whose declared writes reach the git dir: blocked before it runs, as the
-    /// file tools are.
-    fn block_package(&self, id: &str, tool: &PackageTool, path: &str) -> ToolReply {
-        let reason = format!(
-            "{} may write `{path}`, which reaches the git dir, which tools do not write",
-            tool.package.id()
-        );
-        self.bus.emit(Event::Permission {
-            id: id.to_string(),
-            name: tool.dotted.clone(),
-            action: crate::protocol::PermissionAction::Block,
-            permission_mode: self.policy.mode.as_str().into(),
-            side_effect: tool.side_effect,
-            reason: reason.clone(),
-            risk: Some(Risk::High),
-            block: Some(Block {
-                kind: "protected_path".into(),
-                path: Some(path.to_string()),
-            }),
-        });
-        self.finish(
-            id,
-            ToolStatus::Blocked,
-            format!("blocked: {reason}"),
-            false,
-            None,
-            None,
-        )
-    }
-
-    fn block(&self, call: &ToolCallRequest, tool: ToolName, path: &str, kind: &str) -> ToolReply {
-        let reason = if kind == "outside_root" {
-            format!("`{path}` is outside the working root")
-        } else {
-            format!("`{path}` is inside .git, which file tools do not write")
-        };
-        self.block_tool(&call.id, &call.name, tool.side_effect(), path, kind, reason)
-    }
-
-    /// A call refused before it runs because of the path it names.
-    fn block_tool(
+    /// A call refused before it runs because of the path it names: its `permission` event,
+    /// and its result.
+    pub(crate) fn block_tool(
         &self,
         id: &str,
         name: &str,
@@ -923,7 +514,7 @@ impl ToolRunner {
         path: &str,
         kind: &str,
         reason: String,
-    ) -> ToolReply {
+    ) -> ToolOutput {
         self.bus.emit(Event::Permission {
             id: id.to_string(),
             name: name.to_string(),
@@ -937,64 +528,27 @@ impl ToolRunner {
                 path: Some(path.to_string()),
             }),
         });
-        self.finish(
-            id,
-            ToolStatus::Blocked,
-            format!("blocked: {reason}"),
-            false,
-            None,
-            None,
-        )
+        ToolOutput::new(ToolStatus::Blocked, format!("blocked: {reason}"))
     }
 
-    fn finish(
-        &self,
-        id: &str,
-        status: ToolStatus,
-        output: String,
-        truncated: bool,
-        changed_files: Option<Vec<String>>,
-        display: Option<Value>,
-    ) -> ToolReply {
+    /// Report how call `id` ended (`tool_result`) and what goes back to the model.
+    fn finish(&self, id: &str, output: ToolOutput) -> ToolReply {
         self.bus.emit(Event::ToolResult {
             id: id.to_string(),
-            status,
-            output: output.clone(),
-            truncated,
-            changed_files,
-            display,
+            status: output.status,
+            output: output.output.clone(),
+            truncated: output.truncated,
+            changed_files: output.changed_files,
+            display: output.display,
         });
         ToolReply {
-            content: output,
-            is_error: status != ToolStatus::Ok,
-            status,
-            images: Vec::new(),
-            exit_code: None,
+            content: output.output,
+            is_error: output.status != ToolStatus::Ok,
+            status: output.status,
+            images: output.images,
+            exit_code: output.exit_code,
         }
     }
-}
-
-/// Whether `input` (a hook's `updatedInput`) fits the schema `tool` declares; the problems
-/// otherwise.
-fn check_input(tool: &ToolId<'_>, input: &Value) -> Result<(), String> {
-    if !input.is_object() {
-        return Err("it is not a JSON object".into());
-    }
-    let schema = match tool {
-        ToolId::Builtin(tool) => tool.spec().parameters,
-        ToolId::Package(tool) => tool.spec().parameters,
-        ToolId::Transcribe => transcribe::spec().parameters,
-        ToolId::Mcp(tool) => tool.spec().parameters,
-    };
-    // As far as the schema is in the subset Splice checks; a built-in's arguments are checked
-    // again, whole, when they are parsed.
-    let (schema, _) = crate::packages::schema::compile_partial(&schema, "input");
-    let issues = schema.validate(input, "input");
-    if issues.is_empty() {
-        return Ok(());
-    }
-    let issues: Vec<String> = issues.iter().map(ToString::to_string).collect();
-    Err(issues.join("; "))
 }
 
 /// One question for the person ([`ToolRunner::ask_person`]).
@@ -1039,6 +593,8 @@ fn always_rules(tool: &ToolIdentity, targets: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::REAL_TOOLS;
+    use serde_json::json;
 
     #[test]
     fn allow_always_rules_are_exact_and_per_part() {
@@ -1077,9 +633,7 @@ mod tests {
             bus: Bus::with_responder("run_t", vec![], tx),
             writable: vec![],
             gate: None,
-            packages: Arc::default(),
-            transcriber: None,
-            mcp: None,
+            tools: Arc::default(),
         };
         for (command, risk, rules) in [("rm -rf build", Risk::High, 0), ("ls", Risk::Low, 1)] {
             let permit = runner
@@ -1119,9 +673,7 @@ mod tests {
             bus: Bus::with_responder("run_t", vec![], tx).for_task("T2"),
             writable: vec![],
             gate: None,
-            packages: Arc::default(),
-            transcriber: None,
-            mcp: None,
+            tools: Arc::default(),
         };
         let permit = runner
             .permit(
@@ -1166,9 +718,7 @@ mod tests {
             bus: Bus::new("run_t", vec![shown.clone() as Arc<dyn crate::bus::Sink>]),
             writable: vec![],
             gate: None,
-            packages: Arc::default(),
-            transcriber: None,
-            mcp: None,
+            tools: Arc::default(),
         };
         let change = FileChange {
             path: dir.path().join("a.txt"),
@@ -1216,9 +766,7 @@ mod tests {
             bus: Bus::new("run_t", vec![]),
             writable: vec![],
             gate: Some(gate.clone()),
-            packages: Arc::default(),
-            transcriber: None,
-            mcp: None,
+            tools: Arc::default(),
         };
         let write = |id: &str| ToolCallRequest {
             id: id.into(),
@@ -1227,7 +775,7 @@ mod tests {
         };
         runtime.block_on(async {
             let call = write("c1");
-            let mut pending = std::pin::pin!(runner.execute(&call, &ToolName::ALL));
+            let mut pending = std::pin::pin!(runner.execute(&call, &REAL_TOOLS));
             let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
             for _ in 0..10 {
                 assert!(pending.as_mut().poll(&mut cx).is_pending());
@@ -1249,7 +797,7 @@ mod tests {
             ..runner
         };
         std::fs::remove_file(dir.path().join("a.txt")).expect("remove a.txt");
-        let reply = runtime.block_on(runner.execute(&write("c2"), &ToolName::ALL));
+        let reply = runtime.block_on(runner.execute(&write("c2"), &REAL_TOOLS));
         assert_eq!(reply.status, ToolStatus::Error);
         assert_eq!(reply.content, GateClosed::GitNotRecorded.to_string());
         assert!(

@@ -8,11 +8,11 @@ use crate::agent::AgentError;
 use crate::pipeline::runner::Iteration;
 use crate::pipeline::schema::{FindingsSubmission, SubmitTool};
 use crate::pipeline::{Ctx, detect};
+use crate::protocol::Builtin;
 use crate::protocol::events::ToolStatus;
 use crate::protocol::stage::Stage;
 use crate::protocol::{Event, WarningCode};
 use crate::provider::ToolCallRequest;
-use crate::tools::ToolName;
 
 const PROMPT: &str = include_str!("../../../../../assets/prompts/static_analyzer.md");
 /// Analyzer output handed to the model, per command.
@@ -35,10 +35,10 @@ pub async fn static_analyzer(
     for command in &commands {
         let call = ToolCallRequest {
             id: ctx.call_id("static_analyzer"),
-            name: ToolName::RunCommand.as_str().into(),
+            name: Builtin::RunCommand.as_str().into(),
             arguments: json!({"command": command, "timeout_ms": 600_000}).to_string(),
         };
-        let reply = runner.execute(&call, &[ToolName::RunCommand]).await;
+        let reply = runner.execute(&call, &[Builtin::RunCommand]).await;
         if matches!(reply.status, ToolStatus::Denied | ToolStatus::Blocked) {
             refused.push(command.clone());
             continue;

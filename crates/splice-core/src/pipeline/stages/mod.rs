@@ -12,16 +12,12 @@ use serde::de::DeserializeOwned;
 use super::Ctx;
 use super::schema::{SubmitTool, decode, submit_spec};
 use crate::agent::{AgentError, TextRoute, TurnSpec};
+use crate::protocol::Builtin;
 use crate::protocol::ErrorCode;
 use crate::provider::Message;
-use crate::tools::ToolName;
 
 /// Read-only tools of the reviewing stages.
-pub const READ_ONLY: [ToolName; 3] = [
-    ToolName::ReadFile,
-    ToolName::ListFiles,
-    ToolName::SearchFiles,
-];
+pub const READ_ONLY: [Builtin; 3] = [Builtin::ReadFile, Builtin::ListFiles, Builtin::SearchFiles];
 
 /// How a stage ended, when the run itself goes on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,7 +155,7 @@ pub struct StageCall<'a> {
     pub stage: &'a str,
     pub iteration: u32,
     pub submit_tool: SubmitTool,
-    pub tools: &'a [ToolName],
+    pub tools: &'a [Builtin],
     pub system: &'a str,
     /// The model is told it may answer in prose instead of submitting when there is nothing to
     /// submit (the code writer, for a request that needs no change).
@@ -223,7 +219,7 @@ pub async fn submit<T: DeserializeOwned>(
         system: &system,
         tools,
         // DECISIONS: the stages with the real tools get the package tools too.
-        packages: tools == ToolName::ALL.as_slice(),
+        packages: tools == crate::tools::REAL_TOOLS.as_slice(),
         submit: Some(&spec),
         stage,
         iteration,

@@ -6,10 +6,10 @@ use serde_json::json;
 use super::{StageOutcome, Stuck, cannot_run};
 use crate::pipeline::runner::Iteration;
 use crate::pipeline::{Ctx, detect};
+use crate::protocol::Builtin;
 use crate::protocol::events::ToolStatus;
 use crate::protocol::{Event, WarningCode};
 use crate::provider::ToolCallRequest;
-use crate::tools::ToolName;
 
 /// Failing output kept as evidence for the next iteration (the tail holds the summary).
 const MAX_EVIDENCE: usize = 8 * 1024;
@@ -34,10 +34,10 @@ pub async fn test_runner(ctx: &Ctx<'_>, it: &mut Iteration) -> StageOutcome {
     let runner = ctx.runner_allowing(std::slice::from_ref(&command));
     let call = ToolCallRequest {
         id: ctx.call_id("test_runner"),
-        name: ToolName::RunCommand.as_str().into(),
+        name: Builtin::RunCommand.as_str().into(),
         arguments: json!({"command": command, "timeout_ms": 600_000}).to_string(),
     };
-    let reply = runner.execute(&call, &[ToolName::RunCommand]).await;
+    let reply = runner.execute(&call, &[Builtin::RunCommand]).await;
     if matches!(reply.status, ToolStatus::Denied | ToolStatus::Blocked) {
         // Another iteration would be refused the same way: stop instead of retrying.
         return StageOutcome::Refused {

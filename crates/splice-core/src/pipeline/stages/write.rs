@@ -4,14 +4,14 @@
 use super::{StageCall, StageOutcome, Submitted, not_submitted, submit};
 use crate::agent::AgentError;
 use crate::confine::change::FileChange;
-use crate::hooks::{self, tool::Pre};
+use crate::hooks::{self, tool::HookedTool, tool::Pre};
 use crate::pipeline::Ctx;
 use crate::pipeline::runner::Iteration;
 use crate::pipeline::schema::{FilesSubmission, SubmitTool, SubmittedFile, decode, submit_spec};
+use crate::protocol::Builtin;
 use crate::protocol::Event;
 use crate::protocol::events::ToolStatus;
 use crate::protocol::stage::Stage;
-use crate::tools::ToolName;
 use crate::tools::fs::plan_file;
 
 const CODE_PROMPT: &str = include_str!("../../../../../assets/prompts/code_writer.md");
@@ -87,7 +87,7 @@ async fn write_stage(
             stage: stage.name(),
             iteration: it.number,
             submit_tool,
-            tools: &ToolName::ALL,
+            tools: &crate::tools::REAL_TOOLS,
             system,
             may_answer: code_writer,
         },
@@ -119,8 +119,9 @@ async fn write_stage(
     // each of its files is a write, for the hooks on `Write` (as Claude Code's guards expect).
     let raw = ctx.output().unwrap_or_default();
     let tool = submit_tool.as_str();
+    let write = crate::tools::registry::hooked(Builtin::WriteFile);
     let (args, changed, permission) =
-        match hooks::tool::pre_tool(ctx.bus, ctx.root(), &id, tool, raw).await {
+        match hooks::tool::pre_tool(ctx.bus, ctx.root(), &id, HookedTool::own(tool), raw).await {
             Pre::Refused(reason) => return Ok(Err(StageOutcome::failed(reason))),
             Pre::Run {
                 args,
@@ -129,7 +130,8 @@ async fn write_stage(
             } => (args, changed, permission),
         };
     let (args, changed, permission) =
-        match hooks::tool::pre_files(ctx.bus, ctx.root(), &id, tool, args, permission).await {
+        match hooks::tool::pre_files(ctx.bus, ctx.root(), &id, tool, write, args, permission).await
+        {
             Pre::Refused(reason) => return Ok(Err(StageOutcome::failed(reason))),
             Pre::Run {
                 args,
@@ -162,7 +164,11 @@ async fn write_stage(
         return Ok(Ok((submitted.summary, Vec::new())));
     }
     let hooked = hooks::tool::CallHooks {
-        call: hooks::tool::call_fields(ctx.root(), tool, &ctx.output().unwrap_or_default()),
+        call: hooks::tool::call_fields(
+            ctx.root(),
+            HookedTool::own(tool),
+            &ctx.output().unwrap_or_default(),
+        ),
         permission,
     };
     let writing = ctx
@@ -175,8 +181,9 @@ async fn write_stage(
             // conversation is over (a `StageEnd` hook is how a stage is failed).
             let response = serde_json::json!({"success": true, "changedFiles": written});
             let input = ctx.output().unwrap_or_default();
-            let _ = hooks::tool::post_tool(ctx.bus, ctx.root(), &id, tool, &input, response).await;
-            hooks::tool::post_files(ctx.bus, ctx.root(), &id, tool, &input).await;
+            let own = HookedTool::own(tool);
+            let _ = hooks::tool::post_tool(ctx.bus, ctx.root(), &id, own, &input, response).await;
+            hooks::tool::post_files(ctx.bus, ctx.root(), &id, tool, write, &input).await;
             Ok(Ok((submitted.summary, written)))
         }
         Err((status, reason)) => {

@@ -1,34 +1,88 @@
-//! A call of an MCP server's tool: the permission policy (its annotations are the server's
-//! claims), the call through the run's hub with its progress as `tool_progress`, and the
-//! result: text capped, images checked and handed on, the server's errors as tool errors.
+//! A call of an MCP server's tool, one handler per tool a ready server lists (looked up in
+//! the run's hub when called: servers start, stop and change their lists during a run): the
+//! permission policy (its annotations are the server's claims), the call through the hub with
+//! its progress as `tool_progress`, and the result: text capped, images checked and handed
+//! on, the server's errors as tool errors.
+
+use std::sync::Arc;
 
 use base64::Engine;
 use serde_json::Value;
 
-use super::{Permit, ToolReply, ToolRunner};
-use crate::bus::Preview;
-use crate::mcp::{CallError, McpOutput, McpTool};
+use super::super::handler::{Handling, ToolHandler, ToolOutput};
+use super::super::registry::ToolFamily;
+use super::super::runner::{Permit, ToolRunner};
+use crate::mcp::{CallError, McpHub, McpOutput, McpTool};
 use crate::protocol::events::ToolStatus;
 use crate::protocol::input::{IMAGE_MEDIA_TYPES, Image, MAX_IMAGE_BYTES};
-use crate::protocol::{Event, ToolIdentity};
+use crate::protocol::{Event, SideEffect, ToolIdentity};
+use crate::provider::ToolSpec;
 use crate::tools::{MAX_OUTPUT_BYTES, cap_output};
 
 /// Most images of one result handed to the model; the rest are named and left out.
 const MAX_IMAGES: usize = 8;
 
-impl ToolRunner {
-    pub(super) async fn run_mcp(&self, id: &str, tool: &McpTool, args: Value) -> ToolReply {
+/// One tool of a server of `hub`.
+pub(crate) struct Mcp {
+    pub tool: Arc<McpTool>,
+    pub hub: McpHub,
+}
+
+impl ToolHandler for Mcp {
+    /// Its wire name (`mcp__server__tool`), not its name on its server.
+    fn name(&self) -> &str {
+        let tool: &McpTool = &self.tool;
+        &tool.wire
+    }
+
+    fn spec(&self) -> ToolSpec {
+        self.tool.spec()
+    }
+
+    fn side_effect(&self) -> SideEffect {
+        // What its server's annotations claim.
+        self.tool.side_effect()
+    }
+
+    fn handle<'a>(&'a self, runner: &'a ToolRunner, id: &'a str, args: Value) -> Handling<'a> {
+        Box::pin(self.run(runner, id, args))
+    }
+}
+
+/// The tools the servers of a run's hub list now, one handler each.
+pub(crate) struct McpTools(pub McpHub);
+
+impl ToolFamily for McpTools {
+    fn handler(&self, name: &str) -> Option<Arc<dyn ToolHandler>> {
+        if !name.starts_with(crate::mcp::tool::WIRE_PREFIX) {
+            return None;
+        }
+        let tool = self.0.tool(name)?;
+        Some(Arc::new(Mcp {
+            tool,
+            hub: self.0.clone(),
+        }))
+    }
+
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.0.tools().iter().map(|tool| tool.spec()).collect()
+    }
+}
+
+impl Mcp {
+    /// Who it is to the permission policy.
+    fn identity(&self) -> ToolIdentity {
+        ToolIdentity::Mcp(self.tool.wire.clone())
+    }
+
+    async fn run(&self, runner: &ToolRunner, id: &str, args: Value) -> ToolOutput {
+        let tool = &self.tool;
         let input_text = args.to_string();
-        let (shown, _) = cap_output(&input_text, 2_000);
-        let preview = vec![Preview::Call {
-            tool: tool.name.clone(),
-            server: Some(tool.server.clone()),
-            input: shown.to_string(),
-        }];
-        if let Permit::Refused(status, reason) = self
+        let preview = super::call_preview(&tool.name, Some(&tool.server), &input_text);
+        if let Permit::Refused(status, reason) = runner
             .permit(
                 id,
-                &ToolIdentity::Mcp(tool.wire.clone()),
+                &self.identity(),
                 tool.side_effect(),
                 &[input_text],
                 tool.risk(),
@@ -36,13 +90,9 @@ impl ToolRunner {
             )
             .await
         {
-            return self.finish(id, status, reason, false, None, None);
+            return ToolOutput::new(status, reason);
         }
-        let Some(hub) = &self.mcp else {
-            let missing = format!("MCP server `{}` is not running in this run", tool.server);
-            return self.finish(id, ToolStatus::Error, missing, false, None, None);
-        };
-        let (bus, call_id) = (self.bus.clone(), id.to_string());
+        let (bus, call_id) = (runner.bus.clone(), id.to_string());
         let on_progress = Box::new(move |progress: crate::mcp::Progress| {
             bus.emit(Event::tool_progress(
                 call_id.as_str(),
@@ -51,7 +101,7 @@ impl ToolRunner {
                 progress.detail.as_deref(),
             ));
         });
-        match hub.call(tool, args, on_progress).await {
+        match self.hub.call(tool, args, on_progress).await {
             Ok(output) => {
                 let status = if output.is_error {
                     ToolStatus::Error
@@ -59,15 +109,18 @@ impl ToolRunner {
                     ToolStatus::Ok
                 };
                 let (text, truncated, images) = render(output);
-                let reply = self.finish(id, status, text, truncated, None, None);
-                ToolReply { images, ..reply }
+                ToolOutput {
+                    truncated,
+                    images,
+                    ..ToolOutput::new(status, text)
+                }
             }
             Err(error) => {
                 let status = match error {
                     CallError::Timeout { .. } => ToolStatus::Timeout,
                     CallError::Unavailable { .. } | CallError::Failed { .. } => ToolStatus::Error,
                 };
-                self.finish(id, status, error.to_string(), false, None, None)
+                ToolOutput::new(status, error.to_string())
             }
         }
     }
@@ -178,9 +231,7 @@ mod tests {
             bus: crate::bus::Bus::with_responder("run_t", vec![], asks),
             writable: vec![],
             gate: None,
-            packages: std::sync::Arc::default(),
-            transcriber: None,
-            mcp: None,
+            tools: std::sync::Arc::default(),
         }
     }
 
@@ -221,10 +272,16 @@ mod tests {
             input_schema: serde_json::json!({"type": "object"}),
             annotations: Default::default(),
         };
-        let reply = runner
-            .run_mcp("c1", &tool, serde_json::json!({"a": 2, "b": 3}))
+        let options = crate::mcp::HubOptions::from_vars(dir.path().to_path_buf(), vec![])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let handler = Mcp {
+            tool: Arc::new(tool),
+            hub: McpHub::new(options),
+        };
+        let reply = handler
+            .handle(&runner, "c1", serde_json::json!({"a": 2, "b": 3}))
             .await;
-        assert!(reply.is_error);
+        assert_eq!(reply.status, ToolStatus::Denied);
         let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
         assert_eq!(
             seen,
@@ -256,10 +313,18 @@ mod tests {
             side_effect: crate::protocol::SideEffect::Write,
         };
         let runner = asking_runner(dir.path(), tx);
-        let reply = runner
-            .run_package("c1", &tool, serde_json::json!({"name": "x"}))
+        let offered = crate::packages::offer::Offered {
+            tools: vec![tool],
+            ..Default::default()
+        };
+        let handler = super::super::package::Package {
+            offered: Arc::new(offered),
+            index: 0,
+        };
+        let reply = handler
+            .handle(&runner, "c1", serde_json::json!({"name": "x"}))
             .await;
-        assert!(reply.is_error);
+        assert_eq!(reply.status, ToolStatus::Denied);
         let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
         assert_eq!(
             seen,
