@@ -299,9 +299,11 @@ async fn the_session_log_holds_what_the_session_reported_of_its_conversation() {
         mcp: splice_core::session::McpScope::PerTurn,
     };
     drive(input, screen).await.expect("drive input");
-    let records =
-        splice_core::session::log::load(&splice_core::layout::Layout::at(dir.path()), "session_test")
-            .expect("load dir");
+    let records = splice_core::session::log::load(
+        &splice_core::layout::Layout::at(dir.path()),
+        "session_test",
+    )
+    .expect("load dir");
     let kinds: Vec<&str> = records
         .iter()
         .filter_map(|r| match r {

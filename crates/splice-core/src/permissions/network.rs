@@ -241,7 +241,9 @@ pub async fn ask_or_refuse(host: &str) -> bool {
         refused(&host, &not_allowed(&host));
         return false;
     };
-    let config = crate::layout::Layout::process().config_file().map(std::path::Path::to_path_buf);
+    let config = crate::layout::Layout::process()
+        .config_file()
+        .map(std::path::Path::to_path_buf);
     match bus.ask(question(&host, config.as_deref())).await {
         Some(Answer::AllowOnce) => true,
         // The session has saved the host for the next sessions (`AllowAndSave`).

@@ -73,7 +73,6 @@ pub struct Summary {
     pub first_prompt: String,
 }
 
-
 /// Appends records to one session's file; failures are kept quiet after the first, which the
 /// app shows as a warning (a full disk must not stop the UI).
 pub struct SessionLog {
