@@ -503,7 +503,7 @@ pub struct RestoreArgs {
 pub const DEFAULT_MAX_TURNS: u32 = 40;
 
 impl RunArgs {
-    /// Flag, then config file, then `SPLICE_PROVIDER` (DECISIONS.md's order), then a default.
+    /// Flag, then config file, then `SPLICE_PROVIDER` (docs/user-guide.md's order), then a default.
     fn provider_name(&self, config: &ConfigFile) -> String {
         self.provider
             .map(|kind| kind.name().to_string())

@@ -1,7 +1,7 @@
 //! Output events of stream-json schema 2.
 //!
 //! `Event` is the one enum every front end consumes. It serializes with `type` as the tag and
-//! camelCase field names exactly as `shared/spec/stream-json-protocol.md` spells them; optional
+//! camelCase field names exactly as docs/stream-json.md spells them; optional
 //! fields are omitted rather than written as `null`. `schemaVersion` and `runId` are added by
 //! [`envelope`], because they belong to the line, not to the event.
 
@@ -87,7 +87,7 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
-    /// The status `run_end` carries for a process exit code (DECISIONS.md).
+    /// The status `run_end` carries for a process exit code (docs/stream-json.md).
     pub fn for_exit(exit: Exit) -> RunStatus {
         match exit {
             Exit::Success => RunStatus::Success,

@@ -1,4 +1,4 @@
-//! Splice's process exit codes (DECISIONS.md): `run_end.exitCode` is always the process exit
+//! Splice's process exit codes (docs/stream-json.md): `run_end.exitCode` is always the process exit
 //! code, and `run_end.status` follows from it. Every exit code Splice chooses is an [`Exit`].
 //! (A sandboxed command's own status, passed through by the supervisor, is the command's.)
 

@@ -1,4 +1,4 @@
-//! The pipeline's stage names (DECISIONS.md, Pipeline), as they appear in markers, results and
+//! The pipeline's stage names (docs/stream-json.md, Pipeline), as they appear in markers, results and
 //! usage events.
 
 use serde::{Deserialize, Serialize};

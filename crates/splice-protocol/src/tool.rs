@@ -1,5 +1,5 @@
 //! A tool's identity: which tool a name in events, permission rules and the TUI means, parsed
-//! once. The names are exactly those on the wire (DECISIONS.md): built-in tools by their own
+//! once. The names are exactly those on the wire (docs/stream-json.md): built-in tools by their own
 //! name, package tools `namespace.package.tool`, MCP tools `mcp__server__tool`.
 
 use std::fmt;

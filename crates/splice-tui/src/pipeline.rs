@@ -85,7 +85,7 @@ pub struct Pipeline {
     /// Every iteration of the pipeline run in progress, oldest first.
     pub iterations: Vec<Iteration>,
     /// The most iterations the run may take, when the front end knows it (its own runs'
-    /// settings): the markers' payload, as DECISIONS.md fixes it, does not carry it.
+    /// settings): the markers' payload, as docs/stream-json.md fixes it, does not carry it.
     pub max_iterations: Option<u32>,
     /// Design-plan tasks side by side (`--jobs`), in the order they started: their markers
     /// interleave, so each keeps only its current stage, on a row of its own.

@@ -129,7 +129,7 @@ fn a_real_runs_markers_keep_every_iteration_and_show_a_hostile_failure_safely() 
         shown.push_str(&pipeline.take_reasoning(&piece, now));
     }
     assert!(!shown.contains('\u{0}'), "a marker leaked into the text");
-    // The markers carry exactly the payload DECISIONS.md fixes.
+    // The markers carry exactly the payload docs/stream-json.md fixes.
     assert!(!out.stdout.contains("maxIterations"));
     let outcomes: Vec<Vec<String>> = pipeline
         .iterations

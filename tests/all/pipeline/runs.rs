@@ -669,7 +669,7 @@ fn headless_ask_mode_refuses_the_write_and_stops_after_one_iteration() {
     );
     let decision = out.first("permission_decision");
     assert_eq!(decision["permissionGranted"], false);
-    // The headless denial sequence of DECISIONS: request, decision, denied result.
+    // The headless denial sequence of docs/stream-json.md: request, decision, denied result.
     let denied = out.first("tool_result");
     assert_eq!(denied["id"], "cw1");
     assert_eq!(denied["status"], "denied");

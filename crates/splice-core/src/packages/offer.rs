@@ -64,7 +64,7 @@ pub fn wire_name(namespace: &str, name: &str, tool: &str) -> String {
     format!("{namespace}__{name}__{tool}")
 }
 
-/// DECISIONS: `write` if the package may write files, else `network` if it may reach a host,
+/// docs/packages.md: `write` if the package may write files, else `network` if it may reach a host,
 /// else `read`.
 pub fn side_effect(permissions: &Permissions) -> SideEffect {
     if !permissions.fs_write.is_empty() {

@@ -9,7 +9,7 @@ use thiserror::Error;
 use crate::protocol::Builtin;
 use crate::provider::ToolSpec;
 
-/// The typed submit tools: a stage's (DECISIONS.md, Pipeline) and the design plan's.
+/// The typed submit tools: a stage's (docs/stream-json.md, Pipeline) and the design plan's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SubmitTool {
     Code,

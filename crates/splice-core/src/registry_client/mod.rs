@@ -2,7 +2,7 @@
 //! a registry's HTTP API (`/api/v1`). Exit codes: 0 done, 1 refused or failed (a version that
 //! exists, a namespace not yours, a checksum mismatch), 2 usage or an invalid package, 3 no
 //! usable login (none saved, refused, denied, expired) or a registry that cannot be reached or
-//! answers nonsense (DECISIONS.md: 3 is a provider or credential problem).
+//! answers nonsense (docs/registry.md: 3 is a provider or credential problem).
 
 pub mod command;
 pub mod credentials;

@@ -1,4 +1,4 @@
-//! Splice as a host of the Scribiz CLI (spec/scribiz-json-protocol.md): the protocol's lines,
+//! Splice as a host of the Scribiz CLI (docs/scribiz.md): the protocol's lines,
 //! where the CLI is and what environment it gets, one owned job per run (a typed stream of
 //! lines, a cancel, media requests answered by the host), the device-code login as events, and
 //! `splice scribiz login`.

@@ -1,4 +1,4 @@
-//! The lines `scribiz --json` prints (spec/scribiz-json-protocol.md), decoded by `type`. Unknown
+//! The lines `scribiz --json` prints (docs/scribiz.md), decoded by `type`. Unknown
 //! types and unknown fields are ignored, as the document asks. Every string that can reach an
 //! event, the model or the screen is a [`Text`], which strips escape sequences and control
 //! characters as it is decoded; JSON values carried whole (`context`, `data`, `breakdown`…) are

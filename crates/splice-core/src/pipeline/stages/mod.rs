@@ -218,7 +218,7 @@ pub async fn submit<T: DeserializeOwned>(
     let turn = TurnSpec {
         system: &system,
         tools,
-        // DECISIONS: the stages with the real tools get the package tools too.
+        // docs/stream-json.md: the stages with the real tools get the package tools too.
         packages: tools == crate::tools::REAL_TOOLS.as_slice(),
         submit: Some(&spec),
         stage,

@@ -188,7 +188,7 @@ async fn write_stage(
         }
         Err((status, reason)) => {
             if status == ToolStatus::Denied {
-                // DECISIONS: a denied call ends with a `denied` tool_result; a submission that
+                // docs/stream-json.md: a denied call ends with a `denied` tool_result; a submission that
                 // is applied keeps the envelope rule (no tool_result).
                 ctx.bus.emit(Event::ToolResult {
                     id: id.clone(),
