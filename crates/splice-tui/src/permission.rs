@@ -203,18 +203,7 @@ impl PermissionModal {
                     theme.text(),
                 ),
             ]));
-            lines.push(Line::from(vec![
-                key("s", ok),
-                Span::styled("/", theme.dim()),
-                key("Enter", ok),
-                Span::styled(" confirm  ", theme.text()),
-                key("y", ok),
-                Span::styled(" once only  ", theme.text()),
-                key("Esc", theme.bold(theme.warning)),
-                Span::styled(" back  ", theme.text()),
-                key("n", no),
-                Span::styled(" deny", theme.text()),
-            ]));
+            lines.push(confirm_keys("s", theme));
         } else if self.confirming == Some(Always::Session) {
             lines.push(Line::from(vec![
                 Span::styled("allow always: ", theme.bold(theme.warning)),
@@ -229,18 +218,7 @@ impl PermissionModal {
                     theme.text(),
                 ),
             ]));
-            lines.push(Line::from(vec![
-                key("a", ok),
-                Span::styled("/", theme.dim()),
-                key("Enter", ok),
-                Span::styled(" confirm  ", theme.text()),
-                key("y", ok),
-                Span::styled(" once only  ", theme.text()),
-                key("Esc", theme.bold(theme.warning)),
-                Span::styled(" back  ", theme.text()),
-                key("n", no),
-                Span::styled(" deny", theme.text()),
-            ]));
+            lines.push(confirm_keys("a", theme));
         } else {
             let mut long = vec![key("y", ok), Span::styled(" allow once  ", theme.text())];
             let mut short = vec![key("y", ok), Span::styled(" once ", theme.text())];
@@ -604,6 +582,24 @@ pub fn diff_lines(out: &mut Vec<Line<'static>>, before: &str, after: &str, theme
             }
         }
     }
+}
+
+/// The keys of an "always" confirmation: `confirm` (or Enter), once only, back, deny.
+fn confirm_keys(confirm: &str, theme: &Theme) -> Line<'static> {
+    let key = |k: &str, style: Style| Span::styled(k.to_string(), style);
+    let ok = theme.bold(theme.success);
+    Line::from(vec![
+        key(confirm, ok),
+        Span::styled("/", theme.dim()),
+        key("Enter", ok),
+        Span::styled(" confirm  ", theme.text()),
+        key("y", ok),
+        Span::styled(" once only  ", theme.text()),
+        key("Esc", theme.bold(theme.warning)),
+        Span::styled(" back  ", theme.text()),
+        key("n", theme.bold(theme.error)),
+        Span::styled(" deny", theme.text()),
+    ])
 }
 
 #[cfg(test)]
