@@ -86,7 +86,7 @@ pub fn init_stderr() {
 
 /// `SPLICE_LOG`'s filter, else `default`.
 fn filter(stderr_free: bool, default: &str) -> EnvFilter {
-    let spec = crate::config::env_value(ENV);
+    let spec = crate::config::env_value(ENV).map(|spec| with_core_paths(&spec));
     match EnvFilter::try_new(spec.as_deref().unwrap_or(default)) {
         Ok(filter) => filter,
         Err(error) => {
@@ -96,6 +96,21 @@ fn filter(stderr_free: bool, default: &str) -> EnvFilter {
             EnvFilter::new(default)
         }
     }
+}
+
+/// `SPLICE_LOG` names modules as `splice::session`, as it did before the core became a crate of
+/// its own: each such directive also selects the same module of `splice_core`.
+fn with_core_paths(spec: &str) -> String {
+    spec.split(',')
+        .flat_map(|directive| {
+            let core = directive
+                .trim()
+                .strip_prefix("splice::")
+                .map(|rest| format!("splice_core::{rest}"));
+            std::iter::once(directive.to_string()).chain(core)
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The time as `fmt` writes it, then the process id: runs started side by side share the file.
@@ -234,6 +249,18 @@ impl<'a> MakeWriter<'a> for LogFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn module_directives_also_select_the_core_crates_modules() {
+        assert_eq!(
+            with_core_paths("warn,splice::session=debug, splice::provider=trace"),
+            "warn,splice::session=debug,splice_core::session=debug, \
+             splice::provider=trace,splice_core::provider=trace"
+        );
+        assert_eq!(with_core_paths("debug"), "debug");
+        let filter = EnvFilter::try_new(with_core_paths("splice::session=debug"));
+        assert!(filter.is_ok());
+    }
 
     #[test]
     fn the_file_is_owner_only_redacted_and_rotated() {
