@@ -5,6 +5,8 @@
 //! A crate of its own, below every crate that speaks HTTP (the provider, MCP, the registry
 //! client and server), none of which may depend on another for it.
 
+pub mod device_login;
+
 use std::sync::Once;
 
 /// Installs ring as rustls's process-wide crypto provider, once. Where aws-lc-rs is compiled in

@@ -8,6 +8,7 @@
 //! person loosened ([`sandbox::Settings`]), and which hosts they may reach ([`net_proxy::Gate`])
 //! come in as values from the core; the sandbox holds no policy in a static.
 
+pub mod capture;
 pub mod confine;
 pub mod descriptors;
 pub mod helper;
@@ -18,6 +19,7 @@ pub mod net_proxy;
 pub mod netns;
 pub mod places;
 pub mod process_group;
+pub mod process_log;
 pub mod reads;
 pub mod sandbox;
 pub mod seccomp;

@@ -12,7 +12,7 @@
 //! and a secret value of the environment that slipped into a message is still replaced.
 
 pub mod events;
-pub mod process;
+pub use splice_sandbox::process_log as process;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

@@ -3,6 +3,4 @@
 //! terminal) the removal of escape sequences. The headless writers, the TUI and its session
 //! log all use these; none of them owns them.
 
-pub mod rechunk;
-pub mod redact;
-pub use splice_protocol::terminal;
+pub use splice_protocol::{rechunk, redact, terminal};

@@ -230,7 +230,7 @@ impl Driver {
     ) -> Ended {
         let (writer_tx, writer_rx) = mpsc::unbounded_channel::<String>();
         let writer = tokio::spawn(write_lines(stdin, writer_rx));
-        let logs = tokio::spawn(crate::packages::runtime::capture::read_logs(stderr));
+        let logs = tokio::spawn(splice_sandbox::capture::read_logs(stderr));
         let mut requests = Requests::new(media, writer_tx.clone());
         let mut reader = LineReader::new(stdout);
         let mut seen = Seen::default();

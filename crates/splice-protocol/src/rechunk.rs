@@ -7,8 +7,8 @@
 //! the run. The text is unchanged; only where the pieces are cut moves, and ordinary text
 //! passes through as it came.
 
-use super::redact::Redactor;
-use crate::protocol::Event;
+use crate::Event;
+use crate::redact::Redactor;
 
 /// How token shapes begin (see `redact.rs`): a word holding one of these may be a token still
 /// arriving.
@@ -224,10 +224,7 @@ mod tests {
             vec![Event::text("token ")],
             "a possible token start is held"
         );
-        let out = r.push(&Event::warning(
-            crate::protocol::WarningCode::ProviderRetry,
-            "m",
-        ));
+        let out = r.push(&Event::warning(crate::WarningCode::ProviderRetry, "m"));
         assert_eq!(out.len(), 2);
         assert_eq!(out[0], Event::text("sk-ab"));
     }

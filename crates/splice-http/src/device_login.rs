@@ -8,7 +8,7 @@ use std::future::Future;
 
 use tokio::sync::mpsc;
 
-use crate::sanitize::terminal::strip_controls;
+use splice_protocol::terminal::strip_controls;
 
 /// What a login has come to. Strings may come from a server: [`DeviceLoginEvent::sanitized`]
 /// is applied before any of it is shown.
